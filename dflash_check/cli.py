@@ -1,0 +1,330 @@
+"""The command line: parse options into a request, run the check, render, pick the exit code.
+
+Only this module prints or exits. Data goes to stdout, messages to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from dflash_check import __version__
+from dflash_check.errors import CheckError, ExitCode
+
+app = typer.Typer(
+    name="dflash-check",
+    help="Check, before loading a weight, whether a DFlash draft works with a target model.",
+    no_args_is_help=True,
+    add_completion=True,
+    # Locals can hold an HF token: never show them (and tracebacks only with DFLASH_CHECK_DEBUG).
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode="rich",
+)
+
+PAIR_EXAMPLES = [
+    "dflash-check pair z-lab/Qwen3-4B-DFlash-b16 Qwen/Qwen3-4B",
+    "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
+    "dflash-check pair DRAFT TARGET --runtime vllm --format json",
+    "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
+]
+
+
+def stderr_console() -> Console:
+    """Return the console for messages (stderr)."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def stdout_console() -> Console:
+    """Return the console for data (stdout)."""
+    return Console(highlight=False)
+
+
+def secrets() -> list[str]:
+    """Return the token values that must never be printed."""
+    values = [os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN"), _TOKEN[0]]
+    return [v for v in values if v and len(v) >= 4]
+
+
+_TOKEN: list[str | None] = [None]
+
+
+def redact(text: str) -> str:
+    """Remove every known token value from ``text``."""
+    for secret in secrets():
+        text = text.replace(secret, "***")
+    return text
+
+
+def debug_enabled() -> bool:
+    """Return whether ``DFLASH_CHECK_DEBUG`` asks for tracebacks."""
+    return os.environ.get("DFLASH_CHECK_DEBUG", "") not in ("", "0")
+
+
+def fail(err: CheckError, json_output: bool = False) -> NoReturn:
+    """Print one line for ``err`` (plus a hint) on stderr and exit 3."""
+    console = stderr_console()
+    if debug_enabled():
+        import traceback
+
+        console.print(redact("".join(traceback.format_exception(err))), markup=False)
+    console.print(f"Error: {redact(str(err))}", markup=False, style="bold red")
+    if err.hint:
+        console.print(f"Hint: {redact(err.hint)}", markup=False)
+    if not debug_enabled():
+        console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
+    if json_output:
+        import json
+
+        from dflash_check.render.json import error_dict
+
+        payload = error_dict(
+            redact(str(err)), redact(err.hint) if err.hint else None, type(err).__name__
+        )
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    raise typer.Exit(ExitCode.NOT_CHECKED)
+
+
+class OutputFormat(str, Enum):
+    """Report formats of ``pair``."""
+
+    table = "table"
+    json = "json"
+
+
+def _runtime_enum() -> type[Enum]:
+    """Build the ``--runtime`` choices from the runtime profile table."""
+    from dflash_check.core.runtimes import RUNTIME_NAMES
+
+    return Enum("RuntimeChoice", {n: n for n in RUNTIME_NAMES}, type=str)  # type: ignore[return-value]
+
+
+RuntimeChoice = _runtime_enum()
+
+RuntimeOpt = Annotated[
+    RuntimeChoice,  # type: ignore[valid-type]
+    typer.Option(
+        "--runtime",
+        "-r",
+        help="Check for one runtime, or 'portable' (every runtime; ids must satisfy t ≤ N-2).",
+        case_sensitive=False,
+    ),
+]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output", "-o", help="Write the report to FILE (only once it exists).", dir_okay=False
+    ),
+]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")]
+IgnoreOpt = Annotated[
+    list[str] | None,
+    typer.Option("--ignore", help="Skip a rule by id (repeatable), e.g. --ignore DF013."),
+]
+TokenOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        help="Hugging Face token (default: HF_TOKEN or the saved login).",
+        show_default=False,
+    ),
+]
+RevisionOpt = Annotated[
+    str | None, typer.Option("--revision", help="Revision (branch, tag, commit) for both models.")
+]
+DraftRevisionOpt = Annotated[
+    str | None, typer.Option("--draft-revision", help="Revision of the draft.")
+]
+TargetRevisionOpt = Annotated[
+    str | None, typer.Option("--target-revision", help="Revision of the target.")
+]
+OfflineOpt = Annotated[
+    bool, typer.Option("--offline", help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).")
+]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", help="Seconds to wait for each Hub response.", min=0.1)
+]
+
+
+def version_callback(value: bool) -> None:
+    """Print the version and exit."""
+    if value:
+        typer.echo(f"dflash-check {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Check DFlash draft/target pairs from their configs, before any weight is loaded."""
+
+
+def pick_revision(flag: str | None, both: str | None, role: str, other_flag: str) -> str | None:
+    """Return the revision for one side, refusing two flags that disagree."""
+    if flag is not None and both is not None and flag != both:
+        raise typer.BadParameter(
+            f"--revision {both!r} conflicts with {other_flag} {flag!r}; use one of them",
+            param_hint=other_flag,
+        )
+    return flag or both
+
+
+def write_output(text: str, output: Path | None) -> None:
+    """Write the rendered report to ``output``, or to stdout."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text)
+    except OSError as err:
+        fail(CheckError(f"cannot write {output}: {err.strerror}"))
+
+
+@app.command(epilog="Examples:\n\n" + "\n\n".join(f"  $ {e}" for e in PAIR_EXAMPLES))
+def pair(
+    draft: Annotated[str, typer.Argument(help="Draft: Hub repo id (ORG/NAME[@REV]) or directory.")],
+    target: Annotated[
+        str, typer.Argument(help="Target: Hub repo id (ORG/NAME[@REV]) or directory.")
+    ],
+    runtime: RuntimeOpt = "portable",  # type: ignore[assignment]
+    output_format: FormatOpt = OutputFormat.table,
+    output: OutputOpt = None,
+    strict: StrictOpt = False,
+    ignore: IgnoreOpt = None,
+    revision: RevisionOpt = None,
+    draft_revision: DraftRevisionOpt = None,
+    target_revision: TargetRevisionOpt = None,
+    token: TokenOpt = None,
+    offline: OfflineOpt = False,
+    timeout: TimeoutOpt = 10.0,
+) -> None:
+    """Check that DRAFT works with TARGET in every runtime (or one, with --runtime)."""
+    from dflash_check.core.rules import RULES_BY_ID
+    from dflash_check.hub.interface import BadModelSpec, parse_model_ref
+
+    _TOKEN[0] = token
+    json_output = output_format is OutputFormat.json
+    ignored = frozenset(r.upper() for r in ignore or [])
+    unknown = sorted(ignored - set(RULES_BY_ID))
+    if unknown:
+        raise typer.BadParameter(f"unknown rule id {', '.join(unknown)}", param_hint="--ignore")
+    try:
+        draft_ref = parse_model_ref(
+            draft, pick_revision(draft_revision, revision, "draft", "--draft-revision")
+        )
+        target_ref = parse_model_ref(
+            target, pick_revision(target_revision, revision, "target", "--target-revision")
+        )
+    except BadModelSpec as err:
+        raise typer.BadParameter(str(err)) from None
+
+    from dflash_check.core.check import run_check
+    from dflash_check.hub import fetch_model
+    from dflash_check.hub.hub import HubOptions, HubSource
+
+    hub = HubSource(HubOptions(token=token, offline=offline, timeout=timeout))
+    try:
+        draft_files = fetch_model(draft_ref, "draft", hub)
+        target_files = fetch_model(target_ref, "target", hub)
+        report = run_check(draft_files, target_files, runtime.value, ignored)
+    except CheckError as err:
+        fail(err, json_output)
+
+    if json_output:
+        from dflash_check.render.json import render_json
+
+        write_output(render_json(report), output)
+        stderr_console().print(
+            f"dflash-check: {report.verdict.value} ({len(report.findings)} findings)",
+            markup=False,
+        )
+    elif output is not None:
+        from dflash_check.render.table import render_text
+
+        write_output(render_text(report), output)
+    else:
+        from dflash_check.render.table import render_table
+
+        stdout_console().print(render_table(report))
+    raise typer.Exit(exit_code(report, strict))
+
+
+def exit_code(report: object, strict: bool) -> int:
+    """Return the exit code for a report: 1 when incompatible, or warned under --strict."""
+    from dflash_check.core.report import CheckReport, Severity, Verdict
+
+    assert isinstance(report, CheckReport)
+    if report.verdict is Verdict.INCOMPATIBLE:
+        return ExitCode.INCOMPATIBLE
+    if strict and report.count(Severity.WARNING):
+        return ExitCode.INCOMPATIBLE
+    return ExitCode.COMPATIBLE
+
+
+class DocFormat(str, Enum):
+    """Formats of ``rules`` and ``runtimes``."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+@app.command()
+def rules(
+    output_format: Annotated[DocFormat, typer.Option("--format", "-f")] = DocFormat.table,
+) -> None:
+    """List every rule: id, severity, what it checks, why and how to fix it."""
+    from dflash_check import docs
+
+    if output_format is DocFormat.markdown:
+        sys.stdout.write(docs.rules_markdown())
+    elif output_format is DocFormat.json:
+        sys.stdout.write(docs.rules_json())
+    else:
+        stdout_console().print(docs.rules_table())
+
+
+@app.command()
+def runtimes(
+    output_format: Annotated[DocFormat, typer.Option("--format", "-f")] = DocFormat.table,
+) -> None:
+    """List the runtime profiles: how each runtime reads target_layer_ids."""
+    from dflash_check import docs
+
+    if output_format is DocFormat.markdown:
+        sys.stdout.write(docs.runtimes_markdown())
+    elif output_format is DocFormat.json:
+        sys.stdout.write(docs.runtimes_json())
+    else:
+        stdout_console().print(docs.runtimes_table())
+
+
+def main() -> None:
+    """Run the CLI; turn any unexpected exception into one line and exit 3."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        stderr_console().print("Interrupted.")
+        sys.exit(130)
+    except Exception as err:
+        if debug_enabled():
+            raise
+        stderr_console().print(
+            f"Error: unexpected {type(err).__name__}: {redact(str(err))}", markup=False
+        )
+        stderr_console().print("Set DFLASH_CHECK_DEBUG=1 for the traceback.", markup=False)
+        sys.exit(ExitCode.NOT_CHECKED)

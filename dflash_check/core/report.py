@@ -1,0 +1,129 @@
+"""The values a check produces: findings, per-runtime layer resolutions, and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from dflash_check.core.model import DraftView, TargetView
+from dflash_check.core.runtimes import RuntimeProfile
+
+
+class Severity(str, Enum):
+    """How bad a finding is. Errors make a pair incompatible; warnings fail only ``--strict``."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Verdict(str, Enum):
+    """The answer for a pair, or for one runtime."""
+
+    COMPATIBLE = "compatible"
+    INCOMPATIBLE = "incompatible"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's observation about the pair."""
+
+    rule: str
+    """Stable rule id, e.g. ``DF004``."""
+    severity: Severity
+    """Error, warning or info."""
+    runtime: str | None
+    """The runtime this concerns, or None when it concerns every runtime."""
+    message: str
+    """What is wrong, naming the model, the field and the numbers."""
+    hint: str
+    """How to fix it."""
+    field: str | None = None
+    """The config field the finding is about (dotted path), for locations in reports."""
+    model: str | None = None
+    """``draft`` or ``target``: whose file holds ``field``."""
+
+
+@dataclass(frozen=True)
+class LayerResolution:
+    """How one runtime resolves the draft's layer ids on this target."""
+
+    runtime: RuntimeProfile
+    """The runtime."""
+    layer_ids: tuple[int, ...]
+    """The draft's ids (DFlash numbering)."""
+    capture_indices: tuple[int, ...]
+    """The runtime's own index for each id (``t + shift``)."""
+    max_valid_id: int
+    """Largest id the runtime accepts on this target."""
+    layers_needed: int
+    """Smallest target layer count on which every id is valid."""
+    layers_present: int
+    """The target's layer count."""
+
+    @property
+    def out_of_range(self) -> tuple[int, ...]:
+        """Return the ids this runtime cannot serve on this target."""
+        return tuple(t for t in self.layer_ids if t > self.max_valid_id or t < 0)
+
+    @property
+    def missing_layers(self) -> tuple[int, ...]:
+        """Return tapped layers that the target does not have at all (``t >= N``)."""
+        return tuple(t for t in self.layer_ids if t >= self.layers_present)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Everything a renderer needs; it knows nothing about how it is printed."""
+
+    draft: DraftView
+    """Normalised draft."""
+    target: TargetView
+    """Normalised target."""
+    runtime: str
+    """The ``--runtime`` selection (``portable`` or one profile name)."""
+    profiles: tuple[RuntimeProfile, ...]
+    """The runtimes checked."""
+    findings: tuple[Finding, ...]
+    """All findings, in rule order."""
+    resolutions: tuple[LayerResolution, ...]
+    """Per-runtime resolution of the layer ids (empty when the draft has no usable ids)."""
+    draft_revision: str | None = None
+    """Resolved commit of the draft, for Hub models."""
+    target_revision: str | None = None
+    """Resolved commit of the target, for Hub models."""
+    draft_location: str | None = None
+    """Where the draft's config.json was read."""
+    target_location: str | None = None
+    """Where the target's config.json was read."""
+    draft_fetched_bytes: int = 0
+    """Bytes the draft cost on the network."""
+    target_fetched_bytes: int = 0
+    """Bytes the target cost on the network."""
+
+    def applies(self, finding: Finding, runtime: str) -> bool:
+        """Return whether ``finding`` counts against ``runtime``."""
+        return finding.runtime is None or finding.runtime == runtime
+
+    def runtime_verdict(self, runtime: str) -> Verdict:
+        """Return the verdict for one runtime."""
+        errors = [
+            f for f in self.findings if f.severity is Severity.ERROR and self.applies(f, runtime)
+        ]
+        return Verdict.INCOMPATIBLE if errors else Verdict.COMPATIBLE
+
+    @property
+    def runtime_verdicts(self) -> dict[str, Verdict]:
+        """Return name -> verdict for every checked runtime."""
+        return {p.name: self.runtime_verdict(p.name) for p in self.profiles}
+
+    @property
+    def verdict(self) -> Verdict:
+        """Return the overall verdict: compatible only if every checked runtime is."""
+        verdicts = self.runtime_verdicts.values()
+        return Verdict.INCOMPATIBLE if Verdict.INCOMPATIBLE in verdicts else Verdict.COMPATIBLE
+
+    def count(self, severity: Severity) -> int:
+        """Return how many findings have ``severity``."""
+        return sum(1 for f in self.findings if f.severity is severity)

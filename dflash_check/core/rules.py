@@ -1,0 +1,506 @@
+"""The rule table: every check the tool makes, with its id, severity, rationale and fix.
+
+Each rule is a small function registered with ``@rule(...)``; its metadata is the single source
+for reports, SARIF rule entries and ``docs/rules.md``. A rule yields ``Issue`` values; the
+checker turns them into ``Finding`` objects carrying the rule id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from dflash_check.core.model import DraftView, TargetView, build_target_layer_ids
+from dflash_check.core.report import LayerResolution, Severity
+from dflash_check.core.runtimes import PROFILES, RuntimeProfile
+
+
+@dataclass(frozen=True)
+class PairContext:
+    """What a rule sees: both views and the runtimes being checked."""
+
+    draft: DraftView
+    target: TargetView
+    profiles: tuple[RuntimeProfile, ...]
+    resolutions: tuple[LayerResolution, ...]
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A rule's raw observation, before it becomes a ``Finding``."""
+
+    message: str
+    hint: str | None = None
+    runtime: str | None = None
+    severity: Severity | None = None
+    field: str | None = None
+    model: str | None = "draft"
+
+
+RuleCheck = Callable[[PairContext], Iterator[Issue]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the table."""
+
+    id: str
+    """Stable id (``DF001``), used in SARIF ``ruleId`` and ``--ignore``."""
+    name: str
+    """Short kebab-case name."""
+    severity: Severity
+    """Default severity of its findings."""
+    title: str
+    """One-line summary."""
+    why: str
+    """Why the rule exists: what breaks, where, and how late."""
+    fix: str
+    """How to fix a failing pair; the default hint of its findings."""
+    runtimes: tuple[str, ...]
+    """Runtimes whose behaviour the rule is about."""
+    check: RuleCheck
+    """The check itself."""
+
+
+RULES: list[Rule] = []
+ALL_RUNTIMES = tuple(p.name for p in PROFILES)
+
+
+def rule(
+    id: str,
+    name: str,
+    severity: Severity,
+    title: str,
+    why: str,
+    fix: str,
+    runtimes: tuple[str, ...] = ALL_RUNTIMES,
+) -> Callable[[RuleCheck], RuleCheck]:
+    """Register a rule function in ``RULES`` with its metadata."""
+
+    def register(check: RuleCheck) -> RuleCheck:
+        RULES.append(Rule(id, name, severity, title, why, fix, runtimes, check))
+        return check
+
+    return register
+
+
+def fmt_ids(ids: tuple[int, ...] | list[int]) -> str:
+    """Format an id list as ``[1, 9, 17]``."""
+    return "[" + ", ".join(str(i) for i in ids) + "]"
+
+
+def usable_ids(draft: DraftView) -> tuple[int, ...] | None:
+    """Return the draft's ids when they are well-formed enough to resolve, else None."""
+    ids = draft.target_layer_ids
+    if not ids or any(t < 0 for t in ids):
+        return None
+    return ids
+
+
+@rule(
+    "DF001",
+    "layer-ids-missing",
+    Severity.WARNING,
+    "The draft states no target_layer_ids",
+    "Without ids every runtime falls back to a guess: the z-lab formula in the reference and "
+    "SGLang, the draft's layer count in vLLM's fc sizing. The guess matches only 6 of 20 "
+    "published z-lab drafts (z-lab/dflash#157); when it has the right length nothing fails and "
+    "acceptance silently collapses (sgl-project/sglang#37475).",
+    "Add dflash_config.target_layer_ids with the layers the draft was trained on.",
+)
+def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
+    """Warn when the draft has no ids, naming the layers a runtime would guess."""
+    d = ctx.draft
+    if d.target_layer_ids is not None:
+        return
+    n = d.num_target_layers or ctx.target.num_hidden_layers
+    layers = d.num_hidden_layers
+    guess = (
+        f"the reference and SGLang would guess {fmt_ids(build_target_layer_ids(n, layers))} "
+        f"(z-lab formula for {n} target layers, {d.num_hidden_layers} draft layers)"
+        if d.num_hidden_layers
+        else "runtimes would guess layers from num_hidden_layers, which is also missing"
+    )
+    yield Issue(
+        f"draft {d.name} has no target_layer_ids (neither dflash_config.target_layer_ids nor "
+        f"top-level target_layer_ids): {guess}",
+        field="dflash_config.target_layer_ids",
+    )
+
+
+@rule(
+    "DF002",
+    "layer-ids-invalid",
+    Severity.ERROR,
+    "The layer ids are empty or negative",
+    "An empty list leaves the draft with no context features. A negative id is not a layer: the "
+    "Python references wrap it silently (-1 reads the embeddings, -2 the last layer), vLLM and "
+    "SGLang read other tensors (runtime-semantics §2; ikawrakow/ik_llama.cpp#1970 rejects them "
+    "at load). Non-integer ids are rejected earlier, as malformed input (exit 3).",
+    "List the non-negative target layers the draft was trained on, ascending.",
+)
+def check_layer_ids_values(ctx: PairContext) -> Iterator[Issue]:
+    """Reject empty id lists and negative ids."""
+    d = ctx.draft
+    ids = d.target_layer_ids
+    if ids is None:
+        return
+    if not ids:
+        yield Issue(f"draft {d.name}: {d.layer_ids_key} is an empty list", field=d.layer_ids_key)
+        return
+    negative = [t for t in ids if t < 0]
+    if negative:
+        yield Issue(
+            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} has negative ids "
+            f"{fmt_ids(negative)}",
+            field=d.layer_ids_key,
+        )
+
+
+@rule(
+    "DF003",
+    "layer-ids-order",
+    Severity.ERROR,
+    "The layer ids are not unique and strictly ascending",
+    "vLLM, SGLang and TensorRT-LLM emit each captured layer once, in ascending order, while the "
+    "Python references concatenate in list order and feed a repeated id twice. An unsorted list "
+    "feeds the features in a different order per runtime (silent); a duplicate gives vLLM one "
+    "feature fewer than fc expects (runtime-semantics §4).",
+    "Sort the ids and remove duplicates, keeping the order the draft was trained with.",
+)
+def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
+    """Reject duplicated or unsorted ids."""
+    d = ctx.draft
+    ids = d.target_layer_ids
+    if not ids:
+        return
+    duplicates = sorted({t for t in ids if ids.count(t) > 1})
+    if duplicates:
+        yield Issue(
+            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} repeats {fmt_ids(duplicates)}",
+            field=d.layer_ids_key,
+        )
+    elif list(ids) != sorted(ids):
+        yield Issue(
+            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} is not ascending",
+            field=d.layer_ids_key,
+        )
+
+
+@rule(
+    "DF004",
+    "layer-id-out-of-range",
+    Severity.ERROR,
+    "A layer id is outside the range a runtime can capture on this target",
+    "Each runtime captures layer ids at its own index and supports its own range (see "
+    "docs/runtimes.md). Past it, vLLM fails at engine start or the first decode ('mat1 and mat2 "
+    "shapes cannot be multiplied', vllm-project/vllm#48113), SGLang at startup, llama.cpp "
+    "aborts at the first decode, and TensorRT-LLM silently reads garbage. The portable rule, "
+    "t <= N-2, is the one every runtime accepts.",
+    "Pair the draft with the target it was trained for (same layer count as the draft's "
+    "num_target_layers), or choose a runtime that accepts these ids.",
+)
+def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
+    """Flag, per runtime, ids past the largest layer that runtime can capture."""
+    t, d = ctx.target, ctx.draft
+    # Runtimes sharing a range get the same message, so reports can show it once.
+    groups: dict[int, list[str]] = {}
+    for res in ctx.resolutions:
+        if res.out_of_range:
+            groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
+    for res in ctx.resolutions:
+        bad = res.out_of_range
+        if not bad:
+            continue
+        p = res.runtime
+        missing = res.missing_layers
+        names = ", ".join(groups[p.max_id_from_end])
+        problem = (
+            f"taps {fmt_ids(missing)}, which the target does not have"
+            if missing
+            else f"taps {fmt_ids(bad)}, past the last layer these runtimes capture"
+        )
+        yield Issue(
+            f"target {t.name} has {res.layers_present} layers (0–{res.layers_present - 1}, "
+            f"{t.layers_key}), but draft {d.name} {d.layer_ids_key} {fmt_ids(res.layer_ids)} "
+            f"{problem}: {names} accept ids up to N-{p.max_id_from_end} = {res.max_valid_id}, "
+            f"so the draft needs at least {res.layers_needed} target layers",
+            runtime=p.name,
+            field=d.layer_ids_key,
+        )
+
+
+@rule(
+    "DF005",
+    "fc-width",
+    Severity.ERROR,
+    "fc.weight does not take len(ids) x target hidden size inputs",
+    "fc projects the concatenated target features to the draft width, so its weight must be "
+    "(draft hidden, len(ids) x target hidden). Otherwise every runtime fails when the weights "
+    "load or at the first decode ('size mismatch for fc.weight', vllm-project/vllm#54526, "
+    "sgl-project/SpecForge#520). The shape is read from the safetensors header only.",
+    "Use the target the draft was trained for, or fix target_layer_ids to the list fc was built "
+    "for (its input width / target hidden size ids).",
+)
+def check_fc_width(ctx: PairContext) -> Iterator[Issue]:
+    """Compare fc.weight's shape with ids x target hidden and the draft hidden size."""
+    d, t = ctx.draft, ctx.target
+    shape = d.fc_weight_shape
+    ids = d.target_layer_ids
+    if shape is None or not ids:
+        return
+    if len(shape) != 2:
+        yield Issue(
+            f"draft {d.name}: {d.fc_weight_name} has shape {list(shape)}, expected a 2-D "
+            f"linear weight",
+            field=d.fc_weight_name,
+        )
+        return
+    out_features, in_features = shape
+    expected = len(ids) * t.hidden_size
+    if in_features != expected:
+        yield Issue(
+            f"draft {d.name}: {d.fc_weight_name} takes {in_features} inputs, but "
+            f"{len(ids)} ids x target hidden size {t.hidden_size} = {expected}"
+            + (
+                f" ({in_features} = {in_features // t.hidden_size} x {t.hidden_size}: the draft "
+                f"was built for {in_features // t.hidden_size} ids)"
+                if in_features % t.hidden_size == 0
+                else ""
+            ),
+            field=d.fc_weight_name,
+        )
+    if out_features != d.hidden_size:
+        yield Issue(
+            f"draft {d.name}: {d.fc_weight_name} outputs {out_features} features, but the "
+            f"draft hidden_size is {d.hidden_size}",
+            field=d.fc_weight_name,
+        )
+
+
+@rule(
+    "DF006",
+    "hidden-size",
+    Severity.ERROR,
+    "Draft and target hidden sizes differ",
+    "A DFlash draft embeds its block with the target's embedding and decodes with the target's "
+    "LM head, and the reference sizes fc with the draft's hidden_size on both sides, so the "
+    "draft width must equal the target's (z-lab/dflash model.py; the speculators converter "
+    "raises 'Architecture mismatch'). Runtimes fail at load or the first decode "
+    "(vllm-project/vllm#18906).",
+    "Use a target with the draft's hidden size: the model family and size the draft was "
+    "trained for.",
+)
+def check_hidden_size(ctx: PairContext) -> Iterator[Issue]:
+    """Compare hidden sizes, including an explicit target_hidden_size."""
+    d, t = ctx.draft, ctx.target
+    tkey = f"{'text_config.' if t.nested else ''}hidden_size"
+    if d.hidden_size != t.hidden_size:
+        yield Issue(
+            f"draft {d.name} hidden_size {d.hidden_size} != target {t.name} {tkey} {t.hidden_size}",
+            field="hidden_size",
+        )
+    if d.target_hidden_size is not None and d.target_hidden_size != t.hidden_size:
+        yield Issue(
+            f"draft {d.name} target_hidden_size {d.target_hidden_size} != target {t.name} "
+            f"{tkey} {t.hidden_size}",
+            field="target_hidden_size",
+        )
+
+
+@rule(
+    "DF007",
+    "vocab-size",
+    Severity.ERROR,
+    "Draft and target vocabulary sizes differ",
+    "The draft emits target-vocabulary ids through the target's LM head, and DFlash 2's "
+    "candidate selector embeds the full vocabulary; a different size means a different "
+    "tokenizer or a padded head (vllm-project/vllm#10913, ggml-org/llama.cpp#3812). A draft "
+    "that does not state its vocab_size cannot be verified (warning).",
+    "Use the target whose tokenizer the draft was trained with.",
+)
+def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
+    """Compare vocabulary sizes."""
+    d, t = ctx.draft, ctx.target
+    tkey = f"{'text_config.' if t.nested else ''}vocab_size"
+    if d.vocab_size is None:
+        yield Issue(
+            f"draft {d.name} states no vocab_size; cannot verify it equals target {t.name} "
+            f"{tkey} {t.vocab_size}",
+            severity=Severity.WARNING,
+            field="vocab_size",
+            hint="Add vocab_size to the draft's config.json.",
+        )
+    elif d.vocab_size != t.vocab_size:
+        yield Issue(
+            f"draft {d.name} vocab_size {d.vocab_size} != target {t.name} {tkey} {t.vocab_size}",
+            field="vocab_size",
+        )
+
+
+@rule(
+    "DF008",
+    "mask-token",
+    Severity.ERROR,
+    "mask_token_id is missing or outside the target vocabulary",
+    "DFlash fills the draft block with mask_token_id and embeds it with the target's embedding. "
+    "vLLM and the MLX reference refuse to load without it; TensorRT-LLM defaults it to "
+    "vocab_size, one past the embedding; SGLang rejects an id 'outside the target vocab size' "
+    "(runtime-semantics §7).",
+    "Set dflash_config.mask_token_id to the mask token the draft was trained with (an id below "
+    "the target's vocab_size).",
+)
+def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
+    """Require a mask token id inside the target vocabulary."""
+    d, t = ctx.draft, ctx.target
+    if d.mask_token_id is None:
+        yield Issue(
+            f"draft {d.name} has no mask_token_id (neither dflash_config.mask_token_id nor "
+            f"top-level)",
+            field="dflash_config.mask_token_id",
+        )
+    elif d.mask_token_id >= t.vocab_size:
+        yield Issue(
+            f"draft {d.name}: {d.mask_token_key} {d.mask_token_id} is outside target {t.name}'s "
+            f"vocabulary (vocab_size {t.vocab_size}, ids 0–{t.vocab_size - 1})",
+            field=d.mask_token_key,
+        )
+
+
+@rule(
+    "DF009",
+    "key-location",
+    Severity.ERROR,
+    "A key sits at the top level where a runtime reads only dflash_config",
+    "vLLM reads mask_token_id only from dflash_config; the MLX reference reads target_layer_ids "
+    "and mask_token_id only from dflash_config (KeyError at load). Original z-lab Qwen3 "
+    "checkpoints keep some keys at the top level (InternLM/lmdeploy#4991).",
+    "Move the key into dflash_config (keeping the top-level copy is harmless).",
+    runtimes=("vllm", "mlx"),
+)
+def check_key_location(ctx: PairContext) -> Iterator[Issue]:
+    """Flag, per runtime, keys that runtime cannot see where the draft put them."""
+    d = ctx.draft
+    for p in ctx.profiles:
+        if d.layer_ids_key == "target_layer_ids" and not p.reads_top_level_ids:
+            yield Issue(
+                f"draft {d.name}: target_layer_ids is at the top level, but {p.name} reads only "
+                f"dflash_config.target_layer_ids",
+                runtime=p.name,
+                field="target_layer_ids",
+            )
+        if d.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
+            yield Issue(
+                f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
+                f"dflash_config.mask_token_id",
+                runtime=p.name,
+                field="mask_token_id",
+            )
+
+
+@rule(
+    "DF010",
+    "fc-unverified",
+    Severity.WARNING,
+    "The fc input width could not be read from a safetensors header",
+    "The fc width check (DF005) is the one that catches an id list that does not match the "
+    "trained weights; it needs the shape of fc.weight from the draft's safetensors header.",
+    "Publish the draft as safetensors (model.safetensors or a sharded index) with an fc.weight "
+    "tensor.",
+)
+def check_fc_present(ctx: PairContext) -> Iterator[Issue]:
+    """Warn when fc.weight's shape is unknown."""
+    d = ctx.draft
+    if not d.has_safetensors:
+        yield Issue(f"draft {d.name} has no safetensors file; fc width not verified")
+    elif d.fc_weight_shape is None:
+        yield Issue(f"draft {d.name}: no fc.weight tensor in the safetensors header")
+
+
+@rule(
+    "DF011",
+    "num-target-layers",
+    Severity.ERROR,
+    "num_target_layers differs from the target's layer count",
+    "num_target_layers records the depth of the target the draft was trained against; the "
+    "reference evaluates its layer formula with it on every load, so it must exist "
+    "(z-lab/dflash#157). A different value means the draft was trained for another target.",
+    "Pair the draft with the target it was trained for.",
+)
+def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
+    """Compare num_target_layers with the target's N."""
+    d, t = ctx.draft, ctx.target
+    if d.num_target_layers is None:
+        yield Issue(
+            f"draft {d.name} has no num_target_layers (the reference needs it on every load)",
+            severity=Severity.WARNING,
+            field="num_target_layers",
+            hint=f"Add num_target_layers ({t.num_hidden_layers} for this target) to the "
+            f"draft's config.json.",
+        )
+    elif d.num_target_layers != t.num_hidden_layers:
+        yield Issue(
+            f"draft {d.name} was trained for a {d.num_target_layers}-layer target "
+            f"(num_target_layers), but target {t.name} has {t.num_hidden_layers} "
+            f"({t.layers_key})",
+            field="num_target_layers",
+        )
+
+
+@rule(
+    "DF012",
+    "block-size",
+    Severity.ERROR,
+    "block_size is missing or below 2",
+    "A block is the last committed token followed by block_size - 1 mask slots; below 2 there "
+    "is nothing to draft. The references fall back to 16 when it is absent (a warning: the "
+    "draft may have been trained with another size), the speculators converter refuses, and "
+    "engines size their speculative tokens from it (runtime-semantics §8).",
+    "State block_size (in dflash_config for new drafts) as trained, e.g. 16 for -b16 drafts.",
+)
+def check_block_size(ctx: PairContext) -> Iterator[Issue]:
+    """Require a block size of at least 2."""
+    d = ctx.draft
+    if d.block_size is None:
+        yield Issue(
+            f"draft {d.name} has no block_size (neither dflash_config.block_size nor top-level); "
+            f"the references would assume 16",
+            severity=Severity.WARNING,
+            field="dflash_config.block_size",
+        )
+    elif d.block_size < 2:
+        yield Issue(
+            f"draft {d.name}: {d.block_size_key} is {d.block_size}; a block needs at least 2 "
+            f"positions (the bonus token and one draft slot)",
+            field=d.block_size_key,
+        )
+
+
+@rule(
+    "DF013",
+    "max-positions",
+    Severity.WARNING,
+    "The draft supports a shorter context than the target",
+    "Past the draft's max_position_embeddings its RoPE tables run out: device asserts "
+    "('index < 2048') or illegal memory accesses on long prompts only "
+    "(vllm-project/vllm#48894, sgl-project/sglang#10787), or silent garbage.",
+    "Cap the serving context at the draft's max_position_embeddings, or use a draft trained "
+    "for the target's context length.",
+)
+def check_max_positions(ctx: PairContext) -> Iterator[Issue]:
+    """Warn when the draft's context is shorter than the target's."""
+    d, t = ctx.draft, ctx.target
+    if (
+        d.max_position_embeddings is not None
+        and t.max_position_embeddings is not None
+        and d.max_position_embeddings < t.max_position_embeddings
+    ):
+        yield Issue(
+            f"draft {d.name} max_position_embeddings {d.max_position_embeddings} < target "
+            f"{t.name} {t.max_position_embeddings}: prompts longer than "
+            f"{d.max_position_embeddings} tokens fail or degrade",
+            field="max_position_embeddings",
+        )
+
+
+RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

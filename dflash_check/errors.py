@@ -1,0 +1,81 @@
+"""The error tree and the exit codes: one place for both.
+
+Everything that stops a check before it can give a verdict is a ``CheckError``. The CLI turns
+it into one line on stderr and exit code 3; nothing below the CLI prints or exits.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, documented in the README."""
+
+    COMPATIBLE = 0
+    """Every selected runtime accepts the pair (warnings allowed unless ``--strict``)."""
+    INCOMPATIBLE = 1
+    """At least one error finding, or a registry verdict that differs from its ``expect``."""
+    USAGE = 2
+    """Bad command line (typer's own code for usage errors)."""
+    NOT_CHECKED = 3
+    """A model could not be read: not found, gated, offline miss, malformed, network failure."""
+
+
+class CheckError(Exception):
+    """A problem that prevents a verdict. ``str(err)`` is the one line shown to the user."""
+
+    hint: str | None = None
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        if hint is not None:
+            self.hint = hint
+
+
+class ConfigError(CheckError):
+    """A config file or header is missing, malformed or has a field of the wrong type."""
+
+
+class NotADraftError(ConfigError):
+    """The model given as the draft is not a DFlash draft."""
+
+
+class HubError(CheckError):
+    """Base class of everything that went wrong while talking to the Hub or its cache."""
+
+
+class RepoNotFoundError(HubError):
+    """The repository does not exist, or is private and the caller is not authorised."""
+
+
+class RevisionNotFoundError(HubError):
+    """The repository exists but not the requested branch, tag or commit."""
+
+
+class FileNotFoundOnHubError(HubError):
+    """The repository exists but lacks a file the check needs."""
+
+
+class GatedRepoError(HubError):
+    """The repository is gated and the caller has not been granted access."""
+
+
+class UnauthorizedError(HubError):
+    """The token was rejected or lacks the right to read the repository."""
+
+
+class NotCachedError(HubError):
+    """Offline mode is on and a needed file is not in the Hugging Face cache."""
+
+
+class NetworkError(HubError):
+    """The Hub could not be reached, timed out or kept failing with server errors."""
+
+
+class MissingExtraError(CheckError):
+    """An optional dependency group is not installed."""
+
+
+class RegistryError(CheckError):
+    """``pairs.yaml`` is unreadable or does not follow its schema."""

@@ -1,0 +1,1 @@
+"""Renderers: turn a ``CheckReport`` into text. They never print and never decide exit codes."""

@@ -1,0 +1,92 @@
+"""The JSON report: one object with a ``schema_version``, stable for machines."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from dflash_check.core.model import DraftView, TargetView
+from dflash_check.core.report import CheckReport, Finding, LayerResolution
+
+SCHEMA_VERSION = 1
+
+
+def draft_dict(d: DraftView) -> dict[str, Any]:
+    """Return the draft view as plain JSON data."""
+    data = asdict(d)
+    for key in ("architectures", "target_layer_ids", "fc_weight_shape", "base_model"):
+        if data[key] is not None:
+            data[key] = list(data[key])
+    return data
+
+
+def target_dict(t: TargetView) -> dict[str, Any]:
+    """Return the target view as plain JSON data."""
+    data = asdict(t)
+    data["architectures"] = list(data["architectures"])
+    return data
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    """Return a finding as plain JSON data."""
+    return {
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "runtime": f.runtime,
+        "message": f.message,
+        "hint": f.hint,
+        "field": f.field,
+        "model": f.model,
+    }
+
+
+def resolution_dict(r: LayerResolution) -> dict[str, Any]:
+    """Return one runtime's layer resolution as plain JSON data."""
+    return {
+        "index_name": r.runtime.index_name,
+        "layer_ids": list(r.layer_ids),
+        "capture_indices": list(r.capture_indices),
+        "max_valid_id": r.max_valid_id,
+        "layers_needed": r.layers_needed,
+        "layers_present": r.layers_present,
+        "out_of_range": list(r.out_of_range),
+    }
+
+
+def report_dict(report: CheckReport) -> dict[str, Any]:
+    """Return the whole report as the JSON object documented in the README."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "verdict": report.verdict.value,
+        "runtime": report.runtime,
+        "draft": {
+            **draft_dict(report.draft),
+            "revision": report.draft_revision,
+            "config": report.draft_location,
+            "fetched_bytes": report.draft_fetched_bytes,
+        },
+        "target": {
+            **target_dict(report.target),
+            "revision": report.target_revision,
+            "config": report.target_location,
+            "fetched_bytes": report.target_fetched_bytes,
+        },
+        "runtimes": {name: v.value for name, v in report.runtime_verdicts.items()},
+        "layer_resolution": {r.runtime.name: resolution_dict(r) for r in report.resolutions},
+        "findings": [finding_dict(f) for f in report.findings],
+    }
+
+
+def error_dict(message: str, hint: str | None, kind: str) -> dict[str, Any]:
+    """Return the JSON object printed when a pair could not be checked (exit 3)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "verdict": "unknown",
+        "error": {"kind": kind, "message": message, "hint": hint},
+    }
+
+
+def render_json(report: CheckReport) -> str:
+    """Render a report as indented JSON."""
+    return json.dumps(report_dict(report), indent=2) + "\n"

@@ -1,0 +1,200 @@
+"""The human report: both models side by side, the layer resolution, the findings, the verdict."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from dflash_check.core.report import CheckReport, Severity, Verdict
+from dflash_check.core.rules import fmt_ids
+
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+VERDICT_STYLE = {
+    Verdict.COMPATIBLE: "bold green",
+    Verdict.INCOMPATIBLE: "bold red",
+    Verdict.UNKNOWN: "bold yellow",
+}
+
+
+def _opt(value: object) -> str:
+    """Format an optional value, showing absence as a dash."""
+    if value is None:
+        return "—"
+    if isinstance(value, tuple):
+        return (
+            fmt_ids(list(value))
+            if all(isinstance(v, int) for v in value)
+            else ", ".join(str(v) for v in value)
+        )
+    return str(value)
+
+
+def models_table(report: CheckReport) -> Table:
+    """Return the two models side by side, one row per compared fact."""
+    d, t = report.draft, report.target
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("", style="bold")
+    table.add_column(f"draft  {d.name}", overflow="fold")
+    table.add_column(f"target  {t.name}", overflow="fold")
+    fc = (
+        f"{d.fc_weight_name} {list(d.fc_weight_shape)}"
+        if d.fc_weight_shape is not None
+        else "not found"
+        if d.has_safetensors
+        else "no safetensors"
+    )
+    rows = [
+        ("architecture", f"{_opt(d.architectures)} ({d.method})", _opt(t.architectures)),
+        (
+            "layers",
+            f"{_opt(d.num_hidden_layers)} (trained on {_opt(d.num_target_layers)}-layer target)",
+            f"{t.num_hidden_layers} ({t.layers_key})",
+        ),
+        ("hidden size", str(d.hidden_size), str(t.hidden_size)),
+        ("vocab size", _opt(d.vocab_size), str(t.vocab_size)),
+        ("max positions", _opt(d.max_position_embeddings), _opt(t.max_position_embeddings)),
+        ("target_layer_ids", f"{_opt(d.target_layer_ids)} ({_opt(d.layer_ids_key)})", ""),
+        ("block_size", f"{_opt(d.block_size)} ({_opt(d.block_size_key)})", ""),
+        ("mask_token_id", f"{_opt(d.mask_token_id)} ({_opt(d.mask_token_key)})", ""),
+        ("fc.weight", fc, ""),
+    ]
+    if report.draft_revision or report.target_revision:
+        rows.append(("revision", _opt(report.draft_revision), _opt(report.target_revision)))
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def resolution_table(report: CheckReport) -> Table:
+    """Return how each runtime resolves the ids: capture indices, need, verdict."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name in ("runtime", "captures", "valid ids", "needs", "has", "verdict"):
+        table.add_column(name)
+    for res in report.resolutions:
+        p = res.runtime
+        verdict = report.runtime_verdict(p.name)
+        table.add_row(
+            Text(p.name),
+            Text(f"{p.index_name} {fmt_ids(res.capture_indices)}"),
+            Text(f"0–{res.max_valid_id} (N-{p.max_id_from_end})"),
+            Text(f"≥ {res.layers_needed} layers"),
+            Text(str(res.layers_present)),
+            Text(verdict.value, style=VERDICT_STYLE[verdict]),
+        )
+    if not report.resolutions:
+        for p in report.profiles:
+            verdict = report.runtime_verdict(p.name)
+            table.add_row(
+                p.name,
+                "—",
+                "—",
+                "—",
+                str(report.target.num_hidden_layers),
+                Text(verdict.value, style=VERDICT_STYLE[verdict]),
+            )
+    return table
+
+
+def layer_picture(report: CheckReport) -> Text | None:
+    """Return one line picturing the target's layers with tapped and missing ones marked."""
+    if not report.resolutions:
+        return None
+    strictest = min(report.resolutions, key=lambda r: r.max_valid_id)
+    n = strictest.layers_present
+    tapped = set(strictest.layer_ids)
+    line = Text(f"target layers 0–{n - 1} ")
+    line.append("│")
+    for layer in range(n):
+        if layer in tapped and layer > strictest.max_valid_id:
+            line.append("✗", style="bold red")
+        elif layer in tapped:
+            line.append("●", style="bold green")
+        else:
+            line.append("·", style="dim")
+    line.append("│")
+    beyond = [t for t in sorted(tapped) if t >= n]
+    if beyond:
+        for layer in range(n, max(beyond) + 1):
+            line.append("✗" if layer in tapped else "░", style="bold red")
+    legend = "  ● tapped"
+    if beyond:
+        legend += f"  ✗ missing: {fmt_ids(beyond)} (needs ≥ {max(beyond) + 1} layers)"
+    present_bad = [t for t in sorted(tapped) if strictest.max_valid_id < t < n]
+    if present_bad:
+        legend += f"  ✗ not capturable by {strictest.runtime.name}: {fmt_ids(present_bad)}"
+    line.append(legend, style="dim")
+    return line
+
+
+def findings_table(report: CheckReport) -> Table | Text:
+    """Return the findings, most severe first."""
+    if not report.findings:
+        return Text("No findings.", style="green")
+    order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("runtime", no_wrap=True)
+    table.add_column("finding", overflow="fold")
+    # Runtimes that share a range get the same message: show it once, listing the runtimes.
+    merged: dict[tuple[str, str, str, str], list[str]] = {}
+    for f in sorted(report.findings, key=lambda f: (order[f.severity], f.rule)):
+        merged.setdefault((f.rule, f.severity.value, f.message, f.hint), []).append(
+            f.runtime or "all"
+        )
+    for (rule_id, severity, message, hint), names in merged.items():
+        body = Text(message)
+        body.append(f"\nfix: {hint}", style="dim")
+        table.add_row(
+            Text(rule_id),
+            Text(severity, style=SEVERITY_STYLE[Severity(severity)]),
+            Text(", ".join(names)),
+            body,
+        )
+    return table
+
+
+def verdict_line(report: CheckReport) -> Text:
+    """Return the closing verdict line with counts."""
+    v = report.verdict
+    line = Text("verdict: ")
+    line.append(v.value, style=VERDICT_STYLE[v])
+    line.append(
+        f"  ({report.count(Severity.ERROR)} errors, {report.count(Severity.WARNING)} warnings; "
+        f"runtime {report.runtime})"
+    )
+    return line
+
+
+def render_table(report: CheckReport) -> RenderableType:
+    """Return the full human report as one rich renderable."""
+    parts: list[RenderableType] = [
+        models_table(report),
+        Text(""),
+        resolution_table(report),
+    ]
+    picture = layer_picture(report)
+    if picture is not None:
+        parts.append(picture)
+    parts += [Text(""), findings_table(report), Text(""), verdict_line(report)]
+    return Group(*parts)
+
+
+def render_text(report: CheckReport, width: int = 120) -> str:
+    """Render the human report to plain text (for tests and ``--output``)."""
+    console = Console(width=width, record=True, no_color=True, file=_NullFile())
+    console.print(render_table(report))
+    return console.export_text()
+
+
+class _NullFile:
+    """A write-only sink for recording consoles."""
+
+    def write(self, _text: str) -> int:
+        """Discard text."""
+        return 0
+
+    def flush(self) -> None:
+        """Do nothing."""

@@ -1,0 +1,193 @@
+"""Every rule has a passing and a failing case, on fixture configs."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from dflash_check.core.check import run_check
+from dflash_check.core.report import CheckReport, Severity
+from dflash_check.core.rules import RULES, RULES_BY_ID
+from tests.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+
+Config = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A draft/target mutation and the runtime to check it for."""
+
+    draft: Callable[[Config], Config] = lambda c: c
+    target: Callable[[Config], Config] = lambda c: c
+    fc_in: int | None = None
+    tensors: bool = True
+    runtime: str = "portable"
+
+
+def with_dfc(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation setting keys inside dflash_config (None deletes)."""
+
+    def mutate(cfg: Config) -> Config:
+        for k, v in kv.items():
+            if v is None:
+                cfg["dflash_config"].pop(k, None)
+            else:
+                cfg["dflash_config"][k] = v
+        return cfg
+
+    return mutate
+
+
+def with_top(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation setting top-level keys (None deletes)."""
+
+    def mutate(cfg: Config) -> Config:
+        for k, v in kv.items():
+            if v is None:
+                cfg.pop(k, None)
+            else:
+                cfg[k] = v
+        return cfg
+
+    return mutate
+
+
+def chain(*fns: Callable[[Config], Config]) -> Callable[[Config], Config]:
+    """Compose mutations."""
+
+    def mutate(cfg: Config) -> Config:
+        for fn in fns:
+            cfg = fn(cfg)
+        return cfg
+
+    return mutate
+
+
+# rule id -> (a passing case, a failing case). The passing case is a valid pair that
+# exercises the same code path near its boundary; the failing one must raise the rule.
+CASES: dict[str, tuple[Case, Case]] = {
+    "DF001": (Case(), Case(draft=with_dfc(target_layer_ids=None))),
+    "DF002": (
+        Case(draft=with_dfc(target_layer_ids=[0, 9, 17, 25, 33])),
+        Case(draft=with_dfc(target_layer_ids=[-1, 9, 17, 25, 33])),
+    ),
+    "DF003": (
+        Case(draft=with_dfc(target_layer_ids=[1, 2, 3, 4, 5])),
+        Case(draft=with_dfc(target_layer_ids=[1, 17, 9, 25, 33])),
+    ),
+    "DF004": (
+        Case(draft=with_dfc(target_layer_ids=[1, 9, 17, 25, 34])),  # 34 = N-2 on 36 layers
+        Case(draft=with_dfc(target_layer_ids=[1, 9, 17, 25, 35])),  # 35 = N-1: not portable
+    ),
+    "DF005": (Case(fc_in=5 * 2560), Case(fc_in=4 * 2560)),
+    "DF006": (
+        Case(),
+        Case(target=with_top(hidden_size=4096)),
+    ),
+    "DF007": (Case(), Case(target=with_top(vocab_size=248320))),
+    "DF008": (
+        Case(draft=with_dfc(mask_token_id=151935)),
+        Case(draft=with_dfc(mask_token_id=151936)),
+    ),
+    "DF009": (
+        Case(runtime="mlx"),
+        Case(
+            draft=chain(with_dfc(mask_token_id=None), with_top(mask_token_id=151669)),
+            runtime="vllm",
+        ),
+    ),
+    "DF010": (Case(), Case(tensors=False)),
+    "DF011": (Case(), Case(draft=with_top(num_target_layers=32))),
+    "DF012": (Case(draft=with_top(block_size=2)), Case(draft=with_top(block_size=1))),
+    "DF013": (
+        Case(draft=with_top(max_position_embeddings=40960)),
+        Case(draft=with_top(max_position_embeddings=2048)),
+    ),
+}
+
+
+def run_case(case: Case) -> CheckReport:
+    """Check a case's pair."""
+    draft = case.draft(copy.deepcopy(draft_config()))
+    target = case.target(copy.deepcopy(qwen3_4b_config()))
+    tensors = fc_tensors(draft, case.fc_in) if case.tensors else None
+    return run_check(files("draft", draft, tensors), files("target", target), case.runtime)
+
+
+def test_every_rule_has_cases() -> None:
+    """A new rule without cases fails here."""
+    assert set(CASES) == set(RULES_BY_ID)
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_passes(rule_id: str) -> None:
+    """The passing case raises no finding of the rule."""
+    report = run_case(CASES[rule_id][0])
+    assert [f for f in report.findings if f.rule == rule_id] == []
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_fails(rule_id: str) -> None:
+    """The failing case raises the rule with its severity."""
+    report = run_case(CASES[rule_id][1])
+    hits = [f for f in report.findings if f.rule == rule_id]
+    assert hits, report.findings
+    assert hits[0].severity is RULES_BY_ID[rule_id].severity
+    assert hits[0].hint
+
+
+def test_seed_pair_is_clean() -> None:
+    """The seed draft with its real target has no findings at all."""
+    assert run_case(Case()).findings == ()
+
+
+def test_rule_ids_are_stable_and_ordered() -> None:
+    """Ids are DF + three digits, unique, in table order."""
+    ids = [r.id for r in RULES]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert all(len(i) == 5 and i.startswith("DF") and i[2:].isdigit() for i in ids)
+
+
+def test_fc_width_message_names_both_widths() -> None:
+    """DF005 states the header width and the expected width."""
+    report = run_case(CASES["DF005"][1])
+    (finding,) = [f for f in report.findings if f.rule == "DF005"]
+    assert "10240" in finding.message and "12800" in finding.message
+
+
+def test_missing_ids_name_the_guess() -> None:
+    """DF001 names the z-lab formula's guess for 36 target layers and 5 draft layers."""
+    report = run_case(CASES["DF001"][1])
+    (finding,) = [f for f in report.findings if f.rule == "DF001"]
+    assert "[1, 9, 17, 25, 33]" in finding.message
+    assert report.verdict.value == "compatible"
+
+
+def test_duplicate_ids_are_named() -> None:
+    """DF003 names the repeated id."""
+    report = run_case(Case(draft=with_dfc(target_layer_ids=[1, 9, 9, 25, 33])))
+    (finding,) = [f for f in report.findings if f.rule == "DF003"]
+    assert "repeats [9]" in finding.message
+
+
+def test_top_level_ids_fail_only_mlx() -> None:
+    """Ids only at the top level are read by every runtime but MLX."""
+    case = Case(
+        draft=chain(with_dfc(target_layer_ids=None), with_top(target_layer_ids=[1, 9, 17, 25, 33]))
+    )
+    report = run_case(case)
+    verdicts = report.runtime_verdicts
+    assert verdicts.pop("mlx").value == "incompatible"
+    assert {v.value for v in verdicts.values()} == {"compatible"}
+
+
+def test_warnings_do_not_make_incompatible() -> None:
+    """A warning-only report is compatible."""
+    report = run_case(CASES["DF013"][1])
+    assert report.count(Severity.WARNING) == 1
+    assert report.verdict.value == "compatible"
