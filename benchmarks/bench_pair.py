@@ -46,8 +46,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    ours_cmd = [sys.executable, "-m", "dflash_check", "pair", str(DRAFT), str(TARGET),
-                "--format", "json"]
+    ours_cmd = [
+        sys.executable,
+        "-m",
+        "dflash_check",
+        "pair",
+        str(DRAFT),
+        str(TARGET),
+        "--format",
+        "json",
+    ]
     alt_cmd = [sys.executable, "-c", ALTERNATIVE, str(DRAFT), str(TARGET)]
     timed(ours_cmd), timed(alt_cmd)  # warm the OS file cache for both
     ours, alt = [], []

@@ -230,15 +230,13 @@ def pair(
     except BadModelSpec as err:
         raise typer.BadParameter(str(err)) from None
 
-    from dflash_check.core.check import run_check
-    from dflash_check.hub import fetch_model
     from dflash_check.hub.hub import HubOptions, HubSource
+    from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
-    hub = HubSource(HubOptions(token=token, offline=offline, timeout=timeout))
+    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
+    request = CheckRequest(draft_ref, target_ref, runtime.value, ignored)
     try:
-        draft_files = fetch_model(draft_ref, "draft", hub)
-        target_files = fetch_model(target_ref, "target", hub)
-        report = run_check(draft_files, target_files, runtime.value, ignored)
+        report = check_pair(request, cache)
     except CheckError as err:
         fail(err, json_output)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ import pytest
 from dflash_check.core.check import run_check
 from dflash_check.core.report import CheckReport, Severity
 from dflash_check.core.rules import RULES, RULES_BY_ID
+from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
 from tests.helpers import draft_config, fc_tensors, files, qwen3_4b_config
 
 Config = dict[str, Any]
@@ -26,6 +27,8 @@ class Case:
     fc_in: int | None = None
     tensors: bool = True
     runtime: str = "portable"
+    base_model: tuple[str, ...] = ()
+    tokenizers: TokenizerComparison | None = None
 
 
 def with_dfc(**kv: Any) -> Callable[[Config], Config]:
@@ -107,6 +110,14 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(draft=with_top(max_position_embeddings=40960)),
         Case(draft=with_top(max_position_embeddings=2048)),
     ),
+    "DF014": (
+        Case(base_model=("Mem/Target",)),
+        Case(base_model=("Qwen/Qwen3.5-4B",)),
+    ),
+    "DF015": (
+        Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "b", 2: "c"})),
+        Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "B"})),
+    ),
 }
 
 
@@ -115,7 +126,8 @@ def run_case(case: Case) -> CheckReport:
     draft = case.draft(copy.deepcopy(draft_config()))
     target = case.target(copy.deepcopy(qwen3_4b_config()))
     tensors = fc_tensors(draft, case.fc_in) if case.tensors else None
-    return run_check(files("draft", draft, tensors), files("target", target), case.runtime)
+    draft_files = replace(files("draft", draft, tensors), extras={"base_model": case.base_model})
+    return run_check(draft_files, files("target", target), case.runtime, tokenizers=case.tokenizers)
 
 
 def test_every_rule_has_cases() -> None:
@@ -191,3 +203,17 @@ def test_warnings_do_not_make_incompatible() -> None:
     report = run_case(CASES["DF013"][1])
     assert report.count(Severity.WARNING) == 1
     assert report.verdict.value == "compatible"
+
+
+def test_tokenizer_message_names_the_first_difference() -> None:
+    """DF015 says how many ids differ and shows the first one."""
+    report = run_case(CASES["DF015"][1])
+    (finding,) = [f for f in report.findings if f.rule == "DF015"]
+    assert "1 of 2 shared token ids differ" in finding.message
+    assert 'id 1 is "b" for the draft, "B" for the target' in finding.message
+
+
+def test_identical_tokenizer_files_pass() -> None:
+    """Same hash: no comparison, no finding."""
+    report = run_case(Case(tokenizers=TokenizerComparison(same_file=True)))
+    assert not [f for f in report.findings if f.rule == "DF015"]

@@ -14,6 +14,7 @@ from dflash_check.core.model import (
 from dflash_check.core.report import CheckReport, Finding, LayerResolution
 from dflash_check.core.rules import RULES, PairContext, usable_ids
 from dflash_check.core.runtimes import RuntimeProfile, select_profiles
+from dflash_check.core.tokenizers import TokenizerComparison
 
 
 def resolve_layers(
@@ -42,11 +43,12 @@ def check_views(
     target: TargetView,
     runtime: str = "portable",
     ignore: frozenset[str] = frozenset(),
+    tokenizers: TokenizerComparison | None = None,
 ) -> CheckReport:
     """Apply every rule (except those in ``ignore``) to a normalised pair."""
     profiles = select_profiles(runtime)
     resolutions = resolve_layers(draft, target, profiles)
-    ctx = PairContext(draft, target, profiles, resolutions)
+    ctx = PairContext(draft, target, profiles, resolutions, tokenizers)
     findings = [
         Finding(
             rule=r.id,
@@ -76,10 +78,11 @@ def run_check(
     target_files: ModelFiles,
     runtime: str = "portable",
     ignore: frozenset[str] = frozenset(),
+    tokenizers: TokenizerComparison | None = None,
 ) -> CheckReport:
     """Normalise both models' files and check the pair."""
     report = check_views(
-        normalise_draft(draft_files), normalise_target(target_files), runtime, ignore
+        normalise_draft(draft_files), normalise_target(target_files), runtime, ignore, tokenizers
     )
     # Provenance belongs to the files, not the views; attach it for the renderers.
     return replace(

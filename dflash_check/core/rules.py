@@ -7,12 +7,14 @@ checker turns them into ``Finding`` objects carrying the rule id.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from dflash_check.core.model import DraftView, TargetView, build_target_layer_ids
 from dflash_check.core.report import LayerResolution, Severity
 from dflash_check.core.runtimes import PROFILES, RuntimeProfile
+from dflash_check.core.tokenizers import TokenizerComparison
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,8 @@ class PairContext:
     target: TargetView
     profiles: tuple[RuntimeProfile, ...]
     resolutions: tuple[LayerResolution, ...]
+    tokenizers: TokenizerComparison | None = None
+    """Tokenizer comparison, when both models ship a ``tokenizer.json``."""
 
 
 @dataclass(frozen=True)
@@ -501,6 +505,69 @@ def check_max_positions(ctx: PairContext) -> Iterator[Issue]:
             f"{d.max_position_embeddings} tokens fail or degrade",
             field="max_position_embeddings",
         )
+
+
+def _repo_name(name: str) -> str:
+    """Return a model name without its revision, lower-cased, for comparisons."""
+    return name.split("@", 1)[0].rstrip("/").lower()
+
+
+@rule(
+    "DF014",
+    "base-model",
+    Severity.WARNING,
+    "The draft's model card names another base model",
+    "A draft's model card metadata (base_model) records the target it was trained against. A "
+    "different target may still load, with silently lower acceptance if its weights differ "
+    "(a fine-tune, another size of the family).",
+    "Pair the draft with the base model its card names, or confirm the substitute is the same "
+    "weights (a quantized or re-uploaded copy).",
+)
+def check_base_model(ctx: PairContext) -> Iterator[Issue]:
+    """Warn when the card's base_model does not name the given target."""
+    d, t = ctx.draft, ctx.target
+    if not d.base_model:
+        return
+    target = _repo_name(t.name)
+    bases = [_repo_name(b) for b in d.base_model]
+    # A local directory is compared by its last path component with the repo's name.
+    local = "/" not in target or target.startswith((".", "/", "~")) or target.count("/") > 1
+    matches = any(
+        (b.rsplit("/", 1)[-1] == target.rsplit("/", 1)[-1]) if local else b == target for b in bases
+    )
+    if not matches:
+        yield Issue(
+            f"draft {d.name}'s model card names base_model {', '.join(d.base_model)}, "
+            f"not target {t.name}",
+            field="base_model",
+        )
+
+
+@rule(
+    "DF015",
+    "tokenizer",
+    Severity.ERROR,
+    "The draft's token ids mean other tokens in the target's tokenizer",
+    "The draft proposes token ids that the target verifies; if an id is another token in the "
+    "target's vocabulary, every such draft is rejected (or worse, accepted as a different "
+    "text). llama.cpp refuses such pairs at load ('token 0 content differs'); other engines "
+    "stay silent. Identical tokenizer.json hashes settle it; otherwise the vocabularies are "
+    "compared id by id.",
+    "Use the target whose tokenizer the draft was trained with.",
+)
+def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
+    """Compare the vocabularies when both models ship one."""
+    tk, d, t = ctx.tokenizers, ctx.draft, ctx.target
+    if tk is None or tk.same_file or tk.differing_ids == 0:
+        return
+    assert tk.first_difference is not None
+    i, draft_token, target_token = tk.first_difference
+    yield Issue(
+        f"{tk.differing_ids} of {tk.compared_ids} shared token ids differ between the "
+        f"tokenizers of draft {d.name} and target {t.name}; first: id {i} is "
+        f"{json.dumps(draft_token)} for the draft, {json.dumps(target_token)} for the target",
+        field="tokenizer.json",
+    )
 
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from dflash_check.core.fields import parse_json_object
 from dflash_check.core.model import ModelFiles
 from dflash_check.core.safetensors_header import TensorInfo, header_length, parse_header
+from dflash_check.core.tokenizers import TOKENIZER_FILE, vocab_from_tokenizer_json
 from dflash_check.errors import (
     ConfigError,
     FileNotFoundOnHubError,
@@ -348,6 +349,7 @@ class HubSource:
                 "base_model": _base_models(getattr(info, "card_data", None)),
                 "tensors": None,
                 "tensors_file": None,
+                "tokenizer_etag": self._tokenizer_etag(ref, commit, siblings, who),
             }
             if role == "draft":
                 tensors_file, header = self._remote_header(ref, commit, siblings, who)
@@ -404,6 +406,7 @@ class HubSource:
             manifest = {
                 "version": MANIFEST_VERSION,
                 "base_model": (manifest or {}).get("base_model", []),
+                "tokenizer_etag": (manifest or {}).get("tokenizer_etag"),
                 "tensors_file": snapshot_header[0] if snapshot_header else None,
                 "tensors": snapshot_header[1] if snapshot_header else None,
             }
@@ -452,8 +455,46 @@ class HubSource:
             if tensors_file
             else None,
             revision=commit,
-            extras={"base_model": tuple(manifest.get("base_model") or ())},
+            extras={
+                "base_model": tuple(manifest.get("base_model") or ()),
+                "tokenizer": manifest.get("tokenizer_etag"),
+                "repo_id": ref.repo_id,
+                "commit": commit,
+            },
         )
+
+    def _tokenizer_etag(
+        self, ref: ModelRef, commit: str, siblings: set[str], who: str
+    ) -> str | None:
+        """Return the ETag (content hash) of ``tokenizer.json`` from a HEAD request."""
+        from huggingface_hub import constants, get_hf_file_metadata
+        from huggingface_hub.file_download import hf_hub_url
+
+        if TOKENIZER_FILE not in siblings:
+            return None
+        assert ref.repo_id is not None
+        url = hf_hub_url(ref.repo_id, TOKENIZER_FILE, revision=commit, endpoint=constants.ENDPOINT)
+        meta = self._call(
+            lambda: get_hf_file_metadata(
+                url, token=self.options.token, timeout=self.options.timeout
+            ),
+            who,
+            ref.repo_id,
+            TOKENIZER_FILE,
+        )
+        return meta.etag
+
+    def tokenizer_fingerprint(self, files: ModelFiles) -> str:
+        """Return the tokenizer's ETag recorded when the model was fetched."""
+        return str(files.extras["tokenizer"])
+
+    def tokenizer_vocab(self, files: ModelFiles) -> dict[int, str]:
+        """Download ``tokenizer.json`` (only when fingerprints differ) and return its vocab."""
+        ref = ModelRef(
+            spec=files.name, repo_id=files.extras["repo_id"], revision=files.extras["commit"]
+        )
+        path = self._download(ref, TOKENIZER_FILE, files.who)
+        return vocab_from_tokenizer_json(path.read_bytes(), files.who, TOKENIZER_FILE)
 
 
 def _base_models(card_data: Any) -> list[str]:

@@ -82,3 +82,11 @@ class ModelSource(Protocol):
     def fetch(self, ref: ModelRef, role: Role) -> ModelFiles:
         """Return the model's parsed config and, for drafts, its safetensors tensor shapes."""
         ...
+
+    def tokenizer_fingerprint(self, files: ModelFiles) -> str:
+        """Return a content hash of the model's ``tokenizer.json`` (present in ``extras``)."""
+        ...
+
+    def tokenizer_vocab(self, files: ModelFiles) -> dict[int, str]:
+        """Return the id -> token map of the model's ``tokenizer.json``."""
+        ...

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import Any
 
 from dflash_check.core.fields import parse_json_object
 from dflash_check.core.model import ModelFiles
@@ -11,6 +13,7 @@ from dflash_check.core.safetensors_header import (
     header_length,
     parse_header,
 )
+from dflash_check.core.tokenizers import TOKENIZER_FILE, vocab_from_tokenizer_json
 from dflash_check.errors import ConfigError
 from dflash_check.hub.interface import (
     CONFIG_FILE,
@@ -83,6 +86,7 @@ class LocalSource:
         tensors, tensors_location = (None, None)
         if role == "draft":
             tensors, tensors_location = self._draft_tensors(directory, who)
+        tokenizer = directory / TOKENIZER_FILE
         return ModelFiles(
             role=role,
             name=ref.spec,
@@ -90,7 +94,24 @@ class LocalSource:
             config_location=location,
             tensors=tensors,
             tensors_location=tensors_location,
+            extras={
+                "base_model": card_base_models(directory / "README.md"),
+                "tokenizer": str(tokenizer) if tokenizer.is_file() else None,
+            },
         )
+
+    def tokenizer_fingerprint(self, files: ModelFiles) -> str:
+        """Return the sha256 of the model's ``tokenizer.json``."""
+        digest = hashlib.sha256()
+        with Path(files.extras["tokenizer"]).open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+
+    def tokenizer_vocab(self, files: ModelFiles) -> dict[int, str]:
+        """Return the id -> token map of the model's ``tokenizer.json``."""
+        path = Path(files.extras["tokenizer"])
+        return vocab_from_tokenizer_json(path.read_bytes(), files.who, str(path))
 
     def _draft_tensors(
         self, directory: Path, who: str
@@ -117,3 +138,28 @@ class LocalSource:
             if any(n == "fc.weight" or n.endswith(".fc.weight") for n in merged):
                 return merged, str(path)
         return (merged, str(files[-1])) if files else (None, None)
+
+
+def card_base_models(readme: Path) -> tuple[str, ...]:
+    """Return ``base_model`` from a model card's YAML front matter, if any."""
+    try:
+        text = readme.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    if not text.startswith("---"):
+        return ()
+    end = text.find("\n---", 3)
+    if end < 0:
+        return ()
+    import yaml  # only when a card exists
+
+    try:
+        meta: Any = yaml.safe_load(text[3:end])
+    except yaml.YAMLError:
+        return ()  # a broken card is not the pair's problem
+    value = meta.get("base_model") if isinstance(meta, dict) else None
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return ()

@@ -1,0 +1,88 @@
+"""Check a pair end to end: fetch both models (once each), compare tokenizers, run the rules.
+
+This is the one place that wires the sources to the pure core; ``pair`` and ``registry`` both
+call ``check_pair``. A ``ModelCache`` shared across calls fetches each distinct model once, also
+when many registry pairs share it, and remembers failures so a broken model fails fast.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from dflash_check.core.check import run_check
+from dflash_check.core.model import ModelFiles
+from dflash_check.core.report import CheckReport
+from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
+from dflash_check.errors import CheckError
+from dflash_check.hub.hub import HubOptions, HubSource
+from dflash_check.hub.interface import ModelRef, ModelSource, Role
+from dflash_check.hub.local import LocalSource
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """One pair to check, fully parsed."""
+
+    draft: ModelRef
+    """The draft model."""
+    target: ModelRef
+    """The target model."""
+    runtime: str = "portable"
+    """``portable`` or one runtime profile name."""
+    ignore: frozenset[str] = frozenset()
+    """Rule ids to skip."""
+
+
+@dataclass
+class ModelCache:
+    """Fetch each (model, role) once, across threads; failures are remembered too."""
+
+    hub: ModelSource = field(default_factory=lambda: HubSource(HubOptions()))
+    local: ModelSource = field(default_factory=LocalSource)
+    _done: dict[tuple[ModelRef, Role], ModelFiles | CheckError] = field(default_factory=dict)
+    _locks: dict[tuple[ModelRef, Role], threading.Lock] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def source(self, ref: ModelRef) -> ModelSource:
+        """Return the source that serves ``ref``."""
+        return self.local if ref.is_local else self.hub
+
+    def fetch(self, ref: ModelRef, role: Role) -> ModelFiles:
+        """Return the model's files, fetching them on first use only."""
+        key = (ref, role)
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:  # concurrent askers of the same model wait for one fetch
+            if key not in self._done:
+                try:
+                    self._done[key] = self.source(ref).fetch(ref, role)
+                except CheckError as err:
+                    self._done[key] = err
+            result = self._done[key]
+        if isinstance(result, CheckError):
+            raise result
+        return result
+
+
+def compare_tokenizers(
+    cache: ModelCache, request: CheckRequest, draft: ModelFiles, target: ModelFiles
+) -> TokenizerComparison | None:
+    """Compare tokenizers when both models ship one: hashes first, vocabularies if needed."""
+    if not draft.extras.get("tokenizer") or not target.extras.get("tokenizer"):
+        return None
+    draft_source, target_source = cache.source(request.draft), cache.source(request.target)
+    if draft_source.tokenizer_fingerprint(draft) == target_source.tokenizer_fingerprint(target):
+        return TokenizerComparison(same_file=True)
+    return compare_vocabs(
+        draft_source.tokenizer_vocab(draft), target_source.tokenizer_vocab(target)
+    )
+
+
+def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckReport:
+    """Fetch, compare and check one pair; raise ``CheckError`` when it cannot be checked."""
+    cache = cache or ModelCache()
+    draft = cache.fetch(request.draft, "draft")
+    target = cache.fetch(request.target, "target")
+    tokenizers = compare_tokenizers(cache, request, draft, target)
+    return run_check(draft, target, request.runtime, request.ignore, tokenizers)
