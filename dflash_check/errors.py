@@ -72,6 +72,9 @@ class NotCachedError(HubError):
 class NetworkError(HubError):
     """The Hub could not be reached, timed out or kept failing with server errors."""
 
+    retryable: bool = True
+    """Whether another attempt could help (False when the client already retried)."""
+
 
 class MissingExtraError(CheckError):
     """An optional dependency group is not installed."""

@@ -282,7 +282,6 @@ class LoopbackHub:
             "HF_HUB_CACHE": str(hf_home / "hub"),
             "HF_HUB_DISABLE_TELEMETRY": "1",
             "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-            "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
         }
 
     def bytes_sent(self) -> int:

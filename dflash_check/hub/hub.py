@@ -21,7 +21,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -96,6 +97,14 @@ def _install_counter() -> None:
     with _COUNTER_LOCK:
         if _COUNTER_INSTALLED:
             return
+        # huggingface_hub logs its own retries to stderr; this tool reports failures itself,
+        # as one line, so its messages stay quiet unless DFLASH_CHECK_DEBUG asks for them.
+        if os.environ.get("DFLASH_CHECK_DEBUG", "") in ("", "0"):
+            import logging
+
+            from huggingface_hub.utils import logging as hf_logging
+
+            hf_logging.set_verbosity(logging.CRITICAL)
         import httpx2  # huggingface_hub's own HTTP client
         from huggingface_hub import set_client_factory
         from huggingface_hub.utils._http import hf_request_event_hook
@@ -136,6 +145,11 @@ def _manifest_path(repo_id: str, commit: str) -> Path:
 
     folder = "models--" + repo_id.replace("/", "--")
     return Path(constants.HF_HOME) / "dflash-check" / folder / f"{commit}.json"
+
+
+def _is_commit(revision: str | None) -> bool:
+    """Return whether ``revision`` is a full 40-hex commit id (immutable, safe to cache)."""
+    return revision is not None and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
 
 
 def _status(err: BaseException) -> int | None:
@@ -195,7 +209,10 @@ def translate(err: BaseException, who: str, repo_id: str, what: str, offline: bo
         if isinstance(cause, (httpx2.ConnectError, httpx2.NetworkError)):
             return NetworkError(f"{who}: cannot connect to the Hub to fetch {what}")
         if isinstance(cause, httpx2.RemoteProtocolError):
-            return NetworkError(f"{who}: the connection broke while fetching {what}")
+            # huggingface_hub has already resumed and retried this download itself.
+            broken = NetworkError(f"{who}: the connection broke while fetching {what}")
+            broken.retryable = False
+            return broken
         if isinstance(cause, hf.HfHubHTTPError):
             status = _status(cause)
             if status in (401, 403):
@@ -208,8 +225,8 @@ def translate(err: BaseException, who: str, repo_id: str, what: str, offline: bo
 
 
 def _retryable(err: HubError) -> bool:
-    """Return whether trying again could help (server errors, timeouts, broken connections)."""
-    return isinstance(err, NetworkError)
+    """Return whether trying again could help (server errors, timeouts, refused connections)."""
+    return isinstance(err, NetworkError) and err.retryable
 
 
 class HubSource:
@@ -299,25 +316,47 @@ class HubSource:
 
     def fetch(self, ref: ModelRef, role: Role) -> ModelFiles:
         """Return config, header shapes and provenance of a Hub model."""
-        _install_counter()
         assert ref.repo_id is not None
         who = f"{role} {ref.spec}"
+        offline = offline_mode(self.options)
+        # A commit id is immutable and offline mode asks for the cache: when everything is
+        # cached, answer without importing the HTTP stack at all (as fast as a local dir).
+        if offline or _is_commit(ref.revision):
+            cached = self._fetch_cached(ref, role, who)
+            if cached is not None:
+                return cached
+        _install_counter()
         with measure() as fetched:
-            if offline_mode(self.options):
+            if offline:
                 files = self._fetch_offline(ref, role, who)
             else:
                 files = self._fetch_online(ref, role, who)
-        return ModelFiles(
-            role=files.role,
-            name=files.name,
-            config=files.config,
-            config_location=files.config_location,
-            tensors=files.tensors,
-            tensors_location=files.tensors_location,
-            revision=files.revision,
-            fetched_bytes=fetched[0],
-            extras=files.extras,
-        )
+        return replace(files, fetched_bytes=fetched[0])
+
+    def _fetch_cached(self, ref: ModelRef, role: Role, who: str) -> ModelFiles | None:
+        """Return the model from the HF cache and its manifest, or None if anything is missing."""
+        from huggingface_hub import constants
+
+        assert ref.repo_id is not None
+        repo_dir = Path(constants.HF_HUB_CACHE) / ("models--" + ref.repo_id.replace("/", "--"))
+        revision = ref.revision or "main"
+        try:
+            commit = (
+                revision
+                if _is_commit(revision)
+                else (repo_dir / "refs" / revision).read_text().strip()
+            )
+            raw = (repo_dir / "snapshots" / commit / CONFIG_FILE).read_bytes()
+        except (OSError, ValueError):
+            return None
+        manifest = _load_manifest(_manifest_path(ref.repo_id, commit))
+        if manifest is None or (role == "draft" and "tensors" not in manifest):
+            return None
+        if role == "draft" and manifest.get("tensors") is None and manifest.get("tensors_file"):
+            return None
+        location = f"{ref.repo_id}@{commit[:12]}:{CONFIG_FILE}"
+        config = parse_json_object(raw, who, location)
+        return self._files(ref, role, who, config, location, commit, manifest)
 
     def _config(self, ref: ModelRef, who: str) -> tuple[dict[str, Any], str, str]:
         """Return (config, location, commit) from the cache or the Hub."""
