@@ -31,8 +31,12 @@ DRAFT, TARGET = "z-lab/Qwen3-4B-DFlash-b16", "Qwen/Qwen3-4B"
 def run(args: list[str], env: dict[str, str]) -> tuple[float, dict]:
     """Run the CLI once; return wall seconds and the JSON report."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "dflash_check", "pair", *args, "-f", "json"],
-                          capture_output=True, text=True, env={**os.environ, **env})
+    proc = subprocess.run(
+        [sys.executable, "-m", "dflash_check", "pair", *args, "-f", "json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
     elapsed = time.perf_counter() - start
     return elapsed, json.loads(proc.stdout)
 
@@ -58,10 +62,19 @@ def main() -> None:
             reported.append(report["draft"]["fetched_bytes"] + report["target"]["fetched_bytes"])
             rows["warm"].append(run([DRAFT, TARGET], env)[0])
             rows["offline"].append(run([DRAFT, TARGET, "--offline"], env)[0])
-            rows["local"].append(run([str(ROOT / "examples" / "Qwen3-4B-DFlash-b16"),
-                                      str(ROOT / "examples" / "Qwen3-4B")], env)[0])
-    print(f"bytes per pair, cold cache: {statistics.median(sent)} sent by the Hub, "
-          f"{statistics.median(reported)} reported as fetched_bytes")
+            rows["local"].append(
+                run(
+                    [
+                        str(ROOT / "examples" / "Qwen3-4B-DFlash-b16"),
+                        str(ROOT / "examples" / "Qwen3-4B"),
+                    ],
+                    env,
+                )[0]
+            )
+    print(
+        f"bytes per pair, cold cache: {statistics.median(sent)} sent by the Hub, "
+        f"{statistics.median(reported)} reported as fetched_bytes"
+    )
     local = statistics.median(rows["local"])
     for mode, times in rows.items():
         m = statistics.median(times)

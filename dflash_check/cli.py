@@ -91,10 +91,34 @@ def fail(err: CheckError, json_output: bool = False) -> NoReturn:
 
 
 class OutputFormat(str, Enum):
-    """Report formats of ``pair``."""
+    """Report formats of ``pair`` and ``registry``."""
 
     table = "table"
     json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+
+
+def render_ci(result: object, output_format: OutputFormat) -> str:
+    """Render a run in one of the CI formats (SARIF, JUnit, GitHub annotations)."""
+    from dflash_check.core.outcome import RunResult
+
+    assert isinstance(result, RunResult)
+    if output_format is OutputFormat.sarif:
+        from dflash_check.render.sarif import render_sarif
+
+        return render_sarif(result)
+    if output_format is OutputFormat.junit:
+        from dflash_check.render.junit import render_junit
+
+        return render_junit(result)
+    from dflash_check.render.github import render_github
+
+    return render_github(result)
+
+
+CI_FORMATS = (OutputFormat.sarif, OutputFormat.junit, OutputFormat.github)
 
 
 def _runtime_enum() -> type[Enum]:
@@ -235,12 +259,25 @@ def pair(
 
     cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
     request = CheckRequest(draft_ref, target_ref, runtime.value, ignored)
+    from dflash_check.core.outcome import PairOutcome, RunResult
+    from dflash_check.core.report import Verdict
+
+    label = f"{draft} -> {target}"
     try:
         report = check_pair(request, cache)
     except CheckError as err:
+        if output_format in CI_FORMATS:
+            outcome = PairOutcome(
+                label, Verdict.COMPATIBLE, error=redact(str(err)), error_hint=err.hint
+            )
+            write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
         fail(err, json_output)
 
-    if json_output:
+    if output_format in CI_FORMATS:
+        outcome = PairOutcome(label, Verdict.COMPATIBLE, report=report)
+        write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
+        stderr_console().print(f"dflash-check: {report.verdict.value}", markup=False)
+    elif json_output:
         from dflash_check.render.json import render_json
 
         write_output(render_json(report), output)
@@ -269,6 +306,102 @@ def exit_code(report: object, strict: bool) -> int:
     if strict and report.count(Severity.WARNING):
         return ExitCode.INCOMPATIBLE
     return ExitCode.COMPATIBLE
+
+
+REGISTRY_EXAMPLES = [
+    "dflash-check registry",
+    "dflash-check registry pairs.yaml --format sarif --output dflash.sarif",
+    "dflash-check registry --only 'z-lab/Qwen3.5-*' --format github",
+    "HF_HUB_OFFLINE=1 dflash-check registry --format junit -o junit.xml",
+]
+
+
+@app.command(epilog="Examples:\n\n" + "\n\n".join(f"  $ {e}" for e in REGISTRY_EXAMPLES))
+def registry(
+    file: Annotated[Path, typer.Argument(help="The registry of pairings.", dir_okay=False)] = Path(
+        "pairs.yaml"
+    ),
+    only: Annotated[
+        str | None,
+        typer.Option("--only", help="Check only pairs whose draft or target matches this glob."),
+    ] = None,
+    output_format: FormatOpt = OutputFormat.table,
+    output: OutputOpt = None,
+    workers: Annotated[
+        int, typer.Option("--workers", "-j", help="Pairs checked at once.", min=1, max=64)
+    ] = 8,
+    token: TokenOpt = None,
+    offline: OfflineOpt = False,
+    timeout: TimeoutOpt = 10.0,
+) -> None:
+    """Check every pair of a pairs.yaml against its expected verdict (a CI gate)."""
+    from dflash_check.core.outcome import PairOutcome, RunResult
+    from dflash_check.hub.hub import HubOptions, HubSource
+    from dflash_check.pipeline import ModelCache
+    from dflash_check.registry import load_pairs, run_registry, select
+
+    _TOKEN[0] = token
+    try:
+        specs = load_pairs(file, str(file))
+    except CheckError as err:
+        fail(err, output_format is OutputFormat.json)
+    selected = select(specs, only)
+    if not selected:
+        raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
+    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    err_console = stderr_console()
+    progress = Progress(
+        TextColumn("checking pairs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("", total=len(selected))
+
+        def done(outcome: PairOutcome) -> None:
+            progress.update(task, advance=1, description=outcome.label)
+
+        outcomes = run_registry(selected, file.parent, cache, workers, done)
+    result = RunResult(outcomes, file=str(file))
+
+    if output_format in CI_FORMATS:
+        write_output(render_ci(result, output_format), output)
+    elif output_format is OutputFormat.json:
+        from dflash_check.render.registry import render_registry_json
+
+        write_output(render_registry_json(result), output)
+    else:
+        from dflash_check.render.registry import render_registry_table
+
+        if output is not None:
+            console = Console(record=True, width=160, file=open(os.devnull, "w"))  # noqa: SIM115
+            console.print(render_registry_table(result))
+            write_output(console.export_text(), output)
+        else:
+            stdout_console().print(render_registry_table(result))
+    err = stderr_console()
+    for o in outcomes:
+        if o.status == "error" and o.spec is not None:
+            err.print(
+                f"Error: {file}:{o.spec.line}: {o.label}: {redact(o.error or '')}", markup=False
+            )
+    err.print(
+        f"dflash-check registry: {len(outcomes)} pairs, {result.count('ok')} as expected, "
+        f"{result.count('mismatch')} not as expected, {result.count('error')} not checked",
+        markup=False,
+    )
+    if result.count("mismatch"):
+        raise typer.Exit(ExitCode.INCOMPATIBLE)
+    if result.count("error"):
+        raise typer.Exit(ExitCode.NOT_CHECKED)
+    raise typer.Exit(ExitCode.COMPATIBLE)
 
 
 class DocFormat(str, Enum):

@@ -11,7 +11,7 @@ import json
 from rich import box
 from rich.table import Table
 
-from dflash_check.core.rules import RULES
+from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES
 from dflash_check.core.runtimes import PROFILES, portable_max_id_from_end
 
 
@@ -34,7 +34,17 @@ def rules_markdown() -> str:
             f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity.value} | "
             f"{', '.join(r.runtimes)} | {r.title} |"
         )
-    for r in RULES:
+    lines += [
+        "",
+        "Two more ids describe the outcome of a run, for the CI formats (SARIF, JUnit, GitHub "
+        "annotations) of `registry` and `pair`:",
+        "",
+        "| id | name | checks |",
+        "|---|---|---|",
+    ]
+    for r in OUTCOME_RULES:
+        lines.append(f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.title} |")
+    for r in ALL_RULES:
         lines += [
             "",
             f"## {r.id}",

@@ -1,8 +1,9 @@
-"""Write the header-only safetensors file of the example draft (deterministic).
+"""Write header-only safetensors files for the example and fixture drafts (deterministic).
 
-The check reads only the safetensors header, so the example carries the real checkpoint's
-tensor names and shapes (fc.weight is 2560 x 12800) without the 1 GB of weights.
-Run: python examples/build.py
+The check reads only the safetensors header, so each draft folder carries its checkpoint's
+tensor names and shapes (the example's fc.weight is 2560 x 12800) without the weights.
+Every folder under examples/ and tests/fixtures/hub/ whose config.json is a DFlash draft gets
+a model.safetensors matching its config. Run: python examples/build.py
 """
 
 from __future__ import annotations
@@ -10,26 +11,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dflash_check.core.safetensors_header import dflash_draft_tensors, encode_header
+from dflash_check.core.safetensors_header import header_for_draft_config
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).resolve().parent.parent
+DRAFT_ARCHITECTURES = {"DFlashDraftModel", "DFlash2DraftModel"}
 
 
 def main() -> None:
-    """Write examples/Qwen3-4B-DFlash-b16/model.safetensors from its config.json."""
-    folder = HERE / "Qwen3-4B-DFlash-b16"
-    cfg = json.loads((folder / "config.json").read_text())
-    tensors = dflash_draft_tensors(
-        hidden=cfg["hidden_size"],
-        num_ids=len(cfg["dflash_config"]["target_layer_ids"]),
-        target_hidden=cfg["hidden_size"],
-        layers=cfg["num_hidden_layers"],
-        intermediate=cfg["intermediate_size"],
-        heads=cfg["num_attention_heads"],
-        kv_heads=cfg["num_key_value_heads"],
-        head_dim=cfg["head_dim"],
-    )
-    (folder / "model.safetensors").write_bytes(encode_header(tensors))
+    """Write model.safetensors next to every draft config.json."""
+    for config_path in sorted(
+        [*ROOT.glob("examples/*/config.json"), *ROOT.glob("tests/fixtures/hub/*/*/config.json")]
+    ):
+        config = json.loads(config_path.read_text())
+        if DRAFT_ARCHITECTURES & set(config.get("architectures") or []):
+            (config_path.parent / "model.safetensors").write_bytes(header_for_draft_config(config))
+            print(f"wrote {config_path.parent.relative_to(ROOT)}/model.safetensors")
 
 
 if __name__ == "__main__":

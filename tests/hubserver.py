@@ -301,3 +301,26 @@ def serve() -> Iterator[LoopbackHub]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED_REPOS = {
+    "z-lab/Qwen3-4B-DFlash-b16": ROOT / "examples" / "Qwen3-4B-DFlash-b16",
+    "Qwen/Qwen3-4B": ROOT / "examples" / "Qwen3-4B",
+    "Qwen/Qwen3.5-4B": ROOT / "examples" / "Qwen3.5-4B",
+}
+
+
+def fixture_repos() -> dict[str, Path]:
+    """Return repo id -> folder for every model pairs.yaml names (examples and fixtures)."""
+    repos = dict(SEED_REPOS)
+    hub_root = ROOT / "tests" / "fixtures" / "hub"
+    for config in sorted(hub_root.glob("*/*/config.json")):
+        repos[str(config.parent.relative_to(hub_root))] = config.parent
+    return repos
+
+
+def add_fixture_repos(hub: LoopbackHub) -> None:
+    """Serve every fixture model under its repo id."""
+    for repo_id, folder in fixture_repos().items():
+        hub.add(repo_id, folder)

@@ -68,8 +68,7 @@ def test_only_headers_are_read(hub: LoopbackHub, home: Path) -> None:
     weights = [r for r in hub.state.log if r.path.endswith(".safetensors") and r.method == "GET"]
     assert weights and all(r.range and r.range.startswith("bytes=0-") for r in weights)
     fetched = {r.path.rsplit("/", 1)[-1] for r in hub.state.log if r.method == "GET"}
-    assert fetched <= {DRAFT.split("/")[1], RIGHT.split("/")[1], "config.json",
-                       "model.safetensors"}
+    assert fetched <= {DRAFT.split("/")[1], RIGHT.split("/")[1], "config.json", "model.safetensors"}
 
 
 def test_pinned_revision(hub: LoopbackHub, home: Path) -> None:
@@ -92,8 +91,7 @@ def test_offline_rerun_gives_the_same_verdict(hub: LoopbackHub, home: Path) -> N
     pinned = cli(hub, home, "pair", f"{DRAFT}@main", RIGHT, "-f", "json")
     seen = len(hub.state.log)
     offline = cli(hub, home, "pair", DRAFT, WRONG, "-f", "json", "--offline")
-    env_offline = cli(hub, home, "pair", f"{DRAFT}@main", RIGHT, "-f", "json",
-                      HF_HUB_OFFLINE="1")
+    env_offline = cli(hub, home, "pair", f"{DRAFT}@main", RIGHT, "-f", "json", HF_HUB_OFFLINE="1")
     assert len(hub.state.log) == seen
     for before, after in ((online, offline), (pinned, env_offline)):
         assert after.returncode == before.returncode
@@ -183,9 +181,16 @@ def test_connection_refused(home: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = run_cli("pair", DRAFT, RIGHT, env={
-        "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(home),
-        "HF_HUB_CACHE": str(home / "hub")})
+    proc = run_cli(
+        "pair",
+        DRAFT,
+        RIGHT,
+        env={
+            "HF_ENDPOINT": f"http://127.0.0.1:{port}",
+            "HF_HOME": str(home),
+            "HF_HUB_CACHE": str(home / "hub"),
+        },
+    )
     assert "cannot connect to the Hub" in one_error_line(proc)
 
 

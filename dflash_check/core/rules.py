@@ -218,7 +218,8 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             continue
         p = res.runtime
         missing = res.missing_layers
-        names = ", ".join(groups[p.max_id_from_end])
+        group = groups[p.max_id_from_end]
+        names = ", ".join(group) + (" accept" if len(group) > 1 else " accepts")
         problem = (
             f"taps {fmt_ids(missing)}, which the target does not have"
             if missing
@@ -227,7 +228,7 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
         yield Issue(
             f"target {t.name} has {res.layers_present} layers (0–{res.layers_present - 1}, "
             f"{t.layers_key}), but draft {d.name} {d.layer_ids_key} {fmt_ids(res.layer_ids)} "
-            f"{problem}: {names} accept ids up to N-{p.max_id_from_end} = {res.max_valid_id}, "
+            f"{problem}: {names} ids up to N-{p.max_id_from_end} = {res.max_valid_id}, "
             f"so the draft needs at least {res.layers_needed} target layers",
             runtime=p.name,
             field=d.layer_ids_key,
@@ -571,3 +572,38 @@ def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
 
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
+
+
+def _no_check(ctx: PairContext) -> Iterator[Issue]:
+    """Outcome rules are raised by the renderers of a run, not by checking a pair."""
+    return iter(())
+
+
+# Rules about the outcome of a run rather than about a pair: they give SARIF, JUnit and
+# GitHub annotations a rule id for "not as expected" and "could not check".
+OUTCOME_RULES: list[Rule] = [
+    Rule(
+        "DF090",
+        "expectation-mismatch",
+        Severity.ERROR,
+        "A pairs.yaml entry got another verdict than its expect",
+        "A registry of pairings is only useful if it is true: an entry expected compatible "
+        "that is not is how the Qwen3.5-4B pairing shipped in vLLM's test registry "
+        "(vllm-project/vllm#48113); one expected incompatible that passes is a stale entry.",
+        "Fix the pairing, or change 'expect' (and 'reason') if the models changed.",
+        ALL_RUNTIMES,
+        _no_check,
+    ),
+    Rule(
+        "DF091",
+        "not-checked",
+        Severity.ERROR,
+        "A pair could not be checked",
+        "A model was missing, gated, malformed or unreachable, so no verdict exists; a gate "
+        "must not pass silently on a pair it never checked.",
+        "Follow the error's hint: fix the name or revision, grant access, or warm the cache.",
+        ALL_RUNTIMES,
+        _no_check,
+    ),
+]
+ALL_RULES: list[Rule] = [*RULES, *OUTCOME_RULES]

@@ -132,10 +132,15 @@ RUNTIME_NAMES: tuple[str, ...] = (PORTABLE, *PROFILES_BY_NAME)
 
 
 def select_profiles(runtime: str) -> tuple[RuntimeProfile, ...]:
-    """Return the profiles a ``--runtime`` value stands for (all of them for ``portable``)."""
-    if runtime == PORTABLE:
+    """Return the profiles a runtime selection stands for.
+
+    ``portable`` is every profile; otherwise a comma-separated list of profile names (one
+    from ``--runtime``, several from a ``pairs.yaml`` entry).
+    """
+    names = runtime.split(",")
+    if PORTABLE in names:
         return PROFILES
-    return (PROFILES_BY_NAME[runtime],)
+    return tuple(p for p in PROFILES if p.name in names)
 
 
 def portable_max_id_from_end() -> int:

@@ -148,3 +148,33 @@ def dflash_draft_tensors(
         t[p + "mlp.up_proj.weight"] = TensorInfo(dtype, (intermediate, hidden))
         t[p + "mlp.down_proj.weight"] = TensorInfo(dtype, (hidden, intermediate))
     return t
+
+
+def header_for_draft_config(config: Mapping[str, object]) -> bytes:
+    """Return a header-only safetensors prefix matching a DFlash draft config.
+
+    The fc width follows the config's own ids (``len(ids) x hidden_size``), as a checkpoint
+    trained with that config would have it. Used for examples and test fixtures.
+    """
+
+    def num(key: str, default: int) -> int:
+        value = config.get(key, default)
+        return value if isinstance(value, int) else default
+
+    dflash = config.get("dflash_config")
+    ids = (dflash.get("target_layer_ids") if isinstance(dflash, dict) else None) or config.get(
+        "target_layer_ids"
+    )
+    hidden = num("hidden_size", 1)
+    heads = num("num_attention_heads", 1)
+    tensors = dflash_draft_tensors(
+        hidden=hidden,
+        num_ids=len(ids) if isinstance(ids, list) else 1,
+        target_hidden=hidden,
+        layers=num("num_hidden_layers", 1),
+        intermediate=num("intermediate_size", 4 * hidden),
+        heads=heads,
+        kv_heads=num("num_key_value_heads", heads),
+        head_dim=num("head_dim", hidden // heads),
+    )
+    return encode_header(tensors)

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar

@@ -1,0 +1,243 @@
+"""``pairs.yaml``: load and validate it with file/line/key errors, and check every pair.
+
+The file is a mapping with ``version: 1`` and ``pairs:``, a list of entries. Only this module
+parses it; everything downstream sees frozen ``PairSpec`` values. ``docs/pairs.schema.json``
+publishes the same format for editors, and a test keeps the two in agreement.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from dflash_check.core.outcome import PairOutcome, PairSpec, RunResult
+from dflash_check.core.report import Verdict
+from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
+from dflash_check.errors import CheckError, RegistryError
+from dflash_check.hub.interface import BadModelSpec, ModelRef, parse_model_ref
+from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
+
+# key -> (required, description); the JSON schema in docs/ is checked against this table.
+PAIR_KEYS: dict[str, tuple[bool, str]] = {
+    "draft": (True, "Draft: Hub repo id (ORG/NAME) or a directory relative to this file."),
+    "target": (True, "Target: Hub repo id (ORG/NAME) or a directory relative to this file."),
+    "expect": (True, "The verdict the pairing must get: compatible or incompatible."),
+    "draft_revision": (False, "Branch, tag or commit of the draft."),
+    "target_revision": (False, "Branch, tag or commit of the target."),
+    "runtimes": (False, "Runtimes the pairing is for (default: portable, i.e. all)."),
+    "reason": (False, "Why the pairing is expected to be (in)compatible."),
+    "source": (False, "Where the pairing is documented."),
+}
+TOP_KEYS = ("version", "pairs")
+
+
+def _fail(path: str, line: int, message: str) -> RegistryError:
+    """Build an error that points at ``path:line``."""
+    return RegistryError(f"{path}:{line}: {message}")
+
+
+def _suggest(key: str, allowed: tuple[str, ...] | list[str]) -> str:
+    """Return a ' (did you mean …?)' suffix for a misspelt key."""
+    close = difflib.get_close_matches(key, list(allowed), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def load_pairs(path: Path, display: str | None = None) -> tuple[PairSpec, ...]:
+    """Parse and validate ``pairs.yaml``; raise ``RegistryError`` naming file, line and key."""
+    import yaml
+
+    name = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RegistryError(f"{name}: file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise RegistryError(f"{name}: cannot read ({err})") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        line = mark.line + 1 if mark else 1
+        raise _fail(name, line, f"invalid YAML: {err.problem}") from None
+    except yaml.YAMLError as err:
+        raise RegistryError(f"{name}: invalid YAML: {err}") from None
+    if root is None:
+        raise RegistryError(f"{name}: empty file (expected 'version: 1' and 'pairs:')")
+    if not isinstance(root, yaml.MappingNode):
+        raise _fail(name, root.start_mark.line + 1, "expected a mapping with 'version' and 'pairs'")
+    top = _mapping(root, name)
+    for key, (knode, _) in top.items():
+        if key not in TOP_KEYS:
+            raise _fail(
+                name, knode.start_mark.line + 1, f"unknown key '{key}'{_suggest(key, TOP_KEYS)}"
+            )
+    if "version" in top:
+        vnode = top["version"][1]
+        if not (isinstance(vnode, yaml.ScalarNode) and vnode.value == "1"):
+            raise _fail(name, vnode.start_mark.line + 1, "'version' must be 1")
+    if "pairs" not in top:
+        raise _fail(name, root.start_mark.line + 1, "missing key 'pairs'")
+    pairs_node = top["pairs"][1]
+    if not isinstance(pairs_node, yaml.SequenceNode):
+        raise _fail(name, pairs_node.start_mark.line + 1, "'pairs' must be a list")
+    specs = [_pair(node, i, name) for i, node in enumerate(pairs_node.value)]
+    return tuple(specs)
+
+
+def _mapping(node: Any, name: str) -> dict[str, tuple[Any, Any]]:
+    """Return key -> (key node, value node) of a YAML mapping, refusing duplicate keys."""
+    import yaml
+
+    out: dict[str, tuple[Any, Any]] = {}
+    for knode, vnode in node.value:
+        if not isinstance(knode, yaml.ScalarNode):
+            raise _fail(name, knode.start_mark.line + 1, "keys must be plain strings")
+        if knode.value in out:
+            raise _fail(name, knode.start_mark.line + 1, f"duplicate key '{knode.value}'")
+        out[knode.value] = (knode, vnode)
+    return out
+
+
+def _string(vnode: Any, key: str, name: str) -> str:
+    """Return a scalar string value, or fail naming the key."""
+    import yaml
+
+    if not isinstance(vnode, yaml.ScalarNode) or vnode.tag != "tag:yaml.org,2002:str":
+        raise _fail(name, vnode.start_mark.line + 1, f"'{key}' must be a string")
+    if not vnode.value.strip():
+        raise _fail(name, vnode.start_mark.line + 1, f"'{key}' is empty")
+    return str(vnode.value)
+
+
+def _pair(node: Any, index: int, name: str) -> PairSpec:
+    """Validate one entry of the list."""
+    import yaml
+
+    line = node.start_mark.line + 1
+    where = f"pair {index + 1}"
+    if not isinstance(node, yaml.MappingNode):
+        raise _fail(name, line, f"{where} must be a mapping with 'draft', 'target', 'expect'")
+    fields = _mapping(node, name)
+    for key, (knode, _) in fields.items():
+        if key not in PAIR_KEYS:
+            raise _fail(
+                name,
+                knode.start_mark.line + 1,
+                f"{where}: unknown key '{key}'{_suggest(key, list(PAIR_KEYS))}",
+            )
+    for key, (required, _) in PAIR_KEYS.items():
+        if required and key not in fields:
+            raise _fail(name, line, f"{where}: missing key '{key}'")
+    values = {
+        key: _string(vnode, key, name) for key, (_, vnode) in fields.items() if key != "runtimes"
+    }
+    expect = values["expect"]
+    if expect not in (Verdict.COMPATIBLE.value, Verdict.INCOMPATIBLE.value):
+        vnode = fields["expect"][1]
+        raise _fail(
+            name,
+            vnode.start_mark.line + 1,
+            f"{where}: 'expect' must be compatible or incompatible, not '{expect}'",
+        )
+    runtimes: tuple[str, ...] = (PORTABLE,)
+    if "runtimes" in fields:
+        vnode = fields["runtimes"][1]
+        items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
+        runtimes = tuple(_string(item, "runtimes", name) for item in items)
+        for item, value in zip(items, runtimes, strict=True):
+            if value not in RUNTIME_NAMES:
+                raise _fail(
+                    name,
+                    item.start_mark.line + 1,
+                    f"{where}: unknown runtime '{value}'{_suggest(value, RUNTIME_NAMES)}"
+                    f"; choose from {', '.join(RUNTIME_NAMES)}",
+                )
+        if not runtimes:
+            raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'runtimes' is empty")
+    spec = PairSpec(
+        draft=values["draft"],
+        target=values["target"],
+        expect=Verdict(expect),
+        line=line,
+        index=index,
+        runtimes=runtimes,
+        draft_revision=values.get("draft_revision"),
+        target_revision=values.get("target_revision"),
+        reason=values.get("reason"),
+        source=values.get("source"),
+    )
+    for role in ("draft", "target"):
+        try:
+            parse_model_ref(getattr(spec, role), getattr(spec, f"{role}_revision"))
+        except BadModelSpec as err:
+            vnode = fields[role][1]
+            raise _fail(name, vnode.start_mark.line + 1, f"{where}: '{role}': {err}") from None
+    return spec
+
+
+def select(specs: tuple[PairSpec, ...], pattern: str | None) -> tuple[PairSpec, ...]:
+    """Keep the pairs whose draft or target matches a glob (or contains the text)."""
+    if not pattern:
+        return specs
+    glob = pattern if any(c in pattern for c in "*?[") else f"*{pattern}*"
+    return tuple(
+        s
+        for s in specs
+        if fnmatch.fnmatch(s.draft.lower(), glob.lower())
+        or fnmatch.fnmatch(s.target.lower(), glob.lower())
+        or fnmatch.fnmatch(s.label.lower(), glob.lower())
+    )
+
+
+def request_for(spec: PairSpec, base: Path) -> CheckRequest:
+    """Build the check request of an entry; local paths are relative to the file."""
+
+    def ref(text: str, revision: str | None) -> ModelRef:
+        parsed = parse_model_ref(text, revision)
+        if parsed.path is not None and not parsed.path.is_absolute():
+            return ModelRef(spec=text, path=base / parsed.path)
+        return parsed
+
+    runtime = PORTABLE if PORTABLE in spec.runtimes else ",".join(spec.runtimes)
+    return CheckRequest(
+        draft=ref(spec.draft, spec.draft_revision),
+        target=ref(spec.target, spec.target_revision),
+        runtime=runtime,
+    )
+
+
+def check_one(spec: PairSpec, base: Path, cache: ModelCache) -> PairOutcome:
+    """Check one entry; a failure to check becomes an ``error`` outcome, not an exception."""
+    try:
+        report = check_pair(request_for(spec, base), cache)
+    except CheckError as err:
+        return PairOutcome(spec.label, spec.expect, error=str(err), error_hint=err.hint, spec=spec)
+    return PairOutcome(spec.label, spec.expect, report=report, spec=spec)
+
+
+def run_registry(
+    specs: tuple[PairSpec, ...],
+    base: Path,
+    cache: ModelCache,
+    workers: int = 8,
+    on_done: Callable[[PairOutcome], None] | None = None,
+) -> tuple[PairOutcome, ...]:
+    """Check every pair with at most ``workers`` threads; each model is fetched once."""
+    outcomes: dict[int, PairOutcome] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {pool.submit(check_one, s, base, cache): s.index for s in specs}
+        for future in as_completed(futures):
+            outcome = future.result()
+            outcomes[futures[future]] = outcome
+            if on_done is not None:
+                on_done(outcome)
+    return tuple(outcomes[s.index] for s in specs)
+
+
+def registry_result(outcomes: tuple[PairOutcome, ...], file: str) -> RunResult:
+    """Wrap outcomes with their file for the renderers."""
+    return RunResult(outcomes=outcomes, file=file)

@@ -1,0 +1,71 @@
+"""The annotations a run produces, shared by the SARIF, JUnit and GitHub renderers.
+
+One decision, made once: which findings of which outcomes are shown, at what level.
+* A pair that is not as expected shows its error findings, plus DF090 (expectation mismatch).
+* A pair that could not be checked shows DF091 with the error.
+* A pair expected compatible shows its warnings (and with ``--strict`` they are errors).
+* A pair expected and found incompatible shows nothing: the registry says it is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from dflash_check.core.outcome import PairOutcome, RunResult
+from dflash_check.core.report import Finding, Severity, Verdict
+from dflash_check.render.locations import Location, expectation_text, finding_location, message
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One message to show at one place."""
+
+    rule: str
+    level: Severity
+    text: str
+    location: Location
+    outcome: PairOutcome
+
+
+def annotations(result: RunResult) -> Iterator[Annotation]:
+    """Yield the annotations of a run, in outcome order."""
+    for outcome in result.outcomes:
+        if outcome.status == "error":
+            yield Annotation(
+                "DF091",
+                Severity.ERROR,
+                expectation_text(outcome),
+                finding_location(result, outcome, None),
+                outcome,
+            )
+            continue
+        assert outcome.report is not None
+        # Runtimes that share a range share a message: one annotation lists them all.
+        merged: dict[tuple[str, str, Severity], list[Finding]] = {}
+        for f in outcome.report.findings:
+            if f.severity is Severity.ERROR and outcome.status == "mismatch":
+                level = Severity.ERROR
+            elif f.severity is Severity.WARNING and outcome.expect is Verdict.COMPATIBLE:
+                level = Severity.ERROR if result.strict else Severity.WARNING
+            else:
+                continue
+            merged.setdefault((f.rule, f.message, level), []).append(f)
+        for (rule, _, level), findings in merged.items():
+            runtimes = [f.runtime for f in findings if f.runtime]
+            first = replace(findings[0], runtime=", ".join(runtimes) or None)
+            yield Annotation(
+                rule,
+                level,
+                f"{outcome.label}: {message(first)}",
+                finding_location(result, outcome, first),
+                outcome,
+            )
+        if outcome.status == "mismatch" and outcome.spec is not None:
+            yield Annotation(
+                "DF090",
+                Severity.ERROR,
+                expectation_text(outcome),
+                finding_location(result, outcome, None),
+                outcome,
+            )

@@ -1,0 +1,39 @@
+"""GitHub Actions workflow commands (``::error file=…,line=…,title=…::message``)."""
+
+from __future__ import annotations
+
+from dflash_check.core.outcome import RunResult
+from dflash_check.core.report import Severity
+from dflash_check.render.annotations import annotations
+
+COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """Escape a message as the runner expects (%, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a property value (also ':' and ',')."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(result: RunResult) -> str:
+    """Render a run as workflow commands, then a one-line notice with the counts."""
+    lines = []
+    for a in annotations(result):
+        props = []
+        if a.location.uri is not None and a.location.is_local:
+            props.append(f"file={escape_property(a.location.uri)}")
+            if a.location.line is not None:
+                props.append(f"line={a.location.line}")
+        props.append(f"title={escape_property(a.rule)}")
+        lines.append(f"::{COMMAND[a.level]} {','.join(props)}::{escape_data(a.text)}")
+    total = len(result.outcomes)
+    lines.append(
+        f"::notice title=dflash-check::{total} pair{'s' if total != 1 else ''}: "
+        f"{result.count('ok')} as expected, {result.count('mismatch')} not as expected, "
+        f"{result.count('error')} not checked"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,63 @@
+"""JUnit XML: one test case per pair, as CI test-report widgets read it."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from dflash_check.core.outcome import RunResult
+from dflash_check.core.report import Severity
+from dflash_check.render.annotations import annotations
+from dflash_check.render.locations import expectation_text
+
+
+def render_junit(result: RunResult) -> str:
+    """Render a run as a JUnit XML document (no timings: output is reproducible)."""
+    name = result.file or "dflash-check pair"
+    failures = result.count("mismatch") + (
+        sum(
+            1
+            for o in result.outcomes
+            if o.status == "ok"
+            and o.report is not None
+            and result.strict
+            and o.report.count(Severity.WARNING)
+        )
+    )
+    errors = result.count("error")
+    suites = ET.Element(
+        "testsuites",
+        name="dflash-check",
+        tests=str(len(result.outcomes)),
+        failures=str(failures),
+        errors=str(errors),
+    )
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name=name,
+        tests=str(len(result.outcomes)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped="0",
+    )
+    by_outcome: dict[int, list[str]] = {}
+    for a in annotations(result):
+        by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {a.level.value}: {a.text}")
+    for outcome in result.outcomes:
+        attrs = {"classname": name, "name": outcome.label}
+        if outcome.spec is not None and result.file is not None:
+            attrs.update(file=result.file, line=str(outcome.spec.line))
+        case = ET.SubElement(suite, "testcase", attrs)
+        details = "\n".join(by_outcome.get(id(outcome), []))
+        if outcome.status == "error":
+            node = ET.SubElement(case, "error", message=expectation_text(outcome), type="DF091")
+            node.text = details
+        elif outcome.status == "mismatch" or (
+            result.strict and outcome.report is not None and outcome.report.count(Severity.WARNING)
+        ):
+            node = ET.SubElement(case, "failure", message=expectation_text(outcome), type="DF090")
+            node.text = details
+        elif details:
+            ET.SubElement(case, "system-out").text = details
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, "unicode") + "\n"

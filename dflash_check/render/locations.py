@@ -1,0 +1,57 @@
+"""Where a finding points: the pairs.yaml line of its entry, or the model's config.json."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dflash_check.core.outcome import PairOutcome, RunResult
+from dflash_check.core.report import Finding
+
+
+@dataclass(frozen=True)
+class Location:
+    """A file (a path, or a URL for Hub models) and an optional line."""
+
+    uri: str | None
+    line: int | None
+    is_local: bool
+
+
+def config_location(outcome: PairOutcome, model: str | None) -> Location:
+    """Return the config.json of the draft (default) or the target of a checked pair."""
+    report = outcome.report
+    if report is None:
+        return Location(None, None, False)
+    if model == "target":
+        name, location, revision = (
+            report.target.name,
+            report.target_location,
+            report.target_revision,
+        )
+    else:
+        name, location, revision = report.draft.name, report.draft_location, report.draft_revision
+    if revision is None:  # a local directory
+        return Location(location, None, True)
+    repo = name.split("@", 1)[0]
+    return Location(f"https://huggingface.co/{repo}/blob/{revision}/config.json", None, False)
+
+
+def finding_location(result: RunResult, outcome: PairOutcome, finding: Finding | None) -> Location:
+    """Return where a finding (or an outcome without one) should be shown."""
+    if outcome.spec is not None and result.file is not None:
+        return Location(result.file, outcome.spec.line, True)
+    return config_location(outcome, finding.model if finding else "draft")
+
+
+def message(finding: Finding) -> str:
+    """Return a finding's message prefixed with its runtime, if any."""
+    return f"[{finding.runtime}] {finding.message}" if finding.runtime else finding.message
+
+
+def expectation_text(outcome: PairOutcome) -> str:
+    """Return the DF090 / DF091 message of an outcome that is not ok."""
+    if outcome.status == "error":
+        return f"{outcome.label}: could not check: {outcome.error}"
+    return f"{outcome.label}: expected {outcome.expect.value}, got {outcome.verdict.value}" + (
+        f" ({outcome.spec.reason})" if outcome.spec and outcome.spec.reason else ""
+    )

@@ -1,0 +1,73 @@
+"""SARIF 2.1.0, as GitHub code scanning and other CI dashboards read it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dflash_check import __version__
+from dflash_check.core.outcome import RunResult
+from dflash_check.core.report import Severity
+from dflash_check.core.rules import ALL_RULES
+from dflash_check.render.annotations import annotations
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def rule_entries() -> list[dict[str, Any]]:
+    """Return a SARIF reportingDescriptor for every rule id."""
+    return [
+        {
+            "id": r.id,
+            "name": r.name,
+            "shortDescription": {"text": r.title},
+            "fullDescription": {"text": r.why},
+            "help": {"text": r.fix},
+            "defaultConfiguration": {"level": LEVEL[r.severity]},
+            "properties": {"runtimes": list(r.runtimes)},
+        }
+        for r in ALL_RULES
+    ]
+
+
+def render_sarif(result: RunResult) -> str:
+    """Render a run as one SARIF log with one run."""
+    index = {r.id: i for i, r in enumerate(ALL_RULES)}
+    results = []
+    for a in annotations(result):
+        entry: dict[str, Any] = {
+            "ruleId": a.rule,
+            "ruleIndex": index[a.rule],
+            "level": LEVEL[a.level],
+            "message": {"text": a.text},
+        }
+        if a.location.uri is not None:
+            physical: dict[str, Any] = {"artifactLocation": {"uri": a.location.uri}}
+            if a.location.line is not None:
+                physical["region"] = {"startLine": a.location.line}
+            entry["locations"] = [{"physicalLocation": physical}]
+        entry["properties"] = {
+            "pair": a.outcome.label,
+            "verdict": a.outcome.verdict.value,
+            "expect": a.outcome.expect.value,
+        }
+        results.append(entry)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "dflash-check",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/dflash-check/",
+                        "rules": rule_entries(),
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
