@@ -18,7 +18,7 @@ from dflash_check.core.outcome import PairOutcome, PairSpec, RunResult
 from dflash_check.core.report import Verdict
 from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
 from dflash_check.errors import CheckError, RegistryError
-from dflash_check.hub.interface import BadModelSpec, ModelRef, parse_model_ref
+from dflash_check.hub.interface import BadModelSpec, ModelRef, Role, parse_model_ref
 from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
 # key -> (required, description); the JSON schema in docs/ is checked against this table.
@@ -58,7 +58,9 @@ def load_pairs(path: Path, display: str | None = None) -> tuple[PairSpec, ...]:
     except (OSError, UnicodeDecodeError) as err:
         raise RegistryError(f"{name}: cannot read ({err})") from None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        # libyaml's loader when PyYAML has it (10x faster on large registries); same marks.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        root = yaml.compose(text, Loader=loader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         line = mark.line + 1 if mark else 1
@@ -210,6 +212,14 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
     )
 
 
+def _prefetch(cache: ModelCache, ref: ModelRef, role: Role) -> None:
+    """Fetch one model into the cache; a failure is cached and reported by its pairs."""
+    try:
+        cache.fetch(ref, role)
+    except CheckError:
+        pass
+
+
 def check_one(spec: PairSpec, base: Path, cache: ModelCache) -> PairOutcome:
     """Check one entry; a failure to check becomes an ``error`` outcome, not an exception."""
     try:
@@ -228,7 +238,20 @@ def run_registry(
 ) -> tuple[PairOutcome, ...]:
     """Check every pair with at most ``workers`` threads; each model is fetched once."""
     outcomes: dict[int, PairOutcome] = {}
+    requests = []
+    for s in specs:
+        try:
+            requests.append(request_for(s, base))
+        except BadModelSpec:
+            continue  # load_pairs validated every name; nothing to prefetch otherwise
+    models = {(r.draft, "draft"): None for r in requests} | {
+        (r.target, "target"): None for r in requests
+    }
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        # Fetch the distinct models first: pairs that share a model would otherwise queue
+        # behind one worker's fetch of it, and the run would follow the pairs, not the models.
+        for _ in pool.map(lambda key: _prefetch(cache, *key), models):
+            pass
         futures = {pool.submit(check_one, s, base, cache): s.index for s in specs}
         for future in as_completed(futures):
             outcome = future.result()

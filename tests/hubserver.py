@@ -93,6 +93,8 @@ class HubState:
     log: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     slow_seconds: float = 5.0
+    latency: float = 0.0
+    """Seconds added to every answer, to stand in for a real network in benchmarks."""
 
 
 _RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+|[^/]+)/resolve/(?P<rev>[^/]+)/(?P<file>.+)$")
@@ -173,6 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch(head=False)
 
     def _dispatch(self, head: bool) -> None:
+        if self.server.state.latency:
+            time.sleep(self.server.state.latency)
         path = self.path.split("?", 1)[0]
         info = _INFO.match(path)
         if info:

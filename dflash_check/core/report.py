@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from dflash_check.core.model import DraftView, TargetView
 from dflash_check.core.runtimes import RuntimeProfile
@@ -113,7 +114,7 @@ class CheckReport:
         ]
         return Verdict.INCOMPATIBLE if errors else Verdict.COMPATIBLE
 
-    @property
+    @cached_property
     def runtime_verdicts(self) -> dict[str, Verdict]:
         """Return name -> verdict for every checked runtime."""
         return {p.name: self.runtime_verdict(p.name) for p in self.profiles}

@@ -367,13 +367,34 @@ class HubSource:
 
     def _fetch_online(self, ref: ModelRef, role: Role, who: str) -> ModelFiles:
         """Ask the Hub, then cache what offline runs will need."""
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi, constants, get_hf_file_metadata
+        from huggingface_hub.file_download import hf_hub_url
 
         assert ref.repo_id is not None
         repo_id = ref.repo_id
+        # One HEAD tells which commit the revision is at (and whether the repo is reachable,
+        # gated or missing). If that commit is cached with its manifest, nothing else is
+        # fetched: commits never change.
+        url = hf_hub_url(repo_id, CONFIG_FILE, revision=ref.revision, endpoint=constants.ENDPOINT)
+        head = self._call(
+            lambda: get_hf_file_metadata(
+                url, token=self.options.token, timeout=self.options.timeout
+            ),
+            who,
+            repo_id,
+            CONFIG_FILE,
+        )
+        if head.commit_hash and _is_commit(head.commit_hash):
+            pinned = ModelRef(ref.spec, repo_id=repo_id, revision=head.commit_hash)
+            cached = self._fetch_cached(pinned, role, who)
+            if cached is not None:
+                _update_ref(repo_id, ref.revision or "main", head.commit_hash)
+                return cached
         api = HfApi(token=self.options.token)
         info = self._call(
-            lambda: api.model_info(repo_id, revision=ref.revision, timeout=self.options.timeout),
+            lambda: api.model_info(
+                repo_id, revision=head.commit_hash or ref.revision, timeout=self.options.timeout
+            ),
             who,
             repo_id,
             "model info",
@@ -546,6 +567,28 @@ def _base_models(card_data: Any) -> list[str]:
     if isinstance(value, list):
         return [v for v in value if isinstance(v, str)]
     return []
+
+
+def _update_ref(repo_id: str, revision: str, commit: str) -> None:
+    """Point ``refs/<revision>`` of the HF cache at ``commit``, as hf_hub_download would."""
+    from huggingface_hub import constants
+
+    if _is_commit(revision):
+        return
+    ref_file = (
+        Path(constants.HF_HUB_CACHE) / ("models--" + repo_id.replace("/", "--")) / "refs" / revision
+    )
+    try:
+        current: str | None = ref_file.read_text().strip()
+    except OSError:
+        current = None
+    if current == commit:
+        return
+    try:
+        ref_file.parent.mkdir(parents=True, exist_ok=True)
+        ref_file.write_text(commit)
+    except OSError:
+        pass  # a read-only cache only costs the offline re-run
 
 
 def _load_manifest(path: Path) -> dict[str, Any] | None:

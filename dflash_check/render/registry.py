@@ -99,5 +99,6 @@ def registry_dict(result: RunResult) -> dict[str, Any]:
 
 
 def render_registry_json(result: RunResult) -> str:
-    """Render the registry run as indented JSON."""
-    return json.dumps(registry_dict(result), indent=2) + "\n"
+    """Render the registry run as JSON: one compact line (a registry can hold 1,000 reports;
+    ``jq .`` pretty-prints it)."""
+    return json.dumps(registry_dict(result), separators=(",", ":")) + "\n"
