@@ -7,6 +7,7 @@ publishes the same format for editors, and a test keeps the two in agreement.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import fnmatch
 from collections.abc import Callable
@@ -214,10 +215,8 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
 
 def _prefetch(cache: ModelCache, ref: ModelRef, role: Role) -> None:
     """Fetch one model into the cache; a failure is cached and reported by its pairs."""
-    try:
+    with contextlib.suppress(CheckError):
         cache.fetch(ref, role)
-    except CheckError:
-        pass
 
 
 def check_one(spec: PairSpec, base: Path, cache: ModelCache) -> PairOutcome:
