@@ -25,3 +25,21 @@ def test_every_rule_is_documented() -> None:
     text = (REPO / "docs/rules.md").read_text()
     for r in RULES:
         assert f"## {r.id}" in text
+
+
+def test_cli_reference_is_current(tmp_path: object) -> None:
+    """docs/cli.md is what `typer dflash_check.cli utils docs` generates."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = Path(str(tmp_path)) / "cli.md"
+    subprocess.run(
+        [sys.executable, "-m", "typer", "dflash_check.cli", "utils", "docs", "--name",
+         "dflash-check", "--output", str(out)],
+        check=True, capture_output=True, cwd=REPO,
+    )
+    assert out.read_text() == (REPO / "docs" / "cli.md").read_text(), (
+        "docs/cli.md is stale: typer dflash_check.cli utils docs --name dflash-check "
+        "--output docs/cli.md"
+    )
