@@ -9,7 +9,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -119,6 +119,26 @@ def render_ci(result: object, output_format: OutputFormat) -> str:
 
 
 CI_FORMATS = (OutputFormat.sarif, OutputFormat.junit, OutputFormat.github)
+
+
+class DeviceChoice(str, Enum):
+    """Devices of the smoke run."""
+
+    auto = "auto"
+    cuda = "cuda"
+    cpu = "cpu"
+
+
+class DtypeChoice(str, Enum):
+    """Dtypes of the smoke run."""
+
+    auto = "auto"
+    bfloat16 = "bfloat16"
+    float16 = "float16"
+    float32 = "float32"
+
+
+SMOKE = "Smoke run"
 
 
 def _runtime_enum() -> type[Enum]:
@@ -233,6 +253,90 @@ def pair(
     token: TokenOpt = None,
     offline: OfflineOpt = False,
     timeout: TimeoutOpt = 10.0,
+    smoke_run: Annotated[
+        bool,
+        typer.Option(
+            "--smoke-run",
+            help="Also run a real speculative decode (needs the smoke "
+            "extra; runs on CUDA or, slowly, on the CPU).",
+            rich_help_panel=SMOKE,
+        ),
+    ] = False,
+    device: Annotated[
+        DeviceChoice, typer.Option("--device", help="Smoke-run device.", rich_help_panel=SMOKE)
+    ] = DeviceChoice.auto,
+    dtype: Annotated[
+        DtypeChoice,
+        typer.Option(
+            "--dtype",
+            help="Smoke-run dtype (auto: bfloat16 on CUDA, float32 on CPU).",
+            rich_help_panel=SMOKE,
+        ),
+    ] = DtypeChoice.auto,
+    prompt: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--prompt",
+            help="Smoke-run prompt (repeatable; default: built-in prompts).",
+            rich_help_panel=SMOKE,
+        ),
+    ] = None,
+    max_new_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-new-tokens", min=1, help="Tokens to generate per prompt.", rich_help_panel=SMOKE
+        ),
+    ] = 64,
+    block_size: Annotated[
+        int | None,
+        typer.Option(
+            "--block-size", min=2, help="Override the draft's block_size.", rich_help_panel=SMOKE
+        ),
+    ] = None,
+    temperature: Annotated[
+        float,
+        typer.Option(
+            "--temperature",
+            min=0.0,
+            help="0 for greedy verification "
+            "(checked lossless); above 0 samples with rejection sampling.",
+            rich_help_panel=SMOKE,
+        ),
+    ] = 0.0,
+    min_acceptance: Annotated[
+        float,
+        typer.Option(
+            "--min-acceptance",
+            min=1.0,
+            help="Fail (exit 1) when tau, the mean tokens per target step, is below this.",
+            rich_help_panel=SMOKE,
+        ),
+    ] = 1.5,
+    no_chat_template: Annotated[
+        bool,
+        typer.Option(
+            "--no-chat-template",
+            help="Feed prompts raw, without the tokenizer's chat template.",
+            rich_help_panel=SMOKE,
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Run the smoke run even when the static check fails.",
+            rich_help_panel=SMOKE,
+        ),
+    ] = False,
+    trust_remote_code: Annotated[
+        bool,
+        typer.Option(
+            "--trust-remote-code",
+            help="Let transformers run the target repo's own code (off by default).",
+            rich_help_panel=SMOKE,
+        ),
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", rich_help_panel=SMOKE)] = 0,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or one, with --runtime)."""
     from dflash_check.core.rules import RULES_BY_ID
@@ -273,6 +377,25 @@ def pair(
             write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
         fail(err, json_output)
 
+    if smoke_run:
+        from dflash_check.runtime.smoke import SmokeOptions
+
+        options = SmokeOptions(
+            device=device.value,
+            dtype=dtype.value,
+            prompts=tuple(prompt or ()),
+            max_new_tokens=max_new_tokens,
+            block_size=block_size,
+            temperature=temperature,
+            min_acceptance=min_acceptance,
+            chat_template=not no_chat_template,
+            trust_remote_code=trust_remote_code,
+            seed=seed,
+            token=token,
+            offline=offline or bool(os.environ.get("HF_HUB_OFFLINE")),
+        )
+        report = smoke(report, draft_ref, target_ref, options, force, json_output)
+
     if output_format in CI_FORMATS:
         outcome = PairOutcome(label, Verdict.COMPATIBLE, report=report)
         write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
@@ -296,12 +419,51 @@ def pair(
     raise typer.Exit(exit_code(report, strict))
 
 
+def smoke(
+    report: Any, draft: Any, target: Any, options: Any, force: bool, json_output: bool
+) -> Any:
+    """Run the smoke decode after a passing static check (or with --force); attach it."""
+    from dataclasses import replace
+
+    from dflash_check.core.report import Verdict
+    from dflash_check.runtime.smoke import run_smoke
+
+    err_console = stderr_console()
+    if report.verdict is Verdict.INCOMPATIBLE and not force:
+        err_console.print(
+            "Smoke run skipped: the static check failed (--force runs it anyway).", markup=False
+        )
+        return report
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("smoke run: {task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("starting", total=None)
+        try:
+            measured = run_smoke(
+                draft, target, options, lambda text: progress.update(task, description=text)
+            )
+        except CheckError as err:
+            fail(err, json_output)
+    return replace(report, smoke=measured)
+
+
 def exit_code(report: object, strict: bool) -> int:
-    """Return the exit code for a report: 1 when incompatible, or warned under --strict."""
+    """Return the exit code: 1 when incompatible, when the smoke run fails, or warned under
+    --strict."""
     from dflash_check.core.report import CheckReport, Severity, Verdict
 
     assert isinstance(report, CheckReport)
     if report.verdict is Verdict.INCOMPATIBLE:
+        return ExitCode.INCOMPATIBLE
+    if report.smoke is not None and not report.smoke.passed:
         return ExitCode.INCOMPATIBLE
     if strict and report.count(Severity.WARNING):
         return ExitCode.INCOMPATIBLE
@@ -412,34 +574,31 @@ class DocFormat(str, Enum):
     markdown = "markdown"
 
 
+def print_doc(output_format: DocFormat, kind: str) -> None:
+    """Print the rule or runtime table in the asked format (from ``dflash_check.docs``)."""
+    from dflash_check import docs
+
+    if output_format is DocFormat.markdown:
+        sys.stdout.write(getattr(docs, f"{kind}_markdown")())
+    elif output_format is DocFormat.json:
+        sys.stdout.write(getattr(docs, f"{kind}_json")())
+    else:
+        stdout_console().print(getattr(docs, f"{kind}_table")())
+
+
+DocFormatOpt = Annotated[DocFormat, typer.Option("--format", "-f")]
+
+
 @app.command()
-def rules(
-    output_format: Annotated[DocFormat, typer.Option("--format", "-f")] = DocFormat.table,
-) -> None:
+def rules(output_format: DocFormatOpt = DocFormat.table) -> None:
     """List every rule: id, severity, what it checks, why and how to fix it."""
-    from dflash_check import docs
-
-    if output_format is DocFormat.markdown:
-        sys.stdout.write(docs.rules_markdown())
-    elif output_format is DocFormat.json:
-        sys.stdout.write(docs.rules_json())
-    else:
-        stdout_console().print(docs.rules_table())
+    print_doc(output_format, "rules")
 
 
 @app.command()
-def runtimes(
-    output_format: Annotated[DocFormat, typer.Option("--format", "-f")] = DocFormat.table,
-) -> None:
+def runtimes(output_format: DocFormatOpt = DocFormat.table) -> None:
     """List the runtime profiles: how each runtime reads target_layer_ids."""
-    from dflash_check import docs
-
-    if output_format is DocFormat.markdown:
-        sys.stdout.write(docs.runtimes_markdown())
-    elif output_format is DocFormat.json:
-        sys.stdout.write(docs.runtimes_json())
-    else:
-        stdout_console().print(docs.runtimes_table())
+    print_doc(output_format, "runtimes")
 
 
 def main() -> None:

@@ -35,9 +35,21 @@ def test_cli_reference_is_current(tmp_path: object) -> None:
 
     out = Path(str(tmp_path)) / "cli.md"
     subprocess.run(
-        [sys.executable, "-m", "typer", "dflash_check.cli", "utils", "docs", "--name",
-         "dflash-check", "--output", str(out)],
-        check=True, capture_output=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "typer",
+            "dflash_check.cli",
+            "utils",
+            "docs",
+            "--name",
+            "dflash-check",
+            "--output",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=REPO,
     )
     assert out.read_text() == (REPO / "docs" / "cli.md").read_text(), (
         "docs/cli.md is stale: typer dflash_check.cli utils docs --name dflash-check "

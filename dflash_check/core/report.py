@@ -8,6 +8,7 @@ from functools import cached_property
 
 from dflash_check.core.model import DraftView, TargetView
 from dflash_check.core.runtimes import RuntimeProfile
+from dflash_check.core.smoke_report import SmokeReport
 
 
 class Severity(str, Enum):
@@ -102,6 +103,8 @@ class CheckReport:
     """Bytes the draft cost on the network."""
     target_fetched_bytes: int = 0
     """Bytes the target cost on the network."""
+    smoke: SmokeReport | None = None
+    """The smoke run's measurements, when ``--smoke-run`` ran."""
 
     def applies(self, finding: Finding, runtime: str) -> bool:
         """Return whether ``finding`` counts against ``runtime``."""

@@ -247,7 +247,7 @@ class HubSource:
                 return fn()
             except (HubError, ConfigError):
                 raise
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001 - translated below, never swallowed
                 hub_err = translate(err, who, repo_id, what, offline)
                 if offline or not _retryable(hub_err) or attempt >= self.options.retries:
                     if attempt:

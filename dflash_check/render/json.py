@@ -8,6 +8,7 @@ from typing import Any
 
 from dflash_check.core.model import DraftView, TargetView
 from dflash_check.core.report import CheckReport, Finding, LayerResolution
+from dflash_check.core.smoke_report import SmokeReport
 
 SCHEMA_VERSION = 1
 
@@ -75,6 +76,36 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "runtimes": {name: v.value for name, v in report.runtime_verdicts.items()},
         "layer_resolution": {r.runtime.name: resolution_dict(r) for r in report.resolutions},
         "findings": [finding_dict(f) for f in report.findings],
+        "smoke": smoke_dict(report.smoke) if report.smoke is not None else None,
+    }
+
+
+def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
+    """Return the smoke run as plain JSON data."""
+    return {
+        "device": smoke.device,
+        "dtype": smoke.dtype,
+        "block_size": smoke.block_size,
+        "temperature": smoke.temperature,
+        "lossless": smoke.lossless,
+        "mean_acceptance_length": round(smoke.mean_acceptance_length, 4),
+        "min_acceptance": smoke.min_acceptance,
+        "passed": smoke.passed,
+        "acceptance_rate_per_position": [round(r, 4) for r in smoke.acceptance_rate_per_position],
+        "acceptance_length_histogram": {str(k): v for k, v in smoke.histogram().items()},
+        "tokens_per_second": round(smoke.tokens_per_second, 2),
+        "baseline_tokens_per_second": round(smoke.baseline_tokens_per_second, 2),
+        "speedup": round(smoke.speedup, 3),
+        "cases": [
+            {
+                "prompt": c.prompt,
+                "prompt_token_ids": list(c.prompt_token_ids),
+                "output_token_ids": list(c.output_token_ids),
+                "acceptance_lengths": list(c.acceptance_lengths),
+                "lossless": c.lossless,
+            }
+            for c in smoke.cases
+        ],
     }
 
 

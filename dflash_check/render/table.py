@@ -9,6 +9,7 @@ from rich.text import Text
 
 from dflash_check.core.report import CheckReport, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
+from dflash_check.core.smoke_report import SmokeReport
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 VERDICT_STYLE = {
@@ -168,6 +169,35 @@ def verdict_line(report: CheckReport) -> Text:
     return line
 
 
+def smoke_section(smoke: SmokeReport) -> RenderableType:
+    """Return the smoke run: verdict line, tau, speed, histogram and per-position acceptance."""
+    ok = smoke.passed
+    head = Text("smoke run: ", style="bold")
+    head.append("passed" if ok else "FAILED", style="bold green" if ok else "bold red")
+    lossless = {True: "lossless", False: "NOT lossless", None: "sampling (not compared)"}
+    head.append(
+        f"  ({smoke.device}, {smoke.dtype}, block {smoke.block_size}, "
+        f"{len(smoke.cases)} prompts; {lossless[smoke.lossless]})"
+    )
+    tau = Text(
+        f"tau = {smoke.mean_acceptance_length:.2f} tokens per target step "
+        f"(minimum {smoke.min_acceptance:g}); {smoke.tokens_per_second:.1f} tok/s vs "
+        f"{smoke.baseline_tokens_per_second:.1f} tok/s plain = {smoke.speedup:.2f}x"
+    )
+    hist = smoke.histogram()
+    most = max(hist.values()) if hist else 1
+    lines: list[RenderableType] = [head, tau, Text("acceptance lengths:")]
+    for length in range(1, smoke.block_size + 1):
+        count = hist.get(length, 0)
+        bar = "█" * round(20 * count / most) if count else ""
+        lines.append(Text(f"  {length:>2} │{bar} {count}"))
+    rates = "  ".join(
+        f"{j}:{r:.0%}" for j, r in enumerate(smoke.acceptance_rate_per_position, start=1)
+    )
+    lines.append(Text(f"accepted per draft position: {rates}"))
+    return Group(*lines)
+
+
 def render_table(report: CheckReport) -> RenderableType:
     """Return the full human report as one rich renderable."""
     parts: list[RenderableType] = [
@@ -178,7 +208,10 @@ def render_table(report: CheckReport) -> RenderableType:
     picture = layer_picture(report)
     if picture is not None:
         parts.append(picture)
-    parts += [Text(""), findings_table(report), Text(""), verdict_line(report)]
+    parts += [Text(""), findings_table(report)]
+    if report.smoke is not None:
+        parts += [Text(""), smoke_section(report.smoke)]
+    parts += [Text(""), verdict_line(report)]
     return Group(*parts)
 
 

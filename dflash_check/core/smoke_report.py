@@ -1,0 +1,106 @@
+"""What a smoke run measured: plain values, so reports and renderers need no torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SmokeCase:
+    """One prompt's speculative decode, next to the plain decode of the same prompt."""
+
+    prompt: str
+    """The prompt text as given (before any chat template)."""
+    prompt_token_ids: tuple[int, ...]
+    """The token ids fed to the models (chat template applied when there is one)."""
+    output_token_ids: tuple[int, ...]
+    """Tokens the speculative decode generated."""
+    baseline_token_ids: tuple[int, ...]
+    """Tokens the plain target-only decode generated."""
+    acceptance_lengths: tuple[int, ...]
+    """Tokens committed per target verify step (accepted draft tokens + the bonus token)."""
+    drafted: tuple[int, ...]
+    """Draft tokens proposed per verify step."""
+    lossless: bool | None
+    """Greedy: the two outputs are identical. None when sampling (outputs may differ)."""
+    seconds: float
+    """Wall time of the speculative decode."""
+    baseline_seconds: float
+    """Wall time of the plain decode."""
+
+
+@dataclass(frozen=True)
+class SmokeReport:
+    """The whole smoke run."""
+
+    device: str
+    dtype: str
+    block_size: int
+    temperature: float
+    min_acceptance: float
+    cases: tuple[SmokeCase, ...]
+
+    @property
+    def lossless(self) -> bool | None:
+        """Return whether every greedy case matched the plain decode (None when sampling)."""
+        flags = [c.lossless for c in self.cases if c.lossless is not None]
+        return all(flags) if flags else None
+
+    @property
+    def steps(self) -> tuple[int, ...]:
+        """Return the acceptance length of every verify step of every case."""
+        return tuple(a for c in self.cases for a in c.acceptance_lengths)
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        """Return tau: tokens committed per target verify step, over all cases."""
+        steps = self.steps
+        return sum(steps) / len(steps) if steps else 0.0
+
+    @property
+    def acceptance_rate_per_position(self) -> tuple[float, ...]:
+        """Return, for block position j = 1..block_size-1, how often draft token j was accepted.
+
+        A step that accepted k draft tokens accepted positions 1..k; a position counts only
+        in the steps that drafted it.
+        """
+        rates = []
+        pairs = [
+            (a - 1, d)
+            for c in self.cases
+            for a, d in zip(c.acceptance_lengths, c.drafted, strict=True)
+        ]
+        for j in range(1, self.block_size):
+            drafted = [acc for acc, d in pairs if d >= j]
+            rates.append(sum(1 for acc in drafted if acc >= j) / len(drafted) if drafted else 0.0)
+        return tuple(rates)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Return generated tokens per second of the speculative decode."""
+        seconds = sum(c.seconds for c in self.cases)
+        return sum(len(c.output_token_ids) for c in self.cases) / seconds if seconds else 0.0
+
+    @property
+    def baseline_tokens_per_second(self) -> float:
+        """Return generated tokens per second of the plain decode."""
+        seconds = sum(c.baseline_seconds for c in self.cases)
+        return sum(len(c.baseline_token_ids) for c in self.cases) / seconds if seconds else 0.0
+
+    @property
+    def speedup(self) -> float:
+        """Return the speculative over the plain tokens per second."""
+        base = self.baseline_tokens_per_second
+        return self.tokens_per_second / base if base else 0.0
+
+    @property
+    def passed(self) -> bool:
+        """Return whether the run proves the pair: lossless and tau >= --min-acceptance."""
+        return self.lossless is not False and self.mean_acceptance_length >= self.min_acceptance
+
+    def histogram(self) -> dict[int, int]:
+        """Return acceptance length -> number of verify steps."""
+        counts: dict[int, int] = {}
+        for a in self.steps:
+            counts[a] = counts.get(a, 0) + 1
+        return dict(sorted(counts.items()))

@@ -1,0 +1,300 @@
+"""Run a real speculative decode of a pair: the proof that configs alone cannot give.
+
+Loads the target with transformers (safetensors only, no remote code unless asked) and the
+draft into the bundled ``DFlashDraft``, decodes each prompt twice — speculatively and with the
+target alone — and reports losslessness, tau (tokens per verify step), per-position acceptance
+and tokens per second. torch and transformers are imported here, lazily.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dflash_check.core.smoke_report import SmokeCase, SmokeReport
+from dflash_check.errors import CheckError, ConfigError, MissingExtraError
+from dflash_check.hub.interface import ModelRef
+
+INSTALL_HINT = "pip install 'dflash-check[smoke]'"
+
+DEFAULT_PROMPTS = (
+    "Write a Python function that returns the n-th Fibonacci number.",
+    "Explain in three sentences how speculative decoding speeds up generation.",
+    "List the first twenty prime numbers, separated by commas.",
+    "Summarise the plot of Romeo and Juliet in one paragraph.",
+)
+
+# Files a smoke run needs from a Hub repo: never *.bin or *.pt (pickles), never remote code.
+SNAPSHOT_PATTERNS = [
+    "config.json",
+    "generation_config.json",
+    "*.safetensors",
+    "model.safetensors.index.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.*",
+    "vocab.json",
+    "merges.txt",
+    "tokenizer.model",
+]
+
+
+class SmokeUnsupportedError(CheckError):
+    """The draft is a kind the bundled runtime cannot run yet."""
+
+
+@dataclass(frozen=True)
+class SmokeOptions:
+    """The ``--smoke-run`` options."""
+
+    device: str = "auto"
+    dtype: str = "auto"
+    prompts: tuple[str, ...] = ()
+    max_new_tokens: int = 64
+    block_size: int | None = None
+    temperature: float = 0.0
+    min_acceptance: float = 1.5
+    chat_template: bool = True
+    trust_remote_code: bool = False
+    seed: int = 0
+    token: str | None = None
+    offline: bool = False
+
+
+def import_runtime() -> tuple[Any, Any]:
+    """Import torch and transformers, or say exactly what to install."""
+    try:
+        import torch
+        import transformers
+    except ImportError as err:
+        raise MissingExtraError(
+            f"the smoke run needs torch and transformers ({err.name} is not installed)",
+            hint=INSTALL_HINT,
+        ) from None
+    return torch, transformers
+
+
+def pick_device(torch: Any, requested: str) -> Any:
+    """Return the torch device for ``--device``; refuse CUDA where there is none."""
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise CheckError(
+            "--device cuda: CUDA is not available to this torch "
+            f"({torch.__version__}, built {'with' if torch.version.cuda else 'without'} CUDA)",
+            hint="use --device cpu (slow but complete) or --device auto",
+        )
+    return torch.device(requested)
+
+
+def pick_dtype(torch: Any, requested: str, device: Any) -> Any:
+    """Return the dtype: bfloat16 on CUDA and float32 on the CPU unless asked otherwise."""
+    if requested == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    return getattr(torch, requested)
+
+
+def model_dir(ref: ModelRef, options: SmokeOptions) -> Path:
+    """Return a local directory with the model's files (downloading safetensors from the Hub)."""
+    if ref.path is not None:
+        return ref.path
+    from huggingface_hub import snapshot_download
+
+    from dflash_check.hub.hub import translate
+
+    assert ref.repo_id is not None
+    try:
+        return Path(
+            snapshot_download(
+                ref.repo_id,
+                revision=ref.revision,
+                token=options.token,
+                allow_patterns=SNAPSHOT_PATTERNS,
+                local_files_only=options.offline,
+            )
+        )
+    except Exception as err:  # noqa: BLE001 - translated to one line
+        raise translate(
+            err, f"model {ref.spec}", ref.repo_id, "the weights", options.offline
+        ) from None
+
+
+def load_draft(
+    folder: Path, torch: Any, device: Any, dtype: Any, block_size: int | None
+) -> tuple[Any, int, int]:
+    """Load the draft's safetensors into the bundled model; return (model, block, mask id)."""
+    from safetensors.torch import load_file
+
+    from dflash_check.runtime.draft_model import DFlashDraft, DraftConfig
+
+    cfg = json.loads((folder / "config.json").read_text())
+    architectures = cfg.get("architectures") or []
+    if "DFlash2DraftModel" in architectures:
+        raise SmokeUnsupportedError(
+            f"draft {folder}: DFlash2DraftModel (grouped dynamic causal convolutions and the "
+            "candidate selector) is not supported by the smoke run yet",
+            hint="the static check still applies; run DFlash 2 drafts with z-lab's dflash",
+        )
+    rope_scaling = cfg.get("rope_scaling") or (cfg.get("rope_parameters") or {})
+    if rope_scaling.get("rope_type", "default") not in ("default", None):
+        raise SmokeUnsupportedError(
+            f"draft {folder}: RoPE type {rope_scaling.get('rope_type')!r} is not supported by "
+            "the smoke run yet"
+        )
+    try:
+        draft_cfg = DraftConfig.from_dict(cfg)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ConfigError(
+            f"draft {folder}: config.json cannot build a DFlash model ({err})"
+        ) from None
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise ConfigError(f"draft {folder}: no safetensors weights (only safetensors are loaded)")
+    state: dict[str, Any] = {}
+    for path in files:
+        try:
+            state.update(load_file(str(path)))
+        except Exception as err:  # noqa: BLE001 - safetensors raises its own error types
+            raise ConfigError(f"draft {folder}: {path.name} cannot be loaded ({err})") from None
+    model = DFlashDraft(draft_cfg)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    if missing:
+        raise ConfigError(
+            f"draft {folder}: the weights lack {', '.join(missing[:3])}"
+            + (" …" if len(missing) > 3 else "")
+        )
+    for name, tensor in expected.items():
+        if tuple(state[name].shape) != tuple(tensor.shape):
+            raise ConfigError(
+                f"draft {folder}: {name} has shape {list(state[name].shape)}, the config "
+                f"implies {list(tensor.shape)}"
+            )
+    model.load_state_dict({k: state[k] for k in expected})
+    model.to(device=device, dtype=dtype).eval()
+    return model, block_size or draft_cfg.block_size, draft_cfg.mask_token_id
+
+
+def load_target(
+    folder: Path, transformers: Any, device: Any, dtype: Any, trust_remote_code: bool
+) -> tuple[Any, Any]:
+    """Load the target model (safetensors only) and its tokenizer."""
+    transformers.utils.logging.disable_progress_bar()
+    transformers.utils.logging.set_verbosity_error()
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            str(folder),
+            dtype=dtype,
+            use_safetensors=True,
+            trust_remote_code=trust_remote_code,
+        )
+        tokenizer = transformers.AutoTokenizer.from_pretrained(
+            str(folder), trust_remote_code=trust_remote_code
+        )
+    except (OSError, ValueError, KeyError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConfigError(
+            f"target {folder}: transformers cannot load it: {first}",
+            hint="--trust-remote-code runs the repo's own code, if you trust it"
+            if "trust_remote_code" in str(err)
+            else None,
+        ) from None
+    return model.to(device).eval(), tokenizer
+
+
+def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
+    """Return the target's stop tokens: generation_config eos ids and the tokenizer's eos."""
+    ids: set[int] = set()
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if isinstance(eos, int):
+        ids.add(eos)
+    elif isinstance(eos, (list, tuple)):
+        ids.update(int(e) for e in eos)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    return ids
+
+
+def encode(tokenizer: Any, prompt: str, chat_template: bool) -> list[int]:
+    """Tokenise a prompt, through the chat template when the tokenizer has one."""
+    if chat_template and getattr(tokenizer, "chat_template", None):
+        ids = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
+        )
+        if isinstance(ids, dict) or hasattr(ids, "input_ids"):
+            ids = ids["input_ids"]
+        return [int(i) for i in ids]
+    return [int(i) for i in tokenizer(prompt)["input_ids"]]
+
+
+def run_smoke(
+    draft: ModelRef,
+    target: ModelRef,
+    options: SmokeOptions,
+    on_progress: Callable[[str], None] | None = None,
+) -> SmokeReport:
+    """Load the pair, decode every prompt speculatively and plainly, and measure."""
+    torch, transformers = import_runtime()
+    from dflash_check.runtime.decode import plain_decode, speculative_decode
+
+    say = on_progress or (lambda _text: None)
+    device = pick_device(torch, options.device)
+    dtype = pick_dtype(torch, options.dtype, device)
+    say("loading the target")
+    model, tokenizer = load_target(
+        model_dir(target, options), transformers, device, dtype, options.trust_remote_code
+    )
+    say("loading the draft")
+    draft_model, block_size, mask_id = load_draft(
+        model_dir(draft, options), torch, device, dtype, options.block_size
+    )
+    stops = stop_token_ids(model, tokenizer)
+    prompts = options.prompts or DEFAULT_PROMPTS
+    generator = torch.Generator(device=device).manual_seed(options.seed)
+    # Warm up kernels and allocators once, so the first case's timing is not an outlier.
+    warm = encode(tokenizer, prompts[0], options.chat_template)
+    speculative_decode(model, draft_model, warm, 4, stops, block_size, mask_id)
+    plain_decode(model, warm, 4, stops)
+    cases = []
+    for i, prompt in enumerate(prompts):
+        say(f"decoding prompt {i + 1}/{len(prompts)}")
+        ids = encode(tokenizer, prompt, options.chat_template)
+        spec = speculative_decode(
+            model,
+            draft_model,
+            ids,
+            options.max_new_tokens,
+            stops,
+            block_size,
+            mask_id,
+            options.temperature,
+            generator,
+        )
+        base = plain_decode(
+            model, ids, options.max_new_tokens, stops, options.temperature, generator
+        )
+        cases.append(
+            SmokeCase(
+                prompt=prompt,
+                prompt_token_ids=tuple(ids),
+                output_token_ids=tuple(spec.output_ids),
+                baseline_token_ids=tuple(base.output_ids),
+                acceptance_lengths=tuple(spec.acceptance_lengths),
+                drafted=tuple(spec.drafted),
+                lossless=(spec.output_ids == base.output_ids) if options.temperature <= 0 else None,
+                seconds=spec.seconds,
+                baseline_seconds=base.seconds,
+            )
+        )
+    return SmokeReport(
+        device=str(device),
+        dtype=str(dtype).removeprefix("torch."),
+        block_size=block_size,
+        temperature=options.temperature,
+        min_acceptance=options.min_acceptance,
+        cases=tuple(cases),
+    )

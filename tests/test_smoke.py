@@ -1,0 +1,225 @@
+"""The smoke run on the CPU, with the tiny trained pair in tests/fixtures/tiny."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import QWEN35_4B, REPO, SEED_DRAFT, run_cli
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from dflash_check.hub.interface import parse_model_ref  # noqa: E402
+from dflash_check.runtime.smoke import SmokeOptions, run_smoke  # noqa: E402
+
+TINY = REPO / "tests" / "fixtures" / "tiny"
+DRAFT, TARGET = TINY / "draft", TINY / "target"
+PROMPTS = ("1 2 3", "5 10 15", "7 9", "40 43 46", "3 8 13 18")
+LIMIT = 59
+
+
+def progression_prompts(n: int, seed: int = 1) -> tuple[str, ...]:
+    """Return ``n`` prompts of three terms of random progressions (mod 59)."""
+    rng = random.Random(seed)
+    prompts = []
+    for _ in range(n):
+        a, d = rng.randrange(1, LIMIT), rng.randrange(1, 7)
+        prompts.append(" ".join(str((a + k * d) % LIMIT) for k in range(3)))
+    return tuple(prompts)
+
+
+def smoke(draft: Path = DRAFT, **kwargs: object):
+    """Run the smoke decode in-process on the tiny pair."""
+    options = SmokeOptions(device="cpu", max_new_tokens=40, **kwargs)  # type: ignore[arg-type]
+    return run_smoke(parse_model_ref(str(draft)), parse_model_ref(str(TARGET)), options)
+
+
+def shifted_draft(tmp_path: Path, shift: int) -> Path:
+    """Copy the tiny draft with its target_layer_ids shifted by ``shift``."""
+    folder = tmp_path / f"draft{shift:+d}"
+    shutil.copytree(DRAFT, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["dflash_config"]["target_layer_ids"] = [
+        t + shift for t in cfg["dflash_config"]["target_layer_ids"]
+    ]
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+def test_tiny_pair_passes_the_static_check() -> None:
+    """The fixture pair is a valid pair: the smoke run would run on it."""
+    proc = run_cli("pair", str(DRAFT), str(TARGET), "-f", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["findings"] == []
+
+
+def test_smoke_run_through_the_cli() -> None:
+    """--smoke-run: exit 0, lossless, tau well above 1, the JSON fields all there."""
+    args = ["pair", str(DRAFT), str(TARGET), "--smoke-run", "--device", "cpu",
+            "--max-new-tokens", "40", "-f", "json"]
+    for p in PROMPTS:
+        args += ["--prompt", p]
+    proc = run_cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    smoke_json = json.loads(proc.stdout)["smoke"]
+    assert smoke_json["lossless"] is True and smoke_json["passed"] is True
+    assert smoke_json["device"] == "cpu" and smoke_json["dtype"] == "float32"
+    assert smoke_json["block_size"] == 8
+    assert smoke_json["mean_acceptance_length"] >= 3.0
+    assert len(smoke_json["acceptance_rate_per_position"]) == 7
+    for key in ("tokens_per_second", "baseline_tokens_per_second", "speedup"):
+        assert smoke_json[key] > 0
+    case = smoke_json["cases"][0]
+    assert case["prompt"] == PROMPTS[0]
+    assert case["prompt_token_ids"][0] == 2  # <bos>
+    assert sum(case["acceptance_lengths"]) == len(case["output_token_ids"])
+    assert case["lossless"] is True
+
+
+def test_table_report_has_the_histogram() -> None:
+    """The human report shows the smoke verdict, tau and a histogram."""
+    proc = run_cli("pair", str(DRAFT), str(TARGET), "--smoke-run", "--device", "cpu",
+                   "--prompt", "1 2 3", "--max-new-tokens", "24")
+    assert proc.returncode == 0, proc.stderr
+    assert "smoke run: passed" in proc.stdout
+    assert "acceptance lengths:" in proc.stdout and "│" in proc.stdout
+
+
+def test_lossless_on_many_prompts() -> None:
+    """Greedy speculative output equals plain greedy output on 24 prompts; tau >= 3."""
+    report = smoke(prompts=progression_prompts(24))
+    assert [c.lossless for c in report.cases] == [True] * 24
+    assert report.mean_acceptance_length >= 3.0, report.histogram()
+    assert report.passed
+
+
+def test_block_size_override_changes_the_steps() -> None:
+    """--block-size 2 drafts one token per step: tau is at most 2."""
+    report = smoke(prompts=PROMPTS, block_size=2)
+    assert report.block_size == 2 and report.lossless is True
+    assert report.mean_acceptance_length <= 2.0
+    assert all(d <= 1 for c in report.cases for d in c.drafted)
+
+
+def test_sampling_stays_in_the_vocabulary() -> None:
+    """With a temperature, outputs are sampled (not compared) and stay within the vocab."""
+    report = smoke(prompts=PROMPTS, temperature=0.8, seed=3)
+    assert report.lossless is None
+    vocab = json.loads((TARGET / "config.json").read_text())["vocab_size"]
+    for case in report.cases:
+        assert case.output_token_ids and all(0 <= t < vocab for t in case.output_token_ids)
+        assert sum(case.acceptance_lengths) == len(case.output_token_ids)
+    again = smoke(prompts=PROMPTS, temperature=0.8, seed=3)
+    assert [c.output_token_ids for c in again.cases] == [c.output_token_ids for c in report.cases]
+
+
+def test_shifted_layer_ids_collapse_acceptance(tmp_path: Path) -> None:
+    """Layer ids off by one (the vLLM bug before #40727): lossless still, tau collapses."""
+    good = smoke(prompts=progression_prompts(12))
+    bad = smoke(draft=shifted_draft(tmp_path, -1), prompts=progression_prompts(12))
+    assert bad.lossless is True  # the target verifies everything: output stays correct
+    assert bad.mean_acceptance_length < 0.6 * good.mean_acceptance_length
+    assert bad.mean_acceptance_length < 2.0
+
+
+def test_min_acceptance_catches_the_shift(tmp_path: Path) -> None:
+    """The static check passes the shifted draft; --min-acceptance fails it (exit 1)."""
+    draft = shifted_draft(tmp_path, -1)
+    args = ["pair", str(draft), str(TARGET), "--smoke-run", "--device", "cpu",
+            "--max-new-tokens", "40", "--min-acceptance", "2.5", "-f", "json"]
+    for p in progression_prompts(6):
+        args += ["--prompt", p]
+    proc = run_cli(*args)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "compatible"  # configs agree: only running it tells
+    assert report["smoke"]["passed"] is False and report["smoke"]["lossless"] is True
+
+
+def test_static_failure_skips_the_smoke_run() -> None:
+    """A broken pair is not run unless --force; with --force it fails in one line."""
+    proc = run_cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--device", "cpu")
+    assert proc.returncode == 1
+    assert "Smoke run skipped" in proc.stderr
+    forced = run_cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--force",
+                     "--device", "cpu")
+    assert forced.returncode == 3 and "Traceback" not in forced.stderr
+    assert len([x for x in forced.stderr.splitlines() if x.startswith("Error:")]) == 1
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_cuda_requested_without_cuda() -> None:
+    """--device cuda where there is none: a clear line, exit 3."""
+    proc = run_cli("pair", str(DRAFT), str(TARGET), "--smoke-run", "--device", "cuda")
+    assert proc.returncode == 3
+    assert "CUDA is not available" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_dflash2_is_reported_unsupported(tmp_path: Path) -> None:
+    """A DFlash2 draft: the static check runs, the smoke run says it is not supported yet."""
+    folder = tmp_path / "dflash2"
+    shutil.copytree(DRAFT, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["architectures"] = ["DFlash2DraftModel"]
+    (folder / "config.json").write_text(json.dumps(cfg))
+    proc = run_cli("pair", str(folder), str(TARGET), "--smoke-run", "--device", "cpu")
+    assert proc.returncode == 3
+    assert "DFlash2DraftModel" in proc.stderr and "not supported by the smoke run yet" in \
+        proc.stderr
+
+
+BLOCK_TORCH = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("torch", "transformers"):
+            raise ImportError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Block())
+sys.argv = ["dflash-check", *sys.argv[1:]]
+from dflash_check.cli import main
+main()
+"""
+
+
+def test_missing_extra_says_what_to_install() -> None:
+    """Without torch: one line with the exact pip command, exit 3; the check itself works."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET),
+                           "--smoke-run"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3
+    assert "pip install 'dflash-check[smoke]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    plain = subprocess.run([sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET)],
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0
+
+
+def test_matches_the_reference_implementation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same output tokens and acceptance lengths as z-lab's dflash_generate, where installed."""
+    import time
+
+    dflash = pytest.importorskip("dflash.model")
+    # The reference times with torch.cuda.synchronize(); on the CPU a plain clock does.
+    monkeypatch.setattr(dflash, "_cuda_time", time.perf_counter)
+    from transformers import AutoModelForCausalLM
+
+    from dflash_check.runtime.decode import speculative_decode
+    from dflash_check.runtime.smoke import load_draft
+
+    target = AutoModelForCausalLM.from_pretrained(str(TARGET), dtype=torch.float32).eval()
+    reference = dflash.DFlashDraftModel.from_pretrained(str(DRAFT), dtype=torch.float32).eval()
+    ours, block, mask = load_draft(DRAFT, torch, torch.device("cpu"), torch.float32, None)
+    for prompt in progression_prompts(6):
+        ids = [2, *[5 + int(w) for w in prompt.split()]]
+        ref = dflash.dflash_generate(reference, target, torch.tensor([ids]), 40, [3],
+                                     return_stats=True)
+        mine = speculative_decode(target, ours, ids, 40, {3}, block, mask)
+        assert ref.output_ids[0, len(ids):].tolist() == mine.output_ids
+        assert list(ref.acceptance_lengths) == mine.acceptance_lengths
