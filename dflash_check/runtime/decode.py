@@ -219,7 +219,7 @@ def speculative_decode(
             accepted = int(agree.sum())
             bonus = int(posterior[accepted])
         new = [int(t) for t in proposed[:accepted]] + [bonus]
-        new = new[: max_length - start]
+        new = new[: max_length - start - 1]  # tokens[start] is already committed
         stop = _stopped_at(new, stop_ids)
         if stop is not None:
             new, stopped = new[: stop + 1], True
