@@ -58,8 +58,11 @@ def main() -> None:
 
     def ours() -> tuple[int, list[list[int]], list[list[int]]]:
         results = [speculative_decode(target, draft, p, n, STOP, block, mask) for p in cases]
-        return (sum(len(r.output_ids) for r in results), [r.output_ids for r in results],
-                [r.acceptance_lengths for r in results])
+        return (
+            sum(len(r.output_ids) for r in results),
+            [r.output_ids for r in results],
+            [r.acceptance_lengths for r in results],
+        )
 
     def plain() -> tuple[int, list[list[int]], list[list[int]]]:
         results = [plain_decode(target, p, n, STOP) for p in cases]
@@ -70,16 +73,23 @@ def main() -> None:
         import dflash.model as reference
 
         reference._cuda_time = time.perf_counter  # CPU-safe clock for its stats
-        ref_model = reference.DFlashDraftModel.from_pretrained(str(TINY / "draft"),
-                                                               dtype=torch.float32)
+        ref_model = reference.DFlashDraftModel.from_pretrained(
+            str(TINY / "draft"), dtype=torch.float32
+        )
         ref_model = ref_model.to(device).eval()
 
         def ref() -> tuple[int, list[list[int]], list[list[int]]]:
             outs, lens = [], []
             for p in cases:
-                r = reference.dflash_generate(ref_model, target, torch.tensor([p], device=device),
-                                              n, list(STOP), return_stats=True)
-                outs.append(r.output_ids[0, len(p):].tolist())
+                r = reference.dflash_generate(
+                    ref_model,
+                    target,
+                    torch.tensor([p], device=device),
+                    n,
+                    list(STOP),
+                    return_stats=True,
+                )
+                outs.append(r.output_ids[0, len(p) :].tolist())
                 lens.append(list(r.acceptance_lengths))
             return sum(len(o) for o in outs), outs, lens
 
@@ -89,7 +99,7 @@ def main() -> None:
 
     timings: dict[str, list[float]] = {name: [] for name in decoders}
     outputs = {}
-    for name, fn in decoders.items():
+    for fn in decoders.values():
         fn()  # warm-up
     for _ in range(args.runs):
         for name, fn in decoders.items():
@@ -102,14 +112,18 @@ def main() -> None:
     for name, times in timings.items():
         tokens = outputs[name][0]
         print(f"{name:28s} {tokens / statistics.median(times):8.1f} tok/s")
-    print("plain output == speculative output:",
-          outputs["plain target decode"][1] == ours_out[1])
+    print("plain output == speculative output:", outputs["plain target decode"][1] == ours_out[1])
     if "reference dflash_generate" in outputs:
         ref_out = outputs["reference dflash_generate"]
-        print("reference tokens == ours:", ref_out[1] == ours_out[1],
-              "| acceptance lengths == ours:", ref_out[2] == ours_out[2])
+        print(
+            "reference tokens == ours:",
+            ref_out[1] == ours_out[1],
+            "| acceptance lengths == ours:",
+            ref_out[2] == ours_out[2],
+        )
         ratio = statistics.median(timings["reference dflash_generate"]) / statistics.median(
-            timings["dflash-check speculative"])
+            timings["dflash-check speculative"]
+        )
         print(f"ours vs reference tokens/s: {ratio:.2f}x")
     steps = [a for lens in ours_out[2] for a in lens]
     print(f"tau (ours): {sum(steps) / len(steps):.2f}")

@@ -215,7 +215,7 @@ def main_callback(
     """Check DFlash draft/target pairs from their configs, before any weight is loaded."""
 
 
-def pick_revision(flag: str | None, both: str | None, role: str, other_flag: str) -> str | None:
+def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | None:
     """Return the revision for one side, refusing two flags that disagree."""
     if flag is not None and both is not None and flag != both:
         raise typer.BadParameter(
@@ -350,10 +350,10 @@ def pair(
         raise typer.BadParameter(f"unknown rule id {', '.join(unknown)}", param_hint="--ignore")
     try:
         draft_ref = parse_model_ref(
-            draft, pick_revision(draft_revision, revision, "draft", "--draft-revision")
+            draft, pick_revision(draft_revision, revision, "--draft-revision")
         )
         target_ref = parse_model_ref(
-            target, pick_revision(target_revision, revision, "target", "--target-revision")
+            target, pick_revision(target_revision, revision, "--target-revision")
         )
     except BadModelSpec as err:
         raise typer.BadParameter(str(err)) from None
@@ -362,7 +362,7 @@ def pair(
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
     cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
-    request = CheckRequest(draft_ref, target_ref, runtime.value, ignored)
+    request = CheckRequest(draft_ref, target_ref, runtime.value, ignored)  # type: ignore[attr-defined]
     from dflash_check.core.outcome import PairOutcome, RunResult
     from dflash_check.core.report import Verdict
 
@@ -543,18 +543,17 @@ def registry(
         from dflash_check.render.registry import render_registry_table
 
         if output is not None:
-            console = Console(record=True, width=160, file=open(os.devnull, "w"))  # noqa: SIM115
-            console.print(render_registry_table(result))
-            write_output(console.export_text(), output)
+            from dflash_check.render.table import export_text
+
+            write_output(export_text(render_registry_table(result), width=160), output)
         else:
             stdout_console().print(render_registry_table(result))
-    err = stderr_console()
     for o in outcomes:
         if o.status == "error" and o.spec is not None:
-            err.print(
+            err_console.print(
                 f"Error: {file}:{o.spec.line}: {o.label}: {redact(o.error or '')}", markup=False
             )
-    err.print(
+    err_console.print(
         f"dflash-check registry: {len(outcomes)} pairs, {result.count('ok')} as expected, "
         f"{result.count('mismatch')} not as expected, {result.count('error')} not checked",
         markup=False,

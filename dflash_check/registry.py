@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from dflash_check.core.outcome import PairOutcome, PairSpec, RunResult
+from dflash_check.core.outcome import PairOutcome, PairSpec
 from dflash_check.core.report import Verdict
 from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
 from dflash_check.errors import CheckError, RegistryError
@@ -258,8 +258,3 @@ def run_registry(
             if on_done is not None:
                 on_done(outcome)
     return tuple(outcomes[s.index] for s in specs)
-
-
-def registry_result(outcomes: tuple[PairOutcome, ...], file: str) -> RunResult:
-    """Wrap outcomes with their file for the renderers."""
-    return RunResult(outcomes=outcomes, file=file)

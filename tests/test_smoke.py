@@ -60,8 +60,18 @@ def test_tiny_pair_passes_the_static_check() -> None:
 
 def test_smoke_run_through_the_cli() -> None:
     """--smoke-run: exit 0, lossless, tau well above 1, the JSON fields all there."""
-    args = ["pair", str(DRAFT), str(TARGET), "--smoke-run", "--device", "cpu",
-            "--max-new-tokens", "40", "-f", "json"]
+    args = [
+        "pair",
+        str(DRAFT),
+        str(TARGET),
+        "--smoke-run",
+        "--device",
+        "cpu",
+        "--max-new-tokens",
+        "40",
+        "-f",
+        "json",
+    ]
     for p in PROMPTS:
         args += ["--prompt", p]
     proc = run_cli(*args)
@@ -84,8 +94,18 @@ def test_smoke_run_through_the_cli() -> None:
 
 def test_table_report_has_the_histogram() -> None:
     """The human report shows the smoke verdict, tau and a histogram."""
-    proc = run_cli("pair", str(DRAFT), str(TARGET), "--smoke-run", "--device", "cpu",
-                   "--prompt", "1 2 3", "--max-new-tokens", "24")
+    proc = run_cli(
+        "pair",
+        str(DRAFT),
+        str(TARGET),
+        "--smoke-run",
+        "--device",
+        "cpu",
+        "--prompt",
+        "1 2 3",
+        "--max-new-tokens",
+        "24",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "smoke run: passed" in proc.stdout
     assert "acceptance lengths:" in proc.stdout and "│" in proc.stdout
@@ -131,8 +151,20 @@ def test_shifted_layer_ids_collapse_acceptance(tmp_path: Path) -> None:
 def test_min_acceptance_catches_the_shift(tmp_path: Path) -> None:
     """The static check passes the shifted draft; --min-acceptance fails it (exit 1)."""
     draft = shifted_draft(tmp_path, -1)
-    args = ["pair", str(draft), str(TARGET), "--smoke-run", "--device", "cpu",
-            "--max-new-tokens", "40", "--min-acceptance", "2.5", "-f", "json"]
+    args = [
+        "pair",
+        str(draft),
+        str(TARGET),
+        "--smoke-run",
+        "--device",
+        "cpu",
+        "--max-new-tokens",
+        "40",
+        "--min-acceptance",
+        "2.5",
+        "-f",
+        "json",
+    ]
     for p in progression_prompts(6):
         args += ["--prompt", p]
     proc = run_cli(*args)
@@ -147,8 +179,9 @@ def test_static_failure_skips_the_smoke_run() -> None:
     proc = run_cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--device", "cpu")
     assert proc.returncode == 1
     assert "Smoke run skipped" in proc.stderr
-    forced = run_cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--force",
-                     "--device", "cpu")
+    forced = run_cli(
+        "pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--force", "--device", "cpu"
+    )
     assert forced.returncode == 3 and "Traceback" not in forced.stderr
     assert len([x for x in forced.stderr.splitlines() if x.startswith("Error:")]) == 1
 
@@ -170,8 +203,9 @@ def test_dflash2_is_reported_unsupported(tmp_path: Path) -> None:
     (folder / "config.json").write_text(json.dumps(cfg))
     proc = run_cli("pair", str(folder), str(TARGET), "--smoke-run", "--device", "cpu")
     assert proc.returncode == 3
-    assert "DFlash2DraftModel" in proc.stderr and "not supported by the smoke run yet" in \
-        proc.stderr
+    assert (
+        "DFlash2DraftModel" in proc.stderr and "not supported by the smoke run yet" in proc.stderr
+    )
 
 
 BLOCK_TORCH = """
@@ -192,13 +226,21 @@ def test_missing_extra_says_what_to_install() -> None:
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET),
-                           "--smoke-run"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET), "--smoke-run"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 3
     assert "pip install 'dflash-check[smoke]'" in proc.stderr
     assert "Traceback" not in proc.stderr
-    plain = subprocess.run([sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET)],
-                           capture_output=True, text=True, timeout=120)
+    plain = subprocess.run(
+        [sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert plain.returncode == 0
 
 
@@ -220,8 +262,9 @@ def test_matches_the_reference_implementation(monkeypatch: pytest.MonkeyPatch) -
     ours, block, mask = load_draft(DRAFT, torch, torch.device("cpu"), torch.float32, None)
     for prompt in progression_prompts(6):
         ids = [2, *[5 + int(w) for w in prompt.split()]]
-        ref = dflash.dflash_generate(reference, target, torch.tensor([ids]), 40, [3],
-                                     return_stats=True)
+        ref = dflash.dflash_generate(
+            reference, target, torch.tensor([ids]), 40, [3], return_stats=True
+        )
         mine = speculative_decode(target, ours, ids, 40, {3}, block, mask)
-        assert ref.output_ids[0, len(ids):].tolist() == mine.output_ids
+        assert ref.output_ids[0, len(ids) :].tolist() == mine.output_ids
         assert list(ref.acceptance_lengths) == mine.acceptance_lengths

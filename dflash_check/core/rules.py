@@ -119,12 +119,13 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
         return
     n = d.num_target_layers or ctx.target.num_hidden_layers
     layers = d.num_hidden_layers
-    guess = (
-        f"the reference and SGLang would guess {fmt_ids(build_target_layer_ids(n, layers))} "
-        f"(z-lab formula for {n} target layers, {d.num_hidden_layers} draft layers)"
-        if d.num_hidden_layers
-        else "runtimes would guess layers from num_hidden_layers, which is also missing"
-    )
+    if layers:
+        guess = (
+            f"the reference and SGLang would guess {fmt_ids(build_target_layer_ids(n, layers))} "
+            f"(z-lab formula for {n} target layers, {layers} draft layers)"
+        )
+    else:
+        guess = "runtimes would guess layers from num_hidden_layers, which is also missing"
     yield Issue(
         f"draft {d.name} has no target_layer_ids (neither dflash_config.target_layer_ids nor "
         f"top-level target_layer_ids): {guess}",

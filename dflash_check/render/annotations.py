@@ -28,7 +28,7 @@ class Annotation:
     outcome: PairOutcome
 
 
-def annotations(result: RunResult) -> Iterator[Annotation]:
+def collect_annotations(result: RunResult) -> Iterator[Annotation]:
     """Yield the annotations of a run, in outcome order."""
     for outcome in result.outcomes:
         if outcome.status == "error":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dflash_check.core.outcome import RunResult
 from dflash_check.core.report import Severity
-from dflash_check.render.annotations import annotations
+from dflash_check.render.annotations import collect_annotations
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -22,7 +22,7 @@ def escape_property(text: str) -> str:
 def render_github(result: RunResult) -> str:
     """Render a run as workflow commands, then a one-line notice with the counts."""
     lines = []
-    for a in annotations(result):
+    for a in collect_annotations(result):
         props = []
         if a.location.uri is not None and a.location.is_local:
             props.append(f"file={escape_property(a.location.uri)}")

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from dflash_check.core.outcome import RunResult
 from dflash_check.core.report import Severity
-from dflash_check.render.annotations import annotations
+from dflash_check.render.annotations import collect_annotations
 from dflash_check.render.locations import expectation_text
 
 
@@ -41,7 +41,7 @@ def render_junit(result: RunResult) -> str:
         skipped="0",
     )
     by_outcome: dict[int, list[str]] = {}
-    for a in annotations(result):
+    for a in collect_annotations(result):
         by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {a.level.value}: {a.text}")
     for outcome in result.outcomes:
         attrs = {"classname": name, "name": outcome.label}

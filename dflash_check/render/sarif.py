@@ -9,7 +9,7 @@ from dflash_check import __version__
 from dflash_check.core.outcome import RunResult
 from dflash_check.core.report import Severity
 from dflash_check.core.rules import ALL_RULES
-from dflash_check.render.annotations import annotations
+from dflash_check.render.annotations import collect_annotations
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -35,7 +35,7 @@ def render_sarif(result: RunResult) -> str:
     """Render a run as one SARIF log with one run."""
     index = {r.id: i for i, r in enumerate(ALL_RULES)}
     results = []
-    for a in annotations(result):
+    for a in collect_annotations(result):
         entry: dict[str, Any] = {
             "ruleId": a.rule,
             "ruleIndex": index[a.rule],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -215,19 +217,13 @@ def render_table(report: CheckReport) -> RenderableType:
     return Group(*parts)
 
 
-def render_text(report: CheckReport, width: int = 120) -> str:
-    """Render the human report to plain text (for tests and ``--output``)."""
-    console = Console(width=width, record=True, no_color=True, file=_NullFile())
-    console.print(render_table(report))
+def export_text(renderable: RenderableType, width: int = 120) -> str:
+    """Render any report to plain text (for ``--output`` files and tests)."""
+    console = Console(width=width, record=True, no_color=True, file=io.StringIO())
+    console.print(renderable)
     return console.export_text()
 
 
-class _NullFile:
-    """A write-only sink for recording consoles."""
-
-    def write(self, _text: str) -> int:
-        """Discard text."""
-        return 0
-
-    def flush(self) -> None:
-        """Do nothing."""
+def render_text(report: CheckReport, width: int = 120) -> str:
+    """Render the human report to plain text."""
+    return export_text(render_table(report), width)
