@@ -196,13 +196,22 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return repo
 
-    def _model_info(self, repo_id: str, revision: str, head: bool) -> None:
+    def _at_revision(self, repo_id: str, revision: str, head: bool) -> tuple[FakeRepo, str] | None:
+        """Return (repo, commit), or answer the error (missing, faulty, no such revision)."""
         repo = self._repo(repo_id, head)
         if repo is None or self._fault(repo, head):
-            return
+            return None
         commit = repo.commit(revision)
         if commit is None:
-            return self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}", head)
+            self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}", head)
+            return None
+        return repo, commit
+
+    def _model_info(self, repo_id: str, revision: str, head: bool) -> None:
+        found = self._at_revision(repo_id, revision, head)
+        if found is None:
+            return
+        repo, commit = found
         files = repo.files_at(commit)
         body = {
             "_id": commit[:24],
@@ -219,12 +228,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(body).encode(), {"Content-Type": "application/json"}, head)
 
     def _resolve(self, repo_id: str, revision: str, filename: str, head: bool) -> None:
-        repo = self._repo(repo_id, head)
-        if repo is None or self._fault(repo, head):
-            return
-        commit = repo.commit(revision)
-        if commit is None:
-            return self._error(404, "RevisionNotFound", f"Invalid rev id: {revision}", head)
+        found = self._at_revision(repo_id, revision, head)
+        if found is None:
+            return None
+        repo, commit = found
         if repo.gated and not self._authorised():
             return self._error(401, "GatedRepo", "Access to this repo is restricted", head)
         if repo.fault == "403":

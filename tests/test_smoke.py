@@ -51,6 +51,14 @@ def shifted_draft(tmp_path: Path, shift: int) -> Path:
     return folder
 
 
+def smoke_cli(draft: Path, prompts: tuple[str, ...], *extra: str):
+    """Run `pair DRAFT TINY-TARGET --smoke-run --device cpu` with prompts, as a user would."""
+    args = ["pair", str(draft), str(TARGET), "--smoke-run", "--device", "cpu", *extra]
+    for p in prompts:
+        args += ["--prompt", p]
+    return run_cli(*args)
+
+
 def test_tiny_pair_passes_the_static_check() -> None:
     """The fixture pair is a valid pair: the smoke run would run on it."""
     proc = run_cli("pair", str(DRAFT), str(TARGET), "-f", "json")
@@ -60,21 +68,7 @@ def test_tiny_pair_passes_the_static_check() -> None:
 
 def test_smoke_run_through_the_cli() -> None:
     """--smoke-run: exit 0, lossless, tau well above 1, the JSON fields all there."""
-    args = [
-        "pair",
-        str(DRAFT),
-        str(TARGET),
-        "--smoke-run",
-        "--device",
-        "cpu",
-        "--max-new-tokens",
-        "40",
-        "-f",
-        "json",
-    ]
-    for p in PROMPTS:
-        args += ["--prompt", p]
-    proc = run_cli(*args)
+    proc = smoke_cli(DRAFT, PROMPTS, "--max-new-tokens", "40", "-f", "json")
     assert proc.returncode == 0, proc.stderr
     smoke_json = json.loads(proc.stdout)["smoke"]
     assert smoke_json["lossless"] is True and smoke_json["passed"] is True
@@ -94,18 +88,7 @@ def test_smoke_run_through_the_cli() -> None:
 
 def test_table_report_has_the_histogram() -> None:
     """The human report shows the smoke verdict, tau and a histogram."""
-    proc = run_cli(
-        "pair",
-        str(DRAFT),
-        str(TARGET),
-        "--smoke-run",
-        "--device",
-        "cpu",
-        "--prompt",
-        "1 2 3",
-        "--max-new-tokens",
-        "24",
-    )
+    proc = smoke_cli(DRAFT, ("1 2 3",), "--max-new-tokens", "24")
     assert proc.returncode == 0, proc.stderr
     assert "smoke run: passed" in proc.stdout
     assert "acceptance lengths:" in proc.stdout and "│" in proc.stdout
@@ -151,23 +134,16 @@ def test_shifted_layer_ids_collapse_acceptance(tmp_path: Path) -> None:
 def test_min_acceptance_catches_the_shift(tmp_path: Path) -> None:
     """The static check passes the shifted draft; --min-acceptance fails it (exit 1)."""
     draft = shifted_draft(tmp_path, -1)
-    args = [
-        "pair",
-        str(draft),
-        str(TARGET),
-        "--smoke-run",
-        "--device",
-        "cpu",
+    proc = smoke_cli(
+        draft,
+        progression_prompts(6),
         "--max-new-tokens",
         "40",
         "--min-acceptance",
         "2.5",
         "-f",
         "json",
-    ]
-    for p in progression_prompts(6):
-        args += ["--prompt", p]
-    proc = run_cli(*args)
+    )
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
     assert report["verdict"] == "compatible"  # configs agree: only running it tells

@@ -28,17 +28,22 @@ class Annotation:
     outcome: PairOutcome
 
 
+def outcome_annotation(result: RunResult, outcome: PairOutcome, rule: str) -> Annotation:
+    """Return the annotation of an outcome as a whole (DF090 mismatch, DF091 not checked)."""
+    return Annotation(
+        rule,
+        Severity.ERROR,
+        expectation_text(outcome),
+        finding_location(result, outcome, None),
+        outcome,
+    )
+
+
 def collect_annotations(result: RunResult) -> Iterator[Annotation]:
     """Yield the annotations of a run, in outcome order."""
     for outcome in result.outcomes:
         if outcome.status == "error":
-            yield Annotation(
-                "DF091",
-                Severity.ERROR,
-                expectation_text(outcome),
-                finding_location(result, outcome, None),
-                outcome,
-            )
+            yield outcome_annotation(result, outcome, "DF091")
             continue
         assert outcome.report is not None
         # Runtimes that share a range share a message: one annotation lists them all.
@@ -62,10 +67,4 @@ def collect_annotations(result: RunResult) -> Iterator[Annotation]:
                 outcome,
             )
         if outcome.status == "mismatch" and outcome.spec is not None:
-            yield Annotation(
-                "DF090",
-                Severity.ERROR,
-                expectation_text(outcome),
-                finding_location(result, outcome, None),
-                outcome,
-            )
+            yield outcome_annotation(result, outcome, "DF090")
