@@ -244,3 +244,22 @@ def test_matches_the_reference_implementation(monkeypatch: pytest.MonkeyPatch) -
         mine = speculative_decode(target, ours, ids, 40, {3}, block, mask)
         assert ref.output_ids[0, len(ids) :].tolist() == mine.output_ids
         assert list(ref.acceptance_lengths) == mine.acceptance_lengths
+
+
+def test_chat_template_is_applied_when_present(tmp_path: Path) -> None:
+    """A tokenizer with a chat template formats prompts through it, unless told not to."""
+    from transformers import AutoTokenizer
+
+    from dflash_check.runtime.smoke import encode
+
+    folder = tmp_path / "target"
+    shutil.copytree(TARGET, folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    # A template that appends the word "0" after the user's message.
+    config["chat_template"] = "{{ messages[0]['content'] }} 0"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    raw = encode(tokenizer, "1 2 3", chat_template=False)
+    templated = encode(tokenizer, "1 2 3", chat_template=True)
+    assert raw == [2, 6, 7, 8]
+    assert templated[-1] == 5 and templated[-4:-1] == [6, 7, 8]
