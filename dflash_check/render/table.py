@@ -11,6 +11,7 @@ from rich.text import Text
 
 from dflash_check.core.report import CheckReport, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
+from dflash_check.core.runtimes import PORTABLE
 from dflash_check.core.smoke_report import SmokeReport
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -121,9 +122,17 @@ def layer_picture(report: CheckReport) -> Text | None:
     if beyond:
         for layer in range(n, max(beyond) + 1):
             line.append("✗" if layer in tapped else "░", style="bold red")
-    legend = "  ● tapped"
+    legend = "\n" + " " * len(f"target layers 0–{n - 1} ") + "● tapped"
+    rule = (
+        f"the portable rule (t ≤ N-{strictest.runtime.max_id_from_end})"
+        if report.runtime == PORTABLE
+        else report.runtime
+    )
     if beyond:
-        legend += f"  ✗ missing: {fmt_ids(beyond)} (needs ≥ {max(beyond) + 1} layers)"
+        legend += (
+            f"  ✗ missing: {fmt_ids(beyond)}; {rule} needs ≥ {strictest.layers_needed} layers, "
+            f"{n} present"
+        )
     present_bad = [t for t in sorted(tapped) if strictest.max_valid_id < t < n]
     if present_bad:
         legend += f"  ✗ not capturable by {strictest.runtime.name}: {fmt_ids(present_bad)}"
@@ -164,10 +173,11 @@ def verdict_line(report: CheckReport) -> Text:
     v = report.verdict
     line = Text("verdict: ")
     line.append(v.value, style=VERDICT_STYLE[v])
-    line.append(
-        f"  ({report.count(Severity.ERROR)} errors, {report.count(Severity.WARNING)} warnings; "
-        f"runtime {report.runtime})"
-    )
+    # Runtimes that share a range share a message: count each distinct finding once.
+    distinct = {(f.rule, f.severity, f.message) for f in report.findings}
+    errors = sum(1 for _, sev, _ in distinct if sev is Severity.ERROR)
+    warnings = sum(1 for _, sev, _ in distinct if sev is Severity.WARNING)
+    line.append(f"  ({errors} errors, {warnings} warnings; runtime {report.runtime})")
     return line
 
 
