@@ -263,3 +263,54 @@ def test_chat_template_is_applied_when_present(tmp_path: Path) -> None:
     templated = encode(tokenizer, "1 2 3", chat_template=True)
     assert raw == [2, 6, 7, 8]
     assert templated[-1] == 5 and templated[-4:-1] == [6, 7, 8]
+
+
+def test_failed_smoke_run_in_ci_formats(tmp_path: Path) -> None:
+    """A failing smoke run is a DF092 result in GitHub annotations (and exit 1)."""
+    draft = shifted_draft(tmp_path, -1)
+    proc = smoke_cli(
+        draft,
+        progression_prompts(3),
+        "--max-new-tokens",
+        "24",
+        "--min-acceptance",
+        "2.5",
+        "-f",
+        "github",
+    )
+    assert proc.returncode == 1
+    assert "title=DF092::" in proc.stdout and "below --min-acceptance 2.5" in proc.stdout
+
+
+def test_smoke_run_from_the_hub(tmp_path: Path) -> None:
+    """Hub repos: the smoke run downloads configs, tokenizer and safetensors, nothing else."""
+    from tests.hubserver import serve
+
+    with serve() as hub:
+        hub.add("tiny/draft", DRAFT)
+        hub.add(
+            "tiny/target",
+            {
+                **{p.name: p.read_bytes() for p in TARGET.iterdir()},
+                "pytorch_model.bin": b"pickle: never fetched",
+            },
+        )
+        proc = run_cli(
+            "pair",
+            "tiny/draft",
+            "tiny/target",
+            "--smoke-run",
+            "--device",
+            "cpu",
+            "--prompt",
+            "1 2 3",
+            "--max-new-tokens",
+            "16",
+            "-f",
+            "json",
+            env=hub.env(tmp_path / "home"),
+        )
+        fetched = {r.path.rsplit("/", 1)[-1] for r in hub.state.log if r.method == "GET"}
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["smoke"]["lossless"] is True
+    assert "pytorch_model.bin" not in fetched and "model.safetensors" in fetched

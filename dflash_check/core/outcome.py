@@ -75,6 +75,8 @@ class PairOutcome:
         """Return ``ok`` (as expected), ``mismatch`` or ``error`` (not checked)."""
         if self.report is None:
             return "error"
+        if self.report.smoke is not None and not self.report.smoke.passed:
+            return "mismatch"
         return "ok" if self.verdict is self.expect else "mismatch"
 
 

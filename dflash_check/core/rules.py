@@ -606,5 +606,19 @@ OUTCOME_RULES: list[Rule] = [
         ALL_RUNTIMES,
         _no_check,
     ),
+    Rule(
+        "DF092",
+        "smoke-failed",
+        Severity.ERROR,
+        "The smoke run's decode was not lossless, or tau was below --min-acceptance",
+        "Configs can agree while the pair is still broken: layer ids off by one, a draft trained "
+        "for other weights. The target then verifies every token, output stays correct, and "
+        "acceptance collapses (vllm-project/vllm#50170: 1.21% instead of 58.9%); only a real "
+        "decode shows it. A decode that differs from plain greedy decoding is a runtime bug.",
+        "Check the draft's target_layer_ids and target weights against its training; for a "
+        "lossless failure, report it with the JSON report's cases.",
+        ALL_RUNTIMES,
+        _no_check,
+    ),
 ]
 ALL_RULES: list[Rule] = [*RULES, *OUTCOME_RULES]

@@ -544,6 +544,45 @@ class HubSource:
         )
         return meta.etag
 
+    def download_files(self, ref: ModelRef, patterns: list[str], who: str) -> Path:
+        """Download the repo files matching ``patterns`` (the smoke run's weights); return the
+        snapshot folder. Offline, the cached snapshot must already hold them."""
+        import fnmatch
+
+        from huggingface_hub import HfApi
+
+        assert ref.repo_id is not None
+        repo_id = ref.repo_id
+        if offline_mode(self.options):
+            folder = self._download(ref, CONFIG_FILE, who).parent
+            if not any(folder.glob("*.safetensors")):
+                raise NotCachedError(
+                    f"{who}: the safetensors weights are not in the Hugging Face cache and "
+                    "offline mode is on",
+                    hint="run the smoke run once online, or 'hf download "
+                    f"{repo_id} --include \"*.safetensors\"'",
+                )
+            return folder
+        api = HfApi(token=self.options.token)
+        info = self._call(
+            lambda: api.model_info(repo_id, revision=ref.revision, timeout=self.options.timeout),
+            who,
+            repo_id,
+            "model info",
+        )
+        names = sorted(
+            s.rfilename
+            for s in (info.siblings or [])
+            if any(fnmatch.fnmatch(s.rfilename, p) for p in patterns)
+        )
+        pinned = ModelRef(ref.spec, repo_id=repo_id, revision=info.sha or ref.revision)
+        snapshot: Path | None = None
+        for name in names:
+            snapshot = self._download(pinned, name, who).parent
+        if snapshot is None:
+            raise FileNotFoundOnHubError(f"{who}: no files matching {', '.join(patterns)}")
+        return snapshot
+
     def tokenizer_fingerprint(self, files: ModelFiles) -> str:
         """Return the tokenizer's ETag recorded when the model was fetched."""
         return str(files.extras["tokenizer"])

@@ -14,7 +14,13 @@ from dataclasses import dataclass, replace
 
 from dflash_check.core.outcome import PairOutcome, RunResult
 from dflash_check.core.report import Finding, Severity, Verdict
-from dflash_check.render.locations import Location, expectation_text, finding_location, message
+from dflash_check.render.locations import (
+    Location,
+    expectation_text,
+    finding_location,
+    message,
+    smoke_text,
+)
 
 
 @dataclass(frozen=True)
@@ -66,5 +72,7 @@ def collect_annotations(result: RunResult) -> Iterator[Annotation]:
                 finding_location(result, outcome, first),
                 outcome,
             )
-        if outcome.status == "mismatch" and outcome.spec is not None:
+        if smoke_text(outcome) is not None:
+            yield outcome_annotation(result, outcome, "DF092")
+        elif outcome.status == "mismatch" and outcome.spec is not None:
             yield outcome_annotation(result, outcome, "DF090")

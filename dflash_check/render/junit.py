@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dflash_check.core.outcome import RunResult
 from dflash_check.core.report import Severity
 from dflash_check.render.annotations import collect_annotations
-from dflash_check.render.locations import expectation_text
+from dflash_check.render.locations import expectation_text, smoke_text
 
 
 def render_junit(result: RunResult) -> str:
@@ -55,7 +55,8 @@ def render_junit(result: RunResult) -> str:
         elif outcome.status == "mismatch" or (
             result.strict and outcome.report is not None and outcome.report.count(Severity.WARNING)
         ):
-            node = ET.SubElement(case, "failure", message=expectation_text(outcome), type="DF090")
+            rule = "DF092" if smoke_text(outcome) is not None else "DF090"
+            node = ET.SubElement(case, "failure", message=expectation_text(outcome), type=rule)
             node.text = details
         elif details:
             ET.SubElement(case, "system-out").text = details

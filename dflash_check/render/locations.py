@@ -48,10 +48,30 @@ def message(finding: Finding) -> str:
     return f"[{finding.runtime}] {finding.message}" if finding.runtime else finding.message
 
 
+def smoke_text(outcome: PairOutcome) -> str | None:
+    """Return the DF092 message when the outcome's smoke run failed, else None."""
+    smoke = outcome.report.smoke if outcome.report is not None else None
+    if smoke is None or smoke.passed:
+        return None
+    if smoke.lossless is False:
+        bad = sum(1 for c in smoke.cases if c.lossless is False)
+        return (
+            f"{outcome.label}: smoke run NOT lossless: {bad} of {len(smoke.cases)} prompts "
+            "differ from the plain greedy decode"
+        )
+    return (
+        f"{outcome.label}: smoke run tau = {smoke.mean_acceptance_length:.2f} tokens per "
+        f"target step, below --min-acceptance {smoke.min_acceptance:g}"
+    )
+
+
 def expectation_text(outcome: PairOutcome) -> str:
-    """Return the DF090 / DF091 message of an outcome that is not ok."""
+    """Return the DF090 / DF091 / DF092 message of an outcome that is not ok."""
     if outcome.status == "error":
         return f"{outcome.label}: could not check: {outcome.error}"
+    failed_smoke = smoke_text(outcome)
+    if failed_smoke is not None:
+        return failed_smoke
     return f"{outcome.label}: expected {outcome.expect.value}, got {outcome.verdict.value}" + (
         f" ({outcome.spec.reason})" if outcome.spec and outcome.spec.reason else ""
     )

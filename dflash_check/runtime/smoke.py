@@ -102,25 +102,10 @@ def model_dir(ref: ModelRef, options: SmokeOptions) -> Path:
     """Return a local directory with the model's files (downloading safetensors from the Hub)."""
     if ref.path is not None:
         return ref.path
-    from huggingface_hub import snapshot_download
+    from dflash_check.hub.hub import HubOptions, HubSource
 
-    from dflash_check.hub.hub import translate
-
-    assert ref.repo_id is not None
-    try:
-        return Path(
-            snapshot_download(
-                ref.repo_id,
-                revision=ref.revision,
-                token=options.token,
-                allow_patterns=SNAPSHOT_PATTERNS,
-                local_files_only=options.offline,
-            )
-        )
-    except Exception as err:  # noqa: BLE001 - translated to one line
-        raise translate(
-            err, f"model {ref.spec}", ref.repo_id, "the weights", options.offline
-        ) from None
+    hub = HubSource(HubOptions(token=options.token, offline=options.offline))
+    return hub.download_files(ref, SNAPSHOT_PATTERNS, f"model {ref.spec}")
 
 
 def load_draft(
