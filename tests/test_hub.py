@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -282,3 +283,18 @@ def test_pinned_commit_is_served_from_the_cache(hub: LoopbackHub, home: Path) ->
     assert len(hub.state.log) == seen
     assert first.returncode == second.returncode == 0
     assert json.loads(second.stdout)["draft"]["fetched_bytes"] == 0
+
+
+def test_offline_reads_the_header_of_cached_full_weights(hub: LoopbackHub, home: Path) -> None:
+    """Offline, with full weights in the HF cache but no manifest, the header is read there."""
+    import shutil
+    import subprocess
+    import sys
+
+    assert cli(hub, home, "pair", DRAFT, RIGHT).returncode == 0
+    fetch = f"from huggingface_hub import hf_hub_download as d; d({DRAFT!r}, 'model.safetensors')"
+    subprocess.run([sys.executable, "-c", fetch], env={**os.environ, **hub.env(home)}, check=True)
+    shutil.rmtree(home / "dflash-check")
+    proc = cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["draft"]["fc_weight_shape"] == [2560, 12800]

@@ -48,7 +48,7 @@ from dflash_check.hub.interface import (
     ModelRef,
     Role,
 )
-from dflash_check.hub.local import read_header_file, shard_for_fc
+from dflash_check.hub.local import read_header_bytes, shard_for_fc
 
 T = TypeVar("T")
 
@@ -258,6 +258,18 @@ class HubSource:
             time.sleep(self.options.backoff * 2**attempt)
             attempt += 1
 
+    def _model_info(self, repo_id: str, revision: str | None, who: str) -> Any:
+        """Return the Hub's model info (file list, commit, card data) for a revision."""
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=self.options.token)
+        return self._call(
+            lambda: api.model_info(repo_id, revision=revision, timeout=self.options.timeout),
+            who,
+            repo_id,
+            "model info",
+        )
+
     def _download(self, ref: ModelRef, filename: str, who: str) -> Path:
         """Download (or find in the cache) one small file of the repo."""
         from huggingface_hub import hf_hub_download
@@ -367,7 +379,7 @@ class HubSource:
 
     def _fetch_online(self, ref: ModelRef, role: Role, who: str) -> ModelFiles:
         """Ask the Hub, then cache what offline runs will need."""
-        from huggingface_hub import HfApi, constants, get_hf_file_metadata
+        from huggingface_hub import constants, get_hf_file_metadata
         from huggingface_hub.file_download import hf_hub_url
 
         assert ref.repo_id is not None
@@ -390,15 +402,7 @@ class HubSource:
             if cached is not None:
                 _update_ref(repo_id, ref.revision or "main", head.commit_hash)
                 return cached
-        api = HfApi(token=self.options.token)
-        info = self._call(
-            lambda: api.model_info(
-                repo_id, revision=head.commit_hash or ref.revision, timeout=self.options.timeout
-            ),
-            who,
-            repo_id,
-            "model info",
-        )
+        info = self._model_info(repo_id, head.commit_hash or ref.revision, who)
         config, location, commit = self._config(ref, who)
         manifest_file = _manifest_path(repo_id, commit)
         manifest = _load_manifest(manifest_file)
@@ -477,17 +481,10 @@ class HubSource:
         from huggingface_hub import try_to_load_from_cache
 
         assert ref.repo_id is not None
-        for name in (SAFETENSORS_FILE,):
-            cached = try_to_load_from_cache(ref.repo_id, name, revision=commit)
-            if isinstance(cached, str):
-                tensors = read_header_file(Path(cached), who)
-                return name, json.dumps(
-                    {
-                        k: {"dtype": v.dtype, "shape": list(v.shape), "data_offsets": [0, 0]}
-                        for k, v in tensors.items()
-                    }
-                )
-        return None
+        cached = try_to_load_from_cache(ref.repo_id, SAFETENSORS_FILE, revision=commit)
+        if not isinstance(cached, str):
+            return None
+        return SAFETENSORS_FILE, read_header_bytes(Path(cached), who).decode("utf-8")
 
     def _files(
         self,
@@ -549,8 +546,6 @@ class HubSource:
         snapshot folder. Offline, the cached snapshot must already hold them."""
         import fnmatch
 
-        from huggingface_hub import HfApi
-
         assert ref.repo_id is not None
         repo_id = ref.repo_id
         if offline_mode(self.options):
@@ -560,16 +555,10 @@ class HubSource:
                     f"{who}: the safetensors weights are not in the Hugging Face cache and "
                     "offline mode is on",
                     hint="run the smoke run once online, or 'hf download "
-                    f"{repo_id} --include \"*.safetensors\"'",
+                    f'{repo_id} --include "*.safetensors"\'',
                 )
             return folder
-        api = HfApi(token=self.options.token)
-        info = self._call(
-            lambda: api.model_info(repo_id, revision=ref.revision, timeout=self.options.timeout),
-            who,
-            repo_id,
-            "model info",
-        )
+        info = self._model_info(repo_id, ref.revision, who)
         names = sorted(
             s.rfilename
             for s in (info.siblings or [])

@@ -24,8 +24,8 @@ from dflash_check.hub.interface import (
 )
 
 
-def read_header_file(path: Path, who: str) -> dict[str, TensorInfo]:
-    """Read only the header of a safetensors file on disk."""
+def read_header_bytes(path: Path, who: str) -> bytes:
+    """Read only the JSON header of a safetensors file on disk (never the tensor data)."""
     try:
         with path.open("rb") as f:
             length = header_length(f.read(8), who, path.name)
@@ -36,7 +36,12 @@ def read_header_file(path: Path, who: str) -> dict[str, TensorInfo]:
         raise ConfigError(
             f"{who}: {path.name}: safetensors header truncated ({len(header)} of {length} bytes)"
         )
-    return parse_header(header, who, path.name)
+    return header
+
+
+def read_header_file(path: Path, who: str) -> dict[str, TensorInfo]:
+    """Read and parse the header of a safetensors file on disk."""
+    return parse_header(read_header_bytes(path, who), who, path.name)
 
 
 def shard_for_fc(index: dict[str, object], who: str, where: str) -> str | None:
