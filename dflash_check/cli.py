@@ -9,13 +9,19 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
 from dflash_check import __version__
 from dflash_check.errors import CheckError, ExitCode
+
+if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
+    from dflash_check.core.outcome import RunResult
+    from dflash_check.core.report import CheckReport
+    from dflash_check.hub.interface import ModelRef
+    from dflash_check.runtime.smoke import SmokeOptions
 
 app = typer.Typer(
     name="dflash-check",
@@ -100,11 +106,8 @@ class OutputFormat(str, Enum):
     github = "github"
 
 
-def render_ci(result: object, output_format: OutputFormat) -> str:
+def render_ci(result: RunResult, output_format: OutputFormat) -> str:
     """Render a run in one of the CI formats (SARIF, JUnit, GitHub annotations)."""
-    from dflash_check.core.outcome import RunResult
-
-    assert isinstance(result, RunResult)
     if output_format is OutputFormat.sarif:
         from dflash_check.render.sarif import render_sarif
 
@@ -420,8 +423,13 @@ def pair(
 
 
 def smoke(
-    report: Any, draft: Any, target: Any, options: Any, force: bool, json_output: bool
-) -> Any:
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    options: SmokeOptions,
+    force: bool,
+    json_output: bool,
+) -> CheckReport:
     """Run the smoke decode after a passing static check (or with --force); attach it."""
     from dataclasses import replace
 
@@ -455,12 +463,11 @@ def smoke(
     return replace(report, smoke=measured)
 
 
-def exit_code(report: object, strict: bool) -> int:
+def exit_code(report: CheckReport, strict: bool) -> int:
     """Return the exit code: 1 when incompatible, when the smoke run fails, or warned under
     --strict."""
-    from dflash_check.core.report import CheckReport, Severity, Verdict
+    from dflash_check.core.report import Severity, Verdict
 
-    assert isinstance(report, CheckReport)
     if report.verdict is Verdict.INCOMPATIBLE:
         return ExitCode.INCOMPATIBLE
     if report.smoke is not None and not report.smoke.passed:
