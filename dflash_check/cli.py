@@ -395,7 +395,7 @@ def pair(
             trust_remote_code=trust_remote_code,
             seed=seed,
             token=token,
-            offline=offline or bool(os.environ.get("HF_HUB_OFFLINE")),
+            offline=offline,  # HubSource also honours HF_HUB_OFFLINE itself
         )
         report = smoke(report, draft_ref, target_ref, options, force, json_output)
 
