@@ -170,18 +170,16 @@ def test_cuda_requested_without_cuda() -> None:
     assert "CUDA is not available" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_dflash2_is_reported_unsupported(tmp_path: Path) -> None:
-    """A DFlash2 draft: the static check runs, the smoke run says it is not supported yet."""
+def test_dflash2_without_its_fields_is_refused_by_name(tmp_path: Path) -> None:
+    """A DFlash2 draft lacking its conv/selector keys: one line naming the field, exit 3."""
     folder = tmp_path / "dflash2"
     shutil.copytree(DRAFT, folder)
     cfg = json.loads((folder / "config.json").read_text())
     cfg["architectures"] = ["DFlash2DraftModel"]
     (folder / "config.json").write_text(json.dumps(cfg))
-    proc = run_cli("pair", str(folder), str(TARGET), "--smoke-run", "--device", "cpu")
-    assert proc.returncode == 3
-    assert (
-        "DFlash2DraftModel" in proc.stderr and "not supported by the smoke run yet" in proc.stderr
-    )
+    proc = run_cli("pair", str(folder), str(TARGET), "--smoke-run", "--force", "--device", "cpu")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert "DFlash2DraftModel" in proc.stderr and "conv_kernel_size" in proc.stderr
 
 
 BLOCK_TORCH = """

@@ -30,6 +30,17 @@ class SmokeCase:
 
 
 @dataclass(frozen=True)
+class LayerRollback:
+    """How the target's cache layers of one kind were rolled back after partial acceptance."""
+
+    layers: str
+    """The layer kind, e.g. ``sliding-window attention (past recorded)``."""
+    method: str
+    """``crop``, ``restore+replay`` (recurrent state snapshotted, accepted tokens re-run) or
+    ``shared`` (the layer reads another layer's keys and values)."""
+
+
+@dataclass(frozen=True)
 class SmokeReport:
     """The whole smoke run."""
 
@@ -39,6 +50,14 @@ class SmokeReport:
     temperature: float
     min_acceptance: float
     cases: tuple[SmokeCase, ...]
+    draft_architecture: str = "DFlashDraftModel"
+    rollbacks: tuple[LayerRollback, ...] = ()
+    """One entry per kind of cache layer the target has."""
+    replays: int = 0
+    """Extra target forwards that rebuilt recurrent states after partly accepted blocks."""
+    replayed_tokens: int = 0
+    peak_memory_bytes: int | None = None
+    """Peak device memory allocated during the decodes (CUDA only; None elsewhere)."""
 
     @property
     def lossless(self) -> bool | None:

@@ -96,6 +96,11 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
         "tokens_per_second": round(smoke.tokens_per_second, 2),
         "baseline_tokens_per_second": round(smoke.baseline_tokens_per_second, 2),
         "speedup": round(smoke.speedup, 3),
+        "draft_architecture": smoke.draft_architecture,
+        "rollbacks": [{"layers": r.layers, "method": r.method} for r in smoke.rollbacks],
+        "replays": smoke.replays,
+        "replayed_tokens": smoke.replayed_tokens,
+        "peak_memory_bytes": smoke.peak_memory_bytes,
         "cases": [
             {
                 "prompt": c.prompt,

@@ -207,7 +207,16 @@ def smoke_section(smoke: SmokeReport) -> RenderableType:
         f"{j}:{r:.0%}" for j, r in enumerate(smoke.acceptance_rate_per_position, start=1)
     )
     lines.append(Text(f"accepted per draft position: {rates}"))
+    lines.append(Text(f"target cache rollback: {rollback_summary(smoke)}"))
     return Group(*lines)
+
+
+def rollback_summary(smoke: SmokeReport) -> str:
+    """Return how each layer kind was rolled back, and how many replays that took."""
+    parts = [f"{r.layers}: {r.method}" for r in smoke.rollbacks]
+    if smoke.replays:
+        parts.append(f"{smoke.replays} replays of {smoke.replayed_tokens} accepted tokens")
+    return "; ".join(parts) or "none needed"
 
 
 def render_table(report: CheckReport) -> RenderableType:

@@ -1,23 +1,29 @@
-"""Speculative decoding with a DFlash draft, and the plain target-only decode it must equal.
+"""Speculative decoding with a block drafter, and the plain target-only decode it must equal.
 
-One verify step: the draft proposes ``block_size - 1`` tokens after the last committed token;
+One verify step: the drafter proposes ``block_size - 1`` tokens after the last committed token;
 the target scores the whole block in one forward; the longest prefix on which the draft agrees
 with the target is accepted, and the target's own next token (the bonus) is appended. So every
 step commits ``accepted + 1`` tokens, and with greedy verification the output is exactly the
 target's greedy output. With a temperature, tokens are accepted by the standard rejection rule
 (accept x with probability min(1, p(x)/q(x)), else resample from max(0, p - q)), which keeps
 the target's sampling distribution.
+
+The decoder does not know what drafts: a ``Drafter`` proposes a block from the committed tokens
+and the target's hidden states (``DFlashDrafter`` is the DFlash/DFlash2 one). The target's cache
+is rolled back exactly after every step, per layer type (``target_cache``).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
+from torch.nn import functional as F
 
 from dflash_check.runtime.draft_model import DFlashDraft, DraftCache, context_features
+from dflash_check.runtime.target_cache import Rollback, TargetCache
 
 
 @dataclass
@@ -32,6 +38,36 @@ class DecodeResult:
     """Tokens committed per target verify step (accepted draft tokens + the bonus token)."""
     drafted: list[int] = field(default_factory=list)
     """Draft tokens proposed per verify step (block size - 1, or fewer at the end)."""
+    rollbacks: dict[str, Rollback] = field(default_factory=dict)
+    """The rollback each layer kind of the target got."""
+    replays: int = 0
+    """Extra target forwards that rebuilt recurrent states after partly accepted blocks."""
+    replayed_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A drafted block: tokens, and the proposal distribution when sampling."""
+
+    tokens: torch.Tensor
+    """(size - 1,) token ids after the block's first (committed) token."""
+    probs: torch.Tensor | None = None
+    """(size - 1, vocab) proposal probabilities, when sampling."""
+
+
+class Drafter(Protocol):
+    """What the decoder needs of a draft model."""
+
+    def begin(self, prompt_ids: list[int], hidden_states: tuple[torch.Tensor, ...]) -> None:
+        """Take the prefill's hidden states (the context of the first block)."""
+
+    def propose(
+        self, block: torch.Tensor, start: int, temperature: float, generator: Any
+    ) -> Proposal:
+        """Draft ``block[0, 1:]`` given ``block[0, 0]``, the token at position ``start``."""
+
+    def commit(self, hidden_states: tuple[torch.Tensor, ...], produced: int) -> None:
+        """Take the verify forward's hidden states of the ``produced`` committed positions."""
 
 
 def _sync(device: torch.device) -> None:
@@ -49,24 +85,6 @@ def _pick(
     probs = torch.softmax(logits.float() / temperature, dim=-1)
     flat = torch.multinomial(probs.reshape(-1, probs.shape[-1]), 1, generator=generator)
     return flat.view(probs.shape[:-1])
-
-
-def _new_cache(target: Any) -> Any:
-    """Return an empty KV cache for the target."""
-    from transformers import DynamicCache
-
-    return DynamicCache(config=target.config)
-
-
-def _crop(cache: Any, length: int) -> None:
-    """Keep the first ``length`` positions of a transformers cache.
-
-    A negative argument means "remove that many" in every transformers version we support,
-    while a positive one changed meaning (and was refused) across versions.
-    """
-    remove = cache.get_seq_length() - length
-    if remove > 0:
-        cache.crop(-remove)
 
 
 def _cache_kwarg(target: Any) -> str:
@@ -88,6 +106,12 @@ def _stopped_at(tokens: list[int], stop_ids: set[int]) -> int | None:
     return None
 
 
+def _forward(target: Any, kv: str, cache: Any, ids: torch.Tensor, first: int, **kwargs: Any) -> Any:
+    """Run the target on ``ids`` at absolute positions ``first``…, through ``cache``."""
+    positions = torch.arange(first, first + ids.shape[1], device=ids.device)[None]
+    return target(input_ids=ids, position_ids=positions, use_cache=True, **{kv: cache}, **kwargs)
+
+
 @torch.inference_mode()
 def plain_decode(
     target: Any,
@@ -98,25 +122,24 @@ def plain_decode(
     generator: torch.Generator | None = None,
 ) -> DecodeResult:
     """Decode with the target alone, one token per forward (the baseline)."""
+    from transformers import DynamicCache
+
     device = target.device
     _sync(device)
     start = time.perf_counter()
-    cache = _new_cache(target)
+    cache = DynamicCache(config=target.config)
     kv = _cache_kwarg(target)
     ids = torch.tensor([prompt_ids], device=device)
-    positions = torch.arange(len(prompt_ids), device=device)[None]
+    first = 0
     out: list[int] = []
     while len(out) < max_new_tokens:
-        logits = target(
-            input_ids=ids, position_ids=positions, use_cache=True, logits_to_keep=1, **{kv: cache}
-        ).logits
+        logits = _forward(target, kv, cache, ids, first, logits_to_keep=1).logits
         nxt = int(_pick(logits[:, -1], temperature, generator)[0])
         out.append(nxt)
         if nxt in stop_ids:
             break
-        position = len(prompt_ids) + len(out) - 1
+        first += ids.shape[1]
         ids = torch.tensor([[nxt]], device=device)
-        positions = torch.tensor([[position]], device=device)
     _sync(device)
     return DecodeResult(out, time.perf_counter() - start)
 
@@ -143,10 +166,61 @@ def _accept_sampled(
     return n, int(torch.multinomial(target_probs[n], 1, generator=generator))
 
 
+class DFlashDrafter:
+    """A DFlash or DFlash2 draft reading the target's hidden states, on its own cache."""
+
+    def __init__(self, draft: DFlashDraft, target: Any) -> None:
+        self.draft = draft
+        self.layer_ids = draft.cfg.target_layer_ids
+        # The reference embeds with the raw table (not a target's scaled embedding module) and
+        # uses the target's LM head module.
+        self.table = target.get_input_embeddings().weight
+        head = getattr(target, "lm_head", None)
+        self.head = head if head is not None else target.get_output_embeddings()
+        self.cache = DraftCache(draft.cfg.num_hidden_layers)
+        self.features = torch.empty(0)
+
+    def begin(self, prompt_ids: list[int], hidden_states: tuple[torch.Tensor, ...]) -> None:
+        self.cache = DraftCache(self.draft.cfg.num_hidden_layers)
+        self.features = context_features(hidden_states, self.layer_ids)
+
+    def draft_logits(self, block: torch.Tensor, start: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return the hidden states and logits of the block's drafted slots."""
+        cfg = self.draft.cfg
+        embedded = F.embedding(block, self.table) * cfg.input_embedding_scale
+        first = start - self.features.shape[1]
+        hidden = self.draft(self.features, embedded, first_position=first, cache=self.cache)
+        self.cache.crop(start)  # keep context keys only; the block is re-drafted
+        hidden = hidden[:, 1:]
+        return hidden, self.draft.logits(hidden, self.head)
+
+    def propose(
+        self, block: torch.Tensor, start: int, temperature: float, generator: Any
+    ) -> Proposal:
+        hidden, logits = self.draft_logits(block, start)
+        selector = self.draft.candidate_selector
+        if selector is not None:
+            tokens, candidates, q = selector.select(
+                hidden, logits, block[:, 0], temperature, generator
+            )
+            probs = None
+            if q is not None:  # spread the candidate distribution over the vocabulary
+                dense = torch.zeros(logits.shape, dtype=q.dtype, device=q.device)
+                probs = dense.scatter_add_(-1, candidates, q)[0]
+            return Proposal(tokens[0], probs)
+        if temperature > 0:
+            probs = torch.softmax(logits / temperature, dim=-1)[0]
+            return Proposal(torch.multinomial(probs, 1, generator=generator)[:, 0], probs)
+        return Proposal(logits.argmax(-1)[0])
+
+    def commit(self, hidden_states: tuple[torch.Tensor, ...], produced: int) -> None:
+        self.features = context_features(hidden_states, self.layer_ids)[:, :produced]
+
+
 @torch.inference_mode()
 def speculative_decode(
     target: Any,
-    draft: DFlashDraft,
+    drafter: Drafter | DFlashDraft,
     prompt_ids: list[int],
     max_new_tokens: int,
     stop_ids: set[int],
@@ -155,61 +229,41 @@ def speculative_decode(
     temperature: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> DecodeResult:
-    """Decode with DFlash drafting and target verification."""
+    """Decode with block drafting and target verification; the cache is rolled back exactly."""
+    if isinstance(drafter, DFlashDraft):
+        drafter = DFlashDrafter(drafter, target)
     device = target.device
-    layer_ids = draft.cfg.target_layer_ids
-    embed = target.get_input_embeddings()
-    head = target.get_output_embeddings()
     _sync(device)
     t0 = time.perf_counter()
     n_prompt = len(prompt_ids)
     max_length = n_prompt + max_new_tokens
-    target_cache = _new_cache(target)
+    cache = TargetCache(target)
     kv = _cache_kwarg(target)
-    draft_cache = DraftCache(draft.cfg.num_hidden_layers)
 
     # Prefill: the target reads the prompt; its layer outputs become the first context.
     prompt = torch.tensor([prompt_ids], device=device)
-    out = target(
-        input_ids=prompt,
-        position_ids=torch.arange(n_prompt, device=device)[None],
-        use_cache=True,
-        output_hidden_states=True,
-        **{kv: target_cache},
-    )
+    out = _forward(target, kv, cache.cache, prompt, 0, output_hidden_states=True, logits_to_keep=1)
     tokens = [*prompt_ids, int(_pick(out.logits[:, -1], temperature, generator)[0])]
-    features = context_features(out.hidden_states, layer_ids)
-    result = DecodeResult([], 0.0)
+    cache.crop(0)
+    drafter.begin(prompt_ids, out.hidden_states)
+    result = DecodeResult([], 0.0, rollbacks=cache.rollbacks())
     start = n_prompt  # position of the last committed token, not yet seen by the target
     stopped = tokens[start] in stop_ids
     while start + 1 < max_length and not stopped:
         size = min(block_size, max_length - start)
         block = torch.full((1, size), mask_token_id, device=device, dtype=torch.long)
         block[0, 0] = tokens[start]
-        draft_probs = None
+        proposal = None
         if size > 1:
-            hidden = draft(
-                features, embed(block), first_position=start - features.shape[1], cache=draft_cache
-            )
-            draft_cache.crop(start)  # keep context keys only; the block is re-drafted
-            logits = head(hidden[:, 1:]).float()
-            if temperature > 0:
-                draft_probs = torch.softmax(logits / temperature, dim=-1)[0]
-                block[0, 1:] = torch.multinomial(draft_probs, 1, generator=generator)[:, 0]
-            else:
-                block[0, 1:] = logits.argmax(-1)[0]
-        out = target(
-            input_ids=block,
-            position_ids=torch.arange(start, start + size, device=device)[None],
-            use_cache=True,
-            output_hidden_states=True,
-            **{kv: target_cache},
-        )
+            proposal = drafter.propose(block, start, temperature, generator)
+            block[0, 1:] = proposal.tokens
+        snapshot = cache.snapshot()
+        out = _forward(target, kv, cache.cache, block, start, output_hidden_states=True)
         proposed = block[0, 1:]
         if temperature > 0:
             target_probs = torch.softmax(out.logits[0].float() / temperature, dim=-1)
-            if draft_probs is not None:
-                accepted, bonus = _accept_sampled(proposed, draft_probs, target_probs, generator)
+            if proposal is not None and proposal.probs is not None:
+                accepted, bonus = _accept_sampled(proposed, proposal.probs, target_probs, generator)
             else:
                 accepted = 0
                 bonus = int(torch.multinomial(target_probs[0], 1, generator=generator))
@@ -227,10 +281,20 @@ def speculative_decode(
         produced = len(new)
         result.acceptance_lengths.append(produced)
         result.drafted.append(size - 1)
-        # The target's cache keeps only committed positions; their layer outputs become the
-        # context of the next block.
-        _crop(target_cache, start + produced)
-        features = context_features(out.hidden_states, layer_ids)[:, :produced]
+        # The cache keeps only committed positions (start .. start + produced - 1 of the block).
+        if produced == size:
+            cache.crop(0)
+        elif snapshot is None:
+            cache.crop(size - produced)
+        elif start + produced + 1 < max_length and not stopped:
+            # A recurrent state absorbed the rejected tokens: restore it and re-run the
+            # accepted ones (skipped when the decode ends here).
+            cache.restore(snapshot, size)
+            _forward(target, kv, cache.cache, block[:, :produced], start, logits_to_keep=1)
+            cache.crop(0)
+            result.replays += 1
+            result.replayed_tokens += produced
+        drafter.commit(out.hidden_states, produced)
         start += produced
     _sync(device)
     result.seconds = time.perf_counter() - t0

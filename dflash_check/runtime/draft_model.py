@@ -1,4 +1,4 @@
-"""A minimal DFlash draft model in plain torch, with the reference's semantics.
+"""DFlash and DFlash2 draft models in plain torch, with the reference's semantics.
 
 The draft never sees tokens of its own: it reads the *target's* hidden states. For every
 committed position, the outputs of the target layers named by ``target_layer_ids`` are
@@ -9,25 +9,46 @@ block's queries attend over the context keys/values followed by the block's own,
 mask inside the block (full-attention layers), and the target's LM head turns the last
 ``block_size - 1`` hidden states into draft logits.
 
+DFlash2 adds, in every layer, a grouped dynamic causal convolution over the block around the
+attention and around the MLP, and replaces the per-position argmax by a candidate selector: the
+top ``selector_top_k`` tokens of each position are rescored with a low-rank bilinear term
+between the previous choice and the candidate, and the path is chosen left to right.
+
 Parameter names match the reference checkpoints (``fc``, ``hidden_norm``, ``layers.N.*``,
-``norm``), so a z-lab safetensors file loads as is. Semantics follow z-lab/dflash 0.1.0
-``dflash/model.py``; the code is this project's own.
+``norm``, ``candidate_selector.*``), so a z-lab safetensors file loads as is. Semantics follow
+z-lab/dflash 0.1.0 ``dflash/model.py``; the code is this project's own.
+
+How a draft config's fields map to the computation is written once, in ``DraftConfig``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+DFLASH2_ARCHITECTURE = "DFlash2DraftModel"
+
+# RoPE types whose tables depend only on the config (no re-scaling with the sequence length).
+STATIC_ROPE_TYPES = ("default", "linear", "yarn", "llama3")
+
+
+class DraftConfigError(ValueError):
+    """A draft config the bundled model cannot be built from (the message says why)."""
+
 
 @dataclass(frozen=True)
 class DraftConfig:
-    """The fields of a draft's config.json that the model uses."""
+    """The fields of a draft's config.json that the model uses, and what each one does.
+
+    DFlash keys are read from ``dflash_config`` first, then from the top level, as the
+    reference's ``_draft_value`` does.
+    """
 
     hidden_size: int
     num_hidden_layers: int
@@ -36,43 +57,90 @@ class DraftConfig:
     head_dim: int
     intermediate_size: int
     rms_norm_eps: float
-    rope_theta: float
+    vocab_size: int
     target_layer_ids: tuple[int, ...]
+    """Target layers whose outputs (``hidden_states[t + 1]``) are the context features."""
     block_size: int
     mask_token_id: int
+    """Token id of the block's undrafted slots."""
     layer_types: tuple[str, ...]
     sliding_window: int | None
     is_causal: bool | None
+    """None: causal only in sliding layers (the reference's default)."""
+    attention_bias: bool = False
+    hidden_act: str = "silu"
+    input_embedding_scale: float = 1.0
+    """The block is embedded as ``raw target embedding × input_embedding_scale`` (never the
+    target's own scaled embedding, e.g. Gemma's × √hidden)."""
+    output_multiplier: float = 1.0
+    """Draft logits are ``target LM head(hidden) × output_multiplier``…"""
+    final_logit_softcapping: float | None = None
+    """…then ``tanh(logits / c) × c`` when set and positive."""
+    dflash2: bool = False
+    conv_kernel_size: int = 0
+    conv_group_size: int = 0
+    selector_rank: int = 0
+    selector_top_k: int = 0
+    rope: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The raw config, for transformers' RoPE table functions."""
 
     @classmethod
     def from_dict(cls, cfg: dict[str, Any]) -> DraftConfig:
-        """Read a DFlash config (``dflash_config`` first, then the top level, as the reference)."""
+        """Read a DFlash or DFlash2 config; raise ``DraftConfigError`` naming the field."""
         dfc = cfg.get("dflash_config") or {}
 
         def value(key: str, default: Any = None) -> Any:
             return dfc.get(key, cfg.get(key, default))
 
-        heads = int(cfg["num_attention_heads"])
-        hidden = int(cfg["hidden_size"])
-        rope = cfg.get("rope_parameters") or {}
-        theta = cfg.get("rope_theta", rope.get("rope_theta", 10000.0))
-        layers = int(cfg["num_hidden_layers"])
-        return cls(
+        def number(key: str, kind: Callable[[Any], Any], default: Any = None) -> Any:
+            raw = value(key, default)
+            if raw is None or isinstance(raw, bool):
+                raise DraftConfigError(f"field '{key}' is missing or not a number")
+            try:
+                return kind(raw)
+            except (TypeError, ValueError):
+                raise DraftConfigError(f"field '{key}' is not a number ({raw!r})") from None
+
+        heads = number("num_attention_heads", int)
+        hidden = number("hidden_size", int)
+        layers = number("num_hidden_layers", int)
+        ids = value("target_layer_ids")
+        if not isinstance(ids, list) or not ids:
+            raise DraftConfigError("field 'target_layer_ids' is missing or empty")
+        dflash2 = DFLASH2_ARCHITECTURE in (cfg.get("architectures") or [])
+        softcap = value("final_logit_softcapping")
+        config = cls(
             hidden_size=hidden,
             num_hidden_layers=layers,
             num_attention_heads=heads,
-            num_key_value_heads=int(cfg.get("num_key_value_heads", heads)),
+            num_key_value_heads=number("num_key_value_heads", int, heads),
             head_dim=int(cfg.get("head_dim") or hidden // heads),
-            intermediate_size=int(cfg["intermediate_size"]),
-            rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-            rope_theta=float(theta),
-            target_layer_ids=tuple(int(t) for t in value("target_layer_ids")),
-            block_size=int(value("block_size", 16)),
-            mask_token_id=int(value("mask_token_id")),
+            intermediate_size=number("intermediate_size", int),
+            rms_norm_eps=number("rms_norm_eps", float, 1e-6),
+            vocab_size=number("vocab_size", int),
+            target_layer_ids=tuple(int(t) for t in ids),
+            block_size=number("block_size", int, 16),
+            mask_token_id=number("mask_token_id", int),
             layer_types=tuple(cfg.get("layer_types") or ["full_attention"] * layers),
             sliding_window=cfg.get("sliding_window"),
             is_causal=cfg.get("is_causal"),
+            attention_bias=bool(cfg.get("attention_bias", False)),
+            hidden_act=str(cfg.get("hidden_act") or "silu"),
+            input_embedding_scale=number("input_embedding_scale", float, 1.0),
+            output_multiplier=number("output_multiplier", float, 1.0),
+            final_logit_softcapping=None if softcap is None else float(softcap),
+            dflash2=dflash2,
+            conv_kernel_size=number("conv_kernel_size", int) if dflash2 else 0,
+            conv_group_size=number("conv_group_size", int) if dflash2 else 0,
+            selector_rank=number("selector_rank", int) if dflash2 else 0,
+            selector_top_k=number("selector_top_k", int) if dflash2 else 0,
+            rope=cfg,
         )
+        if dflash2 and (config.conv_group_size <= 0 or hidden % config.conv_group_size):
+            raise DraftConfigError(
+                f"conv_group_size {config.conv_group_size} does not divide hidden_size {hidden}"
+            )
+        return config
 
 
 class RMSNorm(nn.Module):
@@ -96,19 +164,42 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-second, first), dim=-1)
 
 
+def rope_tables(cfg: DraftConfig) -> tuple[torch.Tensor, float]:
+    """Return (inverse frequencies, attention scaling) of the draft's RoPE.
+
+    The default type is computed here; scaled types (YaRN, linear, llama3) come from
+    transformers' own table functions, applied to the draft config as the reference does.
+    """
+    raw = cfg.rope
+    params = raw.get("rope_parameters") or raw.get("rope_scaling") or {}
+    kind = params.get("rope_type") or params.get("type") or "default"
+    if kind not in STATIC_ROPE_TYPES:
+        raise DraftConfigError(f"RoPE type {kind!r} is not supported by the smoke run")
+    if kind == "default":
+        theta = float(raw.get("rope_theta", params.get("rope_theta", 10000.0)))
+        steps = torch.arange(0, cfg.head_dim, 2, dtype=torch.float32) / cfg.head_dim
+        return 1.0 / (theta**steps), 1.0
+    from transformers import Qwen3Config
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    config = Qwen3Config(**{k: v for k, v in raw.items() if k != "dflash_config"})
+    inv_freq, scaling = ROPE_INIT_FUNCTIONS[kind](config, None)
+    return inv_freq.float(), float(scaling)
+
+
 class Rotary(nn.Module):
     """Rotary position embeddings: cos/sin tables for given absolute positions."""
 
-    def __init__(self, head_dim: int, theta: float) -> None:
+    def __init__(self, cfg: DraftConfig) -> None:
         super().__init__()
-        inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+        inv_freq, self.scaling = rope_tables(cfg)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def forward(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
         inv_freq: torch.Tensor = self.inv_freq  # type: ignore[assignment]
-        freqs = positions.float()[:, None] * inv_freq[None, :]
+        freqs = positions.float()[:, None] * inv_freq[None, :].float()
         emb = torch.cat((freqs, freqs), dim=-1)
-        return emb.cos().to(dtype), emb.sin().to(dtype)
+        return (emb.cos() * self.scaling).to(dtype), (emb.sin() * self.scaling).to(dtype)
 
 
 class DraftCache:
@@ -147,13 +238,13 @@ class Attention(nn.Module):
 
     def __init__(self, cfg: DraftConfig, layer: int) -> None:
         super().__init__()
-        h, d = cfg.hidden_size, cfg.head_dim
+        h, d, bias = cfg.hidden_size, cfg.head_dim, cfg.attention_bias
         self.layer, self.head_dim = layer, d
         self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
-        self.q_proj = nn.Linear(h, self.heads * d, bias=False)
-        self.k_proj = nn.Linear(h, self.kv_heads * d, bias=False)
-        self.v_proj = nn.Linear(h, self.kv_heads * d, bias=False)
-        self.o_proj = nn.Linear(self.heads * d, h, bias=False)
+        self.q_proj = nn.Linear(h, self.heads * d, bias=bias)
+        self.k_proj = nn.Linear(h, self.kv_heads * d, bias=bias)
+        self.v_proj = nn.Linear(h, self.kv_heads * d, bias=bias)
+        self.o_proj = nn.Linear(self.heads * d, h, bias=bias)
         self.q_norm = RMSNorm(d, cfg.rms_norm_eps)
         self.k_norm = RMSNorm(d, cfg.rms_norm_eps)
         kind = cfg.layer_types[layer] if layer < len(cfg.layer_types) else "full_attention"
@@ -207,16 +298,68 @@ class Attention(nn.Module):
 
 
 class MLP(nn.Module):
-    """SwiGLU feed-forward."""
+    """Gated feed-forward (SwiGLU with the default ``hidden_act``)."""
 
     def __init__(self, cfg: DraftConfig) -> None:
         super().__init__()
+        from transformers.activations import ACT2FN
+
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.act = ACT2FN[cfg.hidden_act]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
+
+
+def grouped_causal_convolve(
+    hidden: torch.Tensor, dynamic: torch.Tensor, base: torch.Tensor, group_size: int
+) -> torch.Tensor:
+    """Convolve the block causally, per channel group, with a static plus a dynamic kernel.
+
+    ``hidden`` is (batch, length, hidden); ``base`` (kernel, hidden) is shared by all
+    positions; ``dynamic`` (batch, length, kernel, groups) is one scalar per position, tap and
+    group. Tap ``o`` reads the position ``o`` steps back (zeros before the block).
+    """
+    batch, length, size = hidden.shape
+    groups = size // group_size
+    blocks = hidden.view(batch, length, groups, group_size)
+    dynamic = dynamic.reshape(batch, length, base.shape[0], groups, 1)
+    out = torch.zeros_like(blocks)
+    for tap in range(base.shape[0]):
+        shifted = blocks if tap == 0 else F.pad(blocks[:, :-tap], (0, 0, 0, 0, tap, 0))
+        kernel = base[tap].view(1, 1, groups, group_size).to(hidden.dtype)
+        out = out + kernel * shifted
+        out = torch.addcmul(out, dynamic[:, :, tap], shifted)
+    return out.view_as(hidden)
+
+
+class GroupedDynamicCausalConv(nn.Module):
+    """DFlash2's convolution pair around a sub-layer: one before it, one after it.
+
+    Both kernels' dynamic parts are projected from the sub-layer's input.
+    """
+
+    def __init__(self, cfg: DraftConfig) -> None:
+        super().__init__()
+        self.kernel_size, self.group_size = cfg.conv_kernel_size, cfg.conv_group_size
+        groups = cfg.hidden_size // cfg.conv_group_size
+        self.base_kernel = nn.Parameter(torch.zeros(2, cfg.conv_kernel_size, cfg.hidden_size))
+        self.kernel_projection = nn.Linear(
+            cfg.hidden_size, 2 * cfg.conv_kernel_size * groups, bias=False
+        )
+
+    def around(self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+        """Return ``after(sublayer(before(x)))``."""
+        groups = x.shape[-1] // self.group_size
+        dynamic = self.kernel_projection(x).view(*x.shape[:-1], 2, self.kernel_size, groups)
+        before = grouped_causal_convolve(
+            x, dynamic[..., 0, :, :], self.base_kernel[0], self.group_size
+        )
+        return grouped_causal_convolve(
+            sublayer(before), dynamic[..., 1, :, :], self.base_kernel[1], self.group_size
+        )
 
 
 class DraftLayer(nn.Module):
@@ -228,6 +371,8 @@ class DraftLayer(nn.Module):
         self.self_attn = Attention(cfg, layer)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
+        self.attention_conv = GroupedDynamicCausalConv(cfg) if cfg.dflash2 else None
+        self.mlp_conv = GroupedDynamicCausalConv(cfg) if cfg.dflash2 else None
 
     def forward(
         self,
@@ -236,8 +381,56 @@ class DraftLayer(nn.Module):
         rope: tuple[torch.Tensor, torch.Tensor],
         cache: DraftCache | None,
     ) -> torch.Tensor:
-        h = h + self.self_attn(self.input_layernorm(h), context, rope, cache)
-        return h + self.mlp(self.post_attention_layernorm(h))
+        def attend(x: torch.Tensor) -> torch.Tensor:
+            return self.self_attn(x, context, rope, cache)
+
+        x = self.input_layernorm(h)
+        h = h + (self.attention_conv.around(x, attend) if self.attention_conv else attend(x))
+        x = self.post_attention_layernorm(h)
+        return h + (self.mlp_conv.around(x, self.mlp) if self.mlp_conv else self.mlp(x))
+
+
+class CandidateSelector(nn.Module):
+    """DFlash2's path choice over each position's top-k candidates.
+
+    score(candidate c at position p | previous token a) = logit(c) +
+    <predecessor(a) ⊙ projection(hidden_p), successor(c)>.
+    """
+
+    def __init__(self, cfg: DraftConfig) -> None:
+        super().__init__()
+        self.top_k = cfg.selector_top_k
+        self.predecessor_codebook = nn.Embedding(cfg.vocab_size, cfg.selector_rank)
+        self.successor_codebook = nn.Embedding(cfg.vocab_size, cfg.selector_rank)
+        self.hidden_projection = nn.Linear(cfg.hidden_size, cfg.selector_rank, bias=False)
+
+    def select(
+        self,
+        hidden: torch.Tensor,
+        logits: torch.Tensor,
+        anchor: torch.Tensor,
+        temperature: float,
+        generator: torch.Generator | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Return (tokens, candidates, proposal probabilities over the candidates or None)."""
+        unary, candidates = torch.topk(logits, min(self.top_k, logits.shape[-1]), dim=-1)
+        projected = self.hidden_projection(hidden)
+        previous = anchor
+        path, rows = [], []
+        for p in range(projected.shape[1]):
+            left = self.predecessor_codebook(previous) * projected[:, p]
+            right = self.successor_codebook(candidates[:, p])
+            scores = unary[:, p] + torch.einsum("br,bkr->bk", left, right)
+            if temperature > 0:
+                q = torch.softmax(scores.float() / temperature, dim=-1)
+                index = torch.multinomial(q, 1, generator=generator)[:, 0]
+                rows.append(q)
+            else:
+                index = scores.argmax(-1)
+            previous = candidates[:, p].gather(-1, index[:, None])[:, 0]
+            path.append(previous)
+        probs = torch.stack(rows, dim=1) if rows else None
+        return torch.stack(path, dim=1), candidates, probs
 
 
 class DFlashDraft(nn.Module):
@@ -251,7 +444,8 @@ class DFlashDraft(nn.Module):
         self.hidden_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.layers = nn.ModuleList(DraftLayer(cfg, i) for i in range(cfg.num_hidden_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.rotary = Rotary(cfg.head_dim, cfg.rope_theta)
+        self.rotary = Rotary(cfg)
+        self.candidate_selector = CandidateSelector(cfg) if cfg.dflash2 else None
 
     def forward(
         self,
@@ -276,6 +470,25 @@ class DFlashDraft(nn.Module):
         for layer in self.layers:
             h = layer(h, context, rope, cache)
         return self.norm(h)
+
+    def logits(self, hidden: torch.Tensor, head: nn.Module) -> torch.Tensor:
+        """Draft logits from block hidden states through the target's LM head."""
+        logits = head(hidden).float() * self.cfg.output_multiplier
+        cap = self.cfg.final_logit_softcapping
+        if cap is not None and cap > 0:
+            logits = torch.tanh(logits / cap) * cap
+        return logits
+
+
+def checkpoint_key(name: str) -> str:
+    """Map a reference checkpoint tensor name to this model's parameter name.
+
+    DFlash2 checkpoints store the selector's codebooks as bare tensors (the reference maps
+    them onto ``nn.Embedding`` weights when it loads).
+    """
+    if name in ("candidate_selector.predecessor_codebook", "candidate_selector.successor_codebook"):
+        return name + ".weight"
+    return name
 
 
 def context_features(

@@ -12,9 +12,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from dflash_check.core.smoke_report import SmokeCase, SmokeReport
+from dflash_check.core.smoke_report import LayerRollback, SmokeCase, SmokeReport
 from dflash_check.errors import CheckError, ConfigError, MissingExtraError
 from dflash_check.hub.interface import ModelRef
 
@@ -45,6 +45,10 @@ SNAPSHOT_PATTERNS = [
 
 class SmokeUnsupportedError(CheckError):
     """The draft is a kind the bundled runtime cannot run yet."""
+
+
+class SmokeDecodeError(CheckError):
+    """The target's own forward failed during the decode (its message stays out of the line)."""
 
 
 @dataclass(frozen=True)
@@ -108,33 +112,34 @@ def model_dir(ref: ModelRef, options: SmokeOptions) -> Path:
     return hub.download_files(ref, SNAPSHOT_PATTERNS, f"model {ref.spec}")
 
 
+def draft_cfg_is_dflash2(cfg: dict[str, Any]) -> bool:
+    """Return whether a draft config names the DFlash2 architecture."""
+    from dflash_check.runtime.draft_model import DFLASH2_ARCHITECTURE
+
+    return DFLASH2_ARCHITECTURE in (cfg.get("architectures") or [])
+
+
 def load_draft(
     folder: Path, torch: Any, device: Any, dtype: Any, block_size: int | None
 ) -> tuple[Any, int, int]:
     """Load the draft's safetensors into the bundled model; return (model, block, mask id)."""
     from safetensors.torch import load_file
 
-    from dflash_check.runtime.draft_model import DFlashDraft, DraftConfig
+    from dflash_check.runtime.draft_model import (
+        DFlashDraft,
+        DraftConfig,
+        DraftConfigError,
+        checkpoint_key,
+    )
 
     cfg = json.loads((folder / "config.json").read_text())
-    architectures = cfg.get("architectures") or []
-    if "DFlash2DraftModel" in architectures:
-        raise SmokeUnsupportedError(
-            f"draft {folder}: DFlash2DraftModel (grouped dynamic causal convolutions and the "
-            "candidate selector) is not supported by the smoke run yet",
-            hint="the static check still applies; run DFlash 2 drafts with z-lab's dflash",
-        )
-    rope_scaling = cfg.get("rope_scaling") or (cfg.get("rope_parameters") or {})
-    if rope_scaling.get("rope_type", "default") not in ("default", None):
-        raise SmokeUnsupportedError(
-            f"draft {folder}: RoPE type {rope_scaling.get('rope_type')!r} is not supported by "
-            "the smoke run yet"
-        )
     try:
         draft_cfg = DraftConfig.from_dict(cfg)
-    except (KeyError, TypeError, ValueError) as err:
-        raise ConfigError(
-            f"draft {folder}: config.json cannot build a DFlash model ({err})"
+        model = DFlashDraft(draft_cfg)
+    except DraftConfigError as err:
+        kind = "DFlash2DraftModel" if draft_cfg_is_dflash2(cfg) else "DFlash model"
+        raise SmokeUnsupportedError(
+            f"draft {folder}: config.json cannot build a {kind} ({err})"
         ) from None
     files = sorted(folder.glob("*.safetensors"))
     if not files:
@@ -142,10 +147,10 @@ def load_draft(
     state: dict[str, Any] = {}
     for path in files:
         try:
-            state.update(load_file(str(path)))
+            loaded = load_file(str(path))
         except Exception as err:  # noqa: BLE001 - safetensors raises its own error types
             raise ConfigError(f"draft {folder}: {path.name} cannot be loaded ({err})") from None
-    model = DFlashDraft(draft_cfg)
+        state.update({checkpoint_key(name): tensor for name, tensor in loaded.items()})
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
     if missing:
@@ -240,28 +245,46 @@ def run_smoke(
     stops = stop_token_ids(model, tokenizer)
     prompts = options.prompts or DEFAULT_PROMPTS
     generator = torch.Generator(device=device).manual_seed(options.seed)
+    label = f"target {target.spec}"
     # Warm up kernels and allocators once, so the first case's timing is not an outlier.
     warm = encode(tokenizer, prompts[0], options.chat_template)
-    speculative_decode(model, draft_model, warm, 4, stops, block_size, mask_id)
-    plain_decode(model, warm, 4, stops)
+    guarded(
+        label,
+        "warm-up",
+        lambda: speculative_decode(model, draft_model, warm, 4, stops, block_size, mask_id),
+    )
+    guarded(label, "warm-up", lambda: plain_decode(model, warm, 4, stops))
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
     cases = []
+    spec = None
+    replays = replayed = 0
     for i, prompt in enumerate(prompts):
         say(f"decoding prompt {i + 1}/{len(prompts)}")
         ids = encode(tokenizer, prompt, options.chat_template)
-        spec = speculative_decode(
-            model,
-            draft_model,
-            ids,
-            options.max_new_tokens,
-            stops,
-            block_size,
-            mask_id,
-            options.temperature,
-            generator,
+        spec = guarded(
+            label,
+            "speculative decode",
+            lambda ids=ids: speculative_decode(
+                model,
+                draft_model,
+                ids,
+                options.max_new_tokens,
+                stops,
+                block_size,
+                mask_id,
+                options.temperature,
+                generator,
+            ),
         )
-        base = plain_decode(
-            model, ids, options.max_new_tokens, stops, options.temperature, generator
+        base = guarded(
+            label,
+            "plain decode",
+            lambda ids=ids: plain_decode(
+                model, ids, options.max_new_tokens, stops, options.temperature, generator
+            ),
         )
+        replays, replayed = replays + spec.replays, replayed + spec.replayed_tokens
         cases.append(
             SmokeCase(
                 prompt=prompt,
@@ -275,6 +298,12 @@ def run_smoke(
                 baseline_seconds=base.seconds,
             )
         )
+    rollbacks = (
+        ()
+        if spec is None
+        else tuple(LayerRollback(r.what, r.method) for r in spec.rollbacks.values())
+    )
+    peak = int(torch.cuda.max_memory_allocated(device)) if device.type == "cuda" else None
     return SmokeReport(
         device=str(device),
         dtype=str(dtype).removeprefix("torch."),
@@ -282,4 +311,30 @@ def run_smoke(
         temperature=options.temperature,
         min_acceptance=options.min_acceptance,
         cases=tuple(cases),
+        draft_architecture="DFlash2DraftModel" if draft_model.cfg.dflash2 else "DFlashDraftModel",
+        rollbacks=rollbacks,
+        replays=replays,
+        replayed_tokens=replayed,
+        peak_memory_bytes=peak,
     )
+
+
+T = TypeVar("T")
+
+
+def guarded(label: str, phase: str, run: Callable[[], T]) -> T:
+    """Run one decode; a failure inside the target's own code becomes one clear line.
+
+    transformers' messages name its internals, not the user's models: the line names the
+    model, the phase and the exception type; DFLASH_CHECK_DEBUG=1 shows the original.
+    """
+    try:
+        return run()
+    except CheckError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError, KeyError, NotImplementedError) as err:
+        raise SmokeDecodeError(
+            f"{label}: its forward failed during the smoke run's {phase} "
+            f"({type(err).__name__} raised in the model's own code)",
+            hint="DFLASH_CHECK_DEBUG=1 shows the original error; the static check still applies",
+        ) from err
