@@ -32,6 +32,8 @@ class CheckRequest:
     """``portable`` or one runtime profile name."""
     ignore: frozenset[str] = frozenset()
     """Rule ids to skip."""
+    strict: bool = False
+    """Warnings and rules not checked make the pair incompatible (``--strict``)."""
 
 
 @dataclass
@@ -85,4 +87,6 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
     draft = cache.fetch(request.draft, "draft")
     target = cache.fetch(request.target, "target")
     tokenizers = compare_tokenizers(cache, request, draft, target)
-    return run_check(draft, target, request.runtime, request.ignore, tokenizers)
+    return run_check(
+        draft, target, request.runtime, request.ignore, tokenizers, strict=request.strict
+    )
