@@ -633,6 +633,12 @@ def runtimes(output_format: DocFormatOpt = DocFormat.table) -> None:
     print_doc(output_format, "runtimes")
 
 
+@app.command()
+def formats(output_format: DocFormatOpt = DocFormat.table) -> None:
+    """List the draft formats: how each keeps its keys and numbers its layer ids."""
+    print_doc(output_format, "formats")
+
+
 def main() -> None:
     """Run the CLI; turn any unexpected exception into one line and exit 3."""
     try:
