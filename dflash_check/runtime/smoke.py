@@ -118,6 +118,11 @@ def load_draft(
 
     cfg = json.loads((folder / "config.json").read_text())
     architectures = cfg.get("architectures") or []
+    if cfg.get("speculators_model_type") is not None:
+        raise SmokeUnsupportedError(
+            f"draft {folder}: speculators-format drafts are not supported by the smoke run yet",
+            hint="the static check still applies; serve speculators drafts with vLLM",
+        )
     if "DFlash2DraftModel" in architectures:
         raise SmokeUnsupportedError(
             f"draft {folder}: DFlash2DraftModel (grouped dynamic causal convolutions and the "
