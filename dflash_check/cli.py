@@ -12,15 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
 
 from dflash_check import __version__
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
+    from collections.abc import Callable
+
+    from rich.console import Console
+
     from dflash_check.core.outcome import RunResult
     from dflash_check.core.report import CheckReport
-    from dflash_check.hub.interface import ModelRef
+    from dflash_check.hub.interface import ModelRef, ModelSource
     from dflash_check.runtime.smoke import SmokeOptions
 
 app = typer.Typer(
@@ -45,12 +48,21 @@ PAIR_EXAMPLES = [
 
 def stderr_console() -> Console:
     """Return the console for messages (stderr)."""
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def stdout_console() -> Console:
     """Return the console for data (stdout)."""
+    from rich.console import Console
+
     return Console(highlight=False)
+
+
+def note(text: str) -> None:
+    """Print one plain line on stderr (no rich: machine formats never need it)."""
+    sys.stderr.write(text + "\n")
 
 
 def secrets() -> list[str]:
@@ -242,6 +254,17 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
     return flag or both
 
 
+def hub_factory(token: str | None, offline: bool, timeout: float) -> Callable[[], ModelSource]:
+    """Return what builds the Hub source, so that local checks never import it."""
+
+    def build() -> ModelSource:
+        from dflash_check.hub.hub import HubOptions, HubSource
+
+        return HubSource(HubOptions(token=token, offline=offline, timeout=timeout))
+
+    return build
+
+
 def write_output(text: str, output: Path | None) -> None:
     """Write the rendered report to ``output``, or to stdout."""
     if output is None:
@@ -380,19 +403,18 @@ def pair(
     except BadModelSpec as err:
         raise typer.BadParameter(str(err)) from None
 
-    from dflash_check.hub.hub import HubOptions, HubSource
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
-    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
+    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
     request = CheckRequest(draft_ref, target_ref, runtime.value, ignored, strict)  # type: ignore[attr-defined]
-    from dflash_check.core.outcome import PairOutcome, RunResult
-    from dflash_check.core.report import Verdict
-
     label = f"{draft} -> {target}"
     try:
         report = check_pair(request, cache)
     except CheckError as err:
         if output_format in CI_FORMATS:
+            from dflash_check.core.outcome import PairOutcome, RunResult
+            from dflash_check.core.report import Verdict
+
             outcome = PairOutcome(
                 label, Verdict.COMPATIBLE, error=redact(str(err)), error_hint=err.hint
             )
@@ -419,17 +441,17 @@ def pair(
         report = smoke(report, draft_ref, target_ref, options, force, json_output)
 
     if output_format in CI_FORMATS:
+        from dflash_check.core.outcome import PairOutcome, RunResult
+        from dflash_check.core.report import Verdict
+
         outcome = PairOutcome(label, Verdict.COMPATIBLE, report=report)
         write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
-        stderr_console().print(f"dflash-check: {report.verdict_text}", markup=False)
+        note(f"dflash-check: {report.verdict_text}")
     elif json_output:
         from dflash_check.render.json import render_json
 
         write_output(render_json(report), output)
-        stderr_console().print(
-            f"dflash-check: {report.verdict_text} ({len(report.findings)} findings)",
-            markup=False,
-        )
+        note(f"dflash-check: {report.verdict_text} ({len(report.findings)} findings)")
     elif output is not None:
         from dflash_check.render.table import render_text
 
@@ -524,7 +546,6 @@ def registry(
 ) -> None:
     """Check every pair of a pairs.yaml against its expected verdict (a CI gate)."""
     from dflash_check.core.outcome import PairOutcome, RunResult
-    from dflash_check.hub.hub import HubOptions, HubSource
     from dflash_check.pipeline import ModelCache
     from dflash_check.registry import load_pairs, run_registry, select
 
@@ -536,7 +557,7 @@ def registry(
     selected = select(specs, only)
     if not selected:
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
-    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
+    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
