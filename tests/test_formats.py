@@ -1,7 +1,8 @@
 """Published drafts in every format get the right verdict against their documented targets.
 
-The configs under tests/fixtures/drafts/ and tests/fixtures/targets/ are public files nobody
-here wrote (sources in tests/fixtures/drafts/README.md). Each fact has a passing and a failing
+The configs are public files nobody here wrote (sources in tests/fixtures/drafts/README.md);
+those the shipped pairs.yaml names are under tests/fixtures/hub/, the others under drafts/ and
+targets/. Each fact has a passing and a failing
 case: the documented pairing, and a mutation or another target that must fail.
 """
 
@@ -26,19 +27,20 @@ from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.render.table import render_text
 from tests.helpers import FIXTURES, files, write_model
 
-DRAFTS = FIXTURES / "drafts"
+# Models that the shipped pairs.yaml also names live once, under the loopback Hub's fixtures.
+HUB = FIXTURES / "hub"
 TARGETS = FIXTURES / "targets"
-SPECULATORS = DRAFTS / "huaxuan250--dflash_zlab_full_atten_speculators"
-ZLAB_QWEN36 = DRAFTS / "z-lab--Qwen3.6-35B-A3B-DFlash"
-MIMO = DRAFTS / "XiaomiMiMo--MiMo-V2.5-Pro-FP4-DFlash"
-DFLASH2 = DRAFTS / "z-lab--Qwen3.8-27B-DFlash2"
-QWEN36_NVFP4 = TARGETS / "nvidia--Qwen3.6-35B-A3B-NVFP4"
-MIMO_TARGET = TARGETS / "XiaomiMiMo--MiMo-V2.5-Pro"
+SPECULATORS = HUB / "huaxuan250" / "dflash_zlab_full_atten_speculators"
+ZLAB_QWEN36 = HUB / "z-lab" / "Qwen3.6-35B-A3B-DFlash"
+MIMO = HUB / "XiaomiMiMo" / "MiMo-V2.5-Pro-FP4-DFlash" / "dflash"
+DFLASH2 = FIXTURES / "drafts" / "z-lab--Qwen3.8-27B-DFlash2"
+QWEN36_NVFP4 = HUB / "nvidia" / "Qwen3.6-35B-A3B-NVFP4"
+MIMO_TARGET = HUB / "XiaomiMiMo" / "MiMo-V2.5-Pro"
 QWEN36_27B = TARGETS / "Qwen--Qwen3.6-27B"
 QWEN35_27B = TARGETS / "Qwen--Qwen3.5-27B"
-GPT_OSS_20B_DRAFT = FIXTURES / "hub" / "z-lab" / "gpt-oss-20b-DFlash"
-GPT_OSS_20B = FIXTURES / "hub" / "openai" / "gpt-oss-20b"
-GPT_OSS_120B = TARGETS / "openai--gpt-oss-120b"
+GPT_OSS_20B_DRAFT = HUB / "z-lab" / "gpt-oss-20b-DFlash"
+GPT_OSS_20B = HUB / "openai" / "gpt-oss-20b"
+GPT_OSS_120B = HUB / "openai" / "gpt-oss-120b"
 
 runner = CliRunner()
 
