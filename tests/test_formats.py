@@ -400,3 +400,35 @@ def test_strict_never_contradicts_a_real_incompatibility() -> None:
     """An error makes the verdict plain incompatible, with or without --strict."""
     report = check(gpt_oss_draft(), GPT_OSS_120B, strict=True)
     assert report.verdict_text == "incompatible"
+
+
+# -- reduced draft vocabularies (speculators draft_vocab_size) ------------------------------
+
+
+def reduced_speculators(draft_vocab: int) -> dict[str, Any]:
+    """Return the speculators draft with a reduced draft vocabulary."""
+    cfg = config(SPECULATORS)
+    cfg["draft_vocab_size"] = draft_vocab
+    return cfg
+
+
+@pytest.mark.parametrize(("d2t", "severity"), [(True, None), (False, Severity.ERROR)])
+def test_reduced_draft_vocabulary_needs_a_d2t_map(d2t: bool, severity: Severity | None) -> None:
+    """draft_vocab_size below vocab_size: fine with a d2t map in the header, an error without."""
+    tensors = {"fc.weight": TensorInfo("BF16", (2048, 5 * 2048))}
+    if d2t:
+        tensors["d2t"] = TensorInfo("I64", (32000,))
+    report = check(reduced_speculators(32000), QWEN36_NVFP4, tensors=tensors)
+    hits = [f for f in report.findings if f.rule == "DF007"]
+    assert [f.severity for f in hits] == ([severity] if severity else [])
+    if hits:
+        assert "no d2t map" in hits[0].message
+
+
+def test_draft_vocabulary_larger_than_the_target_is_an_error() -> None:
+    """A draft vocabulary the target does not have rows for: DF007 error."""
+    report = check(reduced_speculators(250000), QWEN36_NVFP4)
+    assert any(
+        f.rule == "DF007" and "250000 > target" in f.message and f.severity is Severity.ERROR
+        for f in report.findings
+    )
