@@ -12,15 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
 
 from dflash_check import __version__
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
+    from collections.abc import Callable
+
+    from rich.console import Console
+
     from dflash_check.core.outcome import RunResult
     from dflash_check.core.report import CheckReport
-    from dflash_check.hub.interface import ModelRef
+    from dflash_check.hub.interface import ModelRef, ModelSource
     from dflash_check.runtime.smoke import SmokeOptions
 
 app = typer.Typer(
@@ -38,17 +41,28 @@ PAIR_EXAMPLES = [
     "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
     "dflash-check pair DRAFT TARGET --runtime vllm --format json",
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
+    "dflash-check pair XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash:dflash XiaomiMiMo/MiMo-V2.5-Pro "
+    "--runtime vllm",
 ]
 
 
 def stderr_console() -> Console:
     """Return the console for messages (stderr)."""
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def stdout_console() -> Console:
     """Return the console for data (stdout)."""
+    from rich.console import Console
+
     return Console(highlight=False)
+
+
+def note(text: str) -> None:
+    """Print one plain line on stderr (no rich: machine formats never need it)."""
+    sys.stderr.write(text + "\n")
 
 
 def secrets() -> list[str]:
@@ -191,6 +205,18 @@ DraftRevisionOpt = Annotated[
 TargetRevisionOpt = Annotated[
     str | None, typer.Option("--target-revision", help="Revision of the target.")
 ]
+DraftSubfolderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--draft-subfolder",
+        help="Folder of the draft's repo (or directory) that holds it, e.g. dflash "
+        "(same as DRAFT given as ORG/NAME:SUBFOLDER).",
+    ),
+]
+TargetSubfolderOpt = Annotated[
+    str | None,
+    typer.Option("--target-subfolder", help="Folder of the target's repo that holds it."),
+]
 OfflineOpt = Annotated[
     bool, typer.Option("--offline", help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).")
 ]
@@ -228,6 +254,17 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
     return flag or both
 
 
+def hub_factory(token: str | None, offline: bool, timeout: float) -> Callable[[], ModelSource]:
+    """Return what builds the Hub source, so that local checks never import it."""
+
+    def build() -> ModelSource:
+        from dflash_check.hub.hub import HubOptions, HubSource
+
+        return HubSource(HubOptions(token=token, offline=offline, timeout=timeout))
+
+    return build
+
+
 def write_output(text: str, output: Path | None) -> None:
     """Write the rendered report to ``output``, or to stdout."""
     if output is None:
@@ -241,7 +278,10 @@ def write_output(text: str, output: Path | None) -> None:
 
 @app.command(epilog="Examples:\n\n" + "\n\n".join(f"  $ {e}" for e in PAIR_EXAMPLES))
 def pair(
-    draft: Annotated[str, typer.Argument(help="Draft: Hub repo id (ORG/NAME[@REV]) or directory.")],
+    draft: Annotated[
+        str,
+        typer.Argument(help="Draft: Hub repo id (ORG/NAME[:SUBFOLDER][@REV]) or directory."),
+    ],
     target: Annotated[
         str, typer.Argument(help="Target: Hub repo id (ORG/NAME[@REV]) or directory.")
     ],
@@ -253,6 +293,8 @@ def pair(
     revision: RevisionOpt = None,
     draft_revision: DraftRevisionOpt = None,
     target_revision: TargetRevisionOpt = None,
+    draft_subfolder: DraftSubfolderOpt = None,
+    target_subfolder: TargetSubfolderOpt = None,
     token: TokenOpt = None,
     offline: OfflineOpt = False,
     timeout: TimeoutOpt = 10.0,
@@ -353,27 +395,26 @@ def pair(
         raise typer.BadParameter(f"unknown rule id {', '.join(unknown)}", param_hint="--ignore")
     try:
         draft_ref = parse_model_ref(
-            draft, pick_revision(draft_revision, revision, "--draft-revision")
+            draft, pick_revision(draft_revision, revision, "--draft-revision"), draft_subfolder
         )
         target_ref = parse_model_ref(
-            target, pick_revision(target_revision, revision, "--target-revision")
+            target, pick_revision(target_revision, revision, "--target-revision"), target_subfolder
         )
     except BadModelSpec as err:
         raise typer.BadParameter(str(err)) from None
 
-    from dflash_check.hub.hub import HubOptions, HubSource
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
-    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
-    request = CheckRequest(draft_ref, target_ref, runtime.value, ignored)  # type: ignore[attr-defined]
-    from dflash_check.core.outcome import PairOutcome, RunResult
-    from dflash_check.core.report import Verdict
-
+    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
+    request = CheckRequest(draft_ref, target_ref, runtime.value, ignored, strict)  # type: ignore[attr-defined]
     label = f"{draft} -> {target}"
     try:
         report = check_pair(request, cache)
     except CheckError as err:
         if output_format in CI_FORMATS:
+            from dflash_check.core.outcome import PairOutcome, RunResult
+            from dflash_check.core.report import Verdict
+
             outcome = PairOutcome(
                 label, Verdict.COMPATIBLE, error=redact(str(err)), error_hint=err.hint
             )
@@ -400,17 +441,17 @@ def pair(
         report = smoke(report, draft_ref, target_ref, options, force, json_output)
 
     if output_format in CI_FORMATS:
+        from dflash_check.core.outcome import PairOutcome, RunResult
+        from dflash_check.core.report import Verdict
+
         outcome = PairOutcome(label, Verdict.COMPATIBLE, report=report)
         write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
-        stderr_console().print(f"dflash-check: {report.verdict.value}", markup=False)
+        note(f"dflash-check: {report.verdict_text}")
     elif json_output:
         from dflash_check.render.json import render_json
 
         write_output(render_json(report), output)
-        stderr_console().print(
-            f"dflash-check: {report.verdict.value} ({len(report.findings)} findings)",
-            markup=False,
-        )
+        note(f"dflash-check: {report.verdict_text} ({len(report.findings)} findings)")
     elif output is not None:
         from dflash_check.render.table import render_text
 
@@ -437,7 +478,8 @@ def smoke(
     from dflash_check.runtime.smoke import run_smoke
 
     err_console = stderr_console()
-    if report.verdict is Verdict.INCOMPATIBLE and not force:
+    # --strict decides the exit code, not whether the decode is worth running.
+    if replace(report, strict=False).verdict is Verdict.INCOMPATIBLE and not force:
         err_console.print(
             "Smoke run skipped: the static check failed (--force runs it anyway).", markup=False
         )
@@ -464,15 +506,14 @@ def smoke(
 
 
 def exit_code(report: CheckReport, strict: bool) -> int:
-    """Return the exit code: 1 when incompatible, when the smoke run fails, or warned under
-    --strict."""
-    from dflash_check.core.report import Severity, Verdict
+    """Return the exit code: 1 when the verdict is incompatible (which, with --strict, counts
+    warnings and rules not checked: the printed verdict says so) or the smoke run fails."""
+    from dflash_check.core.report import Verdict
 
+    assert report.strict == strict  # the verdict printed is the one the code reflects
     if report.verdict is Verdict.INCOMPATIBLE:
         return ExitCode.INCOMPATIBLE
     if report.smoke is not None and not report.smoke.passed:
-        return ExitCode.INCOMPATIBLE
-    if strict and report.count(Severity.WARNING):
         return ExitCode.INCOMPATIBLE
     return ExitCode.COMPATIBLE
 
@@ -505,7 +546,6 @@ def registry(
 ) -> None:
     """Check every pair of a pairs.yaml against its expected verdict (a CI gate)."""
     from dflash_check.core.outcome import PairOutcome, RunResult
-    from dflash_check.hub.hub import HubOptions, HubSource
     from dflash_check.pipeline import ModelCache
     from dflash_check.registry import load_pairs, run_registry, select
 
@@ -517,7 +557,7 @@ def registry(
     selected = select(specs, only)
     if not selected:
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
-    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
+    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -565,11 +605,18 @@ def registry(
         f"{result.count('mismatch')} not as expected, {result.count('error')} not checked",
         markup=False,
     )
-    if result.count("mismatch"):
-        raise typer.Exit(ExitCode.INCOMPATIBLE)
+    raise typer.Exit(registry_exit_code(result))
+
+
+def registry_exit_code(result: RunResult) -> int:
+    """Return the registry's exit code: 3 when any pair could not be checked (even if others
+    are not as expected: the file has no verdict then, and an unchecked pair must not hide
+    behind a mismatch), else 1 when any pair is not as expected, else 0 (README)."""
     if result.count("error"):
-        raise typer.Exit(ExitCode.NOT_CHECKED)
-    raise typer.Exit(ExitCode.COMPATIBLE)
+        return ExitCode.NOT_CHECKED
+    if result.count("mismatch"):
+        return ExitCode.INCOMPATIBLE
+    return ExitCode.COMPATIBLE
 
 
 class DocFormat(str, Enum):
@@ -605,6 +652,12 @@ def rules(output_format: DocFormatOpt = DocFormat.table) -> None:
 def runtimes(output_format: DocFormatOpt = DocFormat.table) -> None:
     """List the runtime profiles: how each runtime reads target_layer_ids."""
     print_doc(output_format, "runtimes")
+
+
+@app.command()
+def formats(output_format: DocFormatOpt = DocFormat.table) -> None:
+    """List the draft formats: how each keeps its keys and numbers its layer ids."""
+    print_doc(output_format, "formats")
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ when many registry pairs share it, and remembers failures so a broken model fail
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dflash_check.core.check import run_check
@@ -15,7 +16,6 @@ from dflash_check.core.model import ModelFiles
 from dflash_check.core.report import CheckReport
 from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.errors import CheckError
-from dflash_check.hub.hub import HubOptions, HubSource
 from dflash_check.hub.interface import ModelRef, ModelSource, Role
 from dflash_check.hub.local import LocalSource
 
@@ -32,17 +32,29 @@ class CheckRequest:
     """``portable`` or one runtime profile name."""
     ignore: frozenset[str] = frozenset()
     """Rule ids to skip."""
+    strict: bool = False
+    """Warnings and rules not checked make the pair incompatible (``--strict``)."""
 
 
 @dataclass
 class ModelCache:
     """Fetch each (model, role) once, across threads; failures are remembered too."""
 
-    hub: ModelSource = field(default_factory=lambda: HubSource(HubOptions()))
+    hub_factory: Callable[[], ModelSource] = field(default=lambda: _default_hub())
+    """Builds the Hub source on first use: a check of two local folders never imports it."""
     local: ModelSource = field(default_factory=LocalSource)
+    _hub: ModelSource | None = None
     _done: dict[tuple[ModelRef, Role], ModelFiles | CheckError] = field(default_factory=dict)
     _locks: dict[tuple[ModelRef, Role], threading.Lock] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def hub(self) -> ModelSource:
+        """Return the Hub source, building it on first use."""
+        with self._guard:
+            if self._hub is None:
+                self._hub = self.hub_factory()
+            return self._hub
 
     def source(self, ref: ModelRef) -> ModelSource:
         """Return the source that serves ``ref``."""
@@ -65,6 +77,13 @@ class ModelCache:
         return result
 
 
+def _default_hub() -> ModelSource:
+    """Return a Hub source with default options (imported only when a Hub model is named)."""
+    from dflash_check.hub.hub import HubSource
+
+    return HubSource()
+
+
 def compare_tokenizers(
     cache: ModelCache, request: CheckRequest, draft: ModelFiles, target: ModelFiles
 ) -> TokenizerComparison | None:
@@ -85,4 +104,6 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
     draft = cache.fetch(request.draft, "draft")
     target = cache.fetch(request.target, "target")
     tokenizers = compare_tokenizers(cache, request, draft, target)
-    return run_check(draft, target, request.runtime, request.ignore, tokenizers)
+    return run_check(
+        draft, target, request.runtime, request.ignore, tokenizers, strict=request.strict
+    )

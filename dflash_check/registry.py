@@ -12,6 +12,7 @@ import difflib
 import fnmatch
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,14 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
     "expect": (True, "The verdict the pairing must get: compatible or incompatible."),
     "draft_revision": (False, "Branch, tag or commit of the draft."),
     "target_revision": (False, "Branch, tag or commit of the target."),
+    "draft_subfolder": (
+        False,
+        "Folder inside the draft's repo (or directory) that holds the draft, e.g. dflash.",
+    ),
+    "target_subfolder": (
+        False,
+        "Folder inside the target's repo (or directory) that holds the target.",
+    ),
     "runtimes": (False, "Runtimes the pairing is for (default: portable, i.e. all)."),
     "reason": (False, "Why the pairing is expected to be (in)compatible."),
     "source": (False, "Where the pairing is documented."),
@@ -170,12 +179,18 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         runtimes=runtimes,
         draft_revision=values.get("draft_revision"),
         target_revision=values.get("target_revision"),
+        draft_subfolder=values.get("draft_subfolder"),
+        target_subfolder=values.get("target_subfolder"),
         reason=values.get("reason"),
         source=values.get("source"),
     )
     for role in ("draft", "target"):
         try:
-            parse_model_ref(getattr(spec, role), getattr(spec, f"{role}_revision"))
+            parse_model_ref(
+                getattr(spec, role),
+                getattr(spec, f"{role}_revision"),
+                getattr(spec, f"{role}_subfolder"),
+            )
         except BadModelSpec as err:
             vnode = fields[role][1]
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: '{role}': {err}") from None
@@ -199,16 +214,16 @@ def select(specs: tuple[PairSpec, ...], pattern: str | None) -> tuple[PairSpec, 
 def request_for(spec: PairSpec, base: Path) -> CheckRequest:
     """Build the check request of an entry; local paths are relative to the file."""
 
-    def ref(text: str, revision: str | None) -> ModelRef:
-        parsed = parse_model_ref(text, revision)
+    def ref(text: str, revision: str | None, subfolder: str | None) -> ModelRef:
+        parsed = parse_model_ref(text, revision, subfolder)
         if parsed.path is not None and not parsed.path.is_absolute():
-            return ModelRef(spec=text, path=base / parsed.path)
+            return replace(parsed, path=base / parsed.path)
         return parsed
 
     runtime = PORTABLE if PORTABLE in spec.runtimes else ",".join(spec.runtimes)
     return CheckRequest(
-        draft=ref(spec.draft, spec.draft_revision),
-        target=ref(spec.target, spec.target_revision),
+        draft=ref(spec.draft, spec.draft_revision, spec.draft_subfolder),
+        target=ref(spec.target, spec.target_revision, spec.target_subfolder),
         runtime=runtime,
     )
 

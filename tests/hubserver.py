@@ -328,6 +328,10 @@ def fixture_repos() -> dict[str, Path]:
     hub_root = ROOT / "tests" / "fixtures" / "hub"
     for config in sorted(hub_root.glob("*/*/config.json")):
         repos[str(config.parent.relative_to(hub_root))] = config.parent
+    # A repo that holds its model only in a subfolder (XiaomiMiMo's dflash/ draft).
+    for config in sorted(hub_root.glob("*/*/*/config.json")):
+        repo = config.parent.parent
+        repos.setdefault(str(repo.relative_to(hub_root)), repo)
     return repos
 
 

@@ -10,7 +10,11 @@ from tests.helpers import REPO
 
 @pytest.mark.parametrize(
     ("path", "render"),
-    [("docs/rules.md", docs.rules_markdown), ("docs/runtimes.md", docs.runtimes_markdown)],
+    [
+        ("docs/rules.md", docs.rules_markdown),
+        ("docs/runtimes.md", docs.runtimes_markdown),
+        ("docs/formats.md", docs.formats_markdown),
+    ],
 )
 def test_generated_docs_are_current(path: str, render: object) -> None:
     """Regenerate with `dflash-check rules -f markdown > docs/rules.md` (or runtimes)."""
@@ -55,3 +59,13 @@ def test_cli_reference_is_current(tmp_path: object) -> None:
         "docs/cli.md is stale: typer dflash_check.cli utils docs --name dflash-check "
         "--output docs/cli.md"
     )
+
+
+def test_every_format_is_documented() -> None:
+    """Each draft format has its own section, naming where its layer ids are kept."""
+    from dflash_check.core.formats import FORMATS
+
+    text = (REPO / "docs/formats.md").read_text()
+    for f in FORMATS:
+        assert f"## {f.name}" in text
+        assert dict(f.keys).get("layer ids", "as the z-lab format") in text

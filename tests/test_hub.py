@@ -298,3 +298,58 @@ def test_offline_reads_the_header_of_cached_full_weights(hub: LoopbackHub, home:
     proc = cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "-f", "json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["draft"]["fc_weight_shape"] == [2560, 12800]
+
+
+MIMO_REPO = "XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash"
+
+
+def test_subfolder_draft_on_the_hub(hub: LoopbackHub, home: Path) -> None:
+    """REPO:SUBFOLDER and --draft-subfolder fetch the draft from dflash/ of the repo, also
+    offline afterwards; the repo root (which has no config.json) is not the draft."""
+    from tests.helpers import FIXTURES
+
+    hub.add(MIMO_REPO, FIXTURES / "hub" / MIMO_REPO)
+    hub.add("XiaomiMiMo/MiMo-V2.5-Pro", FIXTURES / "hub" / "XiaomiMiMo" / "MiMo-V2.5-Pro")
+    target = "XiaomiMiMo/MiMo-V2.5-Pro"
+    proc = cli(hub, home, "pair", f"{MIMO_REPO}:dflash", target, "-r", "vllm", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["draft"]["config"].endswith(":dflash/config.json")
+    assert any(
+        "/resolve/" in r.path and r.path.endswith("/dflash/config.json") for r in hub.state.log
+    )
+    flag = cli(
+        hub,
+        home,
+        "pair",
+        MIMO_REPO,
+        target,
+        "--draft-subfolder",
+        "dflash",
+        "-r",
+        "vllm",
+        "--offline",
+    )
+    assert flag.returncode == 0, flag.stderr
+    line = one_error_line(cli(hub, home, "pair", MIMO_REPO, target))
+    assert "config.json not found in the repository" in line
+
+
+def test_offline_with_only_configs_cached(hub: LoopbackHub, home: Path) -> None:
+    """Offline with only config.json in the cache: the seed mismatch still exits 1 (the
+    configs prove it), the fc width listed as not checked; the right pair exits 0."""
+    import subprocess
+    import sys
+
+    for repo in (DRAFT, WRONG, RIGHT):
+        fetch = f"from huggingface_hub import hf_hub_download as d; d({repo!r}, 'config.json')"
+        subprocess.run(
+            [sys.executable, "-c", fetch], env={**os.environ, **hub.env(home)}, check=True
+        )
+    proc = cli(hub, home, "pair", DRAFT, WRONG, "--offline", "-f", "json")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "incompatible"
+    (not_checked,) = report["not_checked"]
+    assert not_checked["rule"] == "DF005" and "offline cache" in not_checked["reason"]
+    assert cli(hub, home, "pair", DRAFT, RIGHT, "--offline").returncode == 0
+    assert cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "--strict").returncode == 1

@@ -70,6 +70,23 @@ def chain(*fns: Callable[[Config], Config]) -> Callable[[Config], Config]:
     return mutate
 
 
+def to_speculators(cfg: Config) -> Config:
+    """Rewrite a z-lab draft config in the speculators format (as the converter does)."""
+    dfc = cfg.pop("dflash_config")
+    layer = {k: cfg.pop(k) for k in ("hidden_size", "num_hidden_layers", "vocab_size") if k in cfg}
+    return {
+        "architectures": ["DFlashDraftModel"],
+        "speculators_model_type": "dflash",
+        "transformer_layer_config": {**layer, "max_position_embeddings": 40960},
+        "aux_hidden_state_layer_ids": [t + 1 for t in dfc["target_layer_ids"]],
+        "mask_token_id": dfc["mask_token_id"],
+        "block_size": cfg.get("block_size", 16),
+        "draft_vocab_size": layer.get("vocab_size"),
+        "target_hidden_size": None,
+        "speculators_config": {"verifier": {"name_or_path": "Mem/Target"}},
+    }
+
+
 # rule id -> (a passing case, a failing case). The passing case is a valid pair that
 # exercises the same code path near its boundary; the failing one must raise the rule.
 CASES: dict[str, tuple[Case, Case]] = {
@@ -117,6 +134,10 @@ CASES: dict[str, tuple[Case, Case]] = {
     "DF015": (
         Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "b", 2: "c"})),
         Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "B"})),
+    ),
+    "DF016": (
+        Case(draft=to_speculators, runtime="vllm", tensors=False),
+        Case(draft=to_speculators, runtime="reference", tensors=False),
     ),
 }
 

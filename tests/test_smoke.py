@@ -312,3 +312,37 @@ def test_smoke_run_from_the_hub(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["smoke"]["lossless"] is True
     assert "pytorch_model.bin" not in fetched and "model.safetensors" in fetched
+
+
+def test_subfolder_draft_smoke_run(tmp_path: Path) -> None:
+    """A draft stored in a subfolder of another folder (DIR:SUBFOLDER) runs the smoke decode."""
+    shutil.copytree(DRAFT, tmp_path / "repo" / "dflash")
+    proc = run_cli(
+        "pair",
+        f"{tmp_path / 'repo'}:dflash",
+        str(TARGET),
+        "--smoke-run",
+        "--device",
+        "cpu",
+        "--max-new-tokens",
+        "16",
+        "--min-acceptance",
+        "1",
+        "-f",
+        "json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["smoke"]["lossless"] is True
+
+
+def test_speculators_draft_is_reported_unsupported(tmp_path: Path) -> None:
+    """A speculators-format draft: the smoke run says it is not supported yet (exit 3)."""
+    folder = tmp_path / "speculators"
+    shutil.copytree(DRAFT, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["speculators_model_type"] = "dflash"
+    cfg["transformer_layer_config"] = {"hidden_size": cfg["hidden_size"]}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    proc = run_cli("pair", str(folder), str(TARGET), "--smoke-run", "--device", "cpu", "--force")
+    assert proc.returncode == 3, proc.stderr
+    assert "speculators-format drafts are not supported by the smoke run yet" in proc.stderr

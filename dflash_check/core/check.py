@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from dflash_check.core.formats import FORMATS_BY_NAME
 from dflash_check.core.model import (
     DraftView,
     ModelFiles,
@@ -11,10 +12,79 @@ from dflash_check.core.model import (
     normalise_draft,
     normalise_target,
 )
-from dflash_check.core.report import CheckReport, Finding, LayerResolution
-from dflash_check.core.rules import RULES, PairContext, usable_ids
-from dflash_check.core.runtimes import RuntimeProfile, select_profiles
+from dflash_check.core.report import CheckReport, Evidence, Finding, LayerResolution, NotChecked
+from dflash_check.core.rules import RULES, PairContext, name_relation, usable_ids
+from dflash_check.core.runtimes import PORTABLE, RuntimeProfile, select_profiles
 from dflash_check.core.tokenizers import TokenizerComparison
+
+
+def profiles_for(runtime: str, draft: DraftView) -> tuple[RuntimeProfile, ...]:
+    """Return the runtimes to check: the selection, and for ``portable`` only the runtimes
+    that load the draft's format (a runtime named explicitly is kept, and DF016 says why it
+    cannot load the draft)."""
+    profiles = select_profiles(runtime)
+    if PORTABLE in runtime.split(","):
+        fmt = FORMATS_BY_NAME[draft.format]
+        profiles = tuple(p for p in profiles if fmt.serves(p.name))
+    return profiles
+
+
+def rules_not_checked(draft: DraftView) -> tuple[NotChecked, ...]:
+    """Return the rules the available files could not settle."""
+    if draft.fc_weight_shape is not None or not draft.target_layer_ids:
+        return ()
+    reason = (
+        "no fc.weight tensor in the safetensors header"
+        if draft.has_safetensors
+        else draft.unverified_reason or "no safetensors header"
+    )
+    return (NotChecked("DF005", f"fc width: {reason}"),)
+
+
+def identity_evidence(
+    draft: DraftView, target: TargetView, tokenizers: TokenizerComparison | None
+) -> tuple[Evidence, ...]:
+    """Collect what says which target the draft was built for, next to the given target."""
+    out = [
+        Evidence(
+            "num_target_layers",
+            None if draft.num_target_layers is None else str(draft.num_target_layers),
+            f"{target.num_hidden_layers} layers",
+            None
+            if draft.num_target_layers is None
+            else draft.num_target_layers == target.num_hidden_layers,
+        )
+    ]
+    for base in draft.base_model:
+        out.append(
+            Evidence("base_model", base, target.name, name_relation(base, target.name) != "other")
+        )
+    if not draft.base_model:
+        out.append(Evidence("base_model", None, target.name, None))
+    out.append(
+        Evidence(
+            "verifier",
+            draft.verifier,
+            target.name,
+            None
+            if draft.verifier is None
+            else name_relation(draft.verifier, target.name) != "other",
+        )
+    )
+    if tokenizers is None:
+        out.append(Evidence("tokenizer", None, "not compared", None))
+    elif tokenizers.same_file:
+        out.append(Evidence("tokenizer", "same tokenizer.json hash", "same", True))
+    else:
+        out.append(
+            Evidence(
+                "tokenizer",
+                f"{tokenizers.differing_ids} of {tokenizers.compared_ids} ids differ",
+                "compared id by id",
+                tokenizers.differing_ids == 0,
+            )
+        )
+    return tuple(out)
 
 
 def resolve_layers(
@@ -44,9 +114,10 @@ def check_views(
     runtime: str = "portable",
     ignore: frozenset[str] = frozenset(),
     tokenizers: TokenizerComparison | None = None,
+    strict: bool = False,
 ) -> CheckReport:
     """Apply every rule (except those in ``ignore``) to a normalised pair."""
-    profiles = select_profiles(runtime)
+    profiles = profiles_for(runtime, draft)
     resolutions = resolve_layers(draft, target, profiles)
     ctx = PairContext(draft, target, profiles, resolutions, tokenizers)
     findings = [
@@ -70,6 +141,9 @@ def check_views(
         profiles=profiles,
         findings=tuple(findings),
         resolutions=resolutions,
+        not_checked=tuple(n for n in rules_not_checked(draft) if n.rule not in ignore),
+        identity=identity_evidence(draft, target, tokenizers),
+        strict=strict,
     )
 
 
@@ -79,10 +153,16 @@ def run_check(
     runtime: str = "portable",
     ignore: frozenset[str] = frozenset(),
     tokenizers: TokenizerComparison | None = None,
+    strict: bool = False,
 ) -> CheckReport:
     """Normalise both models' files and check the pair."""
     report = check_views(
-        normalise_draft(draft_files), normalise_target(target_files), runtime, ignore, tokenizers
+        normalise_draft(draft_files),
+        normalise_target(target_files),
+        runtime,
+        ignore,
+        tokenizers,
+        strict,
     )
     # Provenance belongs to the files, not the views; attach it for the renderers.
     return replace(

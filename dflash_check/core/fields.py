@@ -60,6 +60,10 @@ class FieldReader:
         """Return whether ``key`` is present with a non-null value."""
         return self.data.get(key) is not None
 
+    def is_null(self, key: str) -> bool:
+        """Return whether ``key`` is present with an explicit JSON null (not merely absent)."""
+        return key in self.data and self.data[key] is None
+
     def child(self, key: str) -> FieldReader | None:
         """Return a reader for the nested object ``key``, None if absent or null."""
         value = self.data.get(key)

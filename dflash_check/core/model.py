@@ -12,17 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from dflash_check.core.fields import FieldReader
-from dflash_check.core.safetensors_header import TensorInfo, find_fc_weight
-from dflash_check.errors import ConfigError, NotADraftError
+from dflash_check.core.fields import MAX_DIMENSION, FieldReader
+from dflash_check.core.safetensors_header import TensorInfo
+from dflash_check.errors import ConfigError
 
 DraftMethod = Literal["dflash", "dflash2"]
-
-# Draft architectures, by the name the reference loader dispatches on.
-DRAFT_ARCHITECTURES: dict[str, DraftMethod] = {
-    "DFlashDraftModel": "dflash",
-    "DFlash2DraftModel": "dflash2",
-}
 
 
 @dataclass(frozen=True)
@@ -76,6 +70,8 @@ class TargetView:
     """Rows of the embedding / LM head the draft borrows."""
     max_position_embeddings: int | None
     """Longest context the target supports, if stated."""
+    token_ids: tuple[tuple[str, int], ...] = ()
+    """Special token ids the config names (key, id): real tokens of its tokenizer."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +116,30 @@ class DraftView:
     """Whether any safetensors header was available."""
     base_model: tuple[str, ...] = ()
     """``base_model`` from the model card metadata, if any."""
+    format: str = "z-lab"
+    """The draft format whose normaliser built this view (``docs/formats.md``)."""
+    layer_ids_conversion: str | None = None
+    """How the ids were converted to DFlash numbering, when the format numbers them otherwise."""
+    layer_ids_null_key: str | None = None
+    """The key a reader that takes the first present key finds explicitly null, if any."""
+    mask_null_key: str | None = None
+    """Same for ``mask_token_id``."""
+    num_target_layers_key: str | None = None
+    """Where ``num_target_layers`` was found."""
+    verifier: str | None = None
+    """The target the draft names as its verifier (speculators ``verifier.name_or_path``)."""
+    verifier_key: str | None = None
+    """Where the verifier name was found."""
+    draft_vocab_size: int | None = None
+    """Rows of a reduced draft vocabulary (``draft_vocab_size``), mapped to target ids by d2t."""
+    token_ids: tuple[tuple[str, int], ...] = ()
+    """Token ids the draft config names (key, id): mask, bos, eos, pad."""
+    vocab_tensor: tuple[str, int] | None = None
+    """(name, rows) of an embedding or LM head the draft ships itself, from the header."""
+    has_d2t: bool = False
+    """Whether the header has a ``d2t`` draft-to-target id map."""
+    unverified_reason: str | None = None
+    """Why the safetensors header is unavailable, when the source knows (e.g. offline cache)."""
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
@@ -154,10 +174,14 @@ def normalise_target(files: ModelFiles) -> TargetView:
     """Build the target view, reading text dimensions from ``text_config`` when nested."""
     top, text, nested = _text_reader(files)
     architectures = top.strings("architectures") or ()
-    if any(a in DRAFT_ARCHITECTURES for a in architectures):
+    from dflash_check.core.formats import draft_format_of
+
+    found = draft_format_of(files.config)
+    if found is not None:
         raise ConfigError(
             f"{files.who}: {files.config_location}: this is a DFlash draft "
-            f"({', '.join(architectures)}), not a target model",
+            f"({found.title}: {', '.join(architectures) or 'no architectures'}), not a target "
+            "model",
             hint="the arguments are DRAFT then TARGET: did you swap them?",
         )
     n, layers_key = _target_layers(files, text)
@@ -175,66 +199,36 @@ def normalise_target(files: ModelFiles) -> TargetView:
         vocab_size=vocab,
         max_position_embeddings=text.integer("max_position_embeddings")
         or (top.integer("max_position_embeddings") if nested else None),
+        token_ids=special_token_ids((text, top) if nested else (top,)),
     )
 
 
-def _first(
-    readers: tuple[FieldReader | None, ...], key: str, read: str = "integer"
-) -> tuple[Any, str | None]:
-    """Return the first non-null ``key`` among ``readers`` (dflash_config first) and its path."""
+def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[str, int], ...]:
+    """Return the (key, id) pairs of the special tokens a config names (bos, eos, pad).
+
+    They are facts about the tokenizer the model was built with: a token id the config names
+    is a real token, so the real vocabulary is at least that id + 1. Ill-typed values are
+    ignored here (they are not what a check depends on).
+    """
+    out: list[tuple[str, int]] = []
     for reader in readers:
-        if reader is not None and reader.has(key):
-            value = reader.integers(key) if read == "integers" else reader.integer(key, minimum=0)
-            return value, f"{reader.prefix}{key}"
-    return None, None
+        if reader is None:
+            continue
+        for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+            value = reader.data.get(key)
+            values = value if isinstance(value, list) else [value]
+            for i, v in enumerate(values):
+                if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_DIMENSION:
+                    suffix = f"[{i}]" if isinstance(value, list) else ""
+                    out.append((f"{reader.prefix}{key}{suffix}", v))
+    return tuple(out)
 
 
 def normalise_draft(files: ModelFiles) -> DraftView:
-    """Build the draft view, or raise ``NotADraftError`` for a config that is not DFlash."""
-    top = FieldReader(files.who, files.config_location, files.config)
-    architectures = top.strings("architectures") or ()
-    methods = [DRAFT_ARCHITECTURES[a] for a in architectures if a in DRAFT_ARCHITECTURES]
-    if not methods:
-        shown = ", ".join(architectures) if architectures else "none"
-        raise NotADraftError(
-            f"{files.who}: {files.config_location}: not a DFlash draft "
-            f"(field 'architectures' is {shown}; expected DFlashDraftModel or DFlash2DraftModel)",
-            hint="the arguments are DRAFT then TARGET: did you swap them?"
-            if top.has("num_hidden_layers") and not top.has("dflash_config")
-            else None,
-        )
-    dflash = top.child("dflash_config")
-    # Every reader looks in dflash_config first and falls back to the top level; which key
-    # was used matters to runtimes that read only one of them (see the runtime profiles).
-    sources = (dflash, top)
-    ids, ids_key = _first(sources, "target_layer_ids", read="integers")
-    block, block_key = _first(sources, "block_size")
-    mask, mask_key = _first(sources, "mask_token_id")
-    fc = find_fc_weight(files.tensors) if files.tensors is not None else None
-    hidden = top.integer("hidden_size", required=True)
-    assert hidden is not None  # required=True guarantees it
-    base = files.extras.get("base_model", ())
-    return DraftView(
-        name=files.name,
-        method=methods[0],
-        architectures=architectures,
-        num_hidden_layers=top.integer("num_hidden_layers"),
-        hidden_size=hidden,
-        vocab_size=top.integer("vocab_size"),
-        target_hidden_size=top.integer("target_hidden_size"),
-        target_layer_ids=ids,
-        layer_ids_key=ids_key,
-        block_size=block,
-        block_size_key=block_key,
-        mask_token_id=mask,
-        mask_token_key=mask_key,
-        num_target_layers=_first(sources, "num_target_layers")[0],
-        max_position_embeddings=top.integer("max_position_embeddings"),
-        fc_weight_name=fc[0] if fc else None,
-        fc_weight_shape=fc[1].shape if fc else None,
-        has_safetensors=files.tensors is not None,
-        base_model=tuple(base),
-    )
+    """Build the draft view with the normaliser of the draft's format (``core/formats``)."""
+    from dflash_check.core.formats import normalise_draft as by_format
+
+    return by_format(files)
 
 
 def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> tuple[int, ...]:

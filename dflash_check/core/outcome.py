@@ -35,6 +35,10 @@ class PairSpec:
     """Pinned draft revision."""
     target_revision: str | None = None
     """Pinned target revision."""
+    draft_subfolder: str | None = None
+    """Folder inside the draft's repo that holds the draft."""
+    target_subfolder: str | None = None
+    """Folder inside the target's repo that holds the target."""
     reason: str | None = None
     """Why the pair is expected to be (in)compatible."""
     source: str | None = None
@@ -43,8 +47,16 @@ class PairSpec:
     @property
     def label(self) -> str:
         """Return ``draft -> target`` (with revisions) for messages and test names."""
-        draft = self.draft + (f"@{self.draft_revision}" if self.draft_revision else "")
-        target = self.target + (f"@{self.target_revision}" if self.target_revision else "")
+        draft = (
+            self.draft
+            + (f":{self.draft_subfolder}" if self.draft_subfolder else "")
+            + (f"@{self.draft_revision}" if self.draft_revision else "")
+        )
+        target = (
+            self.target
+            + (f":{self.target_subfolder}" if self.target_subfolder else "")
+            + (f"@{self.target_revision}" if self.target_revision else "")
+        )
         return f"{draft} -> {target}"
 
 
@@ -69,6 +81,11 @@ class PairOutcome:
     def verdict(self) -> Verdict:
         """Return the verdict, ``unknown`` when the pair could not be checked."""
         return self.report.verdict if self.report is not None else Verdict.UNKNOWN
+
+    @property
+    def verdict_text(self) -> str:
+        """Return the verdict as printed (``incompatible (strict: 2 warnings)``)."""
+        return self.report.verdict_text if self.report is not None else Verdict.UNKNOWN.value
 
     @property
     def status(self) -> Status:

@@ -76,6 +76,30 @@ class LayerResolution:
 
 
 @dataclass(frozen=True)
+class NotChecked:
+    """A rule that could not be applied, and why (the verdict holds without it)."""
+
+    rule: str
+    """The rule id, e.g. ``DF005``."""
+    reason: str
+    """Why it could not be applied."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One fact about which target the draft was built for, next to what the target has."""
+
+    fact: str
+    """``num_target_layers``, ``base_model``, ``verifier`` or ``tokenizer``."""
+    draft: str | None
+    """What the draft says (None when it says nothing)."""
+    target: str
+    """What the given target has."""
+    agrees: bool | None
+    """True, False, or None when there is nothing to compare."""
+
+
+@dataclass(frozen=True)
 class CheckReport:
     """Everything a renderer needs; it knows nothing about how it is printed."""
 
@@ -105,17 +129,24 @@ class CheckReport:
     """Bytes the target cost on the network."""
     smoke: SmokeReport | None = None
     """The smoke run's measurements, when ``--smoke-run`` ran."""
+    not_checked: tuple[NotChecked, ...] = ()
+    """Rules that could not be applied (no safetensors header, …)."""
+    identity: tuple[Evidence, ...] = ()
+    """The target-identity evidence, shown together."""
+    strict: bool = False
+    """``--strict``: warnings and rules not checked make the pair incompatible too."""
 
     def applies(self, finding: Finding, runtime: str) -> bool:
         """Return whether ``finding`` counts against ``runtime``."""
         return finding.runtime is None or finding.runtime == runtime
 
     def runtime_verdict(self, runtime: str) -> Verdict:
-        """Return the verdict for one runtime."""
-        errors = [
-            f for f in self.findings if f.severity is Severity.ERROR and self.applies(f, runtime)
-        ]
-        return Verdict.INCOMPATIBLE if errors else Verdict.COMPATIBLE
+        """Return the verdict for one runtime (with ``strict``, warnings count as errors)."""
+        failing = {Severity.ERROR, Severity.WARNING} if self.strict else {Severity.ERROR}
+        errors = [f for f in self.findings if f.severity in failing and self.applies(f, runtime)]
+        if errors or (self.strict and self.not_checked):
+            return Verdict.INCOMPATIBLE
+        return Verdict.COMPATIBLE
 
     @cached_property
     def runtime_verdicts(self) -> dict[str, Verdict]:
@@ -131,3 +162,33 @@ class CheckReport:
     def count(self, severity: Severity) -> int:
         """Return how many findings have ``severity``."""
         return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
+    def strict_reasons(self) -> tuple[str, ...]:
+        """Return what only ``--strict`` counts against the pair ("2 warnings", …)."""
+        if not self.strict:
+            return ()
+        warnings = len(
+            {(f.rule, f.message) for f in self.findings if f.severity is Severity.WARNING}
+        )
+        reasons = []
+        if warnings:
+            reasons.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
+        if self.not_checked:
+            reasons.append(f"{len(self.not_checked)} not checked")
+        return tuple(reasons)
+
+    @property
+    def verdict_text(self) -> str:
+        """Return the verdict as printed: ``incompatible (strict: 2 warnings)`` when only
+        ``--strict`` makes it so, so that the text agrees with the exit code."""
+        v = self.verdict.value
+        if self.verdict is Verdict.INCOMPATIBLE and self.strict:
+            lenient = not any(
+                f.severity is Severity.ERROR and self.applies(f, p.name)
+                for f in self.findings
+                for p in self.profiles
+            )
+            if lenient:
+                return f"{v} (strict: {', '.join(self.strict_reasons)})"
+        return v

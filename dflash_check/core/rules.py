@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from dflash_check.core.formats import FORMATS_BY_NAME
 from dflash_check.core.model import DraftView, TargetView, build_target_layer_ids
 from dflash_check.core.report import LayerResolution, Severity
 from dflash_check.core.runtimes import PROFILES, RuntimeProfile
@@ -113,8 +114,20 @@ def usable_ids(draft: DraftView) -> tuple[int, ...] | None:
     "Add dflash_config.target_layer_ids with the layers the draft was trained on.",
 )
 def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
-    """Warn when the draft has no ids, naming the layers a runtime would guess."""
+    """Warn when the draft has no ids, naming the layers a runtime would guess; an explicit
+    null is an error for the runtimes that take the null as the value."""
     d = ctx.draft
+    if d.layer_ids_null_key is not None:
+        for p in ctx.profiles:
+            if p.null_ids_fail:
+                yield Issue(
+                    f"draft {d.name}: {d.layer_ids_null_key} is null; {p.name} takes the null "
+                    f"as the value instead of falling back, and fails at load (len(None))",
+                    runtime=p.name,
+                    severity=Severity.ERROR,
+                    field=d.layer_ids_null_key,
+                    hint="Replace the null with the list of layers the draft was trained on.",
+                )
     if d.target_layer_ids is not None:
         return
     n = d.num_target_layers or ctx.target.num_hidden_layers
@@ -126,10 +139,16 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
         )
     else:
         guess = "runtimes would guess layers from num_hidden_layers, which is also missing"
+    where = (
+        f"{d.layer_ids_null_key} is null"
+        if d.layer_ids_null_key is not None
+        else "neither dflash_config.target_layer_ids nor top-level target_layer_ids"
+        if d.format != "speculators"
+        else "no aux_hidden_state_layer_ids"
+    )
     yield Issue(
-        f"draft {d.name} has no target_layer_ids (neither dflash_config.target_layer_ids nor "
-        f"top-level target_layer_ids): {guess}",
-        field="dflash_config.target_layer_ids",
+        f"draft {d.name} has no target_layer_ids ({where}): {guess}",
+        field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
     )
 
 
@@ -192,6 +211,19 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
+def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
+    """Return the fix for ids the target has but a runtime cannot capture."""
+    if ctx.draft.num_target_layers == res.layers_present:
+        able = [
+            p.name for p in PROFILES if p.max_layer_id(res.layers_present) >= max(res.layer_ids)
+        ]
+        return (
+            "The draft was trained for a target of this depth: serve it with a runtime that "
+            f"captures these layers ({', '.join(able)})."
+        )
+    return RULES_BY_ID["DF004"].fix
+
+
 @rule(
     "DF004",
     "layer-id-out-of-range",
@@ -233,6 +265,8 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             f"so the draft needs at least {res.layers_needed} target layers",
             runtime=p.name,
             field=d.layer_ids_key,
+            # The layers exist, only this runtime cannot capture them: say what it does then.
+            hint=None if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
         )
 
 
@@ -314,19 +348,85 @@ def check_hidden_size(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
+# Why a padded size difference is not a different tokenizer: a DFlash draft has no embedding
+# and no LM head of its own (it embeds with the target's embedding and decodes with the
+# target's head), so its vocab_size sizes no tensor; the only rows it indexes itself are the
+# mask id and, for a reduced vocabulary, the d2t map. Vendors pad vocab_size above the real
+# token count to a multiple of 64/128 for kernels, and a draft trained on one copy of the
+# tokenizer may carry another copy's padding (XiaomiMiMo's DFlash draft: 152064 vs 152576).
+# So the sizes may differ as long as every real token fits both: that is decided from the
+# tokenizer when one was read, else from the token ids both configs name (mask, bos, eos, pad,
+# real tokens by definition), and never when the draft ships its own vocabulary tensors.
+
+
+# Padding rounds a vocabulary up to a multiple of 64..1024 rows (Qwen2.5: 151936 or 152064;
+# MiMo: 152064 or 152576), a fraction of a percent; tokenizers of different families differ
+# by thousands of tokens (151936 vs 248320 for Qwen3 and Qwen3.5). Without a tokenizer to count,
+# a larger gap is not taken for padding.
+MAX_PADDING_FRACTION = 0.01
+
+
+def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
+    """Return (only padding?, the fact that decided it) for two different vocab sizes."""
+    d, t = ctx.draft, ctx.target
+    assert d.vocab_size is not None
+    smaller = min(d.vocab_size, t.vocab_size)
+    if d.vocab_tensor is not None:
+        name, rows = d.vocab_tensor
+        return False, (
+            f"the draft ships its own {name} ({rows} rows) instead of borrowing the target's, so "
+            "the sizes must match"
+        )
+    if d.method == "dflash2":
+        return False, "DFlash 2's candidate selector has a codebook row per vocabulary entry"
+    tk = ctx.tokenizers
+    if tk is not None and tk.target_tokens is not None:
+        fits = tk.target_tokens <= smaller
+        return fits, (
+            f"the target's tokenizer has {tk.target_tokens} tokens, "
+            + ("below both sizes: the difference is padding" if fits else f"more than {smaller}")
+        )
+    named = [(f"draft {key}", i) for key, i in d.token_ids] + [
+        (f"target {key}", i) for key, i in t.token_ids
+    ]
+    key, highest = max(named, key=lambda kv: kv[1]) if named else ("", -1)
+    if highest >= smaller:
+        return False, (
+            f"{key} = {highest} is a real token but not below {smaller}: the vocabularies are "
+            "different"
+        )
+    gap = abs(d.vocab_size - t.vocab_size)
+    if gap > MAX_PADDING_FRACTION * smaller:
+        return False, (
+            f"the sizes differ by {gap} rows, more than padding ({MAX_PADDING_FRACTION:.0%} of "
+            f"{smaller}), and no tokenizer was read to show otherwise"
+        )
+    if not named:
+        return False, "neither config names a token id, so padding cannot be shown"
+    return True, (
+        f"every token id either config names is below both sizes (highest: {key} = {highest}) "
+        f"and they differ by {gap} rows: padding above the real tokens, which the draft never "
+        "indexes (no tokenizer was read to count them)"
+    )
+
+
 @rule(
     "DF007",
     "vocab-size",
     Severity.ERROR,
-    "Draft and target vocabulary sizes differ",
+    "Draft and target vocabularies differ beyond padding",
     "The draft emits target-vocabulary ids through the target's LM head, and DFlash 2's "
-    "candidate selector embeds the full vocabulary; a different size means a different "
-    "tokenizer or a padded head (vllm-project/vllm#10913, ggml-org/llama.cpp#3812). A draft "
-    "that does not state its vocab_size cannot be verified (warning).",
+    "candidate selector embeds the full vocabulary; a different tokenizer breaks every draft "
+    "(vllm-project/vllm#10913, ggml-org/llama.cpp#3812). A DFlash draft owns no embedding or LM "
+    "head, so a size difference that is only padding above the real token count (XiaomiMiMo's "
+    "draft: 152064 vs 152576) is a note; the real count comes from the tokenizer when read, "
+    "else from the token ids both configs name. A reduced draft vocabulary (draft_vocab_size) "
+    "needs a d2t map in the weights (vllm-project/vllm#55133). A draft that does not state its "
+    "vocab_size cannot be verified (warning).",
     "Use the target whose tokenizer the draft was trained with.",
 )
 def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
-    """Compare vocabulary sizes."""
+    """Compare vocabularies, telling padding from a different tokenizer."""
     d, t = ctx.draft, ctx.target
     tkey = f"{'text_config.' if t.nested else ''}vocab_size"
     if d.vocab_size is None:
@@ -338,9 +438,35 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
             hint="Add vocab_size to the draft's config.json.",
         )
     elif d.vocab_size != t.vocab_size:
+        padding, because = _vocab_decision(ctx)
         yield Issue(
-            f"draft {d.name} vocab_size {d.vocab_size} != target {t.name} {tkey} {t.vocab_size}",
+            f"draft {d.name} vocab_size {d.vocab_size} != target {t.name} {tkey} "
+            f"{t.vocab_size}; {because}",
+            severity=Severity.INFO if padding else None,
             field="vocab_size",
+            hint="Nothing to do: the draft borrows the target's embedding and LM head."
+            if padding
+            else None,
+        )
+    reduced = d.draft_vocab_size
+    # Without a header the d2t map cannot be looked for; DF010 already says so.
+    if (
+        reduced is not None
+        and d.vocab_size is not None
+        and reduced < d.vocab_size
+        and d.has_safetensors
+        and not d.has_d2t
+    ):
+        yield Issue(
+            f"draft {d.name}: draft_vocab_size {reduced} < vocab_size {d.vocab_size}, but "
+            "the safetensors header has no d2t map from draft to target ids",
+            field="draft_vocab_size",
+        )
+    if reduced is not None and reduced > t.vocab_size:
+        yield Issue(
+            f"draft {d.name}: draft_vocab_size {reduced} > target {t.name} {tkey} "
+            f"{t.vocab_size}: the draft can propose ids the target does not have",
+            field="draft_vocab_size",
         )
 
 
@@ -360,10 +486,14 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
     """Require a mask token id inside the target vocabulary."""
     d, t = ctx.draft, ctx.target
     if d.mask_token_id is None:
+        where = (
+            f"{d.mask_null_key} is null"
+            if d.mask_null_key is not None
+            else "neither dflash_config.mask_token_id nor top-level"
+        )
         yield Issue(
-            f"draft {d.name} has no mask_token_id (neither dflash_config.mask_token_id nor "
-            f"top-level)",
-            field="dflash_config.mask_token_id",
+            f"draft {d.name} has no mask_token_id ({where})",
+            field=d.mask_null_key or "dflash_config.mask_token_id",
         )
     elif d.mask_token_id >= t.vocab_size:
         yield Issue(
@@ -387,6 +517,8 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
 def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, keys that runtime cannot see where the draft put them."""
     d = ctx.draft
+    if not FORMATS_BY_NAME[d.format].dflash_config_keys:
+        return  # the format has its own canonical places (speculators: top level)
     for p in ctx.profiles:
         if d.layer_ids_key == "target_layer_ids" and not p.reads_top_level_ids:
             yield Issue(
@@ -418,7 +550,8 @@ def check_fc_present(ctx: PairContext) -> Iterator[Issue]:
     """Warn when fc.weight's shape is unknown."""
     d = ctx.draft
     if not d.has_safetensors:
-        yield Issue(f"draft {d.name} has no safetensors file; fc width not verified")
+        why = d.unverified_reason or "has no safetensors file"
+        yield Issue(f"draft {d.name} {why}; fc width not verified (DF005 not checked)")
     elif d.fc_weight_shape is None:
         yield Issue(f"draft {d.name}: no fc.weight tensor in the safetensors header")
 
@@ -427,29 +560,56 @@ def check_fc_present(ctx: PairContext) -> Iterator[Issue]:
     "DF011",
     "num-target-layers",
     Severity.ERROR,
-    "num_target_layers differs from the target's layer count",
+    "num_target_layers is missing, or differs from the target's layer count",
     "num_target_layers records the depth of the target the draft was trained against; the "
-    "reference evaluates its layer formula with it on every load, so it must exist "
-    "(z-lab/dflash#157). A different value means the draft was trained for another target.",
+    "reference and MLX read it at the top level on every load, so for them it must exist there "
+    "(z-lab/dflash#157; error per runtime); runtimes that never read it only lose the evidence "
+    "(warning). A different value means the draft was trained for another target: a same-shape "
+    "wrong target (gpt-oss-20b's draft on gpt-oss-120b) is caught here.",
     "Pair the draft with the target it was trained for.",
 )
 def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
-    """Compare num_target_layers with the target's N."""
+    """Compare num_target_layers with the target's N; a missing one fails the runtimes that
+    read it on every load, and is only missing evidence for the others."""
     d, t = ctx.draft, ctx.target
-    if d.num_target_layers is None:
-        yield Issue(
-            f"draft {d.name} has no num_target_layers (the reference needs it on every load)",
-            severity=Severity.WARNING,
-            field="num_target_layers",
-            hint=f"Add num_target_layers ({t.num_hidden_layers} for this target) to the "
-            f"draft's config.json.",
+    top_level = d.num_target_layers_key == "num_target_layers"
+    if d.num_target_layers is None or not top_level:
+        fix = (
+            f"Add top-level num_target_layers ({t.num_hidden_layers} for this target) to the "
+            "draft's config.json."
         )
-    elif d.num_target_layers != t.num_hidden_layers:
+        state = (
+            "has no num_target_layers"
+            if d.num_target_layers is None
+            else f"has num_target_layers only in {d.num_target_layers_key}"
+        )
+        for p in ctx.profiles:
+            if p.reads_num_target_layers:
+                yield Issue(
+                    f"draft {d.name} {state}; {p.name} reads top-level num_target_layers on "
+                    "every load and fails without it",
+                    runtime=p.name,
+                    field="num_target_layers",
+                    hint=fix,
+                )
+            elif d.num_target_layers is None:
+                # Only evidence is lost; when the draft names its target (verifier, card)
+                # DF014 judges that evidence instead, so this is a note.
+                named = d.verifier is not None or bool(d.base_model)
+                yield Issue(
+                    f"draft {d.name} {state}: the target it was trained for cannot be confirmed "
+                    f"from its depth ({p.name} does not read it)",
+                    runtime=p.name,
+                    severity=Severity.INFO if named else Severity.WARNING,
+                    field="num_target_layers",
+                    hint=fix,
+                )
+    if d.num_target_layers is not None and d.num_target_layers != t.num_hidden_layers:
         yield Issue(
             f"draft {d.name} was trained for a {d.num_target_layers}-layer target "
-            f"(num_target_layers), but target {t.name} has {t.num_hidden_layers} "
+            f"({d.num_target_layers_key}), but target {t.name} has {t.num_hidden_layers} "
             f"({t.layers_key})",
-            field="num_target_layers",
+            field=d.num_target_layers_key,
         )
 
 
@@ -509,40 +669,106 @@ def check_max_positions(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
-def _repo_name(name: str) -> str:
-    """Return a model name without its revision, lower-cased, for comparisons."""
-    return name.split("@", 1)[0].rstrip("/").lower()
+# Name endings that mark another packaging of the same weights (a quantisation, a format),
+# not another model: 'RedHatAI/Qwen3.6-35B-A3B-NVFP4' and 'nvidia/Qwen3.6-35B-A3B-NVFP4' or
+# 'Qwen/Qwen3.6-35B-A3B' are one model for a draft's purposes.
+VARIANT_SUFFIXES = (
+    "nvfp4",
+    "fp4",
+    "mxfp4",
+    "fp8",
+    "fp8-dynamic",
+    "fp8-static",
+    "int4",
+    "int8",
+    "w4a16",
+    "w8a8",
+    "awq",
+    "gptq",
+    "gptq-int4",
+    "gptq-int8",
+    "bf16",
+    "fp16",
+    "gguf",
+    "mlx",
+    "4bit",
+    "8bit",
+)
+
+
+def model_name_parts(name: str) -> tuple[str | None, str]:
+    """Return (org, name) of a repo id or directory, lower-cased, without a revision.
+
+    A directory is named by its last component; ``ORG--NAME`` (the HF cache and this
+    project's fixture layout) counts as ``ORG/NAME``.
+    """
+    text = name.split("@", 1)[0].rstrip("/").lower()
+    is_path = text.startswith((".", "/", "~")) or text.count("/") > 1
+    if is_path or "/" not in text:
+        last = text.rsplit("/", 1)[-1]
+        org, sep, rest = last.partition("--")
+        return (org, rest) if sep and rest else (None, last)
+    org, _, rest = text.partition("/")
+    return org, rest
+
+
+def _strip_variant(name: str) -> str:
+    """Remove packaging suffixes (``-NVFP4``, ``-FP8``, …) from a lower-cased model name."""
+    changed = True
+    while changed:
+        changed = False
+        for suffix in sorted(VARIANT_SUFFIXES, key=len, reverse=True):
+            if name.endswith("-" + suffix):
+                name = name[: -len(suffix) - 1]
+                changed = True
+    return name
+
+
+def name_relation(named: str, target: str) -> str:
+    """Return ``same``, ``variant`` (same model, other publisher or packaging) or ``other``."""
+    n_org, n_name = model_name_parts(named)
+    t_org, t_name = model_name_parts(target)
+    if n_name == t_name and (n_org == t_org or n_org is None or t_org is None):
+        return "same"
+    if _strip_variant(n_name) == _strip_variant(t_name):
+        return "variant"
+    return "other"
 
 
 @rule(
     "DF014",
     "base-model",
     Severity.WARNING,
-    "The draft's model card names another base model",
-    "A draft's model card metadata (base_model) records the target it was trained against. A "
-    "different target may still load, with silently lower acceptance if its weights differ "
-    "(a fine-tune, another size of the family).",
-    "Pair the draft with the base model its card names, or confirm the substitute is the same "
-    "weights (a quantized or re-uploaded copy).",
+    "The draft names another target (card base_model, speculators verifier)",
+    "A draft records the target it was trained against: the model card's base_model, or the "
+    "speculators format's verifier. Another model may still load, with silently lower "
+    "acceptance if its weights differ (a fine-tune, another size of the family). The same "
+    "model from another publisher or in another quantisation (RedHatAI/…-NVFP4 for "
+    "nvidia/…-NVFP4) is a note.",
+    "Pair the draft with the model it names, or confirm the substitute is the same weights "
+    "(a quantized or re-uploaded copy).",
 )
-def check_base_model(ctx: PairContext) -> Iterator[Issue]:
-    """Warn when the card's base_model does not name the given target."""
+def check_named_target(ctx: PairContext) -> Iterator[Issue]:
+    """Compare the targets the draft names with the given one."""
     d, t = ctx.draft, ctx.target
-    if not d.base_model:
-        return
-    target = _repo_name(t.name)
-    bases = [_repo_name(b) for b in d.base_model]
-    # A local directory is compared by its last path component with the repo's name.
-    local = "/" not in target or target.startswith((".", "/", "~")) or target.count("/") > 1
-    matches = any(
-        (b.rsplit("/", 1)[-1] == target.rsplit("/", 1)[-1]) if local else b == target for b in bases
-    )
-    if not matches:
-        yield Issue(
-            f"draft {d.name}'s model card names base_model {', '.join(d.base_model)}, "
-            f"not target {t.name}",
-            field="base_model",
-        )
+    named = [(name, "base_model") for name in d.base_model]
+    if d.verifier is not None:
+        named.append((d.verifier, d.verifier_key or "verifier"))
+    for name, key in named:
+        relation = name_relation(name, t.name)
+        if relation == "same":
+            continue
+        what = "model card names base_model" if key == "base_model" else f"{key} is"
+        if relation == "variant":
+            yield Issue(
+                f"draft {d.name}'s {what} {name}; target {t.name} is the same model from "
+                "another publisher or in another packaging",
+                severity=Severity.INFO,
+                field=key,
+                hint="Nothing to do if both hold the same weights.",
+            )
+        else:
+            yield Issue(f"draft {d.name}'s {what} {name}, not target {t.name}", field=key)
 
 
 @rule(
@@ -570,6 +796,31 @@ def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
         f"{json.dumps(draft_token)} for the draft, {json.dumps(target_token)} for the target",
         field="tokenizer.json",
     )
+
+
+@rule(
+    "DF016",
+    "format-unsupported",
+    Severity.ERROR,
+    "The runtime does not load drafts of this format",
+    "Each draft format is read by some runtimes only: the speculators format is vLLM's "
+    "(its speculators loader maps aux_hidden_state_layer_ids and transformer_layer_config), "
+    "while the z-lab reference, SGLang or MLX look for dflash_config. The portable check "
+    "covers the runtimes that load the draft's format (docs/formats.md).",
+    "Serve the draft with a runtime that loads its format, or convert it.",
+)
+def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
+    """Flag selected runtimes that cannot load the draft's format at all."""
+    d = ctx.draft
+    fmt = FORMATS_BY_NAME[d.format]
+    for p in ctx.profiles:
+        if not fmt.serves(p.name):
+            yield Issue(
+                f"draft {d.name} is a {fmt.title} draft, which {p.name} does not load "
+                f"(loaded by: {', '.join(fmt.runtimes or ())})",
+                runtime=p.name,
+                field="speculators_model_type" if d.format == "speculators" else "architectures",
+            )
 
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

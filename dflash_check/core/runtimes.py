@@ -36,6 +36,11 @@ class RuntimeProfile:
     """What happens when an id is past the valid range: the symptom and when it shows."""
     citation: str
     """Where this behaviour was read (repository@revision:path)."""
+    reads_num_target_layers: bool = False
+    """Whether loading a draft reads top-level ``num_target_layers`` (and fails without it)."""
+    null_ids_fail: bool = False
+    """Whether an explicit ``target_layer_ids: null`` is taken as the value (and fails) rather
+    than treated as missing."""
 
     def capture_index(self, layer_id: int) -> int:
         """Return the runtime's own index for DFlash layer id ``layer_id``."""
@@ -61,6 +66,10 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         reads_top_level_mask=True,
         out_of_range="IndexError in extract_context_feature at the first decode; at t = N-1 it "
         "feeds the post-norm state, unlike every other runtime",
+        # model.py: build_target_layer_ids(config.num_target_layers, …) on every load, and
+        # _draft_value = dflash_config.get(name, getattr(config, name)) keeps a null.
+        reads_num_target_layers=True,
+        null_ids_fail=True,
         citation="z-lab/dflash@07ebd93d:dflash/model.py (extract_context_feature, offset = 1)",
     ),
     RuntimeProfile(
@@ -123,6 +132,9 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         reads_top_level_ids=False,
         reads_top_level_mask=False,
         out_of_range="IndexError when the layer hooks are installed at the start of generation",
+        # model_mlx.py load_draft: config["num_target_layers"], dflash_config["target_layer_ids"].
+        reads_num_target_layers=True,
+        null_ids_fail=True,
         citation="z-lab/dflash@07ebd93d:dflash/model_mlx.py (_patch_model, load_draft)",
     ),
 )

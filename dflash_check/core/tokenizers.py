@@ -31,6 +31,8 @@ class TokenizerComparison:
     """(id, draft token, target token) of the lowest differing id."""
     draft_only: int = 0
     """Ids the draft's vocabulary has and the target's lacks."""
+    target_tokens: int | None = None
+    """Tokens in the target's vocabulary (None when the files were identical, so not read)."""
 
 
 def vocab_from_tokenizer_json(raw: bytes, who: str, where: str) -> dict[int, str]:
@@ -67,4 +69,5 @@ def compare_vocabs(draft: Mapping[int, str], target: Mapping[int, str]) -> Token
         differing_ids=len(differing),
         first_difference=first,
         draft_only=len(set(draft) - set(target)),
+        target_tokens=len(target),
     )

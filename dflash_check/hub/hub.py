@@ -139,12 +139,14 @@ def offline_mode(options: HubOptions) -> bool:
     return options.offline or env or bool(constants.HF_HUB_OFFLINE)
 
 
-def _manifest_path(repo_id: str, commit: str) -> Path:
-    """Return where the manifest of ``repo_id`` at ``commit`` is cached."""
+def _manifest_path(repo_id: str, commit: str, subfolder: str | None = None) -> Path:
+    """Return where the manifest of ``repo_id`` at ``commit`` (and subfolder) is cached."""
     from huggingface_hub import constants
 
     folder = "models--" + repo_id.replace("/", "--")
-    return Path(constants.HF_HOME) / "dflash-check" / folder / f"{commit}.json"
+    # A subfolder is another model of the same commit: its own manifest.
+    name = commit + (f"@{subfolder.replace('/', '--')}" if subfolder else "")
+    return Path(constants.HF_HOME) / "dflash-check" / folder / f"{name}.json"
 
 
 def _is_commit(revision: str | None) -> bool:
@@ -281,6 +283,7 @@ class HubSource:
             lambda: hf_hub_download(
                 repo_id,
                 filename,
+                subfolder=ref.subfolder,
                 revision=ref.revision,
                 token=self.options.token,
                 etag_timeout=self.options.timeout,
@@ -288,7 +291,7 @@ class HubSource:
             ),
             who,
             repo_id,
-            filename,
+            ref.in_repo(filename),
         )
         return Path(str(path))
 
@@ -299,6 +302,7 @@ class HubSource:
         from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
         assert ref.repo_id is not None
+        filename = ref.in_repo(filename)
         url = hf_hub_url(ref.repo_id, filename, revision=commit, endpoint=constants.ENDPOINT)
         headers = build_hf_headers(token=self.options.token)
         where = f"{ref.repo_id}@{commit[:8]}:{filename}"
@@ -358,23 +362,25 @@ class HubSource:
                 if _is_commit(revision)
                 else (repo_dir / "refs" / revision).read_text().strip()
             )
-            raw = (repo_dir / "snapshots" / commit / CONFIG_FILE).read_bytes()
+            raw = (repo_dir / "snapshots" / commit / ref.in_repo(CONFIG_FILE)).read_bytes()
         except (OSError, ValueError):
             return None
-        manifest = _load_manifest(_manifest_path(ref.repo_id, commit))
+        manifest = _load_manifest(_manifest_path(ref.repo_id, commit, ref.subfolder))
         if manifest is None or (role == "draft" and "tensors" not in manifest):
             return None
         if role == "draft" and manifest.get("tensors") is None and manifest.get("tensors_file"):
             return None
-        location = f"{ref.repo_id}@{commit[:12]}:{CONFIG_FILE}"
+        location = f"{ref.repo_id}@{commit[:12]}:{ref.in_repo(CONFIG_FILE)}"
         config = parse_json_object(raw, who, location)
         return self._files(ref, role, who, config, location, commit, manifest)
 
     def _config(self, ref: ModelRef, who: str) -> tuple[dict[str, Any], str, str]:
         """Return (config, location, commit) from the cache or the Hub."""
         path = self._download(ref, CONFIG_FILE, who)
-        commit = path.parent.name  # snapshots/<commit>/config.json
-        location = f"{ref.repo_id}@{commit[:12]}:{CONFIG_FILE}"
+        # snapshots/<commit>/[<subfolder>/]config.json
+        depth = len(ref.subfolder.split("/")) if ref.subfolder else 0
+        commit = path.parents[depth].name
+        location = f"{ref.repo_id}@{commit[:12]}:{ref.in_repo(CONFIG_FILE)}"
         return parse_json_object(path.read_bytes(), who, location), location, commit
 
     def _fetch_online(self, ref: ModelRef, role: Role, who: str) -> ModelFiles:
@@ -387,7 +393,9 @@ class HubSource:
         # One HEAD tells which commit the revision is at (and whether the repo is reachable,
         # gated or missing). If that commit is cached with its manifest, nothing else is
         # fetched: commits never change.
-        url = hf_hub_url(repo_id, CONFIG_FILE, revision=ref.revision, endpoint=constants.ENDPOINT)
+        url = hf_hub_url(
+            repo_id, ref.in_repo(CONFIG_FILE), revision=ref.revision, endpoint=constants.ENDPOINT
+        )
         head = self._call(
             lambda: get_hf_file_metadata(
                 url, token=self.options.token, timeout=self.options.timeout
@@ -397,17 +405,17 @@ class HubSource:
             CONFIG_FILE,
         )
         if head.commit_hash and _is_commit(head.commit_hash):
-            pinned = ModelRef(ref.spec, repo_id=repo_id, revision=head.commit_hash)
+            pinned = replace(ref, revision=head.commit_hash)
             cached = self._fetch_cached(pinned, role, who)
             if cached is not None:
                 _update_ref(repo_id, ref.revision or "main", head.commit_hash)
                 return cached
         info = self._model_info(repo_id, head.commit_hash or ref.revision, who)
         config, location, commit = self._config(ref, who)
-        manifest_file = _manifest_path(repo_id, commit)
+        manifest_file = _manifest_path(repo_id, commit, ref.subfolder)
         manifest = _load_manifest(manifest_file)
+        siblings = _siblings(info, ref.subfolder)
         if manifest is None:
-            siblings = {s.rfilename for s in (info.siblings or [])}
             manifest = {
                 "version": MANIFEST_VERSION,
                 "base_model": _base_models(getattr(info, "card_data", None)),
@@ -426,7 +434,6 @@ class HubSource:
             and manifest.get("tensors") is None
         ):
             # A manifest written while this model was checked as a target lacks the header.
-            siblings = {s.rfilename for s in (info.siblings or [])}
             tensors_file, header = self._remote_header(ref, commit, siblings, who)
             manifest = {**manifest, "tensors_file": tensors_file, "tensors": header}
             _store_manifest(manifest_file, manifest)
@@ -458,15 +465,14 @@ class HubSource:
         """Re-check from the HF cache and the manifest alone."""
         assert ref.repo_id is not None
         config, location, commit = self._config(ref, who)
-        manifest = _load_manifest(_manifest_path(ref.repo_id, commit))
+        manifest = _load_manifest(_manifest_path(ref.repo_id, commit, ref.subfolder))
+        unavailable = None
         if manifest is None or (role == "draft" and manifest.get("tensors_file") is None):
             snapshot_header = self._snapshot_header(ref, commit, who) if role == "draft" else None
             if manifest is None and role == "draft" and snapshot_header is None:
-                raise NotCachedError(
-                    f"{who}: the safetensors header is not in the cache and offline mode is on",
-                    hint=f"run the same check once online to cache it, or 'hf download "
-                    f"{ref.repo_id}' (full weights)",
-                )
+                # The configs alone still decide the layer, size and vocabulary rules: check
+                # them, and list the fc width as not checked (as for a local folder).
+                unavailable = "has no safetensors header in the offline cache"
             manifest = {
                 "version": MANIFEST_VERSION,
                 "base_model": (manifest or {}).get("base_model", []),
@@ -474,14 +480,17 @@ class HubSource:
                 "tensors_file": snapshot_header[0] if snapshot_header else None,
                 "tensors": snapshot_header[1] if snapshot_header else None,
             }
-        return self._files(ref, role, who, config, location, commit, manifest)
+        files = self._files(ref, role, who, config, location, commit, manifest)
+        if unavailable is None:
+            return files
+        return replace(files, extras={**files.extras, "tensors_unavailable": unavailable})
 
     def _snapshot_header(self, ref: ModelRef, commit: str, who: str) -> tuple[str, str] | None:
         """Read the header from full weights already in the HF cache, if someone fetched them."""
         from huggingface_hub import try_to_load_from_cache
 
         assert ref.repo_id is not None
-        cached = try_to_load_from_cache(ref.repo_id, SAFETENSORS_FILE, revision=commit)
+        cached = try_to_load_from_cache(ref.repo_id, ref.in_repo(SAFETENSORS_FILE), revision=commit)
         if not isinstance(cached, str):
             return None
         return SAFETENSORS_FILE, read_header_bytes(Path(cached), who).decode("utf-8")
@@ -508,7 +517,7 @@ class HubSource:
             config=config,
             config_location=location,
             tensors=tensors,
-            tensors_location=f"{ref.repo_id}@{commit[:12]}:{tensors_file}"
+            tensors_location=f"{ref.repo_id}@{commit[:12]}:{ref.in_repo(tensors_file)}"
             if tensors_file
             else None,
             revision=commit,
@@ -517,6 +526,7 @@ class HubSource:
                 "tokenizer": manifest.get("tokenizer_etag"),
                 "repo_id": ref.repo_id,
                 "commit": commit,
+                "subfolder": ref.subfolder,
             },
         )
 
@@ -530,7 +540,9 @@ class HubSource:
         if TOKENIZER_FILE not in siblings:
             return None
         assert ref.repo_id is not None
-        url = hf_hub_url(ref.repo_id, TOKENIZER_FILE, revision=commit, endpoint=constants.ENDPOINT)
+        url = hf_hub_url(
+            ref.repo_id, ref.in_repo(TOKENIZER_FILE), revision=commit, endpoint=constants.ENDPOINT
+        )
         meta = self._call(
             lambda: get_hf_file_metadata(
                 url, token=self.options.token, timeout=self.options.timeout
@@ -560,11 +572,11 @@ class HubSource:
             return folder
         info = self._model_info(repo_id, ref.revision, who)
         names = sorted(
-            s.rfilename
-            for s in (info.siblings or [])
-            if any(fnmatch.fnmatch(s.rfilename, p) for p in patterns)
+            name
+            for name in _siblings(info, ref.subfolder)
+            if any(fnmatch.fnmatch(name, p) for p in patterns)
         )
-        pinned = ModelRef(ref.spec, repo_id=repo_id, revision=info.sha or ref.revision)
+        pinned = replace(ref, revision=info.sha or ref.revision)
         snapshot: Path | None = None
         for name in names:
             snapshot = self._download(pinned, name, who).parent
@@ -579,10 +591,22 @@ class HubSource:
     def tokenizer_vocab(self, files: ModelFiles) -> dict[int, str]:
         """Download ``tokenizer.json`` (only when fingerprints differ) and return its vocab."""
         ref = ModelRef(
-            spec=files.name, repo_id=files.extras["repo_id"], revision=files.extras["commit"]
+            spec=files.name,
+            repo_id=files.extras["repo_id"],
+            revision=files.extras["commit"],
+            subfolder=files.extras.get("subfolder"),
         )
         path = self._download(ref, TOKENIZER_FILE, files.who)
         return vocab_from_tokenizer_json(path.read_bytes(), files.who, TOKENIZER_FILE)
+
+
+def _siblings(info: Any, subfolder: str | None) -> set[str]:
+    """Return the repo's file names relative to ``subfolder`` (only the files under it)."""
+    names = {s.rfilename for s in (info.siblings or [])}
+    if not subfolder:
+        return names
+    prefix = subfolder + "/"
+    return {n[len(prefix) :] for n in names if n.startswith(prefix)}
 
 
 def _base_models(card_data: Any) -> list[str]:

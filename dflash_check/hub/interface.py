@@ -14,6 +14,8 @@ Role = Literal["draft", "target"]
 
 # Hub repo ids: "name" or "org/name", letters, digits, '-', '_', '.' (huggingface_hub's rule).
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
+# A subfolder inside a repo: relative path segments of the same characters.
+_SUBFOLDER = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
@@ -36,6 +38,13 @@ class ModelRef:
     """The Hub repo id, when the model is on the Hub."""
     revision: str | None = None
     """Branch, tag or commit; None means the default branch."""
+    subfolder: str | None = None
+    """The folder inside the repo (or directory) that holds the model, as huggingface_hub's
+    ``subfolder``: a draft shipped inside its target's repo (``XiaomiMiMo/…:dflash``)."""
+
+    def in_repo(self, filename: str) -> str:
+        """Return ``filename``'s path inside the repo (under the subfolder, if any)."""
+        return f"{self.subfolder}/{filename}" if self.subfolder else filename
 
     @property
     def is_local(self) -> bool:
@@ -53,15 +62,43 @@ def _looks_like_path(text: str) -> bool:
     )
 
 
-def parse_model_ref(text: str, revision: str | None = None) -> ModelRef:
-    """Parse ``DIR``, ``REPO`` or ``REPO@REVISION``; ``revision`` (a flag) must not conflict."""
+def check_subfolder(text: str) -> str:
+    """Return a validated subfolder (relative, no '..'), or raise ``BadModelSpec``."""
+    sub = text.strip("/")
+    if not sub or not _SUBFOLDER.match(sub) or any(part in (".", "..") for part in sub.split("/")):
+        raise BadModelSpec(f"{text!r} is not a subfolder (expected a relative path like 'dflash')")
+    return sub
+
+
+def _pick_subfolder(text: str, given: str | None, flag: str | None) -> str | None:
+    """Return the subfolder from ``REPO:SUB`` or the flag, refusing two that disagree."""
+    if given is not None and flag is not None and check_subfolder(flag) != check_subfolder(given):
+        raise BadModelSpec(
+            f"{text} names subfolder {given!r} but a subfolder flag asks for {flag!r}; "
+            "use one of them"
+        )
+    chosen = given if given is not None else flag
+    return check_subfolder(chosen) if chosen is not None else None
+
+
+def parse_model_ref(
+    text: str, revision: str | None = None, subfolder: str | None = None
+) -> ModelRef:
+    """Parse ``DIR[:SUB]``, ``REPO[:SUB][@REVISION]``; flags must not conflict with the text."""
     if not text.strip():
         raise BadModelSpec("model name is empty")
-    if _looks_like_path(text):
+    # DIR:SUB or REPO:SUB: what comes before the first ':' decides (unless the whole text
+    # is an existing path with a ':' in its name).
+    whole = ":" not in text or Path(text).exists()
+    head, _, rest = (text, "", "") if whole else text.partition(":")
+    if _looks_like_path(head):
+        path_text, sub = head, (None if whole else rest)
         if revision is not None:
             raise BadModelSpec(f"{text} is a local directory; a revision applies to Hub repos only")
-        return ModelRef(spec=text, path=Path(text).expanduser())
-    repo_id, at, rev = text.partition("@")
+        chosen = _pick_subfolder(text, sub, subfolder)
+        path = Path(path_text).expanduser()
+        return ModelRef(spec=text, path=path / chosen if chosen else path, subfolder=chosen)
+    name, at, rev = text.partition("@")
     if at and not rev:
         raise BadModelSpec(f"{text}: empty revision after '@'")
     if at and revision is not None and revision != rev:
@@ -69,11 +106,16 @@ def parse_model_ref(text: str, revision: str | None = None) -> ModelRef:
             f"{text} pins revision {rev!r} but a revision flag asks for {revision!r}; "
             "use one of them"
         )
+    repo_id, colon, sub = name.partition(":")
+    if colon and not sub:
+        raise BadModelSpec(f"{text}: empty subfolder after ':'")
     if not _REPO_ID.match(repo_id) or ".." in repo_id:
         raise BadModelSpec(
-            f"{text!r} is not a local directory nor a Hub repo id (expected ORG/NAME[@REVISION])"
+            f"{text!r} is not a local directory nor a Hub repo id "
+            "(expected ORG/NAME[:SUBFOLDER][@REVISION])"
         )
-    return ModelRef(spec=text, repo_id=repo_id, revision=rev or revision)
+    chosen = _pick_subfolder(text, sub if colon else None, subfolder)
+    return ModelRef(spec=text, repo_id=repo_id, revision=rev or revision, subfolder=chosen)
 
 
 class ModelSource(Protocol):

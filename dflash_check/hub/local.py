@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +106,8 @@ class LocalSource:
 
     def tokenizer_fingerprint(self, files: ModelFiles) -> str:
         """Return the sha256 of the model's ``tokenizer.json``."""
+        import hashlib  # only when both models ship a tokenizer
+
         digest = hashlib.sha256()
         with Path(files.extras["tokenizer"]).open("rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):

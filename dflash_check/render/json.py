@@ -19,6 +19,8 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
     for key in ("architectures", "target_layer_ids", "fc_weight_shape", "base_model"):
         if data[key] is not None:
             data[key] = list(data[key])
+    data["token_ids"] = {key: i for key, i in d.token_ids}
+    data["vocab_tensor"] = list(d.vocab_tensor) if d.vocab_tensor else None
     return data
 
 
@@ -26,6 +28,7 @@ def target_dict(t: TargetView) -> dict[str, Any]:
     """Return the target view as plain JSON data."""
     data = asdict(t)
     data["architectures"] = list(data["architectures"])
+    data["token_ids"] = {key: i for key, i in t.token_ids}
     return data
 
 
@@ -60,6 +63,8 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "verdict": report.verdict.value,
+        "verdict_text": report.verdict_text,
+        "strict": report.strict,
         "runtime": report.runtime,
         "draft": {
             **draft_dict(report.draft),
@@ -76,6 +81,11 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "runtimes": {name: v.value for name, v in report.runtime_verdicts.items()},
         "layer_resolution": {r.runtime.name: resolution_dict(r) for r in report.resolutions},
         "findings": [finding_dict(f) for f in report.findings],
+        "not_checked": [{"rule": n.rule, "reason": n.reason} for n in report.not_checked],
+        "identity": [
+            {"fact": e.fact, "draft": e.draft, "target": e.target, "agrees": e.agrees}
+            for e in report.identity
+        ],
         "smoke": smoke_dict(report.smoke) if report.smoke is not None else None,
     }
 

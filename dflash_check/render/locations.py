@@ -72,6 +72,6 @@ def expectation_text(outcome: PairOutcome) -> str:
     failed_smoke = smoke_text(outcome)
     if failed_smoke is not None:
         return failed_smoke
-    return f"{outcome.label}: expected {outcome.expect.value}, got {outcome.verdict.value}" + (
+    return f"{outcome.label}: expected {outcome.expect.value}, got {outcome.verdict_text}" + (
         f" ({outcome.spec.reason})" if outcome.spec and outcome.spec.reason else ""
     )

@@ -49,7 +49,7 @@ def render_sarif(result: RunResult) -> str:
             entry["locations"] = [{"physicalLocation": physical}]
         entry["properties"] = {
             "pair": a.outcome.label,
-            "verdict": a.outcome.verdict.value,
+            "verdict": a.outcome.verdict_text,
             "expect": a.outcome.expect.value,
         }
         results.append(entry)

@@ -50,7 +50,11 @@ def models_table(report: CheckReport) -> Table:
         else "no safetensors"
     )
     rows = [
-        ("architecture", f"{_opt(d.architectures)} ({d.method})", _opt(t.architectures)),
+        (
+            "architecture",
+            f"{_opt(d.architectures)} ({d.method}, {d.format} format)",
+            _opt(t.architectures),
+        ),
         (
             "layers",
             f"{_opt(d.num_hidden_layers)} (trained on {_opt(d.num_target_layers)}-layer target)",
@@ -64,6 +68,11 @@ def models_table(report: CheckReport) -> Table:
         ("mask_token_id", f"{_opt(d.mask_token_id)} ({_opt(d.mask_token_key)})", ""),
         ("fc.weight", fc, ""),
     ]
+    if d.layer_ids_conversion:
+        rows.insert(
+            rows.index(next(r for r in rows if r[0] == "target_layer_ids")) + 1,
+            ("id conversion", d.layer_ids_conversion, ""),
+        )
     if report.draft_revision or report.target_revision:
         rows.append(("revision", _opt(report.draft_revision), _opt(report.target_revision)))
     for row in rows:
@@ -168,11 +177,40 @@ def findings_table(report: CheckReport) -> Table | Text:
     return table
 
 
+def identity_line(report: CheckReport) -> Text | None:
+    """Return the target-identity evidence on one line, disagreements marked."""
+    if not report.identity:
+        return None
+    marks = {True: "✓", False: "✗", None: "?"}
+    line = Text("target identity: ")
+    for i, e in enumerate(report.identity):
+        if i:
+            line.append("; ")
+        if e.draft is None:
+            line.append(f"{e.fact} —", style="dim")
+            continue
+        line.append(
+            f"{e.fact} {e.draft} vs {e.target} {marks[e.agrees]}",
+            style="bold red" if e.agrees is False else "",
+        )
+    return line
+
+
+def not_checked_line(report: CheckReport) -> Text | None:
+    """Return the rules that could not be applied, if any."""
+    if not report.not_checked:
+        return None
+    return Text(
+        "not checked: " + "; ".join(f"{n.rule} ({n.reason})" for n in report.not_checked),
+        style="yellow",
+    )
+
+
 def verdict_line(report: CheckReport) -> Text:
     """Return the closing verdict line with counts."""
     v = report.verdict
     line = Text("verdict: ")
-    line.append(v.value, style=VERDICT_STYLE[v])
+    line.append(report.verdict_text, style=VERDICT_STYLE[v])
     # Runtimes that share a range share a message: count each distinct finding once.
     distinct = {(f.rule, f.severity, f.message) for f in report.findings}
     errors = sum(1 for _, sev, _ in distinct if sev is Severity.ERROR)
@@ -232,7 +270,9 @@ def render_table(report: CheckReport) -> RenderableType:
     parts += [Text(""), findings_table(report)]
     if report.smoke is not None:
         parts += [Text(""), smoke_section(report.smoke)]
-    parts += [Text(""), verdict_line(report)]
+    parts.append(Text(""))
+    parts += [x for x in (identity_line(report), not_checked_line(report)) if x is not None]
+    parts.append(verdict_line(report))
     return Group(*parts)
 
 

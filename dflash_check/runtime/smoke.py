@@ -133,6 +133,11 @@ def load_draft(
     )
 
     cfg = json.loads((folder / "config.json").read_text())
+    if cfg.get("speculators_model_type") is not None:
+        raise SmokeUnsupportedError(
+            f"draft {folder}: speculators-format drafts are not supported by the smoke run yet",
+            hint="the static check still applies; serve speculators drafts with vLLM",
+        )
     try:
         draft_cfg = DraftConfig.from_dict(cfg)
         model = DFlashDraft(draft_cfg)

@@ -1,0 +1,186 @@
+"""Draft formats: which normaliser reads a draft config, as one table.
+
+Every format normalises to the same ``DraftView`` (DFlash layer-output ids, the same facts), so
+the rules never see where a format keeps a key. ``FORMATS`` is the single source for detection,
+for the error on an unknown format, for the runtimes that load each format and for
+``docs/formats.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dflash_check.core.fields import FieldReader, describe
+from dflash_check.core.formats import specforge, speculators, zlab
+from dflash_check.core.model import DraftView, ModelFiles
+from dflash_check.errors import NotADraftError
+
+
+@dataclass(frozen=True)
+class DraftFormat:
+    """One draft format and what the tool knows about it."""
+
+    name: str
+    """Short name shown in reports (``z-lab``, ``speculators``, ``specforge``)."""
+    title: str
+    """Human name."""
+    identified_by: str
+    """What in ``config.json`` identifies the format (for docs and messages)."""
+    keys: tuple[tuple[str, str], ...]
+    """(fact, where the format keeps it), for ``docs/formats.md``."""
+    numbering: str
+    """How the format numbers layer ids, and the conversion to DFlash ids."""
+    runtimes: tuple[str, ...] | None
+    """Runtime profiles that load this format (None: every profile)."""
+    dflash_config_keys: bool
+    """Whether runtimes look for its keys in ``dflash_config`` (so key location matters)."""
+    source: str
+    """Where the format was read."""
+    matches: Callable[[Mapping[str, Any]], bool]
+    """Whether a config is in this format."""
+    normalise: Callable[[ModelFiles], DraftView]
+    """Its normaliser."""
+
+    def serves(self, runtime: str) -> bool:
+        """Return whether ``runtime`` loads drafts of this format."""
+        return self.runtimes is None or runtime in self.runtimes
+
+
+def _architectures(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the string entries of ``architectures`` (ill-typed values count as none)."""
+    value = config.get("architectures")
+    if not isinstance(value, list):
+        return ()
+    return tuple(a for a in value if isinstance(a, str))
+
+
+def _is_speculators(config: Mapping[str, Any]) -> bool:
+    """speculators_model_type decides, before architectures (converted files keep
+    ``DFlashDraftModel`` there)."""
+    kind = config.get("speculators_model_type")
+    return kind == speculators.MODEL_TYPE or (
+        kind is None and "DFlashSpeculator" in _architectures(config)
+    )
+
+
+def _has_architecture(names: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    def matches(config: Mapping[str, Any]) -> bool:
+        return config.get("speculators_model_type") is None and any(
+            a in names for a in _architectures(config)
+        )
+
+    return matches
+
+
+FORMATS: tuple[DraftFormat, ...] = (
+    DraftFormat(
+        name="z-lab",
+        title="z-lab DFlash / DFlash 2",
+        identified_by="architectures DFlashDraftModel or DFlash2DraftModel",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "dflash_config.target_layer_ids, else top-level target_layer_ids"),
+            ("mask token", "dflash_config.mask_token_id, else top level"),
+            ("block size", "dflash_config.block_size, else top level"),
+            ("target depth", "top-level num_target_layers"),
+        ),
+        numbering="DFlash layer-output ids: t is the output of target layer t "
+        "(the reference reads hidden_states[t+1]); used as is",
+        runtimes=None,
+        dflash_config_keys=True,
+        source="z-lab/dflash@07ebd93d:dflash/model.py (_draft_value, extract_context_feature)",
+        matches=_has_architecture(zlab.ARCHITECTURES),
+        normalise=zlab.normalise,
+    ),
+    DraftFormat(
+        name="speculators",
+        title="speculators-format DFlash",
+        identified_by="speculators_model_type: dflash (or architectures DFlashSpeculator)",
+        keys=(
+            ("dimensions", "transformer_layer_config: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "top-level aux_hidden_state_layer_ids (vLLM aux numbering)"),
+            ("mask token", "top-level mask_token_id"),
+            ("block size", "top-level block_size"),
+            ("reduced vocabulary", "top-level draft_vocab_size (d2t tensor in the weights)"),
+            ("verifier", "speculators_config.verifier.name_or_path"),
+            ("target width", "top-level target_hidden_size (null: the verifier's)"),
+        ),
+        numbering="vLLM aux indices k = t + 1 (k is the residual stream after k layers); "
+        "converted once to DFlash ids t = k - 1, and the conversion is shown in the report",
+        runtimes=("vllm",),
+        dflash_config_keys=False,
+        source="vllm-project/speculators@c05b95b3:src/speculators/convert/dflash/converter.py; "
+        "vLLM's speculators loader (speculators/algos.py)",
+        matches=_is_speculators,
+        normalise=speculators.normalise,
+    ),
+    DraftFormat(
+        name="specforge",
+        title="SpecForge DFlash variant",
+        identified_by="architectures DeepseekDFlashDraftModel (MLA attention)",
+        keys=(("all DFlash keys", "as the z-lab format: dflash_config first, then top level"),),
+        numbering="DFlash layer-output ids, as the z-lab format",
+        runtimes=None,
+        dflash_config_keys=True,
+        source="sgl-project/SpecForge specforge/modeling/draft/deepseek_dflash.py",
+        matches=_has_architecture(specforge.ARCHITECTURES),
+        normalise=specforge.normalise,
+    ),
+)
+FORMATS_BY_NAME: dict[str, DraftFormat] = {f.name: f for f in FORMATS}
+
+
+def draft_format_of(config: Mapping[str, Any]) -> DraftFormat | None:
+    """Return the format of a draft config, or None when it is in no known format."""
+    return next((f for f in FORMATS if f.matches(config)), None)
+
+
+def _is_eagle3(config: Mapping[str, Any]) -> bool:
+    """Recognise an EAGLE-3 head: its architecture, its nested config or its speculators type."""
+    return (
+        any("eagle3" in a.lower() for a in _architectures(config))
+        or config.get("speculators_model_type") == "eagle3"
+        or isinstance(config.get("eagle_config"), dict)
+        or "eagle_aux_hidden_state_layer_ids" in config
+    )
+
+
+def _supported() -> str:
+    """Return the formats this tool reads, for messages."""
+    return "; ".join(f"{f.title} ({f.identified_by})" for f in FORMATS)
+
+
+def normalise_draft(files: ModelFiles) -> DraftView:
+    """Build the draft view with its format's normaliser, or raise ``NotADraftError``."""
+    config = files.config
+    found = draft_format_of(config)
+    if found is not None:
+        return found.normalise(files)
+    top = FieldReader(files.who, files.config_location, config)
+    where = f"{files.who}: {files.config_location}"
+    architectures = top.strings("architectures") or ()
+    shown = ", ".join(architectures) if architectures else "none"
+    if _is_eagle3(config):
+        raise NotADraftError(
+            f"{where}: an EAGLE-3 head (architectures {shown}), not a DFlash draft; "
+            "this version checks DFlash drafts only",
+            hint=f"supported draft formats: {_supported()}",
+        )
+    kind = config.get("speculators_model_type")
+    if kind is not None:
+        raise NotADraftError(
+            f"{where}: speculators_model_type is {describe(kind)}; only "
+            f"{speculators.MODEL_TYPE!r} (DFlash) is supported",
+            hint=f"supported draft formats: {_supported()}",
+        )
+    looks_like_target = top.has("num_hidden_layers") and not top.has("dflash_config")
+    raise NotADraftError(
+        f"{where}: not a DFlash draft (field 'architectures' is {shown}; expected one of "
+        f"{', '.join(sorted({*zlab.ARCHITECTURES, *specforge.ARCHITECTURES}))}, or "
+        "speculators_model_type dflash)",
+        hint="the arguments are DRAFT then TARGET: did you swap them?"
+        if looks_like_target
+        else f"supported draft formats: {_supported()}",
+    )

@@ -1,0 +1,71 @@
+"""Reading helpers shared by the draft-format normalisers: lookups in order, nulls, header facts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dflash_check.core.fields import FieldReader
+from dflash_check.core.safetensors_header import TensorInfo, find_fc_weight
+
+Readers = tuple[FieldReader | None, ...]
+
+
+def first_value(readers: Readers, key: str, read: str = "integer") -> tuple[Any, str | None]:
+    """Return the first non-null ``key`` among ``readers`` and its dotted path.
+
+    This is how vLLM and the engines that skip empty sources read a key; a reader that takes
+    the first *present* key instead is modelled by ``first_null``.
+    """
+    for reader in readers:
+        if reader is not None and reader.has(key):
+            value = reader.integers(key) if read == "integers" else reader.integer(key, minimum=0)
+            return value, f"{reader.prefix}{key}"
+    return None, None
+
+
+def first_null(readers: Readers, key: str) -> str | None:
+    """Return the path of ``key`` when the first reader that has it at all has it as null.
+
+    The reference reads ``dflash_config.get(key, getattr(config, key))``: a key that is present
+    with null is taken as the value, so it never falls back to the top level or a default.
+    """
+    for reader in readers:
+        if reader is not None and key in reader.data:
+            return f"{reader.prefix}{key}" if reader.is_null(key) else None
+    return None
+
+
+@dataclass(frozen=True)
+class HeaderFacts:
+    """What the safetensors header says about fc and the vocabulary tensors."""
+
+    fc_name: str | None = None
+    fc_shape: tuple[int, ...] | None = None
+    vocab_tensor: tuple[str, int] | None = None
+    has_d2t: bool = False
+
+
+# Tensors that would make a draft own a vocabulary-sized table instead of borrowing the
+# target's embedding and LM head (the DFlash design).
+_VOCAB_TENSOR_SUFFIXES = ("embed_tokens.weight", "lm_head.weight")
+
+
+def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
+    """Return fc, vocabulary-tensor and d2t facts of a header (all empty without one)."""
+    if tensors is None:
+        return HeaderFacts()
+    fc = find_fc_weight(tensors)
+    vocab = None
+    for name in sorted(tensors):
+        if name.endswith(_VOCAB_TENSOR_SUFFIXES) and tensors[name].shape:
+            vocab = (name, tensors[name].shape[0])
+            break
+    d2t = any(name == "d2t" or name.endswith(".d2t") for name in tensors)
+    return HeaderFacts(
+        fc_name=fc[0] if fc else None,
+        fc_shape=fc[1].shape if fc else None,
+        vocab_tensor=vocab,
+        has_d2t=d2t,
+    )

@@ -1,0 +1,83 @@
+"""Speculators-format DFlash drafts (``speculators_model_type: dflash``), as vLLM serves them.
+
+Source: ``vllm-project/speculators@c05b95b3`` (``src/speculators/convert/dflash/converter.py``
+writes the format; ``algos.py`` in vLLM's speculators loader maps it back). The draft's own
+dimensions sit under ``transformer_layer_config``; ``aux_hidden_state_layer_ids`` are vLLM aux
+indices (``t + 1`` for DFlash layer id ``t``), so they are converted here, once, to the common
+numbering; ``mask_token_id`` and ``block_size`` sit at the top level, where vLLM reads them.
+"""
+
+from __future__ import annotations
+
+from dflash_check.core.fields import FieldReader
+from dflash_check.core.formats.common import first_null, first_value, header_facts
+from dflash_check.core.model import DraftView, ModelFiles, special_token_ids
+from dflash_check.errors import ConfigError
+
+MODEL_TYPE = "dflash"
+AUX_KEY = "aux_hidden_state_layer_ids"
+# vLLM aux index k is the residual stream after k layers: DFlash id t = k - AUX_SHIFT.
+AUX_SHIFT = 1
+
+
+def normalise(files: ModelFiles) -> DraftView:
+    """Build the view of a speculators-format DFlash draft."""
+    top = FieldReader(files.who, files.config_location, files.config)
+    layer = top.child("transformer_layer_config")
+    if layer is None:
+        raise ConfigError(
+            f"{files.who}: {files.config_location}: field 'transformer_layer_config' is missing "
+            "(a speculators-format draft keeps its dimensions there)"
+        )
+    hidden = layer.integer("hidden_size", required=True)
+    assert hidden is not None  # required=True guarantees it
+    aux = top.integers(AUX_KEY)
+    ids = None if aux is None else tuple(k - AUX_SHIFT for k in aux)
+    conversion = None
+    if aux is not None:
+        conversion = (
+            f"{AUX_KEY} [{', '.join(map(str, aux))}] are vLLM aux indices (t + {AUX_SHIFT}); "
+            f"as DFlash layer ids: [{', '.join(map(str, ids or ()))}]"
+        )
+    mask, mask_key = first_value((top,), "mask_token_id")
+    block, block_key = first_value((top,), "block_size")
+    ntl, ntl_key = first_value((top,), "num_target_layers")
+    spec = top.child("speculators_config")
+    verifier_reader = spec.child("verifier") if spec is not None else None
+    verifier = verifier_reader.string("name_or_path") if verifier_reader is not None else None
+    header = header_facts(files.tensors)
+    tokens = special_token_ids((layer, top))
+    return DraftView(
+        name=files.name,
+        method="dflash",
+        architectures=top.strings("architectures") or (),
+        num_hidden_layers=layer.integer("num_hidden_layers"),
+        hidden_size=hidden,
+        vocab_size=layer.integer("vocab_size") or top.integer("vocab_size"),
+        # null means "the verifier's hidden size" in the speculators format: nothing to compare.
+        target_hidden_size=top.integer("target_hidden_size"),
+        target_layer_ids=ids,
+        layer_ids_key=AUX_KEY if aux is not None else None,
+        block_size=block,
+        block_size_key=block_key,
+        mask_token_id=mask,
+        mask_token_key=mask_key,
+        num_target_layers=ntl,
+        max_position_embeddings=layer.integer("max_position_embeddings"),
+        fc_weight_name=header.fc_name,
+        fc_weight_shape=header.fc_shape,
+        has_safetensors=files.tensors is not None,
+        base_model=tuple(files.extras.get("base_model", ())),
+        format="speculators",
+        layer_ids_conversion=conversion,
+        layer_ids_null_key=first_null((top,), AUX_KEY),
+        mask_null_key=first_null((top,), "mask_token_id"),
+        num_target_layers_key=ntl_key,
+        verifier=verifier,
+        verifier_key="speculators_config.verifier.name_or_path" if verifier else None,
+        draft_vocab_size=top.integer("draft_vocab_size"),
+        token_ids=((mask_key, mask), *tokens) if mask is not None and mask_key else tokens,
+        vocab_tensor=header.vocab_tensor,
+        has_d2t=header.has_d2t,
+        unverified_reason=files.extras.get("tensors_unavailable"),
+    )

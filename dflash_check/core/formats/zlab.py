@@ -1,0 +1,73 @@
+"""z-lab DFlash / DFlash 2 drafts: ``dflash_config`` first, then the top level.
+
+Source: ``z-lab/dflash@07ebd93d:dflash/model.py`` (``_draft_value``: ``dflash_config`` then the
+config attribute). Ids are DFlash layer-output ids (the reference reads ``hidden_states[t+1]``).
+"""
+
+from __future__ import annotations
+
+from dflash_check.core.fields import FieldReader
+from dflash_check.core.formats.common import first_null, first_value, header_facts
+from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
+
+ARCHITECTURES: dict[str, DraftMethod] = {
+    "DFlashDraftModel": "dflash",
+    "DFlash2DraftModel": "dflash2",
+}
+
+
+def read_dflash_config_draft(
+    files: ModelFiles, format_name: str, methods: dict[str, DraftMethod]
+) -> DraftView:
+    """Read a draft that keeps its DFlash keys in ``dflash_config`` (or at the top level)."""
+    top = FieldReader(files.who, files.config_location, files.config)
+    architectures = top.strings("architectures") or ()
+    method = next((methods[a] for a in architectures if a in methods), "dflash")
+    dflash = top.child("dflash_config")
+    # Every key is looked up in dflash_config first and then at the top level; which key was
+    # used matters to runtimes that read only one of them (see the runtime profiles).
+    sources = (dflash, top)
+    ids, ids_key = first_value(sources, "target_layer_ids", read="integers")
+    block, block_key = first_value(sources, "block_size")
+    mask, mask_key = first_value(sources, "mask_token_id")
+    # The reference and MLX read num_target_layers at the top level only.
+    ntl, ntl_key = first_value((top, dflash), "num_target_layers")
+    hidden = top.integer("hidden_size", required=True)
+    assert hidden is not None  # required=True guarantees it
+    header = header_facts(files.tensors)
+    tokens = special_token_ids((top,))
+    return DraftView(
+        name=files.name,
+        method=method,
+        architectures=architectures,
+        num_hidden_layers=top.integer("num_hidden_layers"),
+        hidden_size=hidden,
+        vocab_size=top.integer("vocab_size"),
+        target_hidden_size=top.integer("target_hidden_size"),
+        target_layer_ids=ids,
+        layer_ids_key=ids_key,
+        block_size=block,
+        block_size_key=block_key,
+        mask_token_id=mask,
+        mask_token_key=mask_key,
+        num_target_layers=ntl,
+        max_position_embeddings=top.integer("max_position_embeddings"),
+        fc_weight_name=header.fc_name,
+        fc_weight_shape=header.fc_shape,
+        has_safetensors=files.tensors is not None,
+        base_model=tuple(files.extras.get("base_model", ())),
+        format=format_name,
+        layer_ids_null_key=first_null(sources, "target_layer_ids"),
+        mask_null_key=first_null(sources, "mask_token_id"),
+        num_target_layers_key=ntl_key,
+        draft_vocab_size=top.integer("draft_vocab_size"),
+        token_ids=((mask_key, mask), *tokens) if mask is not None and mask_key else tokens,
+        vocab_tensor=header.vocab_tensor,
+        has_d2t=header.has_d2t,
+        unverified_reason=files.extras.get("tensors_unavailable"),
+    )
+
+
+def normalise(files: ModelFiles) -> DraftView:
+    """Build the view of a z-lab DFlash or DFlash 2 draft."""
+    return read_dflash_config_draft(files, "z-lab", ARCHITECTURES)
