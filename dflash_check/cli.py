@@ -170,6 +170,14 @@ OutputOpt = Annotated[
     ),
 ]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Table report: add both models side by side and each runtime's layer resolution.",
+    ),
+]
 IgnoreOpt = Annotated[
     list[str] | None,
     typer.Option("--ignore", help="Skip a rule by id (repeatable), e.g. --ignore DF013."),
@@ -249,6 +257,7 @@ def pair(
     output_format: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
     strict: StrictOpt = False,
+    verbose: VerboseOpt = False,
     ignore: IgnoreOpt = None,
     revision: RevisionOpt = None,
     draft_revision: DraftRevisionOpt = None,
@@ -418,7 +427,8 @@ def pair(
     else:
         from dflash_check.render.table import render_table
 
-        stdout_console().print(render_table(report))
+        console = stdout_console()
+        console.print(render_table(report, console.width, verbose), crop=False)
     raise typer.Exit(exit_code(report, strict))
 
 

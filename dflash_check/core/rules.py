@@ -213,6 +213,19 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     for res in ctx.resolutions:
         if res.out_of_range:
             groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
+    # One concrete fix for every runtime: the strictest need, and the target the draft names.
+    need = max((r.layers_needed for r in ctx.resolutions), default=0)
+    hint = f"Use a target with at least {need} layers"
+    if d.num_target_layers is not None and d.num_target_layers >= need:
+        hint += (
+            f", such as the {d.num_target_layers}-layer target the draft was trained on "
+            f"(num_target_layers"
+            + (f"; base_model {', '.join(d.base_model)})" if d.base_model else ")")
+        )
+    hint += "."
+    accepting = [r.runtime.name for r in ctx.resolutions if not r.out_of_range]
+    if accepting:
+        hint += f" On this target, {', '.join(accepting)} accept these ids (--runtime)."
     for res in ctx.resolutions:
         bad = res.out_of_range
         if not bad:
@@ -231,6 +244,7 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             f"{t.layers_key}), but draft {d.name} {d.layer_ids_key} {fmt_ids(res.layer_ids)} "
             f"{problem}: {names} ids up to N-{p.max_id_from_end} = {res.max_valid_id}, "
             f"so the draft needs at least {res.layers_needed} target layers",
+            hint=hint,
             runtime=p.name,
             field=d.layer_ids_key,
         )
