@@ -9,6 +9,7 @@ Everything here is plain strings, shared by the terminal report and the one-line
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -96,6 +97,11 @@ def count_text(diags: tuple[Diagnostic, ...]) -> str:
     return ", ".join(parts)
 
 
+def runtime_text(report: CheckReport) -> str:
+    """Return the runtime selection as words: ``portable`` or ``vllm and sglang``."""
+    return _and(report.runtime.split(","))
+
+
 def summary_line(report: CheckReport) -> str:
     """Return the one-line summary for stderr: ``incompatible (3 errors, 1 warning)``."""
     return f"{report.verdict.value} ({count_text(diagnostics(report))})"
@@ -138,7 +144,7 @@ def answer(report: CheckReport) -> tuple[str, list[str]]:
     """Return the verdict word and the sentences that say why, for the report's first lines."""
     d, t = report.draft, report.target
     verb = "works" if report.verdict.value == "compatible" else "does not work"
-    where = "on every runtime" if report.runtime == PORTABLE else f"on {report.runtime}"
+    where = "on every runtime" if report.runtime == PORTABLE else f"on {runtime_text(report)}"
     lines = [f"draft {d.name} {verb} with target {t.name} {where}."]
     sentence = layer_sentence(report)
     if sentence is not None:
@@ -148,12 +154,19 @@ def answer(report: CheckReport) -> tuple[str, list[str]]:
     return report.verdict.value, lines
 
 
+# textwrap splits at ASCII whitespace only: a no-break space keeps a short id list
+# ("[1, 9, 17, 25, 33]") or a bound ("≥ 35") on one line; it is turned back into a space after.
+NBSP = "\u00a0"
+_GLUED = re.compile(r"\[[^\[\]]{0,40}\]|[≥≤<>=] \d|\d+ x \d+")
+
+
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     """Wrap ``text`` at spaces only: no word, id, path or number is ever split.
 
     A token longer than the line stays whole on its own line (the terminal may fold it, but
     copy-paste and search still see it intact).
     """
+    text = _GLUED.sub(lambda m: m.group(0).replace(" ", NBSP), text)
     wrapper = textwrap.TextWrapper(
         width=max(width, len(first) + 1, len(rest) + 1),
         initial_indent=first,
@@ -161,4 +174,4 @@ def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
         break_long_words=False,
         break_on_hyphens=False,
     )
-    return wrapper.wrap(text) or [first.rstrip()]
+    return [line.replace(NBSP, " ") for line in wrapper.wrap(text)] or [first.rstrip()]

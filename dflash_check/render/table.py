@@ -23,6 +23,7 @@ from dflash_check.render.diagnostics import (
     count_text,
     diagnostics,
     plural,
+    runtime_text,
     strictest,
     wrap,
 )
@@ -246,7 +247,17 @@ def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int)
     counts = count_text(diags) if diags else "no findings"
     out += [
         Text(s, style="dim")
-        for s in wrap(f"{counts}; runtime {report.runtime}.", width, "  ", "  ")
+        for s in wrap(
+            f"{counts}; "
+            + (
+                "portable check (every runtime)."
+                if report.runtime == PORTABLE
+                else f"checked for {runtime_text(report)}."
+            ),
+            width,
+            "  ",
+            "  ",
+        )
     ]
     return out
 

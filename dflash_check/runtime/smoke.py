@@ -17,8 +17,7 @@ from typing import Any
 from dflash_check.core.smoke_report import SmokeCase, SmokeReport
 from dflash_check.errors import CheckError, ConfigError, MissingExtraError
 from dflash_check.hub.interface import ModelRef
-
-INSTALL_HINT = "pip install 'dflash-check[smoke]'"
+from dflash_check.install import extra_install_hint
 
 DEFAULT_PROMPTS = (
     "Write a Python function that returns the n-th Fibonacci number.",
@@ -73,7 +72,7 @@ def import_runtime() -> tuple[Any, Any]:
     except ImportError as err:
         raise MissingExtraError(
             f"the smoke run needs torch and transformers ({err.name} is not installed)",
-            hint=INSTALL_HINT,
+            hint=extra_install_hint("smoke"),
         ) from None
     return torch, transformers
 
