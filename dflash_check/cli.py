@@ -21,6 +21,7 @@ from dflash_check.errors import CheckError, ExitCode
 if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
     from dflash_check.core.outcome import RunResult
     from dflash_check.core.report import CheckReport
+    from dflash_check.hub.hub import HubOptions
     from dflash_check.hub.interface import ModelRef
     from dflash_check.runtime.smoke import SmokeOptions
 
@@ -286,6 +287,16 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
     return flag or both
 
 
+def hub_options(token: str | None, offline: bool, timeout: float) -> HubOptions:
+    """Return the Hub options of a command, with retries announced on stderr."""
+    from dflash_check.hub.hub import HubOptions
+
+    def announce(text: str) -> None:
+        stderr_console().print(f"Hub: {redact(text)}", markup=False, style="yellow")
+
+    return HubOptions(token=token, offline=offline, timeout=timeout, on_retry=announce)
+
+
 def check_output(output: Path | None) -> None:
     """Refuse an ``--output`` path that cannot be written, before any fetch or smoke run."""
     if output is None:
@@ -478,10 +489,10 @@ def pair(
     except BadModelSpec as err:
         raise typer.BadParameter(str(err)) from None
 
-    from dflash_check.hub.hub import HubOptions, HubSource
+    from dflash_check.hub.hub import HubSource
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
-    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
+    cache = ModelCache(hub=HubSource(hub_options(token, offline, timeout)))
     request = CheckRequest(draft_ref, target_ref, selection, ignored)
     from dflash_check.core.outcome import PairOutcome, RunResult
     from dflash_check.core.report import Verdict
@@ -628,7 +639,7 @@ def registry(
 ) -> None:
     """Check every pair of a pairs.yaml against its expected verdict (a CI gate)."""
     from dflash_check.core.outcome import PairOutcome, RunResult
-    from dflash_check.hub.hub import HubOptions, HubSource
+    from dflash_check.hub.hub import HubSource
     from dflash_check.pipeline import ModelCache
     from dflash_check.registry import load_pairs, run_registry, select
 
@@ -641,7 +652,7 @@ def registry(
     selected = select(specs, only)
     if not selected:
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
-    cache = ModelCache(hub=HubSource(HubOptions(token=token, offline=offline, timeout=timeout)))
+    cache = ModelCache(hub=HubSource(hub_options(token, offline, timeout)))
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
