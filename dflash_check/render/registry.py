@@ -10,7 +10,7 @@ from rich.text import Text
 
 from dflash_check.core.outcome import PairOutcome, RunResult
 from dflash_check.core.report import Severity
-from dflash_check.render.diagnostics import diagnostics, wrap
+from dflash_check.render.diagnostics import NBSP, diagnostics, wrap
 from dflash_check.render.json import SCHEMA_VERSION, report_dict
 from dflash_check.render.locations import smoke_text
 
@@ -34,7 +34,9 @@ def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
         outcome = f"{o.verdict.value}, smoke run failed"
     else:
         outcome = f"{o.verdict.value}, expected {o.expect.value}"
-    text = f"{mark} {result.file}:{spec.line}  {spec.label}  [{', '.join(spec.runtimes)}]  "
+    # The arrow stays with the draft, so a wrapped line ends in "->" rather than starting with it.
+    label = spec.label.replace(" -> ", f"{NBSP}-> ", 1)
+    text = f"{mark} {result.file}:{spec.line}  {label}  [{', '.join(spec.runtimes)}]  "
     lines = [Text(s) for s in wrap(text + outcome, width, "", "    ")]
     lines[0].stylize(style, 0, 1)
     lines[-1].stylize(style, len(lines[-1]) - len(outcome))
