@@ -466,6 +466,17 @@ def pair(
         ),
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", rich_help_panel=SMOKE)] = 0,
+    timing_repeats: Annotated[
+        int,
+        typer.Option(
+            "--timing-repeats",
+            min=1,
+            max=100,
+            help="Timed runs of each decode after a warm-up; the speedup is their median, "
+            "with the range.",
+            rich_help_panel=SMOKE,
+        ),
+    ] = 3,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names)."""
     from dflash_check.core.rules import RULES_BY_ID
@@ -524,6 +535,7 @@ def pair(
             seed=seed,
             token=token,
             offline=offline,  # HubSource also honours HF_HUB_OFFLINE itself
+            repeats=timing_repeats,
         )
         report = smoke(report, draft_ref, target_ref, options, force, json_output, output)
 

@@ -96,6 +96,13 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
         "tokens_per_second": round(smoke.tokens_per_second, 2),
         "baseline_tokens_per_second": round(smoke.baseline_tokens_per_second, 2),
         "speedup": round(smoke.speedup, 3),
+        "timing": {
+            "repeats": smoke.repeats,
+            "warmup": True,
+            "statistic": "median",
+            "speedups": [round(x, 3) for x in smoke.speedups],
+        },
+        "prompts_note": smoke.prompts_note,
         "cases": [
             {
                 "prompt": c.prompt,
@@ -103,6 +110,10 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
                 "output_token_ids": list(c.output_token_ids),
                 "acceptance_lengths": list(c.acceptance_lengths),
                 "lossless": c.lossless,
+                "seconds": round(c.seconds, 6),
+                "baseline_seconds": round(c.baseline_seconds, 6),
+                "timings": [round(t, 6) for t in c.timings],
+                "baseline_timings": [round(t, 6) for t in c.baseline_timings],
             }
             for c in smoke.cases
         ],

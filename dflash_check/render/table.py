@@ -173,13 +173,20 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
         f"tau = {smoke.mean_acceptance_length:.2f} tokens per target step "
         f"(minimum {smoke.min_acceptance:g})."
     )
+    runs = smoke.speedups
+    spread = f", range {min(runs):.2f}–{max(runs):.2f}x" if len(runs) > 1 else ""
     speed = (
-        f"Measured speed: {smoke.tokens_per_second:.1f} tok/s speculative vs "
-        f"{smoke.baseline_tokens_per_second:.1f} tok/s plain = {smoke.speedup:.2f}x "
-        "(one timing per prompt; noisy on a shared machine, tau is the stable figure)."
+        f"Measured speedup {smoke.speedup:.2f}x: {smoke.tokens_per_second:.1f} tok/s "
+        f"speculative vs {smoke.baseline_tokens_per_second:.1f} tok/s plain (median of "
+        f"{plural(smoke.repeats, 'timed run')} after a warm-up{spread}). Wall-clock speed "
+        "is noisy (shared machines, small models, the CPU); tau is the stable figure."
     )
     out += [Text(s) for s in wrap(tau, width, "  ", "  ")]
     out += [Text(s) for s in wrap(speed, width, "  ", "  ")]
+    if smoke.prompts_note:
+        out += [
+            Text(s, style="dim") for s in wrap(f"Prompts: {smoke.prompts_note}.", width, "  ", "  ")
+        ]
     hist = smoke.histogram()
     most = max(hist.values()) if hist else 1
     out.append(Text("  acceptance lengths:"))

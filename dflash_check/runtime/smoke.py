@@ -12,12 +12,19 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from dflash_check.core.smoke_report import SmokeCase, SmokeReport
 from dflash_check.errors import CheckError, ConfigError, MissingExtraError
 from dflash_check.hub.interface import ModelRef
 from dflash_check.install import extra_install_hint
+
+# When a tokenizer knows no English (a toy, or a code- or number-only model), the built-in
+# prompts encode to <unk> and the decode measures nothing useful; digits are in nearly every
+# vocabulary.
+NUMBER_PROMPTS = ("1 2 3", "5 10 15", "7 9 11", "40 43 46")
+UNKNOWN_SHARE = 0.5
 
 DEFAULT_PROMPTS = (
     "Write a Python function that returns the n-th Fibonacci number.",
@@ -62,6 +69,8 @@ class SmokeOptions:
     seed: int = 0
     token: str | None = None
     offline: bool = False
+    repeats: int = 3
+    """Timed runs of each decode after the warm-up; the report gives their median and range."""
 
 
 def import_runtime() -> tuple[Any, Any]:
@@ -215,6 +224,31 @@ def encode(tokenizer: Any, prompt: str, chat_template: bool) -> list[int]:
     return [int(i) for i in tokenizer(prompt)["input_ids"]]
 
 
+def pick_prompts(tokenizer: Any, options: SmokeOptions) -> tuple[tuple[str, ...], str | None]:
+    """Return the prompts to decode and, when the built-in ones were replaced, why."""
+    if options.prompts:
+        return options.prompts, None
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if unk is None:
+        return DEFAULT_PROMPTS, None
+    ids = [i for p in DEFAULT_PROMPTS for i in tokenizer(p, add_special_tokens=False)["input_ids"]]
+    if ids and sum(1 for i in ids if i == unk) / len(ids) > UNKNOWN_SHARE:
+        return NUMBER_PROMPTS, (
+            "the built-in English prompts are mostly unknown tokens to this tokenizer; "
+            "number sequences were used instead (--prompt sets your own)"
+        )
+    return DEFAULT_PROMPTS, None
+
+
+def timed(run: Callable[[], Any], repeats: int) -> tuple[Any, tuple[float, ...]]:
+    """Run a decode ``repeats`` times; return the first result and every wall time."""
+    first = run()
+    times = [first.seconds]
+    for _ in range(repeats - 1):
+        times.append(run().seconds)
+    return first, tuple(times)
+
+
 def run_smoke(
     draft: ModelRef,
     target: ModelRef,
@@ -237,30 +271,41 @@ def run_smoke(
         model_dir(draft, options), torch, device, dtype, options.block_size
     )
     stops = stop_token_ids(model, tokenizer)
-    prompts = options.prompts or DEFAULT_PROMPTS
-    generator = torch.Generator(device=device).manual_seed(options.seed)
+    prompts, prompts_note = pick_prompts(tokenizer, options)
     # Warm up kernels and allocators once, so the first case's timing is not an outlier.
     warm = encode(tokenizer, prompts[0], options.chat_template)
     speculative_decode(model, draft_model, warm, 4, stops, block_size, mask_id)
     plain_decode(model, warm, 4, stops)
+    repeats = max(1, options.repeats)
     cases = []
     for i, prompt in enumerate(prompts):
         say(f"decoding prompt {i + 1}/{len(prompts)}")
         ids = encode(tokenizer, prompt, options.chat_template)
-        spec = speculative_decode(
-            model,
-            draft_model,
-            ids,
-            options.max_new_tokens,
-            stops,
-            block_size,
-            mask_id,
-            options.temperature,
-            generator,
-        )
-        base = plain_decode(
-            model, ids, options.max_new_tokens, stops, options.temperature, generator
-        )
+
+        # One generator per decode kind and prompt, reseeded for every repeat: sampled
+        # repeats then decode the same tokens, so their timings compare like with like.
+        def spec_run(ids: list[int] = ids, i: int = i) -> Any:
+            generator = torch.Generator(device=device).manual_seed(options.seed + 2 * i)
+            return speculative_decode(
+                model,
+                draft_model,
+                ids,
+                options.max_new_tokens,
+                stops,
+                block_size,
+                mask_id,
+                options.temperature,
+                generator,
+            )
+
+        def base_run(ids: list[int] = ids, i: int = i) -> Any:
+            generator = torch.Generator(device=device).manual_seed(options.seed + 2 * i + 1)
+            return plain_decode(
+                model, ids, options.max_new_tokens, stops, options.temperature, generator
+            )
+
+        spec, spec_times = timed(spec_run, repeats)
+        base, base_times = timed(base_run, repeats)
         cases.append(
             SmokeCase(
                 prompt=prompt,
@@ -270,8 +315,10 @@ def run_smoke(
                 acceptance_lengths=tuple(spec.acceptance_lengths),
                 drafted=tuple(spec.drafted),
                 lossless=(spec.output_ids == base.output_ids) if options.temperature <= 0 else None,
-                seconds=spec.seconds,
-                baseline_seconds=base.seconds,
+                seconds=median(spec_times),
+                baseline_seconds=median(base_times),
+                timings=spec_times,
+                baseline_timings=base_times,
             )
         )
     return SmokeReport(
@@ -281,4 +328,6 @@ def run_smoke(
         temperature=options.temperature,
         min_acceptance=options.min_acceptance,
         cases=tuple(cases),
+        repeats=repeats,
+        prompts_note=prompts_note,
     )
