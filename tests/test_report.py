@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dflash_check.core.report import CheckReport
+from dflash_check.core.smoke_report import SmokeCase, SmokeReport
 from dflash_check.hub.interface import parse_model_ref
 from dflash_check.pipeline import CheckRequest, check_pair
 from dflash_check.render.diagnostics import diagnostics, summary_line, wrap
@@ -125,9 +126,13 @@ def test_compatible_report_is_short() -> None:
 def test_verbose_keeps_the_tables(report: CheckReport) -> None:
     """--verbose adds the side-by-side models, the per-runtime resolution and the picture."""
     out = render_text(report, 120, verbose=True)
-    assert "aux layer [2, 10, 18, 26, 34]" in out
+    assert re.search(r"vllm +aux layer +\[2, 10, 18, 26, 34\] +0–31 \(N-1\)", out)
     assert "✗ missing: [33]" in out
     assert out.count("error[DF004]") == 1
+    narrow = render_text(report, 80, verbose=True)
+    for word in ("Qwen3_5ForConditionalGeneration", "(text_config.num_hidden_layers)"):
+        assert word in narrow.split(), word  # stacked, not folded mid-word
+    assert re.search(r"sglang +\[2, 10, 18, 26, 34\] +0–30 \(N-2\) +≥ 35 layers", narrow)
 
 
 def test_wrap_keeps_short_lists_and_bounds_whole() -> None:
@@ -348,3 +353,37 @@ def test_install_hint_matches_the_installation(monkeypatch: pytest.MonkeyPatch) 
     assert install.extra_install_hint("smoke") == "pip install '/home/me/dflash-check[smoke]'"
     monkeypatch.setattr(install.metadata, "distribution", lambda name: FakeDist(None))
     assert install.extra_install_hint("smoke") == "pip install 'dflash-check[smoke]'"
+
+
+def smoke_fixture() -> SmokeReport:
+    """Return a smoke run with fixed numbers (as the tiny pair gives), for the golden file."""
+    cases = tuple(
+        SmokeCase(
+            prompt=p,
+            prompt_token_ids=(2, 6, 7, 8),
+            output_token_ids=tuple(range(17)),
+            baseline_token_ids=tuple(range(17)),
+            acceptance_lengths=(8, 6, 2),
+            drafted=(7, 7, 7),
+            lossless=True,
+            seconds=0.04,
+            baseline_seconds=0.1,
+            timings=(0.05, 0.04, 0.04),
+            baseline_timings=(0.1, 0.1, 0.12),
+        )
+        for p in ("1 2 3", "5 10 15")
+    )
+    return SmokeReport("cpu", "float32", 8, 0.0, 1.5, cases, repeats=3)
+
+
+def test_smoke_report_golden() -> None:
+    """The smoke section at 80 columns: verdict, tau, the labelled speedup, the histogram."""
+    from dataclasses import replace
+
+    report = replace(seed_report(QWEN3_4B), smoke=smoke_fixture())
+    out = render_text(report, 80)
+    text = flat(out)
+    assert "smoke run passed: cpu, float32, block 8, 2 prompts; lossless" in text
+    assert "Measured speedup 2.50x" in text and "median of 3 timed runs" in text
+    assert "range 2.00–3.00x" in text
+    check_golden("pair.smoke.80.txt", out)

@@ -51,13 +51,9 @@ def _opt(value: object) -> str:
     return str(value)
 
 
-def models_table(report: CheckReport) -> Table:
-    """Return the two models side by side, one row per compared fact."""
+def model_rows(report: CheckReport) -> list[tuple[str, str, str]]:
+    """Return (fact, draft value, target value) for every compared fact."""
     d, t = report.draft, report.target
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("", style="bold")
-    table.add_column(f"draft  {d.name}", overflow="fold")
-    table.add_column(f"target  {t.name}", overflow="fold")
     fc = (
         f"{d.fc_weight_name} {list(d.fc_weight_shape)}"
         if d.fc_weight_shape is not None
@@ -82,35 +78,72 @@ def models_table(report: CheckReport) -> Table:
     ]
     if report.draft_revision or report.target_revision:
         rows.append(("revision", _opt(report.draft_revision), _opt(report.target_revision)))
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    return table
+    return rows
 
 
-def resolution_table(report: CheckReport) -> Table:
-    """Return how each runtime resolves the ids: capture indices, need, verdict."""
+def models_table(report: CheckReport, width: int = 120) -> RenderableType:
+    """Return the two models side by side, one row per compared fact.
+
+    Side by side needs room for the longest value of each model; narrower terminals get the
+    two models one under the other, so that no name or key is folded mid-word.
+    """
+    rows = model_rows(report)
+    fact_width = max(len(r[0]) for r in rows) + 2
+    widest = [max(len(r[i]) for r in rows) for i in (1, 2)]
+    if fact_width + sum(widest) + 4 <= width:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        table.add_column("", style="bold", no_wrap=True)
+        table.add_column(f"draft  {report.draft.name}")
+        table.add_column(f"target  {report.target.name}")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        return table
+    lines: list[Text] = []
+    for i, (role, name) in enumerate(
+        (("draft", report.draft.name), ("target", report.target.name)), start=1
+    ):
+        lines.append(Text(f"{role} {name}", style="bold"))
+        for row in rows:
+            if row[i]:
+                first = f"  {row[0]:<{fact_width}}"
+                lines += [Text(s) for s in wrap(row[i], width, first, " " * len(first))]
+    return Group(*lines)
+
+
+def resolution_table(report: CheckReport, width: int = 120) -> Table:
+    """Return how each runtime resolves the ids: capture indices, need, verdict.
+
+    Below 100 columns the prose column (what each runtime's index means) is left out rather
+    than squeezed; ``dflash-check runtimes`` has it.
+    """
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name in ("runtime", "captures", "valid ids", "needs", "has", "verdict"):
-        table.add_column(name)
+    columns = ["runtime", "captures as", "indices", "valid ids", "needs", "has", "verdict"]
+    prose = width >= 100
+    if not prose:
+        columns.remove("captures as")
+    for name in columns:
+        # Only the prose column may wrap; ids, ranges and verdicts stay whole.
+        table.add_column(name, no_wrap=name != "captures as")
     for res in report.resolutions:
         p = res.runtime
         verdict = report.runtime_verdict(p.name)
-        table.add_row(
+        cells = [
             Text(p.name),
-            Text(f"{p.index_name} {fmt_ids(res.capture_indices)}"),
+            Text(p.index_name),
+            Text(fmt_ids(res.capture_indices)),
             Text(f"0–{res.max_valid_id} (N-{p.max_id_from_end})"),
             Text(f"≥ {res.layers_needed} layers"),
             Text(str(res.layers_present)),
             Text(verdict.value, style=VERDICT_STYLE[verdict]),
-        )
+        ]
+        table.add_row(*(cells if prose else cells[:1] + cells[2:]))
     if not report.resolutions:
         for p in report.profiles:
             verdict = report.runtime_verdict(p.name)
+            dashes = ["—"] * (len(columns) - 3)
             table.add_row(
                 p.name,
-                "—",
-                "—",
-                "—",
+                *dashes,
                 str(report.target.num_hidden_layers),
                 Text(verdict.value, style=VERDICT_STYLE[verdict]),
             )
@@ -271,7 +304,11 @@ def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int)
 
 def verbose_parts(report: CheckReport, width: int) -> list[RenderableType]:
     """Return the full tables of ``--verbose``: models side by side, per-runtime resolution."""
-    parts: list[RenderableType] = [models_table(report), Text(""), resolution_table(report)]
+    parts: list[RenderableType] = [
+        models_table(report, width),
+        Text(""),
+        resolution_table(report, width),
+    ]
     picture = layer_picture(report, width)
     if picture:
         parts += picture
