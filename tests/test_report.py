@@ -387,3 +387,18 @@ def test_smoke_report_golden() -> None:
     assert "Measured speedup 2.50x" in text and "median of 3 timed runs" in text
     assert "range 2.00–3.00x" in text
     check_golden("pair.smoke.80.txt", out)
+
+
+def test_findings_that_name_their_runtime_merge_into_one(tmp_path: Path) -> None:
+    """DF009 for vllm and mlx differ only in the runtime named: one headline naming both."""
+    from tests.helpers import draft_config, write_draft
+
+    cfg = draft_config()
+    cfg["mask_token_id"] = cfg["dflash_config"].pop("mask_token_id")
+    draft = write_draft(tmp_path / "draft", cfg)
+    report = check_pair(CheckRequest(parse_model_ref(str(draft)), parse_model_ref(str(QWEN3_4B))))
+    assert [f.runtime for f in report.findings if f.rule == "DF009"] == ["vllm", "mlx"]
+    (diag,) = [d for d in diagnostics(report) if d.rule == "DF009"]
+    assert diag.runtimes == ("vllm", "mlx") and diag.per_runtime == ()
+    assert "but each of vllm and mlx reads only dflash_config.mask_token_id" in diag.headline
+    assert flat(render_text(report, 60)).count("error[DF009]") == 1

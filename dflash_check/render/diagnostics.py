@@ -54,13 +54,36 @@ def _split_common(messages: list[str]) -> tuple[str, list[str]] | None:
     return first[:cut], [m[cut + 2 :] for m in messages]
 
 
+def _name_runtimes(group: list[Finding], names: tuple[str, ...]) -> str | None:
+    """Return one message for findings whose messages differ only in the runtime they name
+    ("but vllm reads only …" / "but mlx reads only …" -> "but each of vllm and mlx reads
+    only …"), or None when they differ otherwise."""
+    if not names or len(names) < 2:
+        return None
+    templates = set()
+    for f in group:
+        if not f.runtime:
+            return None
+        parts = re.split(rf"\b{re.escape(f.runtime)}\b", f.message)
+        if len(parts) != 2:
+            return None
+        templates.add(tuple(parts))
+    if len(templates) != 1:
+        return None
+    before, after = templates.pop()
+    return f"{before}each of {_and(list(names))}{after}"
+
+
 def _merge(rule: str, severity: Severity, group: list[Finding]) -> Diagnostic:
     """Merge findings of one rule that differ only by runtime into one diagnostic."""
     every = any(f.runtime is None for f in group)
     names = () if every else tuple(dict.fromkeys(f.runtime or "" for f in group))
     messages = list(dict.fromkeys(f.message for f in group))
     headline, per_runtime = messages[0], ()
-    if len(messages) > 1:
+    named = _name_runtimes(group, names)
+    if len(messages) > 1 and named is not None:
+        headline = named
+    elif len(messages) > 1:
         split = _split_common(messages)
         tails: dict[str, list[str]] = {}
         for f in group:
