@@ -143,7 +143,7 @@ def load_draft(
     except (KeyError, TypeError, ValueError) as err:
         raise ConfigError(
             f"draft {folder}: config.json cannot build a DFlash model ({err})"
-        ) from None
+        ) from err
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise ConfigError(f"draft {folder}: no safetensors weights (only safetensors are loaded)")
@@ -152,7 +152,7 @@ def load_draft(
         try:
             state.update(load_file(str(path)))
         except Exception as err:  # noqa: BLE001 - safetensors raises its own error types
-            raise ConfigError(f"draft {folder}: {path.name} cannot be loaded ({err})") from None
+            raise ConfigError(f"draft {folder}: {path.name} cannot be loaded ({err})") from err
     model = DFlashDraft(draft_cfg)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
@@ -195,7 +195,7 @@ def load_target(
             hint="--trust-remote-code runs the repo's own code, if you trust it"
             if "trust_remote_code" in str(err)
             else None,
-        ) from None
+        ) from err  # chained: DFLASH_CHECK_DEBUG=1 shows transformers' own traceback
     return model.to(device).eval(), tokenizer
 
 
