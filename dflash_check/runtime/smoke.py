@@ -151,7 +151,7 @@ def load_draft(
     for path in files:
         try:
             state.update(load_file(str(path)))
-        except Exception as err:  # noqa: BLE001 - safetensors raises its own error types
+        except Exception as err:  # safetensors raises its own error types
             raise ConfigError(f"draft {folder}: {path.name} cannot be loaded ({err})") from err
     model = DFlashDraft(draft_cfg)
     expected = model.state_dict()
