@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
+from rich.console import Console
+from typer.core import TyperCommand
 
 from dflash_check import __version__
 from dflash_check.errors import CheckError, ExitCode
@@ -23,6 +25,7 @@ if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up 
 
     from dflash_check.core.outcome import RunResult
     from dflash_check.core.report import CheckReport
+    from dflash_check.hub.hub import HubOptions
     from dflash_check.hub.interface import ModelRef, ModelSource
     from dflash_check.runtime.smoke import SmokeOptions
 
@@ -35,6 +38,20 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     rich_markup_mode="rich",
 )
+
+
+class UsageCommand(TyperCommand):
+    """A command whose usage line reads ``DRAFT TARGET``, as its help text says.
+
+    typer wraps required arguments in braces (``{DRAFT} {TARGET}``), which reads like a
+    placeholder syntax the shell would not accept.
+    """
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        """Return the usage pieces without typer's braces around required arguments."""
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
 
 PAIR_EXAMPLES = [
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16 Qwen/Qwen3-4B",
@@ -86,8 +103,12 @@ def debug_enabled() -> bool:
     return os.environ.get("DFLASH_CHECK_DEBUG", "") not in ("", "0")
 
 
-def fail(err: CheckError, json_output: bool = False) -> NoReturn:
-    """Print one line for ``err`` (plus a hint) on stderr and exit 3."""
+def fail(err: CheckError, json_output: bool = False, output: Path | None = None) -> NoReturn:
+    """Print one line for ``err`` (plus a hint) on stderr and exit 3.
+
+    With ``--format json`` the error object is the report: it goes where the report would go
+    (``--output`` or stdout).
+    """
     console = stderr_console()
     if debug_enabled():
         import traceback
@@ -106,7 +127,7 @@ def fail(err: CheckError, json_output: bool = False) -> NoReturn:
         payload = error_dict(
             redact(str(err)), redact(err.hint) if err.hint else None, type(err).__name__
         )
-        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        write_output(json.dumps(payload, indent=2) + "\n", output)
     raise typer.Exit(ExitCode.NOT_CHECKED)
 
 
@@ -158,32 +179,71 @@ class DtypeChoice(str, Enum):
 SMOKE = "Smoke run"
 
 
-def _runtime_enum() -> type[Enum]:
-    """Build the ``--runtime`` choices from the runtime profile table."""
-    from dflash_check.core.runtimes import RUNTIME_NAMES
-
-    return Enum("RuntimeChoice", {n: n for n in RUNTIME_NAMES}, type=str)  # type: ignore[return-value]
-
-
-RuntimeChoice = _runtime_enum()
-
 RuntimeOpt = Annotated[
-    RuntimeChoice,  # type: ignore[valid-type]
+    list[str] | None,
     typer.Option(
         "--runtime",
         "-r",
-        help="Check for one runtime, or 'portable' (every runtime; ids must satisfy t ≤ N-2).",
-        case_sensitive=False,
+        metavar="RUNTIME",
+        help="Runtimes to check, repeated or comma-separated (-r vllm,sglang), as pairs.yaml's "
+        "runtimes: portable, reference, vllm, sglang, trtllm, llamacpp, mlx. Default: portable "
+        "(every runtime; ids must satisfy t ≤ N-2).",
+        show_default=False,
     ),
 ]
+
+
+def parse_runtimes(values: list[str] | None) -> str:
+    """Return the runtime selection of repeated or comma-separated ``--runtime`` values.
+
+    Every value counts (a repeated option never drops one); ``portable`` among them means every
+    runtime. The result is the core's selection string (``portable`` or ``vllm,sglang``).
+    """
+    import difflib
+
+    from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
+
+    names: list[str] = []
+    for value in values or [PORTABLE]:
+        for part in value.split(","):
+            name = part.strip().lower()
+            if not name:
+                continue
+            if name not in RUNTIME_NAMES:
+                close = difflib.get_close_matches(name, RUNTIME_NAMES, n=1)
+                suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+                raise typer.BadParameter(
+                    f"unknown runtime {part.strip()!r}{suggestion}; choose from "
+                    f"{', '.join(RUNTIME_NAMES)}",
+                    param_hint="--runtime",
+                )
+            if name not in names:
+                names.append(name)
+    if not names:
+        raise typer.BadParameter("no runtime given", param_hint="--runtime")
+    return PORTABLE if PORTABLE in names else ",".join(names)
+
+
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
 OutputOpt = Annotated[
     Path | None,
     typer.Option(
-        "--output", "-o", help="Write the report to FILE (only once it exists).", dir_okay=False
+        "--output",
+        "-o",
+        help="Write the report (for json, also the error object) to FILE instead of stdout; "
+        "its directory is checked before any work, and a one-line summary goes to stderr.",
+        dir_okay=False,
     ),
 ]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Table report: add both models side by side and each runtime's layer resolution.",
+    ),
+]
 IgnoreOpt = Annotated[
     list[str] | None,
     typer.Option("--ignore", help="Skip a rule by id (repeatable), e.g. --ignore DF013."),
@@ -254,13 +314,39 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
     return flag or both
 
 
+def hub_options(token: str | None, offline: bool, timeout: float) -> HubOptions:
+    """Return the Hub options of a command, with retries announced on stderr."""
+    from dflash_check.hub.hub import HubOptions
+
+    def announce(text: str) -> None:
+        stderr_console().print(f"Hub: {redact(text)}", markup=False, style="yellow")
+
+    return HubOptions(token=token, offline=offline, timeout=timeout, on_retry=announce)
+
+
+def check_output(output: Path | None) -> None:
+    """Refuse an ``--output`` path that cannot be written, before any fetch or smoke run."""
+    if output is None:
+        return
+    parent = output.parent
+    if output.is_dir():
+        reason = "is a directory"
+    elif not parent.is_dir():
+        reason = f"directory {str(parent)!r} does not exist"
+    elif not os.access(parent, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        reason = "is not writable"
+    else:
+        return
+    raise typer.BadParameter(f"cannot write {str(output)!r}: {reason}", param_hint="--output")
+
+
 def hub_factory(token: str | None, offline: bool, timeout: float) -> Callable[[], ModelSource]:
     """Return what builds the Hub source, so that local checks never import it."""
 
     def build() -> ModelSource:
-        from dflash_check.hub.hub import HubOptions, HubSource
+        from dflash_check.hub.hub import HubSource
 
-        return HubSource(HubOptions(token=token, offline=offline, timeout=timeout))
+        return HubSource(hub_options(token, offline, timeout))
 
     return build
 
@@ -276,19 +362,58 @@ def write_output(text: str, output: Path | None) -> None:
         fail(CheckError(f"cannot write {output}: {err.strerror}"))
 
 
-@app.command(epilog="Examples:\n\n" + "\n\n".join(f"  $ {e}" for e in PAIR_EXAMPLES))
+def summarise(text: str, output: Path | None) -> None:
+    """Print the one-line summary on stderr, naming the file the report went to."""
+    where = f"; report written to {output}" if output is not None else ""
+    stderr_console().print(f"dflash-check: {text}{where}", markup=False)
+
+
+EXIT_CODES = {
+    ExitCode.COMPATIBLE: "compatible (warnings allowed unless --strict)",
+    ExitCode.INCOMPATIBLE: "incompatible, a failed smoke run, or a warning under --strict",
+    ExitCode.USAGE: "usage error",
+    ExitCode.NOT_CHECKED: "could not check (network, gated, offline miss, malformed input)",
+}
+REGISTRY_EXIT_CODES = {
+    ExitCode.COMPATIBLE: "every pair as expected",
+    ExitCode.INCOMPATIBLE: "a pair not as expected",
+    ExitCode.USAGE: "usage error",
+    ExitCode.NOT_CHECKED: "a pair could not be checked (and none was not as expected)",
+}
+
+
+def epilog(examples: list[str], codes: dict[ExitCode, str]) -> str:
+    """Return a command's help epilog: examples, then its exit codes."""
+    lines = ["Examples:", *(f"  $ {e}" for e in examples), "Exit codes:"]
+    lines += [f"  {int(code)}  {text}" for code, text in codes.items()]
+    return "\n\n".join(lines)
+
+
+@app.command(cls=UsageCommand, epilog=epilog(PAIR_EXAMPLES, EXIT_CODES))
 def pair(
     draft: Annotated[
         str,
-        typer.Argument(help="Draft: Hub repo id (ORG/NAME[:SUBFOLDER][@REV]) or directory."),
+        typer.Argument(
+            metavar="DRAFT",
+            help="The draft: a Hub repo id ORG/NAME, optionally ORG/NAME:SUBFOLDER and "
+            "@REVISION, or a directory (DIR:SUBFOLDER).",
+            show_default=False,
+        ),
     ],
     target: Annotated[
-        str, typer.Argument(help="Target: Hub repo id (ORG/NAME[@REV]) or directory.")
+        str,
+        typer.Argument(
+            metavar="TARGET",
+            help="The target: a Hub repo id ORG/NAME, optionally ORG/NAME@REVISION, or a "
+            "directory.",
+            show_default=False,
+        ),
     ],
-    runtime: RuntimeOpt = "portable",  # type: ignore[assignment]
+    runtime: RuntimeOpt = None,
     output_format: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
     strict: StrictOpt = False,
+    verbose: VerboseOpt = False,
     ignore: IgnoreOpt = None,
     revision: RevisionOpt = None,
     draft_revision: DraftRevisionOpt = None,
@@ -382,12 +507,25 @@ def pair(
         ),
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", rich_help_panel=SMOKE)] = 0,
+    timing_repeats: Annotated[
+        int,
+        typer.Option(
+            "--timing-repeats",
+            min=1,
+            max=100,
+            help="Timed runs of each decode after a warm-up; the speedup is their median, "
+            "with the range.",
+            rich_help_panel=SMOKE,
+        ),
+    ] = 3,
 ) -> None:
-    """Check that DRAFT works with TARGET in every runtime (or one, with --runtime)."""
+    """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names)."""
     from dflash_check.core.rules import RULES_BY_ID
     from dflash_check.hub.interface import BadModelSpec, parse_model_ref
 
+    check_output(output)  # before any fetch: a bad path must not cost a whole smoke run
     _TOKEN[0] = token
+    selection = parse_runtimes(runtime)
     json_output = output_format is OutputFormat.json
     ignored = frozenset(r.upper() for r in ignore or [])
     unknown = sorted(ignored - set(RULES_BY_ID))
@@ -406,7 +544,10 @@ def pair(
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
     cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
-    request = CheckRequest(draft_ref, target_ref, runtime.value, ignored, strict)  # type: ignore[attr-defined]
+    request = CheckRequest(draft_ref, target_ref, selection, ignored, strict)
+    from dflash_check.core.outcome import PairOutcome, RunResult
+    from dflash_check.core.report import Verdict
+
     label = f"{draft} -> {target}"
     try:
         report = check_pair(request, cache)
@@ -419,7 +560,7 @@ def pair(
                 label, Verdict.COMPATIBLE, error=redact(str(err)), error_hint=err.hint
             )
             write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
-        fail(err, json_output)
+        fail(err, json_output, output)
 
     if smoke_run:
         from dflash_check.runtime.smoke import SmokeOptions
@@ -437,8 +578,11 @@ def pair(
             seed=seed,
             token=token,
             offline=offline,  # HubSource also honours HF_HUB_OFFLINE itself
+            repeats=timing_repeats,
         )
-        report = smoke(report, draft_ref, target_ref, options, force, json_output)
+        report = smoke(report, draft_ref, target_ref, options, force, json_output, output)
+
+    from dflash_check.render.diagnostics import summary_line
 
     if output_format in CI_FORMATS:
         from dflash_check.core.outcome import PairOutcome, RunResult
@@ -446,21 +590,27 @@ def pair(
 
         outcome = PairOutcome(label, Verdict.COMPATIBLE, report=report)
         write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
-        note(f"dflash-check: {report.verdict_text}")
+        summarise(summary_line(report), output)
     elif json_output:
         from dflash_check.render.json import render_json
 
         write_output(render_json(report), output)
-        note(f"dflash-check: {report.verdict_text} ({len(report.findings)} findings)")
+        summarise(summary_line(report), output)
     elif output is not None:
         from dflash_check.render.table import render_text
 
-        write_output(render_text(report), output)
+        write_output(render_text(report, FILE_WIDTH, verbose), output)
+        summarise(summary_line(report), output)
     else:
         from dflash_check.render.table import render_table
 
-        stdout_console().print(render_table(report))
+        console = stdout_console()
+        console.print(render_table(report, console.width, verbose), crop=False)
     raise typer.Exit(exit_code(report, strict))
+
+
+# Text reports written to a file have no terminal to fit; this reads well in an editor.
+FILE_WIDTH = 100
 
 
 def smoke(
@@ -470,6 +620,7 @@ def smoke(
     options: SmokeOptions,
     force: bool,
     json_output: bool,
+    output: Path | None = None,
 ) -> CheckReport:
     """Run the smoke decode after a passing static check (or with --force); attach it."""
     from dataclasses import replace
@@ -501,7 +652,7 @@ def smoke(
                 draft, target, options, lambda text: progress.update(task, description=text)
             )
         except CheckError as err:
-            fail(err, json_output)
+            fail(err, json_output, output)
     return replace(report, smoke=measured)
 
 
@@ -526,7 +677,7 @@ REGISTRY_EXAMPLES = [
 ]
 
 
-@app.command(epilog="Examples:\n\n" + "\n\n".join(f"  $ {e}" for e in REGISTRY_EXAMPLES))
+@app.command(cls=UsageCommand, epilog=epilog(REGISTRY_EXAMPLES, REGISTRY_EXIT_CODES))
 def registry(
     file: Annotated[Path, typer.Argument(help="The registry of pairings.", dir_okay=False)] = Path(
         "pairs.yaml"
@@ -549,11 +700,12 @@ def registry(
     from dflash_check.pipeline import ModelCache
     from dflash_check.registry import load_pairs, run_registry, select
 
+    check_output(output)
     _TOKEN[0] = token
     try:
         specs = load_pairs(file, str(file))
     except CheckError as err:
-        fail(err, output_format is OutputFormat.json)
+        fail(err, output_format is OutputFormat.json, output)
     selected = select(specs, only)
     if not selected:
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
@@ -592,18 +744,24 @@ def registry(
         if output is not None:
             from dflash_check.render.table import export_text
 
-            write_output(export_text(render_registry_table(result), width=160), output)
+            text = export_text(render_registry_table(result, FILE_WIDTH), FILE_WIDTH)
+            write_output(text, output)
         else:
-            stdout_console().print(render_registry_table(result))
-    for o in outcomes:
-        if o.status == "error" and o.spec is not None:
-            err_console.print(
-                f"Error: {file}:{o.spec.line}: {o.label}: {redact(o.error or '')}", markup=False
-            )
-    err_console.print(
-        f"dflash-check registry: {len(outcomes)} pairs, {result.count('ok')} as expected, "
+            console = stdout_console()
+            console.print(render_registry_table(result, console.width), crop=False)
+    if output_format is not OutputFormat.table:  # the table already shows each error
+        for o in outcomes:
+            if o.status == "error" and o.spec is not None:
+                err_console.print(
+                    f"Error: {file}:{o.spec.line}: {o.label}: {redact(o.error or '')}",
+                    markup=False,
+                )
+    from dflash_check.render.diagnostics import plural
+
+    summarise(
+        f"registry: {plural(len(outcomes), 'pair')}, {result.count('ok')} as expected, "
         f"{result.count('mismatch')} not as expected, {result.count('error')} not checked",
-        markup=False,
+        output,
     )
     raise typer.Exit(registry_exit_code(result))
 
@@ -636,16 +794,48 @@ def print_doc(output_format: DocFormat, kind: str) -> None:
     elif output_format is DocFormat.json:
         sys.stdout.write(getattr(docs, f"{kind}_json")())
     else:
-        stdout_console().print(getattr(docs, f"{kind}_table")())
+        sys.stdout.write(getattr(docs, f"{kind}_text")(stdout_console().width))
 
 
 DocFormatOpt = Annotated[DocFormat, typer.Option("--format", "-f")]
+RuleArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="RULE", help="Explain one rule, by id (DF004) or name.", show_default=False
+    ),
+]
 
 
-@app.command()
-def rules(output_format: DocFormatOpt = DocFormat.table) -> None:
-    """List every rule: id, severity, what it checks, why and how to fix it."""
+def explain_rule(query: str) -> None:
+    """Print one rule's why, runtimes and fix; an unknown id is a usage error (exit 2)."""
+    from dflash_check import docs
+
+    found = docs.find_rule(query)
+    if found is None:
+        close = docs.closest_rule(query)
+        suggestion = f" (did you mean {close}?)" if close else ""
+        raise typer.BadParameter(
+            f"no rule {query!r}{suggestion}; `dflash-check rules` lists them all",
+            param_hint="RULE",
+        )
+    sys.stdout.write(docs.explain_text(found, stdout_console().width))
+
+
+@app.command(cls=UsageCommand)
+def rules(rule_id: RuleArg = None, output_format: DocFormatOpt = DocFormat.table) -> None:
+    """List every rule (DF090-DF092 included): id, severity, what it checks, why, how to fix."""
+    if rule_id is not None:
+        explain_rule(rule_id)
+        return
     print_doc(output_format, "rules")
+
+
+@app.command(cls=UsageCommand)
+def explain(
+    rule_id: Annotated[str, typer.Argument(metavar="RULE", help="Rule id (DF004) or name.")],
+) -> None:
+    """Explain one rule: what it checks, the runtimes it concerns, why it exists, how to fix."""
+    explain_rule(rule_id)
 
 
 @app.command()

@@ -1,20 +1,24 @@
-"""Documentation generated from the rule, runtime and format tables (docs/rules.md,
-docs/runtimes.md, docs/formats.md).
+"""Documentation generated from the tables: docs/rules.md, docs/runtimes.md,
+docs/formats.md and docs/cli.md.
 
-The tables in ``core`` are the single source; a test regenerates these pages and fails when the
-committed copies differ.
+The tables in ``core`` (and the typer app, for the CLI reference) are the single source; a
+test regenerates these pages and fails when the committed copies differ. Regenerate them with
+``python -m dflash_check.docs``. The terminal forms of ``rules``, ``explain`` and ``runtimes``
+are rendered here too, from the same tables.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from rich import box
 from rich.table import Table
 
 from dflash_check.core.formats import FORMATS
-from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES
+from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES, Rule
 from dflash_check.core.runtimes import PROFILES, portable_max_id_from_end
+from dflash_check.render.diagnostics import wrap
 
 
 def rules_markdown() -> str:
@@ -71,20 +75,71 @@ def rules_json() -> str:
             "why": r.why,
             "fix": r.fix,
             "runtimes": list(r.runtimes),
+            "outcome": r in OUTCOME_RULES,
         }
-        for r in RULES
+        for r in ALL_RULES
     ]
     return json.dumps({"schema_version": 1, "rules": data}, indent=2) + "\n"
 
 
-def rules_table() -> Table:
-    """Return the rule table for the terminal."""
-    table = Table(box=box.SIMPLE_HEAD)
-    for col in ("id", "name", "severity", "checks"):
-        table.add_column(col)
-    for r in RULES:
-        table.add_row(r.id, r.name, r.severity.value, r.title)
-    return table
+def find_rule(query: str) -> Rule | None:
+    """Return the rule with id or name ``query`` (any case), or None."""
+    q = query.strip().lower()
+    return next((r for r in ALL_RULES if q in (r.id.lower(), r.name)), None)
+
+
+def closest_rule(query: str) -> str | None:
+    """Return the id or name closest to an unknown ``query``, for "did you mean"."""
+    import difflib
+
+    q = query.strip()
+    digits = re.fullmatch(r"(?i)(?:df)?0*(\d{1,3})", q)
+    if digits and f"DF{int(digits.group(1)):03d}" in {r.id for r in ALL_RULES}:
+        return f"DF{int(digits.group(1)):03d}"  # "DF04", "4", "004" all mean DF004
+    keys = {r.id.lower(): r.id for r in ALL_RULES} | {r.name: r.name for r in ALL_RULES}
+    close = difflib.get_close_matches(q.lower(), list(keys), n=1, cutoff=0.5)
+    return keys[close[0]] if close else None
+
+
+def rule_lines(r: Rule, width: int) -> list[str]:
+    """Return one rule as text: id, severity and name, what it checks, runtimes, why, fix."""
+    lines = wrap(f"{r.id}  {r.severity.value}  {r.name}", width, "", "  ")
+    lines += wrap(r.title, width, "  ", "  ")
+    lines += wrap(f"runtimes: {', '.join(r.runtimes)}", width, "  ", "    ")
+    lines += wrap(f"why: {r.why}", width, "  ", "    ")
+    lines += wrap(f"fix: {r.fix}", width, "  ", "    ")
+    return lines
+
+
+def rules_text(width: int) -> str:
+    """Return every rule (checks and run outcomes) with why and fix, for the terminal."""
+    blocks = ["\n".join(rule_lines(r, width)) for r in ALL_RULES]
+    return "\n\n".join(blocks) + "\n"
+
+
+def explain_text(r: Rule, width: int) -> str:
+    """Return ``dflash-check explain ID``: the rule, and where its documentation lives."""
+    lines = rule_lines(r, width)
+    lines += wrap(f"docs: docs/rules.md#{r.id.lower()}", width, "  ", "    ")
+    return "\n".join(lines) + "\n"
+
+
+def cli_markdown() -> str:
+    """Return ``docs/cli.md``: typer's generated reference, without HTML entities.
+
+    typer escapes help text for HTML export (``&gt;``, ``&#x27;``); Markdown needs none of it.
+    """
+    import html
+
+    import typer.main
+    from typer.cli import MARKUP_MODE_KEY, get_docs_for_click
+
+    from dflash_check.cli import app
+
+    command = typer.main.get_command(app)
+    ctx = typer.Context(command, obj={MARKUP_MODE_KEY: app.rich_markup_mode})
+    text = get_docs_for_click(obj=command, ctx=ctx, name="dflash-check")
+    return html.unescape(text.strip()) + "\n"
 
 
 def runtimes_markdown() -> str:
@@ -147,15 +202,18 @@ def runtimes_json() -> str:
     return json.dumps({"schema_version": 1, "runtimes": data}, indent=2) + "\n"
 
 
-def runtimes_table() -> Table:
-    """Return the runtime profiles for the terminal."""
-    table = Table(box=box.SIMPLE_HEAD)
-    for col in ("runtime", "captures id t as", "valid ids", "source"):
-        table.add_column(col, overflow="fold")
+def runtimes_text(width: int) -> str:
+    """Return the runtime profiles for the terminal, one block each."""
+    blocks = []
     for p in PROFILES:
         shift = f"t+{p.shift}" if p.shift else "t"
-        table.add_row(p.name, f"{p.index_name} {shift}", f"0..N-{p.max_id_from_end}", p.citation)
-    return table
+        lines = wrap(f"{p.name}  ({p.title})", width, "", "  ")
+        lines += wrap(f"captures id t as {p.index_name} {shift}", width, "  ", "    ")
+        lines += wrap(f"valid ids: 0..N-{p.max_id_from_end}", width, "  ", "    ")
+        lines += wrap(f"past the range: {p.out_of_range}", width, "  ", "    ")
+        lines += wrap(f"source: {p.citation}", width, "  ", "    ")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
 
 
 def formats_markdown() -> str:
@@ -211,3 +269,20 @@ def formats_table() -> Table:
     for f in FORMATS:
         table.add_row(f.name, f.identified_by, ", ".join(f.runtimes or ("all",)), f.numbering)
     return table
+
+
+DOCS = {
+    "docs/rules.md": rules_markdown,
+    "docs/runtimes.md": runtimes_markdown,
+    "docs/formats.md": formats_markdown,
+    "docs/cli.md": cli_markdown,
+}
+
+
+if __name__ == "__main__":  # python -m dflash_check.docs: regenerate every generated page
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for path, render in DOCS.items():
+        (root / path).write_text(render())
+        print(f"wrote {path}")

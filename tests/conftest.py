@@ -35,6 +35,9 @@ def _isolate(
     monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("COLUMNS", "200")
+    # One torch thread: on a small shared machine, OpenMP threads contending for the same cores
+    # make the tiny smoke-run models 10-20x slower (subprocesses inherit this).
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("DFLASH_CHECK_DEBUG", raising=False)

@@ -58,14 +58,21 @@ def test_seed_draft_with_right_target_is_compatible() -> None:
     assert report["findings"] == []
 
 
-def test_table_report_shows_resolution_and_picture() -> None:
-    """The human report shows the aux layers, the need, the picture and the verdict."""
+def test_table_report_answers_first_and_verbose_adds_the_tables() -> None:
+    """The report starts with the verdict and the need; --verbose adds the resolution and the
+    layer picture, which the default report leaves out."""
     code, out, _ = invoke("pair", str(SEED_DRAFT), str(QWEN35_4B))
     assert code == 1
-    assert "aux layer [2, 10, 18, 26, 34]" in out
-    assert "≥ 35 layers" in out
-    assert "✗ missing: [33]" in out
-    assert "verdict: incompatible" in out
+    assert out.startswith("incompatible: ")
+    assert "≥ 35 layers" in out and "error[DF004]" in out
+    assert "aux layer" not in out and "✗ missing" not in out
+    code, verbose, _ = invoke("pair", str(SEED_DRAFT), str(QWEN35_4B), "--verbose")
+    assert code == 1
+    assert any(
+        "aux layer" in line and "[2, 10, 18, 26, 34]" in line for line in verbose.splitlines()
+    )
+    assert "✗ missing: [33]" in verbose
+    assert verbose.index("aux layer") < verbose.index("incompatible: ")
 
 
 @pytest.mark.parametrize(

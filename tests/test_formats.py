@@ -325,7 +325,7 @@ def test_same_shape_wrong_target_is_flagged_by_its_evidence() -> None:
         "verifier": None,
         "tokenizer": None,
     }
-    assert "num_target_layers 24 vs 36 layers ✗" in render_text(report, width=400)
+    assert "num_target_layers 24 vs 36 layers ✗" in render_text(report, width=400, verbose=True)
 
 
 # -- explicit nulls ---------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def test_strict_verdict_agrees_with_the_exit_code(tmp_path: Path) -> None:
     assert data["verdict"] == "incompatible" and data["strict"] is True
     assert data["verdict_text"] == "incompatible (strict: 1 warning, 1 not checked)"
     code, out, _ = invoke("pair", str(draft), target, "--strict")
-    assert code == 1 and "verdict: incompatible (strict: 1 warning, 1 not checked)" in out
+    assert code == 1 and out.startswith("incompatible (strict: 1 warning, 1 not checked):")
     code, out, err = invoke("pair", str(draft), target, "--strict", "-f", "github")
     assert code == 1 and "::error" in out and "::warning" not in out
     assert "dflash-check: incompatible (strict: 1 warning, 1 not checked)" in err

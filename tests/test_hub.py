@@ -46,7 +46,9 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     assert "Traceback" not in proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.startswith("Error:")]
     assert len(lines) == 1, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) <= 3, proc.stderr  # error, hint, debug hint
+    # Retry status lines ("Hub: …; retrying (2/3)") come first; then error, hint, debug hint.
+    final = [line for line in proc.stderr.strip().splitlines() if not line.startswith("Hub: ")]
+    assert len(final) <= 3, proc.stderr
     return lines[0]
 
 
@@ -110,7 +112,10 @@ def test_offline_cache_miss(hub: LoopbackHub, home: Path) -> None:
     line = one_error_line(cli(hub, home, "pair", DRAFT, RIGHT, "--offline"))
     assert "config.json is not in the Hugging Face cache" in line
     proc = cli(hub, home, "pair", DRAFT, RIGHT, "--offline")
-    assert "warm the cache" in proc.stderr
+    assert "once without --offline" in proc.stderr and "HF_HUB_OFFLINE" not in proc.stderr
+    by_env = cli(hub, home, "pair", DRAFT, RIGHT, HF_HUB_OFFLINE="1")
+    assert "config.json is not in the Hugging Face cache" in one_error_line(by_env)
+    assert "unset HF_HUB_OFFLINE" in by_env.stderr and "--offline" not in by_env.stderr
 
 
 def test_repo_not_found(hub: LoopbackHub, home: Path) -> None:
@@ -171,14 +176,22 @@ def test_server_error_persists(hub: LoopbackHub, home: Path) -> None:
     line = one_error_line(cli(hub, home, "pair", DRAFT, "org/down"))
     assert "HTTP 500" in line and "after 3 attempts" in line
     assert hub.state.repos["org/down"].failures == 3
+    proc = cli(hub, home, "pair", DRAFT, "org/down")
+    retries = [line for line in proc.stderr.splitlines() if line.startswith("Hub: ")]
+    assert [r.rsplit(" ", 1)[-1] for r in retries] == ["(2/3)", "(3/3)"], proc.stderr
+    assert "HTTP 500" in retries[0] and "retry later" in proc.stderr
 
 
 def test_timeout(hub: LoopbackHub, home: Path) -> None:
     """A Hub slower than --timeout."""
     hub.state.slow_seconds = 3
     hub.add("org/slow", QWEN3_4B, fault="slow")
-    line = one_error_line(cli(hub, home, "pair", DRAFT, "org/slow", "--timeout", "0.5"))
-    assert "did not answer in time" in line
+    proc = cli(hub, home, "pair", DRAFT, "org/slow", "--timeout", "0.5")
+    line = one_error_line(proc)
+    assert "no answer from the Hub after 0.5 s" in line
+    # The wait is announced before each retry, not left as silence.
+    assert "Hub: target org/slow: no answer from the Hub after 0.5 s" in proc.stderr
+    assert "retrying (2/3)" in proc.stderr and "raise --timeout" in proc.stderr
 
 
 def test_connection_refused(home: Path) -> None:
@@ -197,6 +210,20 @@ def test_connection_refused(home: Path) -> None:
         },
     )
     assert "cannot connect to the Hub" in one_error_line(proc)
+    hint = next(line for line in proc.stderr.splitlines() if line.startswith("Hint:"))
+    assert "HTTPS_PROXY" in hint and f"HF_ENDPOINT (now http://127.0.0.1:{port})" in hint
+    assert "--offline" in hint
+
+
+def test_debug_shows_the_transport_cause(home: Path) -> None:
+    """DFLASH_CHECK_DEBUG=1 prints the chain down to the transport's own error; same exit."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(home)}
+    proc = run_cli("pair", DRAFT, RIGHT, env={**env, "DFLASH_CHECK_DEBUG": "1"})
+    assert proc.returncode == 3
+    assert "ConnectError" in proc.stderr and "direct cause" in proc.stderr
 
 
 def test_truncated_json(hub: LoopbackHub, home: Path) -> None:

@@ -70,10 +70,11 @@ def test_flipped_expect_fails_naming_pair_and_line(hub: LoopbackHub, tmp_path: P
     line = next(s.line for s in load_pairs(tmp_path / "pairs.yaml") if s.target == "Qwen/Qwen3-8B")
     proc = registry(hub, tmp_path / "home", "pairs.yaml", cwd=tmp_path)
     assert proc.returncode == 1
-    assert (
-        f"pairs.yaml:{line}: z-lab/Qwen3-8B-DFlash-b16 -> Qwen/Qwen3-8B: expected "
-        "incompatible, got compatible"
-    ) in proc.stdout
+    (row,) = [r for r in proc.stdout.splitlines() if r.startswith("✗ ")]
+    assert row.startswith(f"✗ pairs.yaml:{line}  z-lab/Qwen3-8B-DFlash-b16 -> Qwen/Qwen3-8B  ")
+    assert row.endswith("compatible, expected incompatible")
+    # Data on stdout, the one summary on stderr: nothing printed twice.
+    assert "1 not as expected" in proc.stderr and "not as expected" not in proc.stdout
     gh = registry(hub, tmp_path / "home", "pairs.yaml", "-f", "github", cwd=tmp_path)
     assert f"::error file=pairs.yaml,line={line},title=DF090::" in gh.stdout
 
@@ -86,11 +87,16 @@ def test_pair_not_checked_exits_3_and_says_which(hub: LoopbackHub, tmp_path: Pat
     )
     proc = registry(hub, tmp_path / "home", "pairs.yaml", cwd=tmp_path)
     assert proc.returncode == 3
+    assert "? pairs.yaml:3  nobody/none -> Qwen/Qwen3-4B  [portable]  not checked" in proc.stdout
+    assert "    error: draft nobody/none: repository not found" in proc.stdout
+    assert "Error:" not in proc.stderr  # the table shows it; stderr has the summary only
+    machine = registry(hub, tmp_path / "home", "pairs.yaml", "-f", "json", cwd=tmp_path)
+    assert machine.returncode == 3
     assert (
         "Error: pairs.yaml:3: nobody/none -> Qwen/Qwen3-4B: draft nobody/none: repository"
-        in proc.stderr
+        in machine.stderr
     )
-    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in proc.stderr + machine.stderr
 
 
 def test_only_selects_pairs(hub: LoopbackHub, tmp_path: Path) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from tests.helpers import QWEN35_4B, REPO, SEED_DRAFT, run_cli
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
+torch.set_num_threads(1)  # as OMP_NUM_THREADS=1 does for the CLI subprocesses (conftest.py)
 
 from dflash_check.hub.interface import parse_model_ref  # noqa: E402
 from dflash_check.runtime.smoke import SmokeOptions, run_smoke  # noqa: E402
@@ -33,8 +37,22 @@ def progression_prompts(n: int, seed: int = 1) -> tuple[str, ...]:
     return tuple(prompts)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _load_each_model_once() -> Iterator[None]:
+    """Load the tiny target and each draft once per module: decoding never changes weights
+    (KV caches are per decode), and loading is most of an in-process run's time."""
+    from dflash_check.runtime import smoke as module
+
+    real_target, real_draft = module.load_target, module.load_draft
+    module.load_target = functools.cache(real_target)  # type: ignore[assignment]
+    module.load_draft = functools.cache(real_draft)  # type: ignore[assignment]
+    yield
+    module.load_target, module.load_draft = real_target, real_draft
+
+
 def smoke(draft: Path = DRAFT, **kwargs: object):
-    """Run the smoke decode in-process on the tiny pair."""
+    """Run the smoke decode in-process on the tiny pair (one timed run unless asked)."""
+    kwargs.setdefault("repeats", 1)
     options = SmokeOptions(device="cpu", max_new_tokens=40, **kwargs)  # type: ignore[arg-type]
     return run_smoke(parse_model_ref(str(draft)), parse_model_ref(str(TARGET)), options)
 
@@ -51,12 +69,36 @@ def shifted_draft(tmp_path: Path, shift: int) -> Path:
     return folder
 
 
-def smoke_cli(draft: Path, prompts: tuple[str, ...], *extra: str):
+@dataclass(frozen=True)
+class Ran:
+    """What a CLI run left: exit code and the two streams (as subprocess.run names them)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str) -> Ran:
+    """Run the CLI in-process, so torch and the tiny models load once for the whole module
+    (the Hub test below runs it as a subprocess, as a user would)."""
+    from typer.testing import CliRunner
+
+    from dflash_check.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def smoke_cli(draft: Path, prompts: tuple[str, ...], *extra: str) -> Ran:
     """Run `pair DRAFT TINY-TARGET --smoke-run --device cpu` with prompts, as a user would."""
     args = ["pair", str(draft), str(TARGET), "--smoke-run", "--device", "cpu", *extra]
+    if "--timing-repeats" not in extra:
+        args += ["--timing-repeats", "1"]  # the timing itself is tested in-process
     for p in prompts:
         args += ["--prompt", p]
-    return run_cli(*args)
+    return cli(*args)
 
 
 def test_tiny_pair_passes_the_static_check() -> None:
@@ -90,8 +132,9 @@ def test_table_report_has_the_histogram() -> None:
     """The human report shows the smoke verdict, tau and a histogram."""
     proc = smoke_cli(DRAFT, ("1 2 3",), "--max-new-tokens", "24")
     assert proc.returncode == 0, proc.stderr
-    assert "smoke run: passed" in proc.stdout
+    assert "smoke run passed: cpu, float32, block 8, 1 prompt; lossless" in proc.stdout
     assert "acceptance lengths:" in proc.stdout and "│" in proc.stdout
+    assert "median of 1 timed run after a warm-up" in " ".join(proc.stdout.split())
 
 
 def test_lossless_on_many_prompts() -> None:
@@ -152,10 +195,10 @@ def test_min_acceptance_catches_the_shift(tmp_path: Path) -> None:
 
 def test_static_failure_skips_the_smoke_run() -> None:
     """A broken pair is not run unless --force; with --force it fails in one line."""
-    proc = run_cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--device", "cpu")
+    proc = cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--device", "cpu")
     assert proc.returncode == 1
     assert "Smoke run skipped" in proc.stderr
-    forced = run_cli(
+    forced = cli(
         "pair", str(SEED_DRAFT), str(QWEN35_4B), "--smoke-run", "--force", "--device", "cpu"
     )
     assert forced.returncode == 3 and "Traceback" not in forced.stderr
@@ -165,7 +208,7 @@ def test_static_failure_skips_the_smoke_run() -> None:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 def test_cuda_requested_without_cuda() -> None:
     """--device cuda where there is none: a clear line, exit 3."""
-    proc = run_cli("pair", str(DRAFT), str(TARGET), "--smoke-run", "--device", "cuda")
+    proc = cli("pair", str(DRAFT), str(TARGET), "--smoke-run", "--device", "cuda")
     assert proc.returncode == 3
     assert "CUDA is not available" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -177,7 +220,7 @@ def test_dflash2_without_its_fields_is_refused_by_name(tmp_path: Path) -> None:
     cfg = json.loads((folder / "config.json").read_text())
     cfg["architectures"] = ["DFlash2DraftModel"]
     (folder / "config.json").write_text(json.dumps(cfg))
-    proc = run_cli("pair", str(folder), str(TARGET), "--smoke-run", "--force", "--device", "cpu")
+    proc = cli("pair", str(folder), str(TARGET), "--smoke-run", "--force", "--device", "cpu")
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     assert "DFlash2DraftModel" in proc.stderr and "conv_kernel_size" in proc.stderr
 
@@ -207,7 +250,8 @@ def test_missing_extra_says_what_to_install() -> None:
         timeout=120,
     )
     assert proc.returncode == 3
-    assert "pip install 'dflash-check[smoke]'" in proc.stderr
+    # Run from this checkout: the hint installs the extra into it, not from a package index.
+    assert "pip install -e '" in proc.stderr and "[smoke]'" in proc.stderr
     assert "Traceback" not in proc.stderr
     plain = subprocess.run(
         [sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET)],
@@ -317,7 +361,7 @@ def test_smoke_run_from_the_hub(tmp_path: Path) -> None:
 def test_subfolder_draft_smoke_run(tmp_path: Path) -> None:
     """A draft stored in a subfolder of another folder (DIR:SUBFOLDER) runs the smoke decode."""
     shutil.copytree(DRAFT, tmp_path / "repo" / "dflash")
-    proc = run_cli(
+    proc = cli(
         "pair",
         f"{tmp_path / 'repo'}:dflash",
         str(TARGET),
@@ -343,6 +387,30 @@ def test_speculators_draft_is_reported_unsupported(tmp_path: Path) -> None:
     cfg["speculators_model_type"] = "dflash"
     cfg["transformer_layer_config"] = {"hidden_size": cfg["hidden_size"]}
     (folder / "config.json").write_text(json.dumps(cfg))
-    proc = run_cli("pair", str(folder), str(TARGET), "--smoke-run", "--device", "cpu", "--force")
+    proc = cli("pair", str(folder), str(TARGET), "--smoke-run", "--device", "cpu", "--force")
     assert proc.returncode == 3, proc.stderr
     assert "speculators-format drafts are not supported by the smoke run yet" in proc.stderr
+
+
+def test_default_prompts_suit_the_tokenizer() -> None:
+    """The tiny tokenizer knows no English: the built-in prompts give way to number prompts,
+    the report says so, and the run shows the pair's real acceptance."""
+    from dflash_check.runtime.smoke import NUMBER_PROMPTS
+
+    report = smoke(repeats=1)
+    assert tuple(c.prompt for c in report.cases) == NUMBER_PROMPTS
+    assert report.prompts_note is not None and "unknown tokens" in report.prompts_note
+    assert report.mean_acceptance_length >= 3.0 and report.passed
+
+
+def test_timing_is_repeated_and_summarised() -> None:
+    """Each decode is timed `repeats` times after a warm-up; speeds use the median."""
+    from statistics import median
+
+    report = smoke(prompts=PROMPTS[:2], repeats=3)
+    assert report.repeats == 3
+    for case in report.cases:
+        assert len(case.timings) == len(case.baseline_timings) == 3
+        assert case.seconds == median(case.timings)
+    assert len(report.speedups) == 3
+    assert report.speedup == median(report.speedups)

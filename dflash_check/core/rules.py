@@ -245,6 +245,19 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     for res in ctx.resolutions:
         if res.out_of_range:
             groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
+    # One concrete fix for every runtime: the strictest need, and the target the draft names.
+    need = max((r.layers_needed for r in ctx.resolutions), default=0)
+    hint = f"Use a target with at least {need} layers"
+    if d.num_target_layers is not None and d.num_target_layers >= need:
+        hint += (
+            f", such as the {d.num_target_layers}-layer target the draft was trained on "
+            f"(num_target_layers"
+            + (f"; base_model {', '.join(d.base_model)})" if d.base_model else ")")
+        )
+    hint += "."
+    accepting = [r.runtime.name for r in ctx.resolutions if not r.out_of_range]
+    if accepting:
+        hint += f" On this target, {', '.join(accepting)} accept these ids (--runtime)."
     for res in ctx.resolutions:
         bad = res.out_of_range
         if not bad:
@@ -266,7 +279,7 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             runtime=p.name,
             field=d.layer_ids_key,
             # The layers exist, only this runtime cannot capture them: say what it does then.
-            hint=None if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
+            hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
         )
 
 

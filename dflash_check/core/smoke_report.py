@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import median
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,13 @@ class SmokeCase:
     lossless: bool | None
     """Greedy: the two outputs are identical. None when sampling (outputs may differ)."""
     seconds: float
-    """Wall time of the speculative decode."""
+    """Wall time of the speculative decode (the median of ``timings``)."""
     baseline_seconds: float
-    """Wall time of the plain decode."""
+    """Wall time of the plain decode (the median of ``baseline_timings``)."""
+    timings: tuple[float, ...] = ()
+    """Wall time of each timed speculative decode, after the warm-up."""
+    baseline_timings: tuple[float, ...] = ()
+    """Wall time of each timed plain decode, interleaved with ``timings``."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,10 @@ class SmokeReport:
     replayed_tokens: int = 0
     peak_memory_bytes: int | None = None
     """Peak device memory allocated during the decodes (CUDA only; None elsewhere)."""
+    repeats: int = 1
+    """Timed runs of each decode (after one untimed warm-up); speeds use their median."""
+    prompts_note: str | None = None
+    """Why the built-in prompts were replaced, when they did not suit the tokenizer."""
 
     @property
     def lossless(self) -> bool | None:
@@ -107,8 +116,26 @@ class SmokeReport:
         return sum(len(c.baseline_token_ids) for c in self.cases) / seconds if seconds else 0.0
 
     @property
+    def speedups(self) -> tuple[float, ...]:
+        """Return the measured speedup of each timed repeat (all prompts together)."""
+        spec_tokens = sum(len(c.output_token_ids) for c in self.cases)
+        base_tokens = sum(len(c.baseline_token_ids) for c in self.cases)
+        runs = min((len(c.timings) for c in self.cases), default=0)
+        runs = min(runs, *(len(c.baseline_timings) for c in self.cases)) if runs else 0
+        out = []
+        for r in range(runs):
+            spec = sum(c.timings[r] for c in self.cases)
+            base = sum(c.baseline_timings[r] for c in self.cases)
+            if spec > 0 and base > 0 and base_tokens:
+                out.append((spec_tokens / spec) / (base_tokens / base))
+        return tuple(out)
+
+    @property
     def speedup(self) -> float:
-        """Return the speculative over the plain tokens per second."""
+        """Return the measured speedup: the median over repeats (tokens per second ratio)."""
+        runs = self.speedups
+        if runs:
+            return median(runs)
         base = self.baseline_tokens_per_second
         return self.tokens_per_second / base if base else 0.0
 

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -72,6 +72,8 @@ class HubOptions:
     """Extra attempts after a server error, timeout or connection failure."""
     backoff: float = 0.5
     """First wait between attempts, doubled each time."""
+    on_retry: Callable[[str], None] | None = field(default=None, compare=False)
+    """Told why and which attempt comes next before each retry (the CLI prints it on stderr)."""
 
 
 class _ByteCounter(threading.local):
@@ -139,6 +141,36 @@ def offline_mode(options: HubOptions) -> bool:
     return options.offline or env or bool(constants.HF_HUB_OFFLINE)
 
 
+def offline_switch(options: HubOptions) -> str:
+    """Return what turned offline mode on, for hints: the flag, or the variable."""
+    return "--offline" if options.offline else "HF_HUB_OFFLINE=1"
+
+
+def offline_hint(options: HubOptions, then: str) -> str:
+    """Return how to leave offline mode (naming what the user set) and what to run then."""
+    if options.offline:
+        return f"run the same command once without --offline to cache it, or {then}"
+    return f"unset HF_HUB_OFFLINE (it is set in the environment) and run once online, or {then}"
+
+
+def network_hint(kind: str, timeout: float | None = None) -> str:
+    """Return what to try when the Hub cannot be reached: per kind of failure."""
+    from huggingface_hub import constants
+
+    endpoint = constants.ENDPOINT
+    offline = "add --offline to use what earlier runs cached"
+    if kind == "timeout":
+        waited = f"within --timeout {timeout:g} s" if timeout is not None else "in time"
+        return f"{endpoint} did not answer {waited}: retry later, raise --timeout, or {offline}"
+    if kind == "server":
+        return f"{endpoint} is failing: retry later, or {offline}"
+    proxy = " (HTTPS_PROXY is set: check it)" if os.environ.get("HTTPS_PROXY") else ""
+    return (
+        f"check the network; behind a proxy set HTTPS_PROXY{proxy}; for a mirror set HF_ENDPOINT "
+        f"(now {endpoint}); or {offline}"
+    )
+
+
 def _manifest_path(repo_id: str, commit: str, subfolder: str | None = None) -> Path:
     """Return where the manifest of ``repo_id`` at ``commit`` (and subfolder) is cached."""
     from huggingface_hub import constants
@@ -170,7 +202,14 @@ def _causes(err: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def translate(err: BaseException, who: str, repo_id: str, what: str, offline: bool) -> HubError:
+def translate(
+    err: BaseException,
+    who: str,
+    repo_id: str,
+    what: str,
+    offline: bool,
+    options: HubOptions | None = None,
+) -> HubError:
     """Map a huggingface_hub / transport exception to one ``HubError`` with a clear message."""
     import httpx2
     from huggingface_hub import errors as hf
@@ -203,13 +242,19 @@ def translate(err: BaseException, who: str, repo_id: str, what: str, offline: bo
         ):
             return NotCachedError(
                 f"{who}: {what} is not in the Hugging Face cache and offline mode is on",
-                hint=f"warm the cache online first: dflash-check pair … (or 'hf download "
-                f"{repo_id} {what}'), or unset HF_HUB_OFFLINE",
+                hint=offline_hint(options or HubOptions(), f"'hf download {repo_id} {what}'"),
             )
+        timeout = options.timeout if options is not None else None
         if isinstance(cause, httpx2.TimeoutException):
-            return NetworkError(f"{who}: the Hub did not answer in time while fetching {what}")
+            after = f" after {timeout:g} s" if timeout is not None else ""
+            return NetworkError(
+                f"{who}: no answer from the Hub{after} while fetching {what}",
+                hint=network_hint("timeout", timeout),
+            )
         if isinstance(cause, (httpx2.ConnectError, httpx2.NetworkError)):
-            return NetworkError(f"{who}: cannot connect to the Hub to fetch {what}")
+            return NetworkError(
+                f"{who}: cannot connect to the Hub to fetch {what}", hint=network_hint("connect")
+            )
         if isinstance(cause, httpx2.RemoteProtocolError):
             # huggingface_hub has already resumed and retried this download itself.
             broken = NetworkError(f"{who}: the connection broke while fetching {what}")
@@ -222,7 +267,10 @@ def translate(err: BaseException, who: str, repo_id: str, what: str, offline: bo
                     f"{who}: the Hub refused access to {what} (HTTP {status})",
                     hint="check that HF_TOKEN / --token is valid and can read this repo",
                 )
-            return NetworkError(f"{who}: the Hub answered HTTP {status} for {what}")
+            return NetworkError(
+                f"{who}: the Hub answered HTTP {status} for {what}",
+                hint=network_hint("server") if status is not None and status >= 500 else None,
+            )
     return NetworkError(f"{who}: could not fetch {what} ({type(err).__name__})")
 
 
@@ -249,14 +297,18 @@ class HubSource:
                 return fn()
             except (HubError, ConfigError):
                 raise
-            except Exception as err:  # noqa: BLE001 - translated below, never swallowed
-                hub_err = translate(err, who, repo_id, what, offline)
+            except Exception as err:  # translated below and chained, never swallowed
+                hub_err = translate(err, who, repo_id, what, offline, self.options)
                 if offline or not _retryable(hub_err) or attempt >= self.options.retries:
                     if attempt:
                         hub_err = type(hub_err)(
                             f"{hub_err} (after {attempt + 1} attempts)", hint=hub_err.hint
                         )
-                    raise hub_err from None
+                    # Chained, so that DFLASH_CHECK_DEBUG=1 shows the transport's own error.
+                    raise hub_err from err
+                if self.options.on_retry is not None:
+                    total = self.options.retries + 1
+                    self.options.on_retry(f"{hub_err}; retrying ({attempt + 2}/{total})")
             time.sleep(self.options.backoff * 2**attempt)
             attempt += 1
 
@@ -566,8 +618,9 @@ class HubSource:
                 raise NotCachedError(
                     f"{who}: the safetensors weights are not in the Hugging Face cache and "
                     "offline mode is on",
-                    hint="run the smoke run once online, or 'hf download "
-                    f'{repo_id} --include "*.safetensors"\'',
+                    hint=offline_hint(
+                        self.options, f"'hf download {repo_id} --include \"*.safetensors\"'"
+                    ),
                 )
             return folder
         info = self._model_info(repo_id, ref.revision, who)

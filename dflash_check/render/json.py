@@ -111,6 +111,13 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
         "replays": smoke.replays,
         "replayed_tokens": smoke.replayed_tokens,
         "peak_memory_bytes": smoke.peak_memory_bytes,
+        "timing": {
+            "repeats": smoke.repeats,
+            "warmup": True,
+            "statistic": "median",
+            "speedups": [round(x, 3) for x in smoke.speedups],
+        },
+        "prompts_note": smoke.prompts_note,
         "cases": [
             {
                 "prompt": c.prompt,
@@ -118,6 +125,10 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
                 "output_token_ids": list(c.output_token_ids),
                 "acceptance_lengths": list(c.acceptance_lengths),
                 "lossless": c.lossless,
+                "seconds": round(c.seconds, 6),
+                "baseline_seconds": round(c.baseline_seconds, 6),
+                "timings": [round(t, 6) for t in c.timings],
+                "baseline_timings": [round(t, 6) for t in c.baseline_timings],
             }
             for c in smoke.cases
         ],

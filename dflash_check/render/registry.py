@@ -1,64 +1,88 @@
-"""The registry's own reports: a summary table for people and a JSON document for machines."""
+"""The registry's own reports: one line per pair for people, a JSON document for machines."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from rich import box
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
-from dflash_check.core.outcome import RunResult
+from dflash_check.core.outcome import PairOutcome, RunResult
 from dflash_check.core.report import Severity
+from dflash_check.render.diagnostics import NBSP, diagnostics, wrap
 from dflash_check.render.json import SCHEMA_VERSION, report_dict
-from dflash_check.render.locations import expectation_text, message
+from dflash_check.render.locations import smoke_text
 
-STATUS_TEXT = {
-    "ok": Text("✓ as expected", style="green"),
-    "mismatch": Text("✗ NOT as expected", style="bold red"),
-    "error": Text("? not checked", style="bold yellow"),
+STATUS_MARK = {
+    "ok": ("✓", "green"),
+    "mismatch": ("✗", "bold red"),
+    "error": ("?", "bold yellow"),
 }
 
 
-def render_registry_table(result: RunResult) -> RenderableType:
-    """Return the summary table and, under it, what went wrong with each failing pair."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for col in ("line", "draft", "target", "runtimes", "expect", "verdict", "status"):
-        table.add_column(col, overflow="fold")
-    details: list[RenderableType] = []
-    for o in result.outcomes:
-        spec = o.spec
-        assert spec is not None
-        table.add_row(
-            Text(str(spec.line)),
-            Text(spec.draft + (f"@{spec.draft_revision}" if spec.draft_revision else "")),
-            Text(spec.target + (f"@{spec.target_revision}" if spec.target_revision else "")),
-            Text(", ".join(spec.runtimes)),
-            Text(o.expect.value),
-            Text(o.verdict.value),
-            STATUS_TEXT[o.status],
-        )
-        if o.status == "ok":
+def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
+    """Return one pair's line: mark, file:line, full ids, runtimes and the outcome."""
+    spec = o.spec
+    assert spec is not None  # registry outcomes always carry their entry
+    mark, style = STATUS_MARK[o.status]
+    if o.status == "error":
+        outcome = "not checked"
+    elif o.status == "ok":
+        outcome = f"{o.verdict.value}, as expected"
+    elif o.verdict is o.expect:  # the verdict matched, the smoke run did not pass
+        outcome = f"{o.verdict.value}, smoke run failed"
+    else:
+        outcome = f"{o.verdict.value}, expected {o.expect.value}"
+    # The arrow stays with the draft, so a wrapped line ends in "->" rather than starting with it.
+    label = spec.label.replace(" -> ", f"{NBSP}-> ", 1)
+    text = f"{mark} {result.file}:{spec.line}  {label}  [{', '.join(spec.runtimes)}]  "
+    lines = [Text(s) for s in wrap(text + outcome, width, "", "    ")]
+    lines[0].stylize(style, 0, 1)
+    lines[-1].stylize(style, len(lines[-1]) - len(outcome))
+    return lines
+
+
+def _details(o: PairOutcome, width: int) -> list[Text]:
+    """Return what went wrong with a pair that is not as expected (nothing for the others)."""
+    out: list[Text] = []
+    if o.status == "ok":
+        return out
+    if o.spec is not None and o.spec.reason and o.status == "mismatch":
+        out += [
+            Text(s, style="dim") for s in wrap(f"reason: {o.spec.reason}", width, "    ", "      ")
+        ]
+    if o.report is None:
+        out += [Text(s) for s in wrap(f"error: {o.error}", width, "    ", "      ")]
+        if o.error_hint:
+            out += [Text(s) for s in wrap(f"= hint: {o.error_hint}", width, "      ", "        ")]
+        return out
+    failed_smoke = smoke_text(o)
+    if failed_smoke is not None:
+        out += [Text(s) for s in wrap(failed_smoke, width, "    ", "      ")]
+    for d in diagnostics(o.report):
+        if d.severity is not Severity.ERROR:
             continue
-        details.append(Text(f"{result.file}:{spec.line}: {expectation_text(o)}", style="bold"))
-        if o.report is not None:
-            seen: set[str] = set()
-            for f in o.report.findings:
-                if f.severity is Severity.ERROR and f.message not in seen:
-                    seen.add(f.message)
-                    details.append(Text(f"  {f.rule} {message(f)}"))
-        elif o.error_hint:
-            details.append(Text(f"  hint: {o.error_hint}"))
-    summary = Text(
-        f"{len(result.outcomes)} pairs: {result.count('ok')} as expected, "
-        f"{result.count('mismatch')} not as expected, {result.count('error')} not checked"
-    )
-    parts: list[RenderableType] = [table]
-    if details:
-        parts += [Text(""), *details]
-    parts += [Text(""), summary]
+        head = f"{d.severity.value}[{d.rule}]: {d.headline or d.rule}"
+        out += [Text(s) for s in wrap(head, width, "    ", "      ")]
+        for names, tail in d.per_runtime:
+            note = tail if tail.startswith(", ".join(names)) else f"{', '.join(names)}: {tail}"
+            out += [Text(s) for s in wrap(note, width, "      = ", "        ")]
+    return out
+
+
+def render_registry_table(result: RunResult, width: int = 80) -> RenderableType:
+    """Return one line per pair, full ids, and under each failing pair what went wrong.
+
+    The counts are not repeated here: the CLI prints them once, on stderr.
+    """
+    parts: list[Text] = []
+    for o in result.outcomes:
+        parts += _pair_line(result, o, width)
+        parts += _details(o, width)
+    for part in parts:
+        part.no_wrap = True
+        part.overflow = "ignore"
     return Group(*parts)
 
 

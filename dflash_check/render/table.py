@@ -1,4 +1,8 @@
-"""The human report: both models side by side, the layer resolution, the findings, the verdict."""
+"""The human report: the answer first, then one block per diagnostic (as rustc and ruff print).
+
+``--verbose`` adds the full tables (both models side by side, each runtime's layer resolution).
+Every line is wrapped here at spaces, so no name, id, path or number is split across lines.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,21 @@ from rich.table import Table
 from rich.text import Text
 
 from dflash_check.core.report import CheckReport, Severity, Verdict
-from dflash_check.core.rules import fmt_ids
+from dflash_check.core.rules import ALL_RULES, fmt_ids
 from dflash_check.core.runtimes import PORTABLE
 from dflash_check.core.smoke_report import SmokeReport
+from dflash_check.render.diagnostics import (
+    Diagnostic,
+    answer,
+    count_text,
+    diagnostics,
+    plural,
+    runtime_text,
+    strictest,
+    wrap,
+)
+
+RULES_TITLE = {r.id: r.title for r in ALL_RULES}
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 VERDICT_STYLE = {
@@ -35,13 +51,9 @@ def _opt(value: object) -> str:
     return str(value)
 
 
-def models_table(report: CheckReport) -> Table:
-    """Return the two models side by side, one row per compared fact."""
+def model_rows(report: CheckReport) -> list[tuple[str, str, str]]:
+    """Return (fact, draft value, target value) for every compared fact."""
     d, t = report.draft, report.target
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("", style="bold")
-    table.add_column(f"draft  {d.name}", overflow="fold")
-    table.add_column(f"target  {t.name}", overflow="fold")
     fc = (
         f"{d.fc_weight_name} {list(d.fc_weight_shape)}"
         if d.fc_weight_shape is not None
@@ -50,11 +62,7 @@ def models_table(report: CheckReport) -> Table:
         else "no safetensors"
     )
     rows = [
-        (
-            "architecture",
-            f"{_opt(d.architectures)} ({d.method}, {d.format} format)",
-            _opt(t.architectures),
-        ),
+        ("architecture", f"{_opt(d.architectures)} ({d.method})", _opt(t.architectures)),
         (
             "layers",
             f"{_opt(d.num_hidden_layers)} (trained on {_opt(d.num_target_layers)}-layer target)",
@@ -68,59 +76,93 @@ def models_table(report: CheckReport) -> Table:
         ("mask_token_id", f"{_opt(d.mask_token_id)} ({_opt(d.mask_token_key)})", ""),
         ("fc.weight", fc, ""),
     ]
-    if d.layer_ids_conversion:
-        rows.insert(
-            rows.index(next(r for r in rows if r[0] == "target_layer_ids")) + 1,
-            ("id conversion", d.layer_ids_conversion, ""),
-        )
     if report.draft_revision or report.target_revision:
         rows.append(("revision", _opt(report.draft_revision), _opt(report.target_revision)))
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    return table
+    return rows
 
 
-def resolution_table(report: CheckReport) -> Table:
-    """Return how each runtime resolves the ids: capture indices, need, verdict."""
+def models_table(report: CheckReport, width: int = 120) -> RenderableType:
+    """Return the two models side by side, one row per compared fact.
+
+    Side by side needs room for the longest value of each model; narrower terminals get the
+    two models one under the other, so that no name or key is folded mid-word.
+    """
+    rows = model_rows(report)
+    fact_width = max(len(r[0]) for r in rows) + 2
+    widest = [max(len(r[i]) for r in rows) for i in (1, 2)]
+    if fact_width + sum(widest) + 4 <= width:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        table.add_column("", style="bold", no_wrap=True)
+        table.add_column(f"draft  {report.draft.name}")
+        table.add_column(f"target  {report.target.name}")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        return table
+    lines: list[Text] = []
+    for i, (role, name) in enumerate(
+        (("draft", report.draft.name), ("target", report.target.name)), start=1
+    ):
+        lines.append(Text(f"{role} {name}", style="bold"))
+        for row in rows:
+            if row[i]:
+                first = f"  {row[0]:<{fact_width}}"
+                lines += [Text(s) for s in wrap(row[i], width, first, " " * len(first))]
+    return Group(*lines)
+
+
+def resolution_table(report: CheckReport, width: int = 120) -> Table:
+    """Return how each runtime resolves the ids: capture indices, need, verdict.
+
+    Below 100 columns the prose column (what each runtime's index means) is left out rather
+    than squeezed; ``dflash-check runtimes`` has it.
+    """
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name in ("runtime", "captures", "valid ids", "needs", "has", "verdict"):
-        table.add_column(name)
+    columns = ["runtime", "captures as", "indices", "valid ids", "needs", "has", "verdict"]
+    prose = width >= 100
+    if not prose:
+        columns.remove("captures as")
+    for name in columns:
+        # Only the prose column may wrap; ids, ranges and verdicts stay whole.
+        table.add_column(name, no_wrap=name != "captures as")
     for res in report.resolutions:
         p = res.runtime
         verdict = report.runtime_verdict(p.name)
-        table.add_row(
+        cells = [
             Text(p.name),
-            Text(f"{p.index_name} {fmt_ids(res.capture_indices)}"),
+            Text(p.index_name),
+            Text(fmt_ids(res.capture_indices)),
             Text(f"0–{res.max_valid_id} (N-{p.max_id_from_end})"),
             Text(f"≥ {res.layers_needed} layers"),
             Text(str(res.layers_present)),
             Text(verdict.value, style=VERDICT_STYLE[verdict]),
-        )
+        ]
+        table.add_row(*(cells if prose else cells[:1] + cells[2:]))
     if not report.resolutions:
         for p in report.profiles:
             verdict = report.runtime_verdict(p.name)
+            dashes = ["—"] * (len(columns) - 3)
             table.add_row(
                 p.name,
-                "—",
-                "—",
-                "—",
+                *dashes,
                 str(report.target.num_hidden_layers),
                 Text(verdict.value, style=VERDICT_STYLE[verdict]),
             )
     return table
 
 
-def layer_picture(report: CheckReport) -> Text | None:
-    """Return one line picturing the target's layers with tapped and missing ones marked."""
-    if not report.resolutions:
-        return None
-    strictest = min(report.resolutions, key=lambda r: r.max_valid_id)
-    n = strictest.layers_present
-    tapped = set(strictest.layer_ids)
-    line = Text(f"target layers 0–{n - 1} ")
+def layer_picture(report: CheckReport, width: int) -> list[Text]:
+    """Return a line picturing the target's layers (tapped and missing ones marked) and a
+    legend wrapped under it."""
+    res = strictest(report)
+    if res is None:
+        return []
+    n = res.layers_present
+    tapped = set(res.layer_ids)
+    prefix = f"target layers 0–{n - 1} "
+    line = Text(prefix)
     line.append("│")
     for layer in range(n):
-        if layer in tapped and layer > strictest.max_valid_id:
+        if layer in tapped and layer > res.max_valid_id:
             line.append("✗", style="bold red")
         elif layer in tapped:
             line.append("●", style="bold green")
@@ -128,125 +170,72 @@ def layer_picture(report: CheckReport) -> Text | None:
             line.append("·", style="dim")
     line.append("│")
     beyond = [t for t in sorted(tapped) if t >= n]
-    if beyond:
-        for layer in range(n, max(beyond) + 1):
-            line.append("✗" if layer in tapped else "░", style="bold red")
-    legend = "\n" + " " * len(f"target layers 0–{n - 1} ") + "● tapped"
+    for layer in range(n, max(beyond, default=n - 1) + 1):
+        line.append("✗" if layer in tapped else "░", style="bold red")
     rule = (
-        f"the portable rule (t ≤ N-{strictest.runtime.max_id_from_end})"
+        f"the portable rule (t ≤ N-{res.runtime.max_id_from_end})"
         if report.runtime == PORTABLE
         else report.runtime
     )
+    legend = "● tapped"
     if beyond:
         legend += (
-            f"  ✗ missing: {fmt_ids(beyond)}; {rule} needs ≥ {strictest.layers_needed} layers, "
+            f"  ✗ missing: {fmt_ids(beyond)}; {rule} needs ≥ {res.layers_needed} layers, "
             f"{n} present"
         )
-    present_bad = [t for t in sorted(tapped) if strictest.max_valid_id < t < n]
+    present_bad = [t for t in sorted(tapped) if res.max_valid_id < t < n]
     if present_bad:
-        legend += f"  ✗ not capturable by {strictest.runtime.name}: {fmt_ids(present_bad)}"
-    line.append(legend, style="dim")
-    return line
+        legend += f"  ✗ not capturable by {res.runtime.name}: {fmt_ids(present_bad)}"
+    indent = " " * min(len(prefix), width // 3)
+    return [line, *(Text(s, style="dim") for s in wrap(legend, width, indent, indent))]
 
 
-def findings_table(report: CheckReport) -> Table | Text:
-    """Return the findings, most severe first."""
-    if not report.findings:
-        return Text("No findings.", style="green")
-    order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("rule", no_wrap=True)
-    table.add_column("severity", no_wrap=True)
-    table.add_column("runtime", no_wrap=True)
-    table.add_column("finding", overflow="fold")
-    # Runtimes that share a range get the same message: show it once, listing the runtimes.
-    merged: dict[tuple[str, str, str, str], list[str]] = {}
-    for f in sorted(report.findings, key=lambda f: (order[f.severity], f.rule)):
-        merged.setdefault((f.rule, f.severity.value, f.message, f.hint), []).append(
-            f.runtime or "all"
-        )
-    for (rule_id, severity, message, hint), names in merged.items():
-        body = Text(message)
-        body.append(f"\nfix: {hint}", style="dim")
-        table.add_row(
-            Text(rule_id),
-            Text(severity, style=SEVERITY_STYLE[Severity(severity)]),
-            Text(", ".join(names)),
-            body,
-        )
-    return table
-
-
-def identity_line(report: CheckReport) -> Text | None:
-    """Return the target-identity evidence on one line, disagreements marked."""
-    if not report.identity:
-        return None
-    marks = {True: "✓", False: "✗", None: "?"}
-    line = Text("target identity: ")
-    for i, e in enumerate(report.identity):
-        if i:
-            line.append("; ")
-        if e.draft is None:
-            line.append(f"{e.fact} —", style="dim")
-            continue
-        line.append(
-            f"{e.fact} {e.draft} vs {e.target} {marks[e.agrees]}",
-            style="bold red" if e.agrees is False else "",
-        )
-    return line
-
-
-def not_checked_line(report: CheckReport) -> Text | None:
-    """Return the rules that could not be applied, if any."""
-    if not report.not_checked:
-        return None
-    return Text(
-        "not checked: " + "; ".join(f"{n.rule} ({n.reason})" for n in report.not_checked),
-        style="yellow",
-    )
-
-
-def verdict_line(report: CheckReport) -> Text:
-    """Return the closing verdict line with counts."""
-    v = report.verdict
-    line = Text("verdict: ")
-    line.append(report.verdict_text, style=VERDICT_STYLE[v])
-    # Runtimes that share a range share a message: count each distinct finding once.
-    distinct = {(f.rule, f.severity, f.message) for f in report.findings}
-    errors = sum(1 for _, sev, _ in distinct if sev is Severity.ERROR)
-    warnings = sum(1 for _, sev, _ in distinct if sev is Severity.WARNING)
-    line.append(f"  ({errors} errors, {warnings} warnings; runtime {report.runtime})")
-    return line
-
-
-def smoke_section(smoke: SmokeReport) -> RenderableType:
+def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
     """Return the smoke run: verdict line, tau, speed, histogram and per-position acceptance."""
     ok = smoke.passed
-    head = Text("smoke run: ", style="bold")
-    head.append("passed" if ok else "FAILED", style="bold green" if ok else "bold red")
     lossless = {True: "lossless", False: "NOT lossless", None: "sampling (not compared)"}
-    head.append(
-        f"  ({smoke.device}, {smoke.dtype}, block {smoke.block_size}, "
-        f"{len(smoke.cases)} prompts; {lossless[smoke.lossless]})"
+    status = "passed" if ok else "FAILED"
+    head_text = (
+        f"smoke run {status}: {smoke.device}, {smoke.dtype}, block {smoke.block_size}, "
+        f"{plural(len(smoke.cases), 'prompt')}; {lossless[smoke.lossless]}"
     )
-    tau = Text(
+    out = [Text(s) for s in wrap(head_text, width, "", "  ")]
+    out[0].stylize("bold", 0, 10)
+    out[0].stylize("bold green" if ok else "bold red", 10, 10 + len(status))
+    tau = (
         f"tau = {smoke.mean_acceptance_length:.2f} tokens per target step "
-        f"(minimum {smoke.min_acceptance:g}); {smoke.tokens_per_second:.1f} tok/s vs "
-        f"{smoke.baseline_tokens_per_second:.1f} tok/s plain = {smoke.speedup:.2f}x"
+        f"(minimum {smoke.min_acceptance:g})."
     )
+    runs = smoke.speedups
+    spread = f", range {min(runs):.2f}–{max(runs):.2f}x" if len(runs) > 1 else ""
+    speed = (
+        f"Measured speedup {smoke.speedup:.2f}x: {smoke.tokens_per_second:.1f} tok/s "
+        f"speculative vs {smoke.baseline_tokens_per_second:.1f} tok/s plain (median of "
+        f"{plural(smoke.repeats, 'timed run')} after a warm-up{spread}). Wall-clock speed "
+        "is noisy (shared machines, small models, the CPU); tau is the stable figure."
+    )
+    out += [Text(s) for s in wrap(tau, width, "  ", "  ")]
+    out += [Text(s) for s in wrap(speed, width, "  ", "  ")]
+    if smoke.prompts_note:
+        out += [
+            Text(s, style="dim") for s in wrap(f"Prompts: {smoke.prompts_note}.", width, "  ", "  ")
+        ]
     hist = smoke.histogram()
     most = max(hist.values()) if hist else 1
-    lines: list[RenderableType] = [head, tau, Text("acceptance lengths:")]
+    out.append(Text("  acceptance lengths:"))
+    bar_width = max(5, min(20, width - 20))
     for length in range(1, smoke.block_size + 1):
         count = hist.get(length, 0)
-        bar = "█" * round(20 * count / most) if count else ""
-        lines.append(Text(f"  {length:>2} │{bar} {count}"))
+        bar = "█" * round(bar_width * count / most) if count else ""
+        out.append(Text(f"    {length:>2} │{bar} {count}"))
     rates = "  ".join(
         f"{j}:{r:.0%}" for j, r in enumerate(smoke.acceptance_rate_per_position, start=1)
     )
-    lines.append(Text(f"accepted per draft position: {rates}"))
-    lines.append(Text(f"target cache rollback: {rollback_summary(smoke)}"))
-    return Group(*lines)
+    out += [Text(s) for s in wrap(f"accepted per draft position: {rates}", width, "  ", "    ")]
+    if smoke.rollbacks:
+        rollback = f"target cache rollback: {rollback_summary(smoke)}"
+        out += [Text(s) for s in wrap(rollback, width, "  ", "    ")]
+    return out
 
 
 def rollback_summary(smoke: SmokeReport) -> str:
@@ -254,35 +243,144 @@ def rollback_summary(smoke: SmokeReport) -> str:
     parts = [f"{r.layers}: {r.method}" for r in smoke.rollbacks]
     if smoke.replays:
         parts.append(f"{smoke.replays} replays of {smoke.replayed_tokens} accepted tokens")
-    return "; ".join(parts) or "none needed"
+    return "; ".join(parts)
 
 
-def render_table(report: CheckReport) -> RenderableType:
-    """Return the full human report as one rich renderable."""
-    parts: list[RenderableType] = [
-        models_table(report),
-        Text(""),
-        resolution_table(report),
+def identity_lines(report: CheckReport, width: int) -> list[Text]:
+    """Return the target-identity evidence when some of it disagrees (known facts only)."""
+    if not any(e.agrees is False for e in report.identity):
+        return []
+    marks = {True: "✓", False: "✗", None: "?"}
+    facts = [
+        f"{e.fact} {e.draft} vs {e.target} {marks[e.agrees]}"
+        for e in report.identity
+        if e.draft is not None
     ]
-    picture = layer_picture(report)
-    if picture is not None:
-        parts.append(picture)
-    parts += [Text(""), findings_table(report)]
+    text = "target identity: " + "; ".join(facts)
+    return [Text(s, style="dim") for s in wrap(text, width, "", "  ")]
+
+
+def not_checked_lines(report: CheckReport, width: int) -> list[Text]:
+    """Return the rules that could not be applied, if any."""
+    if not report.not_checked:
+        return []
+    text = "not checked: " + "; ".join(f"{n.rule} ({n.reason})" for n in report.not_checked)
+    return [Text(s, style="yellow") for s in wrap(text, width, "", "  ")]
+
+
+def _location(report: CheckReport, diag: Diagnostic) -> str:
+    """Return where a diagnostic's field lives: the file (path or Hub repo@commit) and field."""
+    target = diag.model == "target"
+    view_name = report.target.name if target else report.draft.name
+    location = (report.target_location if target else report.draft_location) or view_name
+    field = diag.field
+    if field is None:
+        return location
+    if field.endswith(".json") and location.endswith("config.json"):
+        return location[: -len("config.json")] + field
+    if not target and field == report.draft.fc_weight_name:
+        return f"{view_name} safetensors header: {field}"
+    if field == "base_model":
+        return f"{view_name} model card: {field}"
+    return f"{location}: {field}"
+
+
+def diagnostic_block(report: CheckReport, diag: Diagnostic, width: int) -> list[Text]:
+    """Return one diagnostic as rustc does: headline, location, per-runtime notes, help."""
+    label = f"{diag.severity.value}[{diag.rule}]"
+    headline = diag.headline or RULES_TITLE.get(diag.rule, diag.rule)
+    lines = [Text(line) for line in wrap(f"{label}: {headline}", width, "", "  ")]
+    lines[0].stylize(SEVERITY_STYLE[diag.severity], 0, len(label))
+    lines[0].stylize("bold", len(label))
+    for line in lines[1:]:
+        line.stylize("bold")
+    out = lines
+    out += [Text(s, style="dim") for s in wrap(_location(report, diag), width, "  --> ", "      ")]
+    if diag.per_runtime:
+        for names, tail in diag.per_runtime:
+            text = tail if tail.startswith(", ".join(names)) else f"{', '.join(names)}: {tail}"
+            out += [Text(s) for s in wrap(text, width, "   = ", "     ")]
+    elif diag.runtimes:
+        out += [
+            Text(s) for s in wrap(f"runtimes: {', '.join(diag.runtimes)}", width, "   = ", "     ")
+        ]
+    help_lines = [Text(s) for s in wrap(f"help: {diag.hint}", width, "   = ", "     ")]
+    help_lines[0].stylize("bold cyan", 5, 10)
+    return out + help_lines
+
+
+def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int) -> list[Text]:
+    """Return the report's first lines: the verdict, the deciding numbers, the counts."""
+    verdict, sentences = answer(report)
+    head = [Text(s) for s in wrap(f"{verdict}: {sentences[0]}", width, "", "  ")]
+    head[0].stylize(VERDICT_STYLE[report.verdict], 0, len(verdict))
+    out = head
+    for sentence in sentences[1:]:
+        out += [Text(s) for s in wrap(sentence, width, "  ", "  ")]
+    counts = count_text(diags) if diags else "no findings"
+    out += [
+        Text(s, style="dim")
+        for s in wrap(
+            f"{counts}; "
+            + (
+                "portable check (every runtime)."
+                if report.runtime == PORTABLE
+                else f"checked for {runtime_text(report)}."
+            ),
+            width,
+            "  ",
+            "  ",
+        )
+    ]
+    return out
+
+
+def verbose_parts(report: CheckReport, width: int) -> list[RenderableType]:
+    """Return the full tables of ``--verbose``: models side by side, per-runtime resolution."""
+    parts: list[RenderableType] = [
+        models_table(report, width),
+        Text(""),
+        resolution_table(report, width),
+    ]
+    picture = layer_picture(report, width)
+    if picture:
+        parts += picture
+    return parts
+
+
+def render_table(report: CheckReport, width: int = 80, verbose: bool = False) -> RenderableType:
+    """Return the human report: the answer first, then one block per diagnostic.
+
+    Every line is wrapped here, at spaces only, to ``width``; print it with ``crop=False`` so
+    that a token wider than the terminal stays whole.
+    """
+    diags = diagnostics(report)
+    parts: list[RenderableType] = []
+    if verbose:
+        parts += [*verbose_parts(report, width), Text("")]
+    parts += answer_lines(report, diags, width)
+    for diag in diags:
+        parts += [Text(""), *diagnostic_block(report, diag, width)]
+    # The identity evidence is in --verbose: its disagreements are findings already.
+    extra = [*(identity_lines(report, width) if verbose else []), *not_checked_lines(report, width)]
+    if extra:
+        parts += [Text(""), *extra]
     if report.smoke is not None:
-        parts += [Text(""), smoke_section(report.smoke)]
-    parts.append(Text(""))
-    parts += [x for x in (identity_line(report), not_checked_line(report)) if x is not None]
-    parts.append(verdict_line(report))
+        parts += [Text(""), *smoke_lines(report.smoke, width)]
+    for part in parts:
+        if isinstance(part, Text):
+            part.no_wrap = True
+            part.overflow = "ignore"
     return Group(*parts)
 
 
 def export_text(renderable: RenderableType, width: int = 120) -> str:
     """Render any report to plain text (for ``--output`` files and tests)."""
     console = Console(width=width, record=True, no_color=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
+    console.print(renderable, crop=False)
+    return "\n".join(line.rstrip() for line in console.export_text().split("\n"))
 
 
-def render_text(report: CheckReport, width: int = 120) -> str:
-    """Render the human report to plain text."""
-    return export_text(render_table(report), width)
+def render_text(report: CheckReport, width: int = 80, verbose: bool = False) -> str:
+    """Render the human report to plain text at ``width`` columns."""
+    return export_text(render_table(report, width, verbose), width)

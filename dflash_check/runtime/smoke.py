@@ -12,13 +12,19 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from typing import Any, TypeVar
 
 from dflash_check.core.smoke_report import LayerRollback, SmokeCase, SmokeReport
 from dflash_check.errors import CheckError, ConfigError, MissingExtraError
 from dflash_check.hub.interface import ModelRef
+from dflash_check.install import extra_install_hint
 
-INSTALL_HINT = "pip install 'dflash-check[smoke]'"
+# When a tokenizer knows no English (a toy, or a code- or number-only model), the built-in
+# prompts encode to <unk> and the decode measures nothing useful; digits are in nearly every
+# vocabulary.
+NUMBER_PROMPTS = ("1 2 3", "5 10 15", "7 9 11", "40 43 46")
+UNKNOWN_SHARE = 0.5
 
 DEFAULT_PROMPTS = (
     "Write a Python function that returns the n-th Fibonacci number.",
@@ -67,6 +73,8 @@ class SmokeOptions:
     seed: int = 0
     token: str | None = None
     offline: bool = False
+    repeats: int = 3
+    """Timed runs of each decode after the warm-up; the report gives their median and range."""
 
 
 def import_runtime() -> tuple[Any, Any]:
@@ -77,7 +85,7 @@ def import_runtime() -> tuple[Any, Any]:
     except ImportError as err:
         raise MissingExtraError(
             f"the smoke run needs torch and transformers ({err.name} is not installed)",
-            hint=INSTALL_HINT,
+            hint=extra_install_hint("smoke"),
         ) from None
     return torch, transformers
 
@@ -153,8 +161,8 @@ def load_draft(
     for path in files:
         try:
             loaded = load_file(str(path))
-        except Exception as err:  # noqa: BLE001 - safetensors raises its own error types
-            raise ConfigError(f"draft {folder}: {path.name} cannot be loaded ({err})") from None
+        except Exception as err:  # safetensors raises its own error types
+            raise ConfigError(f"draft {folder}: {path.name} cannot be loaded ({err})") from err
         state.update({checkpoint_key(name): tensor for name, tensor in loaded.items()})
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))
@@ -197,7 +205,7 @@ def load_target(
             hint="--trust-remote-code runs the repo's own code, if you trust it"
             if "trust_remote_code" in str(err)
             else None,
-        ) from None
+        ) from err  # chained: DFLASH_CHECK_DEBUG=1 shows transformers' own traceback
     return model.to(device).eval(), tokenizer
 
 
@@ -226,6 +234,31 @@ def encode(tokenizer: Any, prompt: str, chat_template: bool) -> list[int]:
     return [int(i) for i in tokenizer(prompt)["input_ids"]]
 
 
+def pick_prompts(tokenizer: Any, options: SmokeOptions) -> tuple[tuple[str, ...], str | None]:
+    """Return the prompts to decode and, when the built-in ones were replaced, why."""
+    if options.prompts:
+        return options.prompts, None
+    unk = getattr(tokenizer, "unk_token_id", None)
+    if unk is None:
+        return DEFAULT_PROMPTS, None
+    ids = [i for p in DEFAULT_PROMPTS for i in tokenizer(p, add_special_tokens=False)["input_ids"]]
+    if ids and sum(1 for i in ids if i == unk) / len(ids) > UNKNOWN_SHARE:
+        return NUMBER_PROMPTS, (
+            "the built-in English prompts are mostly unknown tokens to this tokenizer; "
+            "number sequences were used instead (--prompt sets your own)"
+        )
+    return DEFAULT_PROMPTS, None
+
+
+def timed(run: Callable[[], Any], repeats: int) -> tuple[Any, tuple[float, ...]]:
+    """Run a decode ``repeats`` times; return the first result and every wall time."""
+    first = run()
+    times = [first.seconds]
+    for _ in range(repeats - 1):
+        times.append(run().seconds)
+    return first, tuple(times)
+
+
 def run_smoke(
     draft: ModelRef,
     target: ModelRef,
@@ -248,8 +281,7 @@ def run_smoke(
         model_dir(draft, options), torch, device, dtype, options.block_size
     )
     stops = stop_token_ids(model, tokenizer)
-    prompts = options.prompts or DEFAULT_PROMPTS
-    generator = torch.Generator(device=device).manual_seed(options.seed)
+    prompts, prompts_note = pick_prompts(tokenizer, options)
     label = f"target {target.spec}"
     # Warm up kernels and allocators once, so the first case's timing is not an outlier.
     warm = encode(tokenizer, prompts[0], options.chat_template)
@@ -261,16 +293,19 @@ def run_smoke(
     guarded(label, "warm-up", lambda: plain_decode(model, warm, 4, stops))
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
+    repeats = max(1, options.repeats)
     cases = []
     spec = None
     replays = replayed = 0
     for i, prompt in enumerate(prompts):
         say(f"decoding prompt {i + 1}/{len(prompts)}")
         ids = encode(tokenizer, prompt, options.chat_template)
-        spec = guarded(
-            label,
-            "speculative decode",
-            lambda ids=ids: speculative_decode(
+
+        # One generator per decode kind and prompt, reseeded for every repeat: sampled
+        # repeats then decode the same tokens, so their timings compare like with like.
+        def spec_run(ids: list[int] = ids, i: int = i) -> Any:
+            generator = torch.Generator(device=device).manual_seed(options.seed + 2 * i)
+            return speculative_decode(
                 model,
                 draft_model,
                 ids,
@@ -280,15 +315,16 @@ def run_smoke(
                 mask_id,
                 options.temperature,
                 generator,
-            ),
-        )
-        base = guarded(
-            label,
-            "plain decode",
-            lambda ids=ids: plain_decode(
+            )
+
+        def base_run(ids: list[int] = ids, i: int = i) -> Any:
+            generator = torch.Generator(device=device).manual_seed(options.seed + 2 * i + 1)
+            return plain_decode(
                 model, ids, options.max_new_tokens, stops, options.temperature, generator
-            ),
-        )
+            )
+
+        spec, spec_times = guarded(label, "speculative decode", lambda: timed(spec_run, repeats))
+        base, base_times = guarded(label, "plain decode", lambda: timed(base_run, repeats))
         replays, replayed = replays + spec.replays, replayed + spec.replayed_tokens
         cases.append(
             SmokeCase(
@@ -299,8 +335,10 @@ def run_smoke(
                 acceptance_lengths=tuple(spec.acceptance_lengths),
                 drafted=tuple(spec.drafted),
                 lossless=(spec.output_ids == base.output_ids) if options.temperature <= 0 else None,
-                seconds=spec.seconds,
-                baseline_seconds=base.seconds,
+                seconds=median(spec_times),
+                baseline_seconds=median(base_times),
+                timings=spec_times,
+                baseline_timings=base_times,
             )
         )
     rollbacks = (
@@ -321,6 +359,8 @@ def run_smoke(
         replays=replays,
         replayed_tokens=replayed,
         peak_memory_bytes=peak,
+        repeats=repeats,
+        prompts_note=prompts_note,
     )
 
 

@@ -1,0 +1,205 @@
+"""Findings as a person reads them: one diagnostic per problem, and the answer sentence.
+
+A rule yields one finding per runtime it concerns, so that each runtime's verdict can be
+computed; a person wants each problem once. ``diagnostics()`` merges the findings that differ
+only by runtime into one ``Diagnostic`` (listing the runtimes and what differs between them),
+and every count the tool prints (table, JSON summary, stderr line) is a count of these.
+Everything here is plain strings, shared by the terminal report and the one-line summaries.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+
+from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity
+from dflash_check.core.rules import fmt_ids
+from dflash_check.core.runtimes import PORTABLE
+
+SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem, as shown once however many runtimes it concerns."""
+
+    rule: str
+    """Rule id, e.g. ``DF004``."""
+    severity: Severity
+    """Error, warning or info."""
+    headline: str
+    """What is wrong, with the numbers (the part every runtime's message shares)."""
+    runtimes: tuple[str, ...]
+    """The runtimes it concerns; empty when it concerns every runtime."""
+    per_runtime: tuple[tuple[tuple[str, ...], str], ...]
+    """(runtimes, what differs for them), when the runtimes' messages differ."""
+    hint: str
+    """How to fix it."""
+    field: str | None
+    """The config field it is about."""
+    model: str | None
+    """``draft`` or ``target``: whose file holds ``field``."""
+
+
+def _split_common(messages: list[str]) -> tuple[str, list[str]] | None:
+    """Split messages at the last clause boundary (``": "``) they all share, else None."""
+    first = messages[0]
+    end = 0
+    while end < len(first) and all(len(m) > end and m[end] == first[end] for m in messages):
+        end += 1
+    cut = first.rfind(": ", 0, end + 1)
+    if cut <= 0 or not all(m[cut : cut + 2] == ": " for m in messages):
+        return None
+    return first[:cut], [m[cut + 2 :] for m in messages]
+
+
+def _name_runtimes(group: list[Finding], names: tuple[str, ...]) -> str | None:
+    """Return one message for findings whose messages differ only in the runtime they name
+    ("but vllm reads only …" / "but mlx reads only …" -> "but each of vllm and mlx reads
+    only …"), or None when they differ otherwise."""
+    if not names or len(names) < 2:
+        return None
+    templates = set()
+    for f in group:
+        if not f.runtime:
+            return None
+        parts = re.split(rf"\b{re.escape(f.runtime)}\b", f.message)
+        if len(parts) != 2:
+            return None
+        templates.add(tuple(parts))
+    if len(templates) != 1:
+        return None
+    before, after = templates.pop()
+    return f"{before}each of {_and(list(names))}{after}"
+
+
+def _merge(rule: str, severity: Severity, group: list[Finding]) -> Diagnostic:
+    """Merge findings of one rule that differ only by runtime into one diagnostic."""
+    every = any(f.runtime is None for f in group)
+    names = () if every else tuple(dict.fromkeys(f.runtime or "" for f in group))
+    messages = list(dict.fromkeys(f.message for f in group))
+    headline, per_runtime = messages[0], ()
+    named = _name_runtimes(group, names)
+    if len(messages) > 1 and named is not None:
+        headline = named
+    elif len(messages) > 1:
+        split = _split_common(messages)
+        tails: dict[str, list[str]] = {}
+        for f in group:
+            tail = split[1][messages.index(f.message)] if split else f.message
+            tails.setdefault(tail, []).append(f.runtime or "all")
+        headline = split[0] if split else ""
+        per_runtime = tuple((tuple(rts), tail) for tail, rts in tails.items())
+    f0 = group[0]
+    return Diagnostic(rule, severity, headline, names, per_runtime, f0.hint, f0.field, f0.model)
+
+
+def diagnostics(report: CheckReport) -> tuple[Diagnostic, ...]:
+    """Return the report's findings as diagnostics, most severe first, each problem once."""
+    groups: dict[tuple[str, Severity, str | None, str | None, str], list[Finding]] = {}
+    for f in report.findings:
+        groups.setdefault((f.rule, f.severity, f.field, f.model, f.hint), []).append(f)
+    merged = [_merge(rule, sev, group) for (rule, sev, *_), group in groups.items()]
+    return tuple(sorted(merged, key=lambda d: (SEVERITY_ORDER[d.severity], d.rule)))
+
+
+def plural(count: int, noun: str) -> str:
+    """Return ``1 error`` / ``2 errors``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def count_text(diags: tuple[Diagnostic, ...]) -> str:
+    """Return ``3 errors, 1 warning`` (the one count every output uses)."""
+    errors = sum(1 for d in diags if d.severity is Severity.ERROR)
+    warnings = sum(1 for d in diags if d.severity is Severity.WARNING)
+    notes = sum(1 for d in diags if d.severity is Severity.INFO)
+    parts = [plural(errors, "error"), plural(warnings, "warning")]
+    if notes:
+        parts.append(plural(notes, "note"))
+    return ", ".join(parts)
+
+
+def runtime_text(report: CheckReport) -> str:
+    """Return the runtime selection as words: ``portable`` or ``vllm and sglang``."""
+    return _and(report.runtime.split(","))
+
+
+def summary_line(report: CheckReport) -> str:
+    """Return the one-line summary for stderr: ``incompatible (3 errors, 1 warning)``."""
+    if report.verdict_text != report.verdict.value:
+        return report.verdict_text  # the strict reason already carries the counts
+    return f"{report.verdict.value} ({count_text(diagnostics(report))})"
+
+
+def _and(items: list[str]) -> str:
+    """Join ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def layer_sentence(report: CheckReport) -> str | None:
+    """Return the sentence with the numbers that decide the layer check, or None."""
+    if not report.resolutions:
+        return None
+    t, d = report.target, report.draft
+    first = report.resolutions[0]
+    top = max(first.layer_ids)
+    by_need: dict[int, list[str]] = {}
+    for res in report.resolutions:
+        by_need.setdefault(res.layers_needed, []).append(res.runtime.name)
+    needs = [f"≥ {need} layers for {', '.join(names)}" for need, names in sorted(by_need.items())]
+    text = (
+        f"target has {first.layers_present} layers ({t.layers_key}); "
+        f"the draft taps up to layer {top}, so it needs {_and(needs)}"
+    )
+    if report.runtime == PORTABLE and len(by_need) > 1:
+        text += f" (≥ {max(by_need)} to run on every runtime)"
+    if d.num_target_layers is not None:
+        text += f"; it was trained on a {d.num_target_layers}-layer target (num_target_layers"
+        text += f", base_model {', '.join(d.base_model)})" if d.base_model else ")"
+    return text + "."
+
+
+def strictest(report: CheckReport) -> LayerResolution | None:
+    """Return the resolution with the smallest valid range (what ``portable`` must satisfy)."""
+    return min(report.resolutions, key=lambda r: r.max_valid_id, default=None)
+
+
+def answer(report: CheckReport) -> tuple[str, list[str]]:
+    """Return the verdict word and the sentences that say why, for the report's first lines."""
+    d, t = report.draft, report.target
+    verb = "works" if report.verdict.value == "compatible" else "does not work"
+    where = "on every runtime" if report.runtime == PORTABLE else f"on {runtime_text(report)}"
+    lines = [f"draft {d.name} {verb} with target {t.name} {where}."]
+    sentence = layer_sentence(report)
+    if sentence is not None:
+        lines.append(sentence[0].upper() + sentence[1:])
+    elif d.target_layer_ids is not None:
+        lines.append(f"Draft target_layer_ids {fmt_ids(list(d.target_layer_ids))}.")
+    if d.layer_ids_conversion:
+        lines.append(f"In the {d.format} format, {d.layer_ids_conversion}.")
+    # Under --strict the verdict may rest on warnings: say so where the verdict is printed.
+    return report.verdict_text, lines
+
+
+# textwrap splits at ASCII whitespace only: a no-break space keeps a short id list
+# ("[1, 9, 17, 25, 33]") or a bound ("≥ 35") on one line; it is turned back into a space after.
+NBSP = "\u00a0"
+_GLUED = re.compile(r"\[[^\[\]]{0,40}\]|[≥≤<>=] \d|\d+ x \d+")
+
+
+def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """Wrap ``text`` at spaces only: no word, id, path or number is ever split.
+
+    A token longer than the line stays whole on its own line (the terminal may fold it, but
+    copy-paste and search still see it intact).
+    """
+    text = _GLUED.sub(lambda m: m.group(0).replace(" ", NBSP), text)
+    wrapper = textwrap.TextWrapper(
+        width=max(width, len(first) + 1, len(rest) + 1),
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [line.replace(NBSP, " ") for line in wrapper.wrap(text)] or [first.rstrip()]
