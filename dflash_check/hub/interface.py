@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
 from dflash_check.core.model import ModelFiles
+from dflash_check.hub.names import BadName, check_repo_id, check_revision
 
 Role = Literal["draft", "target"]
-
-# Hub repo ids: "name" or "org/name", letters, digits, '-', '_', '.' (huggingface_hub's rule).
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
@@ -43,20 +40,35 @@ class ModelRef:
         return self.path is not None
 
 
+def _exists(text: str) -> bool:
+    """Return whether ``text`` names an existing file system entry (False for any odd name:
+    too long for the file system, a NUL byte, no permission to look)."""
+    try:
+        return Path(text).expanduser().exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _looks_like_path(text: str) -> bool:
     """Return whether ``text`` is meant as a filesystem path rather than a repo id."""
-    return (
-        text.startswith((".", "/", "~"))
-        or text.count("/") > 1
-        or (os.sep != "/" and os.sep in text)
-        or Path(text).exists()
-    )
+    if _exists(text):
+        return True
+    if text.startswith((".", "/", "~")) or (os.sep != "/" and os.sep in text):
+        return True
+    # "org/name@refs/pr/1": a Hub PR revision holds slashes, the repo part does not.
+    return text.partition("@")[0].count("/") > 1
 
 
 def parse_model_ref(text: str, revision: str | None = None) -> ModelRef:
-    """Parse ``DIR``, ``REPO`` or ``REPO@REVISION``; ``revision`` (a flag) must not conflict."""
+    """Parse ``DIR``, ``REPO`` or ``REPO@REVISION``; ``revision`` (a flag) must not conflict.
+
+    Repo ids and revisions are validated here (``names``), before anything uses them to build
+    a cache path or a URL.
+    """
     if not text.strip():
         raise BadModelSpec("model name is empty")
+    if "\x00" in text:
+        raise BadModelSpec(f"{text!r}: a model name cannot contain a NUL byte")
     if _looks_like_path(text):
         if revision is not None:
             raise BadModelSpec(f"{text} is a local directory; a revision applies to Hub repos only")
@@ -69,11 +81,16 @@ def parse_model_ref(text: str, revision: str | None = None) -> ModelRef:
             f"{text} pins revision {rev!r} but a revision flag asks for {revision!r}; "
             "use one of them"
         )
-    if not _REPO_ID.match(repo_id) or ".." in repo_id:
+    try:
+        check_repo_id(repo_id)
+        chosen = rev or revision
+        if chosen is not None:
+            check_revision(chosen)
+    except BadName as err:
         raise BadModelSpec(
-            f"{text!r} is not a local directory nor a Hub repo id (expected ORG/NAME[@REVISION])"
-        )
-    return ModelRef(spec=text, repo_id=repo_id, revision=rev or revision)
+            f"{text[:200]!r} is not a local directory nor a Hub repo id: {err}"
+        ) from None
+    return ModelRef(spec=text, repo_id=repo_id, revision=chosen)
 
 
 class ModelSource(Protocol):
