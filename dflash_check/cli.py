@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from dflash_check import __version__
+from dflash_check.core.limits import DEADLINE_FACTOR
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
@@ -194,8 +195,26 @@ TargetRevisionOpt = Annotated[
 OfflineOpt = Annotated[
     bool, typer.Option("--offline", help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).")
 ]
+
+
+def finite_timeout(value: float) -> float:
+    """Refuse --timeout nan / inf (typer's min= lets both through)."""
+    import math
+
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
+    return value
+
+
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds to wait for each Hub response.", min=0.1)
+    float,
+    typer.Option(
+        "--timeout",
+        help="Seconds to wait for each Hub response (each model's whole fetch: "
+        f"{DEADLINE_FACTOR}x this).",
+        min=0.1,
+        callback=finite_timeout,
+    ),
 ]
 
 
@@ -225,7 +244,7 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
             f"--revision {both!r} conflicts with {other_flag} {flag!r}; use one of them",
             param_hint=other_flag,
         )
-    return flag or both
+    return flag if flag is not None else both
 
 
 def write_output(text: str, output: Path | None) -> None:

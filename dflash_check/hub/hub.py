@@ -349,7 +349,7 @@ class HubSource:
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _call(self, fn: Callable[[], T], who: str, repo_id: str, what: str, cap: int) -> T:
+    def _call(self, fn: Callable[[], T], who: str, repo_id: str, what: str, cap: int | None) -> T:
         """Run one Hub call with bounded retries, translating any failure to a ``HubError``.
 
         ``cap`` bounds the response body; the deadline set by ``fetch`` bounds the retries.
@@ -454,7 +454,9 @@ class HubSource:
                         break
                 return bytes(body[skip:need])
 
-        cap = limit_for("safetensors header") + 8
+        # No body cap: ``get`` stops reading at the header's end (at most the header limit,
+        # checked by header_length) even when the Hub ignores the range and sends it all.
+        cap = None
         first = self._call(lambda: get(0, FIRST_RANGE_BYTES - 1), who, ref.repo_id, filename, cap)
         length = header_length(first[:8], who, where)
         if len(first) >= 8 + length:
@@ -475,6 +477,9 @@ class HubSource:
         who = f"{role} {ref.spec}"
         try:  # callers parse names with parse_model_ref; this guards any other way in
             check_repo_id(ref.repo_id)
+        except BadName as err:
+            raise ConfigError(f"{who}: not a valid Hub repo id ({err})") from None
+        try:
             if ref.revision is not None:
                 check_revision(ref.revision)
         except BadName as err:

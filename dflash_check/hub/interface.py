@@ -81,15 +81,17 @@ def parse_model_ref(text: str, revision: str | None = None) -> ModelRef:
             f"{text} pins revision {rev!r} but a revision flag asks for {revision!r}; "
             "use one of them"
         )
+    shown = repr(text if len(text) <= 120 else text[:117] + "...")
     try:
         check_repo_id(repo_id)
-        chosen = rev or revision
+    except BadName as err:
+        raise BadModelSpec(f"{shown} is not a local directory nor a Hub repo id ({err})") from None
+    chosen = rev or revision
+    try:
         if chosen is not None:
             check_revision(chosen)
     except BadName as err:
-        raise BadModelSpec(
-            f"{text[:200]!r} is not a local directory nor a Hub repo id: {err}"
-        ) from None
+        raise BadModelSpec(f"{shown}: {err}") from None
     return ModelRef(spec=text, repo_id=repo_id, revision=chosen)
 
 

@@ -59,7 +59,7 @@ def open_regular(path: Path, who: str, display: str | None = None) -> Iterator[B
             raise ConfigError(f"{who}: {name}: is {kind}, not a regular file; refused")
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise ConfigError(f"{who}: {name}: not found") from None
+        raise ConfigError(f"{who}: {name}: file not found") from None
     except OSError as err:
         raise ConfigError(f"{who}: {name}: cannot read ({_why(err)})") from None
     with os.fdopen(fd, "rb") as f:

@@ -29,11 +29,12 @@ class BadName(ValueError):
 # huggingface_hub's repo id rule (huggingface_hub.utils.validate_repo_id), restated here
 # because importing that module pulls in its HTTP stack (~0.1 s) on every local check; a test
 # compares the two on generated ids so they cannot drift apart.
-_REPO_ID = re.compile(r"(\b[\w\-.]{1,96}\b/)?\b[\w\-.]{1,96}\b")
+_REPO_ID = re.compile(r"(\b[\w\-.]{1,96}\b/)?\b[\w\-.]{1,96}\b", re.ASCII)
 
 
 def check_repo_id(repo_id: str) -> str:
-    """Return ``repo_id`` if huggingface_hub would accept it, else raise ``BadName``."""
+    """Return ``repo_id`` if huggingface_hub would accept it, else raise ``BadName`` (whose
+    text is the rule broken)."""
     if repo_id.count("/") > 1:
         reason = "expected NAME or ORG/NAME"
     elif not _REPO_ID.fullmatch(repo_id):
@@ -45,7 +46,7 @@ def check_repo_id(repo_id: str) -> str:
         reason = "it must not end in '.git'"
     else:
         return repo_id
-    raise BadName(f"{repo_id[:120]!r} is not a valid Hub repo id ({reason})")
+    raise BadName(reason)
 
 
 def check_revision(revision: str) -> str:
