@@ -252,10 +252,12 @@ def write_output(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
+    from dflash_check.output import write_report
+
     try:
-        output.write_text(text)
-    except OSError as err:
-        fail(CheckError(f"cannot write {output}: {err.strerror}"))
+        write_report(output, text)  # atomic, never through a symlink (see output.py)
+    except CheckError as err:
+        fail(err)
 
 
 @app.command(epilog="Examples:\n\n" + "\n\n".join(f"  $ {e}" for e in PAIR_EXAMPLES))
@@ -627,7 +629,13 @@ def runtimes(output_format: DocFormatOpt = DocFormat.table) -> None:
 
 
 def main() -> None:
-    """Run the CLI; turn any unexpected exception into one line and exit 3."""
+    """Run the CLI; turn any unexpected exception into one line and exit 3.
+
+    DFLASH_CHECK_DEBUG=1 adds the traceback and changes nothing else, the exit code included.
+    """
+    from dflash_check.terminal import install
+
+    install()  # ASCII-only terminals and closed or broken stdout (see terminal.py)
     try:
         app()
     except SystemExit:
@@ -635,11 +643,14 @@ def main() -> None:
     except KeyboardInterrupt:
         stderr_console().print("Interrupted.")
         sys.exit(130)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - the last resort: one line, exit 3
         if debug_enabled():
-            raise
+            import traceback
+
+            stderr_console().print(redact(traceback.format_exc()), markup=False)
         stderr_console().print(
             f"Error: unexpected {type(err).__name__}: {redact(str(err))}", markup=False
         )
-        stderr_console().print("Set DFLASH_CHECK_DEBUG=1 for the traceback.", markup=False)
+        if not debug_enabled():
+            stderr_console().print("Set DFLASH_CHECK_DEBUG=1 for the traceback.", markup=False)
         sys.exit(ExitCode.NOT_CHECKED)

@@ -89,6 +89,10 @@ def load_pairs(path: Path, display: str | None = None) -> tuple[PairSpec, ...]:
     pairs_node = top["pairs"][1]
     if not isinstance(pairs_node, yaml.SequenceNode):
         raise _fail(name, pairs_node.start_mark.line + 1, "'pairs' must be a list")
+    if not pairs_node.value:
+        raise _fail(
+            name, pairs_node.start_mark.line + 1, "'pairs' is empty: list at least one pair"
+        )
     specs = [_pair(node, i, name) for i, node in enumerate(pairs_node.value)]
     return tuple(specs)
 

@@ -237,6 +237,12 @@ def translate(err: BaseException, who: str, repo_id: str, what: str, offline: bo
                     hint="check that HF_TOKEN / --token is valid and can read this repo",
                 )
             return NetworkError(f"{who}: the Hub answered HTTP {status} for {what}")
+    for cause in _causes(err):
+        if isinstance(cause, (ValueError, RecursionError)):
+            # A model-info body that is not JSON, nests too deeply or holds a huge integer.
+            malformed = NetworkError(f"{who}: the Hub sent a malformed answer for {what}")
+            malformed.retryable = False
+            return malformed
     return NetworkError(f"{who}: could not fetch {what} ({type(err).__name__})")
 
 
