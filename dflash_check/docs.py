@@ -149,3 +149,15 @@ def runtimes_table() -> Table:
         shift = f"t+{p.shift}" if p.shift else "t"
         table.add_row(p.name, f"{p.index_name} {shift}", f"0..N-{p.max_id_from_end}", p.citation)
     return table
+
+
+def limits_markdown() -> str:
+    """Return the README's table of read limits (from ``core.limits``)."""
+    from dflash_check.core.fields import MAX_LIST_ITEMS
+    from dflash_check.core.limits import MB, READ_LIMITS
+
+    lines = ["| input | largest read | real inputs |", "|---|---|---|"]
+    for limit in READ_LIMITS.values():
+        lines.append(f"| {limit.kind} | {limit.max_bytes // MB} MB | {limit.why} |")
+    lines.append(f"| a list of layer ids | {MAX_LIST_ITEMS} entries | real drafts tap 3-8 layers |")
+    return "\n".join(lines) + "\n"

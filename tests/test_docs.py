@@ -55,3 +55,10 @@ def test_cli_reference_is_current(tmp_path: object) -> None:
         "docs/cli.md is stale: typer dflash_check.cli utils docs --name dflash-check "
         "--output docs/cli.md"
     )
+
+
+def test_readme_limits_table_is_current() -> None:
+    """The README's Limits table is docs.limits_markdown() (from core.limits)."""
+    assert docs.limits_markdown() in (REPO / "README.md").read_text(), (
+        "README.md's Limits table is stale: paste docs.limits_markdown()"
+    )
