@@ -16,6 +16,7 @@ from rich.console import Console
 from typer.core import TyperCommand
 
 from dflash_check import __version__
+from dflash_check.core.limits import DEADLINE_FACTOR
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
@@ -280,8 +281,26 @@ TargetSubfolderOpt = Annotated[
 OfflineOpt = Annotated[
     bool, typer.Option("--offline", help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).")
 ]
+
+
+def finite_timeout(value: float) -> float:
+    """Refuse --timeout nan / inf (typer's min= lets both through)."""
+    import math
+
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
+    return value
+
+
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds to wait for each Hub response.", min=0.1)
+    float,
+    typer.Option(
+        "--timeout",
+        help="Seconds to wait for each Hub response (each model's whole fetch: "
+        f"{DEADLINE_FACTOR}x this).",
+        min=0.1,
+        callback=finite_timeout,
+    ),
 ]
 
 
@@ -311,7 +330,7 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
             f"--revision {both!r} conflicts with {other_flag} {flag!r}; use one of them",
             param_hint=other_flag,
         )
-    return flag or both
+    return flag if flag is not None else both
 
 
 def hub_options(token: str | None, offline: bool, timeout: float) -> HubOptions:
@@ -356,10 +375,12 @@ def write_output(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
+    from dflash_check.output import write_report
+
     try:
-        output.write_text(text)
-    except OSError as err:
-        fail(CheckError(f"cannot write {output}: {err.strerror}"))
+        write_report(output, text)  # atomic, never through a symlink (see output.py)
+    except CheckError as err:
+        fail(err)
 
 
 def summarise(text: str, output: Path | None) -> None:
@@ -851,7 +872,13 @@ def formats(output_format: DocFormatOpt = DocFormat.table) -> None:
 
 
 def main() -> None:
-    """Run the CLI; turn any unexpected exception into one line and exit 3."""
+    """Run the CLI; turn any unexpected exception into one line and exit 3.
+
+    DFLASH_CHECK_DEBUG=1 adds the traceback and changes nothing else, the exit code included.
+    """
+    from dflash_check.terminal import install
+
+    install()  # ASCII-only terminals and closed or broken stdout (see terminal.py)
     try:
         app()
     except SystemExit:
@@ -859,11 +886,14 @@ def main() -> None:
     except KeyboardInterrupt:
         stderr_console().print("Interrupted.")
         sys.exit(130)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - the last resort: one line, exit 3
         if debug_enabled():
-            raise
+            import traceback
+
+            stderr_console().print(redact(traceback.format_exc()), markup=False)
         stderr_console().print(
             f"Error: unexpected {type(err).__name__}: {redact(str(err))}", markup=False
         )
-        stderr_console().print("Set DFLASH_CHECK_DEBUG=1 for the traceback.", markup=False)
+        if not debug_enabled():
+            stderr_console().print("Set DFLASH_CHECK_DEBUG=1 for the traceback.", markup=False)
         sys.exit(ExitCode.NOT_CHECKED)

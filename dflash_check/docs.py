@@ -271,6 +271,18 @@ def formats_table() -> Table:
     return table
 
 
+def limits_markdown() -> str:
+    """Return the README's table of read limits (from ``core.limits``)."""
+    from dflash_check.core.fields import MAX_LIST_ITEMS
+    from dflash_check.core.limits import MB, READ_LIMITS
+
+    lines = ["| input | largest read | real inputs |", "|---|---|---|"]
+    for limit in READ_LIMITS.values():
+        lines.append(f"| {limit.kind} | {limit.max_bytes // MB} MB | {limit.why} |")
+    lines.append(f"| a list of layer ids | {MAX_LIST_ITEMS} entries | real drafts tap 3-8 layers |")
+    return "\n".join(lines) + "\n"
+
+
 DOCS = {
     "docs/rules.md": rules_markdown,
     "docs/runtimes.md": runtimes_markdown,

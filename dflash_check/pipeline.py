@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from dflash_check.core.check import run_check
 from dflash_check.core.model import ModelFiles
-from dflash_check.core.report import CheckReport
+from dflash_check.core.report import CheckReport, Verdict
 from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
-from dflash_check.errors import CheckError
+from dflash_check.errors import CheckError, NotCachedError
 from dflash_check.hub.interface import ModelRef, ModelSource, Role
 from dflash_check.hub.local import LocalSource
 
@@ -104,6 +104,18 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
     draft = cache.fetch(request.draft, "draft")
     target = cache.fetch(request.target, "target")
     tokenizers = compare_tokenizers(cache, request, draft, target)
-    return run_check(
+    report = run_check(
         draft, target, request.runtime, request.ignore, tokenizers, strict=request.strict
     )
+    unavailable = draft.extras.get("tensors_unavailable")
+    if unavailable and report.verdict is Verdict.COMPATIBLE:
+        # The configs alone cannot clear a Hub draft whose header an earlier run never read:
+        # "compatible" would rest on the fc width unchecked (an incompatible verdict stands,
+        # the configs prove it whatever the header says).
+        raise NotCachedError(
+            f"{draft.who}: the safetensors header is not in the cache and offline mode is on "
+            "(the configs agree, but the fc width cannot be checked)",
+            hint="run the same check once online to cache the header (a few KB), or "
+            "'hf download' the draft's weights",
+        )
+    return report

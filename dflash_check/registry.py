@@ -19,8 +19,9 @@ from typing import Any
 from dflash_check.core.outcome import PairOutcome, PairSpec
 from dflash_check.core.report import Verdict
 from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
-from dflash_check.errors import CheckError, RegistryError
+from dflash_check.errors import CheckError, ConfigError, RegistryError
 from dflash_check.hub.interface import BadModelSpec, ModelRef, Role, parse_model_ref
+from dflash_check.hub.local import read_capped
 from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
 # key -> (required, description); the JSON schema in docs/ is checked against this table.
@@ -62,11 +63,12 @@ def load_pairs(path: Path, display: str | None = None) -> tuple[PairSpec, ...]:
 
     name = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RegistryError(f"{name}: file not found") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise RegistryError(f"{name}: cannot read ({err})") from None
+        # A regular file of bounded size only: a FIFO would block, a huge file exhaust memory.
+        text = read_capped(path, "pairs.yaml", "registry", name).decode("utf-8")
+    except ConfigError as err:
+        raise RegistryError(str(err).removeprefix("registry: ")) from None
+    except UnicodeDecodeError as err:
+        raise RegistryError(f"{name}: not UTF-8 text (byte {err.start})") from None
     try:
         # libyaml's loader when PyYAML has it (10x faster on large registries); same marks.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -96,6 +98,10 @@ def load_pairs(path: Path, display: str | None = None) -> tuple[PairSpec, ...]:
     pairs_node = top["pairs"][1]
     if not isinstance(pairs_node, yaml.SequenceNode):
         raise _fail(name, pairs_node.start_mark.line + 1, "'pairs' must be a list")
+    if not pairs_node.value:
+        raise _fail(
+            name, pairs_node.start_mark.line + 1, "'pairs' is empty: list at least one pair"
+        )
     specs = [_pair(node, i, name) for i, node in enumerate(pairs_node.value)]
     return tuple(specs)
 

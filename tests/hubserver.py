@@ -39,22 +39,39 @@ class FakeRepo:
     """Model card metadata (``base_model`` …)."""
     fault: str | None = None
     """``500`` always, ``500-once`` then fine, ``slow`` (5 s per answer), ``short-body``
-    (announces more bytes than it sends), ``403`` (forbidden files)."""
+    (announces more bytes than it sends), ``403`` (forbidden files), ``stall`` (never
+    answers), ``trickle`` (one body byte per ``HubState.trickle_seconds``), ``ignore-range``
+    (answers a ranged GET with the whole file, 200)."""
+    fault_files: frozenset[str] | None = None
+    """Apply ``fault`` only to these files (GETs of ``/resolve/``); None: every request."""
+    huge: dict[str, int] = field(default_factory=dict)
+    """File name (or ``model info``) -> size of a generated body sent instead of the real one;
+    the content is never held in memory."""
+    announce_huge: bool = True
+    """Send Content-Length with a huge body (False: no length, the server closes at the end)."""
     failures: int = 0
     """Requests answered with a fault so far."""
 
+    _commits: dict[str, str] = field(default_factory=dict)
+    """Revision name -> commit, computed once (hashing a large fixture per request is slow)."""
+
+    def _commit_of(self, name: str) -> str:
+        if name not in self._commits:
+            self._commits[name] = commit_of(self.revisions[name])
+        return self._commits[name]
+
     def commit(self, revision: str) -> str | None:
         """Return the commit sha of a revision name or of a full commit id."""
-        for name, files in self.revisions.items():
-            sha = commit_of(files)
+        for name in self.revisions:
+            sha = self._commit_of(name)
             if revision in (name, sha):
                 return sha
         return None
 
     def files_at(self, commit: str) -> dict[str, bytes]:
         """Return the files of a commit."""
-        for files in self.revisions.values():
-            if commit_of(files) == commit:
+        for name, files in self.revisions.items():
+            if self._commit_of(name) == commit:
                 return files
         raise KeyError(commit)
 
@@ -65,6 +82,20 @@ def commit_of(files: dict[str, bytes]) -> str:
     for name in sorted(files):
         digest.update(name.encode() + b"\0" + hashlib.sha1(files[name]).digest())
     return digest.hexdigest()
+
+
+_ETAGS: dict[int, tuple[bytes, str]] = {}
+
+
+def _etag(data: bytes) -> str:
+    """Return the sha256 of a file's content, remembered for large files."""
+    if len(data) < 1 << 20:
+        return hashlib.sha256(data).hexdigest()
+    cached = _ETAGS.get(id(data))
+    if cached is None or cached[0] is not data:
+        cached = (data, hashlib.sha256(data).hexdigest())
+        _ETAGS[id(data)] = cached
+    return cached[1]
 
 
 def read_folder(folder: Path) -> dict[str, bytes]:
@@ -93,6 +124,9 @@ class HubState:
     log: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     slow_seconds: float = 5.0
+    trickle_seconds: float = 0.2
+    stop: threading.Event = field(default_factory=threading.Event)
+    """Set when the server shuts down, so stalled answers end with it."""
     latency: float = 0.0
     """Seconds added to every answer, to stand in for a real network in benchmarks."""
 
@@ -158,13 +192,71 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _fault(self, repo: FakeRepo, head: bool) -> bool:
         """Apply the repo's injected fault; return True when the request was answered."""
+        if repo.fault_files is not None:
+            resolve = _RESOLVE.match(self.path.split("?", 1)[0])
+            if head or not resolve or unquote(resolve["file"]) not in repo.fault_files:
+                return False
         if repo.fault == "500" or (repo.fault == "500-once" and repo.failures < 1):
             repo.failures += 1
             self._error(500, None, "Internal Error", head)
             return True
         if repo.fault == "slow":
             time.sleep(self.server.state.slow_seconds)
+        if repo.fault == "stall":
+            repo.failures += 1
+            self.server.state.stop.wait(120)  # until the test's server shuts down
+            self.close_connection = True
+            return True
         return False
+
+    def _huge(self, size: int, headers: dict[str, str], announce: bool, head: bool) -> None:
+        """Send a generated body of ``size`` bytes (a JSON string), chunk by chunk."""
+        self.send_response(200)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        if announce:
+            self.send_header("Content-Length", str(size))
+        else:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        sent = 0
+        if not head:
+            chunk = b" " * 65536
+            try:
+                self.wfile.write(b'{"x": "')
+                sent = 7
+                while sent < size - 2:
+                    piece = chunk[: min(len(chunk), size - 2 - sent)]
+                    self.wfile.write(piece)
+                    sent += len(piece)
+                self.wfile.write(b'"}')
+                sent += 2
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        with self.server.state.lock:
+            self.server.state.log.append(Request(self.command, self.path, None, None, sent))
+
+    def _trickle(self, body: bytes, headers: dict[str, str]) -> None:
+        """Send ``body`` one byte at a time, ``trickle_seconds`` apart."""
+        self.send_response(200)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        sent = 0
+        try:
+            for i in range(len(body)):
+                if self.server.state.stop.wait(self.server.state.trickle_seconds):
+                    break
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+                sent += 1
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+        with self.server.state.lock:
+            self.server.state.log.append(Request(self.command, self.path, None, None, sent))
 
     # -- endpoints ------------------------------------------------------------------------
 
@@ -213,6 +305,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         repo, commit = found
         files = repo.files_at(commit)
+        if "model info" in repo.huge:
+            headers = {"Content-Type": "application/json"}
+            return self._huge(repo.huge["model info"], headers, repo.announce_huge, head)
         body = {
             "_id": commit[:24],
             "id": repo_id,
@@ -240,14 +335,24 @@ class _Handler(BaseHTTPRequestHandler):
         if filename not in files:
             return self._error(404, "EntryNotFound", f"{filename} does not exist", head)
         data = files[filename]
-        etag = hashlib.sha256(data).hexdigest()
+        etag = _etag(data)
         headers = {
             "ETag": f'"{etag}"',
             "X-Repo-Commit": commit,
             "Accept-Ranges": "bytes",
             "Content-Type": "application/octet-stream",
         }
+        if filename in repo.huge:
+            size = repo.huge[filename]
+            if head:
+                headers["ETag"] = f'"huge-{size}"'
+                return self._send(200, b"", headers, head=True, announce=size)
+            return self._huge(size, headers, repo.announce_huge, head)
+        if repo.fault == "trickle" and not head and self._faulty_file(repo, filename):
+            return self._trickle(data, headers)
         wanted = self.headers.get("range")
+        if repo.fault == "ignore-range" and self._faulty_file(repo, filename):
+            wanted = None
         if wanted and not head:
             match = re.match(r"bytes=(\d+)-(\d*)", wanted)
             if match:
@@ -259,6 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
         if repo.fault == "short-body" and not head:
             return self._send(200, data[: len(data) // 2], headers, announce=len(data))
         self._send(200, data, headers, head, announce=len(data) if head else None)
+
+    def _faulty_file(self, repo: FakeRepo, filename: str) -> bool:
+        return repo.fault_files is None or filename in repo.fault_files
 
 
 class _Server(ThreadingHTTPServer):
@@ -310,6 +418,7 @@ def serve() -> Iterator[LoopbackHub]:
     try:
         yield LoopbackHub(url=f"http://127.0.0.1:{server.server_address[1]}", state=state)
     finally:
+        state.stop.set()
         server.shutdown()
         server.server_close()
 

@@ -81,6 +81,7 @@ def test_target_without_layer_count() -> None:
         (b"", "not a safetensors file"),
         (b"\x00" * 8, "header length 0"),
         ((10**12).to_bytes(8, "little"), "header length"),
+        ((50 << 20).to_bytes(8, "little"), "larger than the 16 MB limit"),
         ((20).to_bytes(8, "little") + b"{", "truncated"),
         ((2).to_bytes(8, "little") + b"[]", "expected a JSON object"),
         ((16).to_bytes(8, "little") + b'{"a": {"x": 1}} ', "has no dtype"),

@@ -51,3 +51,10 @@ def test_every_format_is_documented() -> None:
     for f in FORMATS:
         assert f"## {f.name}" in text
         assert dict(f.keys).get("layer ids", "as the z-lab format") in text
+
+
+def test_readme_limits_table_is_current() -> None:
+    """The README's Limits table is docs.limits_markdown() (from core.limits)."""
+    assert docs.limits_markdown() in (REPO / "README.md").read_text(), (
+        "README.md's Limits table is stale: paste docs.limits_markdown()"
+    )

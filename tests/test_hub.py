@@ -363,7 +363,8 @@ def test_subfolder_draft_on_the_hub(hub: LoopbackHub, home: Path) -> None:
 
 def test_offline_with_only_configs_cached(hub: LoopbackHub, home: Path) -> None:
     """Offline with only config.json in the cache: the seed mismatch still exits 1 (the
-    configs prove it), the fc width listed as not checked; the right pair exits 0."""
+    configs prove it), the fc width listed as not checked; the right pair cannot be cleared
+    without the header (exit 3, never "compatible" on an unchecked fc width)."""
     import subprocess
     import sys
 
@@ -378,5 +379,6 @@ def test_offline_with_only_configs_cached(hub: LoopbackHub, home: Path) -> None:
     assert report["verdict"] == "incompatible"
     (not_checked,) = report["not_checked"]
     assert not_checked["rule"] == "DF005" and "offline cache" in not_checked["reason"]
-    assert cli(hub, home, "pair", DRAFT, RIGHT, "--offline").returncode == 0
+    right = cli(hub, home, "pair", DRAFT, RIGHT, "--offline")
+    assert right.returncode == 3 and "fc width cannot be checked" in right.stderr
     assert cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "--strict").returncode == 1

@@ -17,6 +17,9 @@ from dflash_check.errors import ConfigError
 # Dimensions above this are not plausible for any model and are treated as malformed input;
 # it also keeps arithmetic on them (ids x hidden size) far from surprising territory.
 MAX_DIMENSION = 2**31 - 1
+# Longest list of integers accepted (layer ids): real drafts tap 3-8 layers, and no model has
+# more than a few hundred; a longer list is malformed input, refused before any rule runs.
+MAX_LIST_ITEMS = 1024
 
 
 def describe(value: Any) -> str:
@@ -121,6 +124,10 @@ class FieldReader:
             return None
         if not isinstance(value, list):
             raise self.fail(key, f"must be a list of integers, got {describe(value)}")
+        if len(value) > MAX_LIST_ITEMS:
+            raise self.fail(
+                key, f"has {len(value)} entries, more than the {MAX_LIST_ITEMS} accepted"
+            )
         out = []
         for i, item in enumerate(value):
             if isinstance(item, bool) or not isinstance(item, int):
@@ -145,6 +152,9 @@ def parse_json_object(raw: bytes, who: str, where: str) -> dict[str, Any]:
         ) from err
     except RecursionError as err:
         raise ConfigError(f"{who}: {where}: JSON nested too deeply") from err
+    except ValueError as err:
+        # Python refuses integers of more than 4,300 digits (int_max_str_digits).
+        raise ConfigError(f"{who}: {where}: malformed JSON: {str(err)[:80]}") from err
     if not isinstance(data, dict):
         raise ConfigError(f"{who}: {where}: expected a JSON object, got {describe(data)}")
     return data

@@ -8,14 +8,45 @@ header is all that is ever read: the same bytes a ranged Hub request returns.
 from __future__ import annotations
 
 import json
+import math
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from dflash_check.core.limits import limit_for
 from dflash_check.errors import ConfigError
 
-# The safetensors format itself refuses headers above 100 MB.
-MAX_HEADER_BYTES = 100_000_000
+FORMAT_MAX_HEADER_BYTES = 100_000_000
+"""The safetensors format itself refuses headers above 100 MB."""
+MAX_HEADER_BYTES = limit_for("safetensors header")
+"""Largest JSON header read (the format allows 100 MB; a draft's is a few KB)."""
+
+# Bits per element of every dtype the safetensors library accepts (safetensors 0.8's Dtype
+# enum); a name outside this table is refused, as the library refuses it.
+DTYPE_BITS: dict[str, int] = {
+    "BOOL": 8,
+    "F4": 4,
+    "F6_E2M3": 6,
+    "F6_E3M2": 6,
+    "U8": 8,
+    "I8": 8,
+    "F8_E5M2": 8,
+    "F8_E4M3": 8,
+    "F8_E8M0": 8,
+    "F8_E4M3FNUZ": 8,
+    "F8_E5M2FNUZ": 8,
+    "I16": 16,
+    "U16": 16,
+    "F16": 16,
+    "BF16": 16,
+    "I32": 32,
+    "U32": 32,
+    "F32": 32,
+    "C64": 64,
+    "F64": 64,
+    "I64": 64,
+    "U64": 64,
+}
 
 
 @dataclass(frozen=True)
@@ -33,41 +64,72 @@ def header_length(prefix: bytes, who: str, where: str) -> int:
     if len(prefix) < 8:
         raise ConfigError(f"{who}: {where}: not a safetensors file (only {len(prefix)} bytes)")
     (length,) = struct.unpack("<Q", prefix[:8])
-    if length == 0 or length > MAX_HEADER_BYTES:
+    if length == 0 or length > FORMAT_MAX_HEADER_BYTES:
         raise ConfigError(f"{who}: {where}: not a safetensors file (header length {length})")
+    if length > MAX_HEADER_BYTES:
+        raise ConfigError(
+            f"{who}: {where}: safetensors header of {length} bytes is larger than the "
+            f"{MAX_HEADER_BYTES >> 20} MB limit; refused"
+        )
     return int(length)
 
 
 def parse_header(header_json: bytes, who: str, where: str) -> dict[str, TensorInfo]:
-    """Parse the JSON part of a safetensors header into tensor infos."""
+    """Parse the JSON part of a safetensors header into tensor infos.
+
+    As strict as the safetensors library's own loader (``Metadata::validate``): known dtype
+    names, integer shapes, ``data_offsets`` that tile the data section from 0 without gaps or
+    overlaps, each tensor's byte size equal to shape x dtype, ``__metadata__`` a string map.
+    A test runs generated headers through the library to keep the two in agreement.
+    """
     bad = f"{who}: {where}: invalid safetensors header"
     try:
         data = json.loads(header_json.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        # ValueError also covers integers of thousands of digits (int_max_str_digits).
         raise ConfigError(f"{bad}: not valid JSON") from err
     if not isinstance(data, dict):
         raise ConfigError(f"{bad}: expected a JSON object")
     tensors: dict[str, TensorInfo] = {}
+    spans: list[tuple[int, int, str]] = []
     for name, entry in data.items():
         if name == "__metadata__":
+            if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
+                raise ConfigError(f"{bad}: '__metadata__' must map names to strings")
             continue
+        shown = name if len(name) <= 80 else name[:77] + "..."
         if not isinstance(entry, dict):
-            raise ConfigError(f"{bad}: entry '{name}' is not an object")
+            raise ConfigError(f"{bad}: entry '{shown}' is not an object")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
         if not isinstance(dtype, str):
-            raise ConfigError(f"{bad}: tensor '{name}' has no dtype")
+            raise ConfigError(f"{bad}: tensor '{shown}' has no dtype")
+        if dtype not in DTYPE_BITS:
+            raise ConfigError(f"{bad}: tensor '{shown}' has unknown dtype {dtype[:20]!r}")
         if not isinstance(shape, list) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+            isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**64 for d in shape
         ):
-            raise ConfigError(f"{bad}: tensor '{name}' has an invalid shape")
+            raise ConfigError(f"{bad}: tensor '{shown}' has an invalid shape")
         if (
             not isinstance(offsets, list)
             or len(offsets) != 2
             or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
-            or not 0 <= offsets[0] <= offsets[1]
+            or not 0 <= offsets[0] <= offsets[1] < 2**64
         ):
-            raise ConfigError(f"{bad}: tensor '{name}' has invalid data_offsets")
+            raise ConfigError(f"{bad}: tensor '{shown}' has invalid data_offsets")
+        bits = DTYPE_BITS[dtype] * math.prod(shape)
+        if bits % 8 or bits // 8 != offsets[1] - offsets[0]:
+            raise ConfigError(
+                f"{bad}: tensor '{shown}' spans {offsets[1] - offsets[0]} bytes, but shape "
+                f"{shape} of {dtype} needs {bits / 8:g}"
+            )
         tensors[name] = TensorInfo(dtype=dtype, shape=tuple(shape))
+        spans.append((offsets[0], offsets[1], shown))
+    end = 0
+    for start, stop, shown in sorted(spans):
+        if start != end:
+            problem = "overlaps another tensor" if start < end else "leaves a gap before it"
+            raise ConfigError(f"{bad}: tensor '{shown}' {problem} (data_offsets start {start})")
+        end = stop
     return tensors
 
 
@@ -91,9 +153,6 @@ def find_fc_weight(tensors: Mapping[str, TensorInfo]) -> tuple[str, TensorInfo] 
     return None
 
 
-DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I8": 1, "U8": 1}
-
-
 def encode_header(tensors: Mapping[str, TensorInfo]) -> bytes:
     """Return a header-only safetensors prefix (length + JSON) describing ``tensors``.
 
@@ -103,9 +162,7 @@ def encode_header(tensors: Mapping[str, TensorInfo]) -> bytes:
     entries: dict[str, object] = {}
     offset = 0
     for name, info in tensors.items():
-        size = DTYPE_BYTES[info.dtype]
-        for dim in info.shape:
-            size *= dim
+        size = DTYPE_BITS[info.dtype] * math.prod(info.shape) // 8
         entries[name] = {
             "dtype": info.dtype,
             "shape": list(info.shape),

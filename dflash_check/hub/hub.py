@@ -15,7 +15,10 @@ the cache alone. Every huggingface_hub exception is translated here, once, into 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import math
 import os
 import re
 import threading
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dflash_check.core.fields import parse_json_object
+from dflash_check.core.limits import DEADLINE_FACTOR, limit_for
 from dflash_check.core.model import ModelFiles
 from dflash_check.core.safetensors_header import TensorInfo, header_length, parse_header
 from dflash_check.core.tokenizers import TOKENIZER_FILE, vocab_from_tokenizer_json
@@ -48,14 +52,22 @@ from dflash_check.hub.interface import (
     ModelRef,
     Role,
 )
-from dflash_check.hub.local import read_header_bytes, shard_for_fc
+from dflash_check.hub.local import read_capped, read_header_bytes, shard_for_fc
+from dflash_check.hub.names import BadName, check_repo_file, check_repo_id, check_revision
+from dflash_check.hub.transport import (
+    LIMITS,
+    BodyTooLarge,
+    DeadlineExceeded,
+    bounded,
+    make_transport,
+)
 
 T = TypeVar("T")
 
 # First ranged read of a safetensors file. A DFlash draft's header is a few KB (tens of
 # tensors); 64 KB covers it in one request, and a second request fetches the rest if not.
 FIRST_RANGE_BYTES = 65_536
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -76,28 +88,15 @@ class HubOptions:
     """Told why and which attempt comes next before each retry (the CLI prints it on stderr)."""
 
 
-class _ByteCounter(threading.local):
-    """Bytes received by the current thread since the last ``measure``."""
-
-    total: int = 0
+_CLIENT_LOCK = threading.Lock()
+_CLIENT_INSTALLED = False
 
 
-_COUNTER = _ByteCounter()
-_COUNTER_LOCK = threading.Lock()
-_COUNTER_INSTALLED = False
-
-
-def _count_response(response: Any) -> None:
-    """Add a response's body size to the current thread's counter (HEAD bodies are empty)."""
-    if response.request.method != "HEAD":
-        _COUNTER.total += int(response.headers.get("content-length") or 0)
-
-
-def _install_counter() -> None:
-    """Make huggingface_hub's HTTP client report received bytes to ``_COUNTER``."""
-    global _COUNTER_INSTALLED
-    with _COUNTER_LOCK:
-        if _COUNTER_INSTALLED:
+def _install_client() -> None:
+    """Give huggingface_hub an HTTP client whose transport applies ``transport.bounded``."""
+    global _CLIENT_INSTALLED
+    with _CLIENT_LOCK:
+        if _CLIENT_INSTALLED:
             return
         # huggingface_hub logs its own retries to stderr; this tool reports failures itself,
         # as one line, so its messages stay quiet unless DFLASH_CHECK_DEBUG asks for them.
@@ -113,24 +112,25 @@ def _install_counter() -> None:
 
         def factory() -> httpx2.Client:
             return httpx2.Client(
-                event_hooks={"request": [hf_request_event_hook], "response": [_count_response]},
+                event_hooks={"request": [hf_request_event_hook]},
                 follow_redirects=True,
                 timeout=None,
+                transport=make_transport(),
             )
 
         set_client_factory(factory)
-        _COUNTER_INSTALLED = True
+        _CLIENT_INSTALLED = True
 
 
 @contextmanager
 def measure() -> Iterator[list[int]]:
-    """Count the bytes this thread receives inside the block; the count is in ``box[0]``."""
-    start = _COUNTER.total
+    """Count the body bytes this thread receives inside the block; the count is in ``box[0]``."""
+    start = LIMITS.received
     box = [0]
     try:
         yield box
     finally:
-        box[0] = _COUNTER.total - start
+        box[0] = LIMITS.received - start
 
 
 def offline_mode(options: HubOptions) -> bool:
@@ -171,16 +171,6 @@ def network_hint(kind: str, timeout: float | None = None) -> str:
     )
 
 
-def _manifest_path(repo_id: str, commit: str, subfolder: str | None = None) -> Path:
-    """Return where the manifest of ``repo_id`` at ``commit`` (and subfolder) is cached."""
-    from huggingface_hub import constants
-
-    folder = "models--" + repo_id.replace("/", "--")
-    # A subfolder is another model of the same commit: its own manifest.
-    name = commit + (f"@{subfolder.replace('/', '--')}" if subfolder else "")
-    return Path(constants.HF_HOME) / "dflash-check" / folder / f"{name}.json"
-
-
 def _is_commit(revision: str | None) -> bool:
     """Return whether ``revision`` is a full 40-hex commit id (immutable, safe to cache)."""
     return revision is not None and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
@@ -218,6 +208,22 @@ def translate(
     # Order matters: GatedRepoError subclasses RepositoryNotFoundError, and
     # RevisionNotFoundError / RemoteEntryNotFoundError subclass HfHubHTTPError.
     for cause in _causes(err):
+        if isinstance(cause, BodyTooLarge):
+            too_big = NetworkError(
+                f"{who}: the Hub sent more than the {cause.limit >> 20} MB limit for {what}; "
+                "refused",
+                hint="the limits are listed in the README (Limits)",
+            )
+            too_big.retryable = False
+            return too_big
+        if isinstance(cause, DeadlineExceeded):
+            late = NetworkError(
+                f"{who}: the Hub did not finish sending {what} in time "
+                f"(--timeout x {DEADLINE_FACTOR} for each model)",
+                hint="raise --timeout on a slow network",
+            )
+            late.retryable = False
+            return late
         if isinstance(cause, hf.GatedRepoError):
             return GatedRepoError(
                 f"{who}: the repository is gated and this account has no access to it",
@@ -271,12 +277,113 @@ def translate(
                 f"{who}: the Hub answered HTTP {status} for {what}",
                 hint=network_hint("server") if status is not None and status >= 500 else None,
             )
+    for cause in _causes(err):
+        if isinstance(cause, (ValueError, RecursionError)):
+            # A model-info body that is not JSON, nests too deeply or holds a huge integer.
+            malformed = NetworkError(f"{who}: the Hub sent a malformed answer for {what}")
+            malformed.retryable = False
+            return malformed
     return NetworkError(f"{who}: could not fetch {what} ({type(err).__name__})")
 
 
 def _retryable(err: HubError) -> bool:
     """Return whether trying again could help (server errors, timeouts, refused connections)."""
     return isinstance(err, NetworkError) and err.retryable
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What a draft's safetensors header says, as cached: which file, its ETag, the header."""
+
+    file: str | None
+    """The file holding ``fc.weight`` (the index when no shard holds it); None: no safetensors."""
+    etag: str | None
+    """The file's ETag (content hash) when it came from the Hub."""
+    header: str | None
+    """The JSON header text; ``"{}"`` when the index names no ``fc.weight``."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Facts about one repo at one commit, the same whichever role the model is checked in.
+
+    Stored as ``$HF_HOME/dflash-check/models--ORG--NAME/<commit>.json``. It names the repo,
+    the commit and the sha256 of the ``config.json`` it was built with, and is used only when
+    all three match what is read now; ``weights`` stays None until a run reads the header (a
+    run that checked the model as a target never does), so a target's run can never stand in
+    for a draft's facts.
+    """
+
+    repo_id: str
+    commit: str
+    config_sha256: str
+    base_model: tuple[str, ...]
+    tokenizer_etag: str | None
+    weights: Weights | None
+
+    def to_json(self) -> str:
+        """Return the manifest as JSON text."""
+        weights = None
+        if self.weights is not None:
+            w = self.weights
+            weights = {"file": w.file, "etag": w.etag, "header": w.header}
+        return json.dumps(
+            {
+                "version": MANIFEST_VERSION,
+                "repo_id": self.repo_id,
+                "commit": self.commit,
+                "config_sha256": self.config_sha256,
+                "base_model": list(self.base_model),
+                "tokenizer_etag": self.tokenizer_etag,
+                "weights": weights,
+            }
+        )
+
+
+def _optional_str(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def parse_manifest(text: str, repo_id: str, commit: str, config_sha256: str) -> Manifest | None:
+    """Return the manifest in ``text`` if it is well formed and about exactly this repo,
+    commit and config; None otherwise (the caller then rebuilds it)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+        return None
+    if (data.get("repo_id"), data.get("commit"), data.get("config_sha256")) != (
+        repo_id,
+        commit,
+        config_sha256,
+    ):
+        return None
+    base = data.get("base_model")
+    if not isinstance(base, list) or not all(isinstance(b, str) for b in base):
+        return None
+    if not _optional_str(data.get("tokenizer_etag")):
+        return None
+    raw_weights = data.get("weights")
+    weights: Weights | None = None
+    if raw_weights is not None:
+        if not isinstance(raw_weights, dict) or not all(
+            _optional_str(raw_weights.get(k)) for k in ("file", "etag", "header")
+        ):
+            return None
+        weights = Weights(
+            raw_weights.get("file"), raw_weights.get("etag"), raw_weights.get("header")
+        )
+        if (weights.file is None) != (weights.header is None):
+            return None
+        if weights.header is not None:
+            try:
+                parse_header(weights.header.encode("utf-8"), "manifest", "header")
+            except ConfigError:
+                return None
+    return Manifest(
+        repo_id, commit, config_sha256, tuple(base), data.get("tokenizer_etag"), weights
+    )
 
 
 class HubSource:
@@ -288,18 +395,29 @@ class HubSource:
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _call(self, fn: Callable[[], T], who: str, repo_id: str, what: str) -> T:
-        """Run one Hub call with bounded retries, translating any failure to a ``HubError``."""
+    def _call(self, fn: Callable[[], T], who: str, repo_id: str, what: str, cap: int | None) -> T:
+        """Run one Hub call with bounded retries, translating any failure to a ``HubError``.
+
+        ``cap`` bounds the response body; the deadline set by ``fetch`` bounds the retries.
+        """
         offline = offline_mode(self.options)
         attempt = 0
         while True:
             try:
-                return fn()
+                with bounded(timeout=self.options.timeout, max_bytes=cap):
+                    return fn()
             except (HubError, ConfigError):
                 raise
             except Exception as err:  # translated below and chained, never swallowed
                 hub_err = translate(err, who, repo_id, what, offline, self.options)
-                if offline or not _retryable(hub_err) or attempt >= self.options.retries:
+                wait = self.options.backoff * 2**attempt
+                left = LIMITS.deadline - time.monotonic() if LIMITS.deadline else math.inf
+                if (
+                    offline
+                    or not _retryable(hub_err)
+                    or attempt >= self.options.retries
+                    or left <= wait
+                ):
                     if attempt:
                         hub_err = type(hub_err)(
                             f"{hub_err} (after {attempt + 1} attempts)", hint=hub_err.hint
@@ -309,7 +427,7 @@ class HubSource:
                 if self.options.on_retry is not None:
                     total = self.options.retries + 1
                     self.options.on_retry(f"{hub_err}; retrying ({attempt + 2}/{total})")
-            time.sleep(self.options.backoff * 2**attempt)
+            time.sleep(wait)
             attempt += 1
 
     def _model_info(self, repo_id: str, revision: str | None, who: str) -> Any:
@@ -322,33 +440,45 @@ class HubSource:
             who,
             repo_id,
             "model info",
+            limit_for("model info"),
         )
 
-    def _download(self, ref: ModelRef, filename: str, who: str) -> Path:
-        """Download (or find in the cache) one small file of the repo."""
+    def _download(
+        self, ref: ModelRef, filename: str, who: str, cap: int | None = None, force: bool = False
+    ) -> Path:
+        """Download (or find in the cache) one file of the repo; ``cap`` bounds its size."""
         from huggingface_hub import hf_hub_download
 
         assert ref.repo_id is not None
         repo_id = ref.repo_id
         offline = offline_mode(self.options)
-        path = self._call(
-            lambda: hf_hub_download(
+        try:
+            path = self._call(
+                lambda: hf_hub_download(
+                    repo_id,
+                    filename,
+                    subfolder=ref.subfolder,
+                    revision=ref.revision,
+                    token=self.options.token,
+                    etag_timeout=self.options.timeout,
+                    local_files_only=offline,
+                    force_download=force and not offline,
+                ),
+                who,
                 repo_id,
-                filename,
-                subfolder=ref.subfolder,
-                revision=ref.revision,
-                token=self.options.token,
-                etag_timeout=self.options.timeout,
-                local_files_only=offline,
-            ),
-            who,
-            repo_id,
-            ref.in_repo(filename),
-        )
+                ref.in_repo(filename),
+                cap if cap is not None else limit_for(CONFIG_FILE),
+            )
+        except HubError:
+            _drop_incomplete(repo_id)  # what a cut-off download left behind
+            raise
         return Path(str(path))
 
-    def _read_header(self, ref: ModelRef, commit: str, filename: str, who: str) -> bytes:
-        """Fetch the JSON header of a remote safetensors file with ranged reads."""
+    def _read_header(
+        self, ref: ModelRef, commit: str, filename: str, who: str
+    ) -> tuple[bytes, str | None]:
+        """Fetch the JSON header of a remote safetensors file with ranged reads; return it
+        and the file's ETag. A Hub that ignores the range is read only as far as needed."""
         from huggingface_hub import constants, get_session
         from huggingface_hub.file_download import hf_hub_url
         from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
@@ -358,27 +488,38 @@ class HubSource:
         url = hf_hub_url(ref.repo_id, filename, revision=commit, endpoint=constants.ENDPOINT)
         headers = build_hf_headers(token=self.options.token)
         where = f"{ref.repo_id}@{commit[:8]}:{filename}"
+        etag: list[str | None] = [None]
 
         def get(start: int, end: int) -> bytes:
-            response = get_session().get(
-                url,
-                headers={**headers, "range": f"bytes={start}-{end}"},
-                timeout=self.options.timeout,
-            )
-            hf_raise_for_status(response)
-            return bytes(response.content)
+            wanted = {**headers, "range": f"bytes={start}-{end}"}
+            stream = get_session().stream
+            with stream("GET", url, headers=wanted, timeout=self.options.timeout) as r:
+                hf_raise_for_status(r)
+                etag[0] = r.headers.get("x-linked-etag") or r.headers.get("etag")
+                # 200 instead of 206: the whole file is coming from byte 0; read what is needed.
+                skip = start if r.status_code == 200 else 0
+                need = skip + end - start + 1
+                body = bytearray()
+                for chunk in r.iter_bytes():
+                    body += chunk
+                    if len(body) >= need:
+                        break
+                return bytes(body[skip:need])
 
-        first = self._call(lambda: get(0, FIRST_RANGE_BYTES - 1), who, ref.repo_id, filename)
+        # No body cap: ``get`` stops reading at the header's end (at most the header limit,
+        # checked by header_length) even when the Hub ignores the range and sends it all.
+        cap = None
+        first = self._call(lambda: get(0, FIRST_RANGE_BYTES - 1), who, ref.repo_id, filename, cap)
         length = header_length(first[:8], who, where)
         if len(first) >= 8 + length:
-            return first[8 : 8 + length]
-        rest = self._call(lambda: get(len(first), 8 + length - 1), who, ref.repo_id, filename)
+            return first[8 : 8 + length], etag[0]
+        rest = self._call(lambda: get(len(first), 8 + length - 1), who, ref.repo_id, filename, cap)
         header = first[8:] + rest
         if len(header) < length:
             raise ConfigError(
                 f"{who}: {where}: safetensors header truncated ({len(header)} of {length} bytes)"
             )
-        return header[:length]
+        return header[:length], etag[0]
 
     # -- the source ---------------------------------------------------------------------
 
@@ -386,6 +527,15 @@ class HubSource:
         """Return config, header shapes and provenance of a Hub model."""
         assert ref.repo_id is not None
         who = f"{role} {ref.spec}"
+        try:  # callers parse names with parse_model_ref; this guards any other way in
+            check_repo_id(ref.repo_id)
+        except BadName as err:
+            raise ConfigError(f"{who}: not a valid Hub repo id ({err})") from None
+        try:
+            if ref.revision is not None:
+                check_revision(ref.revision)
+        except BadName as err:
+            raise ConfigError(f"{who}: {err}") from None
         offline = offline_mode(self.options)
         # A commit id is immutable and offline mode asks for the cache: when everything is
         # cached, answer without importing the HTTP stack at all (as fast as a local dir).
@@ -393,8 +543,8 @@ class HubSource:
             cached = self._fetch_cached(ref, role, who)
             if cached is not None:
                 return cached
-        _install_counter()
-        with measure() as fetched:
+        _install_client()
+        with measure() as fetched, bounded(seconds=DEADLINE_FACTOR * self.options.timeout):
             if offline:
                 files = self._fetch_offline(ref, role, who)
             else:
@@ -402,38 +552,48 @@ class HubSource:
         return replace(files, fetched_bytes=fetched[0])
 
     def _fetch_cached(self, ref: ModelRef, role: Role, who: str) -> ModelFiles | None:
-        """Return the model from the HF cache and its manifest, or None if anything is missing."""
-        from huggingface_hub import constants
-
+        """Return the model from the HF cache and its manifest, or None if anything is missing
+        or does not match (the caller then asks the Hub, or fails offline)."""
         assert ref.repo_id is not None
-        repo_dir = Path(constants.HF_HUB_CACHE) / ("models--" + ref.repo_id.replace("/", "--"))
         revision = ref.revision or "main"
+        commit = revision if _is_commit(revision) else _cached_ref(ref.repo_id, revision)
+        if commit is None:
+            return None
+        config_path = _repo_cache(ref.repo_id) / "snapshots" / commit / ref.in_repo(CONFIG_FILE)
         try:
-            commit = (
-                revision
-                if _is_commit(revision)
-                else (repo_dir / "refs" / revision).read_text().strip()
-            )
-            raw = (repo_dir / "snapshots" / commit / ref.in_repo(CONFIG_FILE)).read_bytes()
-        except (OSError, ValueError):
+            raw = read_capped(config_path, CONFIG_FILE, who)
+        except ConfigError:
             return None
-        manifest = _load_manifest(_manifest_path(ref.repo_id, commit, ref.subfolder))
-        if manifest is None or (role == "draft" and "tensors" not in manifest):
-            return None
-        if role == "draft" and manifest.get("tensors") is None and manifest.get("tensors_file"):
+        manifest = _load_manifest(ref.repo_id, commit, raw, ref.subfolder)
+        if manifest is None or (role == "draft" and manifest.weights is None):
             return None
         location = f"{ref.repo_id}@{commit[:12]}:{ref.in_repo(CONFIG_FILE)}"
-        config = parse_json_object(raw, who, location)
+        try:
+            config = parse_json_object(raw, who, location)
+        except ConfigError:
+            return None  # a cached file gone bad: fetched again online, named offline
         return self._files(ref, role, who, config, location, commit, manifest)
 
-    def _config(self, ref: ModelRef, who: str) -> tuple[dict[str, Any], str, str]:
-        """Return (config, location, commit) from the cache or the Hub."""
+    def _config(self, ref: ModelRef, who: str) -> tuple[dict[str, Any], bytes, str, str]:
+        """Return (config, raw bytes, location, commit) from the cache or the Hub.
+
+        A cached config that no longer parses (a truncated download, a disk fault) is fetched
+        again once when online, so a bad cache heals instead of failing every later run."""
         path = self._download(ref, CONFIG_FILE, who)
         # snapshots/<commit>/[<subfolder>/]config.json
         depth = len(ref.subfolder.split("/")) if ref.subfolder else 0
         commit = path.parents[depth].name
         location = f"{ref.repo_id}@{commit[:12]}:{ref.in_repo(CONFIG_FILE)}"
-        return parse_json_object(path.read_bytes(), who, location), location, commit
+        raw = read_capped(path, CONFIG_FILE, who, location)
+        try:
+            return parse_json_object(raw, who, location), raw, location, commit
+        except ConfigError as err:
+            if offline_mode(self.options):
+                err.hint = "the cached file is damaged: run once online to fetch it again"
+                raise
+        path = self._download(ref, CONFIG_FILE, who, force=True)
+        raw = read_capped(path, CONFIG_FILE, who, location)
+        return parse_json_object(raw, who, location), raw, location, commit
 
     def _fetch_online(self, ref: ModelRef, role: Role, who: str) -> ModelFiles:
         """Ask the Hub, then cache what offline runs will need."""
@@ -455,6 +615,7 @@ class HubSource:
             who,
             repo_id,
             CONFIG_FILE,
+            0,
         )
         if head.commit_hash and _is_commit(head.commit_hash):
             pinned = replace(ref, revision=head.commit_hash)
@@ -463,89 +624,82 @@ class HubSource:
                 _update_ref(repo_id, ref.revision or "main", head.commit_hash)
                 return cached
         info = self._model_info(repo_id, head.commit_hash or ref.revision, who)
-        config, location, commit = self._config(ref, who)
-        manifest_file = _manifest_path(repo_id, commit, ref.subfolder)
-        manifest = _load_manifest(manifest_file)
+        config, raw, location, commit = self._config(ref, who)
+        manifest = _load_manifest(repo_id, commit, raw, ref.subfolder)
         siblings = _siblings(info, ref.subfolder)
         if manifest is None:
-            manifest = {
-                "version": MANIFEST_VERSION,
-                "base_model": _base_models(getattr(info, "card_data", None)),
-                "tensors": None,
-                "tensors_file": None,
-                "tokenizer_etag": self._tokenizer_etag(ref, commit, siblings, who),
-            }
-            if role == "draft":
-                tensors_file, header = self._remote_header(ref, commit, siblings, who)
-                manifest["tensors_file"] = tensors_file
-                manifest["tensors"] = header
-            _store_manifest(manifest_file, manifest)
-        elif (
-            role == "draft"
-            and manifest.get("tensors_file") is None
-            and manifest.get("tensors") is None
-        ):
-            # A manifest written while this model was checked as a target lacks the header.
-            tensors_file, header = self._remote_header(ref, commit, siblings, who)
-            manifest = {**manifest, "tensors_file": tensors_file, "tensors": header}
-            _store_manifest(manifest_file, manifest)
+            manifest = Manifest(
+                repo_id=repo_id,
+                commit=commit,
+                config_sha256=hashlib.sha256(raw).hexdigest(),
+                base_model=_base_models(getattr(info, "card_data", None)),
+                tokenizer_etag=self._tokenizer_etag(ref, commit, siblings, who),
+                weights=None,
+            )
+        if role == "draft" and manifest.weights is None:
+            # Also when a run that checked this model as a target wrote the manifest.
+            manifest = replace(manifest, weights=self._remote_header(ref, commit, siblings, who))
+        _store_manifest(manifest, ref.subfolder)
         return self._files(ref, role, who, config, location, commit, manifest)
 
-    def _remote_header(
-        self, ref: ModelRef, commit: str, siblings: set[str], who: str
-    ) -> tuple[str | None, str | None]:
+    def _remote_header(self, ref: ModelRef, commit: str, siblings: set[str], who: str) -> Weights:
         """Pick the safetensors file holding ``fc.weight`` and fetch its header text."""
+        pinned = replace(ref, revision=commit)
         if SAFETENSORS_FILE in siblings:
             filename: str | None = SAFETENSORS_FILE
         elif SAFETENSORS_INDEX in siblings:
-            index_path = self._download(ref, SAFETENSORS_INDEX, who)
-            index = parse_json_object(index_path.read_bytes(), who, SAFETENSORS_INDEX)
+            cap = limit_for(SAFETENSORS_INDEX)
+            index_path = self._download(pinned, SAFETENSORS_INDEX, who, cap=cap)
+            raw = read_capped(index_path, SAFETENSORS_INDEX, who)
+            index = parse_json_object(raw, who, SAFETENSORS_INDEX)
             filename = shard_for_fc(index, who, SAFETENSORS_INDEX)
             if filename is None:
-                return SAFETENSORS_INDEX, "{}"
+                return Weights(SAFETENSORS_INDEX, None, "{}")
         else:
             others = sorted(s for s in siblings if s.endswith(".safetensors") and "/" not in s)
             filename = others[0] if others else None
         if filename is None:
-            return None, None
-        header = self._read_header(ref, commit, filename, who)
+            return Weights(None, None, None)
+        header, etag = self._read_header(ref, commit, filename, who)
         # Validate now, so that a bad header fails this run and is never cached.
         parse_header(header, who, f"{ref.repo_id}:{filename}")
-        return filename, header.decode("utf-8")
+        return Weights(filename, etag, header.decode("utf-8"))
 
     def _fetch_offline(self, ref: ModelRef, role: Role, who: str) -> ModelFiles:
         """Re-check from the HF cache and the manifest alone."""
         assert ref.repo_id is not None
-        config, location, commit = self._config(ref, who)
-        manifest = _load_manifest(_manifest_path(ref.repo_id, commit, ref.subfolder))
+        config, raw, location, commit = self._config(ref, who)
+        manifest = _load_manifest(ref.repo_id, commit, raw, ref.subfolder)
         unavailable = None
-        if manifest is None or (role == "draft" and manifest.get("tensors_file") is None):
-            snapshot_header = self._snapshot_header(ref, commit, who) if role == "draft" else None
-            if manifest is None and role == "draft" and snapshot_header is None:
+        if manifest is None or (role == "draft" and manifest.weights is None):
+            weights = self._snapshot_header(ref, commit, who) if role == "draft" else None
+            if role == "draft" and weights is None:
                 # The configs alone still decide the layer, size and vocabulary rules: check
                 # them, and list the fc width as not checked (as for a local folder).
                 unavailable = "has no safetensors header in the offline cache"
-            manifest = {
-                "version": MANIFEST_VERSION,
-                "base_model": (manifest or {}).get("base_model", []),
-                "tokenizer_etag": (manifest or {}).get("tokenizer_etag"),
-                "tensors_file": snapshot_header[0] if snapshot_header else None,
-                "tensors": snapshot_header[1] if snapshot_header else None,
-            }
+            manifest = Manifest(
+                repo_id=ref.repo_id,
+                commit=commit,
+                config_sha256=hashlib.sha256(raw).hexdigest(),
+                base_model=manifest.base_model if manifest else (),
+                tokenizer_etag=manifest.tokenizer_etag if manifest else None,
+                weights=weights,
+            )
         files = self._files(ref, role, who, config, location, commit, manifest)
         if unavailable is None:
             return files
         return replace(files, extras={**files.extras, "tensors_unavailable": unavailable})
 
-    def _snapshot_header(self, ref: ModelRef, commit: str, who: str) -> tuple[str, str] | None:
+    def _snapshot_header(self, ref: ModelRef, commit: str, who: str) -> Weights | None:
         """Read the header from full weights already in the HF cache, if someone fetched them."""
-        from huggingface_hub import try_to_load_from_cache
-
         assert ref.repo_id is not None
-        cached = try_to_load_from_cache(ref.repo_id, ref.in_repo(SAFETENSORS_FILE), revision=commit)
-        if not isinstance(cached, str):
+        path = _repo_cache(ref.repo_id) / "snapshots" / commit / ref.in_repo(SAFETENSORS_FILE)
+        if not path.exists():
             return None
-        return SAFETENSORS_FILE, read_header_bytes(Path(cached), who).decode("utf-8")
+        display = f"{ref.repo_id}@{commit[:12]}:{ref.in_repo(SAFETENSORS_FILE)}"
+        header = read_header_bytes(path, who, display)
+        parse_header(header, who, display)
+        return Weights(SAFETENSORS_FILE, None, header.decode("utf-8"))
 
     def _files(
         self,
@@ -555,14 +709,16 @@ class HubSource:
         config: dict[str, Any],
         location: str,
         commit: str,
-        manifest: dict[str, Any],
+        manifest: Manifest,
     ) -> ModelFiles:
         """Assemble ``ModelFiles`` from a config and a manifest."""
         tensors: dict[str, TensorInfo] | None = None
-        tensors_file = manifest.get("tensors_file")
-        header = manifest.get("tensors")
-        if role == "draft" and isinstance(header, str):
-            tensors = parse_header(header.encode("utf-8"), who, f"{ref.repo_id}:{tensors_file}")
+        weights = manifest.weights
+        tensors_file = weights.file if weights else None
+        if role == "draft" and weights is not None and weights.header is not None:
+            tensors = parse_header(
+                weights.header.encode("utf-8"), who, f"{ref.repo_id}:{tensors_file}"
+            )
         return ModelFiles(
             role=role,
             name=ref.spec,
@@ -570,12 +726,12 @@ class HubSource:
             config_location=location,
             tensors=tensors,
             tensors_location=f"{ref.repo_id}@{commit[:12]}:{ref.in_repo(tensors_file)}"
-            if tensors_file
+            if tensors_file and role == "draft"
             else None,
             revision=commit,
             extras={
-                "base_model": tuple(manifest.get("base_model") or ()),
-                "tokenizer": manifest.get("tokenizer_etag"),
+                "base_model": manifest.base_model,
+                "tokenizer": manifest.tokenizer_etag,
                 "repo_id": ref.repo_id,
                 "commit": commit,
                 "subfolder": ref.subfolder,
@@ -602,6 +758,7 @@ class HubSource:
             who,
             ref.repo_id,
             TOKENIZER_FILE,
+            0,
         )
         return meta.etag
 
@@ -623,16 +780,18 @@ class HubSource:
                     ),
                 )
             return folder
+        _install_client()
         info = self._model_info(repo_id, ref.revision, who)
         names = sorted(
-            name
-            for name in _siblings(info, ref.subfolder)
-            if any(fnmatch.fnmatch(name, p) for p in patterns)
+            s
+            for s in _siblings(info, ref.subfolder)
+            if any(fnmatch.fnmatch(s, p) for p in patterns)
         )
         pinned = replace(ref, revision=info.sha or ref.revision)
         snapshot: Path | None = None
         for name in names:
-            snapshot = self._download(pinned, name, who).parent
+            # Real weights: no body cap here (the smoke run asked for them).
+            snapshot = self._download(pinned, name, who, cap=1 << 62).parent
         if snapshot is None:
             raise FileNotFoundOnHubError(f"{who}: no files matching {', '.join(patterns)}")
         return snapshot
@@ -649,71 +808,118 @@ class HubSource:
             revision=files.extras["commit"],
             subfolder=files.extras.get("subfolder"),
         )
-        path = self._download(ref, TOKENIZER_FILE, files.who)
-        return vocab_from_tokenizer_json(path.read_bytes(), files.who, TOKENIZER_FILE)
+        cap = limit_for(TOKENIZER_FILE)
+        _install_client()
+        with bounded(seconds=DEADLINE_FACTOR * self.options.timeout):
+            path = self._download(ref, TOKENIZER_FILE, files.who, cap=cap)
+        raw = read_capped(path, TOKENIZER_FILE, files.who, f"{ref.repo_id}:{TOKENIZER_FILE}")
+        return vocab_from_tokenizer_json(raw, files.who, TOKENIZER_FILE)
 
 
-def _siblings(info: Any, subfolder: str | None) -> set[str]:
-    """Return the repo's file names relative to ``subfolder`` (only the files under it)."""
-    names = {s.rfilename for s in (info.siblings or [])}
+def _siblings(info: Any, subfolder: str | None = None) -> set[str]:
+    """Return the repo's file names from model info, keeping only names inside the repo,
+    relative to ``subfolder`` (and only the files under it) when one is given."""
+    names = set()
+    for sibling in getattr(info, "siblings", None) or []:
+        name = getattr(sibling, "rfilename", None)
+        if isinstance(name, str):
+            try:
+                names.add(check_repo_file(name))
+            except BadName:
+                continue  # a name that would leave the repo is never fetched
     if not subfolder:
         return names
     prefix = subfolder + "/"
     return {n[len(prefix) :] for n in names if n.startswith(prefix)}
 
 
-def _base_models(card_data: Any) -> list[str]:
+def _base_models(card_data: Any) -> tuple[str, ...]:
     """Return the ``base_model`` entries of a model card's metadata."""
     if card_data is None:
-        return []
+        return ()
     value = card_data.get("base_model") if hasattr(card_data, "get") else None
     if isinstance(value, str):
-        return [value]
+        return (value,)
     if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    return []
+        return tuple(v for v in value if isinstance(v, str))
+    return ()
+
+
+def _repo_cache(repo_id: str) -> Path:
+    """Return the repo's folder in the HF cache (``repo_id`` is validated by ``fetch``)."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE) / ("models--" + repo_id.replace("/", "--"))
+
+
+def _cached_ref(repo_id: str, revision: str) -> str | None:
+    """Return the commit a cached ``refs/<revision>`` file points at, if it is a commit id."""
+    try:
+        text = read_capped(_repo_cache(repo_id) / "refs" / revision, CONFIG_FILE, "cache")
+    except ConfigError:
+        return None
+    commit = text.decode("ascii", errors="replace").strip()
+    return commit if _is_commit(commit) else None  # anything else could name a path
 
 
 def _update_ref(repo_id: str, revision: str, commit: str) -> None:
     """Point ``refs/<revision>`` of the HF cache at ``commit``, as hf_hub_download would."""
-    from huggingface_hub import constants
-
-    if _is_commit(revision):
+    if _is_commit(revision) or _cached_ref(repo_id, revision) == commit:
         return
-    ref_file = (
-        Path(constants.HF_HUB_CACHE) / ("models--" + repo_id.replace("/", "--")) / "refs" / revision
-    )
-    try:
-        current: str | None = ref_file.read_text().strip()
-    except OSError:
-        current = None
-    if current == commit:
-        return
+    ref_file = _repo_cache(repo_id) / "refs" / revision
     try:
         ref_file.parent.mkdir(parents=True, exist_ok=True)
-        ref_file.write_text(commit)
+        _write_atomic(ref_file, commit)
     except OSError:
         pass  # a read-only cache only costs the offline re-run
 
 
-def _load_manifest(path: Path) -> dict[str, Any] | None:
-    """Read a cached manifest; a missing, foreign or corrupt one counts as absent."""
+def _manifest_path(repo_id: str, commit: str, subfolder: str | None = None) -> Path:
+    """Return where the manifest of ``repo_id`` at ``commit`` (and subfolder) is cached."""
+    from huggingface_hub import constants
+
+    folder = "models--" + repo_id.replace("/", "--")
+    # A subfolder is another model of the same commit: its own manifest.
+    name = commit + (f"@{subfolder.replace('/', '--')}" if subfolder else "")
+    return Path(constants.HF_HOME) / "dflash-check" / folder / f"{name}.json"
+
+
+def _load_manifest(
+    repo_id: str, commit: str, config_raw: bytes, subfolder: str | None = None
+) -> Manifest | None:
+    """Read a cached manifest; a missing, foreign, stale or corrupt one counts as absent."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        text = read_capped(_manifest_path(repo_id, commit, subfolder), "model info", "cache")
+    except ConfigError:
         return None
-    if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
-        return None
-    return data
+    digest = hashlib.sha256(config_raw).hexdigest()
+    return parse_manifest(text.decode("utf-8", errors="replace"), repo_id, commit, digest)
 
 
-def _store_manifest(path: Path, manifest: dict[str, Any]) -> None:
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file and a rename (readers never see half)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _store_manifest(manifest: Manifest, subfolder: str | None = None) -> None:
     """Write a manifest atomically (concurrent registry workers may race on it)."""
+    path = _manifest_path(manifest.repo_id, manifest.commit, subfolder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(manifest))
-        tmp.replace(path)
+        _write_atomic(path, manifest.to_json())
     except OSError:
         # A read-only cache only costs the offline re-run; the check itself still works.
         pass
+
+
+def _drop_incomplete(repo_id: str) -> None:
+    """Remove partial downloads of a repo that a cut-off transfer left in the HF cache."""
+    with contextlib.suppress(OSError):
+        for partial in (_repo_cache(repo_id) / "blobs").glob("*.incomplete"):
+            with contextlib.suppress(OSError):
+                partial.unlink()

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from dflash_check.core.model import ModelFiles
+from dflash_check.hub.names import BadName, check_repo_id, check_revision
 
 Role = Literal["draft", "target"]
 
-# Hub repo ids: "name" or "org/name", letters, digits, '-', '_', '.' (huggingface_hub's rule).
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*(/[A-Za-z0-9][A-Za-z0-9_.\-]*)?$")
 # A subfolder inside a repo: relative path segments of the same characters.
 _SUBFOLDER = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
@@ -52,14 +51,23 @@ class ModelRef:
         return self.path is not None
 
 
+def _exists(text: str) -> bool:
+    """Return whether ``text`` names an existing file system entry (False for any odd name:
+    too long for the file system, a NUL byte, no permission to look)."""
+    try:
+        return Path(text).expanduser().exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _looks_like_path(text: str) -> bool:
     """Return whether ``text`` is meant as a filesystem path rather than a repo id."""
-    return (
-        text.startswith((".", "/", "~"))
-        or text.count("/") > 1
-        or (os.sep != "/" and os.sep in text)
-        or Path(text).exists()
-    )
+    if _exists(text):
+        return True
+    if text.startswith((".", "/", "~")) or (os.sep != "/" and os.sep in text):
+        return True
+    # "org/name@refs/pr/1": a Hub PR revision holds slashes, the repo part does not.
+    return text.partition("@")[0].count("/") > 1
 
 
 def check_subfolder(text: str) -> str:
@@ -87,6 +95,8 @@ def parse_model_ref(
     """Parse ``DIR[:SUB]``, ``REPO[:SUB][@REVISION]``; flags must not conflict with the text."""
     if not text.strip():
         raise BadModelSpec("model name is empty")
+    if "\x00" in text:
+        raise BadModelSpec(f"{text!r}: a model name cannot contain a NUL byte")
     # DIR:SUB or REPO:SUB: what comes before the first ':' decides (unless the whole text
     # is an existing path with a ':' in its name).
     whole = ":" not in text or Path(text).exists()
@@ -109,13 +119,19 @@ def parse_model_ref(
     repo_id, colon, sub = name.partition(":")
     if colon and not sub:
         raise BadModelSpec(f"{text}: empty subfolder after ':'")
-    if not _REPO_ID.match(repo_id) or ".." in repo_id:
-        raise BadModelSpec(
-            f"{text!r} is not a local directory nor a Hub repo id "
-            "(expected ORG/NAME[:SUBFOLDER][@REVISION])"
-        )
+    shown = repr(text if len(text) <= 120 else text[:117] + "...")
+    try:
+        check_repo_id(repo_id)
+    except BadName as err:
+        raise BadModelSpec(f"{shown} is not a local directory nor a Hub repo id ({err})") from None
+    chosen_rev = rev or revision
+    try:
+        if chosen_rev is not None:
+            check_revision(chosen_rev)
+    except BadName as err:
+        raise BadModelSpec(f"{shown}: {err}") from None
     chosen = _pick_subfolder(text, sub if colon else None, subfolder)
-    return ModelRef(spec=text, repo_id=repo_id, revision=rev or revision, subfolder=chosen)
+    return ModelRef(spec=text, repo_id=repo_id, revision=chosen_rev, subfolder=chosen)
 
 
 class ModelSource(Protocol):

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from dflash_check.core.fields import parse_json_object
+from dflash_check.core.limits import MB, limit_for
 from dflash_check.core.model import ModelFiles
 from dflash_check.core.safetensors_header import (
     TensorInfo,
@@ -21,19 +27,92 @@ from dflash_check.hub.interface import (
     ModelRef,
     Role,
 )
+from dflash_check.hub.names import BadName, check_repo_file
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
 
 
-def read_header_bytes(path: Path, who: str) -> bytes:
-    """Read only the JSON header of a safetensors file on disk (never the tensor data)."""
+def _why(err: OSError) -> str:
+    """Return a short reason for an OS error (permission denied, name too long …)."""
+    return (err.strerror or type(err).__name__).lower()
+
+
+@contextmanager
+def open_regular(path: Path, who: str, display: str | None = None) -> Iterator[BinaryIO]:
+    """Open ``path`` for reading only if it is a regular file, never blocking.
+
+    The file type is checked before opening (a FIFO named config.json would block ``open``
+    forever) and again on the open descriptor (O_NONBLOCK), so a file swapped in between
+    cannot block either. Symlinks are followed: the HF cache's snapshots are symlinks.
+    """
+    name = display or str(path)
     try:
-        with path.open("rb") as f:
-            length = header_length(f.read(8), who, path.name)
-            header = f.read(length)
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise ConfigError(f"{who}: {name}: is {kind}, not a regular file; refused")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ConfigError(f"{who}: {name}: file not found") from None
     except OSError as err:
-        raise ConfigError(f"{who}: {path.name}: cannot read ({err.strerror})") from err
+        raise ConfigError(f"{who}: {name}: cannot read ({_why(err)})") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{who}: {name}: is not a regular file; refused")
+        yield f
+
+
+def read_capped(path: Path, kind: str, who: str, display: str | None = None) -> bytes:
+    """Read a whole small file (config, index, card, tokenizer), refusing one above its cap."""
+    name = display or str(path)
+    cap = limit_for(kind)
+    with open_regular(path, who, name) as f:
+        try:
+            data = f.read(cap + 1)
+        except OSError as err:
+            raise ConfigError(f"{who}: {name}: cannot read ({_why(err)})") from None
+    if len(data) > cap:
+        raise ConfigError(
+            f"{who}: {name}: larger than the {cap // MB} MB limit for {kind}; refused"
+        )
+    return data
+
+
+def is_regular_file(path: Path) -> bool:
+    """Return whether ``path`` exists as a regular file (following links, never raising)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def exists(path: Path) -> bool:
+    """Return whether anything exists at ``path`` (never raising on odd names)."""
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def read_header_bytes(path: Path, who: str, display: str | None = None) -> bytes:
+    """Read only the JSON header of a safetensors file on disk (never the tensor data)."""
+    name = display or path.name
+    with open_regular(path, who, name) as f:
+        try:
+            length = header_length(f.read(8), who, name)
+            header = f.read(length)
+        except OSError as err:
+            raise ConfigError(f"{who}: {name}: cannot read ({_why(err)})") from None
     if len(header) < length:
         raise ConfigError(
-            f"{who}: {path.name}: safetensors header truncated ({len(header)} of {length} bytes)"
+            f"{who}: {name}: safetensors header truncated ({len(header)} of {length} bytes)"
         )
     return header
 
@@ -50,12 +129,19 @@ def shard_for_fc(index: dict[str, object], who: str, where: str) -> str | None:
         isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()
     ):
         raise ConfigError(f"{who}: {where}: field 'weight_map' must map tensor names to files")
-    if "fc.weight" in weight_map:
-        return str(weight_map["fc.weight"])
-    for name in sorted(weight_map):
-        if name.endswith(".fc.weight"):
-            return str(weight_map[name])
-    return None
+    shard: str | None = weight_map.get("fc.weight")
+    if shard is None:
+        # One pass, no sort: an index may list hundreds of thousands of tensors.
+        prefixed = [name for name in weight_map if name.endswith(".fc.weight")]
+        shard = weight_map[min(prefixed)] if prefixed else None
+    if shard is None:
+        return None
+    try:
+        return check_repo_file(shard)
+    except BadName:
+        raise ConfigError(
+            f"{who}: {where}: shard name {shard[:100]!r} points outside the model folder"
+        ) from None
 
 
 def _safe_child(directory: Path, name: str, who: str, where: str) -> Path:
@@ -74,17 +160,14 @@ class LocalSource:
         assert ref.path is not None  # the caller dispatches local refs here
         who = f"{role} {ref.spec}"
         directory = ref.path
-        if not directory.exists():
+        if not exists(directory):
             raise ConfigError(f"{who}: directory not found")
         if not directory.is_dir():
             raise ConfigError(f"{who}: not a directory")
         config_path = directory / CONFIG_FILE
-        if not config_path.is_file():
+        if not exists(config_path):
             raise ConfigError(f"{who}: {CONFIG_FILE} not found in {directory}")
-        try:
-            raw = config_path.read_bytes()
-        except OSError as err:
-            raise ConfigError(f"{who}: {config_path}: cannot read ({err.strerror})") from err
+        raw = read_capped(config_path, CONFIG_FILE, who)
         location = str(config_path)
         config = parse_json_object(raw, who, location)
         tensors, tensors_location = (None, None)
@@ -100,40 +183,37 @@ class LocalSource:
             tensors_location=tensors_location,
             extras={
                 "base_model": card_base_models(directory / "README.md"),
-                "tokenizer": str(tokenizer) if tokenizer.is_file() else None,
+                "tokenizer": str(tokenizer) if exists(tokenizer) else None,
             },
         )
 
     def tokenizer_fingerprint(self, files: ModelFiles) -> str:
         """Return the sha256 of the model's ``tokenizer.json``."""
-        import hashlib  # only when both models ship a tokenizer
-
-        digest = hashlib.sha256()
-        with Path(files.extras["tokenizer"]).open("rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
-        return digest.hexdigest()
+        path = Path(files.extras["tokenizer"])
+        return hashlib.sha256(read_capped(path, TOKENIZER_FILE, files.who)).hexdigest()
 
     def tokenizer_vocab(self, files: ModelFiles) -> dict[int, str]:
         """Return the id -> token map of the model's ``tokenizer.json``."""
         path = Path(files.extras["tokenizer"])
-        return vocab_from_tokenizer_json(path.read_bytes(), files.who, str(path))
+        raw = read_capped(path, TOKENIZER_FILE, files.who)
+        return vocab_from_tokenizer_json(raw, files.who, str(path))
 
     def _draft_tensors(
         self, directory: Path, who: str
     ) -> tuple[dict[str, TensorInfo] | None, str | None]:
         """Find the safetensors header that describes ``fc.weight``."""
         single = directory / SAFETENSORS_FILE
-        if single.is_file():
+        if exists(single):
             return read_header_file(single, who), str(single)
         index_path = directory / SAFETENSORS_INDEX
-        if index_path.is_file():
-            index = parse_json_object(index_path.read_bytes(), who, str(index_path))
+        if exists(index_path):
+            raw = read_capped(index_path, SAFETENSORS_INDEX, who)
+            index = parse_json_object(raw, who, str(index_path))
             shard = shard_for_fc(index, who, str(index_path))
             if shard is None:
                 return {}, str(index_path)
             shard_path = _safe_child(directory, shard, who, str(index_path))
-            if not shard_path.is_file():
+            if not exists(shard_path):
                 raise ConfigError(f"{who}: {index_path.name} names shard {shard}, which is missing")
             return read_header_file(shard_path, who), str(shard_path)
         # Unconventional single-file names: read every header until fc.weight shows up.
@@ -148,10 +228,13 @@ class LocalSource:
 
 def card_base_models(readme: Path) -> tuple[str, ...]:
     """Return ``base_model`` from a model card's YAML front matter, if any."""
-    try:
-        text = readme.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    if not exists(readme):
         return ()
+    try:
+        raw = read_capped(readme, "README.md", "model card")
+    except ConfigError:
+        return ()  # an unreadable card is not the pair's problem
+    text = raw.decode("utf-8", errors="replace")
     if not text.startswith("---"):
         return ()
     end = text.find("\n---", 3)
@@ -161,8 +244,8 @@ def card_base_models(readme: Path) -> tuple[str, ...]:
 
     try:
         meta: Any = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
-        return ()  # a broken card is not the pair's problem
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return ()  # a broken (or absurdly nested) card is not the pair's problem
     value = meta.get("base_model") if isinstance(meta, dict) else None
     if isinstance(value, str):
         return (value,)

@@ -150,6 +150,47 @@ def resolution_table(report: CheckReport, width: int = 120) -> Table:
     return table
 
 
+MAX_PICTURE_CELLS = 100
+"""Widest layer picture drawn; longer stretches without a tapped layer are elided as '…'."""
+
+
+def picture_cells(n: int, tapped: list[int], max_valid: int) -> list[tuple[str, str]]:
+    """Return the picture's cells: one per layer (with '│' at both ends of the N present
+    ones), eliding untapped stretches as '…' so its width stays bounded whatever N or the
+    ids are (a target of 2^31-1 layers, an id of 2^31-1)."""
+    last = max(n - 1, tapped[-1] if tapped else 0)
+    wanted = set(tapped[: MAX_PICTURE_CELLS // 2])
+    cells: list[tuple[str, str]] = [("│", "")]
+
+    def cell(layer: int) -> tuple[str, str]:
+        if layer >= n:
+            return ("✗", "bold red") if layer in wanted else ("░", "bold red")
+        if layer in wanted:
+            return ("✗", "bold red") if layer > max_valid else ("●", "bold green")
+        return ("·", "dim")
+
+    # Draw every layer when it fits; else the tapped ones, the ends, and '…' between.
+    if last + 1 <= MAX_PICTURE_CELLS - 2:
+        marks = list(range(last + 1))
+    else:
+        marks = sorted(wanted | {0, n - 1, n, last} - {-1})
+    previous = -1
+    for layer in marks:
+        if layer > last:
+            continue
+        if layer == n:
+            cells.append(("│", ""))
+        if layer - previous > 1:
+            cells.append(("…", "dim" if layer <= n else "bold red"))
+        cells.append(cell(layer))
+        previous = layer
+    if last < n:
+        cells.append(("│", ""))
+    if len(tapped) > len(wanted):
+        cells.append((f" (+{len(tapped) - len(wanted)} more)", "dim"))
+    return cells
+
+
 def layer_picture(report: CheckReport, width: int) -> list[Text]:
     """Return a line picturing the target's layers (tapped and missing ones marked) and a
     legend wrapped under it."""
@@ -160,18 +201,9 @@ def layer_picture(report: CheckReport, width: int) -> list[Text]:
     tapped = set(res.layer_ids)
     prefix = f"target layers 0–{n - 1} "
     line = Text(prefix)
-    line.append("│")
-    for layer in range(n):
-        if layer in tapped and layer > res.max_valid_id:
-            line.append("✗", style="bold red")
-        elif layer in tapped:
-            line.append("●", style="bold green")
-        else:
-            line.append("·", style="dim")
-    line.append("│")
+    for char, style in picture_cells(n, sorted(tapped), res.max_valid_id):
+        line.append(char, style=style)
     beyond = [t for t in sorted(tapped) if t >= n]
-    for layer in range(n, max(beyond, default=n - 1) + 1):
-        line.append("✗" if layer in tapped else "░", style="bold red")
     rule = (
         f"the portable rule (t ≤ N-{res.runtime.max_id_from_end})"
         if report.runtime == PORTABLE

@@ -1,0 +1,107 @@
+"""Standard streams that never turn a report into a crash.
+
+Two things a user's shell can do to the tool's output, and what happens instead:
+
+* a terminal or pipe that cannot encode the report (``PYTHONIOENCODING=ascii``, a C locale):
+  the text is written with ASCII stand-ins for the few symbols the reports use (``->`` for
+  ``→``, ``x`` for ``✗`` …), anything else as ``?``; rich already draws ASCII table borders
+  for such a stream;
+* a closed stdout (``>&-``) or one whose reader went away (``| head -1``): the rest of the
+  output is dropped silently and the exit code is still the verdict's, as documented.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from typing import Any, TextIO
+
+# The non-ASCII symbols the reports and messages use, and their ASCII stand-ins.
+ASCII_FALLBACK = str.maketrans(
+    {
+        "–": "-",
+        "—": "-",
+        "…": "...",
+        "≤": "<=",
+        "≥": ">=",
+        "→": "->",
+        "×": "x",
+        "✓": "ok",
+        "✗": "x",
+        "●": "*",
+        "█": "#",
+        "░": ".",
+        "│": "|",
+        "─": "-",
+        "·": ".",
+        "§": "S",
+        "τ": "tau",
+    }
+)
+
+
+class SafeStream(io.TextIOBase):
+    """A text stream that degrades to ASCII and goes quiet on a broken pipe."""
+
+    def __init__(self, inner: TextIO | None) -> None:
+        self._inner = inner
+        self._broken = inner is None
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._inner, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        return bool(self._inner is not None and not self._broken and self._inner.isatty())
+
+    def fileno(self) -> int:
+        if self._inner is None:
+            raise io.UnsupportedOperation("stream is closed")
+        return self._inner.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:  # type: ignore[override]
+        if self._broken or self._inner is None:
+            return len(text)
+        try:
+            try:
+                self._inner.write(text)
+            except UnicodeEncodeError:
+                encoding = self.encoding
+                safe = text.translate(ASCII_FALLBACK).encode(encoding, "replace")
+                self._inner.write(safe.decode(encoding))
+        except (BrokenPipeError, ValueError, OSError):
+            self._go_quiet()
+        return len(text)
+
+    def flush(self) -> None:
+        if self._broken or self._inner is None:
+            return
+        try:
+            self._inner.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            self._go_quiet()
+
+    def _go_quiet(self) -> None:
+        """Drop all further output, and point the descriptor at /dev/null so that the
+        interpreter's own flush at exit does not report the broken pipe either."""
+        self._broken = True
+        inner = self._inner
+        if inner is None:
+            return
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, inner.fileno())
+            os.close(devnull)
+
+
+def install() -> None:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` (once)."""
+    for name in ("stdout", "stderr"):
+        current: Any = getattr(sys, name)
+        if not isinstance(current, SafeStream):
+            setattr(sys, name, SafeStream(current))
