@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up 
     from dflash_check.core.outcome import RunResult
     from dflash_check.core.report import CheckReport
     from dflash_check.hub.interface import ModelRef
+    from dflash_check.runtime.engine import EngineOptions
     from dflash_check.runtime.smoke import SmokeOptions
 
 app = typer.Typer(
@@ -53,11 +54,19 @@ def stdout_console() -> Console:
 
 def secrets() -> list[str]:
     """Return the token values that must never be printed."""
-    values = [os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN"), _TOKEN[0]]
+    values = [
+        os.environ.get("HF_TOKEN"),
+        os.environ.get("HUGGING_FACE_HUB_TOKEN"),
+        os.environ.get(ENGINE_KEY_ENV),
+        _TOKEN[0],
+        _ENGINE_KEY[0],
+    ]
     return [v for v in values if v and len(v) >= 4]
 
 
 _TOKEN: list[str | None] = [None]
+_ENGINE_KEY: list[str | None] = [None]
+ENGINE_KEY_ENV = "DFLASH_CHECK_ENGINE_API_KEY"
 
 
 def redact(text: str) -> str:
@@ -142,6 +151,14 @@ class DtypeChoice(str, Enum):
 
 
 SMOKE = "Smoke run"
+ENGINE = "Smoke run in a serving engine"
+
+
+class EngineChoice(str, Enum):
+    """Serving engines ``--smoke-run --engine`` drives (dflash_check.runtime.engine.ENGINES)."""
+
+    vllm = "vllm"
+    sglang = "sglang"
 
 
 def _runtime_enum() -> type[Enum]:
@@ -340,12 +357,61 @@ def pair(
         ),
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", rich_help_panel=SMOKE)] = 0,
+    engine: Annotated[
+        EngineChoice | None,
+        typer.Option(
+            "--engine",
+            help="Run the smoke decode on this engine's server (see --endpoint) instead of "
+            "the bundled runtime.",
+            rich_help_panel=ENGINE,
+        ),
+    ] = None,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            help="Base URL of a running engine serving TARGET with DRAFT as its speculative "
+            "model, e.g. http://gpu-node:8000.",
+            rich_help_panel=ENGINE,
+        ),
+    ] = None,
+    baseline_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-endpoint",
+            help="Base URL of the same target served without speculation: outputs are compared "
+            "token for token (lossless check).",
+            rich_help_panel=ENGINE,
+        ),
+    ] = None,
+    engine_api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--engine-api-key",
+            envvar=ENGINE_KEY_ENV,
+            help="Bearer key of the engine's API (never printed).",
+            show_default=False,
+            show_envvar=True,
+            rich_help_panel=ENGINE,
+        ),
+    ] = None,
+    engine_timeout: Annotated[
+        float,
+        typer.Option(
+            "--engine-timeout",
+            min=1.0,
+            help="Seconds to wait for each engine answer.",
+            rich_help_panel=ENGINE,
+        ),
+    ] = 300.0,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or one, with --runtime)."""
     from dflash_check.core.rules import RULES_BY_ID
     from dflash_check.hub.interface import BadModelSpec, parse_model_ref
 
     _TOKEN[0] = token
+    _ENGINE_KEY[0] = engine_api_key
+    check_engine_flags(smoke_run, engine, endpoint, baseline_endpoint)
     json_output = output_format is OutputFormat.json
     ignored = frozenset(r.upper() for r in ignore or [])
     unknown = sorted(ignored - set(RULES_BY_ID))
@@ -397,7 +463,18 @@ def pair(
             token=token,
             offline=offline,  # HubSource also honours HF_HUB_OFFLINE itself
         )
-        report = smoke(report, draft_ref, target_ref, options, force, json_output)
+        engine_options = None
+        if engine is not None and endpoint is not None:
+            from dflash_check.runtime.engine import EngineOptions
+
+            engine_options = EngineOptions(
+                engine=engine.value,
+                endpoint=endpoint,
+                baseline_endpoint=baseline_endpoint,
+                api_key=engine_api_key,
+                timeout=engine_timeout,
+            )
+        report = smoke(report, draft_ref, target_ref, options, force, json_output, engine_options)
 
     if output_format in CI_FORMATS:
         outcome = PairOutcome(label, Verdict.COMPATIBLE, report=report)
@@ -429,8 +506,12 @@ def smoke(
     options: SmokeOptions,
     force: bool,
     json_output: bool,
+    engine: EngineOptions | None = None,
 ) -> CheckReport:
-    """Run the smoke decode after a passing static check (or with --force); attach it."""
+    """Run the smoke decode after a passing static check (or with --force); attach it.
+
+    With ``engine`` the decode runs on that serving engine, else in the bundled runtime.
+    """
     from dataclasses import replace
 
     from dflash_check.core.report import Verdict
@@ -455,12 +536,52 @@ def smoke(
     with progress:
         task = progress.add_task("starting", total=None)
         try:
-            measured = run_smoke(
-                draft, target, options, lambda text: progress.update(task, description=text)
-            )
+
+            def say(text: str) -> None:
+                progress.update(task, description=text)
+
+            if engine is None:
+                measured = run_smoke(draft, target, options, say)
+            else:
+                from dflash_check.runtime.engine import run_engine_smoke
+                from dflash_check.runtime.smoke import DEFAULT_PROMPTS
+
+                measured = run_engine_smoke(
+                    draft,
+                    target,
+                    options.prompts or DEFAULT_PROMPTS,
+                    options.max_new_tokens,
+                    options.temperature,
+                    options.seed,
+                    options.chat_template,
+                    options.min_acceptance,
+                    options.block_size or report.draft.block_size,
+                    engine,
+                    say,
+                )
         except CheckError as err:
             fail(err, json_output)
     return replace(report, smoke=measured)
+
+
+def check_engine_flags(
+    smoke_run: bool, engine: EngineChoice | None, endpoint: str | None, baseline: str | None
+) -> None:
+    """Refuse engine flags that cannot work together, naming both flags."""
+    if engine is not None and not smoke_run:
+        raise typer.BadParameter("--engine needs --smoke-run", param_hint="--engine")
+    if engine is not None and endpoint is None:
+        raise typer.BadParameter(
+            f"--engine {engine.value} needs --endpoint URL (the running server to attach to)",
+            param_hint="--engine",
+        )
+    for flag, value in (("--endpoint", endpoint), ("--baseline-endpoint", baseline)):
+        if value is not None and engine is None:
+            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise typer.BadParameter(
+                f"{flag} {value!r}: give a URL such as http://host:8000", param_hint=flag
+            )
 
 
 def exit_code(report: CheckReport, strict: bool) -> int:

@@ -12,7 +12,7 @@ from rich.text import Text
 from dflash_check.core.report import CheckReport, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
 from dflash_check.core.runtimes import PORTABLE
-from dflash_check.core.smoke_report import SmokeReport
+from dflash_check.core.smoke_report import EngineRun, SmokeReport
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 VERDICT_STYLE = {
@@ -187,27 +187,50 @@ def smoke_section(smoke: SmokeReport) -> RenderableType:
     head = Text("smoke run: ", style="bold")
     head.append("passed" if ok else "FAILED", style="bold green" if ok else "bold red")
     lossless = {True: "lossless", False: "NOT lossless", None: "sampling (not compared)"}
+    if smoke.engine is not None and smoke.lossless is None and smoke.temperature <= 0:
+        lossless[None] = "lossless not checked: no --baseline-endpoint"
+    where = f"{smoke.device}, {smoke.dtype}"
+    if smoke.engine is not None:
+        where = engine_line(smoke.engine)
     head.append(
-        f"  ({smoke.device}, {smoke.dtype}, block {smoke.block_size}, "
+        f"  ({where}, block {smoke.block_size}, "
         f"{len(smoke.cases)} prompts; {lossless[smoke.lossless]})"
     )
+    speed = (
+        f"{smoke.tokens_per_second:.1f} tok/s vs "
+        f"{smoke.baseline_tokens_per_second:.1f} tok/s plain = {smoke.speedup:.2f}x"
+    )
+    if smoke.engine is not None and smoke.engine.baseline_endpoint is None:
+        speed = f"{smoke.tokens_per_second:.1f} tok/s (one request at a time, client clock)"
     tau = Text(
         f"tau = {smoke.mean_acceptance_length:.2f} tokens per target step "
-        f"(minimum {smoke.min_acceptance:g}); {smoke.tokens_per_second:.1f} tok/s vs "
-        f"{smoke.baseline_tokens_per_second:.1f} tok/s plain = {smoke.speedup:.2f}x"
+        f"(minimum {smoke.min_acceptance:g}); {speed}"
     )
     hist = smoke.histogram()
     most = max(hist.values()) if hist else 1
-    lines: list[RenderableType] = [head, tau, Text("acceptance lengths:")]
-    for length in range(1, smoke.block_size + 1):
-        count = hist.get(length, 0)
-        bar = "█" * round(20 * count / most) if count else ""
-        lines.append(Text(f"  {length:>2} │{bar} {count}"))
+    lines: list[RenderableType] = [head, tau]
+    if hist or smoke.counts is None:
+        lines.append(Text("acceptance lengths:"))
+        for length in range(1, smoke.block_size + 1):
+            count = hist.get(length, 0)
+            bar = "█" * round(20 * count / most) if count else ""
+            lines.append(Text(f"  {length:>2} │{bar} {count}"))
+    else:
+        lines.append(Text(f"acceptance lengths: not exposed by {smoke.device}"))
     rates = "  ".join(
         f"{j}:{r:.0%}" for j, r in enumerate(smoke.acceptance_rate_per_position, start=1)
     )
     lines.append(Text(f"accepted per draft position: {rates}"))
     return Group(*lines)
+
+
+def engine_line(run: EngineRun) -> str:
+    """Return where an engine smoke run ran: engine, version, mode, endpoint, parallelism."""
+    parts = [f"{run.engine} {run.version}" if run.version else run.engine]
+    parts.append(f"{run.mode} {run.endpoint}")
+    if run.tensor_parallel or run.pipeline_parallel:
+        parts.append(f"TP {run.tensor_parallel or 1} x PP {run.pipeline_parallel or 1}")
+    return ", ".join(parts)
 
 
 def render_table(report: CheckReport) -> RenderableType:
