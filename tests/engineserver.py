@@ -52,7 +52,7 @@ def scripted_decoder(block_size: int, pattern: tuple[int, ...] = (3, 1, 4, 2, 5)
         i = 0
         while made < max_tokens:
             size = min(block_size, max_tokens - made + 1)
-            lengths.append(min(pattern[i % len(pattern)], size, block_size))
+            lengths.append(min(pattern[i % len(pattern)], size, max_tokens - made))
             drafted.append(size - 1)
             made += lengths[-1]
             i += 1

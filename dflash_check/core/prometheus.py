@@ -85,7 +85,8 @@ def _parse_value(token: str, line_no: int) -> float:
 def parse_metrics(text: str) -> tuple[Sample, ...]:
     """Return every sample of a text exposition, in order."""
     samples: list[Sample] = []
-    for line_no, raw in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines() would also break inside label values (\x1e, \x0c…).
+    for line_no, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
