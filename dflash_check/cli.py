@@ -18,8 +18,12 @@ from dflash_check import __version__
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
+    from collections.abc import Callable
+
+    from dflash_check.core.engine_command import LaunchSpec
     from dflash_check.core.outcome import RunResult
     from dflash_check.core.report import CheckReport
+    from dflash_check.core.smoke_report import SmokeReport
     from dflash_check.hub.interface import ModelRef
     from dflash_check.runtime.engine import EngineOptions
     from dflash_check.runtime.smoke import SmokeOptions
@@ -39,6 +43,9 @@ PAIR_EXAMPLES = [
     "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
     "dflash-check pair DRAFT TARGET --runtime vllm --format json",
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
+    "dflash-check pair z-lab/Qwen3-8B-DFlash-b16 Qwen/Qwen3-8B --smoke-run --engine vllm "
+    "--endpoint http://gpu-node:8000",
+    "dflash-check pair DRAFT TARGET --engine sglang --print-command --tensor-parallel-size 8",
 ]
 
 
@@ -404,6 +411,59 @@ def pair(
             rich_help_panel=ENGINE,
         ),
     ] = 300.0,
+    launch: Annotated[
+        bool,
+        typer.Option(
+            "--launch",
+            help="Start the engine here with the pair (the --print-command command), run the "
+            "smoke prompts, and stop it.",
+            rich_help_panel=ENGINE,
+        ),
+    ] = False,
+    print_command: Annotated[
+        bool,
+        typer.Option(
+            "--print-command",
+            help="Print the engine command that serves this pair (to run on your cluster) "
+            "and exit.",
+            rich_help_panel=ENGINE,
+        ),
+    ] = False,
+    tensor_parallel_size: Annotated[
+        int | None,
+        typer.Option(
+            "--tensor-parallel-size",
+            min=1,
+            help="Passed to the engine (--launch, --print-command).",
+            rich_help_panel=ENGINE,
+        ),
+    ] = None,
+    pipeline_parallel_size: Annotated[
+        int | None,
+        typer.Option(
+            "--pipeline-parallel-size",
+            min=1,
+            help="Passed to the engine (--launch, --print-command).",
+            rich_help_panel=ENGINE,
+        ),
+    ] = None,
+    launch_timeout: Annotated[
+        float,
+        typer.Option(
+            "--launch-timeout",
+            min=1.0,
+            help="Seconds to wait for a launched engine to become healthy.",
+            rich_help_panel=ENGINE,
+        ),
+    ] = 1800.0,
+    engine_binary: Annotated[
+        str | None,
+        typer.Option(
+            "--engine-binary",
+            help="Executable that starts the engine (default: vllm, or python3 for SGLang).",
+            rich_help_panel=ENGINE,
+        ),
+    ] = None,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or one, with --runtime)."""
     from dflash_check.core.rules import RULES_BY_ID
@@ -411,7 +471,7 @@ def pair(
 
     _TOKEN[0] = token
     _ENGINE_KEY[0] = engine_api_key
-    check_engine_flags(smoke_run, engine, endpoint, baseline_endpoint)
+    check_engine_flags(smoke_run, engine, endpoint, baseline_endpoint, launch, print_command)
     json_output = output_format is OutputFormat.json
     ignored = frozenset(r.upper() for r in ignore or [])
     unknown = sorted(ignored - set(RULES_BY_ID))
@@ -446,6 +506,12 @@ def pair(
             write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
         fail(err, json_output)
 
+    if print_command and engine is not None:
+        print_engine_command(
+            report, draft_ref, target_ref, engine, tensor_parallel_size, pipeline_parallel_size
+        )
+        raise typer.Exit(exit_code(report, strict))
+
     if smoke_run:
         from dflash_check.runtime.smoke import SmokeOptions
 
@@ -464,15 +530,20 @@ def pair(
             offline=offline,  # HubSource also honours HF_HUB_OFFLINE itself
         )
         engine_options = None
-        if engine is not None and endpoint is not None:
+        if engine is not None:
             from dflash_check.runtime.engine import EngineOptions
 
             engine_options = EngineOptions(
                 engine=engine.value,
-                endpoint=endpoint,
+                endpoint=endpoint or "",
                 baseline_endpoint=baseline_endpoint,
                 api_key=engine_api_key,
                 timeout=engine_timeout,
+                tensor_parallel=tensor_parallel_size,
+                pipeline_parallel=pipeline_parallel_size,
+                mode="launch" if launch else "attach",
+                launch_timeout=launch_timeout,
+                binary=engine_binary,
             )
         report = smoke(report, draft_ref, target_ref, options, force, json_output, engine_options)
 
@@ -546,33 +617,57 @@ def smoke(
                 from dflash_check.runtime.engine import run_engine_smoke
                 from dflash_check.runtime.smoke import DEFAULT_PROMPTS
 
-                measured = run_engine_smoke(
-                    draft,
-                    target,
-                    options.prompts or DEFAULT_PROMPTS,
-                    options.max_new_tokens,
-                    options.temperature,
-                    options.seed,
-                    options.chat_template,
-                    options.min_acceptance,
-                    options.block_size or report.draft.block_size,
-                    engine,
-                    say,
-                )
+                def attach(engine: EngineOptions) -> SmokeReport:
+                    return run_engine_smoke(
+                        draft,
+                        target,
+                        options.prompts or DEFAULT_PROMPTS,
+                        options.max_new_tokens,
+                        options.temperature,
+                        options.seed,
+                        options.chat_template,
+                        options.min_acceptance,
+                        options.block_size or report.draft.block_size,
+                        engine,
+                        say,
+                    )
+
+                if engine.mode == "launch":
+                    measured = launch_and_attach(report, draft, target, engine, attach, say)
+                else:
+                    measured = attach(engine)
         except CheckError as err:
             fail(err, json_output)
     return replace(report, smoke=measured)
 
 
 def check_engine_flags(
-    smoke_run: bool, engine: EngineChoice | None, endpoint: str | None, baseline: str | None
+    smoke_run: bool,
+    engine: EngineChoice | None,
+    endpoint: str | None,
+    baseline: str | None,
+    launch: bool = False,
+    print_command: bool = False,
 ) -> None:
     """Refuse engine flags that cannot work together, naming both flags."""
+    for flag, on in (("--launch", launch), ("--print-command", print_command)):
+        if on and engine is None:
+            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
+    if print_command:
+        return
     if engine is not None and not smoke_run:
-        raise typer.BadParameter("--engine needs --smoke-run", param_hint="--engine")
-    if engine is not None and endpoint is None:
         raise typer.BadParameter(
-            f"--engine {engine.value} needs --endpoint URL (the running server to attach to)",
+            "--engine needs --smoke-run (or --print-command)", param_hint="--engine"
+        )
+    if launch and endpoint is not None:
+        raise typer.BadParameter(
+            "--launch starts its own server; --endpoint attaches to a running one: use one",
+            param_hint="--launch",
+        )
+    if engine is not None and endpoint is None and not launch:
+        raise typer.BadParameter(
+            f"--engine {engine.value} needs --endpoint URL (a running server to attach to) "
+            "or --launch",
             param_hint="--engine",
         )
     for flag, value in (("--endpoint", endpoint), ("--baseline-endpoint", baseline)):
@@ -582,6 +677,91 @@ def check_engine_flags(
             raise typer.BadParameter(
                 f"{flag} {value!r}: give a URL such as http://host:8000", param_hint=flag
             )
+
+
+def launch_spec(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    engine: str,
+    tensor_parallel: int | None,
+    pipeline_parallel: int | None,
+    host: str,
+    port: int,
+) -> LaunchSpec:
+    """Return what the engine command needs: the pair as given, the draft's block size."""
+    from dflash_check.core.engine_command import LaunchSpec
+
+    return LaunchSpec(
+        engine=engine,
+        target=target.spec,
+        draft=draft.spec,
+        block_size=report.draft.block_size,
+        tensor_parallel=tensor_parallel,
+        pipeline_parallel=pipeline_parallel,
+        host=host,
+        port=port,
+    )
+
+
+def print_engine_command(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    engine: EngineChoice,
+    tensor_parallel: int | None,
+    pipeline_parallel: int | None,
+) -> None:
+    """Print the command that serves the pair (stdout), after a passing static check."""
+    from dflash_check.core.engine_command import build_command, shell_line
+    from dflash_check.core.report import Verdict
+
+    if report.verdict is Verdict.INCOMPATIBLE:
+        stderr_console().print(
+            "No command printed: the static check failed (run without --print-command to see why).",
+            markup=False,
+        )
+        return
+    # 0.0.0.0: the server is meant to be reached from the machine that runs dflash-check.
+    spec = launch_spec(
+        report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
+    )
+    sys.stdout.write(shell_line(build_command(spec)) + "\n")
+
+
+def launch_and_attach(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    engine: EngineOptions,
+    attach: Callable[[EngineOptions], SmokeReport],
+    say: Callable[[str], None],
+) -> SmokeReport:
+    """Start the engine on a free loopback port, run the attach flow on it, and stop it."""
+    import tempfile
+    from dataclasses import replace
+
+    from dflash_check.core.engine_command import build_command
+    from dflash_check.runtime.engine import free_port, launched
+
+    port = free_port()
+    spec = launch_spec(
+        report,
+        draft,
+        target,
+        engine.engine,
+        engine.tensor_parallel,
+        engine.pipeline_parallel,
+        "127.0.0.1",
+        port,
+    )
+    argv = list(build_command(spec))
+    if engine.binary:
+        argv[0] = engine.binary
+    log = Path(tempfile.gettempdir()) / f"dflash-check-{engine.engine}-{os.getpid()}.log"
+    url = f"http://127.0.0.1:{port}"
+    with launched(argv, engine.engine, url, engine.launch_timeout, log, say):
+        return attach(replace(engine, endpoint=url))
 
 
 def exit_code(report: CheckReport, strict: bool) -> int:

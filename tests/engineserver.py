@@ -201,7 +201,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Serve the info endpoints and /metrics."""
         state = self.server.state
         state.log.append(("GET", self.path, None))
-        if self.path == "/v1/models":
+        if self.path == "/health":  # both engines answer it once the model is loaded
+            self._send(200, b"", "text/plain")
+        elif self.path == "/v1/models":
             if self._authorised():
                 entry = {"id": state.model, "object": "model", "owned_by": state.engine}
                 if state.engine == "vllm":
@@ -277,9 +279,9 @@ class EngineServer:
 
 
 @contextmanager
-def serve(state: EngineState) -> Iterator[EngineServer]:
-    """Run a fake engine on a free loopback port for the duration of the block."""
-    server = _Server(("127.0.0.1", 0), _Handler)
+def serve(state: EngineState, port: int = 0) -> Iterator[EngineServer]:
+    """Run a fake engine on loopback (a free port unless given) for the duration of the block."""
+    server = _Server(("127.0.0.1", port), _Handler)
     server.state = state
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

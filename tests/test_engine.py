@@ -8,12 +8,17 @@ bundled runtime's real decodes of the tiny pair.
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 import socket
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
+from dflash_check.core.engine_command import LaunchSpec, build_command
 from dflash_check.core.smoke_report import SmokeReport, SpecCounts
 from dflash_check.hub.interface import parse_model_ref
 from dflash_check.runtime.engine import (
@@ -28,7 +33,8 @@ from dflash_check.runtime.engine import (
     same_model,
 )
 from tests.engineserver import Decoded, EngineState, scripted_decoder, serve, table_decoder
-from tests.helpers import REPO, run_cli
+from tests.fake_engine_main import parse_command
+from tests.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, run_cli
 
 TINY = REPO / "tests" / "fixtures" / "tiny"
 DRAFT, TARGET = TINY / "draft", TINY / "target"
@@ -413,3 +419,127 @@ def test_engine_tau_equals_in_process_tau(engine: str, in_process: SmokeReport) 
         assert smoke["acceptance_length_histogram"] == {
             str(k): v for k, v in in_process.histogram().items()
         }
+
+
+# --- --print-command and --launch -----------------------------------------------------------
+
+
+def dflash2_draft(tmp_path: Path) -> Path:
+    """Copy the tiny draft as a DFlash 2 draft (the architecture is what engines dispatch on)."""
+    folder = tmp_path / "dflash2"
+    shutil.copytree(DRAFT, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["architectures"] = ["DFlash2DraftModel"]
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("pair", ["seed", "dflash2"])
+def test_print_command_uses_the_engines_flags(engine: str, pair: str, tmp_path: Path) -> None:
+    """The printed command parses with the engine's own flag names; the draft length follows
+    each engine's convention (vLLM block - 1, SGLang the block size)."""
+    if pair == "seed":
+        draft, target, block = SEED_DRAFT, QWEN3_4B, 16
+    else:
+        draft, target, block = dflash2_draft(tmp_path), TARGET, 8
+    proc = run_cli(
+        "pair", str(draft), str(target), "--engine", engine, "--print-command",
+        "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(proc.stdout)
+    assert argv[0] == ("vllm" if engine == "vllm" else "python3")
+    cmd = parse_command(argv[1:])
+    assert (cmd.engine, cmd.target, cmd.draft) == (engine, str(target), str(draft))
+    assert cmd.spec_tokens == block - 1
+    assert (cmd.tensor_parallel, cmd.pipeline_parallel, cmd.port) == (8, 2, 8000)
+    if engine == "sglang":
+        assert argv[argv.index("--speculative-num-draft-tokens") + 1] == str(block)
+
+
+def test_print_command_refuses_a_broken_pair() -> None:
+    """No command for a pair the static check fails (exit 1)."""
+    proc = run_cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--engine", "vllm", "--print-command")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "No command printed" in proc.stderr
+
+
+def test_build_command_without_parallelism() -> None:
+    """No parallel flags unless asked; the baseline form has no speculative flags."""
+    spec = LaunchSpec("vllm", "Qwen/Qwen3-8B", "z-lab/Qwen3-8B-DFlash-b16", None)
+    argv = build_command(spec)
+    assert "--tensor-parallel-size" not in argv and "--pipeline-parallel-size" not in argv
+    config = json.loads(argv[argv.index("--speculative-config") + 1])
+    assert config["num_speculative_tokens"] == 15  # the reference default block, 16
+    plain = build_command(LaunchSpec("sglang", "Qwen/Qwen3-8B", "d", 16, speculative=False))
+    assert not any(a.startswith("--speculative") for a in plain)
+    assert "--enable-metrics" in plain
+    with pytest.raises(ValueError, match="unknown engine"):
+        build_command(LaunchSpec("trtllm", "t", "d", 16))
+
+
+def fake_binary(tmp_path: Path) -> Path:
+    """Write an executable that runs tests/fake_engine_main.py with its arguments."""
+    script = tmp_path / "fake-engine"
+    main = REPO / "tests" / "fake_engine_main.py"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{main}" "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
+def launch_cli(tmp_path: Path, engine: str, *extra: str, fault: str | None = None):
+    """Run `pair … --smoke-run --engine E --launch` with the fake engine as the executable."""
+    env = {"TMPDIR": str(tmp_path)}
+    if fault:
+        env["FAKE_ENGINE_FAULT"] = fault
+    args = ["pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", engine, "--launch"]
+    args += ["--engine-binary", str(fake_binary(tmp_path)), "--max-new-tokens", "24", *extra]
+    return run_cli(*args, "--prompt", "1 2 3", env=env)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_launch_starts_measures_and_stops(engine: str, tmp_path: Path) -> None:
+    """--launch: the engine starts from the built command, the smoke run passes, it stops."""
+    proc = launch_cli(tmp_path, engine, "-f", "json", "--tensor-parallel-size", "2")
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)["smoke"]["engine"]
+    assert info["mode"] == "launch" and info["endpoint"].startswith("http://127.0.0.1:")
+    (log,) = tmp_path.glob(f"dflash-check-{engine}-*.log")
+    text = log.read_text()
+    assert "fake engine: ready" in text and "fake engine: stopped" in text
+
+
+def test_launch_failure_names_the_log(tmp_path: Path) -> None:
+    """An engine that dies at start-up (OOM): one line, exit 3, the log file named and kept."""
+    proc = launch_cli(tmp_path, "vllm", fault="oom")
+    assert_exit_3(proc, "vllm exited with code 1 before it was ready", "out of GPU memory")
+    (log,) = tmp_path.glob("dflash-check-vllm-*.log")
+    assert str(log) in errors(proc.stderr)[0]
+    assert "CUDA out of memory" in log.read_text()
+
+
+def test_launch_timeout(tmp_path: Path) -> None:
+    """An engine that never becomes healthy: exit 3 after --launch-timeout, and it is stopped."""
+    proc = launch_cli(tmp_path, "sglang", "--launch-timeout", "2", fault="hang")
+    assert_exit_3(proc, "sglang was not ready after 2 s")
+
+
+def test_launch_without_the_engine_installed(tmp_path: Path) -> None:
+    """No such executable: exit 3 and what to do."""
+    proc = run_cli(
+        "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm", "--launch",
+        "--engine-binary", str(tmp_path / "no-such-vllm"),
+    )  # fmt: skip
+    assert_exit_3(proc, "cannot start vllm")
+    assert "--print-command" in proc.stderr
+
+
+def test_launch_and_endpoint_conflict() -> None:
+    """--launch and --endpoint name two different servers: exit 2 naming both."""
+    proc = run_cli(
+        "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm", "--launch",
+        "--endpoint", "http://127.0.0.1:1",
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "--launch" in proc.stderr and "--endpoint" in proc.stderr

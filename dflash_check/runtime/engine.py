@@ -29,12 +29,16 @@ Where each engine keeps what (read from their sources; paths are in each reposit
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from dflash_check.core.prometheus import MetricsFormatError, Sample, by_label, parse_metrics, total
@@ -136,6 +140,10 @@ class EngineOptions:
     tensor_parallel: int | None = None
     pipeline_parallel: int | None = None
     mode: Literal["attach", "launch"] = "attach"
+    launch_timeout: float = 1800.0
+    """``--launch``: seconds to wait for the started engine's /health."""
+    binary: str | None = None
+    """``--launch``: the executable that replaces ``vllm`` / ``python3`` in the command."""
 
 
 # --- HTTP -------------------------------------------------------------------------------------
@@ -668,3 +676,107 @@ def _complete(
     if client.engine == "sglang":
         return complete_sglang(client, prompt, sampling)
     return complete_openai(client, model, prompt, chat, sampling)
+
+
+# --- the launch flow --------------------------------------------------------------------------
+
+
+class EngineStartError(EngineError):
+    """The engine dflash-check started exited, or was not ready in time."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """Return a TCP port nothing listens on now (for an engine dflash-check starts itself)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def log_tail(path: Path, lines: int = 20) -> list[str]:
+    """Return the last non-empty lines of an engine log."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+def _why(tail: list[str]) -> str:
+    """Return the most telling line of a failed start (an OOM, else the last line)."""
+    for line in reversed(tail):
+        if "out of memory" in line.lower():
+            return f"out of GPU memory: {line.strip()[:200]}"
+    return tail[-1].strip()[:200] if tail else "no output"
+
+
+@contextmanager
+def launched(
+    argv: Sequence[str],
+    engine: str,
+    url: str,
+    timeout: float,
+    log_path: Path,
+    on_progress: Callable[[str], None] | None = None,
+    poll: float = 0.5,
+) -> Iterator[None]:
+    """Start the engine, wait until ``/health`` answers 200, and stop it when the block ends.
+
+    The engine's output goes to ``log_path``, which is kept: every error names it. The engine
+    runs in its own process group, because both engines start worker processes (one per GPU)
+    that must stop with it.
+    """
+    say = on_progress or (lambda _text: None)
+    client = EngineClient(engine, url, timeout=5.0)
+    with log_path.open("wb") as log:
+        try:
+            proc = subprocess.Popen(
+                list(argv), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        except OSError as err:
+            raise EngineStartError(
+                f"cannot start {engine}: {argv[0]}: {err.strerror or err}",
+                hint=f"install {engine} on this machine, or name its executable with "
+                "--engine-binary; --print-command shows the command to run elsewhere",
+            ) from None
+        try:
+            start = time.monotonic()
+            while True:
+                code = proc.poll()
+                if code is not None:
+                    raise EngineStartError(
+                        f"{engine} exited with code {code} before it was ready "
+                        f"({_why(log_tail(log_path))}); its log is {log_path}"
+                    )
+                try:
+                    status, _ = client.fetch("/health")
+                    if status == 200:
+                        break
+                except EngineUnreachableError:
+                    pass  # not listening yet
+                waited = time.monotonic() - start
+                if waited > timeout:
+                    raise EngineStartError(
+                        f"{engine} was not ready after {timeout:g} s; its log is {log_path}",
+                        hint="raise --launch-timeout (loading a 400B target takes minutes)",
+                    )
+                say(f"starting {engine} ({waited:.0f} s; log {log_path})")
+                time.sleep(poll)
+            yield
+        finally:
+            stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 30.0) -> None:
+    """Stop an engine we started: SIGTERM to its process group, SIGKILL after ``grace`` s."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(grace)
+    except ProcessLookupError:
+        pass
