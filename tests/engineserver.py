@@ -92,6 +92,8 @@ class EngineState:
     """Tokens someone else generates on the server during each request."""
     api_key: str | None = None
     version: str = "0.0.0-fake"
+    lag: float = 0.0
+    """vLLM: seconds between answering a request and counting its steps."""
     perturb: bool = False
     """Answer one token differently (a non-lossless engine)."""
     log: list[tuple[str, str, dict[str, Any] | None]] = field(default_factory=list)
@@ -145,18 +147,26 @@ class EngineState:
             ids[-1] += 1
         out = Decoded(tuple(ids), out.acceptance_lengths, out.drafted)
         meta: dict[str, Any] = {"completion_tokens": len(ids), "prompt_tokens": len(prompt)}
-        with self.lock:
+        accepted = [a - 1 for a in out.acceptance_lengths]
+
+        def record() -> None:
+            # vLLM counts generated tokens and speculative steps in the same stats record.
             self.generated.labels(**self.labels).inc(len(ids) + self.other_traffic)
-            if not self.speculative:
-                return out, meta
-            accepted = [a - 1 for a in out.acceptance_lengths]
-            if self.engine == "vllm" and not self.frozen:
+            if self.engine == "vllm" and self.speculative and not self.frozen:
                 for acc, drafted in zip(accepted, out.drafted, strict=True):
                     self.drafts.labels(**self.labels).inc(1)
                     self.draft_tokens.labels(**self.labels).inc(drafted)
                     self.accepted.labels(**self.labels).inc(acc)
                     for i in range(acc):
                         self.per_pos.labels(**self.labels, position=str(i)).inc(1)
+
+        with self.lock:
+            if self.lag:  # vLLM records a step's stats after handing out its tokens
+                threading.Timer(self.lag, record).start()
+            else:
+                record()
+            if not self.speculative:
+                return out, meta
             if self.engine == "sglang":
                 steps = 0 if self.frozen else len(accepted)
                 hist = [0] * (self.num_spec_tokens + 1)

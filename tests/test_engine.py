@@ -148,6 +148,15 @@ def test_counters_become_tau_and_per_position(engine: str) -> None:
         assert report.histogram() == {}
 
 
+def test_late_counters_are_waited_for() -> None:
+    """vLLM may count a step after answering it: the last request's counts still arrive."""
+    decoder = scripted_decoder(8)
+    with serve(fake("vllm", decoder=decoder, lag=0.4)) as server:
+        report = attach(server.url, "vllm")
+    assert report.counts is not None
+    assert report.counts.steps == expected_counts(decoder).steps
+
+
 def test_vllm_requests_are_greedy_with_token_ids() -> None:
     """Each prompt goes through the chat API with greedy sampling, the seed and the budget."""
     with serve(fake("vllm")) as server:
@@ -543,3 +552,12 @@ def test_launch_and_endpoint_conflict() -> None:
     )  # fmt: skip
     assert proc.returncode == 2
     assert "--launch" in proc.stderr and "--endpoint" in proc.stderr
+
+
+def test_docs_show_the_command_the_tool_prints() -> None:
+    """docs/engines.md quotes build_command's output for a block-16 draft verbatim."""
+    spec = LaunchSpec(
+        "vllm", "Qwen/Qwen3-8B", "z-lab/Qwen3-8B-DFlash-b16", 16, 8, host="0.0.0.0", port=8000
+    )
+    line = shlex.join(build_command(spec))
+    assert line in (REPO / "docs" / "engines.md").read_text().splitlines()

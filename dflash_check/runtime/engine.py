@@ -273,7 +273,8 @@ def served_model(client: EngineClient, target: ModelRef) -> str:
     listed = ", ".join(str(m.get("id")) for m in models if isinstance(m, dict))
     raise WrongModelError(
         f"{client.engine} server at {client.base} serves {listed}, not the target {target.spec}",
-        hint="point --endpoint at the server of this pair's target",
+        hint="point --endpoint at the server of this pair's target (a --served-model-name "
+        "alias must end in the target's name, e.g. Qwen3-8B)",
     )
 
 
@@ -363,6 +364,37 @@ def scrape(client: EngineClient) -> tuple[Sample, ...]:
         raise EngineResponseError(
             f"{client.engine} server at {client.base}: /metrics is not Prometheus text ({err})"
         ) from None
+
+
+def settled(
+    client: EngineClient,
+    profile: EngineProfile,
+    before: Sequence[Sample],
+    generated: int,
+    wait: float = 0.25,
+    limit: float = 10.0,
+) -> tuple[Sample, ...]:
+    """Scrape ``/metrics`` until the run's counts are all in (at most ``limit`` s).
+
+    vLLM records a step's statistics after it has handed the step's tokens to the API server,
+    so the last answer can arrive before its counts do. The counts are in once the
+    generated-tokens counter has grown by the tokens the run received (it is recorded with the
+    speculative counters) and two scrapes in a row agree. SGLang's counts come with each answer.
+    """
+    after = scrape(client)
+    if profile.metric_drafts is None:
+        return after
+    names = [profile.metric_drafts, profile.metric_accepted, profile.metric_generated]
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        grown = _delta(before, after, profile.metric_generated)
+        time.sleep(wait)
+        again = scrape(client)
+        stable = all(total(again, n) == total(after, n) for n in names if n)
+        if stable and (grown is None or grown >= generated):
+            return again
+        after = again
+    return after
 
 
 def require_metrics(
@@ -608,8 +640,8 @@ def run_engine_smoke(
             bases.append(_complete(baseline, base_model, prompt, chat, sampling))
         else:
             bases.append(None)
-    after = scrape(client)
     generated = sum(len(a.output_token_ids) for a in answers)
+    after = settled(client, profile, before, generated)
     if options.engine == "vllm":
         counts, positions = vllm_counts(client, before, after)
         block = positions + 1 if positions else block
