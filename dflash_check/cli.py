@@ -15,15 +15,26 @@ import typer
 from rich.console import Console
 
 from dflash_check import __version__
+from dflash_check.cli_engine import (
+    ENGINE_KEY_ENV,
+    BaselineEndpointOpt,
+    EndpointOpt,
+    EngineApiKeyOpt,
+    EngineBinaryOpt,
+    EngineOpt,
+    EngineTimeoutOpt,
+    LaunchOpt,
+    LaunchTimeoutOpt,
+    PipelineParallelOpt,
+    PrintCommandOpt,
+    TensorParallelOpt,
+    check_engine_flags,
+)
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up fast
-    from collections.abc import Callable
-
-    from dflash_check.core.engine_command import LaunchSpec
     from dflash_check.core.outcome import RunResult
     from dflash_check.core.report import CheckReport
-    from dflash_check.core.smoke_report import SmokeReport
     from dflash_check.hub.interface import ModelRef
     from dflash_check.runtime.engine import EngineOptions
     from dflash_check.runtime.smoke import SmokeOptions
@@ -73,7 +84,6 @@ def secrets() -> list[str]:
 
 _TOKEN: list[str | None] = [None]
 _ENGINE_KEY: list[str | None] = [None]
-ENGINE_KEY_ENV = "DFLASH_CHECK_ENGINE_API_KEY"
 
 
 def redact(text: str) -> str:
@@ -158,14 +168,6 @@ class DtypeChoice(str, Enum):
 
 
 SMOKE = "Smoke run"
-ENGINE = "Smoke run in a serving engine"
-
-
-class EngineChoice(str, Enum):
-    """Serving engines ``--smoke-run --engine`` drives (dflash_check.runtime.engine.ENGINES)."""
-
-    vllm = "vllm"
-    sglang = "sglang"
 
 
 def _runtime_enum() -> type[Enum]:
@@ -364,106 +366,17 @@ def pair(
         ),
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", rich_help_panel=SMOKE)] = 0,
-    engine: Annotated[
-        EngineChoice | None,
-        typer.Option(
-            "--engine",
-            help="Run the smoke decode on this engine's server (see --endpoint) instead of "
-            "the bundled runtime.",
-            rich_help_panel=ENGINE,
-        ),
-    ] = None,
-    endpoint: Annotated[
-        str | None,
-        typer.Option(
-            "--endpoint",
-            help="Base URL of a running engine serving TARGET with DRAFT as its speculative "
-            "model, e.g. http://gpu-node:8000.",
-            rich_help_panel=ENGINE,
-        ),
-    ] = None,
-    baseline_endpoint: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline-endpoint",
-            help="Base URL of the same target served without speculation: outputs are compared "
-            "token for token (lossless check).",
-            rich_help_panel=ENGINE,
-        ),
-    ] = None,
-    engine_api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--engine-api-key",
-            envvar=ENGINE_KEY_ENV,
-            help="Bearer key of the engine's API (never printed).",
-            show_default=False,
-            show_envvar=True,
-            rich_help_panel=ENGINE,
-        ),
-    ] = None,
-    engine_timeout: Annotated[
-        float,
-        typer.Option(
-            "--engine-timeout",
-            min=1.0,
-            help="Seconds to wait for each engine answer.",
-            rich_help_panel=ENGINE,
-        ),
-    ] = 300.0,
-    launch: Annotated[
-        bool,
-        typer.Option(
-            "--launch",
-            help="Start the engine here with the pair (the --print-command command), run the "
-            "smoke prompts, and stop it.",
-            rich_help_panel=ENGINE,
-        ),
-    ] = False,
-    print_command: Annotated[
-        bool,
-        typer.Option(
-            "--print-command",
-            help="Print the engine command that serves this pair (to run on your cluster) "
-            "and exit.",
-            rich_help_panel=ENGINE,
-        ),
-    ] = False,
-    tensor_parallel_size: Annotated[
-        int | None,
-        typer.Option(
-            "--tensor-parallel-size",
-            min=1,
-            help="Passed to the engine (--launch, --print-command).",
-            rich_help_panel=ENGINE,
-        ),
-    ] = None,
-    pipeline_parallel_size: Annotated[
-        int | None,
-        typer.Option(
-            "--pipeline-parallel-size",
-            min=1,
-            help="Passed to the engine (--launch, --print-command).",
-            rich_help_panel=ENGINE,
-        ),
-    ] = None,
-    launch_timeout: Annotated[
-        float,
-        typer.Option(
-            "--launch-timeout",
-            min=1.0,
-            help="Seconds to wait for a launched engine to become healthy.",
-            rich_help_panel=ENGINE,
-        ),
-    ] = 1800.0,
-    engine_binary: Annotated[
-        str | None,
-        typer.Option(
-            "--engine-binary",
-            help="Executable that starts the engine (default: vllm, or python3 for SGLang).",
-            rich_help_panel=ENGINE,
-        ),
-    ] = None,
+    engine: EngineOpt = None,
+    endpoint: EndpointOpt = None,
+    baseline_endpoint: BaselineEndpointOpt = None,
+    engine_api_key: EngineApiKeyOpt = None,
+    engine_timeout: EngineTimeoutOpt = 300.0,
+    launch: LaunchOpt = False,
+    print_command: PrintCommandOpt = False,
+    tensor_parallel_size: TensorParallelOpt = None,
+    pipeline_parallel_size: PipelineParallelOpt = None,
+    launch_timeout: LaunchTimeoutOpt = 1800.0,
+    engine_binary: EngineBinaryOpt = None,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or one, with --runtime)."""
     from dflash_check.core.rules import RULES_BY_ID
@@ -507,6 +420,8 @@ def pair(
         fail(err, json_output)
 
     if print_command and engine is not None:
+        from dflash_check.cli_engine import print_engine_command
+
         print_engine_command(
             report, draft_ref, target_ref, engine, tensor_parallel_size, pipeline_parallel_size
         )
@@ -614,154 +529,12 @@ def smoke(
             if engine is None:
                 measured = run_smoke(draft, target, options, say)
             else:
-                from dflash_check.runtime.engine import run_engine_smoke
-                from dflash_check.runtime.smoke import DEFAULT_PROMPTS
+                from dflash_check.cli_engine import run_engine
 
-                def attach(engine: EngineOptions) -> SmokeReport:
-                    return run_engine_smoke(
-                        draft,
-                        target,
-                        options.prompts or DEFAULT_PROMPTS,
-                        options.max_new_tokens,
-                        options.temperature,
-                        options.seed,
-                        options.chat_template,
-                        options.min_acceptance,
-                        options.block_size or report.draft.block_size,
-                        engine,
-                        say,
-                    )
-
-                if engine.mode == "launch":
-                    measured = launch_and_attach(report, draft, target, engine, attach, say)
-                else:
-                    measured = attach(engine)
+                measured = run_engine(report, draft, target, options, engine, say)
         except CheckError as err:
             fail(err, json_output)
     return replace(report, smoke=measured)
-
-
-def check_engine_flags(
-    smoke_run: bool,
-    engine: EngineChoice | None,
-    endpoint: str | None,
-    baseline: str | None,
-    launch: bool = False,
-    print_command: bool = False,
-) -> None:
-    """Refuse engine flags that cannot work together, naming both flags."""
-    for flag, on in (("--launch", launch), ("--print-command", print_command)):
-        if on and engine is None:
-            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
-    if print_command:
-        return
-    if engine is not None and not smoke_run:
-        raise typer.BadParameter(
-            "--engine needs --smoke-run (or --print-command)", param_hint="--engine"
-        )
-    if launch and endpoint is not None:
-        raise typer.BadParameter(
-            "--launch starts its own server; --endpoint attaches to a running one: use one",
-            param_hint="--launch",
-        )
-    if engine is not None and endpoint is None and not launch:
-        raise typer.BadParameter(
-            f"--engine {engine.value} needs --endpoint URL (a running server to attach to) "
-            "or --launch",
-            param_hint="--engine",
-        )
-    for flag, value in (("--endpoint", endpoint), ("--baseline-endpoint", baseline)):
-        if value is not None and engine is None:
-            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise typer.BadParameter(
-                f"{flag} {value!r}: give a URL such as http://host:8000", param_hint=flag
-            )
-
-
-def launch_spec(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    engine: str,
-    tensor_parallel: int | None,
-    pipeline_parallel: int | None,
-    host: str,
-    port: int,
-) -> LaunchSpec:
-    """Return what the engine command needs: the pair as given, the draft's block size."""
-    from dflash_check.core.engine_command import LaunchSpec
-
-    return LaunchSpec(
-        engine=engine,
-        target=target.spec,
-        draft=draft.spec,
-        block_size=report.draft.block_size,
-        tensor_parallel=tensor_parallel,
-        pipeline_parallel=pipeline_parallel,
-        host=host,
-        port=port,
-    )
-
-
-def print_engine_command(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    engine: EngineChoice,
-    tensor_parallel: int | None,
-    pipeline_parallel: int | None,
-) -> None:
-    """Print the command that serves the pair (stdout), after a passing static check."""
-    from dflash_check.core.engine_command import build_command, shell_line
-    from dflash_check.core.report import Verdict
-
-    if report.verdict is Verdict.INCOMPATIBLE:
-        stderr_console().print(
-            "No command printed: the static check failed (run without --print-command to see why).",
-            markup=False,
-        )
-        return
-    # 0.0.0.0: the server is meant to be reached from the machine that runs dflash-check.
-    spec = launch_spec(
-        report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
-    )
-    sys.stdout.write(shell_line(build_command(spec)) + "\n")
-
-
-def launch_and_attach(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    engine: EngineOptions,
-    attach: Callable[[EngineOptions], SmokeReport],
-    say: Callable[[str], None],
-) -> SmokeReport:
-    """Start the engine on a free loopback port, run the attach flow on it, and stop it."""
-    import tempfile
-    from dataclasses import replace
-
-    from dflash_check.core.engine_command import build_command
-    from dflash_check.runtime.engine import free_port, launched
-
-    port = free_port()
-    spec = launch_spec(
-        report,
-        draft,
-        target,
-        engine.engine,
-        engine.tensor_parallel,
-        engine.pipeline_parallel,
-        "127.0.0.1",
-        port,
-    )
-    argv = list(build_command(spec))
-    if engine.binary:
-        argv[0] = engine.binary
-    log = Path(tempfile.gettempdir()) / f"dflash-check-{engine.engine}-{os.getpid()}.log"
-    url = f"http://127.0.0.1:{port}"
-    with launched(argv, engine.engine, url, engine.launch_timeout, log, say):
-        return attach(replace(engine, endpoint=url))
 
 
 def exit_code(report: CheckReport, strict: bool) -> int:

@@ -96,7 +96,7 @@ def expected_counts(decoder, prompts=PROMPTS, max_tokens=40) -> SpecCounts:
 
 def test_engine_table_names_both_engines() -> None:
     """The CLI's choices and the engine table agree."""
-    from dflash_check.cli import EngineChoice
+    from dflash_check.cli_engine import EngineChoice
 
     assert {c.value for c in EngineChoice} == set(ENGINES) == {"vllm", "sglang"}
 
