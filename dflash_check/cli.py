@@ -16,6 +16,21 @@ from rich.console import Console
 from typer.core import TyperCommand
 
 from dflash_check import __version__
+from dflash_check.cli_engine import (
+    ENGINE_KEY_ENV,
+    BaselineEndpointOpt,
+    EndpointOpt,
+    EngineApiKeyOpt,
+    EngineBinaryOpt,
+    EngineOpt,
+    EngineTimeoutOpt,
+    LaunchOpt,
+    LaunchTimeoutOpt,
+    PipelineParallelOpt,
+    PrintCommandOpt,
+    TensorParallelOpt,
+    check_engine_flags,
+)
 from dflash_check.core.limits import DEADLINE_FACTOR
 from dflash_check.errors import CheckError, ExitCode
 
@@ -28,6 +43,7 @@ if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up 
     from dflash_check.core.report import CheckReport
     from dflash_check.hub.hub import HubOptions
     from dflash_check.hub.interface import ModelRef, ModelSource
+    from dflash_check.runtime.engine import EngineOptions
     from dflash_check.runtime.smoke import SmokeOptions
 
 app = typer.Typer(
@@ -61,6 +77,9 @@ PAIR_EXAMPLES = [
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
     "dflash-check pair XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash:dflash XiaomiMiMo/MiMo-V2.5-Pro "
     "--runtime vllm",
+    "dflash-check pair z-lab/Qwen3-8B-DFlash-b16 Qwen/Qwen3-8B --smoke-run --engine vllm "
+    "--endpoint http://gpu-node:8000",
+    "dflash-check pair DRAFT TARGET --engine sglang --print-command --tensor-parallel-size 8",
 ]
 
 
@@ -85,11 +104,18 @@ def note(text: str) -> None:
 
 def secrets() -> list[str]:
     """Return the token values that must never be printed."""
-    values = [os.environ.get("HF_TOKEN"), os.environ.get("HUGGING_FACE_HUB_TOKEN"), _TOKEN[0]]
+    values = [
+        os.environ.get("HF_TOKEN"),
+        os.environ.get("HUGGING_FACE_HUB_TOKEN"),
+        os.environ.get(ENGINE_KEY_ENV),
+        _TOKEN[0],
+        _ENGINE_KEY[0],
+    ]
     return [v for v in values if v and len(v) >= 4]
 
 
 _TOKEN: list[str | None] = [None]
+_ENGINE_KEY: list[str | None] = [None]
 
 
 def redact(text: str) -> str:
@@ -539,6 +565,17 @@ def pair(
             rich_help_panel=SMOKE,
         ),
     ] = 3,
+    engine: EngineOpt = None,
+    endpoint: EndpointOpt = None,
+    baseline_endpoint: BaselineEndpointOpt = None,
+    engine_api_key: EngineApiKeyOpt = None,
+    engine_timeout: EngineTimeoutOpt = 300.0,
+    launch: LaunchOpt = False,
+    print_command: PrintCommandOpt = False,
+    tensor_parallel_size: TensorParallelOpt = None,
+    pipeline_parallel_size: PipelineParallelOpt = None,
+    launch_timeout: LaunchTimeoutOpt = 1800.0,
+    engine_binary: EngineBinaryOpt = None,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names)."""
     from dflash_check.core.rules import RULES_BY_ID
@@ -547,6 +584,8 @@ def pair(
     check_output(output)  # before any fetch: a bad path must not cost a whole smoke run
     _TOKEN[0] = token
     selection = parse_runtimes(runtime)
+    _ENGINE_KEY[0] = engine_api_key
+    check_engine_flags(smoke_run, engine, endpoint, baseline_endpoint, launch, print_command)
     json_output = output_format is OutputFormat.json
     ignored = frozenset(r.upper() for r in ignore or [])
     unknown = sorted(ignored - set(RULES_BY_ID))
@@ -583,6 +622,14 @@ def pair(
             write_output(render_ci(RunResult((outcome,), strict=strict), output_format), output)
         fail(err, json_output, output)
 
+    if print_command and engine is not None:
+        from dflash_check.cli_engine import print_engine_command
+
+        print_engine_command(
+            report, draft_ref, target_ref, engine, tensor_parallel_size, pipeline_parallel_size
+        )
+        raise typer.Exit(exit_code(report, strict))
+
     if smoke_run:
         from dflash_check.runtime.smoke import SmokeOptions
 
@@ -601,7 +648,25 @@ def pair(
             offline=offline,  # HubSource also honours HF_HUB_OFFLINE itself
             repeats=timing_repeats,
         )
-        report = smoke(report, draft_ref, target_ref, options, force, json_output, output)
+        engine_options = None
+        if engine is not None:
+            from dflash_check.runtime.engine import EngineOptions
+
+            engine_options = EngineOptions(
+                engine=engine.value,
+                endpoint=endpoint or "",
+                baseline_endpoint=baseline_endpoint,
+                api_key=engine_api_key,
+                timeout=engine_timeout,
+                tensor_parallel=tensor_parallel_size,
+                pipeline_parallel=pipeline_parallel_size,
+                mode="launch" if launch else "attach",
+                launch_timeout=launch_timeout,
+                binary=engine_binary,
+            )
+        report = smoke(
+            report, draft_ref, target_ref, options, force, json_output, output, engine_options
+        )
 
     from dflash_check.render.diagnostics import summary_line
 
@@ -642,8 +707,12 @@ def smoke(
     force: bool,
     json_output: bool,
     output: Path | None = None,
+    engine: EngineOptions | None = None,
 ) -> CheckReport:
-    """Run the smoke decode after a passing static check (or with --force); attach it."""
+    """Run the smoke decode after a passing static check (or with --force); attach it.
+
+    With ``engine`` the decode runs on that serving engine, else in the bundled runtime.
+    """
     from dataclasses import replace
 
     from dflash_check.core.report import Verdict
@@ -669,9 +738,16 @@ def smoke(
     with progress:
         task = progress.add_task("starting", total=None)
         try:
-            measured = run_smoke(
-                draft, target, options, lambda text: progress.update(task, description=text)
-            )
+
+            def say(text: str) -> None:
+                progress.update(task, description=text)
+
+            if engine is None:
+                measured = run_smoke(draft, target, options, say)
+            else:
+                from dflash_check.cli_engine import run_engine
+
+                measured = run_engine(report, draft, target, options, engine, say)
         except CheckError as err:
             fail(err, json_output, output)
     return replace(report, smoke=measured)

@@ -46,6 +46,50 @@ class LayerRollback:
 
 
 @dataclass(frozen=True)
+class SpecCounts:
+    """Speculative-decoding totals a serving engine counted over the run (counter deltas).
+
+    An engine does not say which verify step accepted what, only totals; these are enough for
+    tau, per-position acceptance and (where the engine keeps one) the histogram.
+    """
+
+    steps: int
+    """Target verify steps that checked a draft (vLLM ``num_drafts``, SGLang ``spec_verify_ct``)."""
+    drafted_tokens: int
+    """Draft tokens proposed over those steps."""
+    accepted_tokens: int
+    """Draft tokens the target accepted (the bonus token not included)."""
+    accepted_per_position: tuple[int, ...] = ()
+    """Position j (1-based, index j-1): steps whose j-th draft token was accepted; () if unknown."""
+    accepted_histogram: tuple[int, ...] = ()
+    """Index n: steps that accepted exactly n draft tokens; () when the engine keeps none."""
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """Where an engine smoke run ran: which engine, how it was reached, what it served."""
+
+    engine: str
+    """``vllm`` or ``sglang``."""
+    mode: str
+    """``attach`` (a server the user started) or ``launch`` (started by dflash-check)."""
+    endpoint: str
+    """Base URL of the speculative server."""
+    served_model: str
+    """The model id the server answered /v1/models with (matched against the target)."""
+    version: str | None = None
+    """The engine's version, when it reports one."""
+    draft_model: str | None = None
+    """The draft the engine says it loaded, when it says (SGLang server info)."""
+    tensor_parallel: int | None = None
+    """Tensor-parallel size, when reported or passed."""
+    pipeline_parallel: int | None = None
+    """Pipeline-parallel size, when reported or passed."""
+    baseline_endpoint: str | None = None
+    """Base URL of the same target served without speculation (None: lossless not checked)."""
+
+
+@dataclass(frozen=True)
 class SmokeReport:
     """The whole smoke run."""
 
@@ -67,6 +111,10 @@ class SmokeReport:
     """Timed runs of each decode (after one untimed warm-up); speeds use their median."""
     prompts_note: str | None = None
     """Why the built-in prompts were replaced, when they did not suit the tokenizer."""
+    engine: EngineRun | None = None
+    """Set when a serving engine ran the decode instead of the bundled runtime."""
+    counts: SpecCounts | None = None
+    """The engine's counter totals; when set, tau and acceptance come from them, not from cases."""
 
     @property
     def lossless(self) -> bool | None:
@@ -82,6 +130,9 @@ class SmokeReport:
     @property
     def mean_acceptance_length(self) -> float:
         """Return tau: tokens committed per target verify step, over all cases."""
+        if self.counts is not None:
+            n = self.counts.steps
+            return (n + self.counts.accepted_tokens) / n if n else 0.0
         steps = self.steps
         return sum(steps) / len(steps) if steps else 0.0
 
@@ -90,8 +141,12 @@ class SmokeReport:
         """Return, for block position j = 1..block_size-1, how often draft token j was accepted.
 
         A step that accepted k draft tokens accepted positions 1..k; a position counts only
-        in the steps that drafted it.
+        in the steps that drafted it. From an engine's counters the denominator is every verify
+        step, as vLLM's own per-position rate (``vllm/v1/spec_decode/metrics.py``) divides by
+        ``num_drafts``: the counters do not say how many tokens each step drafted.
         """
+        if self.counts is not None:
+            return engine_rates(self.counts, self.block_size)
         rates = []
         pairs = [
             (a - 1, d)
@@ -145,8 +200,25 @@ class SmokeReport:
         return self.lossless is not False and self.mean_acceptance_length >= self.min_acceptance
 
     def histogram(self) -> dict[int, int]:
-        """Return acceptance length -> number of verify steps."""
+        """Return acceptance length -> number of verify steps (empty if the engine keeps none)."""
+        if self.counts is not None:
+            hist = self.counts.accepted_histogram
+            return {n + 1: c for n, c in enumerate(hist) if c}
         counts: dict[int, int] = {}
         for a in self.steps:
             counts[a] = counts.get(a, 0) + 1
         return dict(sorted(counts.items()))
+
+
+def engine_rates(counts: SpecCounts, block_size: int) -> tuple[float, ...]:
+    """Return per-position acceptance from engine totals (per position, else from the histogram)."""
+    n = counts.steps
+    if not n:
+        return ()
+    if counts.accepted_per_position:
+        return tuple(a / n for a in counts.accepted_per_position[: block_size - 1])
+    hist = counts.accepted_histogram
+    if hist:
+        # A step that accepted k draft tokens accepted positions 1..k.
+        return tuple(sum(hist[j:]) / n for j in range(1, block_size))
+    return ()

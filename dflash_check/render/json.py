@@ -118,6 +118,7 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
             "speedups": [round(x, 3) for x in smoke.speedups],
         },
         "prompts_note": smoke.prompts_note,
+        "engine": engine_dict(smoke),
         "cases": [
             {
                 "prompt": c.prompt,
@@ -132,6 +133,34 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
             }
             for c in smoke.cases
         ],
+    }
+
+
+def engine_dict(smoke: SmokeReport) -> dict[str, Any] | None:
+    """Return which engine produced the smoke run and its counter totals (None: bundled)."""
+    run, counts = smoke.engine, smoke.counts
+    if run is None:
+        return None
+    return {
+        "engine": run.engine,
+        "mode": run.mode,
+        "version": run.version,
+        "endpoint": run.endpoint,
+        "served_model": run.served_model,
+        "draft_model": run.draft_model,
+        "tensor_parallel_size": run.tensor_parallel,
+        "pipeline_parallel_size": run.pipeline_parallel,
+        "baseline_endpoint": run.baseline_endpoint,
+        "lossless_checked": run.baseline_endpoint is not None,
+        "counters": None
+        if counts is None
+        else {
+            "verify_steps": counts.steps,
+            "drafted_tokens": counts.drafted_tokens,
+            "accepted_tokens": counts.accepted_tokens,
+            "accepted_per_position": list(counts.accepted_per_position),
+            "accepted_histogram": list(counts.accepted_histogram),
+        },
     }
 
 

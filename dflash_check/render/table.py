@@ -16,7 +16,7 @@ from rich.text import Text
 from dflash_check.core.report import CheckReport, Severity, Verdict
 from dflash_check.core.rules import ALL_RULES, fmt_ids
 from dflash_check.core.runtimes import PORTABLE
-from dflash_check.core.smoke_report import SmokeReport
+from dflash_check.core.smoke_report import EngineRun, SmokeReport
 from dflash_check.render.diagnostics import (
     Diagnostic,
     answer,
@@ -226,9 +226,14 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
     """Return the smoke run: verdict line, tau, speed, histogram and per-position acceptance."""
     ok = smoke.passed
     lossless = {True: "lossless", False: "NOT lossless", None: "sampling (not compared)"}
+    if smoke.engine is not None and smoke.lossless is None and smoke.temperature <= 0:
+        lossless[None] = "lossless not checked: no --baseline-endpoint"
+    where = f"{smoke.device}, {smoke.dtype}"
+    if smoke.engine is not None:
+        where = engine_line(smoke.engine)
     status = "passed" if ok else "FAILED"
     head_text = (
-        f"smoke run {status}: {smoke.device}, {smoke.dtype}, block {smoke.block_size}, "
+        f"smoke run {status}: {where}, block {smoke.block_size}, "
         f"{plural(len(smoke.cases), 'prompt')}; {lossless[smoke.lossless]}"
     )
     out = [Text(s) for s in wrap(head_text, width, "", "  ")]
@@ -246,6 +251,8 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
         f"{plural(smoke.repeats, 'timed run')} after a warm-up{spread}). Wall-clock speed "
         "is noisy (shared machines, small models, the CPU); tau is the stable figure."
     )
+    if smoke.engine is not None and smoke.engine.baseline_endpoint is None:
+        speed = f"{smoke.tokens_per_second:.1f} tok/s (one request at a time, client clock)."
     out += [Text(s) for s in wrap(tau, width, "  ", "  ")]
     out += [Text(s) for s in wrap(speed, width, "  ", "  ")]
     if smoke.prompts_note:
@@ -254,12 +261,15 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
         ]
     hist = smoke.histogram()
     most = max(hist.values()) if hist else 1
-    out.append(Text("  acceptance lengths:"))
-    bar_width = max(5, min(20, width - 20))
-    for length in range(1, smoke.block_size + 1):
-        count = hist.get(length, 0)
-        bar = "█" * round(bar_width * count / most) if count else ""
-        out.append(Text(f"    {length:>2} │{bar} {count}"))
+    if hist or smoke.counts is None:
+        out.append(Text("  acceptance lengths:"))
+        bar_width = max(5, min(20, width - 20))
+        for length in range(1, smoke.block_size + 1):
+            count = hist.get(length, 0)
+            bar = "█" * round(bar_width * count / most) if count else ""
+            out.append(Text(f"    {length:>2} │{bar} {count}"))
+    else:
+        out.append(Text(f"  acceptance lengths: not exposed by {smoke.device}"))
     rates = "  ".join(
         f"{j}:{r:.0%}" for j, r in enumerate(smoke.acceptance_rate_per_position, start=1)
     )
@@ -268,6 +278,15 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
         rollback = f"target cache rollback: {rollback_summary(smoke)}"
         out += [Text(s) for s in wrap(rollback, width, "  ", "    ")]
     return out
+
+
+def engine_line(run: EngineRun) -> str:
+    """Return where an engine smoke run ran: engine, version, mode, endpoint, parallelism."""
+    parts = [f"{run.engine} {run.version}" if run.version else run.engine]
+    parts.append(f"{run.mode} {run.endpoint}")
+    if run.tensor_parallel or run.pipeline_parallel:
+        parts.append(f"TP {run.tensor_parallel or 1} x PP {run.pipeline_parallel or 1}")
+    return ", ".join(parts)
 
 
 def rollback_summary(smoke: SmokeReport) -> str:

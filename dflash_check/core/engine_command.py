@@ -1,0 +1,96 @@
+"""The engine command line that serves a pair with speculative decoding (``--print-command``).
+
+One table row per engine, each flag named as the engine's own argument parser spells it:
+
+* vLLM: ``vllm serve TARGET --speculative-config JSON`` with ``method`` ``"dflash"`` for DFlash
+  and DFlash 2 alike (``vllm-project/vllm:vllm/config/speculative.py``,
+  ``DFlashModelTypes = Literal["dflash"]``; the draft's ``architectures`` picks DFlash 2 in
+  ``vllm/config/vllm.py``), ``model`` the draft and ``num_speculative_tokens`` = block size - 1
+  (the proposer drafts ``1 + num_speculative_tokens`` positions, bonus token plus mask slots);
+  ``--tensor-parallel-size`` / ``--pipeline-parallel-size`` (``vllm/engine/arg_utils.py``).
+* SGLang: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH
+  --speculative-draft-model-path DRAFT --speculative-num-draft-tokens BLOCK`` (the block size
+  itself, not minus one; DFlash 2 uses the same algorithm since sgl-project/sglang#35371),
+  ``--tp-size`` / ``--pp-size`` and ``--enable-metrics``
+  (``sgl-project/sglang:python/sglang/srt/server_args.py``).
+
+Pure: builds argv tuples, runs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+
+DEFAULT_BLOCK_SIZE = 16
+"""What the reference loaders assume when a draft names no block size."""
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything the engine command depends on."""
+
+    engine: str
+    """``vllm`` or ``sglang``."""
+    target: str
+    """The target as the engine should load it (Hub id or path)."""
+    draft: str
+    """The draft as the engine should load it."""
+    block_size: int | None
+    """The draft's block size (None: the reference default, 16)."""
+    tensor_parallel: int | None = None
+    pipeline_parallel: int | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    speculative: bool = True
+    """False: the same target without a draft (the baseline for the lossless check)."""
+
+
+def draft_tokens(engine: str, block_size: int | None) -> int:
+    """Return the engine's draft-length setting for a draft of ``block_size``."""
+    block = block_size or DEFAULT_BLOCK_SIZE
+    return block - 1 if engine == "vllm" else block
+
+
+def build_command(spec: LaunchSpec) -> tuple[str, ...]:
+    """Return the argv that starts ``spec.engine`` serving the pair."""
+    if spec.engine == "vllm":
+        argv = ["vllm", "serve", spec.target]
+        if spec.speculative:
+            config = {
+                "method": "dflash",
+                "model": spec.draft,
+                "num_speculative_tokens": draft_tokens("vllm", spec.block_size),
+            }
+            argv += ["--speculative-config", json.dumps(config)]
+        if spec.tensor_parallel:
+            argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
+        if spec.pipeline_parallel:
+            argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
+    elif spec.engine == "sglang":
+        argv = ["python3", "-m", "sglang.launch_server", "--model-path", spec.target]
+        if spec.speculative:
+            argv += [
+                "--speculative-algorithm",
+                "DFLASH",
+                "--speculative-draft-model-path",
+                spec.draft,
+                "--speculative-num-draft-tokens",
+                str(draft_tokens("sglang", spec.block_size)),
+            ]
+        if spec.tensor_parallel:
+            argv += ["--tp-size", str(spec.tensor_parallel)]
+        if spec.pipeline_parallel:
+            argv += ["--pp-size", str(spec.pipeline_parallel)]
+        # /metrics is off by default in SGLang; the smoke run reads it.
+        argv.append("--enable-metrics")
+    else:
+        raise ValueError(f"unknown engine {spec.engine!r}")
+    argv += ["--host", spec.host, "--port", str(spec.port)]
+    return tuple(argv)
+
+
+def shell_line(argv: tuple[str, ...]) -> str:
+    """Return ``argv`` as one line a POSIX shell runs unchanged (the JSON config quoted)."""
+    return shlex.join(argv)

@@ -1,0 +1,814 @@
+"""Smoke-run a pair in a real serving engine (vLLM, SGLang) instead of the bundled runtime.
+
+Targets that need more than one GPU (tensor or pipeline parallel, several nodes) are served by
+engines that already run speculative decoding and count its acceptance. ``attach`` uses one the
+user started with the draft as its speculative model: it confirms what the server serves, sends
+the smoke prompts (greedy, fixed seed, the bundled runtime's prompts and token budget), and
+reads the engine's acceptance counters before and after. No torch here, and HTTP is the
+standard library's: nothing beyond the check path's own dependencies.
+
+Where each engine keeps what (read from their sources; paths are in each repository):
+
+* vLLM — counters ``vllm:spec_decode_num_drafts``, ``…_num_draft_tokens``,
+  ``…_num_accepted_tokens`` and ``…_num_accepted_tokens_per_pos{position="0".."K-1"}``
+  (``vllm-project/vllm:vllm/v1/spec_decode/metrics.py``, ``SpecDecodingProm``); prometheus_client
+  exposes counters with a ``_total`` suffix. ``vllm:generation_tokens`` counts every generated
+  token (``vllm/v1/metrics/loggers.py``). The OpenAI server answers ``/v1/models`` and
+  ``/version`` and returns token ids when asked with ``return_token_ids``
+  (``vllm/entrypoints/openai/protocol.py``).
+* SGLang — ``/metrics`` (with ``--enable-metrics``) has only gauges for speculation,
+  ``sglang:spec_accept_length`` and ``sglang:spec_accept_rate``, windowed averages that cannot be
+  differenced (``sgl-project/sglang:python/sglang/srt/metrics/collector.py``,
+  ``SchedulerMetricsCollector``). Its exact per-request counters are in the ``meta_info`` of the
+  native ``/generate`` answer: ``spec_verify_ct``, ``completion_tokens``, the accepted/proposed
+  draft counts and the acceptance histogram (``python/sglang/srt/managers/tokenizer_manager.py``,
+  ``_calculate_spec_decoding_metrics``). ``/get_server_info`` reports the speculative settings,
+  parallelism and version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from dflash_check.core.prometheus import MetricsFormatError, Sample, by_label, parse_metrics, total
+from dflash_check.core.smoke_report import EngineRun, SmokeCase, SmokeReport, SpecCounts
+from dflash_check.errors import CheckError
+from dflash_check.hub.interface import ModelRef
+
+EngineName = Literal["vllm", "sglang"]
+
+
+class EngineError(CheckError):
+    """A serving engine could not give a smoke verdict (exit 3)."""
+
+
+class EngineUnreachableError(EngineError):
+    """The server did not answer: refused, timed out, or not HTTP."""
+
+
+class EngineResponseError(EngineError):
+    """The server answered with an error status or with something that is not what it should be."""
+
+
+class WrongModelError(EngineError):
+    """The server serves another target (or another draft) than the pair's."""
+
+
+class MissingMetricsError(EngineError):
+    """``/metrics`` lacks the engine's speculative-decoding counters."""
+
+
+class CountersNotMovingError(EngineError):
+    """The speculative counters did not move while the prompts decoded (no speculation ran)."""
+
+
+class SharedServerError(EngineError):
+    """Other requests ran on the server during the smoke run: the counters are not ours alone."""
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """What dflash-check needs to know about one engine's HTTP surface."""
+
+    name: EngineName
+    info_paths: tuple[str, ...]
+    """Engine info endpoints, tried in order (the first that answers is used)."""
+    metric_drafts: str | None
+    """Counter of verify steps (exposed name), or None when the engine has no such counter."""
+    metric_draft_tokens: str | None
+    metric_accepted: str | None
+    metric_accepted_per_pos: str | None
+    metric_generated: str | None
+    """Counter of all generated tokens: tells when someone else shares the server."""
+    metric_required: str
+    """The series whose absence means the server runs without speculation (or without metrics)."""
+    metrics_hint: str
+    """What to do when ``metric_required`` is missing."""
+
+
+ENGINES: dict[str, EngineProfile] = {
+    "sglang": EngineProfile(
+        name="sglang",
+        # /get_server_info is the long-standing path; newer servers also answer /server_info.
+        info_paths=("/get_server_info", "/server_info"),
+        metric_drafts=None,
+        metric_draft_tokens=None,
+        metric_accepted=None,
+        metric_accepted_per_pos=None,
+        metric_generated="sglang:generation_tokens_total",
+        metric_required="sglang:spec_accept_length",
+        metrics_hint="start SGLang with --enable-metrics and a --speculative-algorithm",
+    ),
+    "vllm": EngineProfile(
+        name="vllm",
+        info_paths=("/version",),
+        metric_drafts="vllm:spec_decode_num_drafts_total",
+        metric_draft_tokens="vllm:spec_decode_num_draft_tokens_total",
+        metric_accepted="vllm:spec_decode_num_accepted_tokens_total",
+        metric_accepted_per_pos="vllm:spec_decode_num_accepted_tokens_per_pos_total",
+        metric_generated="vllm:generation_tokens_total",
+        metric_required="vllm:spec_decode_num_drafts_total",
+        metrics_hint="start vLLM with --speculative-config naming the draft (and without "
+        "--disable-log-stats)",
+    ),
+}
+ENGINE_NAMES = tuple(sorted(ENGINES))
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The ``--engine`` options."""
+
+    engine: EngineName
+    endpoint: str
+    baseline_endpoint: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    """Sent as ``Authorization: Bearer``; never printed (the CLI redacts it)."""
+    timeout: float = 300.0
+    """Seconds to wait for one answer (a 400B target decodes slowly)."""
+    tensor_parallel: int | None = None
+    pipeline_parallel: int | None = None
+    mode: Literal["attach", "launch"] = "attach"
+    launch_timeout: float = 1800.0
+    """``--launch``: seconds to wait for the started engine's /health."""
+    binary: str | None = None
+    """``--launch``: the executable that replaces ``vllm`` / ``python3`` in the command."""
+
+
+# --- HTTP -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EngineClient:
+    """JSON and text over HTTP to one server, every failure turned into one ``EngineError``."""
+
+    engine: str
+    base: str
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 300.0
+
+    def url(self, path: str) -> str:
+        """Return the absolute URL of ``path``."""
+        return self.base.rstrip("/") + path
+
+    def fetch(self, path: str, body: Mapping[str, Any] | None = None) -> tuple[int, bytes]:
+        """GET ``path`` (POST JSON when ``body`` is given); return (status, body) of any answer."""
+        headers = {"Accept": "application/json, text/plain"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url(path), data=data, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read()
+        except urllib.error.URLError as err:
+            reason = err.reason
+            text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
+            raise EngineUnreachableError(
+                f"{self.engine} server at {self.base} is not reachable ({text})",
+                hint=f"start the server first, or point --endpoint at it (tried {self.url(path)})",
+            ) from None
+        except TimeoutError:
+            raise EngineUnreachableError(
+                f"{self.engine} server at {self.base} did not answer {path} within "
+                f"{self.timeout:g} s",
+                hint="raise --engine-timeout for a slow server",
+            ) from None
+        except (ConnectionError, http_client_errors()) as err:
+            raise EngineUnreachableError(
+                f"{self.engine} server at {self.base} broke off {path} ({type(err).__name__})"
+            ) from None
+
+    def json(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """Return the JSON answer of ``path``; a non-2xx status or non-JSON is an error."""
+        status, raw = self.fetch(path, body)
+        if status == 401 or status == 403:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base} refused {path} (HTTP {status})",
+                hint="pass the server's key with --engine-api-key (or DFLASH_CHECK_ENGINE_API_KEY)",
+            )
+        if not 200 <= status < 300:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base} answered {path} with HTTP {status}: "
+                f"{_first_line(raw)}"
+            )
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base}: {path} did not answer JSON "
+                f"({_first_line(raw)})"
+            ) from None
+
+
+def http_client_errors() -> type[Exception]:
+    """Return http.client's base error (a truncated or garbled answer)."""
+    import http.client
+
+    return http.client.HTTPException
+
+
+def _first_line(raw: bytes, limit: int = 160) -> str:
+    """Return the first line of an answer body, shortened, for an error message."""
+    text = raw.decode("utf-8", "replace").strip()
+    try:  # FastAPI and the OpenAI servers wrap errors as {"detail": …} or {"error": {"message"…}}
+        data = json.loads(text)
+        if isinstance(data, dict):
+            inner = data.get("error", data.get("detail", data.get("message", text)))
+            text = str(inner.get("message", inner) if isinstance(inner, dict) else inner)
+    except ValueError:
+        pass
+    line = text.splitlines()[0] if text else "empty body"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# --- what the server serves -------------------------------------------------------------------
+
+
+def _names(model: Mapping[str, Any]) -> list[str]:
+    """Return the names one /v1/models entry goes by (its id and, on vLLM, its root path)."""
+    return [str(v) for v in (model.get("id"), model.get("root")) if isinstance(v, str) and v]
+
+
+def same_model(served: str, spec: str) -> bool:
+    """Return whether a served model name denotes the model given as ``spec``.
+
+    A Hub id matches itself; a local path or a ``--served-model-name`` alias matches by its last
+    component (``/models/Qwen3-8B`` serves ``Qwen/Qwen3-8B``), case-insensitively, because
+    engines show whatever path or alias they were started with.
+    """
+    a, b = served.strip().rstrip("/"), spec.strip().rstrip("/")
+    if a.lower() == b.lower():
+        return True
+    return PurePosixPath(a).name.lower() == PurePosixPath(b).name.lower() != ""
+
+
+def served_model(client: EngineClient, target: ModelRef) -> str:
+    """Return the /v1/models id that serves ``target``, or raise ``WrongModelError``."""
+    data = client.json("/v1/models")
+    models = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(models, list) or not models:
+        raise EngineResponseError(
+            f"{client.engine} server at {client.base}: /v1/models lists no model"
+        )
+    for model in models:
+        if isinstance(model, dict) and any(same_model(n, target.spec) for n in _names(model)):
+            return str(model["id"])
+    listed = ", ".join(str(m.get("id")) for m in models if isinstance(m, dict))
+    raise WrongModelError(
+        f"{client.engine} server at {client.base} serves {listed}, not the target {target.spec}",
+        hint="point --endpoint at the server of this pair's target (a --served-model-name "
+        "alias must end in the target's name, e.g. Qwen3-8B)",
+    )
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What an engine says about itself (fields it does not report stay None)."""
+
+    version: str | None = None
+    draft_model: str | None = None
+    speculative_algorithm: str | None = None
+    draft_tokens: int | None = None
+    """SGLang ``speculative_num_draft_tokens`` (= the draft's block size)."""
+    tensor_parallel: int | None = None
+    pipeline_parallel: int | None = None
+
+
+def _int_or_none(value: Any) -> int | None:
+    """Return ``value`` as an int when it is one (JSON numbers), else None."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
+    """Ask the engine's own info endpoint; an engine that has none gives an empty ServerInfo."""
+    for path in profile.info_paths:
+        status, raw = client.fetch(path)
+        if status == 404:
+            continue
+        if not 200 <= status < 300:
+            raise EngineResponseError(
+                f"{client.engine} server at {client.base} answered {path} with HTTP {status}: "
+                f"{_first_line(raw)}"
+            )
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        # SGLang nests the server arguments at the top level of /get_server_info (newer
+        # releases keep them there and add internal states); vLLM's /version is {"version"}.
+        version = data.get("version")
+        return ServerInfo(
+            version=str(version) if version is not None else None,
+            draft_model=data.get("speculative_draft_model_path") or None,
+            speculative_algorithm=data.get("speculative_algorithm") or None,
+            draft_tokens=_int_or_none(data.get("speculative_num_draft_tokens")),
+            tensor_parallel=_int_or_none(data.get("tp_size")),
+            pipeline_parallel=_int_or_none(data.get("pp_size")),
+        )
+    return ServerInfo()
+
+
+def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine: str) -> None:
+    """Refuse a server that reports no speculation, or a draft other than the pair's."""
+    if engine == "sglang" and info.speculative_algorithm is None and info.version is not None:
+        raise MissingMetricsError(
+            f"sglang server at {client.base} runs without speculative decoding "
+            "(speculative_algorithm is unset)",
+            hint=ENGINES["sglang"].metrics_hint,
+        )
+    if info.draft_model is not None and not same_model(info.draft_model, draft.spec):
+        raise WrongModelError(
+            f"{engine} server at {client.base} drafts with {info.draft_model}, not the draft "
+            f"{draft.spec}",
+            hint="restart the server with this pair's draft as its speculative model",
+        )
+
+
+# --- metrics ----------------------------------------------------------------------------------
+
+
+def scrape(client: EngineClient) -> tuple[Sample, ...]:
+    """Return the samples of ``/metrics``."""
+    status, raw = client.fetch("/metrics")
+    if status == 404:
+        raise MissingMetricsError(
+            f"{client.engine} server at {client.base} has no /metrics endpoint",
+            hint=ENGINES[client.engine].metrics_hint,
+        )
+    if not 200 <= status < 300:
+        raise EngineResponseError(
+            f"{client.engine} server at {client.base} answered /metrics with HTTP {status}"
+        )
+    try:
+        return parse_metrics(raw.decode("utf-8", "replace"))
+    except MetricsFormatError as err:
+        raise EngineResponseError(
+            f"{client.engine} server at {client.base}: /metrics is not Prometheus text ({err})"
+        ) from None
+
+
+def settled(
+    client: EngineClient,
+    profile: EngineProfile,
+    before: Sequence[Sample],
+    generated: int,
+    wait: float = 0.25,
+    limit: float = 10.0,
+) -> tuple[Sample, ...]:
+    """Scrape ``/metrics`` until the run's counts are all in (at most ``limit`` s).
+
+    vLLM records a step's statistics after it has handed the step's tokens to the API server,
+    so the last answer can arrive before its counts do. The counts are in once the
+    generated-tokens counter has grown by the tokens the run received (it is recorded with the
+    speculative counters) and two scrapes in a row agree. SGLang's counts come with each answer.
+    """
+    after = scrape(client)
+    if profile.metric_drafts is None:
+        return after
+    names = [profile.metric_drafts, profile.metric_accepted, profile.metric_generated]
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        grown = _delta(before, after, profile.metric_generated)
+        time.sleep(wait)
+        again = scrape(client)
+        stable = all(total(again, n) == total(after, n) for n in names if n)
+        if stable and (grown is None or grown >= generated):
+            return again
+        after = again
+    return after
+
+
+def require_metrics(
+    client: EngineClient, profile: EngineProfile, samples: Sequence[Sample]
+) -> None:
+    """Refuse a ``/metrics`` without the speculative series (speculation off, or stats off)."""
+    if total(samples, profile.metric_required) is None:
+        raise MissingMetricsError(
+            f"{profile.name} server at {client.base}: /metrics has no {profile.metric_required} "
+            "(speculative decoding is off, or its statistics are not exported)",
+            hint=profile.metrics_hint,
+        )
+
+
+def _delta(before: Sequence[Sample], after: Sequence[Sample], name: str | None) -> float | None:
+    """Return how much a counter grew (None when absent; a restart shows as negative)."""
+    if name is None:
+        return None
+    a, b = total(before, name), total(after, name)
+    return None if a is None or b is None else b - a
+
+
+def vllm_counts(
+    client: EngineClient, before: Sequence[Sample], after: Sequence[Sample]
+) -> tuple[SpecCounts, int]:
+    """Return the run's vLLM counter deltas and the number of positions vLLM drafts (K)."""
+    p = ENGINES["vllm"]
+    drafts = _delta(before, after, p.metric_drafts)
+    drafted = _delta(before, after, p.metric_draft_tokens)
+    accepted = _delta(before, after, p.metric_accepted)
+    missing = [
+        n
+        for n, v in (
+            (p.metric_drafts, drafts),
+            (p.metric_draft_tokens, drafted),
+            (p.metric_accepted, accepted),
+        )
+        if v is None
+    ]
+    if missing:
+        raise MissingMetricsError(
+            f"vllm server at {client.base}: /metrics lacks {', '.join(str(m) for m in missing)}",
+            hint=p.metrics_hint,
+        )
+    assert drafts is not None and drafted is not None and accepted is not None  # narrowed above
+    if drafts < 0 or drafted < 0 or accepted < 0:
+        raise EngineResponseError(
+            f"vllm server at {client.base}: the speculative counters went down during the run "
+            "(the server restarted)"
+        )
+    pos_name = str(p.metric_accepted_per_pos)
+    pos_before = by_label(before, pos_name, "position")
+    pos_after = by_label(after, pos_name, "position")
+    # vLLM numbers positions from 0 and creates one series per speculative token up front.
+    positions = sorted(int(k) for k in pos_after if k.isdigit())
+    per_pos = tuple(
+        round(pos_after.get(str(j), 0.0) - pos_before.get(str(j), 0.0)) for j in positions
+    )
+    counts = SpecCounts(
+        steps=round(drafts),
+        drafted_tokens=round(drafted),
+        accepted_tokens=round(accepted),
+        accepted_per_position=per_pos,
+    )
+    return counts, len(positions)
+
+
+def sglang_counts(metas: Sequence[Mapping[str, Any]], block_size: int) -> SpecCounts:
+    """Add up SGLang's per-request ``meta_info`` counters over the run.
+
+    Field names changed across releases, so each value is read from the names SGLang has used
+    (``spec_num_correct_drafts`` / ``spec_accepted_drafts`` / ``spec_accept_token_num``, and
+    ``spec_correct_drafts_histogram`` / ``spec_accept_histogram``). Without them, accepted
+    tokens follow from ``completion_tokens``: the first token comes from the prefill and each
+    verify step commits its accepted drafts plus one.
+    """
+
+    def first(meta: Mapping[str, Any], *names: str) -> Any:
+        for n in names:
+            if meta.get(n) is not None:
+                return meta[n]
+        return None
+
+    steps = drafted = accepted = 0
+    histogram: list[int] = []
+    have_hist = True
+    for meta in metas:
+        verify = _int_or_none(meta.get("spec_verify_ct"))
+        completion = _int_or_none(meta.get("completion_tokens"))
+        if verify is None or completion is None:
+            raise MissingMetricsError(
+                "sglang /generate answered without spec_verify_ct (speculative decoding is off)",
+                hint=ENGINES["sglang"].metrics_hint,
+            )
+        steps += verify
+        acc = _int_or_none(
+            first(meta, "spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
+        )
+        accepted += acc if acc is not None else max(completion - 1 - verify, 0)
+        proposed = _int_or_none(
+            first(meta, "spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
+        )
+        drafted += proposed if proposed is not None else verify * (block_size - 1)
+        hist = first(meta, "spec_correct_drafts_histogram", "spec_accept_histogram")
+        if isinstance(hist, list) and all(isinstance(h, int) for h in hist):
+            if len(histogram) < len(hist):
+                histogram += [0] * (len(hist) - len(histogram))
+            for i, h in enumerate(hist):
+                histogram[i] += h
+        elif verify:
+            have_hist = False
+    return SpecCounts(
+        steps=steps,
+        drafted_tokens=drafted,
+        accepted_tokens=accepted,
+        accepted_histogram=tuple(histogram) if have_hist and histogram else (),
+    )
+
+
+# --- prompts ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One prompt's answer."""
+
+    prompt_token_ids: tuple[int, ...]
+    output_token_ids: tuple[int, ...]
+    seconds: float
+    meta: Mapping[str, Any]
+    """SGLang's ``meta_info`` (empty for vLLM)."""
+
+
+def _token_ids(value: Any) -> tuple[int, ...] | None:
+    """Return a JSON list of ints as a tuple, None for anything else."""
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return tuple(value)
+    return None
+
+
+def complete_openai(
+    client: EngineClient, model: str, prompt: str, chat: bool, sampling: Mapping[str, Any]
+) -> Completion:
+    """Decode one prompt through the OpenAI-compatible API (vLLM)."""
+    body: dict[str, Any] = {"model": model, **sampling, "stream": False, "n": 1}
+    # vLLM's extension: put the prompt and output token ids in the answer, for the lossless
+    # comparison and the token count.
+    body["return_token_ids"] = True
+    if chat:
+        body["messages"] = [{"role": "user", "content": prompt}]
+        path = "/v1/chat/completions"
+    else:
+        body["prompt"] = prompt
+        path = "/v1/completions"
+    t0 = time.perf_counter()
+    data = client.json(path, body)
+    seconds = time.perf_counter() - t0
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    ids = _token_ids(choice.get("token_ids")) if isinstance(choice, dict) else None
+    if ids is None:
+        raise EngineResponseError(
+            f"{client.engine} server at {client.base}: {path} returned no token ids",
+            hint="vLLM returns them with return_token_ids from v0.10.2 on; upgrade the server",
+        )
+    prompt_ids = _token_ids(data.get("prompt_token_ids")) or ()
+    return Completion(prompt_ids, ids, seconds, {})
+
+
+def complete_sglang(client: EngineClient, prompt: str, sampling: Mapping[str, Any]) -> Completion:
+    """Decode one prompt through SGLang's native ``/generate`` (its counters are per request)."""
+    params: dict[str, Any] = {
+        "temperature": sampling["temperature"],
+        "max_new_tokens": sampling["max_tokens"],
+    }
+    if sampling["temperature"] > 0:
+        # Greedy needs no seed; older SGLang releases reject the field they do not know.
+        params["sampling_seed"] = sampling["seed"]
+    t0 = time.perf_counter()
+    data = client.json("/generate", {"text": prompt, "sampling_params": params})
+    seconds = time.perf_counter() - t0
+    meta = data.get("meta_info") if isinstance(data, dict) else None
+    if not isinstance(meta, dict):
+        raise EngineResponseError(f"sglang server at {client.base}: /generate gave no meta_info")
+    ids = _token_ids(data.get("output_ids")) or _token_ids(meta.get("output_token_ids"))
+    if ids is None:
+        raise EngineResponseError(
+            f"sglang server at {client.base}: /generate returned no output ids"
+        )
+    return Completion((), ids, seconds, meta)
+
+
+# --- the attach flow --------------------------------------------------------------------------
+
+
+def run_engine_smoke(
+    draft: ModelRef,
+    target: ModelRef,
+    prompts: Sequence[str],
+    max_new_tokens: int,
+    temperature: float,
+    seed: int,
+    chat_template: bool,
+    min_acceptance: float,
+    block_size: int | None,
+    options: EngineOptions,
+    on_progress: Callable[[str], None] | None = None,
+) -> SmokeReport:
+    """Decode the prompts on a running engine; measure tau from its own counters.
+
+    ``block_size`` is the draft's (or ``--block-size``); vLLM's per-position series and
+    SGLang's server info tell the block the engine really drafts, and win when present.
+    """
+    say = on_progress or (lambda _text: None)
+    profile = ENGINES[options.engine]
+    client = EngineClient(options.engine, options.endpoint, options.api_key, options.timeout)
+    say(f"asking {options.endpoint} what it serves")
+    model = served_model(client, target)
+    info = server_info(client, profile)
+    check_draft(client, info, draft, options.engine)
+    before = scrape(client)
+    require_metrics(client, profile, before)
+    baseline = None
+    base_model = None
+    if options.baseline_endpoint:
+        baseline = EngineClient(
+            options.engine, options.baseline_endpoint, options.api_key, options.timeout
+        )
+        base_model = served_model(baseline, target)
+    block = info.draft_tokens or block_size or 16
+    # SGLang's /generate takes raw text: the chat template is vLLM-only here.
+    chat = chat_template and options.engine == "vllm"
+    sampling = {"temperature": temperature, "max_tokens": max_new_tokens, "seed": seed}
+    if temperature <= 0:
+        sampling["temperature"] = 0.0  # greedy in both engines
+    answers: list[Completion] = []
+    bases: list[Completion | None] = []
+    for i, prompt in enumerate(prompts):
+        say(f"decoding prompt {i + 1}/{len(prompts)} on {options.engine}")
+        answers.append(_complete(client, model, prompt, chat, sampling))
+        if baseline is not None:
+            assert base_model is not None
+            bases.append(_complete(baseline, base_model, prompt, chat, sampling))
+        else:
+            bases.append(None)
+    generated = sum(len(a.output_token_ids) for a in answers)
+    after = settled(client, profile, before, generated)
+    if options.engine == "vllm":
+        counts, positions = vllm_counts(client, before, after)
+        block = positions + 1 if positions else block
+    else:
+        counts = sglang_counts([a.meta for a in answers], block)
+    if counts.steps == 0:
+        raise CountersNotMovingError(
+            f"{options.engine} server at {options.endpoint}: {generated} tokens decoded but the "
+            "speculative counters did not move (the server decoded without its draft)",
+            hint=profile.metrics_hint,
+        )
+    grown = _delta(before, after, profile.metric_generated)
+    if grown is not None and options.engine == "vllm" and round(grown) > generated:
+        raise SharedServerError(
+            f"vllm server at {options.endpoint} generated {round(grown)} tokens during the "
+            f"smoke run, {generated} of them for it: other requests share the counters",
+            hint="run the smoke run on a server no one else is using",
+        )
+    cases = []
+    for prompt, answer, base in zip(prompts, answers, bases, strict=True):
+        lossless = None
+        if base is not None and temperature <= 0:
+            lossless = answer.output_token_ids == base.output_token_ids
+        cases.append(
+            SmokeCase(
+                prompt=prompt,
+                prompt_token_ids=answer.prompt_token_ids,
+                output_token_ids=answer.output_token_ids,
+                baseline_token_ids=base.output_token_ids if base is not None else (),
+                acceptance_lengths=(),
+                drafted=(),
+                lossless=lossless,
+                seconds=answer.seconds,
+                baseline_seconds=base.seconds if base is not None else 0.0,
+            )
+        )
+    run = EngineRun(
+        engine=options.engine,
+        mode=options.mode,
+        endpoint=options.endpoint,
+        served_model=model,
+        version=info.version,
+        draft_model=info.draft_model,
+        tensor_parallel=info.tensor_parallel or options.tensor_parallel,
+        pipeline_parallel=info.pipeline_parallel or options.pipeline_parallel,
+        baseline_endpoint=options.baseline_endpoint,
+    )
+    return SmokeReport(
+        device=options.engine,
+        dtype="as served",
+        block_size=block,
+        temperature=temperature,
+        min_acceptance=min_acceptance,
+        cases=tuple(cases),
+        engine=run,
+        counts=counts,
+    )
+
+
+def _complete(
+    client: EngineClient, model: str, prompt: str, chat: bool, sampling: Mapping[str, Any]
+) -> Completion:
+    """Decode one prompt the way ``client``'s engine counts speculation per request."""
+    if client.engine == "sglang":
+        return complete_sglang(client, prompt, sampling)
+    return complete_openai(client, model, prompt, chat, sampling)
+
+
+# --- the launch flow --------------------------------------------------------------------------
+
+
+class EngineStartError(EngineError):
+    """The engine dflash-check started exited, or was not ready in time."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """Return a TCP port nothing listens on now (for an engine dflash-check starts itself)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def log_tail(path: Path, lines: int = 20) -> list[str]:
+    """Return the last non-empty lines of an engine log."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+def _why(tail: list[str]) -> str:
+    """Return the most telling line of a failed start (an OOM, else the last line)."""
+    for line in reversed(tail):
+        if "out of memory" in line.lower():
+            return f"out of GPU memory: {line.strip()[:200]}"
+    return tail[-1].strip()[:200] if tail else "no output"
+
+
+@contextmanager
+def launched(
+    argv: Sequence[str],
+    engine: str,
+    url: str,
+    timeout: float,
+    log_path: Path,
+    on_progress: Callable[[str], None] | None = None,
+    poll: float = 0.5,
+) -> Iterator[None]:
+    """Start the engine, wait until ``/health`` answers 200, and stop it when the block ends.
+
+    The engine's output goes to ``log_path``, which is kept: every error names it. The engine
+    runs in its own process group, because both engines start worker processes (one per GPU)
+    that must stop with it.
+    """
+    say = on_progress or (lambda _text: None)
+    client = EngineClient(engine, url, timeout=5.0)
+    with log_path.open("wb") as log:
+        try:
+            proc = subprocess.Popen(
+                list(argv), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        except OSError as err:
+            raise EngineStartError(
+                f"cannot start {engine}: {argv[0]}: {err.strerror or err}",
+                hint=f"install {engine} on this machine, or name its executable with "
+                "--engine-binary; --print-command shows the command to run elsewhere",
+            ) from None
+        try:
+            start = time.monotonic()
+            while True:
+                code = proc.poll()
+                if code is not None:
+                    raise EngineStartError(
+                        f"{engine} exited with code {code} before it was ready "
+                        f"({_why(log_tail(log_path))}); its log is {log_path}"
+                    )
+                try:
+                    status, _ = client.fetch("/health")
+                    if status == 200:
+                        break
+                except EngineUnreachableError:
+                    pass  # not listening yet
+                waited = time.monotonic() - start
+                if waited > timeout:
+                    raise EngineStartError(
+                        f"{engine} was not ready after {timeout:g} s; its log is {log_path}",
+                        hint="raise --launch-timeout (loading a 400B target takes minutes)",
+                    )
+                say(f"starting {engine} ({waited:.0f} s; log {log_path})")
+                time.sleep(poll)
+            yield
+        finally:
+            stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 30.0) -> None:
+    """Stop an engine we started: SIGTERM to its process group, SIGKILL after ``grace`` s."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(grace)
+    except ProcessLookupError:
+        pass
