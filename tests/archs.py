@@ -47,6 +47,22 @@ LINEAR = {
     "linear_value_head_dim": 8,
     "linear_conv_kernel_dim": 4,
 }
+MLA: dict[str, Any] = {  # DeepSeek-V3-style latent attention and MoE, shared by V3 and V3.2
+    "head_dim": None,
+    "num_key_value_heads": 4,  # MLA: one latent shared by every head
+    "first_k_dense_replace": 1,
+    "n_routed_experts": 4,
+    "num_experts_per_tok": 2,
+    "moe_intermediate_size": 16,
+    "n_shared_experts": 1,
+    "kv_lora_rank": 16,
+    "q_lora_rank": 16,
+    "qk_rope_head_dim": 8,
+    "qk_nope_head_dim": 8,
+    "v_head_dim": 8,
+    "n_group": 1,
+    "topk_group": 1,
+}
 HYBRID_LAYERS = ["linear_attention", "linear_attention", "full_attention"] * 2
 SLIDING_LAYERS = ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]
 
@@ -154,20 +170,7 @@ MATRIX: tuple[Arch, ...] = (
         "deepseek_v3",
         {
             "num_hidden_layers": 3,
-            "head_dim": None,
-            "num_key_value_heads": 4,  # MLA: one latent shared by every head
-            "first_k_dense_replace": 1,
-            "n_routed_experts": 4,
-            "num_experts_per_tok": 2,
-            "moe_intermediate_size": 16,
-            "n_shared_experts": 1,
-            "kv_lora_rank": 16,
-            "q_lora_rank": 16,
-            "qk_rope_head_dim": 8,
-            "qk_nope_head_dim": 8,
-            "v_head_dim": 8,
-            "n_group": 1,
-            "topk_group": 1,
+            **MLA,
         },
     ),
     Arch(
@@ -175,20 +178,7 @@ MATRIX: tuple[Arch, ...] = (
         "deepseek_v32",
         {
             "num_hidden_layers": 2,
-            "head_dim": None,
-            "num_key_value_heads": 4,
-            "first_k_dense_replace": 1,
-            "n_routed_experts": 4,
-            "num_experts_per_tok": 2,
-            "moe_intermediate_size": 16,
-            "n_shared_experts": 1,
-            "kv_lora_rank": 16,
-            "q_lora_rank": 16,
-            "qk_rope_head_dim": 8,
-            "qk_nope_head_dim": 8,
-            "v_head_dim": 8,
-            "n_group": 1,
-            "topk_group": 1,
+            **MLA,
             "index_n_heads": 2,
             "index_head_dim": 16,
             # Random indexer scores are ReLU'd and tie at zero, and top-k breaks ties by shape
