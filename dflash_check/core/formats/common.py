@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.core.fields import FieldReader
+from dflash_check.core.model import ModelFiles
 from dflash_check.core.safetensors_header import TensorInfo, find_fc_weight
 
 Readers = tuple[FieldReader | None, ...]
@@ -69,3 +70,26 @@ def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
         vocab_tensor=vocab,
         has_d2t=d2t,
     )
+
+
+def file_fields(files: ModelFiles) -> dict[str, Any]:
+    """Return the ``DraftView`` fields every format reads from the files, not the config:
+    the header's fc and vocabulary facts, and what the source recorded (base_model, why the
+    header is unavailable)."""
+    header = header_facts(files.tensors)
+    return {
+        "fc_weight_name": header.fc_name,
+        "fc_weight_shape": header.fc_shape,
+        "vocab_tensor": header.vocab_tensor,
+        "has_d2t": header.has_d2t,
+        "has_safetensors": files.tensors is not None,
+        "base_model": tuple(files.extras.get("base_model", ())),
+        "unverified_reason": files.extras.get("tensors_unavailable"),
+    }
+
+
+def token_id_facts(
+    mask_key: str | None, mask: int | None, tokens: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, int], ...]:
+    """Return the token ids the configs name, the mask token first when there is one."""
+    return ((mask_key, mask), *tokens) if mask is not None and mask_key else tokens

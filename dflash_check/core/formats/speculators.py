@@ -10,7 +10,12 @@ numbering; ``mask_token_id`` and ``block_size`` sit at the top level, where vLLM
 from __future__ import annotations
 
 from dflash_check.core.fields import FieldReader
-from dflash_check.core.formats.common import first_null, first_value, header_facts
+from dflash_check.core.formats.common import (
+    file_fields,
+    first_null,
+    first_value,
+    token_id_facts,
+)
 from dflash_check.core.model import DraftView, ModelFiles, special_token_ids
 from dflash_check.errors import ConfigError
 
@@ -45,7 +50,6 @@ def normalise(files: ModelFiles) -> DraftView:
     spec = top.child("speculators_config")
     verifier_reader = spec.child("verifier") if spec is not None else None
     verifier = verifier_reader.string("name_or_path") if verifier_reader is not None else None
-    header = header_facts(files.tensors)
     tokens = special_token_ids((layer, top))
     return DraftView(
         name=files.name,
@@ -64,10 +68,6 @@ def normalise(files: ModelFiles) -> DraftView:
         mask_token_key=mask_key,
         num_target_layers=ntl,
         max_position_embeddings=layer.integer("max_position_embeddings"),
-        fc_weight_name=header.fc_name,
-        fc_weight_shape=header.fc_shape,
-        has_safetensors=files.tensors is not None,
-        base_model=tuple(files.extras.get("base_model", ())),
         format="speculators",
         layer_ids_conversion=conversion,
         layer_ids_null_key=first_null((top,), AUX_KEY),
@@ -76,8 +76,6 @@ def normalise(files: ModelFiles) -> DraftView:
         verifier=verifier,
         verifier_key="speculators_config.verifier.name_or_path" if verifier else None,
         draft_vocab_size=top.integer("draft_vocab_size"),
-        token_ids=((mask_key, mask), *tokens) if mask is not None and mask_key else tokens,
-        vocab_tensor=header.vocab_tensor,
-        has_d2t=header.has_d2t,
-        unverified_reason=files.extras.get("tensors_unavailable"),
+        token_ids=token_id_facts(mask_key, mask, tokens),
+        **file_fields(files),
     )

@@ -7,7 +7,12 @@ config attribute). Ids are DFlash layer-output ids (the reference reads ``hidden
 from __future__ import annotations
 
 from dflash_check.core.fields import FieldReader
-from dflash_check.core.formats.common import first_null, first_value, header_facts
+from dflash_check.core.formats.common import (
+    file_fields,
+    first_null,
+    first_value,
+    token_id_facts,
+)
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
 
 ARCHITECTURES: dict[str, DraftMethod] = {
@@ -34,7 +39,6 @@ def read_dflash_config_draft(
     ntl, ntl_key = first_value((top, dflash), "num_target_layers")
     hidden = top.integer("hidden_size", required=True)
     assert hidden is not None  # required=True guarantees it
-    header = header_facts(files.tensors)
     tokens = special_token_ids((top,))
     return DraftView(
         name=files.name,
@@ -52,19 +56,13 @@ def read_dflash_config_draft(
         mask_token_key=mask_key,
         num_target_layers=ntl,
         max_position_embeddings=top.integer("max_position_embeddings"),
-        fc_weight_name=header.fc_name,
-        fc_weight_shape=header.fc_shape,
-        has_safetensors=files.tensors is not None,
-        base_model=tuple(files.extras.get("base_model", ())),
         format=format_name,
         layer_ids_null_key=first_null(sources, "target_layer_ids"),
         mask_null_key=first_null(sources, "mask_token_id"),
         num_target_layers_key=ntl_key,
         draft_vocab_size=top.integer("draft_vocab_size"),
-        token_ids=((mask_key, mask), *tokens) if mask is not None and mask_key else tokens,
-        vocab_tensor=header.vocab_tensor,
-        has_d2t=header.has_d2t,
-        unverified_reason=files.extras.get("tensors_unavailable"),
+        token_ids=token_id_facts(mask_key, mask, tokens),
+        **file_fields(files),
     )
 
 
