@@ -147,12 +147,9 @@ def _reference_pair(model, tmp_path: Path, seed: int = 3):
     return reference, ours, block, mask
 
 
-@pytest.mark.filterwarnings("ignore::FutureWarning")  # the reference uses past_key_values
-@pytest.mark.parametrize("name", [a.name for a in MATRIX if a.name not in RECURRENT])
-def test_same_as_the_reference_on_attention_targets(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Tokens and acceptance lengths identical to dflash_generate."""
+def _decode_both(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Yield (prompt, reference tokens, reference lengths, our decode) for every prompt, the
+    same random draft in both runtimes."""
     dflash = _reference()
     monkeypatch.setattr(dflash, "_cuda_time", time.perf_counter)
     model = target_of(name)
@@ -162,8 +159,18 @@ def test_same_as_the_reference_on_attention_targets(
             reference, model, torch.tensor([prompt]), NEW_TOKENS, None, return_stats=True
         )
         mine = speculative_decode(model, ours, prompt, NEW_TOKENS, set(), block, mask)
-        assert ref.output_ids[0, len(prompt) :].tolist() == mine.output_ids
-        assert list(ref.acceptance_lengths) == mine.acceptance_lengths
+        yield prompt, ref.output_ids[0, len(prompt) :].tolist(), list(ref.acceptance_lengths), mine
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # the reference uses past_key_values
+@pytest.mark.parametrize("name", [a.name for a in MATRIX if a.name not in RECURRENT])
+def test_same_as_the_reference_on_attention_targets(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tokens and acceptance lengths identical to dflash_generate."""
+    for _, ref_tokens, ref_lengths, mine in _decode_both(name, tmp_path, monkeypatch):
+        assert ref_tokens == mine.output_ids
+        assert ref_lengths == mine.acceptance_lengths
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -172,20 +179,12 @@ def test_reference_diverges_on_recurrent_targets_and_we_do_not(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """dflash_generate keeps rejected tokens in the Gated DeltaNet state; the replay does not."""
-    dflash = _reference()
-    monkeypatch.setattr(dflash, "_cuda_time", time.perf_counter)
-    model = target_of(name)
-    reference, ours, block, mask = _reference_pair(model, tmp_path)
     diverged = 0
-    for prompt in PROMPTS:
-        base = plain_decode(model, prompt, NEW_TOKENS, set())
-        ref = dflash.dflash_generate(
-            reference, model, torch.tensor([prompt]), NEW_TOKENS, None, return_stats=True
-        )
-        mine = speculative_decode(model, ours, prompt, NEW_TOKENS, set(), block, mask)
+    for prompt, ref_tokens, _, mine in _decode_both(name, tmp_path, monkeypatch):
+        base = plain_decode(target_of(name), prompt, NEW_TOKENS, set())
         assert mine.output_ids == base.output_ids
-        assert mine.replays > 0  # random drafts: every block is partly accepted
-        diverged += ref.output_ids[0, len(prompt) :].tolist() != base.output_ids
+        assert mine.replays > 0  # random drafts: every block partly accepted
+        diverged += ref_tokens != base.output_ids
     assert diverged >= 1
 
 
