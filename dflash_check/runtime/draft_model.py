@@ -84,6 +84,11 @@ class DraftConfig:
     rope: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The raw config, for transformers' RoPE table functions."""
 
+    @property
+    def architecture(self) -> str:
+        """Return the draft's architecture name, as its config.json spells it."""
+        return DFLASH2_ARCHITECTURE if self.dflash2 else "DFlashDraftModel"
+
     @classmethod
     def from_dict(cls, cfg: dict[str, Any]) -> DraftConfig:
         """Read a DFlash or DFlash2 config; raise ``DraftConfigError`` naming the field."""

@@ -120,13 +120,6 @@ def model_dir(ref: ModelRef, options: SmokeOptions) -> Path:
     return hub.download_files(ref, SNAPSHOT_PATTERNS, f"model {ref.spec}")
 
 
-def draft_cfg_is_dflash2(cfg: dict[str, Any]) -> bool:
-    """Return whether a draft config names the DFlash2 architecture."""
-    from dflash_check.runtime.draft_model import DFLASH2_ARCHITECTURE
-
-    return DFLASH2_ARCHITECTURE in (cfg.get("architectures") or [])
-
-
 def load_draft(
     folder: Path, torch: Any, device: Any, dtype: Any, block_size: int | None
 ) -> tuple[Any, int, int]:
@@ -134,6 +127,7 @@ def load_draft(
     from safetensors.torch import load_file
 
     from dflash_check.runtime.draft_model import (
+        DFLASH2_ARCHITECTURE,
         DFlashDraft,
         DraftConfig,
         DraftConfigError,
@@ -150,7 +144,8 @@ def load_draft(
         draft_cfg = DraftConfig.from_dict(cfg)
         model = DFlashDraft(draft_cfg)
     except DraftConfigError as err:
-        kind = "DFlash2DraftModel" if draft_cfg_is_dflash2(cfg) else "DFlash model"
+        dflash2 = DFLASH2_ARCHITECTURE in (cfg.get("architectures") or [])
+        kind = DFLASH2_ARCHITECTURE if dflash2 else "DFlash model"
         raise SmokeUnsupportedError(
             f"draft {folder}: config.json cannot build a {kind} ({err})"
         ) from None
@@ -354,7 +349,7 @@ def run_smoke(
         temperature=options.temperature,
         min_acceptance=options.min_acceptance,
         cases=tuple(cases),
-        draft_architecture="DFlash2DraftModel" if draft_model.cfg.dflash2 else "DFlashDraftModel",
+        draft_architecture=draft_model.cfg.architecture,
         rollbacks=rollbacks,
         replays=replays,
         replayed_tokens=replayed,
