@@ -14,19 +14,22 @@ from dflash_check.core.model import (
 )
 from dflash_check.core.report import CheckReport, Evidence, Finding, LayerResolution, NotChecked
 from dflash_check.core.rules import RULES, PairContext, name_relation, usable_ids
-from dflash_check.core.runtimes import PORTABLE, RuntimeProfile, select_profiles
+from dflash_check.core.runtimes import PORTABLE, RuntimeProfile, on_family, select_profiles
 from dflash_check.core.tokenizers import TokenizerComparison
 
 
-def profiles_for(runtime: str, draft: DraftView) -> tuple[RuntimeProfile, ...]:
-    """Return the runtimes to check: the selection, and for ``portable`` only the runtimes
-    that load the draft's format (a runtime named explicitly is kept, and DF016 says why it
-    cannot load the draft)."""
+def profiles_for(
+    runtime: str, draft: DraftView, target: TargetView | None = None
+) -> tuple[RuntimeProfile, ...]:
+    """Return the runtimes to check, each as it behaves on the target's family: the
+    selection, and for ``portable`` only the runtimes that load the draft's format (a runtime
+    named explicitly is kept, and DF016 says why it cannot load the draft)."""
     profiles = select_profiles(runtime)
     if PORTABLE in runtime.split(","):
         fmt = FORMATS_BY_NAME[draft.format]
         profiles = tuple(p for p in profiles if fmt.serves(p.name))
-    return profiles
+    family = target.family if target is not None else None
+    return tuple(on_family(p, family) for p in profiles)
 
 
 def rules_not_checked(draft: DraftView) -> tuple[NotChecked, ...]:
@@ -117,7 +120,7 @@ def check_views(
     strict: bool = False,
 ) -> CheckReport:
     """Apply every rule (except those in ``ignore``) to a normalised pair."""
-    profiles = profiles_for(runtime, draft)
+    profiles = profiles_for(runtime, draft, target)
     resolutions = resolve_layers(draft, target, profiles)
     ctx = PairContext(draft, target, profiles, resolutions, tokenizers)
     findings = [

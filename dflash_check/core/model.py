@@ -72,6 +72,10 @@ class TargetView:
     """Longest context the target supports, if stated."""
     token_ids: tuple[tuple[str, int], ...] = ()
     """Special token ids the config names (key, id): real tokens of its tokenizer."""
+    family: str | None = None
+    """The engine family serving it (``core/families.py``), None when none is known."""
+    model_types: tuple[str, ...] = ()
+    """Every ``model_type`` the config states (top level, then ``text_config``)."""
 
 
 @dataclass(frozen=True)
@@ -188,8 +192,16 @@ def normalise_target(files: ModelFiles) -> TargetView:
     hidden = text.integer("hidden_size", required=True)
     vocab = text.integer("vocab_size", required=True)
     assert hidden is not None and vocab is not None  # required=True guarantees it
+    model_types = tuple(
+        m for m in (top.string("model_type"), text.string("model_type") if nested else None) if m
+    )
+    from dflash_check.core.families import family_of
+
+    family = family_of(architectures, model_types)
     return TargetView(
         name=files.name,
+        family=family.name if family is not None else None,
+        model_types=model_types,
         architectures=architectures,
         model_type=text.string("model_type") or top.string("model_type"),
         nested=nested,

@@ -8,15 +8,31 @@ Everything the tool knows about a runtime lives in ``PROFILES``; rules, reports 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 PORTABLE = "portable"
 """The pseudo-runtime that must satisfy every profile (the default of ``--runtime``)."""
 
 
+# Keys a runtime may read layer ids from, as dotted paths in the draft's config.json. The
+# normalisers record every one a draft has (``DraftView.layer_id_sources``) in DFlash numbering,
+# and each profile lists the ones it reads, in its order, so a draft whose copies disagree
+# resolves per runtime to the list that runtime really feeds.
+EAGLE_AUX_IDS = "eagle_aux_hidden_state_layer_ids"
+NESTED_IDS = "dflash_config.target_layer_ids"
+TOP_IDS = "target_layer_ids"
+NESTED_MASK = "dflash_config.mask_token_id"
+TOP_MASK = "mask_token_id"
+
+
 @dataclass(frozen=True)
 class RuntimeProfile:
-    """One runtime's reading of a DFlash draft config."""
+    """One runtime's reading of a DFlash draft config, in general or on one target family.
+
+    ``PROFILES`` holds each runtime's general convention; ``on_family`` applies the family's
+    cell of ``FAMILY_CELLS`` to it, so rules and reports see what the runtime does on this
+    target.
+    """
 
     name: str
     """Short name used on the command line (``--runtime NAME``) and in reports."""
@@ -28,10 +44,12 @@ class RuntimeProfile:
     """Capture index = ``t + shift`` in the runtime's own numbering."""
     max_id_from_end: int
     """Largest valid id is ``N - max_id_from_end`` for a target of ``N`` layers."""
-    reads_top_level_ids: bool
-    """Whether a top-level ``target_layer_ids`` is read when ``dflash_config`` lacks it."""
-    reads_top_level_mask: bool
-    """Whether a top-level ``mask_token_id`` is read when ``dflash_config`` lacks it."""
+    id_keys: tuple[str, ...]
+    """The keys layer ids are read from, first present one wins."""
+    mask_keys: tuple[str, ...]
+    """The keys ``mask_token_id`` is read from, first present one wins."""
+    without_ids: str
+    """What the runtime does when it finds no ids under its keys."""
     out_of_range: str
     """What happens when an id is past the valid range: the symptom and when it shows."""
     citation: str
@@ -41,6 +59,27 @@ class RuntimeProfile:
     null_ids_fail: bool = False
     """Whether an explicit ``target_layer_ids: null`` is taken as the value (and fails) rather
     than treated as missing."""
+    mask_default: str | None = None
+    """What the runtime uses when the draft has no mask token (None: it fails to load)."""
+    family_independent: bool = False
+    """Whether the runtime captures through the model's generic outputs, the same way for every
+    target family (the Python references), so no family cell applies."""
+    family: str | None = None
+    """The target family this profile was resolved on (None: the general convention)."""
+    cannot_capture: str | None = None
+    """The engine's own failure when this family has no hidden-state capture, else None."""
+    cell_citation: str | None = None
+    """Where the family cell was read (None: the general convention, unverified for it)."""
+
+    @property
+    def reads_top_level_ids(self) -> bool:
+        """Whether a top-level ``target_layer_ids`` is read."""
+        return TOP_IDS in self.id_keys
+
+    @property
+    def reads_top_level_mask(self) -> bool:
+        """Whether a top-level ``mask_token_id`` is read."""
+        return TOP_MASK in self.mask_keys
 
     def capture_index(self, layer_id: int) -> int:
         """Return the runtime's own index for DFlash layer id ``layer_id``."""
@@ -62,15 +101,19 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="hidden_states",
         shift=1,
         max_id_from_end=1,
-        reads_top_level_ids=True,
-        reads_top_level_mask=True,
+        # _draft_value = dflash_config.get(name, getattr(config, name)): a null stays a null.
+        id_keys=(NESTED_IDS, TOP_IDS),
+        mask_keys=(NESTED_MASK, TOP_MASK),
+        without_ids="guesses ids with the z-lab formula from num_target_layers (0.1.0; "
+        "z-lab/dflash#157 makes the ids required)",
         out_of_range="IndexError in extract_context_feature at the first decode; at t = N-1 it "
         "feeds the post-norm state, unlike every other runtime",
-        # model.py: build_target_layer_ids(config.num_target_layers, …) on every load, and
-        # _draft_value = dflash_config.get(name, getattr(config, name)) keeps a null.
+        # build_target_layer_ids(config.num_target_layers, …) runs on every load.
         reads_num_target_layers=True,
         null_ids_fail=True,
-        citation="z-lab/dflash@07ebd93d:dflash/model.py (extract_context_feature, offset = 1)",
+        family_independent=True,
+        citation="z-lab/dflash@07ebd93d:dflash/model.py:131-132 (_draft_value), :560-570 "
+        "(DFlashDraftModel.__init__), :37-43 (extract_context_feature, offset 1)",
     ),
     RuntimeProfile(
         name="vllm",
@@ -78,13 +121,18 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="aux layer",
         shift=1,
         max_id_from_end=1,
-        reads_top_level_ids=True,
-        reads_top_level_mask=False,
+        # Model Runner V2 reads a top-level eagle_aux list first (raw aux indices), then the
+        # DFlash keys; both runners fall back to a top-level mask (#46995, #51602).
+        id_keys=(EAGLE_AUX_IDS, NESTED_IDS, TOP_IDS),
+        mask_keys=(NESTED_MASK, TOP_MASK),
+        without_ids="captures its default aux layers (2, N//2, N-3) and sizes fc from the "
+        "draft's num_hidden_layers",
         out_of_range="missing aux state: ValueError 'DFlash drafter expects … concatenated aux "
         "hidden features' (earlier: 'mat1 and mat2 shapes cannot be multiplied') at engine start "
         "(Model Runner V2) or the first decode (V1)",
-        citation="vllm-project/vllm@1ad84fea:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py "
-        "(get_eagle3_aux_layers_from_config); vllm/model_executor/models/llama.py",
+        citation="vllm-project/vllm@c2057261:vllm/v1/worker/gpu/spec_decode/eagle/"
+        "eagle3_utils.py:41-60 (get_eagle3_aux_layers_from_config); "
+        "vllm/v1/spec_decode/utils.py:65 (mask_token_id)",
     ),
     RuntimeProfile(
         name="sglang",
@@ -92,13 +140,17 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="capture point (before layer)",
         shift=1,
         max_id_from_end=2,
-        reads_top_level_ids=True,
-        reads_top_level_mask=True,
+        # dict.get on dflash_config, then the top level: a null in dflash_config is kept and
+        # the ids fall back to the formula (dflash_utils.py:611-613).
+        id_keys=(NESTED_IDS, TOP_IDS),
+        mask_keys=(NESTED_MASK, TOP_MASK),
+        without_ids="guesses ids with the z-lab formula from num_target_layers",
+        mask_default="the tokenizer's mask_token (default '<|MASK|>', added when absent)",
         out_of_range="ValueError 'DFLASH target_layer_ids contains an out-of-range layer id' at "
         "startup for t >= N; for t = N-1 no capture runs after the last layer (IndexError at "
         "startup or 'target_hidden feature dim mismatch' at the first decode)",
-        citation="sgl-project/sglang python/sglang/srt/speculative/dflash_utils.py@00731f0b; "
-        "models/qwen3.py@01b5f572",
+        citation="sgl-project/sglang@d315eb72:python/sglang/srt/speculative/dflash_utils.py:"
+        "611-643; dflash_worker_v2.py:876-937 (mask token)",
     ),
     RuntimeProfile(
         name="trtllm",
@@ -106,22 +158,30 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="capture after layer",
         shift=0,
         max_id_from_end=1,
-        reads_top_level_ids=True,
-        reads_top_level_mask=True,
+        # modeling_dflash.py: dflash_config.get("target_layer_ids", None) only.
+        id_keys=(NESTED_IDS,),
+        mask_keys=(NESTED_MASK, TOP_MASK),
+        without_ids="captures no draft-chosen layers (target_layer_ids None)",
+        mask_default="vocab_size, one past the embedding",
         out_of_range="no check: an id that never fires leaves its slot of a torch.empty buffer "
         "unwritten, garbage features, silent acceptance loss",
-        citation="NVIDIA/TensorRT-LLM tensorrt_llm/_torch/speculative/dflash.py@2fc4bbbc (#12794)",
+        citation="NVIDIA/TensorRT-LLM@7c7504c0:tensorrt_llm/_torch/models/modeling_dflash.py; "
+        "tensorrt_llm/_torch/speculative/dflash.py@00679c66",
     ),
     RuntimeProfile(
         name="llamacpp",
         title="llama.cpp",
         index_name="GGUF target_layers (input of layer)",
         shift=1,
-        max_id_from_end=2,
-        reads_top_level_ids=True,
-        reads_top_level_mask=True,
+        max_id_from_end=1,
+        # The converter reads dflash_config only (upstream review of ggml-org/llama.cpp#25110);
+        # t = N-1 reads the post-norm embeddings (llama_get_embeddings_nextn).
+        id_keys=(NESTED_IDS,),
+        mask_keys=(NESTED_MASK,),
+        without_ids="refuses to load: 'DFlash model requires 'target_layers' in GGUF metadata'",
         out_of_range="GGML_ABORT 'DFlash: target layer %d input not extracted' at the first decode",
-        citation="ggml-org/llama.cpp src/models/dflash.cpp@01b78a15 (#22105)",
+        citation="ggml-org/llama.cpp@001d906a:common/speculative.cpp (target_layer_ids[k] == "
+        "n_layer_tgt); src/models/dflash.cpp@01b78a15 (#22105)",
     ),
     RuntimeProfile(
         name="mlx",
@@ -129,15 +189,163 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="layers[t] output",
         shift=0,
         max_id_from_end=1,
-        reads_top_level_ids=False,
-        reads_top_level_mask=False,
+        id_keys=(NESTED_IDS,),
+        mask_keys=(NESTED_MASK,),
+        without_ids="KeyError 'target_layer_ids' when the draft loads",
         out_of_range="IndexError when the layer hooks are installed at the start of generation",
-        # model_mlx.py load_draft: config["num_target_layers"], dflash_config["target_layer_ids"].
+        # load_draft: config["num_target_layers"], dflash_config["target_layer_ids"].
         reads_num_target_layers=True,
         null_ids_fail=True,
-        citation="z-lab/dflash@07ebd93d:dflash/model_mlx.py (_patch_model, load_draft)",
+        family_independent=True,
+        citation="z-lab/dflash@07ebd93d:dflash/model_mlx.py:448-457 (load_draft), _patch_model",
     ),
 )
+
+
+@dataclass(frozen=True)
+class FamilyCell:
+    """What one runtime does on some target families, where the engine's model code was read.
+
+    A field left None keeps the runtime's general convention; a cell with no overrides records
+    that the convention was verified for those families (with its citation).
+    """
+
+    runtime: str
+    """The profile this cell refines."""
+    families: tuple[str, ...]
+    """Target family names (``core/families.py``)."""
+    citation: str
+    """Where it was read: repository@revision:path:line."""
+    index_name: str | None = None
+    shift: int | None = None
+    max_id_from_end: int | None = None
+    id_keys: tuple[str, ...] | None = None
+    cannot_capture: str | None = None
+    """The engine's own failure message when the family has no capture hook."""
+
+
+_VLLM = "vllm-project/vllm@c2057261:vllm/model_executor/models/"
+_SGL = "sglang==0.5.23 (PyPI, 2026-10-30):sglang/srt/models/"
+_VLLM_NO_INTERFACE = (
+    "vLLM has no aux-hidden-state interface (SupportsEagle3) for this model class; the engine "
+    "fails at load: 'Model does not support EAGLE3 interface but aux_hidden_state_outputs was "
+    "requested'"
+)
+_SGL_NO_HOOK = (
+    "SGLang's model class has no DFlash capture hook; the worker fails at startup: 'Model X "
+    "implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture, one of "
+    "which is required for DFLASH/DSPARK.'"
+)
+
+FAMILY_CELLS: tuple[FamilyCell, ...] = (
+    # vLLM: aux index k = the residual after k layers, captured after each layer (1..N).
+    FamilyCell("vllm", ("llama",), _VLLM + "llama.py:420-429"),
+    FamilyCell("vllm", ("qwen2", "qwen3"), _VLLM + "qwen2.py:415-420"),
+    FamilyCell("vllm", ("qwen3_next", "qwen3_5", "qwen3_5_text"), _VLLM + "qwen3_next.py:632-644"),
+    FamilyCell("vllm", ("gpt_oss",), _VLLM + "gpt_oss.py:349-355"),
+    FamilyCell("vllm", ("gemma4",), _VLLM + "gemma4.py:1312-1333"),
+    FamilyCell("vllm", ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
+    FamilyCell("vllm", ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
+    FamilyCell("vllm", ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
+    FamilyCell("vllm", ("deepseek_v3", "kimi_k25"), _VLLM + "deepseek_v2.py:1515-1541"),
+    FamilyCell(
+        "vllm",
+        ("deepseek_v32", "glm_moe_dsa"),
+        _VLLM + "deepseek_v32/nvidia/model.py:277 (capture before each layer, none after the "
+        "last); deepseek_v32/__init__.py:19-21 (the CUDA path)",
+        index_name="aux layer (captured before the layer)",
+        max_id_from_end=2,
+    ),
+    FamilyCell(
+        "vllm",
+        ("glm4_moe",),
+        _VLLM + "glm4_moe.py (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    FamilyCell(
+        "vllm",
+        ("gemma3",),
+        _VLLM + "gemma3.py (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    # SGLang: capture before layer c = t + 1 < N, so t = N-1 never fires, except in the
+    # families that also capture after the last layer.
+    FamilyCell("sglang", ("llama", "llama4"), _SGL + "llama.py:943 (set_dflash_layers_to_capture)"),
+    FamilyCell("sglang", ("qwen3",), _SGL + "qwen3.py:793-805"),
+    FamilyCell("sglang", ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
+    FamilyCell("sglang", ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
+    FamilyCell(
+        "sglang",
+        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k25"),
+        _SGL + "deepseek_v2.py:3475-3485 (GlmMoeDsaForCausalLM inherits: glm4_moe.py:1284)",
+    ),
+    FamilyCell(
+        "sglang",
+        ("gpt_oss",),
+        _SGL + "gpt_oss.py:726-741 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        "sglang",
+        ("gemma4",),
+        _SGL + "gemma4_causal.py:1090-1094, :1208-1214 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        "sglang", ("laguna",), _SGL + "laguna.py:632 (also after the last layer)", max_id_from_end=1
+    ),
+    FamilyCell(
+        "sglang",
+        ("mimo_v2",),
+        _SGL + "mimo_v2.py:1186-1195, :1501-1513 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        "sglang",
+        ("nemotron_h",),
+        _SGL + "nemotron_h.py:895-898, :1225-1234 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell("sglang", ("qwen2",), _SGL + "qwen2.py:797 (no hook)", cannot_capture=_SGL_NO_HOOK),
+    FamilyCell(
+        "sglang", ("glm4_moe",), _SGL + "glm4_moe.py:983 (no hook)", cannot_capture=_SGL_NO_HOOK
+    ),
+    FamilyCell(
+        "sglang",
+        ("minimax_m2",),
+        _SGL + "minimax_m2.py:1249 (EAGLE-3 hook only)",
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    FamilyCell(
+        "sglang",
+        ("gemma3",),
+        _SGL + "gemma3_causal.py (EAGLE-3 hook only)",
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+)
+
+
+def cell_for(runtime: str, family: str | None) -> FamilyCell | None:
+    """Return the cell of ``runtime`` on ``family``, if the table has one."""
+    if family is None:
+        return None
+    return next((c for c in FAMILY_CELLS if c.runtime == runtime and family in c.families), None)
+
+
+def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
+    """Return ``profile`` as it behaves on a target of ``family`` (None: unknown family)."""
+    if profile.family_independent:
+        return replace(profile, family=family, cell_citation=profile.citation)
+    cell = cell_for(profile.name, family)
+    if cell is None:
+        return replace(profile, family=family)
+    overrides = {
+        key: value
+        for key in ("index_name", "shift", "max_id_from_end", "id_keys", "cannot_capture")
+        if (value := getattr(cell, key)) is not None
+    }
+    return replace(profile, family=family, cell_citation=cell.citation, **overrides)
+
 
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
 RUNTIME_NAMES: tuple[str, ...] = (PORTABLE, *PROFILES_BY_NAME)
