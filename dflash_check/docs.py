@@ -169,16 +169,68 @@ def runtimes_markdown() -> str:
             f"{yes[p.reads_num_target_layers]} | {yes[p.null_ids_fail]} | {p.out_of_range} | "
             f"{p.citation} |"
         )
+    lines += family_matrix_markdown()
     lines += [
         "",
         "Worked example (the seed case): `z-lab/Qwen3-4B-DFlash-b16` has ids "
         "`[1, 9, 17, 25, 33]`. vLLM captures them as aux layers `[2, 10, 18, 26, 34]` and "
-        "accepts ids up to `N-1`, so it needs a 34-layer target; SGLang and llama.cpp accept "
-        "ids up to `N-2`, so the portable rule needs 35. `Qwen/Qwen3.5-4B` has 32 layers "
+        "accepts ids up to `N-1`, so it needs a 34-layer target; SGLang accepts ids up to "
+        "`N-2` on Qwen3, so the portable rule needs 35. `Qwen/Qwen3.5-4B` has 32 layers "
         "(layers 32 and 33 do not exist): incompatible everywhere. `Qwen/Qwen3-4B` has 36: "
         "compatible everywhere.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def family_matrix_markdown() -> list[str]:
+    """Return the runtime x target-family matrix (``FAMILY_CELLS``) as Markdown lines."""
+    from dflash_check.core.families import FAMILIES
+    from dflash_check.core.runtimes import FAMILY_CELLS, on_family
+
+    lines = [
+        "",
+        "## Per target family",
+        "",
+        "Engines capture hidden states in each target family's own model code, so the range "
+        "and whether capture exists at all depend on the family (read from the target's "
+        "`architectures`, then its model types). Each cell gives the valid ids and the source "
+        "it was read from; `general` marks a family whose code was not read for that runtime "
+        "(its general convention above is assumed). The Python references capture through "
+        "transformers' generic hidden states, the same for every family.",
+        "",
+        "| family | architectures | " + " | ".join(f"`{p.name}`" for p in PROFILES) + " |",
+        "|---|---|" + "---|" * len(PROFILES),
+    ]
+    for fam in FAMILIES:
+        cells = []
+        for p in PROFILES:
+            q = on_family(p, fam.name)
+            if q.cannot_capture is not None:
+                text = "**no capture**"
+            else:
+                text = f"`0..N-{q.max_id_from_end}`"
+            if p.family_independent:
+                text += " (generic)"
+            elif q.cell_citation is None:
+                text += " (general)"
+            cells.append(text)
+        archs = ", ".join(f"`{a}`" for a in fam.architectures)
+        lines.append(f"| {fam.title} (`{fam.name}`) | {archs} | " + " | ".join(cells) + " |")
+    lines += ["", "Sources of the family cells:", ""]
+    for c in FAMILY_CELLS:
+        what = (
+            "no capture: " + c.cannot_capture
+            if c.cannot_capture
+            else (
+                f"ids up to N-{c.max_id_from_end}"
+                if c.max_id_from_end is not None
+                else "general convention verified"
+            )
+        )
+        lines.append(
+            f"- `{c.runtime}` on {', '.join(f'`{f}`' for f in c.families)}: {what} ({c.citation})"
+        )
+    return lines
 
 
 def runtimes_json() -> str:

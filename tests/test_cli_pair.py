@@ -82,8 +82,8 @@ def test_table_report_answers_first_and_verbose_adds_the_tables() -> None:
         ("reference", 0),
         ("trtllm", 0),
         ("mlx", 0),
+        ("llamacpp", 0),
         ("sglang", 1),
-        ("llamacpp", 1),
         ("portable", 1),
     ],
 )

@@ -117,7 +117,7 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(runtime="mlx"),
         Case(
             draft=chain(with_dfc(mask_token_id=None), with_top(mask_token_id=151669)),
-            runtime="vllm",
+            runtime="llamacpp",
         ),
     ),
     "DF010": (Case(), Case(tensors=False)),
@@ -134,6 +134,10 @@ CASES: dict[str, tuple[Case, Case]] = {
     "DF015": (
         Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "b", 2: "c"})),
         Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "B"})),
+    ),
+    "DF017": (
+        Case(runtime="vllm"),
+        Case(target=with_top(architectures=["Glm4MoeForCausalLM"]), runtime="vllm"),
     ),
     "DF016": (
         Case(draft=to_speculators, runtime="vllm", tensors=False),
@@ -208,14 +212,16 @@ def test_duplicate_ids_are_named() -> None:
     assert "repeats [9]" in finding.message
 
 
-def test_top_level_ids_fail_only_mlx() -> None:
-    """Ids only at the top level are read by every runtime but MLX."""
+def test_top_level_ids_fail_the_dflash_config_readers() -> None:
+    """Ids only at the top level are read by the reference, vLLM and SGLang, not by
+    TensorRT-LLM, llama.cpp or MLX."""
     case = Case(
         draft=chain(with_dfc(target_layer_ids=None), with_top(target_layer_ids=[1, 9, 17, 25, 33]))
     )
     report = run_case(case)
     verdicts = report.runtime_verdicts
-    assert verdicts.pop("mlx").value == "incompatible"
+    for name in ("trtllm", "llamacpp", "mlx"):
+        assert verdicts.pop(name).value == "incompatible"
     assert {v.value for v in verdicts.values()} == {"compatible"}
 
 

@@ -532,11 +532,13 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
     "key-location",
     Severity.ERROR,
     "A key sits at the top level where a runtime reads only dflash_config",
-    "vLLM reads mask_token_id only from dflash_config; the MLX reference reads target_layer_ids "
-    "and mask_token_id only from dflash_config (KeyError at load). Original z-lab Qwen3 "
+    "TensorRT-LLM, llama.cpp and the MLX reference read target_layer_ids only from "
+    "dflash_config, and llama.cpp and MLX read mask_token_id only there (TensorRT-LLM's "
+    "modeling_dflash.py; ggml-org/llama.cpp#25110 review; MLX KeyError at load). vLLM reads "
+    "a top-level mask_token_id since vllm-project/vllm#46995 and #51602. Original z-lab Qwen3 "
     "checkpoints keep some keys at the top level (InternLM/lmdeploy#4991).",
     "Move the key into dflash_config (keeping the top-level copy is harmless).",
-    runtimes=("vllm", "mlx"),
+    runtimes=("trtllm", "llamacpp", "mlx"),
 )
 def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, keys that runtime cannot see where the draft put them."""
@@ -547,14 +549,15 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
         if d.layer_ids_key == "target_layer_ids" and not p.reads_top_level_ids:
             yield Issue(
                 f"draft {d.name}: target_layer_ids is at the top level, but {p.name} reads only "
-                f"dflash_config.target_layer_ids",
+                f"dflash_config.target_layer_ids, so it {p.without_ids}",
                 runtime=p.name,
                 field="target_layer_ids",
             )
         if d.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
             yield Issue(
                 f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
-                f"dflash_config.mask_token_id",
+                f"dflash_config.mask_token_id"
+                + (f", so it uses {p.mask_default}" if p.mask_default else ""),
                 runtime=p.name,
                 field="mask_token_id",
             )
@@ -844,6 +847,34 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
                 f"(loaded by: {', '.join(fmt.runtimes or ())})",
                 runtime=p.name,
                 field="speculators_model_type" if d.format == "speculators" else "architectures",
+            )
+
+
+@rule(
+    "DF017",
+    "target-capture",
+    Severity.ERROR,
+    "The runtime cannot capture hidden states from this target family",
+    "A DFlash draft reads hidden states that the target's own model code must capture, and "
+    "each engine implements that per model class: vLLM through its aux-hidden-state "
+    "interface (absent for Glm4MoeForCausalLM and Gemma3ForCausalLM), SGLang through a "
+    "set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, MiniMax-M2 and "
+    "Gemma 3). Without it the engine refuses the pair at load, after the weights are read "
+    "(runtime-audit §5; docs/runtimes.md lists every family).",
+    "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
+    "target whose model class supports hidden-state capture.",
+)
+def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
+    """Flag the runtimes whose model code for this target family has no capture hook."""
+    t = ctx.target
+    for p in ctx.profiles:
+        if p.cannot_capture is not None:
+            yield Issue(
+                f"target {t.name} ({', '.join(t.architectures) or t.model_type}): "
+                f"{p.cannot_capture}",
+                runtime=p.name,
+                field="architectures",
+                model="target",
             )
 
 
