@@ -439,3 +439,24 @@ def test_draft_vocabulary_larger_than_the_target_is_an_error() -> None:
         f.rule == "DF007" and "250000 > target" in f.message and f.severity is Severity.ERROR
         for f in report.findings
     )
+
+
+def test_dflash2_keys_are_checked_per_engine() -> None:
+    """The published DFlash 2 draft passes; conv_group_size 24 on hidden 2560 fails the engines
+    that check the division, and a draft without selector keys fails every engine that reads
+    them at load."""
+    assert [f for f in check(DFLASH2, QWEN36_27B).findings if f.rule == "DF018"] == []
+    cfg = config(DFLASH2)
+    narrow = {**cfg, "hidden_size": 2560, "dflash_config": {**cfg["dflash_config"]}}
+    narrow["dflash_config"]["conv_group_size"] = 24
+    target = {**config(QWEN36_27B)}
+    target["text_config"] = {**target["text_config"], "hidden_size": 2560}
+    hits = [f for f in check(narrow, target).findings if f.rule == "DF018"]
+    assert {f.runtime for f in hits} == {"vllm", "sglang", "llamacpp"}
+    assert all("24 does not divide hidden_size 2560" in f.message for f in hits)
+    bare = {**cfg, "dflash_config": {**cfg["dflash_config"]}}
+    del bare["dflash_config"]["selector_rank"], bare["dflash_config"]["selector_top_k"]
+    report = check(bare, QWEN36_27B)
+    failing = {f.runtime for f in report.findings if f.rule == "DF018"}
+    assert failing == {"reference", "vllm", "sglang", "trtllm", "llamacpp"}
+    assert report.runtime_verdicts["sglang"].value == "incompatible"

@@ -139,6 +139,15 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(runtime="vllm"),
         Case(target=with_top(architectures=["Glm4MoeForCausalLM"]), runtime="vllm"),
     ),
+    "DF018": (
+        Case(),
+        Case(
+            draft=chain(
+                with_top(architectures=["DFlash2DraftModel"]),
+                with_dfc(conv_kernel_size=2, conv_group_size=16),
+            )
+        ),
+    ),
     "DF016": (
         Case(draft=to_speculators, runtime="vllm", tensors=False),
         Case(draft=to_speculators, runtime="reference", tensors=False),

@@ -144,6 +144,8 @@ class DraftView:
     """Whether the header has a ``d2t`` draft-to-target id map."""
     unverified_reason: str | None = None
     """Why the safetensors header is unavailable, when the source knows (e.g. offline cache)."""
+    dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
+    """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:

@@ -878,6 +878,73 @@ def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
             )
 
 
+# Which engines reject a DFlash 2 draft at load, per defect (runtime-audit §3; TensorRT-LLM's
+# DFlash 2 config checks; llama.cpp src/models/dflash.cpp).
+_DFLASH2_MISSING = ("reference", "vllm", "sglang", "trtllm", "llamacpp")
+_DFLASH2_GROUP = ("vllm", "sglang", "llamacpp")
+_DFLASH2_LATTICE = ("llamacpp",)
+
+
+@rule(
+    "DF018",
+    "dflash2-config",
+    Severity.ERROR,
+    "A DFlash 2 draft lacks its convolution or selector keys, or they do not fit its width",
+    "DFlash 2 adds grouped dynamic convolutions and a candidate selector, configured by "
+    "conv_kernel_size, conv_group_size, selector_rank and selector_top_k in dflash_config. "
+    "A missing key fails every engine at load (reference TypeError, SGLang and TensorRT-LLM "
+    "config errors, llama.cpp 'DFlash2 model is missing conv/selector metadata'); vLLM reads "
+    "them only from dflash_config. conv_group_size must divide hidden_size (vLLM, SGLang, "
+    "llama.cpp: 'conv_group_size must divide hidden_size'), and llama.cpp needs hidden_size >= "
+    "selector_top_k x (selector_top_k + 1) ('DFlash2 hidden size is too small for the "
+    "selector lattice').",
+    "Publish the draft's dflash_config with the four DFlash 2 keys as trained.",
+)
+def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
+    """Check DFlash 2's keys, per engine that rejects each defect."""
+    d = ctx.draft
+    if d.method != "dflash2":
+        return
+    selected = {p.name for p in ctx.profiles}
+
+    def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
+        for name in runtimes:
+            if name in selected:
+                yield Issue(f"{message} ({name} rejects it at load)", runtime=name, field=key)
+
+    values = {name: (value, key) for name, value, key in d.dflash2_keys}
+    for name, (value, key) in values.items():
+        if value is None:
+            yield from each(
+                _DFLASH2_MISSING,
+                f"DFlash 2 draft {d.name} has no {name} (dflash_config.{name})",
+                f"dflash_config.{name}",
+            )
+        elif key == name and "vllm" in selected:
+            yield Issue(
+                f"DFlash 2 draft {d.name}: {name} is at the top level, but vllm reads it only "
+                f"from dflash_config.{name}",
+                runtime="vllm",
+                field=name,
+            )
+    group, group_key = values.get("conv_group_size", (None, None))
+    if group and d.hidden_size % group:
+        yield from each(
+            _DFLASH2_GROUP,
+            f"DFlash 2 draft {d.name}: {group_key} {group} does not divide hidden_size "
+            f"{d.hidden_size}",
+            group_key or "dflash_config.conv_group_size",
+        )
+    top_k, top_k_key = values.get("selector_top_k", (None, None))
+    if top_k and d.hidden_size < top_k * (top_k + 1):
+        yield from each(
+            _DFLASH2_LATTICE,
+            f"DFlash 2 draft {d.name}: hidden_size {d.hidden_size} < {top_k_key} {top_k} x "
+            f"{top_k + 1} = {top_k * (top_k + 1)}, too small for the selector lattice",
+            top_k_key or "dflash_config.selector_top_k",
+        )
+
+
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 

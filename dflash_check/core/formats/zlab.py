@@ -15,6 +15,10 @@ from dflash_check.core.formats.common import (
 )
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
 
+# DFlash 2's convolution and candidate-selector keys (z-lab/dflash@07ebd93d:dflash/model.py:518,
+# :641; every engine reads them from dflash_config).
+DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
+
 ARCHITECTURES: dict[str, DraftMethod] = {
     "DFlashDraftModel": "dflash",
     "DFlash2DraftModel": "dflash2",
@@ -40,7 +44,13 @@ def read_dflash_config_draft(
     hidden = top.integer("hidden_size", required=True)
     assert hidden is not None  # required=True guarantees it
     tokens = special_token_ids((top,))
+    dflash2 = (
+        tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS)
+        if method == "dflash2"
+        else ()
+    )
     return DraftView(
+        dflash2_keys=dflash2,
         name=files.name,
         method=method,
         architectures=architectures,
