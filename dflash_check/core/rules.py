@@ -860,7 +860,7 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "interface (absent for Glm4MoeForCausalLM and Gemma3ForCausalLM), SGLang through a "
     "set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, MiniMax-M2 and "
     "Gemma 3). Without it the engine refuses the pair at load, after the weights are read "
-    "(runtime-audit §5; docs/runtimes.md lists every family).",
+    "(docs/runtimes.md lists every family, with the engine code read).",
     "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
     "target whose model class supports hidden-state capture.",
 )
@@ -878,8 +878,8 @@ def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
             )
 
 
-# Which engines reject a DFlash 2 draft at load, per defect (runtime-audit §3; TensorRT-LLM's
-# DFlash 2 config checks; llama.cpp src/models/dflash.cpp).
+# Which engines reject a DFlash 2 draft at load, per defect (the engines' DFlash 2 config
+# checks: SGLang dflash_utils.py, TensorRT-LLM's DFlash 2 config, llama.cpp src/models/dflash.cpp).
 _DFLASH2_MISSING = ("reference", "vllm", "sglang", "trtllm", "llamacpp")
 _DFLASH2_GROUP = ("vllm", "sglang", "llamacpp")
 _DFLASH2_LATTICE = ("llamacpp",)
