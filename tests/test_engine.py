@@ -439,6 +439,10 @@ def dflash2_draft(tmp_path: Path) -> Path:
     shutil.copytree(DRAFT, folder)
     cfg = json.loads((folder / "config.json").read_text())
     cfg["architectures"] = ["DFlash2DraftModel"]
+    # The DFlash 2 keys engines require at load (DF018): a group that divides the width.
+    cfg["dflash_config"].update(
+        conv_kernel_size=2, conv_group_size=cfg["hidden_size"], selector_rank=4, selector_top_k=2
+    )
     (folder / "config.json").write_text(json.dumps(cfg))
     return folder
 
