@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from dflash_check.core.families import family_of
 from dflash_check.core.fields import MAX_DIMENSION, FieldReader
 from dflash_check.core.safetensors_header import TensorInfo
 from dflash_check.errors import ConfigError
@@ -197,8 +198,6 @@ def normalise_target(files: ModelFiles) -> TargetView:
     model_types = tuple(
         m for m in (top.string("model_type"), text.string("model_type") if nested else None) if m
     )
-    from dflash_check.core.families import family_of
-
     family = family_of(architectures, model_types)
     return TargetView(
         name=files.name,

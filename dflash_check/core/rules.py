@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from dflash_check.core.formats import FORMATS_BY_NAME
 from dflash_check.core.model import DraftView, TargetView, build_target_layer_ids
 from dflash_check.core.report import LayerResolution, Severity
-from dflash_check.core.runtimes import PROFILES, RuntimeProfile
+from dflash_check.core.runtimes import PROFILES, RuntimeProfile, on_family
 from dflash_check.core.tokenizers import TokenizerComparison
 
 
@@ -225,8 +225,12 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
 def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
     """Return the fix for ids the target has but a runtime cannot capture."""
     if ctx.draft.num_target_layers == res.layers_present:
+        # Judged on this target's family, as every other range check is.
+        on_target = (on_family(p, ctx.target.family) for p in PROFILES)
         able = [
-            p.name for p in PROFILES if p.max_layer_id(res.layers_present) >= max(res.layer_ids)
+            p.name
+            for p in on_target
+            if p.cannot_capture is None and p.max_layer_id(res.layers_present) >= max(res.layer_ids)
         ]
         return (
             "The draft was trained for a target of this depth: serve it with a runtime that "
