@@ -14,7 +14,13 @@ from dflash_check.core.model import (
 )
 from dflash_check.core.report import CheckReport, Evidence, Finding, LayerResolution, NotChecked
 from dflash_check.core.rules import RULES, PairContext, name_relation, usable_ids
-from dflash_check.core.runtimes import PORTABLE, RuntimeProfile, on_family, select_profiles
+from dflash_check.core.runtimes import (
+    PORTABLE,
+    RuntimeProfile,
+    on_family,
+    resolve_ids,
+    select_profiles,
+)
 from dflash_check.core.tokenizers import TokenizerComparison
 
 
@@ -24,7 +30,7 @@ def profiles_for(
     """Return the runtimes to check, each as it behaves on the target's family: the
     selection, and for ``portable`` only the runtimes that load the draft's format (a runtime
     named explicitly is kept, and DF016 says why it cannot load the draft)."""
-    profiles = select_profiles(runtime)
+    profiles = select_profiles(runtime, draft.method)
     if PORTABLE in runtime.split(","):
         fmt = FORMATS_BY_NAME[draft.format]
         profiles = tuple(p for p in profiles if fmt.serves(p.name))
@@ -34,6 +40,15 @@ def profiles_for(
 
 def rules_not_checked(draft: DraftView) -> tuple[NotChecked, ...]:
     """Return the rules the available files could not settle."""
+    if draft.method == "eagle3":
+        if draft.fc_weight_shape is not None:
+            return ()
+        reason = (
+            "no fc.weight tensor in the safetensors header"
+            if draft.has_safetensors
+            else draft.unverified_reason or "no safetensors header"
+        )
+        return (NotChecked("DF034", f"fc width: {reason}"),)
     if draft.fc_weight_shape is not None or not draft.target_layer_ids:
         return ()
     reason = (
@@ -94,6 +109,8 @@ def resolve_layers(
     draft: DraftView, target: TargetView, profiles: tuple[RuntimeProfile, ...]
 ) -> tuple[LayerResolution, ...]:
     """Resolve the draft's ids to each runtime's capture indices on this target."""
+    if draft.method == "eagle3":
+        return resolve_eagle3_layers(draft, target, profiles)
     ids = usable_ids(draft)
     if ids is None:
         return ()
@@ -109,6 +126,34 @@ def resolve_layers(
         )
         for p in profiles
     )
+
+
+def resolve_eagle3_layers(
+    draft: DraftView, target: TargetView, profiles: tuple[RuntimeProfile, ...]
+) -> tuple[LayerResolution, ...]:
+    """Resolve, per runtime, which key it reads (or which default it computes) and so which
+    tensors it feeds the head: each runtime has its own list, not one list shifted."""
+    n = target.num_hidden_layers
+    sources = {s.key: s.ids for s in draft.id_sources}
+    out = []
+    for p in profiles:
+        r = resolve_ids(p, sources, n)
+        if r is None:
+            continue
+        out.append(
+            LayerResolution(
+                runtime=p,
+                layer_ids=r.ids,
+                capture_indices=tuple(t + p.shift for t in r.ids),
+                max_valid_id=p.max_layer_id(n),
+                layers_needed=p.layers_needed(max(r.ids, default=0)),
+                layers_present=n,
+                key=r.key,
+                raw_ids=r.raw,
+                guessed=r.guessed,
+            )
+        )
+    return tuple(out)
 
 
 def check_views(
@@ -134,7 +179,7 @@ def check_views(
             model=issue.model,
         )
         for r in RULES
-        if r.id not in ignore
+        if r.id not in ignore and draft.method in r.methods
         for issue in r.check(ctx)
     ]
     return CheckReport(

@@ -8,6 +8,7 @@ rules compare like with like and messages can name the exact field.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,7 +18,42 @@ from dflash_check.core.fields import MAX_DIMENSION, FieldReader
 from dflash_check.core.safetensors_header import TensorInfo
 from dflash_check.errors import ConfigError
 
-DraftMethod = Literal["dflash", "dflash2"]
+DraftMethod = Literal["dflash", "dflash2", "eagle3"]
+
+DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2")
+"""The methods whose drafts carry DFlash keys (dflash_config, mask token, block size)."""
+
+
+@dataclass(frozen=True)
+class IdSource:
+    """One layer-id list as the draft's config states it (before any runtime reads it)."""
+
+    key: str
+    """Dotted path, e.g. ``eagle_config.eagle_aux_hidden_state_layer_ids``."""
+    ids: tuple[int, ...] | None
+    """The list as written; None when the key is explicitly null."""
+
+
+@dataclass(frozen=True)
+class Eagle3Facts:
+    """What an EAGLE-3 head states beyond the DFlash facts: the keys its runtimes size it by."""
+
+    num_aux_hidden_states: int | None = None
+    """``num_aux_hidden_states``: vLLM sizes fc by it before any id list."""
+    num_aux_layers: int | None = None
+    """``num_aux_layers``: vLLM's Qwen3 EAGLE-3 model sizes fc by it first."""
+    d2t: tuple[str, tuple[int, ...]] | None = None
+    """(dtype, shape) of the ``d2t`` draft-to-target id map in the header."""
+    t2d: tuple[str, tuple[int, ...]] | None = None
+    """(dtype, shape) of the ``t2d`` target-to-draft mask in the header."""
+    lm_head_rows: int | None = None
+    """Rows of the head's own ``lm_head.weight`` (its draft vocabulary), from the header."""
+    rope: tuple[tuple[str, str], ...] = ()
+    """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` as the head states them."""
+    layer_model_type: str | None = None
+    """``model_type`` of the head's decoder layer (speculators: ``transformer_layer_config``)."""
+    use_aux_hidden_state: bool = True
+    """``eagle_config.use_aux_hidden_state``: False makes it an EAGLE-1/2-style head."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +113,8 @@ class TargetView:
     """The engine family serving it (``core/families.py``), None when none is known."""
     model_types: tuple[str, ...] = ()
     """Every ``model_type`` the config states (top level, then ``text_config``)."""
+    rope: tuple[tuple[str, str], ...] = ()
+    """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +185,10 @@ class DraftView:
     """Why the safetensors header is unavailable, when the source knows (e.g. offline cache)."""
     dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
     """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
+    id_sources: tuple[IdSource, ...] = ()
+    """Every layer-id key the config has, raw, in the order the format lists them."""
+    eagle3: Eagle3Facts | None = None
+    """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
@@ -186,7 +228,7 @@ def normalise_target(files: ModelFiles) -> TargetView:
     found = draft_format_of(files.config)
     if found is not None:
         raise ConfigError(
-            f"{files.who}: {files.config_location}: this is a DFlash draft "
+            f"{files.who}: {files.config_location}: this is a draft "
             f"({found.title}: {', '.join(architectures) or 'no architectures'}), not a target "
             "model",
             hint="the arguments are DRAFT then TARGET: did you swap them?",
@@ -213,7 +255,21 @@ def normalise_target(files: ModelFiles) -> TargetView:
         max_position_embeddings=text.integer("max_position_embeddings")
         or (top.integer("max_position_embeddings") if nested else None),
         token_ids=special_token_ids((text, top) if nested else (top,)),
+        rope=rope_facts(text),
     )
+
+
+ROPE_KEYS = ("rope_theta", "rope_scaling")
+"""The keys that shape rotary embeddings; a head that reuses the target's positions must agree."""
+
+
+def rope_facts(reader: FieldReader) -> tuple[tuple[str, str], ...]:
+    """Return (key, canonical JSON) for each rope key a config states, for comparison."""
+    out = []
+    for key in ROPE_KEYS:
+        if key in reader.data and reader.data[key] is not None:
+            out.append((key, json.dumps(reader.data[key], sort_keys=True)))
+    return tuple(out)
 
 
 def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[str, int], ...]:

@@ -63,11 +63,23 @@ class LayerResolution:
     """Smallest target layer count on which every id is valid."""
     layers_present: int
     """The target's layer count."""
+    key: str | None = None
+    """The key this runtime read the ids from (None: it guessed them, see ``guessed``)."""
+    raw_ids: tuple[int, ...] = ()
+    """The ids as the runtime reads them (its own numbering), before conversion."""
+    guessed: bool = False
+    """Whether the runtime computed the ids with its default instead of reading them."""
 
     @property
     def out_of_range(self) -> tuple[int, ...]:
         """Return the ids this runtime cannot serve on this target."""
-        return tuple(t for t in self.layer_ids if t > self.max_valid_id or t < 0)
+        low = self.runtime.min_id
+        return tuple(t for t in self.layer_ids if t > self.max_valid_id or t < low)
+
+    @property
+    def hidden_states(self) -> tuple[int, ...]:
+        """Return the HF ``hidden_states`` indices fed (``t + 1`` for canonical id t)."""
+        return tuple(t + 1 for t in self.layer_ids)
 
     @property
     def missing_layers(self) -> tuple[int, ...]:

@@ -13,7 +13,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from dflash_check.core.formats import FORMATS_BY_NAME
-from dflash_check.core.model import DraftView, TargetView, build_target_layer_ids
+from dflash_check.core.model import (
+    DFLASH_METHODS,
+    DraftView,
+    TargetView,
+    build_target_layer_ids,
+)
 from dflash_check.core.report import LayerResolution, Severity
 from dflash_check.core.runtimes import PROFILES, RuntimeProfile, on_family
 from dflash_check.core.tokenizers import TokenizerComparison
@@ -66,10 +71,15 @@ class Rule:
     """Runtimes whose behaviour the rule is about."""
     check: RuleCheck
     """The check itself."""
+    methods: tuple[str, ...] = DFLASH_METHODS
+    """The draft methods the rule applies to (DFlash keys mean nothing to an EAGLE-3 head)."""
 
 
 RULES: list[Rule] = []
 ALL_RUNTIMES = tuple(p.name for p in PROFILES)
+ALL_METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3")
+"""Rules about facts every method shares (context length, named target, tokenizer, format,
+capture support)."""
 
 
 def rule(
@@ -80,11 +90,12 @@ def rule(
     why: str,
     fix: str,
     runtimes: tuple[str, ...] = ALL_RUNTIMES,
+    methods: tuple[str, ...] = DFLASH_METHODS,
 ) -> Callable[[RuleCheck], RuleCheck]:
     """Register a rule function in ``RULES`` with its metadata."""
 
     def register(check: RuleCheck) -> RuleCheck:
-        RULES.append(Rule(id, name, severity, title, why, fix, runtimes, check))
+        RULES.append(Rule(id, name, severity, title, why, fix, runtimes, check, methods))
         return check
 
     return register
@@ -683,6 +694,7 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
     "(vllm-project/vllm#48894, sgl-project/sglang#10787), or silent garbage.",
     "Cap the serving context at the draft's max_position_embeddings, or use a draft trained "
     "for the target's context length.",
+    methods=ALL_METHODS,
 )
 def check_max_positions(ctx: PairContext) -> Iterator[Issue]:
     """Warn when the draft's context is shorter than the target's."""
@@ -778,6 +790,7 @@ def name_relation(named: str, target: str) -> str:
     "nvidia/…-NVFP4) is a note.",
     "Pair the draft with the model it names, or confirm the substitute is the same weights "
     "(a quantized or re-uploaded copy).",
+    methods=ALL_METHODS,
 )
 def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     """Compare the targets the draft names with the given one."""
@@ -813,6 +826,7 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     "stay silent. Identical tokenizer.json hashes settle it; otherwise the vocabularies are "
     "compared id by id.",
     "Use the target whose tokenizer the draft was trained with.",
+    methods=ALL_METHODS,
 )
 def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
     """Compare the vocabularies when both models ship one."""
@@ -839,6 +853,7 @@ def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
     "while the z-lab reference, SGLang or MLX look for dflash_config. The portable check "
     "covers the runtimes that load the draft's format (docs/formats.md).",
     "Serve the draft with a runtime that loads its format, or convert it.",
+    methods=ALL_METHODS,
 )
 def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     """Flag selected runtimes that cannot load the draft's format at all."""
@@ -867,6 +882,7 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "(docs/runtimes.md lists every family, with the engine code read).",
     "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
     "target whose model class supports hidden-state capture.",
+    methods=ALL_METHODS,
 )
 def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
     """Flag the runtimes whose model code for this target family has no capture hook."""
@@ -948,6 +964,10 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
             top_k_key or "dflash_config.selector_top_k",
         )
 
+
+# EAGLE-3's rules live in their own module and register into RULES; imported here, after
+# every DFlash rule, so that their order (and ids DF030-DF049) follows the DFlash ones.
+from dflash_check.core import rules_eagle3  # noqa: E402, F401
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 

@@ -8,6 +8,7 @@ Everything the tool knows about a runtime lives in ``PROFILES``; rules, reports 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 PORTABLE = "portable"
@@ -23,6 +24,47 @@ NESTED_IDS = "dflash_config.target_layer_ids"
 TOP_IDS = "target_layer_ids"
 NESTED_MASK = "dflash_config.mask_token_id"
 TOP_MASK = "mask_token_id"
+
+
+@dataclass(frozen=True)
+class IdReading:
+    """One key a runtime reads layer ids from, and how it numbers them."""
+
+    key: str
+    """A dotted key this runtime reads."""
+    to_output: int
+    """Canonical id ``t = raw + to_output``: t is the output of target layer t, the tensor HF
+    calls ``hidden_states[t+1]``. 0 for DFlash ids and SGLang's nested EAGLE-3 ids (captured
+    at id + 1); -1 for vLLM's raw aux ids (aux k = ``hidden_states[k]`` = output of layer k-1)."""
+
+
+@dataclass(frozen=True)
+class DefaultIds:
+    """A rule a runtime applies when it finds no ids: what it computes, in its numbering."""
+
+    name: str
+    """Name used by profiles (``RuntimeProfile.default_ids``)."""
+    formula: str
+    """The formula as the runtime writes it, for reports."""
+    raw: Callable[[int], tuple[int, ...]]
+    """The runtime's own ids for a target of N layers."""
+    to_output: int
+    """Canonical id ``t = raw + to_output``, as for ``IdReading``."""
+
+
+DEFAULT_IDS: dict[str, DefaultIds] = {
+    d.name: d
+    for d in (
+        # vLLM, speculators, SGLang, llama.cpp's converter: capture points k (hidden_states[k]).
+        DefaultIds(
+            "aux-2-half-3", "(2, N//2, N-3) capture points", lambda n: (2, n // 2, n - 3), -1
+        ),
+        # SpecForge / TensorRT-LLM: layer outputs t, the same three tensors as above.
+        DefaultIds(
+            "output-1-half-4", "(1, N//2-1, N-4) layer outputs", lambda n: (1, n // 2 - 1, n - 4), 0
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -70,6 +112,24 @@ class RuntimeProfile:
     """The engine's own failure when this family has no hidden-state capture, else None."""
     cell_citation: str | None = None
     """Where the family cell was read (None: the general convention, unverified for it)."""
+    method: str = "dflash"
+    """The speculative method whose drafts this profile reads (``METHOD_PROFILES``)."""
+    id_readings: tuple[IdReading, ...] = ()
+    """The keys ids are read from with their numbering, first present one wins (EAGLE-3)."""
+    default_ids: str | None = None
+    """The ``DEFAULT_IDS`` rule used when no key it reads is present (None: it has none)."""
+    default_min_layers: int | None = None
+    """Smallest target on which the default is computed at all (TensorRT-LLM refuses N <= 5)."""
+    min_id: int = 0
+    """Smallest canonical id it captures (-1: the embeddings, vLLM's aux 0)."""
+    aux_count: str | None = None
+    """The ``AUX_COUNTS`` rule that sizes the head's fc (EAGLE-3), None for DFlash."""
+    numbering: str | None = None
+    """A ``NUMBERINGS`` rule that overrides ``to_output`` per id list (SGLang families)."""
+    runner: str | None = None
+    """The engine's runner this profile describes, when the engine has several (vLLM V1)."""
+    training: bool = False
+    """A training framework, not a server: named with --runtime only, never by portable."""
 
     @property
     def reads_top_level_ids(self) -> bool:
@@ -222,6 +282,8 @@ class FamilyCell:
     id_keys: tuple[str, ...] | None = None
     cannot_capture: str | None = None
     """The engine's own failure message when the family has no capture hook."""
+    min_id: int | None = None
+    numbering: str | None = None
 
 
 _VLLM = "vllm-project/vllm@c2057261:vllm/model_executor/models/"
@@ -325,42 +387,107 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
 )
 
 
-def cell_for(runtime: str, family: str | None) -> FamilyCell | None:
-    """Return the cell of ``runtime`` on ``family``, if the table has one."""
+def cell_for(runtime: str, family: str | None, method: str = "dflash") -> FamilyCell | None:
+    """Return the cell of ``runtime`` on ``family`` for ``method``, if the table has one."""
     if family is None:
         return None
-    return next((c for c in FAMILY_CELLS if c.runtime == runtime and family in c.families), None)
+    cells = CELLS_BY_METHOD.get(method, FAMILY_CELLS)
+    return next((c for c in cells if c.runtime == runtime and family in c.families), None)
 
 
 def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
     """Return ``profile`` as it behaves on a target of ``family`` (None: unknown family)."""
     if profile.family_independent:
         return replace(profile, family=family, cell_citation=profile.citation)
-    cell = cell_for(profile.name, family)
+    cell = cell_for(profile.name, family, profile.method)
     if cell is None:
         return replace(profile, family=family)
     overrides = {
         key: value
-        for key in ("index_name", "shift", "max_id_from_end", "id_keys", "cannot_capture")
+        for key in (
+            "index_name",
+            "shift",
+            "max_id_from_end",
+            "id_keys",
+            "cannot_capture",
+            "min_id",
+            "numbering",
+        )
         if (value := getattr(cell, key)) is not None
     }
     return replace(profile, family=family, cell_citation=cell.citation, **overrides)
 
 
+@dataclass(frozen=True)
+class ResolvedIds:
+    """The ids one runtime feeds a draft on one target: the key read and both numberings."""
+
+    key: str | None
+    """The key read (None: no key it reads was present, so the default was used)."""
+    raw: tuple[int, ...]
+    """The ids in the runtime's own numbering (as written, or as its default computes them)."""
+    ids: tuple[int, ...]
+    """Canonical ids t (output of layer t, HF ``hidden_states[t+1]``)."""
+    guessed: bool
+    """Whether the runtime computed them (its default) instead of reading them."""
+
+
+def numbering_of(profile: RuntimeProfile, reading: IdReading, raw: tuple[int, ...], n: int) -> int:
+    """Return ``to_output`` for ``raw`` read through ``reading``, after a family's rule."""
+    if profile.numbering is None:
+        return reading.to_output
+    return NUMBERINGS[profile.numbering].to_output(reading.to_output, raw, n)
+
+
+def resolve_ids(
+    profile: RuntimeProfile, sources: Mapping[str, tuple[int, ...] | None], num_layers: int
+) -> ResolvedIds | None:
+    """Return the ids ``profile`` feeds on a target of ``num_layers`` layers, given the id keys
+    a draft states (dotted key -> list, None for an explicit null), or None when it reads none
+    and has no default (or refuses to compute one on this target)."""
+    for reading in profile.id_readings:
+        raw = sources.get(reading.key)
+        if raw:  # every reader here skips a null or empty list (`if layer_ids:` / `or`)
+            shift = numbering_of(profile, reading, raw, num_layers)
+            return ResolvedIds(reading.key, raw, tuple(k + shift for k in raw), guessed=False)
+    if profile.default_ids is None:
+        return None
+    if profile.default_min_layers is not None and num_layers < profile.default_min_layers:
+        return None
+    rule = DEFAULT_IDS[profile.default_ids]
+    raw = rule.raw(num_layers)
+    return ResolvedIds(None, raw, tuple(k + rule.to_output for k in raw), guessed=True)
+
+
+from dflash_check.core.runtimes_eagle3 import (  # noqa: E402  (needs the classes above)
+    EAGLE3_CELLS,
+    EAGLE3_PROFILES,
+    NUMBERINGS,
+)
+
+METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {
+    "dflash": PROFILES,
+    "dflash2": PROFILES,
+    "eagle3": EAGLE3_PROFILES,
+}
+CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
-RUNTIME_NAMES: tuple[str, ...] = (PORTABLE, *PROFILES_BY_NAME)
+RUNTIME_NAMES: tuple[str, ...] = tuple(
+    dict.fromkeys((PORTABLE, *(p.name for ps in METHOD_PROFILES.values() for p in ps)))
+)
 
 
-def select_profiles(runtime: str) -> tuple[RuntimeProfile, ...]:
-    """Return the profiles a runtime selection stands for.
+def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
+    """Return the profiles of ``method`` a runtime selection stands for.
 
-    ``portable`` is every profile; otherwise a comma-separated list of profile names (one
-    from ``--runtime``, several from a ``pairs.yaml`` entry).
+    ``portable`` is every serving profile; otherwise a comma-separated list of profile names
+    (one from ``--runtime``, several from a ``pairs.yaml`` entry). A training framework
+    (``training``) is checked only when named.
     """
     names = runtime.split(",")
-    if PORTABLE in names:
-        return PROFILES
-    return tuple(p for p in PROFILES if p.name in names)
+    profiles = METHOD_PROFILES.get(method, PROFILES)
+    portable = PORTABLE in names
+    return tuple(p for p in profiles if p.name in names or (portable and not p.training))
 
 
 def portable_max_id_from_end() -> int:
