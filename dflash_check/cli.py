@@ -631,8 +631,19 @@ def pair(
         raise typer.Exit(exit_code(report, strict))
 
     if smoke_run:
-        from dflash_check.runtime.smoke import SmokeOptions
+        from dflash_check.runtime.smoke import SMOKE_METHODS, SmokeOptions, SmokeUnsupportedError
 
+        if report.draft.method not in SMOKE_METHODS:
+            # Refused before any weight is fetched: the bundled runtime has no EAGLE-3 head.
+            fail(
+                SmokeUnsupportedError(
+                    f"draft {draft}: a {report.draft.method} draft; the smoke run supports "
+                    "DFlash and DFlash2 drafts",
+                    hint="the static check (without --smoke-run) applies to it",
+                ),
+                json_output,
+                output,
+            )
         options = SmokeOptions(
             device=device.value,
             dtype=dtype.value,

@@ -123,17 +123,7 @@ def check_eagle3_ids_read(ctx: PairContext) -> Iterator[Issue]:
     for res in ctx.resolutions:
         p = res.runtime
         if tuple(sorted(set(res.hidden_states))) == trained:
-            if res.guessed:
-                yield Issue(
-                    f"{p.name} {reading(res)}, which happens to name the trained tensors "
-                    f"{_trained(ctx)}",
-                    runtime=p.name,
-                    severity=Severity.INFO,
-                    field=d.layer_ids_key,
-                    hint="Nothing to do while the head keeps these layers; stating the list "
-                    "where this runtime reads it makes that explicit.",
-                )
-            continue
+            continue  # the feeds block shows a default that happens to match
         yield Issue(
             f"{p.name} {reading(res)} and feeds EAGLE-3 head {d.name} {fed(res)}, but it was "
             f"trained on {_trained(ctx)}",

@@ -49,6 +49,10 @@ SNAPSHOT_PATTERNS = [
 ]
 
 
+SMOKE_METHODS: tuple[str, ...] = ("dflash", "dflash2")
+"""The draft methods the bundled runtime (``runtime/draft_model.py``) can decode with."""
+
+
 class SmokeUnsupportedError(CheckError):
     """The draft is a kind the bundled runtime cannot run yet."""
 
