@@ -21,6 +21,16 @@ DraftMethod = Literal["dflash", "dflash2"]
 
 
 @dataclass(frozen=True)
+class IdSource:
+    """One layer-id list as the draft's config states it (before any runtime reads it)."""
+
+    key: str
+    """Dotted path in config.json, e.g. ``dflash_config.target_layer_ids``."""
+    ids: tuple[int, ...] | None
+    """The list as written; None when the key is explicitly null."""
+
+
+@dataclass(frozen=True)
 class ModelFiles:
     """What a source fetched for one model: the raw inputs of normalisation."""
 
@@ -147,6 +157,9 @@ class DraftView:
     """Why the safetensors header is unavailable, when the source knows (e.g. offline cache)."""
     dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
     """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
+    id_sources: tuple[IdSource, ...] = ()
+    """Every layer-id list the config has, raw: each runtime reads its own keys among them
+    (``runtimes.resolve_ids``)."""
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
