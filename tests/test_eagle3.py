@@ -13,7 +13,7 @@ import pytest
 
 from dflash_check.core.check import run_check
 from dflash_check.core.formats import normalise_draft
-from dflash_check.core.model import normalise_target
+from dflash_check.core.model import DraftView, normalise_target
 from dflash_check.core.report import CheckReport, Severity, Verdict
 from dflash_check.core.rules import RULES_BY_ID
 from dflash_check.core.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
@@ -202,10 +202,18 @@ def test_speculators_head_reads_aux_ids_and_verifier() -> None:
 # -- the runtime table ----------------------------------------------------------------------
 
 
+def head_view(nested: list[int] | None = None) -> DraftView:
+    """The Llama-3.1-8B head with a nested id list (None: no ids)."""
+    cfg = config(LLAMA_HEAD)
+    if nested is not None:
+        cfg["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": nested}
+    return normalise_draft(files("draft", cfg))
+
+
 def test_each_runtime_reads_its_own_key() -> None:
     """One config, three readings: vLLM V2 ignores the nested list, V1 reads it raw, SGLang +1."""
-    sources = {NESTED: (1, 17, 32)}
-    by_name = {p.name: resolve_ids(p, sources, 36) for p in EAGLE3_PROFILES}
+    draft = head_view([1, 17, 32])
+    by_name = {p.name: resolve_ids(p, draft, 36) for p in EAGLE3_PROFILES}
     assert by_name["vllm"] is not None and by_name["vllm"].guessed  # default
     assert by_name["vllm-v1"] is not None and by_name["vllm-v1"].ids == (0, 16, 31)
     assert by_name["sglang"] is not None and by_name["sglang"].ids == (1, 17, 32)
@@ -217,16 +225,19 @@ def test_defaults_name_the_same_tensors_and_trt_refuses_small_targets() -> None:
     fed = {
         p.name: tuple(t + 1 for t in r.ids)
         for p in EAGLE3_PROFILES
-        if (r := resolve_ids(p, {}, 32)) is not None
+        if (r := resolve_ids(p, head_view(), 32)) is not None
     }
     assert set(fed.values()) == {(2, 16, 29)}
     trt = next(p for p in EAGLE3_PROFILES if p.name == "trtllm")
-    assert resolve_ids(trt, {}, 5) is None
+    assert resolve_ids(trt, head_view(), 5) is None
 
 
-def test_specforge_is_checked_only_when_named() -> None:
-    assert "specforge" not in {p.name for p in select_profiles("portable", "eagle3")}
+def test_opt_in_rows_are_checked_only_when_named() -> None:
+    """SpecForge is a training framework and vLLM V1 serves only when forced (or P-EAGLE)."""
+    portable = {p.name for p in select_profiles("portable", "eagle3")}
+    assert portable == {"vllm", "sglang", "trtllm", "llamacpp"}
     assert [p.name for p in select_profiles("specforge", "eagle3")] == ["specforge"]
+    assert "vllm-v1" in {p.name for p in select_profiles("portable,vllm-v1", "eagle3")}
 
 
 def test_sglang_deepseek_adds_one_only_to_lists_starting_at_1() -> None:
@@ -234,8 +245,8 @@ def test_sglang_deepseek_adds_one_only_to_lists_starting_at_1() -> None:
     from dflash_check.core.runtimes import on_family
 
     sglang = on_family(next(p for p in EAGLE3_PROFILES if p.name == "sglang"), "deepseek_v3")
-    one = resolve_ids(sglang, {NESTED: (1, 29, 57)}, 61)
-    two = resolve_ids(sglang, {NESTED: (2, 30, 58)}, 61)
+    one = resolve_ids(sglang, head_view([1, 29, 57]), 61)
+    two = resolve_ids(sglang, head_view([2, 30, 58]), 61)
     assert one is not None and two is not None
     assert tuple(t + 1 for t in one.ids) == (2, 30, 58)
     assert tuple(t + 1 for t in two.ids) == (2, 30, 58)
@@ -247,7 +258,7 @@ def test_sglang_deepseek_adds_one_only_to_lists_starting_at_1() -> None:
 def test_one_list_passes_sglang_and_shifts_in_vllm_with_the_tensors_shown() -> None:
     """SpecForge's gpt-oss-20b recipe (nested [1, 11, 21]) on gpt-oss-20b: SGLang feeds what
     the head was trained on; vLLM's runners and the others feed other tensors, silently."""
-    report = run_case(Case(), GPT_OSS_RECIPE, GPT_OSS_20B)
+    report = run_case(Case(runtime="portable,vllm-v1"), GPT_OSS_RECIPE, GPT_OSS_20B)
     verdicts = report.runtime_verdicts
     assert verdicts["sglang"] is Verdict.COMPATIBLE
     assert verdicts["vllm-v1"] is Verdict.INCOMPATIBLE
@@ -287,7 +298,7 @@ def test_llama31_head_on_another_hidden_size_or_vocabulary() -> None:
 def test_head_without_ids_names_each_runtimes_guess() -> None:
     """No ids: a warning naming every runtime's guess, and that they are the same tensors; on
     a 5-layer target TensorRT-LLM refuses to guess (an error for it alone)."""
-    report = run_case(Case())
+    report = run_case(Case(runtime="portable,vllm-v1"))
     df030 = [f for f in report.findings if f.rule == "DF030"]
     assert df030[0].severity is Severity.WARNING
     for name in ("vllm", "vllm-v1", "sglang", "trtllm", "llamacpp"):

@@ -13,7 +13,7 @@ from dflash_check.core.model import (
     normalise_target,
 )
 from dflash_check.core.report import CheckReport, Evidence, Finding, LayerResolution, NotChecked
-from dflash_check.core.rules import RULES, PairContext, name_relation, usable_ids
+from dflash_check.core.rules import RULES, PairContext, name_relation
 from dflash_check.core.runtimes import (
     PORTABLE,
     RuntimeProfile,
@@ -108,49 +108,25 @@ def identity_evidence(
 def resolve_layers(
     draft: DraftView, target: TargetView, profiles: tuple[RuntimeProfile, ...]
 ) -> tuple[LayerResolution, ...]:
-    """Resolve the draft's ids to each runtime's capture indices on this target."""
-    if draft.method == "eagle3":
-        return resolve_eagle3_layers(draft, target, profiles)
-    ids = usable_ids(draft)
-    if ids is None:
-        return ()
+    """Resolve, per runtime, the ids it reads from the draft to its capture indices on this
+    target (runtimes that end up with no list have no resolution; the rules say why)."""
     n = target.num_hidden_layers
-    return tuple(
-        LayerResolution(
-            runtime=p,
-            layer_ids=ids,
-            capture_indices=tuple(p.capture_index(t) for t in ids),
-            max_valid_id=p.max_layer_id(n),
-            layers_needed=p.layers_needed(max(ids)),
-            layers_present=n,
-        )
-        for p in profiles
-    )
-
-
-def resolve_eagle3_layers(
-    draft: DraftView, target: TargetView, profiles: tuple[RuntimeProfile, ...]
-) -> tuple[LayerResolution, ...]:
-    """Resolve, per runtime, which key it reads (or which default it computes) and so which
-    tensors it feeds the head: each runtime has its own list, not one list shifted."""
-    n = target.num_hidden_layers
-    sources = {s.key: s.ids for s in draft.id_sources}
     out = []
     for p in profiles:
-        r = resolve_ids(p, sources, n)
-        if r is None:
+        read = resolve_ids(p, draft, n)
+        if read is None:
             continue
         out.append(
             LayerResolution(
                 runtime=p,
-                layer_ids=r.ids,
-                capture_indices=tuple(t + p.shift for t in r.ids),
+                layer_ids=read.ids,
+                capture_indices=tuple(p.capture_index(t) for t in read.ids),
                 max_valid_id=p.max_layer_id(n),
-                layers_needed=p.layers_needed(max(r.ids, default=0)),
+                layers_needed=p.layers_needed(max(read.ids)),
                 layers_present=n,
-                key=r.key,
-                raw_ids=r.raw,
-                guessed=r.guessed,
+                key=read.key,
+                raw_ids=read.raw,
+                guessed=read.guessed,
             )
         )
     return tuple(out)

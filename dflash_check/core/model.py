@@ -25,16 +25,6 @@ DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2")
 
 
 @dataclass(frozen=True)
-class IdSource:
-    """One layer-id list as the draft's config states it (before any runtime reads it)."""
-
-    key: str
-    """Dotted path, e.g. ``eagle_config.eagle_aux_hidden_state_layer_ids``."""
-    ids: tuple[int, ...] | None
-    """The list as written; None when the key is explicitly null."""
-
-
-@dataclass(frozen=True)
 class Eagle3Facts:
     """What an EAGLE-3 head states beyond the DFlash facts: the keys its runtimes size it by."""
 
@@ -54,6 +44,16 @@ class Eagle3Facts:
     """``model_type`` of the head's decoder layer (speculators: ``transformer_layer_config``)."""
     use_aux_hidden_state: bool = True
     """``eagle_config.use_aux_hidden_state``: False makes it an EAGLE-1/2-style head."""
+
+
+@dataclass(frozen=True)
+class IdSource:
+    """One layer-id list as the draft's config states it (before any runtime reads it)."""
+
+    key: str
+    """Dotted path in config.json, e.g. ``dflash_config.target_layer_ids``."""
+    ids: tuple[int, ...] | None
+    """The list as written; None when the key is explicitly null."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,8 @@ class DraftView:
     dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
     """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
     id_sources: tuple[IdSource, ...] = ()
-    """Every layer-id key the config has, raw, in the order the format lists them."""
+    """Every layer-id list the config has, raw: each runtime reads its own keys among them
+    (``runtimes.resolve_ids``)."""
     eagle3: Eagle3Facts | None = None
     """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
 

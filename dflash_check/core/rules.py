@@ -114,12 +114,14 @@ def fmt_ids(ids: tuple[int, ...] | list[int]) -> str:
     return "[" + ", ".join(str(i) for i in ids) + "]"
 
 
-def usable_ids(draft: DraftView) -> tuple[int, ...] | None:
-    """Return the draft's ids when they are well-formed enough to resolve, else None."""
-    ids = draft.target_layer_ids
-    if not ids or any(t < 0 for t in ids):
-        return None
-    return ids
+def read_ids_phrase(res: LayerResolution) -> str:
+    """Name the list a runtime feeds: the key and ids it read (with the conversion to layer
+    outputs when the key numbers them otherwise), or its guess."""
+    if res.guessed:
+        return f"{res.runtime.name}'s default {fmt_ids(res.layer_ids)} (no ids under its keys)"
+    if res.converted:
+        return f"{res.key} {fmt_ids(res.raw_ids)} (layer outputs {fmt_ids(res.layer_ids)})"
+    return f"{res.key} {fmt_ids(res.layer_ids)}"
 
 
 @rule(
@@ -268,11 +270,13 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     t, d = ctx.target, ctx.draft
     # Runtimes sharing a range get the same message, so reports can show it once.
     groups: dict[int, list[str]] = {}
-    for res in ctx.resolutions:
+    # A runtime's own guess out of range is DF001's finding (no ids), not this one.
+    checked = [r for r in ctx.resolutions if not r.guessed]
+    for res in checked:
         if res.out_of_range:
             groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
     # One concrete fix for every runtime: the strictest need, and the target the draft names.
-    need = max((r.layers_needed for r in ctx.resolutions), default=0)
+    need = max((r.layers_needed for r in checked), default=0)
     hint = f"Use a target with at least {need} layers"
     if d.num_target_layers is not None and d.num_target_layers >= need:
         hint += (
@@ -281,10 +285,10 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             + (f"; base_model {', '.join(d.base_model)})" if d.base_model else ")")
         )
     hint += "."
-    accepting = [r.runtime.name for r in ctx.resolutions if not r.out_of_range]
+    accepting = [r.runtime.name for r in checked if not r.out_of_range]
     if accepting:
         hint += f" On this target, {', '.join(accepting)} accept these ids (--runtime)."
-    for res in ctx.resolutions:
+    for res in checked:
         bad = res.out_of_range
         if not bad:
             continue
@@ -299,11 +303,11 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
         )
         yield Issue(
             f"target {t.name} has {res.layers_present} layers (0–{res.layers_present - 1}, "
-            f"{t.layers_key}), but draft {d.name} {d.layer_ids_key} {fmt_ids(res.layer_ids)} "
+            f"{t.layers_key}), but draft {d.name} {read_ids_phrase(res)} "
             f"{problem}: {names} ids up to N-{p.max_id_from_end} = {res.max_valid_id}, "
             f"so the draft needs at least {res.layers_needed} target layers",
             runtime=p.name,
-            field=d.layer_ids_key,
+            field=res.key or d.layer_ids_key,
             # The layers exist, only this runtime cannot capture them: say what it does then.
             hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
         )
@@ -546,28 +550,63 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
     "DF009",
     "key-location",
     Severity.ERROR,
-    "A key sits at the top level where a runtime reads only dflash_config",
-    "TensorRT-LLM, llama.cpp and the MLX reference read target_layer_ids only from "
-    "dflash_config, and llama.cpp and MLX read mask_token_id only there (TensorRT-LLM's "
-    "modeling_dflash.py; ggml-org/llama.cpp#25110 review; MLX KeyError at load). vLLM reads "
-    "a top-level mask_token_id since vllm-project/vllm#46995 and #51602. Original z-lab Qwen3 "
+    "A runtime reads its ids or mask token from other keys than the draft keeps them in",
+    "Each runtime reads layer ids from its own keys, in its own order (docs/runtimes.md): "
+    "TensorRT-LLM, llama.cpp and the MLX reference only dflash_config.target_layer_ids; vLLM's "
+    "Model Runner V1 never the top-level target_layer_ids, so it captures its default aux "
+    "layers (2, N//2, N-3) while fc is sized from the draft's list ('DFlash drafter expects … "
+    "concatenated aux hidden features', or silently the wrong layers with 3 ids); a top-level "
+    "eagle_aux_hidden_state_layer_ids wins in vLLM, raw. llama.cpp and MLX read mask_token_id "
+    "only in dflash_config (ggml-org/llama.cpp#25110 review; MLX KeyError at load); vLLM reads "
+    "a top-level mask since vllm-project/vllm#46995 and #51602. Original z-lab Qwen3 "
     "checkpoints keep some keys at the top level (InternLM/lmdeploy#4991).",
-    "Move the key into dflash_config (keeping the top-level copy is harmless).",
-    runtimes=("trtllm", "llamacpp", "mlx"),
+    "Move the ids and mask token into dflash_config (keeping a top-level copy is harmless), "
+    "and keep every copy of the ids the same list.",
+    runtimes=("vllm", "vllm-v1", "trtllm", "llamacpp", "mlx"),
 )
 def check_key_location(ctx: PairContext) -> Iterator[Issue]:
-    """Flag, per runtime, keys that runtime cannot see where the draft put them."""
+    """Flag, per runtime, ids or a mask that runtime does not read where the draft keeps
+    them: it then feeds other layers (another key, its default) or none."""
     d = ctx.draft
-    if not FORMATS_BY_NAME[d.format].dflash_config_keys:
-        return  # the format has its own canonical places (speculators: top level)
-    for p in ctx.profiles:
-        if d.layer_ids_key == "target_layer_ids" and not p.reads_top_level_ids:
+    fmt = FORMATS_BY_NAME[d.format]
+    trained = d.target_layer_ids
+    by_runtime = {r.runtime.name: r for r in ctx.resolutions}
+    if trained and d.layer_ids_key and min(trained) >= 0 and d.layer_ids_null_key is None:
+        for p in ctx.profiles:
+            refused = d.method in (p.refuses or {})
+            if p.cannot_capture is not None or not fmt.serves(p.name) or refused:
+                continue  # DF016 / DF017 say why nothing is fed
+            res = by_runtime.get(p.name)
+            if res is not None and res.layer_ids == trained:
+                continue
+            keys = p.id_keys
+            reads = f"only {keys[0]}" if len(keys) == 1 else ", then ".join(keys)
+            if res is None:
+                outcome = f", so it {p.without_ids}"
+            elif res.guessed:
+                outcome = (
+                    f", finds none of them and captures its default: layer outputs "
+                    f"{fmt_ids(res.layer_ids)} ({res.runtime.index_name}s "
+                    f"{fmt_ids(res.capture_indices)})"
+                )
+            else:
+                outcome = f", and feeds {read_ids_phrase(res)}"
+            if res is not None:
+                outcome += (
+                    f": {len(res.layer_ids)} features where fc takes {len(trained)}, a shape "
+                    "error at load or the first decode"
+                    if len(res.layer_ids) != len(trained)
+                    else ": the same count, so nothing fails and acceptance silently collapses"
+                )
             yield Issue(
-                f"draft {d.name}: target_layer_ids is at the top level, but {p.name} reads only "
-                f"dflash_config.target_layer_ids, so it {p.without_ids}",
+                f"draft {d.name}: the ids are {d.layer_ids_key} {fmt_ids(trained)}, but "
+                f"{p.name} reads {reads}{outcome}",
                 runtime=p.name,
-                field="target_layer_ids",
+                field=d.layer_ids_key,
             )
+    if not fmt.dflash_config_keys:
+        return  # the format has its own canonical mask place (speculators: top level)
+    for p in ctx.profiles:
         if d.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
             yield Issue(
                 f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
@@ -860,7 +899,15 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     d = ctx.draft
     fmt = FORMATS_BY_NAME[d.format]
     for p in ctx.profiles:
-        if not fmt.serves(p.name):
+        refusal = (p.refuses or {}).get(d.method)
+        if refusal is not None:
+            yield Issue(
+                f"draft {d.name} is a {d.method} draft ({', '.join(d.architectures)}), which "
+                f"{p.name} refuses at load: '{refusal}'",
+                runtime=p.name,
+                field="architectures",
+            )
+        elif not fmt.serves(p.name):
             yield Issue(
                 f"draft {d.name} is a {fmt.title} draft, which {p.name} does not load "
                 f"(loaded by: {', '.join(fmt.runtimes or ())})",

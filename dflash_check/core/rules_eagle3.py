@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from dflash_check.core.report import LayerResolution, Severity
 from dflash_check.core.rules import Issue, PairContext, fmt_ids, rule
-from dflash_check.core.runtimes import DEFAULT_IDS, EAGLE3_PROFILES
+from dflash_check.core.runtimes import EAGLE3_PROFILES
 from dflash_check.core.runtimes_eagle3 import AUX_COUNTS, EAGLE3_ID_KEYS, NUMBERINGS
 
 EAGLE3 = ("eagle3",)
@@ -30,11 +30,11 @@ def reading(res: LayerResolution) -> str:
     """Return how a runtime got its ids: the key and raw list, or its default."""
     p = res.runtime
     if res.guessed:
-        assert p.default_ids is not None
         keys = ", ".join(p.id_keys) if p.id_keys else "no key of the head"
+        # The default in the runtime's own numbering: its capture indices.
         return (
-            f"reads {keys} (none present), so uses its default "
-            f"{DEFAULT_IDS[p.default_ids].formula} {fmt_ids(res.raw_ids)}"
+            f"reads {keys} (none present), so uses its default {p.index_name} "
+            f"{fmt_ids(res.capture_indices)}"
         )
     numbering = f" ({NUMBERINGS[p.numbering].title})" if p.numbering else ""
     return f"reads {res.key} {fmt_ids(res.raw_ids)}{numbering}"
@@ -153,8 +153,16 @@ def check_eagle3_ids_read(ctx: PairContext) -> Iterator[Issue]:
     methods=EAGLE3,
 )
 def check_eagle3_id_range(ctx: PairContext) -> Iterator[Issue]:
-    """Flag, per runtime, tensors outside the range it captures."""
+    """Flag, per runtime, tensors outside the range it captures, and negative ids anywhere."""
     d, t = ctx.draft, ctx.target
+    for src in d.id_sources:
+        negative = [k for k in src.ids or () if k < 0]
+        if negative:
+            yield Issue(
+                f"EAGLE-3 head {d.name}: {src.key} {fmt_ids(src.ids or ())} has negative ids "
+                f"{fmt_ids(negative)}; runtimes read them as other tensors or fail",
+                field=src.key,
+            )
     for res in ctx.resolutions:
         bad = res.out_of_range
         if not bad or res.guessed:

@@ -14,13 +14,21 @@ This module is imported by ``core/runtimes.py`` (at its end) and only through it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from dflash_check.core.model import DraftView
-from dflash_check.core.runtimes import FAMILY_CELLS, FamilyCell, IdReading, RuntimeProfile
+from dflash_check.core.runtimes import (
+    AUX_READING,
+    EAGLE_AUX_IDS,
+    FAMILY_CELLS,
+    NESTED_EAGLE_IDS,
+    FamilyCell,
+    IdReading,
+    RuntimeProfile,
+)
 
-TOP_AUX = "eagle_aux_hidden_state_layer_ids"
-NESTED_AUX = "eagle_config.eagle_aux_hidden_state_layer_ids"
+TOP_AUX = EAGLE_AUX_IDS
+NESTED_AUX = NESTED_EAGLE_IDS
 LEGACY_AUX = "eagle_config.layer_ids"
 EAGLE3_ID_KEYS = (TOP_AUX, NESTED_AUX, LEGACY_AUX)
 """Every key an EAGLE-3 head may state its ids under (the normaliser records each one)."""
@@ -137,7 +145,6 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="aux layer k = hidden_states[k]",
         shift=1,
         max_id_from_end=1,
-        id_keys=(TOP_AUX, LEGACY_AUX),
         mask_keys=(),
         without_ids="captures its default aux layers (2, N//2, N-3) and logs it at info level",
         out_of_range="an id past the target is never captured: one aux state fewer than fc "
@@ -146,10 +153,12 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         "(get_eagle3_aux_layers_from_config: never reads eagle_config.eagle_aux_hidden_state_"
         "layer_ids); model_executor/models/interfaces.py:1751-1772 (default)",
         method="eagle3",
-        id_readings=(IdReading(TOP_AUX, -1), IdReading(LEGACY_AUX, -1)),
-        default_ids="aux-2-half-3",
+        id_readings=(IdReading(TOP_AUX, AUX_READING), IdReading(LEGACY_AUX, AUX_READING)),
+        default_ids="three",
         min_id=-1,
         aux_count="vllm",
+        first_present=False,
+        runner="v2",
     ),
     RuntimeProfile(
         name="vllm-v1",
@@ -157,7 +166,6 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="aux layer k = hidden_states[k]",
         shift=1,
         max_id_from_end=1,
-        id_keys=(TOP_AUX, NESTED_AUX),
         mask_keys=(),
         without_ids="captures its default aux layers (2, N//2, N-3)",
         out_of_range="an id past the target is never captured: one aux state fewer than fc "
@@ -165,11 +173,14 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         citation=_V + "v1/worker/gpu_model_runner.py:5190-5225 "
         "(_get_eagle3_aux_layers_from_config: the nested list is read raw, unconverted)",
         method="eagle3",
-        id_readings=(IdReading(TOP_AUX, -1), IdReading(NESTED_AUX, -1)),
-        default_ids="aux-2-half-3",
+        id_readings=(IdReading(TOP_AUX, AUX_READING), IdReading(NESTED_AUX, AUX_READING)),
+        default_ids="three",
         min_id=-1,
         aux_count="vllm",
+        first_present=False,
         runner="v1",
+        engine="vllm",
+        portable=False,
     ),
     RuntimeProfile(
         name="sglang",
@@ -177,7 +188,6 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="capture point c (before layer c) = hidden_states[c]",
         shift=1,
         max_id_from_end=2,
-        id_keys=(NESTED_AUX,),
         mask_keys=(),
         without_ids="captures (2, N//2, N-3) as capture points (no +1 for the default)",
         out_of_range="no capture runs after the last layer: fewer aux states than fc expects, "
@@ -186,7 +196,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         "models/llama.py:929-941 (explicit ids +1, default raw)",
         method="eagle3",
         id_readings=(IdReading(NESTED_AUX, 0),),
-        default_ids="aux-2-half-3",
+        default_ids="three",
         min_id=-1,
         aux_count="three",
     ),
@@ -198,7 +208,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         max_id_from_end=1,
         # The capture ids come from the engine's eagle3_layers_to_capture option; whether it
         # reads a checkpoint key was not verified, so no key is modelled.
-        id_keys=(),
+        id_readings=(),
         mask_keys=(),
         without_ids="captures (1, N//2-1, N-4) layer outputs; refuses N <= 5: 'Not enough "
         "hidden layers for default EAGLE3 capture'",
@@ -207,8 +217,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         citation="NVIDIA/TensorRT-LLM@f933a608:tensorrt_llm/_torch/speculative/eagle3.py "
         "(Eagle3SpecMetadata.__post_init__); reading a checkpoint key not verified",
         method="eagle3",
-        default_ids="output-1-half-4",
-        default_min_layers=6,
+        default_ids="three-trt",
         aux_count="three",
     ),
     RuntimeProfile(
@@ -219,7 +228,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         max_id_from_end=1,
         # The converter writes extract_layers = [2, N//2, N-3] from the target's config and
         # reads no id key of the head (ggml-org/llama.cpp#27040).
-        id_keys=(),
+        id_readings=(),
         mask_keys=(),
         without_ids="its converter always writes extract_layers = [2, N//2, N-3] from the "
         "target's config, whatever the head states",
@@ -228,7 +237,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         "EAGLE-3 branch); src/models/eagle3.cpp (load_arch_hparams); the capture numbering "
         "is taken to be vLLM's, whose default the converter copies",
         method="eagle3",
-        default_ids="aux-2-half-3",
+        default_ids="three",
         min_id=-1,
         aux_count="exactly-three",
     ),
@@ -238,7 +247,6 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="layer output t (SGLang captures t + 1)",
         shift=1,
         max_id_from_end=1,
-        id_keys=(NESTED_AUX,),
         mask_keys=(),
         without_ids="uses (1, N//2-1, N-4) layer outputs",
         out_of_range="offline capture refuses: 'resolved offline capture layers exceed target "
@@ -247,9 +255,10 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         "188-211 (resolve_eagle_capture_layers); specforge/application/composition.py:93-117",
         method="eagle3",
         id_readings=(IdReading(NESTED_AUX, 0),),
-        default_ids="output-1-half-4",
+        default_ids="three",
         aux_count="exactly-three",
-        training=True,
+        first_present=False,
+        portable=False,
     ),
 )
 
@@ -274,7 +283,6 @@ _VLLM_CELLS = (
 
 EAGLE3_CELLS: tuple[FamilyCell, ...] = (
     *_VLLM_CELLS,
-    *(replace(c, runtime="vllm-v1") for c in _VLLM_CELLS),
     FamilyCell(
         "sglang",
         ("llama", "llama4", "qwen2", "qwen3", "qwen3_moe", "qwen3_next", "qwen3_vl"),

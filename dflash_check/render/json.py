@@ -66,17 +66,16 @@ def resolution_dict(r: LayerResolution) -> dict[str, Any]:
     """Return one runtime's layer resolution as plain JSON data."""
     return {
         "index_name": r.runtime.index_name,
+        "key": r.key,
+        "raw_ids": list(r.raw_ids),
+        "guessed": r.guessed,
         "layer_ids": list(r.layer_ids),
         "capture_indices": list(r.capture_indices),
         "max_valid_id": r.max_valid_id,
         "layers_needed": r.layers_needed,
         "layers_present": r.layers_present,
         "out_of_range": list(r.out_of_range),
-        # Which key the runtime read (null: it used its default), as written, and the HF
-        # hidden_states indices it feeds.
-        "key": r.key,
-        "raw_ids": list(r.raw_ids),
-        "guessed": r.guessed,
+        # The HF hidden_states indices the runtime feeds (t + 1 for layer output t).
         "hidden_states": list(r.hidden_states),
     }
 

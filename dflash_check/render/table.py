@@ -411,7 +411,7 @@ def feeds_lines(report: CheckReport, width: int) -> list[Text]:
         else:
             fed = [k + 1 for k in res.layer_ids]
             if res.guessed:
-                how = f"default {fmt_ids(res.raw_ids)}"
+                how = f"default {fmt_ids(res.capture_indices)}"
             else:
                 step = fed[0] - res.raw_ids[0] if res.raw_ids else 0
                 how = f"{res.key} {fmt_ids(res.raw_ids)} " + ("raw" if step == 0 else f"{step:+d}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.core.fields import FieldReader
-from dflash_check.core.model import ModelFiles
+from dflash_check.core.model import IdSource, ModelFiles
 from dflash_check.core.safetensors_header import TensorInfo, find_fc_weight
 
 Readers = tuple[FieldReader | None, ...]
@@ -93,3 +93,20 @@ def token_id_facts(
 ) -> tuple[tuple[str, int], ...]:
     """Return the token ids the configs name, the mask token first when there is one."""
     return ((mask_key, mask), *tokens) if mask is not None and mask_key else tokens
+
+
+def id_sources(top: FieldReader, keys: tuple[str, ...]) -> tuple[IdSource, ...]:
+    """Return every layer-id list the config has under ``keys`` (dotted paths), raw.
+
+    Runtimes disagree on which key they read and how they number it, so the view keeps all of
+    them and each runtime profile picks its own (``runtimes.resolve_ids``). A malformed list is
+    a ``ConfigError`` naming its key, whichever runtime would read it.
+    """
+    out: list[IdSource] = []
+    for key in keys:
+        parent, _, name = key.rpartition(".")
+        reader = top.child(parent) if parent else top
+        if reader is None or name not in reader.data:
+            continue
+        out.append(IdSource(key, None if reader.is_null(name) else reader.integers(name)))
+    return tuple(out)

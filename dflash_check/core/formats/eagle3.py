@@ -29,7 +29,7 @@ from dflash_check.core.model import (
     rope_facts,
     special_token_ids,
 )
-from dflash_check.core.runtimes import IdReading
+from dflash_check.core.runtimes import AUX_READING, IdReading
 from dflash_check.core.runtimes_eagle3 import LEGACY_AUX, NESTED_AUX, TOP_AUX
 from dflash_check.core.safetensors_header import TensorInfo
 
@@ -52,8 +52,12 @@ ARCHITECTURES = (
 # was trained on. SpecForge writes the nested list as layer outputs (SGLang captures id + 1);
 # EAGLE and NVIDIA's configs carry vLLM aux indices at the top level; the legacy key is vLLM's.
 TRAINED_READINGS: dict[str, tuple[IdReading, ...]] = {
-    "eagle3": (IdReading(NESTED_AUX, 0), IdReading(TOP_AUX, -1), IdReading(LEGACY_AUX, -1)),
-    "speculators-eagle3": (IdReading(TOP_AUX, -1),),
+    "eagle3": (
+        IdReading(NESTED_AUX),
+        IdReading(TOP_AUX, AUX_READING),
+        IdReading(LEGACY_AUX, AUX_READING),
+    ),
+    "speculators-eagle3": (IdReading(TOP_AUX, AUX_READING),),
 }
 
 
