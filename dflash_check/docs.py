@@ -189,7 +189,62 @@ def runtimes_markdown() -> str:
         "(layers 32 and 33 do not exist): incompatible everywhere. `Qwen/Qwen3-4B` has 36: "
         "compatible everywhere.",
     ]
+    lines += eagle3_markdown()
     return "\n".join(lines) + "\n"
+
+
+def eagle3_markdown() -> list[str]:
+    """Return the EAGLE-3 rows of the runtime table (``METHOD_PROFILES['eagle3']``), their
+    fc sizing rules, family numbering rules and family cells, as Markdown lines."""
+    from dflash_check.core.runtimes import EAGLE3_CELLS, EAGLE3_PROFILES, NUMBERINGS
+    from dflash_check.core.runtimes_eagle3 import AUX_COUNTS
+
+    lines = [
+        "",
+        "## EAGLE-3",
+        "",
+        "An EAGLE-3 head's ids sit under up to three keys, each numbered its own way, and every "
+        "runtime reads its own subset: a key marked *(aux)* is read as capture points (`k` = "
+        "`hidden_states[k]`, the output of layer `k-1`), the others as layer outputs `t` "
+        "(`hidden_states[t+1]`). The report shows, per runtime, the key read, the list as "
+        "written and the `hidden_states` it feeds; a runtime that reads none of its keys uses "
+        "its default. vLLM's `(2, N//2, N-3)` capture points and SpecForge's / TensorRT-LLM's "
+        "`(1, N//2-1, N-4)` layer outputs name the same tensors. `specforge` (a training "
+        "framework) and `vllm-v1` are checked only when named.",
+        "",
+        "| runtime | ids read from, in order | valid layer outputs `t` | without ids | fc sized "
+        "for | in `portable` | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in EAGLE3_PROFILES:
+        keys = (
+            ", ".join(
+                f"`{r.key}`" + (" *(aux)*" if r.to_output == AUX_READING else "")
+                for r in p.id_readings
+            )
+            or "none"
+        )
+        count = AUX_COUNTS[p.aux_count].title if p.aux_count else "—"
+        lines.append(
+            f"| `{p.name}` ({p.title}) | {keys} | `{p.min_id}..N-{p.max_id_from_end}` | "
+            f"{p.without_ids} | {count} | {'yes' if p.portable else 'no'} | {p.citation} |"
+        )
+    lines += ["", "fc sizing rules:", ""]
+    lines += [f"- `{a.name}`: {a.title} ({a.citation})" for a in AUX_COUNTS.values()]
+    lines += ["", "Per-family numbering of explicit ids (SGLang's capture hooks):", ""]
+    lines += [f"- `{n.name}`: {n.title}" for n in NUMBERINGS.values()]
+    lines += ["", "Family cells of the EAGLE-3 rows:", ""]
+    for c in EAGLE3_CELLS:
+        what = [
+            f"no capture: {c.cannot_capture}" if c.cannot_capture else "",
+            f"ids up to N-{c.max_id_from_end}" if c.max_id_from_end is not None else "",
+            f"smallest id {c.min_id}" if c.min_id is not None else "",
+            f"numbering `{c.numbering}`" if c.numbering else "",
+        ]
+        text = "; ".join(w for w in what if w) or "general convention verified"
+        fams = ", ".join(f"`{f}`" for f in c.families)
+        lines.append(f"- `{c.runtime}` on {fams}: {text} ({c.citation})")
+    return lines
 
 
 def family_matrix_markdown() -> list[str]:

@@ -339,3 +339,11 @@ def test_bad_ids_are_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 3
     assert "eagle_config.eagle_aux_hidden_state_layer_ids" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_runtime_without_an_eagle3_row_is_refused_in_one_line() -> None:
+    """The z-lab reference has no EAGLE-3 reading: exit 3 naming the runtimes that do."""
+    proc = run_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "-r", "reference")
+    assert proc.returncode == 3
+    assert "runtime reference has no reading of EAGLE-3 heads" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -264,7 +264,7 @@ def test_specforge_mla_draft_is_a_dflash_draft() -> None:
             "EAGLE-1/2",
         ),
         ({"speculators_model_type": "medusa"}, 'speculators_model_type is string "medusa"'),
-        ({"architectures": ["MysteryDraft"]}, "not a DFlash or EAGLE-3 draft"),
+        ({"architectures": ["MysteryDraft"]}, "not a DFlash draft or EAGLE-3 head"),
     ],
 )
 def test_unknown_formats_name_what_was_found(cfg: dict[str, Any], needle: str) -> None:

@@ -70,6 +70,9 @@ def check_eagle3_ids_missing(ctx: PairContext) -> Iterator[Issue]:
         return
     guesses = [r for r in ctx.resolutions if r.guessed]
     tensors = {r.hidden_states for r in guesses}
+    if not guesses:
+        yield from _refusals(ctx)
+        return
     parts = [f"{r.runtime.name} {fed(r)}" for r in guesses]
     same = (
         f"all name the same tensors, {fed(guesses[0])}"
@@ -84,6 +87,12 @@ def check_eagle3_ids_missing(ctx: PairContext) -> Iterator[Issue]:
         severity=Severity.ERROR if len(tensors) > 1 else None,
         field="eagle_config.eagle_aux_hidden_state_layer_ids",
     )
+    yield from _refusals(ctx)
+
+
+def _refusals(ctx: PairContext) -> Iterator[Issue]:
+    """An error for each runtime that ends up with no ids at all (it refuses to guess)."""
+    d, t = ctx.draft, ctx.target
     resolved = {r.runtime.name for r in ctx.resolutions}
     for p in ctx.profiles:
         if p.name not in resolved:

@@ -270,7 +270,7 @@ def normalise_draft(files: ModelFiles) -> DraftView:
         )
     looks_like_target = top.has("num_hidden_layers") and not top.has("dflash_config")
     raise NotADraftError(
-        f"{where}: not a DFlash or EAGLE-3 draft (field 'architectures' is {shown}; expected "
+        f"{where}: not a DFlash draft or EAGLE-3 head (field 'architectures' is {shown}; expected "
         f"one of {', '.join(sorted({*zlab.ARCHITECTURES, *specforge.ARCHITECTURES}))}, an "
         "EAGLE-3 architecture, or speculators_model_type dflash / eagle3)",
         hint="the arguments are DRAFT then TARGET: did you swap them?"
