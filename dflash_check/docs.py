@@ -32,13 +32,13 @@ def rules_markdown() -> str:
         "(exit 1); warnings are reported and fail only with `--strict`; info findings are notes "
         "that never change a verdict. Skip a rule with `--ignore ID`.",
         "",
-        "| id | name | severity | runtimes | checks |",
-        "|---|---|---|---|---|",
+        "| id | name | severity | drafts | runtimes | checks |",
+        "|---|---|---|---|---|---|",
     ]
     for r in RULES:
         lines.append(
             f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity.value} | "
-            f"{', '.join(r.runtimes)} | {r.title} |"
+            f"{', '.join(r.methods)} | {', '.join(r.runtimes)} | {r.title} |"
         )
     lines += [
         "",
@@ -55,7 +55,8 @@ def rules_markdown() -> str:
             "",
             f"## {r.id}",
             "",
-            f"**{r.title}** (`{r.name}`, {r.severity.value}; runtimes: {', '.join(r.runtimes)})",
+            f"**{r.title}** (`{r.name}`, {r.severity.value}; drafts: {', '.join(r.methods)}; "
+            f"runtimes: {', '.join(r.runtimes)})",
             "",
             f"*Why.* {r.why}",
             "",
@@ -320,7 +321,23 @@ def runtimes_json() -> str:
         }
         for p in PROFILES
     ]
-    return json.dumps({"schema_version": 1, "runtimes": data}, indent=2) + "\n"
+    from dflash_check.core.runtimes import EAGLE3_PROFILES
+
+    eagle3 = [
+        {
+            "name": p.name,
+            "title": p.title,
+            "id_readings": [{"key": r.key, "to_output": r.to_output} for r in p.id_readings],
+            "valid_ids": f"{p.min_id}..N-{p.max_id_from_end}",
+            "without_ids": p.without_ids,
+            "aux_count": p.aux_count,
+            "portable": p.portable,
+            "out_of_range": p.out_of_range,
+            "citation": p.citation,
+        }
+        for p in EAGLE3_PROFILES
+    ]
+    return json.dumps({"schema_version": 1, "runtimes": data, "eagle3": eagle3}, indent=2) + "\n"
 
 
 def runtimes_text(width: int) -> str:

@@ -921,11 +921,13 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "target-capture",
     Severity.ERROR,
     "The runtime cannot capture hidden states from this target family",
-    "A DFlash draft reads hidden states that the target's own model code must capture, and "
-    "each engine implements that per model class: vLLM through its aux-hidden-state "
+    "A DFlash draft or EAGLE-3 head reads hidden states that the target's own model code must "
+    "capture, and each engine implements that per model class: vLLM through its aux-hidden-state "
     "interface (absent for Glm4MoeForCausalLM and Gemma3ForCausalLM), SGLang through a "
     "set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, MiniMax-M2 and "
-    "Gemma 3). Without it the engine refuses the pair at load, after the weights are read "
+    "Gemma 3), and for an EAGLE-3 head a set_eagle3_layers_to_capture hook (absent for Laguna, "
+    "MiMo-V2 and Nemotron-H). Without it the engine refuses the pair at load, after the "
+    "weights are read "
     "(docs/runtimes.md lists every family, with the engine code read).",
     "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
     "target whose model class supports hidden-state capture.",

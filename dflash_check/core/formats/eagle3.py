@@ -32,6 +32,7 @@ from dflash_check.core.model import (
 from dflash_check.core.runtimes import AUX_READING, IdReading
 from dflash_check.core.runtimes_eagle3 import LEGACY_AUX, NESTED_AUX, TOP_AUX
 from dflash_check.core.safetensors_header import TensorInfo
+from dflash_check.errors import ConfigError
 
 SPECULATORS_TYPE = "eagle3"
 
@@ -117,11 +118,16 @@ def trained_ids(
 def _normalise(files: ModelFiles, format_name: str) -> DraftView:
     """Read an EAGLE-3 head: dimensions from ``dims``, ids and vocabulary keys from the top."""
     top = FieldReader(files.who, files.config_location, files.config)
-    eagle = (
-        top.child("eagle_config") if isinstance(files.config.get("eagle_config"), dict) else None
-    )
-    dims = top.child("transformer_layer_config") if format_name == "speculators-eagle3" else None
-    dims = dims or top
+    eagle = top.child("eagle_config")  # not an object: one line naming the field
+    dims = top
+    if format_name == "speculators-eagle3":
+        layer = top.child("transformer_layer_config")
+        if layer is None:
+            raise ConfigError(
+                f"{files.who}: {files.config_location}: field 'transformer_layer_config' is "
+                "missing (a speculators-format head keeps its dimensions there)"
+            )
+        dims = layer
     hidden = dims.integer("hidden_size", required=True)
     assert hidden is not None  # required=True guarantees it
     sources = _id_sources(top, eagle)
