@@ -160,6 +160,10 @@ class DraftView:
     id_sources: tuple[IdSource, ...] = ()
     """Every layer-id list the config has, raw: each runtime reads its own keys among them
     (``runtimes.resolve_ids``)."""
+    layer_types: tuple[str, ...] | None = None
+    """The draft's own ``layer_types`` (``full_attention`` / ``sliding_attention``), if stated."""
+    sliding_window: int | None = None
+    """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
