@@ -848,8 +848,9 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     "The draft's token ids mean other tokens in the target's tokenizer",
     "The draft proposes token ids that the target verifies; if an id is another token in the "
     "target's vocabulary, every such draft is rejected (or worse, accepted as a different "
-    "text). llama.cpp refuses such pairs at load ('token 0 content differs'); other engines "
-    "stay silent. Identical tokenizer.json hashes settle it; otherwise the vocabularies are "
+    "text). No engine checks it for a hidden-state drafter: llama.cpp's vocabulary "
+    "comparison ('token 0 content differs') runs for plain draft models only "
+    "(common/speculative.cpp, runtime-audit §2), so every engine stays silent. Identical tokenizer.json hashes settle it; otherwise the vocabularies are "
     "compared id by id.",
     "Use the target whose tokenizer the draft was trained with.",
 )
