@@ -999,7 +999,7 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
 
 # Rule modules that register into RULES; imported here, after the decorator and the pair
 # rules exist, so that RULES is complete before anything reads it.
-from dflash_check.core import rules_draft  # noqa: E402,F401
+from dflash_check.core import rules_draft, rules_target  # noqa: E402,F401
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
