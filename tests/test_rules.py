@@ -152,6 +152,14 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(draft=to_speculators, runtime="vllm", tensors=False),
         Case(draft=to_speculators, runtime="reference", tensors=False),
     ),
+    "DF051": (
+        Case(),
+        Case(target=with_top(architectures=["NewModelForCausalLM"], model_type="new_model")),
+    ),
+    "DF050": (
+        Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
+        Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),
+    ),
 }
 
 

@@ -188,6 +188,10 @@ class DraftView:
     id_sources: tuple[IdSource, ...] = ()
     """Every layer-id list the config has, raw: each runtime reads its own keys among them
     (``runtimes.resolve_ids``)."""
+    layer_types: tuple[str, ...] | None = None
+    """The draft's own ``layer_types`` (``full_attention`` / ``sliding_attention``), if stated."""
+    sliding_window: int | None = None
+    """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
     eagle3: Eagle3Facts | None = None
     """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
 

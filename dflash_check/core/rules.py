@@ -861,9 +861,10 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     "The draft's token ids mean other tokens in the target's tokenizer",
     "The draft proposes token ids that the target verifies; if an id is another token in the "
     "target's vocabulary, every such draft is rejected (or worse, accepted as a different "
-    "text). llama.cpp refuses such pairs at load ('token 0 content differs'); other engines "
-    "stay silent. Identical tokenizer.json hashes settle it; otherwise the vocabularies are "
-    "compared id by id.",
+    "text). No engine checks it for a hidden-state drafter: llama.cpp's vocabulary "
+    "comparison ('token 0 content differs') runs for plain draft models only "
+    "(common/speculative.cpp), so every engine stays silent. Identical tokenizer.json "
+    "hashes settle it; otherwise the vocabularies are compared id by id.",
     "Use the target whose tokenizer the draft was trained with.",
     methods=ALL_METHODS,
 )
@@ -1014,9 +1015,14 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
-# EAGLE-3's rules live in their own module and register into RULES; imported here, after
-# every DFlash rule, so that their order (and ids DF030-DF049) follows the DFlash ones.
-from dflash_check.core import rules_eagle3  # noqa: E402, F401
+# Rule modules that register into RULES; imported here, after the decorator and the pair
+# rules exist, so that RULES is complete before anything reads it. EAGLE-3's rules
+# (DF030-DF049) come last.
+from dflash_check.core import (  # noqa: E402,F401
+    rules_draft,
+    rules_eagle3,
+    rules_target,
+)
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 

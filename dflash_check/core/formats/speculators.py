@@ -80,5 +80,8 @@ def normalise(files: ModelFiles) -> DraftView:
         draft_vocab_size=top.integer("draft_vocab_size"),
         token_ids=token_id_facts(mask_key, mask, tokens),
         id_sources=id_sources(top, read_id_keys()),
+        # vLLM's speculators loader lifts transformer_layer_config to the top level.
+        layer_types=layer.strings("layer_types"),
+        sliding_window=layer.integer("sliding_window"),
         **file_fields(files),
     )

@@ -75,6 +75,9 @@ def read_dflash_config_draft(
         draft_vocab_size=top.integer("draft_vocab_size"),
         token_ids=token_id_facts(mask_key, mask, tokens),
         id_sources=id_sources(top, read_id_keys()),
+        layer_types=top.strings("layer_types"),
+        sliding_window=first_value((top, dflash), "sliding_window")[0]
+        or first_value((dflash,), "swa_window_size")[0],
         **file_fields(files),
     )
 
