@@ -191,7 +191,28 @@ def runtimes_markdown() -> str:
         "compatible everywhere.",
     ]
     lines += eagle3_markdown()
+    lines += mtp_markdown()
     return "\n".join(lines) + "\n"
+
+
+def mtp_markdown() -> list[str]:
+    """Return the MTP rows of the runtime table (``METHOD_PROFILES['mtp']``)."""
+    from dflash_check.core.runtimes import METHOD_PROFILES
+
+    lines = [
+        "",
+        "## MTP (NextN draft checkpoints)",
+        "",
+        "A NextN checkpoint (`DeepseekV3ForCausalLMNextN`, …) is the target's own MTP layer "
+        "exported as a draft: it reads no layer ids, and its hidden size, vocabulary and "
+        "`num_hidden_layers` must be the target's (DF040). Only the engines below were read.",
+        "",
+        "| runtime | what it loads | source |",
+        "|---|---|---|",
+    ]
+    for p in METHOD_PROFILES["mtp"]:
+        lines.append(f"| `{p.name}` ({p.title}) | {p.index_name} | {p.citation} |")
+    return lines
 
 
 def eagle3_markdown() -> list[str]:

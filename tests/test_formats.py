@@ -257,7 +257,7 @@ def test_specforge_mla_draft_is_a_dflash_draft() -> None:
     [
         ({"architectures": ["PEagleDraftModel"], "draft_vocab_size": 32000}, "P-EAGLE"),
         ({"speculators_model_type": "peagle"}, "P-EAGLE"),
-        ({"architectures": ["DeepseekV3ForCausalLMNextN"]}, "MTP / NextN"),
+        ({"architectures": ["DeepSeekMTPModel"]}, "MTP (multi-token"),
         ({"architectures": ["EagleLlamaForCausalLM"]}, "EAGLE-1/2"),
         (
             {"architectures": ["Llama"], "eagle_config": {"use_aux_hidden_state": False}},

@@ -18,7 +18,7 @@ from dflash_check.core.fields import MAX_DIMENSION, FieldReader
 from dflash_check.core.safetensors_header import TensorInfo
 from dflash_check.errors import ConfigError
 
-DraftMethod = Literal["dflash", "dflash2", "eagle3"]
+DraftMethod = Literal["dflash", "dflash2", "eagle3", "mtp"]
 
 DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2")
 """The methods whose drafts carry DFlash keys (dflash_config, mask token, block size)."""
@@ -194,6 +194,9 @@ class DraftView:
     """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
     eagle3: Eagle3Facts | None = None
     """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
+    nextn_layers: tuple[int, ...] = ()
+    """Decoder-layer indices a NextN checkpoint's weights carry (its MTP layer sits at the
+    target's N), from the header."""
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:

@@ -77,7 +77,7 @@ class Rule:
 
 RULES: list[Rule] = []
 ALL_RUNTIMES = tuple(p.name for p in PROFILES)
-ALL_METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3")
+ALL_METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3", "mtp")
 """Rules about facts every method shares (context length, named target, tokenizer, format,
 capture support)."""
 
@@ -1020,6 +1020,7 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
 from dflash_check.core import (  # noqa: E402,F401
     rules_draft,
     rules_eagle3,
+    rules_mtp,
     rules_target,
 )
 

@@ -514,10 +514,12 @@ from dflash_check.core.runtimes_eagle3 import (  # noqa: E402
     EAGLE3_PROFILES,
     NUMBERINGS,
 )
+from dflash_check.core.runtimes_mtp import MTP_PROFILES  # noqa: E402
 
 METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {
     "dflash": PROFILES,
     "eagle3": EAGLE3_PROFILES,
+    "mtp": MTP_PROFILES,
 }
 """Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark)."""
 CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.core.fields import FieldReader, describe
-from dflash_check.core.formats import eagle3, specforge, speculators, zlab
+from dflash_check.core.formats import eagle3, nextn, specforge, speculators, zlab
 from dflash_check.core.model import DraftView, ModelFiles
 from dflash_check.errors import NotADraftError
 
@@ -172,6 +172,22 @@ FORMATS: tuple[DraftFormat, ...] = (
         matches=eagle3.matches,
         normalise=eagle3.normalise,
     ),
+    DraftFormat(
+        name="nextn",
+        title="NextN (MTP) draft checkpoint",
+        identified_by="architectures *ForCausalLMNextN (DeepseekV3ForCausalLMNextN, …)",
+        keys=(
+            ("dimensions", "the target's: hidden_size, vocab_size, num_hidden_layers"),
+            ("MTP layer", "weights under model.layers.{N} (header)"),
+        ),
+        numbering="no layer ids: the MTP layer reads the target's last hidden state",
+        runtimes=("sglang",),
+        dflash_config_keys=False,
+        source="sgl-project/sglang python/sglang/srt/models/deepseek_nextn.py "
+        "(DeepseekV3ForCausalLMNextN)",
+        matches=nextn.matches,
+        normalise=nextn.normalise,
+    ),
 )
 FORMATS_BY_NAME: dict[str, DraftFormat] = {f.name: f for f in FORMATS}
 
@@ -213,9 +229,11 @@ OTHER_METHODS: tuple[OtherMethod, ...] = (
     ),
     OtherMethod(
         "mtp",
-        "MTP / NextN (multi-token prediction layers)",
-        "architectures *NextN* / *MTP*, speculators_model_type mtp",
-        lambda c: _arch_contains("nextn", "mtp")(c) or _speculators_type("mtp")(c),
+        "MTP (multi-token prediction layers other than a NextN checkpoint)",
+        "architectures *MTP*, speculators_model_type mtp",
+        lambda c: (
+            (_arch_contains("mtp")(c) and not nextn.matches(c)) or _speculators_type("mtp")(c)
+        ),
     ),
     OtherMethod(
         "eagle",
