@@ -850,8 +850,8 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     "target's vocabulary, every such draft is rejected (or worse, accepted as a different "
     "text). No engine checks it for a hidden-state drafter: llama.cpp's vocabulary "
     "comparison ('token 0 content differs') runs for plain draft models only "
-    "(common/speculative.cpp, runtime-audit §2), so every engine stays silent. Identical tokenizer.json hashes settle it; otherwise the vocabularies are "
-    "compared id by id.",
+    "(common/speculative.cpp), so every engine stays silent. Identical tokenizer.json "
+    "hashes settle it; otherwise the vocabularies are compared id by id.",
     "Use the target whose tokenizer the draft was trained with.",
 )
 def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
