@@ -599,7 +599,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                     else ": the same count, so nothing fails and acceptance silently collapses"
                 )
             yield Issue(
-                f"draft {d.name}: the ids are {d.layer_ids_key} {fmt_ids(trained)}, but "
+                f"draft {d.name} keeps its ids in {d.layer_ids_key} {fmt_ids(trained)}: "
                 f"{p.name} reads {reads}{outcome}",
                 runtime=p.name,
                 field=d.layer_ids_key,

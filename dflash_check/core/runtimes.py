@@ -347,7 +347,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         max_id_from_end=1,
         id_readings=(IdReading(NESTED_IDS),),
         mask_keys=(NESTED_MASK,),
-        without_ids="KeyError 'target_layer_ids' when the draft loads",
+        without_ids="fails when the draft loads: KeyError 'target_layer_ids'",
         out_of_range="IndexError when the layer hooks are installed at the start of generation",
         # load_draft: config["num_target_layers"], dflash_config["target_layer_ids"].
         reads_num_target_layers=True,
