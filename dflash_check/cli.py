@@ -228,7 +228,7 @@ def parse_runtimes(values: list[str] | None) -> str:
     """
     import difflib
 
-    from dflash_check.core.runtimes import PORTABLE, PROFILES_BY_NAME, RUNTIME_NAMES
+    from dflash_check.core.runtimes import METHOD_PROFILES, PORTABLE, RUNTIME_NAMES
 
     names: list[str] = []
     for value in values or [PORTABLE]:
@@ -250,7 +250,10 @@ def parse_runtimes(values: list[str] | None) -> str:
         raise typer.BadParameter("no runtime given", param_hint="--runtime")
     if PORTABLE in names:
         # portable stands for every default runtime; an opt-in runner (vllm-v1) stays named.
-        opt_in = [n for n in names if n in PROFILES_BY_NAME and not PROFILES_BY_NAME[n].portable]
+        # Rows of every method count (specforge exists for EAGLE-3 only).
+        rows = [p for ps in METHOD_PROFILES.values() for p in ps]
+        opt_in = [n for n in names if not any(p.portable for p in rows if p.name == n)]
+        opt_in = [n for n in opt_in if n != PORTABLE]
         return ",".join([PORTABLE, *opt_in])
     return ",".join(names)
 

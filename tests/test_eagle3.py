@@ -347,3 +347,10 @@ def test_a_runtime_without_an_eagle3_row_is_refused_in_one_line() -> None:
     assert proc.returncode == 3
     assert "runtime reference has no reading of EAGLE-3 heads" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_portable_plus_specforge_keeps_specforge() -> None:
+    """An opt-in row named next to portable is checked (SpecForge has EAGLE-3 rows only)."""
+    proc = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "portable,specforge")
+    assert "\n  specforge " in proc.stdout
+    assert "checked for portable and specforge" in proc.stdout.replace("\n  ", " ")
