@@ -206,12 +206,16 @@ def test_fc_width_message_names_both_widths() -> None:
     assert "10240" in finding.message and "12800" in finding.message
 
 
-def test_missing_ids_name_the_guess() -> None:
-    """DF001 names the z-lab formula's guess for 36 target layers and 5 draft layers."""
+def test_missing_ids_name_each_runtimes_guess() -> None:
+    """DF001 is an error on every runtime, naming what each would use instead: the z-lab
+    formula's guess for 36 target layers and 5 draft layers, vLLM's default aux layers."""
     report = run_case(CASES["DF001"][1])
-    (finding,) = [f for f in report.findings if f.rule == "DF001"]
-    assert "[1, 9, 17, 25, 33]" in finding.message
-    assert report.verdict.value == "compatible"
+    by_runtime = {f.runtime: f.message for f in report.findings if f.rule == "DF001"}
+    assert set(by_runtime) == {"reference", "vllm", "sglang", "trtllm", "llamacpp", "mlx"}
+    assert "[1, 9, 17, 25, 33]" in by_runtime["sglang"]
+    assert "DFlash ids [1, 17, 32]" in by_runtime["vllm"]
+    assert "target_layers' in GGUF metadata" in by_runtime["llamacpp"]
+    assert report.verdict.value == "incompatible"
 
 
 def test_duplicate_ids_are_named() -> None:

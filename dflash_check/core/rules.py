@@ -114,17 +114,23 @@ def usable_ids(draft: DraftView) -> tuple[int, ...] | None:
 @rule(
     "DF001",
     "layer-ids-missing",
-    Severity.WARNING,
+    Severity.ERROR,
     "The draft states no target_layer_ids",
-    "Without ids every runtime falls back to a guess: the z-lab formula in the reference and "
-    "SGLang, the draft's layer count in vLLM's fc sizing. The guess matches only 6 of 20 "
-    "published z-lab drafts (z-lab/dflash#157); when it has the right length nothing fails and "
-    "acceptance silently collapses (sgl-project/sglang#37475).",
+    "Without ids each runtime does something else, and none of it is what the draft was "
+    "trained on: the reference 0.1.0 and SGLang guess with the z-lab formula "
+    "(dflash_utils.py:568-571), which matches only 6 of 20 published z-lab drafts "
+    "(z-lab/dflash#157, which makes the key required); vLLM captures its default aux layers "
+    "(2, N//2, N-3) and sizes fc from the draft's num_hidden_layers "
+    "(vllm-project/vllm@4ba787ec:vllm/model_executor/models/interfaces.py:1751-1772, "
+    "qwen3_dflash.py:84-93), so the weights fail to load or the wrong layers feed the draft; "
+    "TensorRT-LLM captures no draft-chosen layer; llama.cpp refuses to load ('DFlash model "
+    "requires 'target_layers' in GGUF metadata'); MLX raises KeyError. When a guess has the "
+    "right length nothing fails and acceptance silently collapses (sgl-project/sglang#37475).",
     "Add dflash_config.target_layer_ids with the layers the draft was trained on.",
 )
 def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
-    """Warn when the draft has no ids, naming the layers a runtime would guess; an explicit
-    null is an error for the runtimes that take the null as the value."""
+    """Fail a draft without ids, naming per runtime what it would use instead; an explicit
+    null is the same error, worded for the runtimes that take the null as the value."""
     d = ctx.draft
     if d.layer_ids_null_key is not None:
         for p in ctx.profiles:
@@ -133,23 +139,11 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
                     f"draft {d.name}: {d.layer_ids_null_key} is null; {p.name} takes the null "
                     f"as the value instead of falling back, and fails at load (len(None))",
                     runtime=p.name,
-                    severity=Severity.ERROR,
                     field=d.layer_ids_null_key,
                     hint="Replace the null with the list of layers the draft was trained on.",
                 )
     if d.target_layer_ids is not None:
         return
-    n = d.num_target_layers or ctx.target.num_hidden_layers
-    layers = d.num_hidden_layers
-    if layers and layers > MAX_IDS_SHOWN:
-        guess = f"the reference and SGLang would guess {layers} ids spread over {n} target layers"
-    elif layers:
-        guess = (
-            f"the reference and SGLang would guess {fmt_ids(build_target_layer_ids(n, layers))} "
-            f"(z-lab formula for {n} target layers, {layers} draft layers)"
-        )
-    else:
-        guess = "runtimes would guess layers from num_hidden_layers, which is also missing"
     where = (
         f"{d.layer_ids_null_key} is null"
         if d.layer_ids_null_key is not None
@@ -157,10 +151,42 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
         if d.format != "speculators"
         else "no aux_hidden_state_layer_ids"
     )
-    yield Issue(
-        f"draft {d.name} has no target_layer_ids ({where}): {guess}",
-        field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
-    )
+    for p in ctx.profiles:
+        if d.layer_ids_null_key is not None and p.null_ids_fail:
+            continue  # said above, in the null's own words
+        yield Issue(
+            f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}",
+            runtime=p.name,
+            field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
+        )
+
+
+def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
+    """Return what runtime ``p`` does without ids, with the layers it would pick on this
+    target where the runtime guesses (the z-lab formula, vLLM's default aux layers)."""
+    d = ctx.draft
+    n = ctx.target.num_hidden_layers
+    layers = d.num_hidden_layers
+    if p.name in ("reference", "sglang"):
+        # The reference reads num_target_layers; SGLang the runtime target's depth.
+        depth = (d.num_target_layers or n) if p.name == "reference" else n
+        if not layers:
+            return "would guess from num_hidden_layers, which is also missing"
+        if layers > MAX_IDS_SHOWN or depth < 4:
+            return f"would guess {layers} ids with the z-lab formula over {depth} target layers"
+        return (
+            f"would guess {fmt_ids(build_target_layer_ids(depth, layers))} (z-lab formula for "
+            f"{depth} target layers, {layers} draft layers)"
+        )
+    if p.name == "vllm":
+        # Aux indices (2, N//2, N-3) are DFlash ids (1, N//2-1, N-4).
+        ids = fmt_ids([2 - 1, n // 2 - 1, n - 3 - 1])
+        fc = f"{layers} features (the draft's num_hidden_layers)" if layers else "nothing"
+        return (
+            f"captures its default aux layers (2, N//2, N-3), DFlash ids {ids}, and sizes fc "
+            f"for {fc}"
+        )
+    return p.without_ids
 
 
 @rule(
