@@ -887,10 +887,13 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "The runtime cannot capture hidden states from this target family",
     "A DFlash draft reads hidden states that the target's own model code must capture, and "
     "each engine implements that per model class: vLLM through its aux-hidden-state "
-    "interface (absent for Glm4MoeForCausalLM and Gemma3ForCausalLM), SGLang through a "
-    "set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, MiniMax-M2 and "
-    "Gemma 3). Without it the engine refuses the pair at load, after the weights are read "
-    "(docs/runtimes.md lists every family, with the engine code read).",
+    "interface (absent for GLM-4.5/4.6 and GLM-4 MoE Lite, Gemma 3, Mixtral and Step-3.x: "
+    "vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
+    "SGLang through a set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, "
+    "MiniMax-M2, Gemma 3, Step-3.x, Llama 4's multimodal wrapper and dense Qwen3-VL's language "
+    "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72). Without "
+    "it the engine refuses the pair at load, after the weights are read (docs/runtimes.md "
+    "lists every family, with the engine code read).",
     "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
     "target whose model class supports hidden-state capture.",
 )
