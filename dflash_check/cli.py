@@ -462,6 +462,17 @@ def pair(
     strict: StrictOpt = False,
     verbose: VerboseOpt = False,
     ignore: IgnoreOpt = None,
+    num_speculative_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--num-speculative-tokens",
+            min=1,
+            help="Draft tokens per step the engine will serve with (vLLM num_speculative_tokens, "
+            "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens is one more): "
+            "checked against the draft's block size (DF019) and used by --print-command.",
+            show_default=False,
+        ),
+    ] = None,
     revision: RevisionOpt = None,
     draft_revision: DraftRevisionOpt = None,
     target_revision: TargetRevisionOpt = None,
@@ -604,7 +615,9 @@ def pair(
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
     cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
-    request = CheckRequest(draft_ref, target_ref, selection, ignored, strict)
+    request = CheckRequest(
+        draft_ref, target_ref, selection, ignored, strict, num_speculative_tokens
+    )
     from dflash_check.core.outcome import PairOutcome, RunResult
     from dflash_check.core.report import Verdict
 

@@ -23,6 +23,9 @@ NESTED_IDS = "dflash_config.target_layer_ids"
 TOP_IDS = "target_layer_ids"
 NESTED_MASK = "dflash_config.mask_token_id"
 TOP_MASK = "mask_token_id"
+SGLANG_DEFAULT_MASK_TOKEN = "<|MASK|>"
+"""The mask token's text SGLang looks up in the tokenizer when the draft names none
+(sglang 0.5.23 speculative/dflash_utils.py:26, DEFAULT_DFLASH_MASK_TOKEN)."""
 
 
 @dataclass(frozen=True)
