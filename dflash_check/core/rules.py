@@ -687,8 +687,12 @@ def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
     "block_size is missing or below 2",
     "A block is the last committed token followed by block_size - 1 mask slots; below 2 there "
     "is nothing to draft. The references fall back to 16 when it is absent (a warning: the "
-    "draft may have been trained with another size), the speculators converter refuses, and "
-    "engines size their speculative tokens from it (runtime-semantics §8).",
+    "draft may have been trained with another size), the speculators converter refuses, "
+    "SGLang defaults --speculative-num-draft-tokens to it (sglang 0.5.23 "
+    "speculative/dflash_worker_v2.py:507) and TensorRT-LLM caps max_draft_len with it; vLLM "
+    "ignores it for DFlash and drafts num_speculative_tokens positions "
+    "(vllm-project/vllm@4ba787ec:vllm/config/speculative.py:1616-1620). DF019 checks the "
+    "engine setting against it.",
     "State block_size (in dflash_config for new drafts) as trained, e.g. 16 for -b16 drafts.",
 )
 def check_block_size(ctx: PairContext) -> Iterator[Issue]:
