@@ -31,6 +31,7 @@ from dflash_check.cli_engine import (
     TensorParallelOpt,
     check_engine_flags,
 )
+from dflash_check.core.engine_command import MAX_SPECULATIVE_TOKENS
 from dflash_check.core.limits import DEADLINE_FACTOR
 from dflash_check.errors import CheckError, ExitCode
 
@@ -467,6 +468,7 @@ def pair(
         typer.Option(
             "--num-speculative-tokens",
             min=1,
+            max=MAX_SPECULATIVE_TOKENS,
             help="Draft tokens per step the engine will serve with (vLLM num_speculative_tokens, "
             "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens is one more): "
             "checked against the draft's block size (DF019) and used by --print-command.",

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dflash_check.core.engine_command import MAX_SPECULATIVE_TOKENS
 from dflash_check.core.outcome import PairOutcome, PairSpec
 from dflash_check.core.report import Verdict
 from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
@@ -50,8 +51,6 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
     "source": (False, "Where the pairing is documented."),
 }
 TOP_KEYS = ("version", "pairs")
-# A draft length beyond any block a draft is trained with (16, 32) is a typo, not a setting.
-MAX_SPECULATIVE_TOKENS = 1024
 # Keys whose values are not plain strings, each read by its own check below.
 NON_STRING_KEYS = ("runtimes", "num_speculative_tokens")
 

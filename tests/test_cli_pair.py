@@ -174,6 +174,7 @@ def test_no_output_file_when_check_fails(tmp_path: Path) -> None:
         ["pair", "not a repo!", "c/d"],
         ["pair", "a/b", "c/d", "--num-speculative-tokens", "0"],
         ["pair", "a/b", "c/d", "--num-speculative-tokens", "x"],
+        ["pair", "a/b", "c/d", "--num-speculative-tokens", "1025"],
     ],
 )
 def test_usage_errors_exit_2(args: list[str]) -> None:
