@@ -1279,7 +1279,8 @@ def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
     "draft's mask_token_id it refuses to start: 'DFLASH config mismatch: "
     "dflash_config.mask_token_id conflicts with tokenizer vocab id for "
     "dflash_config.mask_token.' (sglang 0.5.23 speculative/dflash_worker_v2.py:1410-1421; "
-    "audit: :876-889). A tokenizer without the token accepts the id. Judged only when the "
+    "sgl-project/sglang@d315eb72: :876-889). A tokenizer without the token accepts the id. "
+    "Judged only when the "
     "target's vocabulary was read (the tokenizers differ by hash); otherwise nothing is said.",
     "Set dflash_config.mask_token_id to the tokenizer's id of the mask token (or name the "
     "token the draft was trained with in dflash_config.mask_token).",
