@@ -316,3 +316,14 @@ def test_sglang_looks_up_the_drafts_own_mask_token(tmp_path: Path) -> None:
     found = hits(local_pair(tmp_path / "a", "<mask>", added), "DF022")
     assert '"<mask>" at id 151670' in found["sglang"]
     assert not hits(local_pair(tmp_path / "b", None, added), "DF022")
+
+
+def test_speculators_draft_without_ids_fails_vllms_loader() -> None:
+    """No aux_hidden_state_layer_ids: vLLM's speculators loader indexes the key (KeyError),
+    it never reaches the default aux layers (DF001)."""
+    cfg = config(FIXTURES / "hub" / "huaxuan250" / "dflash_zlab_full_atten_speculators")
+    del cfg["aux_hidden_state_layer_ids"]
+    target = config(FIXTURES / "hub" / "nvidia" / "Qwen3.6-35B-A3B-NVFP4")
+    found = hits(run_check(files("draft", cfg), files("target", target)), "DF001")
+    assert set(found) == {"vllm"}
+    assert "KeyError 'aux_hidden_state_layer_ids'" in found["vllm"]

@@ -128,14 +128,18 @@ def usable_ids(draft: DraftView) -> tuple[int, ...] | None:
     "The draft states no target_layer_ids",
     "Without ids each runtime does something else, and none of it is what the draft was "
     "trained on: the reference 0.1.0 and SGLang guess with the z-lab formula "
-    "(dflash_utils.py:568-571), which matches only 6 of 20 published z-lab drafts "
+    "(z-lab/dflash@07ebd93d:dflash/model.py:560-570; sglang 0.5.23 "
+    "speculative/dflash_utils.py:568-571), which matches only 6 of 20 published z-lab drafts "
     "(z-lab/dflash#157, which makes the key required); vLLM captures its default aux layers "
     "(2, N//2, N-3) and sizes fc from the draft's num_hidden_layers "
     "(vllm-project/vllm@4ba787ec:vllm/model_executor/models/interfaces.py:1751-1772, "
-    "qwen3_dflash.py:84-93), so the weights fail to load or the wrong layers feed the draft; "
-    "TensorRT-LLM captures no draft-chosen layer; llama.cpp refuses to load ('DFlash model "
-    "requires 'target_layers' in GGUF metadata'); MLX raises KeyError. When a guess has the "
-    "right length nothing fails and acceptance silently collapses (sgl-project/sglang#37475).",
+    "qwen3_dflash.py:84-93), so the weights fail to load or the wrong layers feed the draft, "
+    "and its speculators loader raises a bare KeyError (speculators/algos.py:114); "
+    "TensorRT-LLM captures no draft-chosen layer (modeling_dflash.py@7c7504c0); llama.cpp "
+    "refuses to load ('DFlash model requires 'target_layers' in GGUF metadata', "
+    "src/models/dflash.cpp); MLX raises KeyError (dflash 0.1.0 model_mlx.py:448-457). When a "
+    "guess has the right length nothing fails and acceptance silently collapses "
+    "(sgl-project/sglang#37475).",
     "Add dflash_config.target_layer_ids with the layers the draft was trained on.",
 )
 def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
@@ -188,6 +192,9 @@ def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
             f"would guess {fmt_ids(build_target_layer_ids(depth, layers))} (z-lab formula for "
             f"{depth} target layers, {layers} draft layers)"
         )
+    if p.name == "vllm" and d.format == "speculators":
+        # speculators/algos.py:114 indexes the key before any fallback could apply.
+        return "fails at load: its speculators loader raises KeyError 'aux_hidden_state_layer_ids'"
     if p.name == "vllm":
         # Aux indices (2, N//2, N-3) are DFlash ids (1, N//2-1, N-4).
         ids = fmt_ids([2 - 1, n // 2 - 1, n - 3 - 1])
