@@ -327,3 +327,15 @@ def test_speculators_draft_without_ids_fails_vllms_loader() -> None:
     found = hits(run_check(files("draft", cfg), files("target", target)), "DF001")
     assert set(found) == {"vllm"}
     assert "KeyError 'aux_hidden_state_layer_ids'" in found["vllm"]
+
+
+def test_speculative_length_needs_a_block_size() -> None:
+    """Without block_size there is nothing to compare the engine setting with: DF019 is silent
+    (DF012 warns about the missing key); with one, the setting is in the report."""
+    cfg = draft_config(block_size=None)
+    target = files("target", config(TARGETS / "Qwen--Qwen3-8B"))
+    report = run_check(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
+    assert not hits(report, "DF019") and hits(report, "DF012")
+    cfg = draft_config()
+    report = run_check(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
+    assert report.num_speculative_tokens == 40 and hits(report, "DF019")
