@@ -290,7 +290,8 @@ def test_missing_ids_name_each_runtimes_guess() -> None:
     by_runtime = {f.runtime: f.message for f in report.findings if f.rule == "DF001"}
     assert set(by_runtime) == {"reference", "vllm", "sglang", "trtllm", "llamacpp", "mlx"}
     assert "[1, 9, 17, 25, 33]" in by_runtime["sglang"]
-    assert "DFlash ids [1, 17, 32]" in by_runtime["vllm"]
+    assert "aux layers [2, 18, 33]" in by_runtime["vllm"]
+    assert "layer outputs [1, 17, 32]" in by_runtime["vllm"]
     assert "target_layers' in GGUF metadata" in by_runtime["llamacpp"]
     assert report.verdict.value == "incompatible"
 

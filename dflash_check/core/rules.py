@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from dflash_check.core.formats import FORMATS_BY_NAME
-from dflash_check.core.model import DraftView, TargetView, build_target_layer_ids
+from dflash_check.core.model import DraftView, TargetView
 from dflash_check.core.report import LayerResolution, Severity
 from dflash_check.core.runtimes import (
     PROFILES,
@@ -179,33 +179,35 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
 
 def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
     """Return what runtime ``p`` does without ids, with the layers it would pick on this
-    target where the runtime guesses (the z-lab formula, vLLM's default aux layers)."""
+    target where the runtime guesses (its ``default_ids``, resolved in ``ctx.resolutions``)."""
     d = ctx.draft
-    n = ctx.target.num_hidden_layers
-    layers = d.num_hidden_layers
-    if p.name in ("reference", "sglang"):
-        # The reference reads num_target_layers; SGLang the runtime target's depth.
-        depth = (d.num_target_layers or n) if p.name == "reference" else n
-        if not layers:
-            return "would guess from num_hidden_layers, which is also missing"
-        if layers > MAX_IDS_SHOWN or depth < 4:
-            return f"would guess {layers} ids with the z-lab formula over {depth} target layers"
-        return (
-            f"would guess {fmt_ids(build_target_layer_ids(depth, layers))} (z-lab formula for "
-            f"{depth} target layers, {layers} draft layers)"
-        )
-    if p.name == "vllm" and d.format == "speculators":
+    if p.engine_name == "vllm" and d.format == "speculators":
         # speculators/algos.py:114 indexes the key before any fallback could apply.
         return "fails at load: its speculators loader raises KeyError 'aux_hidden_state_layer_ids'"
-    if p.name == "vllm":
-        # Aux indices (2, N//2, N-3) are DFlash ids (1, N//2-1, N-4).
-        ids = fmt_ids([2 - 1, n // 2 - 1, n - 3 - 1])
+    res = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
+    layers = d.num_hidden_layers
+    if res is None:
+        if p.default_ids is not None and not layers:
+            return "would guess from num_hidden_layers, which is also missing"
+        return p.without_ids
+    if p.default_ids == "three":
+        # vLLM sizes fc from the draft's num_hidden_layers when it finds no ids (both runners
+        # size it with the V2 reader: qwen3_dflash.py:84-93).
         fc = f"{layers} features (the draft's num_hidden_layers)" if layers else "nothing"
         return (
-            f"captures its default aux layers (2, N//2, N-3), DFlash ids {ids}, and sizes fc "
-            f"for {fc}"
+            f"captures its default {res.runtime.index_name}s {fmt_ids(res.capture_indices)} "
+            f"(2, N//2, N-3; layer outputs {fmt_ids(res.layer_ids)}), and sizes fc for {fc}"
         )
-    return p.without_ids
+    # The z-lab formula: the reference over num_target_layers, SGLang over the served target.
+    depth = (
+        (d.num_target_layers or res.layers_present)
+        if p.default_ids == "zlab"
+        else (res.layers_present)
+    )
+    return (
+        f"would guess {fmt_ids(res.layer_ids)} (z-lab formula for {depth} target layers, "
+        f"{layers} draft layers)"
+    )
 
 
 @rule(
@@ -1157,12 +1159,14 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     block, most = d.block_size, d.block_size - 1
     selected = {p.name for p in ctx.profiles}
     where = f"draft {d.name} was trained with {d.block_size_key} {block}"
+    # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
+    vllm_runners = [name for name in ("vllm", "vllm-v1") if name in selected]
     hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
-    if "vllm" in selected and n > most:
+    for name in vllm_runners if n > most else ():
         yield Issue(
-            f"{where}: vllm with num_speculative_tokens {n} drafts {1 + n} positions, "
+            f"{where}: {name} with num_speculative_tokens {n} drafts {1 + n} positions, "
             f"{n - most} past the {block} the draft was trained on (acceptance drops there)",
-            runtime="vllm",
+            runtime=name,
             field=d.block_size_key,
             hint=hint,
         )
