@@ -31,6 +31,7 @@ from dflash_check.cli_engine import (
     TensorParallelOpt,
     check_engine_flags,
 )
+from dflash_check.core.engine_command import MAX_SPECULATIVE_TOKENS
 from dflash_check.core.limits import DEADLINE_FACTOR
 from dflash_check.errors import CheckError, ExitCode
 
@@ -469,6 +470,18 @@ def pair(
     strict: StrictOpt = False,
     verbose: VerboseOpt = False,
     ignore: IgnoreOpt = None,
+    num_speculative_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--num-speculative-tokens",
+            min=1,
+            max=MAX_SPECULATIVE_TOKENS,
+            help="Draft tokens per step the engine will serve with (vLLM num_speculative_tokens, "
+            "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens is one more): "
+            "checked against the draft's block size (DF019) and used by --print-command.",
+            show_default=False,
+        ),
+    ] = None,
     revision: RevisionOpt = None,
     draft_revision: DraftRevisionOpt = None,
     target_revision: TargetRevisionOpt = None,
@@ -611,7 +624,9 @@ def pair(
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
     cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
-    request = CheckRequest(draft_ref, target_ref, selection, ignored, strict)
+    request = CheckRequest(
+        draft_ref, target_ref, selection, ignored, strict, num_speculative_tokens
+    )
     from dflash_check.core.outcome import PairOutcome, RunResult
     from dflash_check.core.report import Verdict
 

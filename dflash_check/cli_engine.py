@@ -184,7 +184,8 @@ def launch_spec(
     host: str,
     port: int,
 ) -> LaunchSpec:
-    """Return what the engine command needs: the pair as given, the draft's block size."""
+    """Return what the engine command needs: the pair as given, the draft's block size and
+    the draft length the pair was checked for (``--num-speculative-tokens``), if given."""
     from dflash_check.core.engine_command import LaunchSpec
 
     return LaunchSpec(
@@ -192,6 +193,7 @@ def launch_spec(
         target=target.spec,
         draft=draft.spec,
         block_size=report.draft.block_size,
+        num_speculative_tokens=report.num_speculative_tokens,
         tensor_parallel=tensor_parallel,
         pipeline_parallel=pipeline_parallel,
         host=host,

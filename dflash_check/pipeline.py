@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dflash_check.core.check import run_check
+from dflash_check.core.formats.common import stated_mask_token
 from dflash_check.core.model import ModelFiles
 from dflash_check.core.report import CheckReport, Verdict
+from dflash_check.core.runtimes import SGLANG_DEFAULT_MASK_TOKEN
 from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.errors import CheckError, NotCachedError
 from dflash_check.hub.interface import ModelRef, ModelSource, Role
@@ -34,6 +36,8 @@ class CheckRequest:
     """Rule ids to skip."""
     strict: bool = False
     """Warnings and rules not checked make the pair incompatible (``--strict``)."""
+    num_speculative_tokens: int | None = None
+    """The engine's draft tokens per step the pair will be served with, if given."""
 
 
 @dataclass
@@ -94,7 +98,10 @@ def compare_tokenizers(
     if draft_source.tokenizer_fingerprint(draft) == target_source.tokenizer_fingerprint(target):
         return TokenizerComparison(same_file=True)
     return compare_vocabs(
-        draft_source.tokenizer_vocab(draft), target_source.tokenizer_vocab(target)
+        draft_source.tokenizer_vocab(draft),
+        target_source.tokenizer_vocab(target),
+        # SGLang looks the draft's mask token up in the tokenizer (DF022).
+        lookup=(stated_mask_token(draft.config) or SGLANG_DEFAULT_MASK_TOKEN,),
     )
 
 
@@ -105,7 +112,13 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
     target = cache.fetch(request.target, "target")
     tokenizers = compare_tokenizers(cache, request, draft, target)
     report = run_check(
-        draft, target, request.runtime, request.ignore, tokenizers, strict=request.strict
+        draft,
+        target,
+        request.runtime,
+        request.ignore,
+        tokenizers,
+        strict=request.strict,
+        num_speculative_tokens=request.num_speculative_tokens,
     )
     unavailable = draft.extras.get("tensors_unavailable")
     if unavailable and report.verdict is Verdict.COMPATIBLE:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dflash_check.core.engine_command import MAX_SPECULATIVE_TOKENS
 from dflash_check.core.outcome import PairOutcome, PairSpec
 from dflash_check.core.report import Verdict
 from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
@@ -40,10 +41,18 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
         "Folder inside the target's repo (or directory) that holds the target.",
     ),
     "runtimes": (False, "Runtimes the pairing is for (default: portable, i.e. all)."),
+    "num_speculative_tokens": (
+        False,
+        "Draft tokens per step the engine serves with (vLLM num_speculative_tokens, "
+        "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens minus one), "
+        "checked against the draft's block size.",
+    ),
     "reason": (False, "Why the pairing is expected to be (in)compatible."),
     "source": (False, "Where the pairing is documented."),
 }
 TOP_KEYS = ("version", "pairs")
+# Keys whose values are not plain strings, each read by its own check below.
+NON_STRING_KEYS = ("runtimes", "num_speculative_tokens")
 
 
 def _fail(path: str, line: int, message: str) -> RegistryError:
@@ -151,7 +160,9 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         if required and key not in fields:
             raise _fail(name, line, f"{where}: missing key '{key}'")
     values = {
-        key: _string(vnode, key, name) for key, (_, vnode) in fields.items() if key != "runtimes"
+        key: _string(vnode, key, name)
+        for key, (_, vnode) in fields.items()
+        if key not in NON_STRING_KEYS
     }
     expect = values["expect"]
     if expect not in (Verdict.COMPATIBLE.value, Verdict.INCOMPATIBLE.value):
@@ -176,6 +187,22 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
                 )
         if not runtimes:
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'runtimes' is empty")
+    speculative = None
+    if "num_speculative_tokens" in fields:
+        vnode = fields["num_speculative_tokens"][1]
+        if (
+            not isinstance(vnode, yaml.ScalarNode)
+            or vnode.tag != "tag:yaml.org,2002:int"
+            or not vnode.value.isdigit()
+            or not 1 <= int(vnode.value) <= MAX_SPECULATIVE_TOKENS
+        ):
+            raise _fail(
+                name,
+                vnode.start_mark.line + 1,
+                f"{where}: 'num_speculative_tokens' must be an integer from 1 to "
+                f"{MAX_SPECULATIVE_TOKENS}",
+            )
+        speculative = int(vnode.value)
     spec = PairSpec(
         draft=values["draft"],
         target=values["target"],
@@ -189,6 +216,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         target_subfolder=values.get("target_subfolder"),
         reason=values.get("reason"),
         source=values.get("source"),
+        num_speculative_tokens=speculative,
     )
     for role in ("draft", "target"):
         try:
@@ -231,6 +259,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
         draft=ref(spec.draft, spec.draft_revision, spec.draft_subfolder),
         target=ref(spec.target, spec.target_revision, spec.target_subfolder),
         runtime=runtime,
+        num_speculative_tokens=spec.num_speculative_tokens,
     )
 
 

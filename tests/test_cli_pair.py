@@ -172,6 +172,9 @@ def test_no_output_file_when_check_fails(tmp_path: Path) -> None:
         ["pair", "a/b@main", "c/d", "--draft-revision", "dev"],
         ["pair", "a/b", "c/d", "--revision", "x", "--target-revision", "y"],
         ["pair", "not a repo!", "c/d"],
+        ["pair", "a/b", "c/d", "--num-speculative-tokens", "0"],
+        ["pair", "a/b", "c/d", "--num-speculative-tokens", "x"],
+        ["pair", "a/b", "c/d", "--num-speculative-tokens", "1025"],
     ],
 )
 def test_usage_errors_exit_2(args: list[str]) -> None:
@@ -209,3 +212,28 @@ def test_version_and_help() -> None:
     assert "dflash-check" in invoke("--version")[1]
     code, out, _ = invoke("pair", "--help")
     assert code == 0 and "--runtime" in out
+
+
+@pytest.mark.parametrize(
+    ("tokens", "code", "flagged"),
+    [
+        (15, 0, set()),  # block_size 16: the bonus token and 15 draft tokens
+        (7, 0, {"sglang"}),  # SGLang warns on a block size mismatch; vLLM drafts fewer
+        (16, 1, {"vllm", "sglang", "trtllm"}),  # TensorRT-LLM refuses it: an error
+    ],
+)
+def test_num_speculative_tokens_against_the_block_size(
+    tokens: int, code: int, flagged: set[str]
+) -> None:
+    """--num-speculative-tokens is the engine setting the pair is checked for (DF019)."""
+    args = ["pair", str(SEED_DRAFT), str(QWEN3_4B), "-f", "json"]
+    exit_code, out, _ = invoke(*args, "--num-speculative-tokens", str(tokens))
+    assert exit_code == code
+    findings = [f for f in json.loads(out)["findings"] if f["rule"] == "DF019"]
+    assert {f["runtime"] for f in findings} == flagged
+    if tokens == 16:
+        (trt,) = [f for f in findings if f["runtime"] == "trtllm"]
+        assert trt["severity"] == "error"
+        assert "Lower max_draft_len to at most 15.Current max_draft_len=16." in trt["message"]
+    # Without the option the rule says nothing.
+    assert not [f for f in json.loads(invoke(*args)[1])["findings"] if f["rule"] == "DF019"]

@@ -19,6 +19,11 @@ from pathlib import Path
 import pytest
 
 from dflash_check.core.engine_command import LaunchSpec, build_command
+from dflash_check.core.safetensors_header import (
+    dflash2_draft_tensors,
+    encode_header,
+    parse_file_prefix,
+)
 from dflash_check.core.smoke_report import SmokeReport, SpecCounts
 from dflash_check.hub.interface import parse_model_ref
 from dflash_check.runtime.engine import (
@@ -444,6 +449,18 @@ def dflash2_draft(tmp_path: Path) -> Path:
         conv_kernel_size=2, conv_group_size=cfg["hidden_size"], selector_rank=4, selector_top_k=2
     )
     (folder / "config.json").write_text(json.dumps(cfg))
+    # A header-only safetensors file with the DFlash 2 tensors these keys size (DF020).
+    raw = (folder / "model.safetensors").read_bytes()
+    tensors = parse_file_prefix(raw, "draft", "model.safetensors")
+    tensors |= dflash2_draft_tensors(
+        hidden=cfg["hidden_size"],
+        layers=cfg["num_hidden_layers"],
+        kernel=2,
+        group=cfg["hidden_size"],
+        rank=4,
+        vocab=cfg["vocab_size"],
+    )
+    (folder / "model.safetensors").write_bytes(encode_header(tensors))
     return folder
 
 
@@ -469,6 +486,24 @@ def test_print_command_uses_the_engines_flags(engine: str, pair: str, tmp_path: 
     assert (cmd.tensor_parallel, cmd.pipeline_parallel, cmd.port) == (8, 2, 8000)
     if engine == "sglang":
         assert argv[argv.index("--speculative-num-draft-tokens") + 1] == str(block)
+
+
+@pytest.mark.parametrize(("engine", "flag"), [("vllm", 7), ("sglang", 8)])
+def test_print_command_uses_the_checked_draft_length(engine: str, flag: int) -> None:
+    """--num-speculative-tokens 7 is the setting checked (DF019) and the one printed: vLLM's
+    num_speculative_tokens 7, SGLang's --speculative-num-draft-tokens 8 (with the bonus)."""
+    proc = run_cli(
+        "pair", str(SEED_DRAFT), str(QWEN3_4B), "--engine", engine, "--print-command",
+        "--num-speculative-tokens", "7",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(proc.stdout)
+    assert parse_command(argv[1:]).spec_tokens == 7
+    if engine == "sglang":
+        assert argv[argv.index("--speculative-num-draft-tokens") + 1] == str(flag)
+    else:
+        config = json.loads(argv[argv.index("--speculative-config") + 1])
+        assert config["num_speculative_tokens"] == flag
 
 
 def test_print_command_refuses_a_broken_pair() -> None:

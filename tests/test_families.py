@@ -17,6 +17,7 @@ from dflash_check.core.runtimes import FAMILY_CELLS, PROFILES_BY_NAME, on_family
 from tests.helpers import draft_config, fc_tensors, files, qwen3_4b_config
 
 HUB = Path(__file__).parent / "fixtures" / "hub"
+TARGETS = Path(__file__).parent / "fixtures" / "targets"
 
 
 def hub_files(role: str, path: str, name: str) -> ModelFiles:
@@ -134,3 +135,107 @@ def test_unknown_family_keeps_the_general_convention() -> None:
     p = on_family(PROFILES_BY_NAME["sglang"], None)
     assert p.max_id_from_end == PROFILES_BY_NAME["sglang"].max_id_from_end
     assert p.cell_citation is None and p.cannot_capture is None
+
+
+@pytest.mark.parametrize(
+    ("folder", "family"),
+    [
+        ("Qwen--Qwen3-VL-4B-Instruct", "qwen3_vl"),
+        ("Qwen--Qwen3-VL-30B-A3B-Instruct", "qwen3_vl_moe"),
+        ("meta-llama--Llama-4-Scout-17B-16E-Instruct", "llama4"),
+        ("mistralai--Mixtral-8x7B-v0.1", "mixtral"),
+        ("stepfun-ai--Step-3.7-Flash", "step3"),
+    ],
+)
+def test_real_configs_land_in_their_family(folder: str, family: str) -> None:
+    """The published configs of the families added from the engine notes resolve to them
+    (Step-3.7-Flash by its model_type: its architecture is in neither engine's registry)."""
+    report = run_check(
+        files("draft", draft_config(), fc_tensors(draft_config())),
+        ModelFiles(
+            "target", folder, json.loads((TARGETS / folder / "config.json").read_text()), ""
+        ),
+    )
+    assert report.target.family == family
+
+
+def family(architecture: str, model_type: str) -> dict[str, Any]:
+    """Return a target patch that puts the Qwen3-4B-shaped target in another family."""
+    return {"architectures": [architecture], "model_type": model_type}
+
+
+LAST = [1, 9, 17, 25, 35]  # t = N-1 on 36 layers
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        family("MixtralForCausalLM", "mixtral"),
+        family("Glm4MoeLiteForCausalLM", "glm4_moe_lite"),
+        family("Step3p5ForCausalLM", "step3p5"),
+        family("Step3p7FlashForCausalLM", "step3p7"),
+    ],
+)
+def test_vllm_cannot_tap_mixtral_glm4_lite_or_step(patch: dict[str, Any]) -> None:
+    """No SupportsEagle3 in these model classes (vLLM 0.33.0): the pair that passes on Qwen3
+    MoE fails on them, with the engine's message."""
+    ids = [1, 9, 17, 25, 33]
+    assert pair(family("Qwen3MoeForCausalLM", "qwen3_moe"), ids, "vllm")["vllm"] is (
+        Verdict.COMPATIBLE
+    )
+    assert pair(patch, ids, "vllm")["vllm"] is Verdict.INCOMPATIBLE
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        family("Qwen3MoeForCausalLM", "qwen3_moe"),
+        family("Qwen3VLForConditionalGeneration", "qwen3_vl"),
+        family("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe"),
+        family("Llama4ForConditionalGeneration", "llama4"),
+        family("Llama4ForCausalLM", "llama4_text"),
+        family("LagunaForCausalLM", "laguna"),
+        family("MuseGlimmerForCausalLM", "muse_glimmer"),
+        family("DeepseekV3ForCausalLM", "deepseek_v3"),
+    ],
+)
+def test_vllm_families_capturing_after_the_last_layer(patch: dict[str, Any]) -> None:
+    """These families capture after every layer in vLLM (aux up to N), so t = N-1 passes,
+    where DeepSeek-V3.2's CUDA model (before each layer only) fails it."""
+    assert pair(patch, LAST, "vllm")["vllm"] is Verdict.COMPATIBLE
+    v32 = family("DeepseekV32ForCausalLM", "deepseek_v32")
+    assert pair(v32, LAST, "vllm")["vllm"] is Verdict.INCOMPATIBLE
+
+
+@pytest.mark.parametrize(
+    ("fails", "passes", "quoted"),
+    [
+        (
+            family("Qwen3VLForConditionalGeneration", "qwen3_vl"),
+            family("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe"),
+            "'Qwen3LLMModel' object has no attribute 'set_dflash_layers_to_capture'",
+        ),
+        (
+            family("Llama4ForConditionalGeneration", "llama4"),
+            family("Llama4ForCausalLM", "llama4_text"),
+            "implements neither set_dspark_layers_to_capture",
+        ),
+        (
+            family("Step3p7ForConditionalGeneration", "step3p7"),
+            family("Qwen3ForCausalLM", "qwen3"),
+            "implements neither set_dspark_layers_to_capture",
+        ),
+    ],
+)
+def test_sglang_wrappers_without_a_dflash_hook(
+    fails: dict[str, Any], passes: dict[str, Any], quoted: str
+) -> None:
+    """SGLang: dense Qwen3-VL's language model, Llama 4's multimodal wrapper and Step-3.x have
+    no DFlash hook (read from the code), while their MoE / text-only siblings do."""
+    ids = [1, 9, 17, 25, 33]
+    assert pair(passes, ids, "sglang")["sglang"] is Verdict.COMPATIBLE
+    draft = copy.deepcopy(draft_config())
+    target = {**copy.deepcopy(qwen3_4b_config()), **fails}
+    report = run_check(files("draft", draft, fc_tensors(draft)), files("target", target), "sglang")
+    assert report.runtime_verdicts["sglang"] is Verdict.INCOMPATIBLE
+    assert any(quoted in f.message for f in report.findings if f.rule == "DF017")

@@ -345,19 +345,20 @@ def test_same_shape_wrong_target_is_flagged_by_its_evidence() -> None:
 
 @pytest.mark.parametrize("where", ["dflash_config", "top"])
 def test_null_ids_fail_the_runtimes_that_take_the_null(where: str) -> None:
-    """target_layer_ids: null is not missing: the reference and MLX fail on it."""
+    """target_layer_ids: null is not missing: the reference and MLX fail on the null itself,
+    the other runtimes on having no ids (DF001 is an error everywhere)."""
     draft = gpt_oss_draft()
     del draft["dflash_config"]["target_layer_ids"]
     (draft["dflash_config"] if where == "dflash_config" else draft)["target_layer_ids"] = None
     report = check(draft, GPT_OSS_20B)
     failing = {name for name, v in report.runtime_verdicts.items() if v.value == "incompatible"}
-    assert failing == {"reference", "mlx"}
-    assert report.verdict.value == "incompatible"
-    assert any("is null" in f.message for f in report.findings if f.rule == "DF001")
-    # Absent (not null): the guess warning only, compatible.
+    assert failing == set(report.runtime_verdicts)
+    null = {f.runtime for f in report.findings if f.rule == "DF001" and "as the value" in f.message}
+    assert null == {"reference", "mlx"}
+    # Absent (not null): every runtime guesses or refuses, so it fails as well.
     missing = gpt_oss_draft()
     del missing["dflash_config"]["target_layer_ids"]
-    assert check(missing, GPT_OSS_20B).verdict.value == "compatible"
+    assert check(missing, GPT_OSS_20B).verdict.value == "incompatible"
 
 
 def test_null_dflash_config_ids_shadow_top_level_ids_for_the_reference() -> None:

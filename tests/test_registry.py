@@ -15,7 +15,7 @@ import yaml
 
 from dflash_check.errors import RegistryError
 from dflash_check.registry import PAIR_KEYS, load_pairs
-from tests.helpers import REPO, run_cli
+from tests.helpers import QWEN3_4B, REPO, SEED_DRAFT, run_cli
 from tests.hubserver import LoopbackHub, add_fixture_repos, serve
 
 GOLDEN = REPO / "tests" / "golden"
@@ -145,6 +145,14 @@ BAD_FILES = {
         "x.yaml:2: pair 1: 'draft': 'a b!' is not a local directory nor a Hub repo id",
     ),
     "empty": ("", "x.yaml: empty file"),
+    "bad-speculative-tokens": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, num_speculative_tokens: 0}\n",
+        "x.yaml:2: pair 1: 'num_speculative_tokens' must be an integer from 1 to 1024",
+    ),
+    "speculative-tokens-as-text": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, num_speculative_tokens: '7'}\n",
+        "x.yaml:2: pair 1: 'num_speculative_tokens' must be an integer",
+    ),
 }
 
 
@@ -157,6 +165,23 @@ def test_broken_registry_files(tmp_path: Path, case: str) -> None:
     with pytest.raises(RegistryError) as info:
         load_pairs(path, "x.yaml")
     assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_num_speculative_tokens_is_checked_per_entry(tmp_path: Path) -> None:
+    """An entry's num_speculative_tokens reaches the check (DF019): 16 draft tokens on a
+    block-16 draft is an error for TensorRT-LLM, 15 is fine."""
+    entry = (
+        "  - {{draft: {d}, target: {t}, runtimes: [trtllm], expect: {e}, "
+        "num_speculative_tokens: {n}}}\n"
+    )
+    text = "pairs:\n" + "".join(
+        entry.format(d=SEED_DRAFT, t=QWEN3_4B, e=expect, n=n)
+        for n, expect in ((16, "incompatible"), (15, "compatible"))
+    )
+    (tmp_path / "pairs.yaml").write_text(text)
+    assert [s.num_speculative_tokens for s in load_pairs(tmp_path / "pairs.yaml")] == [16, 15]
+    proc = run_cli("registry", str(tmp_path / "pairs.yaml"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_broken_registry_through_cli(tmp_path: Path) -> None:

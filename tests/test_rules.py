@@ -12,6 +12,7 @@ import pytest
 from dflash_check.core.check import run_check
 from dflash_check.core.report import CheckReport, Severity
 from dflash_check.core.rules import RULES, RULES_BY_ID
+from dflash_check.core.safetensors_header import TensorInfo, dflash2_draft_tensors
 from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
 from tests.helpers import draft_config, fc_tensors, files, qwen3_4b_config
 
@@ -29,6 +30,10 @@ class Case:
     runtime: str = "portable"
     base_model: tuple[str, ...] = ()
     tokenizers: TokenizerComparison | None = None
+    spec_tokens: int | None = None
+    """``--num-speculative-tokens``."""
+    header: Callable[[Config, dict[str, TensorInfo]], dict[str, TensorInfo]] = lambda c, t: t
+    """A mutation of the draft's header tensors (after the DFlash 2 ones are added)."""
 
 
 def with_dfc(**kv: Any) -> Callable[[Config], Config]:
@@ -66,6 +71,25 @@ def chain(*fns: Callable[[Config], Config]) -> Callable[[Config], Config]:
         for fn in fns:
             cfg = fn(cfg)
         return cfg
+
+    return mutate
+
+
+# The DFlash 2 keys of z-lab/Qwen3.8-27B-DFlash2, on the seed draft (hidden 2560: 160 groups).
+DFLASH2_KEYS = {
+    "conv_kernel_size": 2,
+    "conv_group_size": 16,
+    "selector_rank": 256,
+    "selector_top_k": 16,
+}
+as_dflash2 = chain(with_top(architectures=["DFlash2DraftModel"]), with_dfc(**DFLASH2_KEYS))
+
+
+def reshape(name: str, shape: tuple[int, ...]) -> Callable[[Config, dict], dict]:
+    """Return a header mutation giving tensor ``name`` another shape."""
+
+    def mutate(cfg: Config, tensors: dict[str, TensorInfo]) -> dict[str, TensorInfo]:
+        return {**tensors, name: TensorInfo("BF16", shape)}
 
     return mutate
 
@@ -160,6 +184,32 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),
     ),
+    # block_size 16: 15 draft tokens fit, 16 do not (vLLM warns, TensorRT-LLM fails).
+    "DF019": (Case(spec_tokens=15), Case(spec_tokens=16)),
+    "DF020": (
+        Case(draft=as_dflash2),
+        Case(draft=as_dflash2, header=reshape("layers.0.mlp_conv.base_kernel", (2, 3, 2560))),
+    ),
+    "DF021": (
+        Case(draft=with_dfc(sample_from_anchor=False)),
+        Case(draft=with_dfc(sample_from_anchor=True)),
+    ),
+    "DF022": (
+        Case(tokenizers=compare_vocabs({0: "a"}, {0: "a", 151669: "<|MASK|>"}, ("<|MASK|>",))),
+        Case(tokenizers=compare_vocabs({0: "a"}, {0: "a", 151670: "<|MASK|>"}, ("<|MASK|>",))),
+    ),
+    "DF023": (
+        Case(draft=as_dflash2),
+        Case(
+            draft=as_dflash2,
+            target=with_top(
+                quantization_config={
+                    "quant_method": "modelopt",
+                    "quantized_layers": {"lm_head": {"quant_algo": "W4A16_NVFP4"}},
+                }
+            ),
+        ),
+    ),
 }
 
 
@@ -167,9 +217,28 @@ def run_case(case: Case) -> CheckReport:
     """Check a case's pair."""
     draft = case.draft(copy.deepcopy(draft_config()))
     target = case.target(copy.deepcopy(qwen3_4b_config()))
-    tensors = fc_tensors(draft, case.fc_in) if case.tensors else None
+    tensors = None
+    if case.tensors:
+        tensors = fc_tensors(draft, case.fc_in)
+        if "DFlash2DraftModel" in draft["architectures"]:
+            dfc = draft["dflash_config"]
+            tensors |= dflash2_draft_tensors(
+                hidden=draft["hidden_size"],
+                layers=draft["num_hidden_layers"],
+                kernel=dfc.get("conv_kernel_size") or 1,
+                group=dfc.get("conv_group_size") or 1,
+                rank=dfc.get("selector_rank") or 1,
+                vocab=draft["vocab_size"],
+            )
+        tensors = case.header(draft, tensors)
     draft_files = replace(files("draft", draft, tensors), extras={"base_model": case.base_model})
-    return run_check(draft_files, files("target", target), case.runtime, tokenizers=case.tokenizers)
+    return run_check(
+        draft_files,
+        files("target", target),
+        case.runtime,
+        tokenizers=case.tokenizers,
+        num_speculative_tokens=case.spec_tokens,
+    )
 
 
 def test_every_rule_has_cases() -> None:
@@ -214,12 +283,17 @@ def test_fc_width_message_names_both_widths() -> None:
     assert "10240" in finding.message and "12800" in finding.message
 
 
-def test_missing_ids_name_the_guess() -> None:
-    """DF001 names the z-lab formula's guess for 36 target layers and 5 draft layers."""
+def test_missing_ids_name_each_runtimes_guess() -> None:
+    """DF001 is an error on every runtime, naming what each would use instead: the z-lab
+    formula's guess for 36 target layers and 5 draft layers, vLLM's default aux layers."""
     report = run_case(CASES["DF001"][1])
-    (finding,) = [f for f in report.findings if f.rule == "DF001"]
-    assert "[1, 9, 17, 25, 33]" in finding.message
-    assert report.verdict.value == "compatible"
+    by_runtime = {f.runtime: f.message for f in report.findings if f.rule == "DF001"}
+    assert set(by_runtime) == {"reference", "vllm", "sglang", "trtllm", "llamacpp", "mlx"}
+    assert "[1, 9, 17, 25, 33]" in by_runtime["sglang"]
+    assert "aux layers [2, 18, 33]" in by_runtime["vllm"]
+    assert "layer outputs [1, 17, 32]" in by_runtime["vllm"]
+    assert "target_layers' in GGUF metadata" in by_runtime["llamacpp"]
+    assert report.verdict.value == "incompatible"
 
 
 def test_duplicate_ids_are_named() -> None:

@@ -18,6 +18,15 @@ EXPECTED = {
     "moonshotai--Kimi-K2.5": (61, 7168, 163840, "text_config.num_hidden_layers"),
     "meta-llama--Meta-Llama-3.1-8B": (32, 4096, 128256, "num_hidden_layers"),
     "Qwen--Qwen3-VL-4B-Instruct": (36, 2560, 151936, "text_config.num_hidden_layers"),
+    "Qwen--Qwen3-VL-30B-A3B-Instruct": (48, 2048, 151936, "text_config.num_hidden_layers"),
+    "meta-llama--Llama-4-Scout-17B-16E-Instruct": (
+        48,
+        5120,
+        202048,
+        "text_config.num_hidden_layers",
+    ),
+    "mistralai--Mixtral-8x7B-v0.1": (32, 4096, 32000, "num_hidden_layers"),
+    "stepfun-ai--Step-3.7-Flash": (45, 4096, 128896, "num_hidden_layers"),
 }
 
 

@@ -152,11 +152,13 @@ def check_views(
     ignore: frozenset[str] = frozenset(),
     tokenizers: TokenizerComparison | None = None,
     strict: bool = False,
+    num_speculative_tokens: int | None = None,
 ) -> CheckReport:
-    """Apply every rule (except those in ``ignore``) to a normalised pair."""
+    """Apply every rule (except those in ``ignore``) to a normalised pair; the engine's draft
+    length, when given, is checked against the draft's block size."""
     profiles = profiles_for(runtime, draft, target)
     resolutions = resolve_layers(draft, target, profiles)
-    ctx = PairContext(draft, target, profiles, resolutions, tokenizers)
+    ctx = PairContext(draft, target, profiles, resolutions, tokenizers, num_speculative_tokens)
     findings = [
         Finding(
             rule=r.id,
@@ -181,6 +183,7 @@ def check_views(
         not_checked=tuple(n for n in rules_not_checked(draft) if n.rule not in ignore),
         identity=identity_evidence(draft, target, tokenizers),
         strict=strict,
+        num_speculative_tokens=num_speculative_tokens,
     )
 
 
@@ -191,6 +194,7 @@ def run_check(
     ignore: frozenset[str] = frozenset(),
     tokenizers: TokenizerComparison | None = None,
     strict: bool = False,
+    num_speculative_tokens: int | None = None,
 ) -> CheckReport:
     """Normalise both models' files and check the pair."""
     report = check_views(
@@ -200,6 +204,7 @@ def run_check(
         ignore,
         tokenizers,
         strict,
+        num_speculative_tokens,
     )
     # Provenance belongs to the files, not the views; attach it for the renderers.
     return replace(

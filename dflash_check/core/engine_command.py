@@ -25,6 +25,9 @@ from dataclasses import dataclass
 
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
+MAX_SPECULATIVE_TOKENS = 1024
+"""Largest draft length accepted as an engine setting: drafts train blocks of 8-32, so more is
+a typo, not a setting (``--num-speculative-tokens``, ``pairs.yaml``)."""
 
 
 @dataclass(frozen=True)
@@ -45,12 +48,17 @@ class LaunchSpec:
     port: int = 8000
     speculative: bool = True
     """False: the same target without a draft (the baseline for the lossless check)."""
+    num_speculative_tokens: int | None = None
+    """Draft tokens per step the user serves with (``--num-speculative-tokens``); None: derived
+    from the block size."""
 
 
-def draft_tokens(engine: str, block_size: int | None) -> int:
-    """Return the engine's draft-length setting for a draft of ``block_size``."""
-    block = block_size or DEFAULT_BLOCK_SIZE
-    return block - 1 if engine == "vllm" else block
+def draft_tokens(engine: str, block_size: int | None, num_speculative: int | None = None) -> int:
+    """Return the engine's draft-length setting: ``num_speculative`` draft tokens when given
+    (the setting DF019 checked), else what a draft of ``block_size`` was trained for. vLLM
+    counts the draft tokens; SGLang counts the bonus token too."""
+    drafted = num_speculative or (block_size or DEFAULT_BLOCK_SIZE) - 1
+    return drafted if engine == "vllm" else drafted + 1
 
 
 def build_command(spec: LaunchSpec) -> tuple[str, ...]:
@@ -61,7 +69,9 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
             config = {
                 "method": "dflash",
                 "model": spec.draft,
-                "num_speculative_tokens": draft_tokens("vllm", spec.block_size),
+                "num_speculative_tokens": draft_tokens(
+                    "vllm", spec.block_size, spec.num_speculative_tokens
+                ),
             }
             argv += ["--speculative-config", json.dumps(config)]
         if spec.tensor_parallel:
@@ -77,7 +87,7 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
                 "--speculative-draft-model-path",
                 spec.draft,
                 "--speculative-num-draft-tokens",
-                str(draft_tokens("sglang", spec.block_size)),
+                str(draft_tokens("sglang", spec.block_size, spec.num_speculative_tokens)),
             ]
         if spec.tensor_parallel:
             argv += ["--tp-size", str(spec.tensor_parallel)]

@@ -44,11 +44,11 @@ FAMILIES: tuple[TargetFamily, ...] = (
         ("Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"),
         ("qwen3_5_text", "qwen3_5_moe_text"),
     ),
+    # Dense and MoE Qwen3-VL share a wrapper but not the inner model, and SGLang's capture
+    # hook lives in the inner model (qwen3_moe has one, the dense Qwen3LLMModel does not).
+    TargetFamily("qwen3_vl", "Qwen3-VL dense", ("Qwen3VLForConditionalGeneration",), ("qwen3_vl",)),
     TargetFamily(
-        "qwen3_vl",
-        "Qwen3-VL",
-        ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"),
-        ("qwen3_vl", "qwen3_vl_moe"),
+        "qwen3_vl_moe", "Qwen3-VL MoE", ("Qwen3VLMoeForConditionalGeneration",), ("qwen3_vl_moe",)
     ),
     TargetFamily("gpt_oss", "gpt-oss", ("GptOssForCausalLM",), ("gpt_oss",)),
     TargetFamily(
@@ -86,8 +86,33 @@ FAMILIES: tuple[TargetFamily, ...] = (
         "nemotron_h", "Nemotron-H / Nemotron 3", ("NemotronHForCausalLM",), ("nemotron_h",)
     ),
     TargetFamily("laguna", "poolside Laguna", ("LagunaForCausalLM",), ("laguna",)),
+    # The multimodal wrapper and the text-only class differ in SGLang: only the text class
+    # inherits llama.py's DFlash hook (mllama4.py has an EAGLE-3 hook only).
     TargetFamily(
-        "llama4", "Llama 4", ("Llama4ForConditionalGeneration", "Llama4ForCausalLM"), ("llama4",)
+        "llama4", "Llama 4 (multimodal wrapper)", ("Llama4ForConditionalGeneration",), ("llama4",)
+    ),
+    TargetFamily("llama4_text", "Llama 4 text-only", ("Llama4ForCausalLM",), ("llama4_text",)),
+    TargetFamily("mixtral", "Mixtral", ("MixtralForCausalLM",), ("mixtral",)),
+    TargetFamily("glm4_moe_lite", "GLM-4 MoE Lite", ("Glm4MoeLiteForCausalLM",)),
+    # Step3p7FlashForCausalLM (stepfun-ai/Step-3.7-Flash's config) is in neither engine's
+    # registry as read; its model_type step3p7 places it here.
+    TargetFamily(
+        "step3",
+        "StepFun Step-3 / 3.5 / 3.7 / 5",
+        (
+            "Step3TextForCausalLM",
+            "Step3VLForConditionalGeneration",
+            "Step3p5ForCausalLM",
+            "Step3p7ForConditionalGeneration",
+            "Step5ForCausalLM",
+        ),
+        ("step3p7",),
+    ),
+    TargetFamily(
+        "muse_glimmer",
+        "Muse Glimmer",
+        ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"),
+        ("muse_glimmer",),
     ),
 )
 FAMILIES_BY_NAME: dict[str, TargetFamily] = {f.name: f for f in FAMILIES}

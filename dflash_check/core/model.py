@@ -113,6 +113,9 @@ class TargetView:
     """The engine family serving it (``core/families.py``), None when none is known."""
     model_types: tuple[str, ...] = ()
     """Every ``model_type`` the config states (top level, then ``text_config``)."""
+    lm_head_quantization: str | None = None
+    """How ``quantization_config`` quantises the LM head when it names it (e.g. ``modelopt
+    W4A16_NVFP4``); None for a dense head or one the config does not name."""
     rope: tuple[tuple[str, str], ...] = ()
     """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
 
@@ -192,6 +195,13 @@ class DraftView:
     """The draft's own ``layer_types`` (``full_attention`` / ``sliding_attention``), if stated."""
     sliding_window: int | None = None
     """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
+    dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """(name, shape) of every convolution and candidate-selector tensor in the header."""
+    sample_from_anchor_key: str | None = None
+    """The key that sets ``sample_from_anchor`` to a true value, if any (vLLM refuses it)."""
+    mask_token: str | None = None
+    """The mask token's text (``dflash_config.mask_token``, else top level), if stated; SGLang
+    looks it up in the tokenizer (default ``<|MASK|>``)."""
     eagle3: Eagle3Facts | None = None
     """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
     nextn_layers: tuple[int, ...] = ()
@@ -264,7 +274,45 @@ def normalise_target(files: ModelFiles) -> TargetView:
         or (top.integer("max_position_embeddings") if nested else None),
         token_ids=special_token_ids((text, top) if nested else (top,)),
         rope=rope_facts(text),
+        lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
     )
+
+
+def _names_lm_head(name: object) -> bool:
+    """Return whether a module name or pattern in a quantisation config is the LM head."""
+    return isinstance(name, str) and (name == "lm_head" or name.endswith(".lm_head"))
+
+
+def lm_head_quantization(readers: tuple[FieldReader, ...]) -> str | None:
+    """Return how ``quantization_config`` quantises the LM head, when it names the head.
+
+    Only an explicit entry counts: ModelOpt's ``quantized_layers["lm_head"]`` or a
+    ``config_groups`` group whose ``targets`` list ``lm_head``. A head left to a class-wide
+    target (``Linear``) or to a method's defaults is not judged: configs do not say whether
+    the head was exempted. Ill-typed values are ignored (no rule depends on them otherwise).
+    """
+    for reader in readers:
+        q = reader.data.get("quantization_config")
+        if not isinstance(q, dict):
+            continue
+        method = q.get("quant_method") if isinstance(q.get("quant_method"), str) else "quantized"
+        layers = q.get("quantized_layers")
+        if isinstance(layers, dict):
+            for name, spec in layers.items():
+                if _names_lm_head(name):
+                    algo = spec.get("quant_algo") if isinstance(spec, dict) else None
+                    return f"{method} {algo}" if isinstance(algo, str) else str(method)
+        groups = q.get("config_groups")
+        if isinstance(groups, dict):
+            for group in groups.values():
+                targets = group.get("targets") if isinstance(group, dict) else None
+                if isinstance(targets, list) and any(_names_lm_head(t) for t in targets):
+                    weights = group.get("weights")
+                    bits = weights.get("num_bits") if isinstance(weights, dict) else None
+                    kind = weights.get("type") if isinstance(weights, dict) else None
+                    detail = f" {bits}-bit {kind} weights" if bits and isinstance(kind, str) else ""
+                    return f"{method}{detail}"
+    return None
 
 
 ROPE_KEYS = ("rope_theta", "rope_scaling")

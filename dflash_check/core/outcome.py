@@ -43,6 +43,8 @@ class PairSpec:
     """Why the pair is expected to be (in)compatible."""
     source: str | None = None
     """Where the pairing is documented."""
+    num_speculative_tokens: int | None = None
+    """The engine's draft tokens per step the pairing is served with (DF019), if stated."""
 
     @property
     def label(self) -> str:

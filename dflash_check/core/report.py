@@ -152,6 +152,9 @@ class CheckReport:
     """The target-identity evidence, shown together."""
     strict: bool = False
     """``--strict``: warnings and rules not checked make the pair incompatible too."""
+    num_speculative_tokens: int | None = None
+    """The engine's draft tokens per step the pair was checked for (``--num-speculative-tokens``);
+    the engine command uses it too."""
 
     def applies(self, finding: Finding, runtime: str) -> bool:
         """Return whether ``finding`` counts against ``runtime``."""

@@ -8,19 +8,20 @@ checker turns them into ``Finding`` objects carrying the rule id.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from dflash_check.core.formats import FORMATS_BY_NAME
-from dflash_check.core.model import (
-    DFLASH_METHODS,
-    DraftView,
-    TargetView,
-    build_target_layer_ids,
-)
+from dflash_check.core.model import DFLASH_METHODS, DraftView, TargetView
 from dflash_check.core.report import LayerResolution, Severity
-from dflash_check.core.runtimes import PROFILES, RuntimeProfile, on_family
+from dflash_check.core.runtimes import (
+    PROFILES,
+    SGLANG_DEFAULT_MASK_TOKEN,
+    RuntimeProfile,
+    on_family,
+)
 from dflash_check.core.tokenizers import TokenizerComparison
 
 
@@ -34,6 +35,10 @@ class PairContext:
     resolutions: tuple[LayerResolution, ...]
     tokenizers: TokenizerComparison | None = None
     """Tokenizer comparison, when both models ship a ``tokenizer.json``."""
+    num_speculative_tokens: int | None = None
+    """Draft tokens per step the engine will be run with (``--num-speculative-tokens``), if
+    given: vLLM's ``num_speculative_tokens``, TensorRT-LLM's ``max_draft_len``, SGLang's
+    ``--speculative-num-draft-tokens`` minus one (SGLang counts the bonus token too)."""
 
 
 @dataclass(frozen=True)
@@ -127,17 +132,27 @@ def read_ids_phrase(res: LayerResolution) -> str:
 @rule(
     "DF001",
     "layer-ids-missing",
-    Severity.WARNING,
+    Severity.ERROR,
     "The draft states no target_layer_ids",
-    "Without ids every runtime falls back to a guess: the z-lab formula in the reference and "
-    "SGLang, the draft's layer count in vLLM's fc sizing. The guess matches only 6 of 20 "
-    "published z-lab drafts (z-lab/dflash#157); when it has the right length nothing fails and "
-    "acceptance silently collapses (sgl-project/sglang#37475).",
+    "Without ids each runtime does something else, and none of it is what the draft was "
+    "trained on: the reference 0.1.0 and SGLang guess with the z-lab formula "
+    "(z-lab/dflash@07ebd93d:dflash/model.py:560-570; sglang 0.5.23 "
+    "speculative/dflash_utils.py:568-571), which matches only 6 of 20 published z-lab drafts "
+    "(z-lab/dflash#157, which makes the key required); vLLM captures its default aux layers "
+    "(2, N//2, N-3) and sizes fc from the draft's num_hidden_layers "
+    "(vllm-project/vllm@4ba787ec:vllm/model_executor/models/interfaces.py:1751-1772, "
+    "qwen3_dflash.py:84-93), so the weights fail to load or the wrong layers feed the draft, "
+    "and its speculators loader raises a bare KeyError (speculators/algos.py:114); "
+    "TensorRT-LLM captures no draft-chosen layer (modeling_dflash.py@7c7504c0); llama.cpp "
+    "refuses to load ('DFlash model requires 'target_layers' in GGUF metadata', "
+    "src/models/dflash.cpp); MLX raises KeyError (dflash 0.1.0 model_mlx.py:448-457). When a "
+    "guess has the right length nothing fails and acceptance silently collapses "
+    "(sgl-project/sglang#37475).",
     "Add dflash_config.target_layer_ids with the layers the draft was trained on.",
 )
 def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
-    """Warn when the draft has no ids, naming the layers a runtime would guess; an explicit
-    null is an error for the runtimes that take the null as the value."""
+    """Fail a draft without ids, naming per runtime what it would use instead; an explicit
+    null is the same error, worded for the runtimes that take the null as the value."""
     d = ctx.draft
     if d.layer_ids_null_key is not None:
         for p in ctx.profiles:
@@ -146,23 +161,11 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
                     f"draft {d.name}: {d.layer_ids_null_key} is null; {p.name} takes the null "
                     f"as the value instead of falling back, and fails at load (len(None))",
                     runtime=p.name,
-                    severity=Severity.ERROR,
                     field=d.layer_ids_null_key,
                     hint="Replace the null with the list of layers the draft was trained on.",
                 )
     if d.target_layer_ids is not None:
         return
-    n = d.num_target_layers or ctx.target.num_hidden_layers
-    layers = d.num_hidden_layers
-    if layers and layers > MAX_IDS_SHOWN:
-        guess = f"the reference and SGLang would guess {layers} ids spread over {n} target layers"
-    elif layers:
-        guess = (
-            f"the reference and SGLang would guess {fmt_ids(build_target_layer_ids(n, layers))} "
-            f"(z-lab formula for {n} target layers, {layers} draft layers)"
-        )
-    else:
-        guess = "runtimes would guess layers from num_hidden_layers, which is also missing"
     where = (
         f"{d.layer_ids_null_key} is null"
         if d.layer_ids_null_key is not None
@@ -170,9 +173,46 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
         if d.format != "speculators"
         else "no aux_hidden_state_layer_ids"
     )
-    yield Issue(
-        f"draft {d.name} has no target_layer_ids ({where}): {guess}",
-        field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
+    for p in ctx.profiles:
+        if d.layer_ids_null_key is not None and p.null_ids_fail:
+            continue  # said above, in the null's own words
+        yield Issue(
+            f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}",
+            runtime=p.name,
+            field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
+        )
+
+
+def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
+    """Return what runtime ``p`` does without ids, with the layers it would pick on this
+    target where the runtime guesses (its ``default_ids``, resolved in ``ctx.resolutions``)."""
+    d = ctx.draft
+    if p.engine_name == "vllm" and d.format == "speculators":
+        # speculators/algos.py:114 indexes the key before any fallback could apply.
+        return "fails at load: its speculators loader raises KeyError 'aux_hidden_state_layer_ids'"
+    res = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
+    layers = d.num_hidden_layers
+    if res is None:
+        if p.default_ids is not None and not layers:
+            return "would guess from num_hidden_layers, which is also missing"
+        return p.without_ids
+    if p.default_ids == "three":
+        # vLLM sizes fc from the draft's num_hidden_layers when it finds no ids (both runners
+        # size it with the V2 reader: qwen3_dflash.py:84-93).
+        fc = f"{layers} features (the draft's num_hidden_layers)" if layers else "nothing"
+        return (
+            f"captures its default {res.runtime.index_name}s {fmt_ids(res.capture_indices)} "
+            f"(2, N//2, N-3; layer outputs {fmt_ids(res.layer_ids)}), and sizes fc for {fc}"
+        )
+    # The z-lab formula: the reference over num_target_layers, SGLang over the served target.
+    depth = (
+        (d.num_target_layers or res.layers_present)
+        if p.default_ids == "zlab"
+        else (res.layers_present)
+    )
+    return (
+        f"would guess {fmt_ids(res.layer_ids)} (z-lab formula for {depth} target layers, "
+        f"{layers} draft layers)"
     )
 
 
@@ -701,8 +741,12 @@ def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
     "block_size is missing or below 2",
     "A block is the last committed token followed by block_size - 1 mask slots; below 2 there "
     "is nothing to draft. The references fall back to 16 when it is absent (a warning: the "
-    "draft may have been trained with another size), the speculators converter refuses, and "
-    "engines size their speculative tokens from it (runtime-semantics §8).",
+    "draft may have been trained with another size), the speculators converter refuses, "
+    "SGLang defaults --speculative-num-draft-tokens to it (sglang 0.5.23 "
+    "speculative/dflash_worker_v2.py:507) and TensorRT-LLM caps max_draft_len with it; vLLM "
+    "ignores it for DFlash and drafts num_speculative_tokens positions "
+    "(vllm-project/vllm@4ba787ec:vllm/config/speculative.py:1616-1620). DF019 checks the "
+    "engine setting against it.",
     "State block_size (in dflash_config for new drafts) as trained, e.g. 16 for -b16 drafts.",
 )
 def check_block_size(ctx: PairContext) -> Iterator[Issue]:
@@ -924,12 +968,15 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "The runtime cannot capture hidden states from this target family",
     "A DFlash draft or EAGLE-3 head reads hidden states that the target's own model code must "
     "capture, and each engine implements that per model class: vLLM through its aux-hidden-state "
-    "interface (absent for Glm4MoeForCausalLM and Gemma3ForCausalLM), SGLang through a "
-    "set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, MiniMax-M2 and "
-    "Gemma 3), and for an EAGLE-3 head a set_eagle3_layers_to_capture hook (absent for Laguna, "
-    "MiMo-V2 and Nemotron-H). Without it the engine refuses the pair at load, after the "
-    "weights are read "
-    "(docs/runtimes.md lists every family, with the engine code read).",
+    "interface (absent for GLM-4.5/4.6 and GLM-4 MoE Lite, Gemma 3, Mixtral and Step-3.x: "
+    "vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
+    "SGLang through a set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, "
+    "MiniMax-M2, Gemma 3, Step-3.x, Llama 4's multimodal wrapper and dense Qwen3-VL's language "
+    "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72), and for "
+    "an EAGLE-3 head a set_eagle3_layers_to_capture hook (absent for Laguna, MiMo-V2 and "
+    "Nemotron-H). Without "
+    "it the engine refuses the pair at load, after the weights are read (docs/runtimes.md "
+    "lists every family, with the engine code read).",
     "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
     "target whose model class supports hidden-state capture.",
     methods=ALL_METHODS,
@@ -948,11 +995,35 @@ def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
             )
 
 
-# Which engines reject a DFlash 2 draft at load, per defect (the engines' DFlash 2 config
-# checks: SGLang dflash_utils.py, TensorRT-LLM's DFlash 2 config, llama.cpp src/models/dflash.cpp).
-_DFLASH2_MISSING = ("reference", "vllm", "sglang", "trtllm", "llamacpp")
+@dataclass(frozen=True)
+class Dflash2Reader:
+    """How one engine reads DFlash 2's four keys, and what it raises without one."""
+
+    runtime: str
+    nested_only: bool
+    """It reads the keys from dflash_config only, so a top-level copy counts as missing."""
+    zero_is_missing: bool
+    """It treats 0 as absent (the engines that default the keys to 0 or require them > 0)."""
+    error: str
+    """Its load error for a missing key."""
+
+
+# The engines' DFlash 2 config reading (cited in DF018's why). SGLang's own rules (conv and
+# selector keys in pairs, selector_rank required, conv optional) are checked separately.
+_DFLASH2_READERS = (
+    Dflash2Reader("reference", False, False, "TypeError (a missing constructor argument)"),
+    Dflash2Reader("vllm", True, False, "bare KeyError '{key}'"),
+    Dflash2Reader(
+        "trtllm",
+        True,
+        True,
+        "'DFlash 2 drafter is missing required dflash_config entries {missing}; got …'",
+    ),
+    Dflash2Reader("llamacpp", False, True, "'DFlash2 model is missing conv/selector metadata'"),
+)
 _DFLASH2_GROUP = ("vllm", "sglang", "llamacpp")
 _DFLASH2_LATTICE = ("llamacpp",)
+_DFLASH2_TOP_K_MIN = ("trtllm",)
 
 
 @rule(
@@ -962,12 +1033,19 @@ _DFLASH2_LATTICE = ("llamacpp",)
     "A DFlash 2 draft lacks its convolution or selector keys, or they do not fit its width",
     "DFlash 2 adds grouped dynamic convolutions and a candidate selector, configured by "
     "conv_kernel_size, conv_group_size, selector_rank and selector_top_k in dflash_config. "
-    "A missing key fails every engine at load (reference TypeError, SGLang and TensorRT-LLM "
-    "config errors, llama.cpp 'DFlash2 model is missing conv/selector metadata'); vLLM reads "
-    "them only from dflash_config. conv_group_size must divide hidden_size (vLLM, SGLang, "
-    "llama.cpp: 'conv_group_size must divide hidden_size'), and llama.cpp needs hidden_size >= "
-    "selector_top_k x (selector_top_k + 1) ('DFlash2 hidden size is too small for the "
-    "selector lattice').",
+    "A missing key fails the engines at load: the reference with a TypeError "
+    "(z-lab/dflash@07ebd93d:dflash/model.py:518, :641), vLLM with a bare KeyError (it reads "
+    "dflash_config only: vllm-project/vllm@4ba787ec:vllm/model_executor/models/"
+    "qwen3_dflash2.py:248-257, :376-389), TensorRT-LLM with 'DFlash 2 drafter is missing "
+    "required dflash_config entries' and 'DFlash 2 selector_top_k=… leaves no candidates to "
+    "choose between; it must be at least 2.' (_validate_dflash2_config), llama.cpp with "
+    "'DFlash2 model is missing conv/selector metadata' (src/models/dflash.cpp). SGLang reads "
+    "dflash_config only, with 0 for a missing key: the convolution is optional but its two "
+    "keys go together, the selector needs selector_rank and both its keys together "
+    "(sglang 0.5.23 speculative/dflash_utils.py:628-633, :644-648; models/dflash.py:1267-1273). "
+    "conv_group_size must divide hidden_size (vLLM qwen3_dflash2.py:182-185, SGLang "
+    "models/dflash.py:545-551, llama.cpp), and llama.cpp needs hidden_size >= selector_top_k "
+    "x (selector_top_k + 1) ('DFlash2 hidden size is too small for the selector lattice').",
     "Publish the draft's dflash_config with the four DFlash 2 keys as trained.",
 )
 def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
@@ -976,27 +1054,38 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
     if d.method != "dflash2":
         return
     selected = {p.name for p in ctx.profiles}
+    values = {name: (value, key) for name, value, key in d.dflash2_keys}
+    nested = {
+        name: (value if key == f"dflash_config.{name}" else None)
+        for name, (value, key) in values.items()
+    }
+    for reader in _DFLASH2_READERS:
+        if reader.runtime not in selected:
+            continue
+        seen = nested if reader.nested_only else {n: v for n, (v, _) in values.items()}
+        missing = [
+            name
+            for name, value in seen.items()
+            if value is None or (reader.zero_is_missing and value == 0)
+        ]
+        for name in missing:
+            top_only = values[name][1] == name
+            where = " (only at the top level)" if top_only else ""
+            error = reader.error.format(key=name, missing=missing)
+            yield Issue(
+                f"DFlash 2 draft {d.name} has no {name} in dflash_config{where}: "
+                f"{reader.runtime} fails at load: {error}",
+                runtime=reader.runtime,
+                field=values[name][1] or f"dflash_config.{name}",
+            )
+    if "sglang" in selected:
+        yield from _sglang_dflash2_pairs(d, {n: v or 0 for n, v in nested.items()})
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
         for name in runtimes:
             if name in selected:
                 yield Issue(f"{message} ({name} rejects it at load)", runtime=name, field=key)
 
-    values = {name: (value, key) for name, value, key in d.dflash2_keys}
-    for name, (value, key) in values.items():
-        if value is None:
-            yield from each(
-                _DFLASH2_MISSING,
-                f"DFlash 2 draft {d.name} has no {name} (dflash_config.{name})",
-                f"dflash_config.{name}",
-            )
-        elif key == name and "vllm" in selected:
-            yield Issue(
-                f"DFlash 2 draft {d.name}: {name} is at the top level, but vllm reads it only "
-                f"from dflash_config.{name}",
-                runtime="vllm",
-                field=name,
-            )
     group, group_key = values.get("conv_group_size", (None, None))
     if group and d.hidden_size % group:
         yield from each(
@@ -1013,6 +1102,319 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
             f"{top_k + 1} = {top_k * (top_k + 1)}, too small for the selector lattice",
             top_k_key or "dflash_config.selector_top_k",
         )
+    if top_k == 1:
+        yield from each(
+            _DFLASH2_TOP_K_MIN,
+            f"DFlash 2 draft {d.name}: {top_k_key} is 1, which leaves no candidates to choose "
+            "between ('DFlash 2 selector_top_k=1 leaves no candidates to choose between; it "
+            "must be at least 2.')",
+            top_k_key or "dflash_config.selector_top_k",
+        )
+
+
+def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issue]:
+    """SGLang's DFlash 2 config checks: it reads dflash_config only, with 0 for a missing key."""
+    kernel, group = nested.get("conv_kernel_size", 0), nested.get("conv_group_size", 0)
+    rank, top_k = nested.get("selector_rank", 0), nested.get("selector_top_k", 0)
+    if (kernel > 0) != (group > 0):
+        name = "conv_group_size" if kernel else "conv_kernel_size"
+        yield Issue(
+            f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
+            "'DFLASH grouped convolution needs conv_kernel_size and conv_group_size together. "
+            f"Got conv_kernel_size={kernel}, conv_group_size={group}.'",
+            runtime="sglang",
+            field=f"dflash_config.{name}",
+        )
+    if (rank > 0) != (top_k > 0):
+        name = "selector_top_k" if rank else "selector_rank"
+        yield Issue(
+            f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
+            f"'DFLASH selector needs rank and top_k together. Got rank={rank}, top_k={top_k}.'",
+            runtime="sglang",
+            field=f"dflash_config.{name}",
+        )
+    elif rank == 0:
+        yield Issue(
+            f"DFlash 2 draft {d.name} has no selector_rank in dflash_config: sglang fails at "
+            "load: 'DFlash selector draft requires dflash_config.selector_rank.'",
+            runtime="sglang",
+            field="dflash_config.selector_rank",
+        )
+
+
+@rule(
+    "DF019",
+    "speculative-length",
+    Severity.WARNING,
+    "The engine's speculative length does not fit the draft's block size",
+    "A draft is trained on blocks of block_size positions: the bonus token and block_size - 1 "
+    "mask slots. The engines take the draft length from their own setting, given here with "
+    "--num-speculative-tokens N (pairs.yaml: num_speculative_tokens): TensorRT-LLM refuses "
+    "max_draft_len > block_size - 1 at the first step ('DFlash checkpoint was trained with "
+    "block_size=….Lower max_draft_len to at most ….Current max_draft_len=….', "
+    "NVIDIA/TensorRT-LLM@00679c66:tensorrt_llm/_torch/speculative/dflash.py, "
+    "_lazy_init_ctx_buffers); vLLM ignores block_size and drafts 1 + N positions, so with N > "
+    "block_size - 1 the draft predicts positions it was never trained on "
+    "(vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
+    "SGLang's --speculative-num-draft-tokens counts the bonus token and should equal "
+    "block_size, else it warns 'DFLASH block size mismatch' and runs with its own setting "
+    "(sglang 0.5.23 speculative/dflash_worker_v2.py:509-520). Without the option the rule says "
+    "nothing.",
+    "Serve with block_size - 1 draft tokens (vLLM num_speculative_tokens, TensorRT-LLM "
+    "max_draft_len; SGLang --speculative-num-draft-tokens block_size), or fewer.",
+    runtimes=("vllm", "sglang", "trtllm"),
+)
+def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
+    """Compare the engine setting the user serves with against the draft's block size."""
+    d, n = ctx.draft, ctx.num_speculative_tokens
+    if n is None or d.block_size is None or d.block_size < 2:
+        return  # DF012 speaks for a missing or unusable block size
+    block, most = d.block_size, d.block_size - 1
+    selected = {p.name for p in ctx.profiles}
+    where = f"draft {d.name} was trained with {d.block_size_key} {block}"
+    # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
+    vllm_runners = [name for name in ("vllm", "vllm-v1") if name in selected]
+    hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
+    for name in vllm_runners if n > most else ():
+        yield Issue(
+            f"{where}: {name} with num_speculative_tokens {n} drafts {1 + n} positions, "
+            f"{n - most} past the {block} the draft was trained on (acceptance drops there)",
+            runtime=name,
+            field=d.block_size_key,
+            hint=hint,
+        )
+    if "sglang" in selected and n + 1 != block:
+        yield Issue(
+            f"{where}: sglang with --speculative-num-draft-tokens {n + 1} warns 'DFLASH block "
+            f"size mismatch: using speculative_num_draft_tokens={n + 1} but draft config "
+            f"block_size={block}.' and drafts {n + 1} positions",
+            runtime="sglang",
+            field=d.block_size_key,
+            hint=f"Serve with --speculative-num-draft-tokens {block} "
+            f"(--num-speculative-tokens {most}).",
+        )
+    if "trtllm" in selected and n > most:
+        yield Issue(
+            f"{where}: trtllm with max_draft_len {n} fails at the first step: 'DFlash "
+            f"checkpoint was trained with block_size={block}.Lower max_draft_len to at most "
+            f"{most}.Current max_draft_len={n}.'",
+            runtime="trtllm",
+            severity=Severity.ERROR,
+            field=d.block_size_key,
+            hint=hint,
+        )
+
+
+# The runtimes that load DFlash 2 weights (MLX's reference port loads DFlash only).
+_DFLASH2_LOADERS = ("reference", "vllm", "sglang", "trtllm", "llamacpp")
+# The keys that size DFlash 2's tensors, besides hidden_size and vocab_size.
+DFLASH2_SHAPE_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank")
+# DFlash 2 tensor names (the reference's, optionally under a module prefix such as model.):
+# layers.I.{attention,mlp}_conv.{base_kernel,kernel_projection.weight} and the selector's
+# codebooks (stored bare, or as embedding weights) and hidden projection.
+_DFLASH2_TENSOR = re.compile(
+    r"(?:^|\.)(?:layers\.(?P<layer>\d+)\.(?P<module>attention_conv|mlp_conv)|"
+    r"(?P<selector>candidate_selector))\."
+    r"(?P<part>base_kernel|kernel_projection\.weight|predecessor_codebook(?:\.weight)?|"
+    r"successor_codebook(?:\.weight)?|hidden_projection\.weight)$"
+)
+_SELECTOR_PARTS = ("predecessor_codebook", "successor_codebook", "hidden_projection.weight")
+
+
+@rule(
+    "DF020",
+    "dflash2-tensors",
+    Severity.ERROR,
+    "A DFlash 2 convolution or selector tensor in the header has the wrong shape, or is missing",
+    "DFlash 2's weights are sized by its config: per layer attention_conv.base_kernel and "
+    "mlp_conv.base_kernel [2, conv_kernel_size, hidden_size], their kernel_projection.weight "
+    "[2 x conv_kernel_size x hidden_size / conv_group_size, hidden_size], and the selector's "
+    "predecessor_codebook and successor_codebook [vocab_size, selector_rank] and "
+    "hidden_projection.weight [selector_rank, hidden_size] (z-lab/dflash@07ebd93d:dflash/"
+    "model.py:518, :641; dflash_check/runtime/draft_model.py). A header that disagrees with "
+    "the config fails when the weights load: vLLM 'Tried to load weights of size …to a "
+    "parameter of size …' (vllm-project/vllm@4ba787ec:vllm/model_executor/layers/linear.py:"
+    "404-411), torch's 'size mismatch for …' in the reference, a wrong-shape tensor error in "
+    "the others. The shapes are read from the safetensors header only.",
+    "Publish the config the weights were trained with (conv_kernel_size, conv_group_size, "
+    "selector_rank, vocab_size), or the weights of this config.",
+    runtimes=_DFLASH2_LOADERS,
+)
+def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
+    """Compare DFlash 2's conv and selector tensors in the header with the config."""
+    d = ctx.draft
+    if d.method != "dflash2" or not d.has_safetensors:
+        return
+    keys = {name: value for name, value, _ in d.dflash2_keys}
+    h = d.hidden_size
+    kernel, group, rank = (keys.get(k) for k in DFLASH2_SHAPE_KEYS)
+    vocab = d.vocab_size or ctx.target.vocab_size
+    # DF018 reports missing or unusable keys; only the tensors they size are judged here.
+    conv = bool(kernel and group and h % group == 0)
+    conv_shapes: dict[str, tuple[int, ...]] = {}
+    if kernel and group and conv:
+        conv_shapes["base_kernel"] = (2, kernel, h)
+        conv_shapes["kernel_projection.weight"] = (2 * kernel * (h // group), h)
+    selector_shapes: dict[str, tuple[int, ...]] = {}
+    if rank:
+        selector_shapes["predecessor_codebook"] = (vocab, rank)
+        selector_shapes["successor_codebook"] = (vocab, rank)
+        selector_shapes["hidden_projection.weight"] = (rank, h)
+    problems: list[tuple[str, str]] = []  # (tensor, what is wrong)
+    seen: set[str] = set()  # the expected names found (per layer for the convolutions)
+    for name, shape in d.dflash2_tensors:  # linear in the header, whatever the config says
+        found = _DFLASH2_TENSOR.search(name)
+        if found is None:
+            continue
+        layer, module, part = found.group("layer"), found.group("module"), found.group("part")
+        part = part.removesuffix(".weight") if "codebook" in part else part
+        want = (selector_shapes if found.group("selector") else conv_shapes).get(part)
+        if want is None:
+            continue
+        seen.add(f"layers.{layer}.{module}.{part}" if layer is not None else part)
+        if shape != want:
+            problems.append((name, f"{name} is {list(shape)}, expected {list(want)}"))
+    absent = [f"candidate_selector.{p}" for p in _SELECTOR_PARTS if rank and p not in seen]
+    if conv:
+        # The first layer whose convolutions are incomplete: bounded by what the header has.
+        for i in range(min(d.num_hidden_layers or 0, len(seen) + 1)):
+            layer_absent = [
+                f"layers.{i}.{module}.{part}"
+                for module in ("attention_conv", "mlp_conv")
+                for part in conv_shapes
+                if f"layers.{i}.{module}.{part}" not in seen
+            ]
+            if layer_absent:
+                absent += layer_absent
+                break
+    for name in absent:
+        if name.startswith("layers."):
+            want = conv_shapes[name.split(".", 3)[-1]]
+        else:
+            want = selector_shapes[name.split(".", 1)[1]]
+        problems.append((name, f"no {name} {list(want)}"))
+    if not problems:
+        return
+    shown = "; ".join(text for _, text in problems[:3])
+    if len(problems) > 3:
+        shown += f"; and {len(problems) - 3} more"
+    basis = (
+        f"hidden_size {h}"
+        + (f", conv_kernel_size {kernel}, conv_group_size {group}" if conv else "")
+        + (f", selector_rank {rank}, vocab_size {vocab}" if rank else "")
+    )
+    for p in ctx.profiles:
+        if p.name in _DFLASH2_LOADERS:
+            yield Issue(
+                f"DFlash 2 draft {d.name}'s safetensors header does not match its config "
+                f"({basis}): {shown}",
+                runtime=p.name,
+                field=problems[0][0],
+            )
+
+
+@rule(
+    "DF021",
+    "sample-from-anchor",
+    Severity.ERROR,
+    "The draft asks to sample from the anchor, which vLLM refuses for DFlash",
+    "vLLM's DFlash speculator uses a fixed 1 + N query layout whose anchor is the bonus token, "
+    "and refuses dflash_config.sample_from_anchor: true when the draft loads: "
+    "'sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query "
+    "layout where the anchor is the bonus token.' (vllm-project/vllm@4ba787ec:vllm/v1/worker/"
+    "gpu/spec_decode/dflash/speculator.py:80-89; the speculators format's top-level "
+    "sample_from_anchor is copied there, speculators/algos.py:90-126). It reads only "
+    "dflash_config; the V1 runner does not check it.",
+    "Remove sample_from_anchor (or set it to false) for DFlash drafts served by vLLM.",
+    runtimes=("vllm",),
+)
+def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
+    """Flag sample_from_anchor: true for vLLM."""
+    d = ctx.draft
+    if d.sample_from_anchor_key is None or "vllm" not in {p.name for p in ctx.profiles}:
+        return
+    yield Issue(
+        f"draft {d.name}: {d.sample_from_anchor_key} is true; vllm refuses it at load: "
+        "'sample_from_anchor=True is not supported for DFlash.'",
+        runtime="vllm",
+        field=d.sample_from_anchor_key,
+    )
+
+
+@rule(
+    "DF022",
+    "sglang-mask-token",
+    Severity.ERROR,
+    "SGLang: mask_token_id is not the tokenizer's id of the mask token",
+    "SGLang resolves the mask token's text (dflash_config.mask_token, default '<|MASK|>') in "
+    "the target's tokenizer, and when the tokenizer has that token with another id than the "
+    "draft's mask_token_id it refuses to start: 'DFLASH config mismatch: "
+    "dflash_config.mask_token_id conflicts with tokenizer vocab id for "
+    "dflash_config.mask_token.' (sglang 0.5.23 speculative/dflash_worker_v2.py:1410-1421; "
+    "sgl-project/sglang@d315eb72: :876-889). A tokenizer without the token accepts the id. "
+    "Judged only when the "
+    "target's vocabulary was read (the tokenizers differ by hash); otherwise nothing is said.",
+    "Set dflash_config.mask_token_id to the tokenizer's id of the mask token (or name the "
+    "token the draft was trained with in dflash_config.mask_token).",
+    runtimes=("sglang",),
+)
+def check_sglang_mask_token(ctx: PairContext) -> Iterator[Issue]:
+    """Compare the draft's mask id with the target tokenizer's id of the mask token's text."""
+    d, tk = ctx.draft, ctx.tokenizers
+    if tk is None or d.mask_token_id is None or "sglang" not in {p.name for p in ctx.profiles}:
+        return
+    text = d.mask_token or SGLANG_DEFAULT_MASK_TOKEN
+    found = dict(tk.target_token_ids).get(text)
+    if found is None or found == d.mask_token_id:
+        return
+    yield Issue(
+        f"draft {d.name}: {d.mask_token_key} {d.mask_token_id}, but target {ctx.target.name}'s "
+        f"tokenizer has mask token {json.dumps(text)} at id {found}; sglang refuses it at "
+        f"startup ('DFLASH config mismatch: dflash_config.mask_token_id conflicts with "
+        f"tokenizer vocab id for dflash_config.mask_token. mask_token={text!r}, "
+        f"mask_token_id={d.mask_token_id}, tokenizer_vocab_id={found}.')",
+        runtime="sglang",
+        field=d.mask_token_key,
+    )
+
+
+@rule(
+    "DF023",
+    "dflash2-lm-head",
+    Severity.WARNING,
+    "SGLang: a DFlash 2 draft on a target whose LM head is quantised",
+    "DFlash 2's candidate selector takes its top-k candidates from the target's LM head. "
+    "SGLang needs that head dense (FP16/BF16/FP32) or quantised with a method it supports, and "
+    "otherwise raises at the first decode: 'DFlash candidate top-k requires a dense "
+    "FP16/BF16/FP32 target lm_head or a supported lm_head.quant_method.' (sglang 0.5.23 "
+    "models/dflash.py:122-129, dflash_utils.py:817-825; the worker keeps such a head eager, "
+    "dflash_worker_v2.py:899-912). The target's quantization_config says when the head is "
+    "quantised (ModelOpt quantized_layers, compressed-tensors config_groups naming lm_head), "
+    "not whether SGLang supports its method, hence a warning. vLLM 0.33.0 has no such guard "
+    "(qwen3_dflash2.py:408-413; the 'unquantized target LM head' check of vllm#52816's draft "
+    "is not in the release).",
+    "Serve with a target whose lm_head is not quantised (most NVFP4 checkpoints keep it in "
+    "BF16), or check that SGLang supports the head's quantisation.",
+    runtimes=("sglang",),
+)
+def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
+    """Warn for SGLang when a DFlash 2 draft meets a target with a quantised LM head."""
+    d, t = ctx.draft, ctx.target
+    if (
+        d.method != "dflash2"
+        or t.lm_head_quantization is None
+        or "sglang" not in {p.name for p in ctx.profiles}
+    ):
+        return
+    yield Issue(
+        f"target {t.name} quantises its lm_head ({t.lm_head_quantization}, "
+        f"quantization_config); DFlash 2 draft {d.name}'s selector needs a dense head or one "
+        "SGLang supports, else the first decode raises 'DFlash candidate top-k requires a "
+        "dense FP16/BF16/FP32 target lm_head or a supported lm_head.quant_method.'",
+        runtime="sglang",
+        field="quantization_config",
+        model="target",
+    )
 
 
 # Rule modules that register into RULES; imported here, after the decorator and the pair

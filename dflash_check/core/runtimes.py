@@ -31,6 +31,9 @@ SPECULATORS_AUX_IDS = "aux_hidden_state_layer_ids"
 NESTED_EAGLE_IDS = "eagle_config.eagle_aux_hidden_state_layer_ids"
 NESTED_MASK = "dflash_config.mask_token_id"
 TOP_MASK = "mask_token_id"
+SGLANG_DEFAULT_MASK_TOKEN = "<|MASK|>"
+"""The mask token's text SGLang looks up in the tokenizer when the draft names none
+(sglang 0.5.23 speculative/dflash_utils.py:26, DEFAULT_DFLASH_MASK_TOKEN)."""
 
 
 @dataclass(frozen=True)
@@ -383,7 +386,11 @@ class FamilyCell:
 
 
 _VLLM = "vllm-project/vllm@c2057261:vllm/model_executor/models/"
+# vLLM 0.33.0's wheel (commit 4ba787ec, 2026-11): the cells read after the first pass.
+_VLLM_033 = "vllm-project/vllm@4ba787ec (0.33.0):vllm/model_executor/models/"
 _SGL = "sglang==0.5.23 (PyPI, 2026-10-30):sglang/srt/models/"
+# Cells taken from reading the model code only: the failure was not reproduced on a server.
+_NOT_RUN = "; read from the code, not run"
 _VLLM_NO_INTERFACE = (
     "vLLM has no aux-hidden-state interface (SupportsEagle3) for this model class; the engine "
     "fails at load: 'Model does not support EAGLE3 interface but aux_hidden_state_outputs was "
@@ -405,7 +412,28 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
     FamilyCell("vllm", ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
     FamilyCell("vllm", ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
     FamilyCell("vllm", ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
-    FamilyCell("vllm", ("deepseek_v3", "kimi_k25"), _VLLM + "deepseek_v2.py:1515-1541"),
+    FamilyCell("vllm", ("qwen3_moe",), _VLLM_033 + "qwen3_moe.py:435, :505-515"),
+    FamilyCell(
+        "vllm",
+        ("qwen3_vl", "qwen3_vl_moe"),
+        _VLLM_033 + "qwen3_vl.py:1846, :1869-1888 (Qwen3LLMModel); qwen3_vl_moe.py:230",
+    ),
+    FamilyCell(
+        "vllm",
+        ("llama4", "llama4_text"),
+        _VLLM_033 + "llama4.py:384 (Llama4Model(LlamaModel): llama.py:428-441); "
+        "mllama4.py:803-813 (delegates)",
+    ),
+    FamilyCell("vllm", ("laguna",), _VLLM_033 + "laguna.py:656-666"),
+    FamilyCell("vllm", ("muse_glimmer",), _VLLM_033 + "muse_glimmer.py:1066 (after-loop capture)"),
+    # DeepSeek's generic model captures before layer k and after the last layer: aux 1..N,
+    # i.e. DFlash ids 0..N-1 (aux 0, t = -1, is a TypeError: residual is None at layer 0).
+    FamilyCell(
+        "vllm",
+        ("deepseek_v3", "kimi_k25"),
+        _VLLM + "deepseek_v2.py:1515-1541; @4ba787ec: deepseek_v2.py:1561-1568, :1586-1587 "
+        "(aux 1..N); kimi_k25.py:376-380, :470-474",
+    ),
     FamilyCell(
         "vllm",
         ("deepseek_v32", "glm_moe_dsa"),
@@ -426,9 +454,29 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         _VLLM + "gemma3.py (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
+    FamilyCell(
+        "vllm",
+        ("mixtral",),
+        _VLLM_033 + "mixtral.py:375 (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    FamilyCell(
+        "vllm",
+        ("glm4_moe_lite",),
+        _VLLM_033 + "registry.py:125 -> glm4_moe.py (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    FamilyCell(
+        "vllm",
+        ("step3",),
+        _VLLM_033 + "step3_text.py, step3_vl.py, step3p5.py, step3p7.py:21 (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
     # SGLang: capture before layer c = t + 1 < N, so t = N-1 never fires, except in the
     # families that also capture after the last layer.
-    FamilyCell("sglang", ("llama", "llama4"), _SGL + "llama.py:943 (set_dflash_layers_to_capture)"),
+    FamilyCell(
+        "sglang", ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
+    ),
     FamilyCell("sglang", ("qwen3",), _SGL + "qwen3.py:793-805"),
     FamilyCell("sglang", ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
     FamilyCell("sglang", ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
@@ -478,6 +526,32 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         "sglang",
         ("gemma3",),
         _SGL + "gemma3_causal.py (EAGLE-3 hook only)",
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    FamilyCell(
+        "sglang",
+        ("qwen3_vl_moe",),
+        _SGL + "qwen3_vl.py:1680-1688 -> qwen3_vl_moe.py:197 (Qwen3MoeModel, qwen3_moe.py:987-990)",
+    ),
+    FamilyCell(
+        "sglang",
+        ("qwen3_vl",),
+        _SGL + "qwen3_vl.py:1680-1688 delegates to Qwen3LLMModel (:1169, :1320), which has no "
+        "hook" + _NOT_RUN,
+        cannot_capture="SGLang's Qwen3VLForConditionalGeneration hands DFlash capture to its "
+        "dense language model, which has no hook; startup fails with AttributeError "
+        "\"'Qwen3LLMModel' object has no attribute 'set_dflash_layers_to_capture'\"",
+    ),
+    FamilyCell(
+        "sglang",
+        ("llama4",),
+        _SGL + "mllama4.py:443, :971 (EAGLE-3 hook only)" + _NOT_RUN,
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    FamilyCell(
+        "sglang",
+        ("step3",),
+        _SGL + "step3_vl.py:1034, step3p5.py:952, step3p7.py:199 (no hook)" + _NOT_RUN,
         cannot_capture=_SGL_NO_HOOK,
     ),
 )

@@ -207,6 +207,33 @@ def dflash_draft_tensors(
     return t
 
 
+def dflash2_draft_tensors(
+    hidden: int,
+    layers: int,
+    kernel: int,
+    group: int,
+    rank: int,
+    vocab: int,
+    dtype: str = "BF16",
+) -> dict[str, TensorInfo]:
+    """Return the tensors DFlash 2 adds to a DFlash draft (the reference's names, as
+    ``dflash_check/runtime/draft_model.py`` loads them): per layer a convolution pair around
+    the attention and around the MLP, and the candidate selector's codebooks (stored bare)
+    and hidden projection."""
+    t: dict[str, TensorInfo] = {}
+    for i in range(layers):
+        for conv in ("attention_conv", "mlp_conv"):
+            p = f"layers.{i}.{conv}."
+            t[p + "base_kernel"] = TensorInfo(dtype, (2, kernel, hidden))
+            t[p + "kernel_projection.weight"] = TensorInfo(
+                dtype, (2 * kernel * (hidden // group), hidden)
+            )
+    t["candidate_selector.predecessor_codebook"] = TensorInfo(dtype, (vocab, rank))
+    t["candidate_selector.successor_codebook"] = TensorInfo(dtype, (vocab, rank))
+    t["candidate_selector.hidden_projection.weight"] = TensorInfo(dtype, (rank, hidden))
+    return t
+
+
 def header_for_draft_config(config: Mapping[str, object]) -> bytes:
     """Return a header-only safetensors prefix matching a DFlash draft config.
 
@@ -234,4 +261,20 @@ def header_for_draft_config(config: Mapping[str, object]) -> bytes:
         kv_heads=num("num_key_value_heads", heads),
         head_dim=num("head_dim", hidden // heads),
     )
+    architectures = config.get("architectures")
+    if isinstance(architectures, list) and "DFlash2DraftModel" in architectures:
+        dfc = dflash if isinstance(dflash, dict) else {}
+
+        def key(name: str) -> int:
+            value = dfc.get(name)
+            return value if isinstance(value, int) and value > 0 else 1
+
+        tensors |= dflash2_draft_tensors(
+            hidden=hidden,
+            layers=num("num_hidden_layers", 1),
+            kernel=key("conv_kernel_size"),
+            group=key("conv_group_size"),
+            rank=key("selector_rank"),
+            vocab=num("vocab_size", 1),
+        )
     return encode_header(tensors)

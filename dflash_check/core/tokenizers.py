@@ -33,6 +33,9 @@ class TokenizerComparison:
     """Ids the draft's vocabulary has and the target's lacks."""
     target_tokens: int | None = None
     """Tokens in the target's vocabulary (None when the files were identical, so not read)."""
+    target_token_ids: tuple[tuple[str, int], ...] = ()
+    """(token, id) in the target's vocabulary of the tokens asked about that it has (the mask
+    token SGLang looks up); empty when the vocabulary was not read."""
 
 
 def vocab_from_tokenizer_json(raw: bytes, who: str, where: str) -> dict[int, str]:
@@ -58,8 +61,17 @@ def vocab_from_tokenizer_json(raw: bytes, who: str, where: str) -> dict[int, str
     return out
 
 
-def compare_vocabs(draft: Mapping[int, str], target: Mapping[int, str]) -> TokenizerComparison:
-    """Compare two id -> token maps over the ids they share."""
+def compare_vocabs(
+    draft: Mapping[int, str], target: Mapping[int, str], lookup: tuple[str, ...] = ()
+) -> TokenizerComparison:
+    """Compare two id -> token maps over the ids they share, and find the ``lookup`` tokens'
+    ids in the target's (the highest id when a token appears twice, as an added token
+    overriding the base vocabulary does)."""
+    wanted = set(lookup)
+    found: dict[str, int] = {}
+    for i, token in target.items():
+        if token in wanted and i > found.get(token, -1):
+            found[token] = i
     shared = sorted(set(draft) & set(target))
     differing = [i for i in shared if draft[i] != target[i]]
     first = (differing[0], draft[differing[0]], target[differing[0]]) if differing else None
@@ -70,4 +82,5 @@ def compare_vocabs(draft: Mapping[int, str], target: Mapping[int, str]) -> Token
         first_difference=first,
         draft_only=len(set(draft) - set(target)),
         target_tokens=len(target),
+        target_token_ids=tuple(sorted(found.items())),
     )

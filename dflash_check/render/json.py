@@ -88,6 +88,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "verdict_text": report.verdict_text,
         "strict": report.strict,
         "runtime": report.runtime,
+        "num_speculative_tokens": report.num_speculative_tokens,
         "draft": {
             **draft_dict(report.draft),
             "revision": report.draft_revision,

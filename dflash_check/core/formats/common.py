@@ -46,6 +46,12 @@ class HeaderFacts:
     fc_shape: tuple[int, ...] | None = None
     vocab_tensor: tuple[str, int] | None = None
     has_d2t: bool = False
+    dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+
+# Module names of DFlash 2's convolutions and candidate selector (the reference's parameter
+# names, as dflash_check/runtime/draft_model.py loads them): every tensor under one of them.
+DFLASH2_MODULES = ("attention_conv.", "mlp_conv.", "candidate_selector.")
 
 
 # Tensors that would make a draft own a vocabulary-sized table instead of borrowing the
@@ -64,11 +70,17 @@ def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
             vocab = (name, tensors[name].shape[0])
             break
     d2t = any(name == "d2t" or name.endswith(".d2t") for name in tensors)
+    dflash2 = tuple(
+        (name, tensors[name].shape)
+        for name in sorted(tensors)
+        if any(name.startswith(m) or f".{m}" in name for m in DFLASH2_MODULES)
+    )
     return HeaderFacts(
         fc_name=fc[0] if fc else None,
         fc_shape=fc[1].shape if fc else None,
         vocab_tensor=vocab,
         has_d2t=d2t,
+        dflash2_tensors=dflash2,
     )
 
 
@@ -82,6 +94,7 @@ def file_fields(files: ModelFiles) -> dict[str, Any]:
         "fc_weight_shape": header.fc_shape,
         "vocab_tensor": header.vocab_tensor,
         "has_d2t": header.has_d2t,
+        "dflash2_tensors": header.dflash2_tensors,
         "has_safetensors": files.tensors is not None,
         "base_model": tuple(files.extras.get("base_model", ())),
         "unverified_reason": files.extras.get("tensors_unavailable"),
@@ -110,3 +123,14 @@ def id_sources(top: FieldReader, keys: tuple[str, ...]) -> tuple[IdSource, ...]:
             continue
         out.append(IdSource(key, None if reader.is_null(name) else reader.integers(name)))
     return tuple(out)
+
+
+def stated_mask_token(config: Mapping[str, Any]) -> str | None:
+    """Return the mask token's text a draft config states (``dflash_config.mask_token``, else
+    top level, as SGLang reads it), or None; an ill-typed or empty value counts as none."""
+    nested = config.get("dflash_config")
+    for source in (nested if isinstance(nested, dict) else {}, config):
+        value = source.get("mask_token")
+        if isinstance(value, str) and value:
+            return value
+    return None

@@ -54,6 +54,8 @@ def normalise(files: ModelFiles) -> DraftView:
     verifier = verifier_reader.string("name_or_path") if verifier_reader is not None else None
     tokens = special_token_ids((layer, top))
     return DraftView(
+        # vLLM's loader copies it into dflash_config.sample_from_anchor (speculators/algos.py).
+        sample_from_anchor_key="sample_from_anchor" if top.data.get("sample_from_anchor") else None,
         name=files.name,
         method="dflash",
         architectures=top.strings("architectures") or (),

@@ -12,6 +12,7 @@ from dflash_check.core.formats.common import (
     first_null,
     first_value,
     id_sources,
+    stated_mask_token,
     token_id_facts,
 )
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
@@ -51,8 +52,12 @@ def read_dflash_config_draft(
         if method == "dflash2"
         else ()
     )
+    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
+    anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
     return DraftView(
         dflash2_keys=dflash2,
+        sample_from_anchor_key="dflash_config.sample_from_anchor" if anchor else None,
+        mask_token=stated_mask_token(files.config),
         name=files.name,
         method=method,
         architectures=architectures,
