@@ -845,10 +845,10 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     d = ctx.draft
     fmt = FORMATS_BY_NAME[d.format]
     for p in ctx.profiles:
-        if not fmt.serves(p.name):
+        if not fmt.serves(p.name, d.architectures):
             yield Issue(
                 f"draft {d.name} is a {fmt.title} draft, which {p.name} does not load "
-                f"(loaded by: {', '.join(fmt.runtimes or ())})",
+                f"(loaded by: {', '.join(fmt.runtimes_for(d.architectures) or ())})",
                 runtime=p.name,
                 field="speculators_model_type" if d.format == "speculators" else "architectures",
             )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.core.fields import FieldReader
-from dflash_check.core.model import ModelFiles
+from dflash_check.core.model import IdSource, ModelFiles
 from dflash_check.core.safetensors_header import TensorInfo, find_fc_weight
 
 Readers = tuple[FieldReader | None, ...]
@@ -46,6 +46,7 @@ class HeaderFacts:
     fc_shape: tuple[int, ...] | None = None
     vocab_tensor: tuple[str, int] | None = None
     has_d2t: bool = False
+    has_lm_head: bool = False
 
 
 # Tensors that would make a draft own a vocabulary-sized table instead of borrowing the
@@ -69,6 +70,7 @@ def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
         fc_shape=fc[1].shape if fc else None,
         vocab_tensor=vocab,
         has_d2t=d2t,
+        has_lm_head=any(name.endswith("lm_head.weight") for name in tensors),
     )
 
 
@@ -82,6 +84,7 @@ def file_fields(files: ModelFiles) -> dict[str, Any]:
         "fc_weight_shape": header.fc_shape,
         "vocab_tensor": header.vocab_tensor,
         "has_d2t": header.has_d2t,
+        "has_lm_head": header.has_lm_head,
         "has_safetensors": files.tensors is not None,
         "base_model": tuple(files.extras.get("base_model", ())),
         "unverified_reason": files.extras.get("tensors_unavailable"),
@@ -93,3 +96,45 @@ def token_id_facts(
 ) -> tuple[tuple[str, int], ...]:
     """Return the token ids the configs name, the mask token first when there is one."""
     return ((mask_key, mask), *tokens) if mask is not None and mask_key else tokens
+
+
+# Every key an engine reads layer ids from, as dotted paths (docs/engine-reading: vLLM's V1 and
+# V2 readers, SGLang's DFlash and DSpark parsers, the speculators format). A draft may state
+# several, and engines disagree on the order and the numbering, so each one present is kept raw.
+ID_KEYS = (
+    "eagle_aux_hidden_state_layer_ids",
+    "dflash_config.target_layer_ids",
+    "dspark_target_layer_ids",
+    "target_layer_ids",
+    "aux_hidden_state_layer_ids",
+    "dflash_config.layer_ids",
+    "eagle_config.layer_ids",
+    "eagle_config.eagle_aux_hidden_state_layer_ids",
+    "dspark_config.target_layer_ids",
+)
+
+
+def at_path(top: FieldReader, path: str) -> tuple[FieldReader | None, str]:
+    """Return the reader of a dotted path's parent object (None when absent) and its last key."""
+    parent, _, key = path.rpartition(".")
+    return (top.child(parent) if parent else top), key
+
+
+def present(top: FieldReader, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the dotted paths among ``paths`` that hold a non-null value."""
+    out = []
+    for path in paths:
+        reader, key = at_path(top, path)
+        if reader is not None and reader.has(key):
+            out.append(path)
+    return tuple(out)
+
+
+def id_sources(top: FieldReader) -> tuple[IdSource, ...]:
+    """Return every layer-id list the config states (``ID_KEYS`` order), as written."""
+    out: list[IdSource] = []
+    for path in ID_KEYS:
+        reader, key = at_path(top, path)
+        if reader is not None and key in reader.data:
+            out.append(IdSource(path, reader.integers(key)))
+    return tuple(out)
