@@ -143,7 +143,7 @@ FORMATS: tuple[DraftFormat, ...] = (
     ),
     DraftFormat(
         name="dspark",
-        title="DSpark (DFlash backbone with a Markov head)",
+        title="DSpark",
         identified_by="architectures " + ", ".join(dspark.ARCHITECTURES),
         keys=(
             ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
@@ -209,7 +209,11 @@ FORMATS: tuple[DraftFormat, ...] = (
         identified_by="architectures DFlashLagunaForCausalLM",
         keys=(
             ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
-            ("layer ids", "dflash_config.target_layer_ids (vLLM reads no other key)"),
+            (
+                "layer ids",
+                "dflash_config.target_layer_ids (vLLM reads no other key; SGLang falls back to a "
+                "top-level list)",
+            ),
             ("mask token", "dflash_config.mask_token_id"),
             ("block size", "dflash_config.block_size, else top level"),
             ("reduced vocabulary", "top-level draft_vocab_size, required, = target vocab_size"),
