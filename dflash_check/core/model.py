@@ -160,8 +160,9 @@ class DraftView:
     dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
     """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
     model_type: str | None = None
-    """The draft config's top-level ``model_type`` (vLLM picks DSpark numbering and classes by
-    it: ``deepseek_v41`` ids are raw aux indices, ``qwen3`` routes DSparkDraftModel to Qwen3)."""
+    """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
+    normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux
+    indices, ``qwen3`` routes DSparkDraftModel to Qwen3)."""
     markov_rank: int | None = None
     """DSpark's Markov-head rank as SGLang resolves it (``dspark_markov_rank``, the nested
     ``dspark_config`` / ``dflash_config``, ``text_config``, then the top level)."""
@@ -175,7 +176,8 @@ class DraftView:
     """Every dotted key that states a Markov rank (engines read different ones: vLLM's model
     classes only a top-level ``markov_rank`` or ``dspark_markov_rank``)."""
     layer_types: tuple[str, ...] | None = None
-    """The draft's per-layer attention types (``layer_types``), when stated."""
+    """The draft's per-layer attention types (``layer_types``), read by the DSpark, Muse and
+    Laguna normalisers (Laguna's loader checks them)."""
     has_lm_head: bool = False
     """Whether the header has an ``lm_head`` weight of the draft's own."""
     mask_sources: tuple[tuple[str, int], ...] = ()
