@@ -21,6 +21,7 @@ from dflash_check.core.model import IdSource, normalise_draft, normalise_target
 from dflash_check.core.report import CheckReport, Severity
 from dflash_check.core.safetensors_header import TensorInfo, dflash_draft_tensors
 from dflash_check.errors import ConfigError
+from dflash_check.render.table import render_text
 from tests.helpers import FIXTURES, files, run_cli, write_model
 
 DRAFTS = FIXTURES / "drafts"
@@ -193,6 +194,8 @@ def test_deepseek_v41_ids_are_converted_once_and_shown() -> None:
     assert "[61, 62, 63] of a deepseek_v41 draft are vLLM aux indices" in view.layer_ids_conversion
     report = check(cfg, QWEN36_27B, runtime="vllm")
     assert report.verdict.value == "compatible", report.findings
+    text = " ".join(render_text(report, width=400).split())
+    assert "as DFlash layer ids: [60, 61, 62]" in text
 
 
 def test_dspark_architectures_decide_the_runtimes() -> None:
@@ -273,6 +276,26 @@ def test_dspark_reduced_vocabulary_needs_its_own_lm_head() -> None:
     bare = check(cfg, QWEN36_27B, tensors=header(cfg, 5120, d2t=TensorInfo("I64", (32000,))))
     assert hits(bare, "DF027") == {"vllm": Severity.ERROR}
     assert verdicts(bare)["sglang"] == "compatible"
+
+
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"dspark_config": "vanilla"}, "field 'dspark_config' must be an object"),
+        ({"markov_head_type": 3}, "field 'markov_head_type' must be a string"),
+        ({"dspark_target_layer_ids": "1,2"}, "field 'dspark_target_layer_ids' must be a list"),
+        ({"dspark_noise_token_id": -1}, "field 'dspark_noise_token_id' must be >= 0"),
+    ],
+)
+def test_malformed_dspark_keys_are_one_line(
+    tmp_path: Path, changes: dict[str, Any], needle: str
+) -> None:
+    """Ill-typed DSpark keys are malformed input: exit 3, one line naming the field."""
+    draft = write_model(tmp_path / "draft", config(DSPARK_EXPORT) | changes)
+    result = run_cli("pair", str(draft), str(QWEN36_27B))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_dspark_draft_given_as_target_is_named() -> None:
