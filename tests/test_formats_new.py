@@ -253,6 +253,8 @@ def test_dspark_mask_keys_that_disagree_are_flagged_per_engine() -> None:
     message = next(f.message for f in report.findings if f.rule == "DF026")
     assert "vllm feeds dflash_config.mask_token_id = 248070" in message
     assert "sglang feeds dspark_noise_token_id = 248071" in message
+    # Checking vLLM alone still says so: the other key is what SGLang would have fed.
+    assert hits(check(cfg, QWEN36_27B, runtime="vllm"), "DF026") == {"vllm": Severity.WARNING}
 
 
 def test_dspark_without_a_mask_is_df008() -> None:

@@ -1066,11 +1066,11 @@ def _vllm_markov(d: DraftView) -> Iterator[Issue]:
         return
     key = VLLM_MARKOV_KEY[arch]
     if key not in d.markov_rank_keys:
-        found = ", ".join(d.markov_rank_keys) or "nowhere"
+        keys = d.markov_rank_keys
+        found = f"only in {', '.join(keys)}" if keys else "nowhere"
         yield Issue(
             f"DSpark draft {d.name}: vllm's {arch} reads top-level {key}, but the config "
-            f"states a Markov rank {'only in ' + found if d.markov_rank_keys else 'nowhere'}; "
-            "it fails at load (AttributeError)",
+            f"states a Markov rank {found}; it fails at load (AttributeError)",
             runtime="vllm",
             field=key,
         )
@@ -1120,26 +1120,25 @@ def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
     stated = dict(d.mask_sources)
     if len(set(stated.values())) < 2:
         return
+    fmt = FORMATS_BY_NAME[d.format]
+    # Judged over every engine that loads the draft, selected or not: the draft was trained with
+    # one mask, so keys that disagree put a wrong mask into one of them.
     picks = {
-        name: next(((k, stated[k]) for k in order if k in stated), None)
+        name: pick
         for name, order in DSPARK_MASK_ORDER.items()
+        if fmt.serves(name, d.architectures)
+        and (pick := next(((k, stated[k]) for k in order if k in stated), None)) is not None
     }
-    selected = list(_loading(ctx, tuple(DSPARK_MASK_ORDER)))
-    chosen = {picks[n] for n in selected if picks[n] is not None}
-    if len(chosen) < 2:
+    if len(set(picks.values())) < 2:
         return
     shown = ", ".join(f"{k} = {v}" for k, v in stated.items())
-    told = "; ".join(
-        f"{n} feeds {pick[0]} = {pick[1]}" for n in selected if (pick := picks[n]) is not None
-    )
-    for name in selected:
-        pick = picks[name]
-        if pick is not None:
-            yield Issue(
-                f"DSpark draft {d.name} states mask ids {shown}: {told}",
-                runtime=name,
-                field=pick[0],
-            )
+    told = "; ".join(f"{n} feeds {key} = {value}" for n, (key, value) in picks.items())
+    for name in _loading(ctx, tuple(picks)):
+        yield Issue(
+            f"DSpark draft {d.name} states mask ids {shown}: {told}",
+            runtime=name,
+            field=picks[name][0],
+        )
 
 
 # vLLM's Qwen3 DSpark (qwen3_dspark.py:340-357) serves DSparkDraftModel with a qwen3 model type
