@@ -228,7 +228,7 @@ def parse_runtimes(values: list[str] | None) -> str:
     """
     import difflib
 
-    from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
+    from dflash_check.core.runtimes import PORTABLE, PROFILES_BY_NAME, RUNTIME_NAMES
 
     names: list[str] = []
     for value in values or [PORTABLE]:
@@ -248,7 +248,11 @@ def parse_runtimes(values: list[str] | None) -> str:
                 names.append(name)
     if not names:
         raise typer.BadParameter("no runtime given", param_hint="--runtime")
-    return PORTABLE if PORTABLE in names else ",".join(names)
+    if PORTABLE in names:
+        # portable stands for every default runtime; an opt-in runner (vllm-v1) stays named.
+        opt_in = [n for n in names if n in PROFILES_BY_NAME and not PROFILES_BY_NAME[n].portable]
+        return ",".join([PORTABLE, *opt_in])
+    return ",".join(names)
 
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]

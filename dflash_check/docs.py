@@ -17,7 +17,7 @@ from rich.table import Table
 
 from dflash_check.core.formats import FORMATS
 from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES, Rule
-from dflash_check.core.runtimes import PROFILES, portable_max_id_from_end
+from dflash_check.core.runtimes import AUX_READING, PROFILES, portable_max_id_from_end
 from dflash_check.render.diagnostics import wrap
 
 
@@ -155,17 +155,27 @@ def runtimes_markdown() -> str:
         "and accepts its own range of ids on a target of `N` layers. `--runtime portable` (the "
         f"default) checks every profile, so its rule is the strictest one: `t <= N-{k}`.",
         "",
-        "| runtime | captures id `t` as | valid ids | top-level `target_layer_ids` read | "
+        "Ids are read from the first key of the runtime's list that the draft has (vLLM: the "
+        "first non-empty one; the `dict.get` readers: the first present one, a null included). "
+        "A key marked *(aux)* is read as capture points (`k` = the residual after `k` layers, "
+        "`t = k - 1`); the others are layer-output ids. `vllm-v1` is the engine's older runner, "
+        "used when `VLLM_USE_V2_MODEL_RUNNER=0` or a feature Model Runner V2 lacks is on; "
+        "`portable` leaves it out unless named (`--runtime portable,vllm-v1`).",
+        "",
+        "| runtime | captures id `t` as | valid ids | ids read from, in order | without ids | "
         "top-level `mask_token_id` read | needs `num_target_layers` | null ids fail | "
         "past the range | source |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     yes = {True: "yes", False: "no"}
     for p in PROFILES:
         shift = f"t+{p.shift}" if p.shift else "t"
+        keys = ", ".join(
+            f"`{r.key}`" + (" *(aux)*" if r.to_output == AUX_READING else "") for r in p.id_readings
+        )
         lines.append(
             f"| `{p.name}` ({p.title}) | {p.index_name} `{shift}` | `0..N-{p.max_id_from_end}` | "
-            f"{yes[p.reads_top_level_ids]} | {yes[p.reads_top_level_mask]} | "
+            f"{keys} | {p.without_ids} | {yes[p.reads_top_level_mask]} | "
             f"{yes[p.reads_num_target_layers]} | {yes[p.null_ids_fail]} | {p.out_of_range} | "
             f"{p.citation} |"
         )
@@ -243,6 +253,10 @@ def runtimes_json() -> str:
             "shift": p.shift,
             "max_id": f"N-{p.max_id_from_end}",
             "reads_top_level_ids": p.reads_top_level_ids,
+            "id_readings": [{"key": r.key, "to_output": r.to_output} for r in p.id_readings],
+            "default_ids": p.default_ids,
+            "runner": p.runner,
+            "portable": p.portable,
             "reads_top_level_mask": p.reads_top_level_mask,
             "reads_num_target_layers": p.reads_num_target_layers,
             "null_ids_fail": p.null_ids_fail,

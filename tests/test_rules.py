@@ -176,10 +176,21 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(draft=to_dspark(draft_vocab_size=32000)),
     ),
     "DF028": (Case(draft=to_laguna()), Case(draft=to_laguna(draft_vocab_size=None))),
-    "DF029": (Case(runtime="vllm"), Case(draft=to_dspark(), runtime="vllm")),
+    "DF029": (
+        Case(draft=with_dfc(sample_from_anchor=False)),
+        Case(draft=with_dfc(sample_from_anchor=True)),
+    ),
     "DF016": (
         Case(draft=to_speculators, runtime="vllm", tensors=False),
         Case(draft=to_speculators, runtime="reference", tensors=False),
+    ),
+    "DF051": (
+        Case(),
+        Case(target=with_top(architectures=["NewModelForCausalLM"], model_type="new_model")),
+    ),
+    "DF050": (
+        Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
+        Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),
     ),
 }
 

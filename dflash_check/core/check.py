@@ -13,8 +13,14 @@ from dflash_check.core.model import (
     normalise_target,
 )
 from dflash_check.core.report import CheckReport, Evidence, Finding, LayerResolution, NotChecked
-from dflash_check.core.rules import RULES, PairContext, name_relation, usable_ids
-from dflash_check.core.runtimes import PORTABLE, RuntimeProfile, on_family, select_profiles
+from dflash_check.core.rules import RULES, PairContext, name_relation
+from dflash_check.core.runtimes import (
+    PORTABLE,
+    RuntimeProfile,
+    on_family,
+    resolve_ids,
+    select_profiles,
+)
 from dflash_check.core.tokenizers import TokenizerComparison
 
 
@@ -24,7 +30,7 @@ def profiles_for(
     """Return the runtimes to check, each as it behaves on the target's family: the
     selection, and for ``portable`` only the runtimes that load the draft's format (a runtime
     named explicitly is kept, and DF016 says why it cannot load the draft)."""
-    profiles = select_profiles(runtime)
+    profiles = select_profiles(runtime, draft.method)
     if PORTABLE in runtime.split(","):
         fmt = FORMATS_BY_NAME[draft.format]
         profiles = tuple(p for p in profiles if fmt.serves(p.name, draft.architectures))
@@ -93,22 +99,28 @@ def identity_evidence(
 def resolve_layers(
     draft: DraftView, target: TargetView, profiles: tuple[RuntimeProfile, ...]
 ) -> tuple[LayerResolution, ...]:
-    """Resolve the draft's ids to each runtime's capture indices on this target."""
-    ids = usable_ids(draft)
-    if ids is None:
-        return ()
+    """Resolve, per runtime, the ids it reads from the draft to its capture indices on this
+    target (runtimes that end up with no list have no resolution; the rules say why)."""
     n = target.num_hidden_layers
-    return tuple(
-        LayerResolution(
-            runtime=p,
-            layer_ids=ids,
-            capture_indices=tuple(p.capture_index(t) for t in ids),
-            max_valid_id=p.max_layer_id(n),
-            layers_needed=p.layers_needed(max(ids)),
-            layers_present=n,
+    out = []
+    for p in profiles:
+        read = resolve_ids(p, draft, n)
+        if read is None:
+            continue
+        out.append(
+            LayerResolution(
+                runtime=p,
+                layer_ids=read.ids,
+                capture_indices=tuple(p.capture_index(t) for t in read.ids),
+                max_valid_id=p.max_layer_id(n),
+                layers_needed=p.layers_needed(max(read.ids)),
+                layers_present=n,
+                key=read.key,
+                raw_ids=read.raw,
+                guessed=read.guessed,
+            )
         )
-        for p in profiles
-    )
+    return tuple(out)
 
 
 def check_views(

@@ -27,9 +27,10 @@ DraftMethod = Literal["dflash", "dflash2", "dspark"]
 class IdSource:
     """One layer-id list as the draft's config states it (before any runtime reads it)."""
 
-    # dotted path in config.json, e.g. "dspark_target_layer_ids", "dflash_config.target_layer_ids"
     key: str
-    ids: tuple[int, ...] | None  # the list as written; None when the key is explicitly null
+    """Dotted path in config.json, e.g. ``dflash_config.target_layer_ids``."""
+    ids: tuple[int, ...] | None
+    """The list as written; None when the key is explicitly null."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,13 @@ class DraftView:
     """Why the safetensors header is unavailable, when the source knows (e.g. offline cache)."""
     dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
     """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
+    id_sources: tuple[IdSource, ...] = ()
+    """Every layer-id list the config has, raw: each runtime reads its own keys among them
+    (``runtimes.resolve_ids``)."""
+    layer_types: tuple[str, ...] | None = None
+    """The draft's own ``layer_types`` (``full_attention`` / ``sliding_attention``), if stated."""
+    sliding_window: int | None = None
+    """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
     model_type: str | None = None
     """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
     normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux
@@ -175,15 +183,14 @@ class DraftView:
     markov_rank_keys: tuple[str, ...] = ()
     """Every dotted key that states a Markov rank (engines read different ones: vLLM's model
     classes only a top-level ``markov_rank`` or ``dspark_markov_rank``)."""
-    layer_types: tuple[str, ...] | None = None
-    """The draft's per-layer attention types (``layer_types``), read by the DSpark, Muse and
-    Laguna normalisers (Laguna's loader checks them)."""
     has_lm_head: bool = False
     """Whether the header has an ``lm_head`` weight of the draft's own."""
+    nested_sample_from_anchor: bool | None = None
+    """``dflash_config.sample_from_anchor`` when it is a boolean: vLLM's DFlash speculator reads
+    it there only and refuses true (DSpark states its own switch at the top level)."""
     mask_sources: tuple[tuple[str, int], ...] = ()
     """Every mask token id a DSpark config states (dotted key, id): engines take them in
     different orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
-    id_sources: tuple[IdSource, ...] = ()
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:

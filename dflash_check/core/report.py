@@ -63,6 +63,17 @@ class LayerResolution:
     """Smallest target layer count on which every id is valid."""
     layers_present: int
     """The target's layer count."""
+    key: str | None = None
+    """The config key this runtime read the ids from (None: it guessed them)."""
+    raw_ids: tuple[int, ...] = ()
+    """The ids as written under ``key`` (in the key's own numbering)."""
+    guessed: bool = False
+    """Whether the runtime found no ids it reads and used its default."""
+
+    @property
+    def converted(self) -> bool:
+        """Whether the key numbers ids otherwise than layer outputs (e.g. vLLM aux indices)."""
+        return self.raw_ids != self.layer_ids
 
     @property
     def out_of_range(self) -> tuple[int, ...]:

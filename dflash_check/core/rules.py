@@ -103,12 +103,14 @@ def fmt_ids(ids: tuple[int, ...] | list[int]) -> str:
     return "[" + ", ".join(str(i) for i in ids) + "]"
 
 
-def usable_ids(draft: DraftView) -> tuple[int, ...] | None:
-    """Return the draft's ids when they are well-formed enough to resolve, else None."""
-    ids = draft.target_layer_ids
-    if not ids or any(t < 0 for t in ids):
-        return None
-    return ids
+def read_ids_phrase(res: LayerResolution) -> str:
+    """Name the list a runtime feeds: the key and ids it read (with the conversion to layer
+    outputs when the key numbers them otherwise), or its guess."""
+    if res.guessed:
+        return f"{res.runtime.name}'s default {fmt_ids(res.layer_ids)} (no ids under its keys)"
+    if res.converted:
+        return f"{res.key} {fmt_ids(res.raw_ids)} (layer outputs {fmt_ids(res.layer_ids)})"
+    return f"{res.key} {fmt_ids(res.layer_ids)}"
 
 
 @rule(
@@ -257,11 +259,13 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     t, d = ctx.target, ctx.draft
     # Runtimes sharing a range get the same message, so reports can show it once.
     groups: dict[int, list[str]] = {}
-    for res in ctx.resolutions:
+    # A runtime's own guess out of range is DF001's finding (no ids), not this one.
+    checked = [r for r in ctx.resolutions if not r.guessed]
+    for res in checked:
         if res.out_of_range:
             groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
     # One concrete fix for every runtime: the strictest need, and the target the draft names.
-    need = max((r.layers_needed for r in ctx.resolutions), default=0)
+    need = max((r.layers_needed for r in checked), default=0)
     hint = f"Use a target with at least {need} layers"
     if d.num_target_layers is not None and d.num_target_layers >= need:
         hint += (
@@ -270,10 +274,10 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             + (f"; base_model {', '.join(d.base_model)})" if d.base_model else ")")
         )
     hint += "."
-    accepting = [r.runtime.name for r in ctx.resolutions if not r.out_of_range]
+    accepting = [r.runtime.name for r in checked if not r.out_of_range]
     if accepting:
         hint += f" On this target, {', '.join(accepting)} accept these ids (--runtime)."
-    for res in ctx.resolutions:
+    for res in checked:
         bad = res.out_of_range
         if not bad:
             continue
@@ -288,11 +292,11 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
         )
         yield Issue(
             f"target {t.name} has {res.layers_present} layers (0–{res.layers_present - 1}, "
-            f"{t.layers_key}), but draft {d.name} {d.layer_ids_key} {fmt_ids(res.layer_ids)} "
+            f"{t.layers_key}), but draft {d.name} {read_ids_phrase(res)} "
             f"{problem}: {names} ids up to N-{p.max_id_from_end} = {res.max_valid_id}, "
             f"so the draft needs at least {res.layers_needed} target layers",
             runtime=p.name,
-            field=d.layer_ids_key,
+            field=res.key or d.layer_ids_key,
             # The layers exist, only this runtime cannot capture them: say what it does then.
             hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
         )
@@ -535,28 +539,63 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
     "DF009",
     "key-location",
     Severity.ERROR,
-    "A key sits at the top level where a runtime reads only dflash_config",
-    "TensorRT-LLM, llama.cpp and the MLX reference read target_layer_ids only from "
-    "dflash_config, and llama.cpp and MLX read mask_token_id only there (TensorRT-LLM's "
-    "modeling_dflash.py; ggml-org/llama.cpp#25110 review; MLX KeyError at load). vLLM reads "
-    "a top-level mask_token_id since vllm-project/vllm#46995 and #51602. Original z-lab Qwen3 "
+    "A runtime reads its ids or mask token from other keys than the draft keeps them in",
+    "Each runtime reads layer ids from its own keys, in its own order (docs/runtimes.md): "
+    "TensorRT-LLM, llama.cpp and the MLX reference only dflash_config.target_layer_ids; vLLM's "
+    "Model Runner V1 never the top-level target_layer_ids, so it captures its default aux "
+    "layers (2, N//2, N-3) while fc is sized from the draft's list ('DFlash drafter expects … "
+    "concatenated aux hidden features', or silently the wrong layers with 3 ids); a top-level "
+    "eagle_aux_hidden_state_layer_ids wins in vLLM, raw. llama.cpp and MLX read mask_token_id "
+    "only in dflash_config (ggml-org/llama.cpp#25110 review; MLX KeyError at load); vLLM reads "
+    "a top-level mask since vllm-project/vllm#46995 and #51602. Original z-lab Qwen3 "
     "checkpoints keep some keys at the top level (InternLM/lmdeploy#4991).",
-    "Move the key into dflash_config (keeping the top-level copy is harmless).",
-    runtimes=("trtllm", "llamacpp", "mlx"),
+    "Move the ids and mask token into dflash_config (keeping a top-level copy is harmless), "
+    "and keep every copy of the ids the same list.",
+    runtimes=("vllm", "vllm-v1", "trtllm", "llamacpp", "mlx"),
 )
 def check_key_location(ctx: PairContext) -> Iterator[Issue]:
-    """Flag, per runtime, keys that runtime cannot see where the draft put them."""
+    """Flag, per runtime, ids or a mask that runtime does not read where the draft keeps
+    them: it then feeds other layers (another key, its default) or none."""
     d = ctx.draft
-    if not FORMATS_BY_NAME[d.format].dflash_config_keys:
-        return  # the format has its own canonical places (speculators: top level)
-    for p in ctx.profiles:
-        if d.layer_ids_key == "target_layer_ids" and not p.reads_top_level_ids:
+    fmt = FORMATS_BY_NAME[d.format]
+    trained = d.target_layer_ids
+    by_runtime = {r.runtime.name: r for r in ctx.resolutions}
+    if trained and d.layer_ids_key and min(trained) >= 0 and d.layer_ids_null_key is None:
+        for p in ctx.profiles:
+            refused = d.method in (p.refuses or {})
+            if p.cannot_capture is not None or not fmt.serves(p.name) or refused:
+                continue  # DF016 / DF017 say why nothing is fed
+            res = by_runtime.get(p.name)
+            if res is not None and res.layer_ids == trained:
+                continue
+            keys = p.id_keys
+            reads = f"only {keys[0]}" if len(keys) == 1 else ", then ".join(keys)
+            if res is None:
+                outcome = f", so it {p.without_ids}"
+            elif res.guessed:
+                outcome = (
+                    f", finds none of them and captures its default: layer outputs "
+                    f"{fmt_ids(res.layer_ids)} ({res.runtime.index_name}s "
+                    f"{fmt_ids(res.capture_indices)})"
+                )
+            else:
+                outcome = f", and feeds {read_ids_phrase(res)}"
+            if res is not None:
+                outcome += (
+                    f": {len(res.layer_ids)} features where fc takes {len(trained)}, a shape "
+                    "error at load or the first decode"
+                    if len(res.layer_ids) != len(trained)
+                    else ": the same count, so nothing fails and acceptance silently collapses"
+                )
             yield Issue(
-                f"draft {d.name}: target_layer_ids is at the top level, but {p.name} reads only "
-                f"dflash_config.target_layer_ids, so it {p.without_ids}",
+                f"draft {d.name} keeps its ids in {d.layer_ids_key} {fmt_ids(trained)}: "
+                f"{p.name} reads {reads}{outcome}",
                 runtime=p.name,
-                field="target_layer_ids",
+                field=d.layer_ids_key,
             )
+    if not fmt.dflash_config_keys:
+        return  # the format has its own canonical mask place (speculators: top level)
+    for p in ctx.profiles:
         if d.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
             yield Issue(
                 f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
@@ -809,9 +848,10 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     "The draft's token ids mean other tokens in the target's tokenizer",
     "The draft proposes token ids that the target verifies; if an id is another token in the "
     "target's vocabulary, every such draft is rejected (or worse, accepted as a different "
-    "text). llama.cpp refuses such pairs at load ('token 0 content differs'); other engines "
-    "stay silent. Identical tokenizer.json hashes settle it; otherwise the vocabularies are "
-    "compared id by id.",
+    "text). No engine checks it for a hidden-state drafter: llama.cpp's vocabulary "
+    "comparison ('token 0 content differs') runs for plain draft models only "
+    "(common/speculative.cpp), so every engine stays silent. Identical tokenizer.json "
+    "hashes settle it; otherwise the vocabularies are compared id by id.",
     "Use the target whose tokenizer the draft was trained with.",
 )
 def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
@@ -845,7 +885,15 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     d = ctx.draft
     fmt = FORMATS_BY_NAME[d.format]
     for p in ctx.profiles:
-        if not fmt.serves(p.name, d.architectures):
+        refusal = (p.refuses or {}).get(d.method)
+        if refusal is not None:
+            yield Issue(
+                f"draft {d.name} is a {d.method} draft ({', '.join(d.architectures)}), which "
+                f"{p.name} refuses at load: '{refusal}'",
+                runtime=p.name,
+                field="architectures",
+            )
+        elif not fmt.serves(p.name, d.architectures):
             yield Issue(
                 f"draft {d.name} is a {fmt.title} draft, which {p.name} does not load "
                 f"(loaded by: {', '.join(fmt.runtimes_for(d.architectures) or ())})",
@@ -1182,6 +1230,10 @@ def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
+# Both vLLM runners build the Laguna drafter with the same model class (laguna_dflash.py).
+_VLLM_RUNNERS = ("vllm", "vllm-v1")
+
+
 @rule(
     "DF028",
     "laguna-config",
@@ -1198,14 +1250,14 @@ def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
     "needs one layer_types entry per draft layer too (models/dflash.py:171-176).",
     "Publish the Laguna draft's config as trained: ids in dflash_config, layer_types for every "
     "draft layer, and draft_vocab_size equal to the target's vocab_size.",
-    runtimes=("vllm", "sglang"),
+    runtimes=("vllm", "vllm-v1", "sglang"),
 )
 def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
     """Check what vLLM's and SGLang's Laguna DFlash loaders require of the config."""
     d, t = ctx.draft, ctx.target
     if d.format != "laguna":
         return
-    loading = set(_loading(ctx, ("vllm", "sglang")))
+    loading = set(_loading(ctx, (*_VLLM_RUNNERS, "sglang")))
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
         for name in runtimes:
@@ -1216,95 +1268,77 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
     if d.layer_ids_key != nested:
         state = f"has them only in {d.layer_ids_key}" if d.layer_ids_key else "has none"
         yield from each(
-            ("vllm",),
+            _VLLM_RUNNERS,
             f"Laguna DFlash draft {d.name} reads ids only from {nested}, and {state}",
             nested,
         )
     types, layers = d.layer_types, d.num_hidden_layers
     if types is None:
         yield from each(
-            ("vllm",), f"Laguna DFlash draft {d.name} has no layer_types", "layer_types"
+            _VLLM_RUNNERS, f"Laguna DFlash draft {d.name} has no layer_types", "layer_types"
         )
     else:
         if layers is not None and len(types) != layers:
             yield from each(
-                ("vllm", "sglang") if len(types) < layers else ("vllm",),
+                (*_VLLM_RUNNERS, "sglang") if len(types) < layers else _VLLM_RUNNERS,
                 f"Laguna DFlash draft {d.name}: layer_types has {len(types)} entries for "
                 f"num_hidden_layers {layers}",
                 "layer_types",
             )
         if len(set(types)) > 1:
             yield from each(
-                ("vllm",),
+                _VLLM_RUNNERS,
                 f"Laguna DFlash draft {d.name}: layer_types mixes {', '.join(sorted(set(types)))}; "
                 "the drafter requires one kind for every layer",
                 "layer_types",
             )
     if d.draft_vocab_size is None:
         yield from each(
-            ("vllm",), f"Laguna DFlash draft {d.name} has no draft_vocab_size", "draft_vocab_size"
+            _VLLM_RUNNERS,
+            f"Laguna DFlash draft {d.name} has no draft_vocab_size",
+            "draft_vocab_size",
         )
     elif d.draft_vocab_size != t.vocab_size:
         tkey = f"{'text_config.' if t.nested else ''}vocab_size"
         yield from each(
-            ("vllm",),
+            _VLLM_RUNNERS,
             f"Laguna DFlash draft {d.name}: draft_vocab_size {d.draft_vocab_size} != target "
             f"{t.name} {tkey} {t.vocab_size}; the drafter shares the target's LM head",
             "draft_vocab_size",
         )
 
 
-@dataclass(frozen=True)
-class V1Note:
-    """What vLLM's Model Runner V1 does with a draft, and where that was read."""
-
-    applies: Callable[[DraftView], bool]
-    message: str
-    field: str
-
-
-# vLLM 4ba787ec picks Model Runner V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or a V2-unsupported
-# feature is set (config/vllm.py:730-766); V1 refuses DSpark (config/vllm.py:3089-3151,
-# :3332-3337) and reads no top-level target_layer_ids (gpu_model_runner.py:5190-5225).
-VLLM_V1_NOTES = (
-    V1Note(
-        lambda d: d.method == "dspark",
-        "vllm serves it with Model Runner V2 only (the default); with VLLM_USE_V2_MODEL_RUNNER=0 "
-        "it refuses to start: 'Model Runner V1 does not support: dspark speculative decoding'",
-        "architectures",
-    ),
-    V1Note(
-        lambda d: d.format == "muse" and d.layer_ids_key == "target_layer_ids",
-        "vllm reads its top-level target_layer_ids with Model Runner V2 only (the default); "
-        "Model Runner V1 ignores them, captures its default layers (2, N//2, N-3) and fails at "
-        "the first decode ('DFlash drafter expects … concatenated aux hidden features') unless "
-        "the draft taps exactly 3 layers",
-        "target_layer_ids",
-    ),
-)
-
-
 @rule(
     "DF029",
-    "vllm-runner",
-    Severity.INFO,
-    "vLLM serves the draft only with its Model Runner V2",
-    "vLLM 0.33 runs Model Runner V2 by default (config/vllm.py:730-766) and falls back to V1 "
-    "only when VLLM_USE_V2_MODEL_RUNNER=0 or a feature V2 lacks is on. V1 refuses DSpark "
-    "('Model Runner V1 does not support: dspark speculative decoding', config/vllm.py:"
-    "3332-3337) and reads no top-level target_layer_ids (gpu_model_runner.py:5190-5225), which "
-    "is where a Muse Glimmer assistant keeps them. A note: the default works.",
-    "Keep vLLM's default runner (do not set VLLM_USE_V2_MODEL_RUNNER=0).",
+    "dflash-anchor",
+    Severity.ERROR,
+    "dflash_config.sample_from_anchor is true, which vLLM's DFlash and DSpark drafters refuse",
+    "vLLM's Model Runner V2 DFlash speculator, which its DSpark speculator extends, reads "
+    "sample_from_anchor only from dflash_config and refuses true: 'sample_from_anchor=True is "
+    "not supported for DFlash. DFlash uses a fixed 1+N query layout where the anchor is the "
+    "bonus token.' (vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:80-89). DSpark's own "
+    "switch is the top-level sample_from_anchor (default true, dspark/speculator.py:49-55), so a "
+    "DSpark config that copies it into dflash_config fails at load.",
+    "Remove sample_from_anchor from dflash_config (a DSpark draft states it at the top level).",
     runtimes=("vllm",),
 )
-def check_vllm_runner(ctx: PairContext) -> Iterator[Issue]:
-    """Note what vLLM's V1 runner would do with this draft."""
+def check_dflash_anchor(ctx: PairContext) -> Iterator[Issue]:
+    """Flag a true dflash_config.sample_from_anchor for vLLM's V2 runner (V1 does not read it)."""
     d = ctx.draft
+    if d.nested_sample_from_anchor is not True:
+        return
     for name in _loading(ctx, ("vllm",)):
-        for note in VLLM_V1_NOTES:
-            if note.applies(d):
-                yield Issue(f"draft {d.name}: {note.message}", runtime=name, field=note.field)
+        yield Issue(
+            f"draft {d.name}: dflash_config.sample_from_anchor is true; {name} refuses it at "
+            "load ('sample_from_anchor=True is not supported for DFlash.')",
+            runtime=name,
+            field="dflash_config.sample_from_anchor",
+        )
 
+
+# Rule modules that register into RULES; imported here, after the decorator and the pair
+# rules exist, so that RULES is complete before anything reads it.
+from dflash_check.core import rules_draft, rules_target  # noqa: E402,F401
 
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 

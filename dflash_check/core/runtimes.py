@@ -8,7 +8,12 @@ Everything the tool knows about a runtime lives in ``PROFILES``; rules, reports 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dflash_check.core.model import DraftView
 
 PORTABLE = "portable"
 """The pseudo-runtime that must satisfy every profile (the default of ``--runtime``)."""
@@ -21,8 +26,68 @@ PORTABLE = "portable"
 EAGLE_AUX_IDS = "eagle_aux_hidden_state_layer_ids"
 NESTED_IDS = "dflash_config.target_layer_ids"
 TOP_IDS = "target_layer_ids"
+DSPARK_IDS = "dspark_target_layer_ids"
+SPECULATORS_AUX_IDS = "aux_hidden_state_layer_ids"
+NESTED_EAGLE_IDS = "eagle_config.eagle_aux_hidden_state_layer_ids"
 NESTED_MASK = "dflash_config.mask_token_id"
 TOP_MASK = "mask_token_id"
+
+
+@dataclass(frozen=True)
+class IdReading:
+    """One key a runtime reads layer ids from, and how it numbers them.
+
+    Every id is compared in one numbering, the DFlash layer-output id ``t`` (the output of target
+    layer ``t``, the tensor transformers calls ``hidden_states[t + 1]``). A runtime that takes a
+    list as capture points ("the residual after ``k`` layers", vLLM's aux index) reads the tensor
+    of ``t = k - 1``, so its reading has ``to_output = -1``.
+    """
+
+    key: str
+    """Dotted path in the draft's config.json."""
+    to_output: int = 0
+    """``t = raw id + to_output``."""
+
+
+AUX_READING = -1
+"""``to_output`` of a list read as capture points (vLLM aux indices, ``hidden_states[k]``)."""
+
+
+def _zlab(n: int, draft: DraftView) -> tuple[int, ...] | None:
+    """The z-lab formula for ``n`` target layers and the draft's layer count."""
+    from dflash_check.core.model import build_target_layer_ids
+
+    layers = draft.num_hidden_layers
+    if not layers or layers > 4096 or n < 4:
+        return None
+    return build_target_layer_ids(n, layers)
+
+
+def _zlab_default(n: int, draft: DraftView) -> tuple[int, ...] | None:
+    """The reference's guess: the z-lab formula over the draft's ``num_target_layers``."""
+    return _zlab(draft.num_target_layers or n, draft)
+
+
+def _zlab_on_target(n: int, draft: DraftView) -> tuple[int, ...] | None:
+    """SGLang's guess: the z-lab formula over the served target's layer count
+    (spec_aux_hidden_state.py:236-245 selects 'based on the runtime target model')."""
+    return _zlab(n, draft)
+
+
+def _three_default(n: int, draft: DraftView) -> tuple[int, ...] | None:
+    """vLLM's and SGLang's aux layers ``(2, N//2, N-3)`` as layer outputs ``(1, N//2-1, N-4)``:
+    the tensors SpecForge's and TensorRT-LLM's ``(1, N//2-1, N-4)`` also name."""
+    if n < 5:
+        return None
+    return (1, n // 2 - 1, n - 4)
+
+
+# What a runtime captures when it finds no ids under its keys, keyed by the name profiles use.
+DEFAULT_IDS: Mapping[str, Callable[[int, DraftView], tuple[int, ...] | None]] = {
+    "zlab": _zlab_default,
+    "zlab-target": _zlab_on_target,
+    "three": _three_default,
+}
 
 
 @dataclass(frozen=True)
@@ -44,8 +109,8 @@ class RuntimeProfile:
     """Capture index = ``t + shift`` in the runtime's own numbering."""
     max_id_from_end: int
     """Largest valid id is ``N - max_id_from_end`` for a target of ``N`` layers."""
-    id_keys: tuple[str, ...]
-    """The keys layer ids are read from, first present one wins."""
+    id_readings: tuple[IdReading, ...]
+    """The keys layer ids are read from, in order: the first present non-null one wins."""
     mask_keys: tuple[str, ...]
     """The keys ``mask_token_id`` is read from, first present one wins."""
     without_ids: str
@@ -70,6 +135,31 @@ class RuntimeProfile:
     """The engine's own failure when this family has no hidden-state capture, else None."""
     cell_citation: str | None = None
     """Where the family cell was read (None: the general convention, unverified for it)."""
+    first_present: bool = True
+    """Whether the first key *present* decides, an explicit null included (``dict.get``
+    readers: the references, SGLang), rather than the first non-empty list (vLLM)."""
+    default_ids: str | None = None
+    """The ``DEFAULT_IDS`` rule the runtime applies when it finds no ids (None: no guess)."""
+    method: str = "dflash"
+    """The drafting method these rows describe (``dflash`` covers DFlash, DFlash 2, DSpark)."""
+    runner: str | None = None
+    """The engine's runner when it has several (vLLM Model Runner V1 / V2)."""
+    portable: bool = True
+    """Whether ``portable`` checks it (a runner that serves only when forced is opt-in)."""
+    refuses: Mapping[str, str] | None = None
+    """Draft methods the runtime refuses at load, with the engine's message."""
+    engine: str | None = None
+    """The engine whose model code captures (its ``FAMILY_CELLS`` rows); None: ``name``."""
+
+    @property
+    def engine_name(self) -> str:
+        """The engine the family cells of this profile are keyed by."""
+        return self.engine or self.name
+
+    @property
+    def id_keys(self) -> tuple[str, ...]:
+        """The keys it reads ids from, in order."""
+        return tuple(r.key for r in self.id_readings)
 
     @property
     def reads_top_level_ids(self) -> bool:
@@ -102,10 +192,11 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         shift=1,
         max_id_from_end=1,
         # _draft_value = dflash_config.get(name, getattr(config, name)): a null stays a null.
-        id_keys=(NESTED_IDS, TOP_IDS),
+        id_readings=(IdReading(NESTED_IDS), IdReading(TOP_IDS)),
         mask_keys=(NESTED_MASK, TOP_MASK),
         without_ids="guesses ids with the z-lab formula from num_target_layers (0.1.0; "
         "z-lab/dflash#157 makes the ids required)",
+        default_ids="zlab",
         out_of_range="IndexError in extract_context_feature at the first decode; at t = N-1 it "
         "feeds the post-norm state, unlike every other runtime",
         # build_target_layer_ids(config.num_target_layers, …) runs on every load.
@@ -117,22 +208,72 @@ PROFILES: tuple[RuntimeProfile, ...] = (
     ),
     RuntimeProfile(
         name="vllm",
-        title="vLLM (since vllm-project/vllm#40727)",
+        title="vLLM Model Runner V2 (the default runner since 0.33)",
         index_name="aux layer",
         shift=1,
         max_id_from_end=1,
-        # Model Runner V2 reads a top-level eagle_aux list first (raw aux indices), then the
-        # DFlash keys; both runners fall back to a top-level mask (#46995, #51602).
-        id_keys=(EAGLE_AUX_IDS, NESTED_IDS, TOP_IDS),
-        mask_keys=(NESTED_MASK, TOP_MASK),
+        # get_eagle3_aux_layers_from_config: the first non-empty list wins. A top-level eagle
+        # list is taken raw as aux indices; the speculators loader copies its
+        # aux_hidden_state_layer_ids there (speculators/algos.py:90-126).
+        id_readings=(
+            IdReading(SPECULATORS_AUX_IDS, AUX_READING),
+            IdReading(EAGLE_AUX_IDS, AUX_READING),
+            IdReading(NESTED_IDS),
+            IdReading(DSPARK_IDS),
+            IdReading(TOP_IDS),
+            IdReading("dflash_config.layer_ids", AUX_READING),
+            IdReading("eagle_config.layer_ids", AUX_READING),
+        ),
+        first_present=False,
+        mask_keys=(NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id"),
         without_ids="captures its default aux layers (2, N//2, N-3) and sizes fc from the "
         "draft's num_hidden_layers",
+        default_ids="three",
         out_of_range="missing aux state: ValueError 'DFlash drafter expects … concatenated aux "
         "hidden features' (earlier: 'mat1 and mat2 shapes cannot be multiplied') at engine start "
         "(Model Runner V2) or the first decode (V1)",
-        citation="vllm-project/vllm@c2057261:vllm/v1/worker/gpu/spec_decode/eagle/"
-        "eagle3_utils.py:41-60 (get_eagle3_aux_layers_from_config); "
-        "vllm/v1/spec_decode/utils.py:65 (mask_token_id)",
+        runner="V2",
+        citation="vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/"
+        "eagle3_utils.py:113-150 (get_eagle3_aux_layers_from_config), :34-39 (default); "
+        "vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (mask token); "
+        "vllm/config/vllm.py:730-766 (V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or an unsupported "
+        "feature)",
+    ),
+    RuntimeProfile(
+        name="vllm-v1",
+        title="vLLM Model Runner V1 (VLLM_USE_V2_MODEL_RUNNER=0, or a feature V2 lacks)",
+        index_name="aux layer",
+        shift=1,
+        max_id_from_end=1,
+        # _get_eagle3_aux_layers_from_config: the top-level eagle list raw, then
+        # dflash_config.target_layer_ids (+1), which a non-empty eagle_config's nested list
+        # overrides raw. No top-level target_layer_ids, no dspark ids. fc is still sized from
+        # the V2 reader's list (qwen3_dflash.py:84-93), so a list V1 does not read leaves fc
+        # expecting other features than V1 captures.
+        id_readings=(
+            IdReading(SPECULATORS_AUX_IDS, AUX_READING),
+            IdReading(EAGLE_AUX_IDS, AUX_READING),
+            IdReading(NESTED_EAGLE_IDS, AUX_READING),
+            IdReading(NESTED_IDS),
+        ),
+        first_present=False,
+        mask_keys=(NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id"),
+        without_ids="captures its default aux layers (2, N//2, N-3) while fc is sized from "
+        "the draft's own list: 'DFlash drafter expects … concatenated aux hidden features' at "
+        "the first decode, or silently the wrong layers when the draft has 3 ids",
+        default_ids="three",
+        out_of_range="missing aux state: ValueError 'DFlash drafter expects … concatenated aux "
+        "hidden features' at the first decode",
+        runner="V1",
+        engine="vllm",
+        portable=False,
+        refuses={
+            "dflash2": "Model Runner V1 does not support: DFlash candidate-head drafts",
+            "dspark": "Model Runner V1 does not support: dspark speculative decoding",
+        },
+        citation="vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu_model_runner.py:5190-5225 "
+        "(_get_eagle3_aux_layers_from_config); vllm/config/vllm.py:768-782, :3089-3151 "
+        "(V1-unsupported features); vllm/model_executor/models/qwen3_dflash.py:84-93 (fc)",
     ),
     RuntimeProfile(
         name="sglang",
@@ -142,9 +283,10 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         max_id_from_end=2,
         # dict.get on dflash_config, then the top level: a null in dflash_config is kept and
         # the ids fall back to the formula (dflash_utils.py:611-613).
-        id_keys=(NESTED_IDS, TOP_IDS),
+        id_readings=(IdReading(DSPARK_IDS), IdReading(NESTED_IDS), IdReading(TOP_IDS)),
         mask_keys=(NESTED_MASK, TOP_MASK),
         without_ids="guesses ids with the z-lab formula from num_target_layers",
+        default_ids="zlab-target",
         mask_default="the tokenizer's mask_token (default '<|MASK|>', added when absent)",
         out_of_range="ValueError 'DFLASH target_layer_ids contains an out-of-range layer id' at "
         "startup for t >= N; for t = N-1 no capture runs after the last layer (IndexError at "
@@ -159,7 +301,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         shift=0,
         max_id_from_end=1,
         # modeling_dflash.py: dflash_config.get("target_layer_ids", None) only.
-        id_keys=(NESTED_IDS,),
+        id_readings=(IdReading(NESTED_IDS),),
         mask_keys=(NESTED_MASK, TOP_MASK),
         without_ids="captures no draft-chosen layers (target_layer_ids None)",
         mask_default="vocab_size, one past the embedding",
@@ -176,7 +318,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         max_id_from_end=1,
         # The converter reads dflash_config only (upstream review of ggml-org/llama.cpp#25110);
         # t = N-1 reads the post-norm embeddings (llama_get_embeddings_nextn).
-        id_keys=(NESTED_IDS,),
+        id_readings=(IdReading(NESTED_IDS),),
         mask_keys=(NESTED_MASK,),
         without_ids="refuses to load: 'DFlash model requires 'target_layers' in GGUF metadata'",
         out_of_range="GGML_ABORT 'DFlash: target layer %d input not extracted' at the first decode",
@@ -189,9 +331,9 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         index_name="layers[t] output",
         shift=0,
         max_id_from_end=1,
-        id_keys=(NESTED_IDS,),
+        id_readings=(IdReading(NESTED_IDS),),
         mask_keys=(NESTED_MASK,),
-        without_ids="KeyError 'target_layer_ids' when the draft loads",
+        without_ids="fails when the draft loads: KeyError 'target_layer_ids'",
         out_of_range="IndexError when the layer hooks are installed at the start of generation",
         # load_draft: config["num_target_layers"], dflash_config["target_layer_ids"].
         reads_num_target_layers=True,
@@ -219,7 +361,7 @@ class FamilyCell:
     index_name: str | None = None
     shift: int | None = None
     max_id_from_end: int | None = None
-    id_keys: tuple[str, ...] | None = None
+    id_readings: tuple[IdReading, ...] | None = None
     cannot_capture: str | None = None
     """The engine's own failure message when the family has no capture hook."""
 
@@ -326,7 +468,7 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
 
 
 def cell_for(runtime: str, family: str | None) -> FamilyCell | None:
-    """Return the cell of ``runtime`` on ``family``, if the table has one."""
+    """Return the cell of engine ``runtime`` on ``family``, if the table has one."""
     if family is None:
         return None
     return next((c for c in FAMILY_CELLS if c.runtime == runtime and family in c.families), None)
@@ -336,33 +478,94 @@ def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
     """Return ``profile`` as it behaves on a target of ``family`` (None: unknown family)."""
     if profile.family_independent:
         return replace(profile, family=family, cell_citation=profile.citation)
-    cell = cell_for(profile.name, family)
+    cell = cell_for(profile.engine_name, family)
     if cell is None:
         return replace(profile, family=family)
     overrides = {
         key: value
-        for key in ("index_name", "shift", "max_id_from_end", "id_keys", "cannot_capture")
+        for key in ("index_name", "shift", "max_id_from_end", "id_readings", "cannot_capture")
         if (value := getattr(cell, key)) is not None
     }
     return replace(profile, family=family, cell_citation=cell.citation, **overrides)
 
 
+METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {"dflash": PROFILES}
+"""Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark)."""
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
-RUNTIME_NAMES: tuple[str, ...] = (PORTABLE, *PROFILES_BY_NAME)
+RUNTIME_NAMES: tuple[str, ...] = (
+    PORTABLE,
+    *dict.fromkeys(p.name for rows in METHOD_PROFILES.values() for p in rows),
+)
 
 
-def select_profiles(runtime: str) -> tuple[RuntimeProfile, ...]:
+def read_id_keys() -> tuple[str, ...]:
+    """Return every key some runtime reads layer ids from: what a normaliser records."""
+    readings = [r for rows in METHOD_PROFILES.values() for p in rows for r in p.id_readings]
+    readings += [r for c in FAMILY_CELLS for r in c.id_readings or ()]
+    return tuple(dict.fromkeys(r.key for r in readings))
+
+
+def method_rows(method: str) -> tuple[RuntimeProfile, ...]:
+    """Return the runtime rows of a draft method (DFlash 2 and DSpark use DFlash's rows)."""
+    return METHOD_PROFILES.get(method, PROFILES)
+
+
+def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
     """Return the profiles a runtime selection stands for.
 
-    ``portable`` is every profile; otherwise a comma-separated list of profile names (one
-    from ``--runtime``, several from a ``pairs.yaml`` entry).
+    ``portable`` is every profile a default install serves with (not opt-in runners such as
+    ``vllm-v1``); otherwise a comma-separated list of profile names (one from ``--runtime``,
+    several from a ``pairs.yaml`` entry).
     """
+    rows = method_rows(method)
     names = runtime.split(",")
     if PORTABLE in names:
-        return PROFILES
-    return tuple(p for p in PROFILES if p.name in names)
+        return tuple(p for p in rows if p.portable or p.name in names)
+    return tuple(p for p in rows if p.name in names)
 
 
 def portable_max_id_from_end() -> int:
-    """Return the strictest ``N - k`` bound over all profiles: the portable layer rule."""
-    return max(p.max_id_from_end for p in PROFILES)
+    """Return the strictest ``N - k`` bound over the portable profiles: the portable rule."""
+    return max(p.max_id_from_end for p in PROFILES if p.portable)
+
+
+@dataclass(frozen=True)
+class ResolvedIds:
+    """The ids one runtime feeds the draft, read the way that runtime reads them."""
+
+    key: str | None
+    """The key it read them from (None: it guessed, see ``guessed``)."""
+    raw: tuple[int, ...]
+    """The list as written under ``key`` (the guess, for a guess)."""
+    ids: tuple[int, ...]
+    """The same in layer-output numbering (``t``: the output of target layer t)."""
+    guessed: bool = False
+    """Whether the runtime found no ids and used its default."""
+
+
+def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> ResolvedIds | None:
+    """Return the ids ``profile`` reads from ``draft`` on a target of ``num_layers`` layers.
+
+    None when the runtime ends up with no usable list: it fails without ids (the rules say
+    how), or the list it reads is empty or negative (DF002 reports those).
+    """
+    sources = {s.key: s.ids for s in draft.id_sources}
+    for reading in profile.id_readings:
+        if reading.key not in sources:
+            continue
+        raw = sources[reading.key]
+        if raw is None or not raw:
+            if profile.first_present:
+                # dict.get readers take a null (or an empty list) as the value: the
+                # references fail on it, SGLang falls back to its formula.
+                if profile.null_ids_fail or raw is not None:
+                    return None
+                break
+            continue  # vLLM: the first non-empty list wins
+        if any(t < 0 for t in raw):
+            return None
+        return ResolvedIds(reading.key, raw, tuple(t + reading.to_output for t in raw))
+    guess = DEFAULT_IDS[profile.default_ids](num_layers, draft) if profile.default_ids else None
+    if guess is None:
+        return None
+    return ResolvedIds(None, guess, guess, guessed=True)

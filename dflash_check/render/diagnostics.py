@@ -142,10 +142,13 @@ def layer_sentence(report: CheckReport) -> str | None:
     if not report.resolutions:
         return None
     t, d = report.target, report.draft
-    first = report.resolutions[0]
-    top = max(first.layer_ids)
+    read = [r for r in report.resolutions if not r.guessed]
+    if not read:
+        return None
+    first = read[0]
+    top = max(max(r.layer_ids) for r in read)
     by_need: dict[int, list[str]] = {}
-    for res in report.resolutions:
+    for res in read:
         by_need.setdefault(res.layers_needed, []).append(res.runtime.name)
     needs = [f"≥ {need} layers for {', '.join(names)}" for need, names in sorted(by_need.items())]
     text = (
@@ -162,7 +165,8 @@ def layer_sentence(report: CheckReport) -> str | None:
 
 def strictest(report: CheckReport) -> LayerResolution | None:
     """Return the resolution with the smallest valid range (what ``portable`` must satisfy)."""
-    return min(report.resolutions, key=lambda r: r.max_valid_id, default=None)
+    read = (r for r in report.resolutions if not r.guessed)
+    return min(read, key=lambda r: r.max_valid_id, default=None)
 
 
 def answer(report: CheckReport) -> tuple[str, list[str]]:

@@ -49,6 +49,9 @@ def resolution_dict(r: LayerResolution) -> dict[str, Any]:
     """Return one runtime's layer resolution as plain JSON data."""
     return {
         "index_name": r.runtime.index_name,
+        "key": r.key,
+        "raw_ids": list(r.raw_ids),
+        "guessed": r.guessed,
         "layer_ids": list(r.layer_ids),
         "capture_indices": list(r.capture_indices),
         "max_valid_id": r.max_valid_id,

@@ -124,29 +124,27 @@ def resolution_table(report: CheckReport, width: int = 120) -> Table:
     for name in columns:
         # Only the prose column may wrap; ids, ranges and verdicts stay whole.
         table.add_column(name, no_wrap=name != "captures as")
-    for res in report.resolutions:
-        p = res.runtime
+    resolved = {res.runtime.name: res for res in report.resolutions}
+    for p in report.profiles:
         verdict = report.runtime_verdict(p.name)
-        cells = [
-            Text(p.name),
-            Text(p.index_name),
-            Text(fmt_ids(res.capture_indices)),
-            Text(f"0–{res.max_valid_id} (N-{p.max_id_from_end})"),
-            Text(f"≥ {res.layers_needed} layers"),
-            Text(str(res.layers_present)),
+        res = resolved.get(p.name)
+        if res is None:
+            # No list reaches this runtime (it fails without ids, or the ids are malformed):
+            # the findings say why; the row keeps the runtime visible.
+            cells = [Text(p.name), Text(p.index_name), *(Text("—") for _ in range(3))]
+        else:
+            cells = [
+                Text(p.name),
+                Text(p.index_name),
+                Text(fmt_ids(res.capture_indices) + (" (default)" if res.guessed else "")),
+                Text(f"0–{res.max_valid_id} (N-{p.max_id_from_end})"),
+                Text(f"≥ {res.layers_needed} layers"),
+            ]
+        cells += [
+            Text(str(report.target.num_hidden_layers)),
             Text(verdict.value, style=VERDICT_STYLE[verdict]),
         ]
         table.add_row(*(cells if prose else cells[:1] + cells[2:]))
-    if not report.resolutions:
-        for p in report.profiles:
-            verdict = report.runtime_verdict(p.name)
-            dashes = ["—"] * (len(columns) - 3)
-            table.add_row(
-                p.name,
-                *dashes,
-                str(report.target.num_hidden_layers),
-                Text(verdict.value, style=VERDICT_STYLE[verdict]),
-            )
     return table
 
 

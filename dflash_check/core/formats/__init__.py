@@ -194,7 +194,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         ),
         numbering="DFlash layer-output ids: vLLM's V2 reader adds 1 to the top-level list; SGLang "
         "adds 1 before a Muse Glimmer target's raw hook, as its DFlash hooks do elsewhere",
-        runtimes=("vllm", "sglang"),
+        runtimes=("vllm", "vllm-v1", "sglang"),
         dflash_config_keys=False,
         source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/registry.py:674-675, "
         "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:136-140; sglang 0.5.23: "
@@ -220,7 +220,7 @@ FORMATS: tuple[DraftFormat, ...] = (
             ("attention", "top-level layer_types, one uniform entry per draft layer"),
         ),
         numbering="DFlash layer-output ids (the runners add 1 on the dflash_config path)",
-        runtimes=("vllm", "sglang"),
+        runtimes=("vllm", "vllm-v1", "sglang"),
         dflash_config_keys=True,
         source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/laguna_dflash.py:44-60, "
         ":78-91, :238-258, registry.py:696; sglang 0.5.23: srt/models/dflash.py:1317-1324",

@@ -98,22 +98,6 @@ def token_id_facts(
     return ((mask_key, mask), *tokens) if mask is not None and mask_key else tokens
 
 
-# Every key an engine reads layer ids from, as dotted paths (docs/engine-reading: vLLM's V1 and
-# V2 readers, SGLang's DFlash and DSpark parsers, the speculators format). A draft may state
-# several, and engines disagree on the order and the numbering, so each one present is kept raw.
-ID_KEYS = (
-    "eagle_aux_hidden_state_layer_ids",
-    "dflash_config.target_layer_ids",
-    "dspark_target_layer_ids",
-    "target_layer_ids",
-    "aux_hidden_state_layer_ids",
-    "dflash_config.layer_ids",
-    "eagle_config.layer_ids",
-    "eagle_config.eagle_aux_hidden_state_layer_ids",
-    "dspark_config.target_layer_ids",
-)
-
-
 def at_path(top: FieldReader, path: str) -> tuple[FieldReader | None, str]:
     """Return the reader of a dotted path's parent object (None when absent) and its last key."""
     parent, _, key = path.rpartition(".")
@@ -130,11 +114,24 @@ def present(top: FieldReader, paths: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def id_sources(top: FieldReader) -> tuple[IdSource, ...]:
-    """Return every layer-id list the config states (``ID_KEYS`` order), as written."""
+def id_sources(top: FieldReader, keys: tuple[str, ...]) -> tuple[IdSource, ...]:
+    """Return every layer-id list the config has under ``keys`` (dotted paths), raw.
+
+    Runtimes disagree on which key they read and how they number it, so the view keeps all of
+    them and each runtime profile picks its own (``runtimes.resolve_ids``). A malformed list is
+    a ``ConfigError`` naming its key, whichever runtime would read it.
+    """
     out: list[IdSource] = []
-    for path in ID_KEYS:
-        reader, key = at_path(top, path)
-        if reader is not None and key in reader.data:
-            out.append(IdSource(path, reader.integers(key)))
+    for key in keys:
+        parent, _, name = key.rpartition(".")
+        reader = top.child(parent) if parent else top
+        if reader is None or name not in reader.data:
+            continue
+        out.append(IdSource(key, None if reader.is_null(name) else reader.integers(name)))
     return tuple(out)
+
+
+def nested_anchor(dflash: FieldReader | None) -> bool | None:
+    """Return ``dflash_config.sample_from_anchor`` when it is a boolean (else None)."""
+    value = dflash.data.get("sample_from_anchor") if dflash is not None else None
+    return value if isinstance(value, bool) else None

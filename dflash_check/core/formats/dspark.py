@@ -31,10 +31,12 @@ from dflash_check.core.formats.common import (
     first_null,
     first_value,
     id_sources,
+    nested_anchor,
     present,
     token_id_facts,
 )
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
+from dflash_check.core.runtimes import read_id_keys
 
 # Architecture -> the runtimes whose registries hold it (vLLM registry.py:676-697; SGLang
 # models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16).
@@ -165,7 +167,10 @@ def normalise(files: ModelFiles) -> DraftView:
         markov_head_type_key=head_type_key,
         markov_rank_keys=present(top, MARKOV_KEYS),
         layer_types=top.strings("layer_types"),
+        sliding_window=first_value((top, dflash), "sliding_window")[0]
+        or first_value((dflash,), "swa_window_size")[0],
         mask_sources=mask_sources(top),
-        id_sources=id_sources(top),
+        nested_sample_from_anchor=nested_anchor(dflash),
+        id_sources=id_sources(top, read_id_keys()),
         **file_fields(files),
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dflash_check.core.fields import FieldReader
-from dflash_check.core.formats.common import id_sources
 from dflash_check.core.formats.zlab import read_dflash_config_draft
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles
 
@@ -26,9 +25,4 @@ def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a Laguna DFlash draft."""
     top = FieldReader(files.who, files.config_location, files.config)
     view = read_dflash_config_draft(files, "laguna", ARCHITECTURES)
-    return replace(
-        view,
-        model_type=top.string("model_type"),
-        layer_types=top.strings("layer_types"),
-        id_sources=id_sources(top),
-    )
+    return replace(view, model_type=top.string("model_type"))

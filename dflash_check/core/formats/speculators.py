@@ -14,9 +14,11 @@ from dflash_check.core.formats.common import (
     file_fields,
     first_null,
     first_value,
+    id_sources,
     token_id_facts,
 )
 from dflash_check.core.model import DraftView, ModelFiles, special_token_ids
+from dflash_check.core.runtimes import read_id_keys
 from dflash_check.errors import ConfigError
 
 MODEL_TYPE = "dflash"
@@ -77,5 +79,9 @@ def normalise(files: ModelFiles) -> DraftView:
         verifier_key="speculators_config.verifier.name_or_path" if verifier else None,
         draft_vocab_size=top.integer("draft_vocab_size"),
         token_ids=token_id_facts(mask_key, mask, tokens),
+        id_sources=id_sources(top, read_id_keys()),
+        # vLLM's speculators loader lifts transformer_layer_config to the top level.
+        layer_types=layer.strings("layer_types"),
+        sliding_window=layer.integer("sliding_window"),
         **file_fields(files),
     )

@@ -11,9 +11,12 @@ from dflash_check.core.formats.common import (
     file_fields,
     first_null,
     first_value,
+    id_sources,
+    nested_anchor,
     token_id_facts,
 )
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
+from dflash_check.core.runtimes import read_id_keys
 
 # DFlash 2's convolution and candidate-selector keys (z-lab/dflash@07ebd93d:dflash/model.py:518,
 # :641; every engine reads them from dflash_config).
@@ -72,6 +75,11 @@ def read_dflash_config_draft(
         num_target_layers_key=ntl_key,
         draft_vocab_size=top.integer("draft_vocab_size"),
         token_ids=token_id_facts(mask_key, mask, tokens),
+        id_sources=id_sources(top, read_id_keys()),
+        nested_sample_from_anchor=nested_anchor(dflash),
+        layer_types=top.strings("layer_types"),
+        sliding_window=first_value((top, dflash), "sliding_window")[0]
+        or first_value((dflash,), "swa_window_size")[0],
         **file_fields(files),
     )
 
