@@ -315,6 +315,24 @@ def test_malformed_dspark_keys_are_one_line(
     assert "Traceback" not in result.stderr
 
 
+def test_dspark_anchor_in_dflash_config_fails_vllm() -> None:
+    """DSpark's anchor switch is top-level; copied into dflash_config, vLLM V2's DFlash parent
+    refuses it (DF029), while SGLang loads the draft."""
+    cfg = config(DSPARK_EXPORT) | {"sample_from_anchor": True}
+    assert hits(check(cfg, QWEN36_27B), "DF029") == {}
+    cfg["dflash_config"]["sample_from_anchor"] = True
+    report = check(cfg, QWEN36_27B)
+    assert hits(report, "DF029") == {"vllm": Severity.ERROR}
+    assert verdicts(report)["sglang"] == "compatible"
+
+
+def test_dspark_on_vllm_v1_is_refused_with_the_engine_message() -> None:
+    """vLLM's Model Runner V1 (opt-in profile) refuses DSpark at load: DF016 quotes it."""
+    report = check(DSPARK_EXPORT, QWEN36_27B, runtime="vllm-v1")
+    (finding,) = [f for f in report.findings if f.rule == "DF016"]
+    assert "Model Runner V1 does not support: dspark speculative decoding" in finding.message
+
+
 def test_a_dspark_draft_given_as_target_is_named() -> None:
     """Drafts of the new formats are recognised on the target side too."""
     with pytest.raises(ConfigError, match="DSpark"):
