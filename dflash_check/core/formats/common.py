@@ -47,6 +47,7 @@ class HeaderFacts:
     vocab_tensor: tuple[str, int] | None = None
     has_d2t: bool = False
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    has_lm_head: bool = False
 
 
 # Module names of DFlash 2's convolutions and candidate selector (the reference's parameter
@@ -81,6 +82,7 @@ def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
         vocab_tensor=vocab,
         has_d2t=d2t,
         dflash2_tensors=dflash2,
+        has_lm_head=any(name.endswith("lm_head.weight") for name in tensors),
     )
 
 
@@ -95,6 +97,7 @@ def file_fields(files: ModelFiles) -> dict[str, Any]:
         "vocab_tensor": header.vocab_tensor,
         "has_d2t": header.has_d2t,
         "dflash2_tensors": header.dflash2_tensors,
+        "has_lm_head": header.has_lm_head,
         "has_safetensors": files.tensors is not None,
         "base_model": tuple(files.extras.get("base_model", ())),
         "unverified_reason": files.extras.get("tensors_unavailable"),
@@ -106,6 +109,22 @@ def token_id_facts(
 ) -> tuple[tuple[str, int], ...]:
     """Return the token ids the configs name, the mask token first when there is one."""
     return ((mask_key, mask), *tokens) if mask is not None and mask_key else tokens
+
+
+def at_path(top: FieldReader, path: str) -> tuple[FieldReader | None, str]:
+    """Return the reader of a dotted path's parent object (None when absent) and its last key."""
+    parent, _, key = path.rpartition(".")
+    return (top.child(parent) if parent else top), key
+
+
+def present(top: FieldReader, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the dotted paths among ``paths`` that hold a non-null value."""
+    out = []
+    for path in paths:
+        reader, key = at_path(top, path)
+        if reader is not None and reader.has(key):
+            out.append(path)
+    return tuple(out)
 
 
 def id_sources(top: FieldReader, keys: tuple[str, ...]) -> tuple[IdSource, ...]:
