@@ -433,3 +433,16 @@ def test_laguna_with_another_family_is_incompatible() -> None:
     """The Laguna drafter on Qwen3-8B: hidden size and vocabulary differ."""
     report = check(LAGUNA, QWEN3_8B)
     assert {"DF006", "DF007", "DF028"} <= errors(report)
+
+
+def test_dspark_block_size_counts_draft_tokens() -> None:
+    """A DSpark block of 1 is one draft token (SGLang drafts gamma + 1 positions): valid, while
+    a DFlash block of 1 leaves no draft slot (DF012)."""
+    cfg = config(DSPARK_EXPORT)
+    for key in ("block_size", "dspark_block_size"):
+        cfg.pop(key, None)
+        (cfg.get("dflash_config") or {}).pop(key, None)
+    cfg["dspark_block_size"] = 1
+    assert hits(check(cfg, QWEN36_27B), "DF012") == {}
+    cfg["dspark_block_size"] = 0
+    assert hits(check(cfg, QWEN36_27B), "DF012") == {None: Severity.ERROR}

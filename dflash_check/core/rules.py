@@ -744,8 +744,10 @@ def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
     "State block_size (in dflash_config for new drafts) as trained, e.g. 16 for -b16 drafts.",
 )
 def check_block_size(ctx: PairContext) -> Iterator[Issue]:
-    """Require a block size of at least 2."""
+    """Require a block size of at least 2 (1 for DSpark, whose block size counts draft tokens
+    only: SGLang drafts gamma + 1 positions, dspark_config.py:51-58)."""
     d = ctx.draft
+    least = 1 if d.method == "dspark" else 2
     if d.block_size is None:
         yield Issue(
             f"draft {d.name} has no block_size (neither dflash_config.block_size nor top-level); "
@@ -753,7 +755,7 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
             severity=Severity.WARNING,
             field="dflash_config.block_size",
         )
-    elif d.block_size < 2:
+    elif d.block_size < least:
         yield Issue(
             f"draft {d.name}: {d.block_size_key} is {d.block_size}; a block needs at least 2 "
             f"positions (the bonus token and one draft slot)",
@@ -1156,6 +1158,8 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     d, n = ctx.draft, ctx.num_speculative_tokens
     if n is None or d.block_size is None or d.block_size < 2:
         return  # DF012 speaks for a missing or unusable block size
+    if d.method == "dspark":
+        return  # DSpark's block size counts draft tokens; engines derive N from it
     block, most = d.block_size, d.block_size - 1
     selected = {p.name for p in ctx.profiles}
     where = f"draft {d.name} was trained with {d.block_size_key} {block}"
