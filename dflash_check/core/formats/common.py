@@ -153,3 +153,30 @@ def stated_mask_token(config: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None) -> dict[str, Any]:
+    """Return the ``DraftView`` fields that every ``dflash_config``-style format (z-lab,
+    SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
+    every id list, its layer kinds and window, vLLM's anchor switch, and the file facts."""
+    from dflash_check.core.runtimes import read_id_keys
+
+    hidden = top.integer("hidden_size", required=True)
+    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
+    anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
+    return {
+        "name": files.name,
+        "architectures": top.strings("architectures") or (),
+        "num_hidden_layers": top.integer("num_hidden_layers"),
+        "hidden_size": hidden,
+        "vocab_size": top.integer("vocab_size"),
+        "target_hidden_size": top.integer("target_hidden_size"),
+        "max_position_embeddings": top.integer("max_position_embeddings"),
+        "draft_vocab_size": top.integer("draft_vocab_size"),
+        "id_sources": id_sources(top, read_id_keys()),
+        "layer_types": top.strings("layer_types"),
+        "sliding_window": first_value((top, dflash), "sliding_window")[0]
+        or first_value((dflash,), "swa_window_size")[0],
+        "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
+        **file_fields(files),
+    }

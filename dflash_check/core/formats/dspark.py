@@ -27,15 +27,13 @@ from dflash_check.core.fields import FieldReader
 from dflash_check.core.formats.common import (
     Readers,
     at_path,
-    file_fields,
+    draft_fields,
     first_null,
     first_value,
-    id_sources,
     present,
     token_id_facts,
 )
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
-from dflash_check.core.runtimes import read_id_keys
 
 # Architecture -> the runtimes whose registries hold it (vLLM registry.py:676-697; SGLang
 # models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16).
@@ -133,17 +131,9 @@ def normalise(files: ModelFiles) -> DraftView:
         rank, rank_key = first_value((*nested, text, top), "markov_rank")
     head_type, head_type_key = first_string((*nested, text, top), "markov_head_type")
     ntl, ntl_key = first_value((top, dflash), "num_target_layers")
-    hidden = top.integer("hidden_size", required=True)
-    assert hidden is not None  # required=True guarantees it
     tokens = special_token_ids((top,))
     return DraftView(
-        name=files.name,
         method="dspark",
-        architectures=top.strings("architectures") or (),
-        num_hidden_layers=top.integer("num_hidden_layers"),
-        hidden_size=hidden,
-        vocab_size=top.integer("vocab_size"),
-        target_hidden_size=top.integer("target_hidden_size"),
         target_layer_ids=ids,
         layer_ids_key=ids_key,
         block_size=block,
@@ -151,13 +141,11 @@ def normalise(files: ModelFiles) -> DraftView:
         mask_token_id=mask,
         mask_token_key=mask_key,
         num_target_layers=ntl,
-        max_position_embeddings=top.integer("max_position_embeddings"),
         format="dspark",
         layer_ids_conversion=conversion,
         layer_ids_null_key=first_null((dflash, top), "target_layer_ids"),
         mask_null_key=first_null((*nested, top), "mask_token_id"),
         num_target_layers_key=ntl_key,
-        draft_vocab_size=top.integer("draft_vocab_size"),
         token_ids=token_id_facts(mask_key, mask, tokens),
         model_type=model_type,
         markov_rank=rank,
@@ -165,15 +153,8 @@ def normalise(files: ModelFiles) -> DraftView:
         markov_head_type=head_type,
         markov_head_type_key=head_type_key,
         markov_rank_keys=present(top, MARKOV_KEYS),
-        layer_types=top.strings("layer_types"),
-        sliding_window=first_value((top, dflash), "sliding_window")[0]
-        or first_value((dflash,), "swa_window_size")[0],
         mask_sources=mask_sources(top),
         # vLLM's DSpark speculator extends the DFlash one, which refuses a true
         # dflash_config.sample_from_anchor (DF021); DSpark's own switch is top-level.
-        sample_from_anchor_key="dflash_config.sample_from_anchor"
-        if dflash is not None and dflash.data.get("sample_from_anchor") is True
-        else None,
-        id_sources=id_sources(top, read_id_keys()),
-        **file_fields(files),
+        **draft_fields(files, top, dflash),
     )
