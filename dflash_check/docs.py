@@ -399,6 +399,9 @@ def formats_markdown() -> str:
         lines += ["", f"## {f.name}", "", f"**{f.title}**, identified by {f.identified_by}.", ""]
         lines += ["| fact | where |", "|---|---|"]
         lines += [f"| {fact} | {where} |" for fact, where in f.keys]
+        if f.architecture_runtimes:
+            lines += ["", "| architecture | runtimes that register it |", "|---|---|"]
+            lines += [f"| {a} | {', '.join(r)} |" for a, r in f.architecture_runtimes]
         lines += ["", f"*Numbering.* {f.numbering}.", "", f"*Source.* {f.source}"]
     return "\n".join(lines) + "\n"
 
@@ -413,6 +416,7 @@ def formats_json() -> str:
             "keys": dict(f.keys),
             "numbering": f.numbering,
             "runtimes": list(f.runtimes) if f.runtimes else None,
+            "architecture_runtimes": {a: list(r) for a, r in f.architecture_runtimes},
             "source": f.source,
         }
         for f in FORMATS

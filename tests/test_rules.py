@@ -111,6 +111,24 @@ def to_speculators(cfg: Config) -> Config:
     }
 
 
+def to_dspark(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation making the seed draft a Qwen3 DSpark draft with its Markov head at the
+    top level, where vLLM's model class reads it, plus top-level keys ``kv`` (None deletes)."""
+    return chain(
+        with_top(architectures=["Qwen3DSparkModel"], markov_rank=256, markov_head_type="vanilla"),
+        with_top(**kv),
+    )
+
+
+def to_laguna(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation making the seed draft a Laguna DFlash draft (draft_vocab_size equal to
+    the target's, as the loader requires), plus top-level keys ``kv`` (None deletes)."""
+    return chain(
+        with_top(architectures=["DFlashLagunaForCausalLM"], draft_vocab_size=151936),
+        with_top(**kv),
+    )
+
+
 # rule id -> (a passing case, a failing case). The passing case is a valid pair that
 # exercises the same code path near its boundary; the failing one must raise the rule.
 CASES: dict[str, tuple[Case, Case]] = {
@@ -172,6 +190,16 @@ CASES: dict[str, tuple[Case, Case]] = {
             )
         ),
     ),
+    "DF025": (Case(draft=to_dspark()), Case(draft=to_dspark(markov_rank=0))),
+    "DF026": (
+        Case(draft=to_dspark(dspark_noise_token_id=151669)),
+        Case(draft=to_dspark(dspark_noise_token_id=151670)),
+    ),
+    "DF027": (
+        Case(draft=to_dspark(draft_vocab_size=151936)),
+        Case(draft=to_dspark(draft_vocab_size=32000)),
+    ),
+    "DF028": (Case(draft=to_laguna()), Case(draft=to_laguna(draft_vocab_size=None))),
     "DF016": (
         Case(draft=to_speculators, runtime="vllm", tensors=False),
         Case(draft=to_speculators, runtime="reference", tensors=False),

@@ -46,7 +46,7 @@ def profiles_for(
         )
     if PORTABLE in runtime.split(","):
         fmt = FORMATS_BY_NAME[draft.format]
-        profiles = tuple(p for p in profiles if fmt.serves(p.name))
+        profiles = tuple(p for p in profiles if fmt.serves(p.name, draft.architectures))
     family = target.family if target is not None else None
     return tuple(on_family(p, family) for p in profiles)
 

@@ -18,9 +18,13 @@ from dflash_check.core.fields import MAX_DIMENSION, FieldReader
 from dflash_check.core.safetensors_header import TensorInfo
 from dflash_check.errors import ConfigError
 
-DraftMethod = Literal["dflash", "dflash2", "eagle3", "mtp"]
+DraftMethod = Literal["dflash", "dflash2", "dspark", "eagle3", "mtp"]
+"""``dflash2`` adds DFlash 2's convolutions and selector; ``dspark`` adds DSpark's sequential
+(Markov) head over the DFlash backbone (vLLM serves it as its own method, ``--speculative-config
+'{"method": "dspark"}'``); ``eagle3`` is an EAGLE-3 head (``formats/eagle3.py``), ``mtp`` a
+NextN checkpoint (``formats/nextn.py``)."""
 
-DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2")
+DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2", "dspark")
 """The methods whose drafts carry DFlash keys (dflash_config, mask token, block size)."""
 
 
@@ -127,7 +131,7 @@ class DraftView:
     name: str
     """The draft as the user named it."""
     method: DraftMethod
-    """``dflash`` (DFlashDraftModel) or ``dflash2`` (DFlash2DraftModel)."""
+    """``dflash`` (DFlashDraftModel), ``dflash2`` (DFlash2DraftModel) or ``dspark``."""
     architectures: tuple[str, ...]
     """``architectures`` of the config."""
     num_hidden_layers: int | None
@@ -202,6 +206,27 @@ class DraftView:
     mask_token: str | None = None
     """The mask token's text (``dflash_config.mask_token``, else top level), if stated; SGLang
     looks it up in the tokenizer (default ``<|MASK|>``)."""
+    model_type: str | None = None
+    """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
+    normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux
+    indices, ``qwen3`` routes DSparkDraftModel to Qwen3)."""
+    markov_rank: int | None = None
+    """DSpark's Markov-head rank as SGLang resolves it (``dspark_markov_rank``, the nested
+    ``dspark_config`` / ``dflash_config``, ``text_config``, then the top level)."""
+    markov_rank_key: str | None = None
+    """Where ``markov_rank`` was found."""
+    markov_head_type: str | None = None
+    """DSpark's Markov-head type (``vanilla``, ``gated``, ``rnn``), resolved like the rank."""
+    markov_head_type_key: str | None = None
+    """Where ``markov_head_type`` was found."""
+    markov_rank_keys: tuple[str, ...] = ()
+    """Every dotted key that states a Markov rank (engines read different ones: vLLM's model
+    classes only a top-level ``markov_rank`` or ``dspark_markov_rank``)."""
+    has_lm_head: bool = False
+    """Whether the header has an ``lm_head`` weight of the draft's own."""
+    mask_sources: tuple[tuple[str, int], ...] = ()
+    """Every mask token id a DSpark config states (dotted key, id): engines take them in
+    different orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
     eagle3: Eagle3Facts | None = None
     """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
     nextn_layers: tuple[int, ...] = ()

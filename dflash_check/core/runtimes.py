@@ -50,6 +50,8 @@ class IdReading:
     """Dotted path in the draft's config.json."""
     to_output: int = 0
     """``t = raw id + to_output``."""
+    draft_model_type: str | None = None
+    """Read this way only for drafts of this ``model_type`` (None: every draft)."""
 
 
 AUX_READING = -1
@@ -236,6 +238,8 @@ PROFILES: tuple[RuntimeProfile, ...] = (
             IdReading(SPECULATORS_AUX_IDS, AUX_READING),
             IdReading(EAGLE_AUX_IDS, AUX_READING),
             IdReading(NESTED_IDS),
+            # DeepSeek-V4.1 DSpark drafts state aux indices (eagle3_utils.py:125-135).
+            IdReading(DSPARK_IDS, AUX_READING, draft_model_type="deepseek_v41"),
             IdReading(DSPARK_IDS),
             IdReading(TOP_IDS),
             IdReading("dflash_config.layer_ids", AUX_READING),
@@ -657,8 +661,19 @@ def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> R
     how), or the list it reads is empty or negative (DF002 reports those).
     """
     sources = {s.key: s.ids for s in draft.id_sources}
+    # A key read one way for one draft model type (vLLM: DeepSeek-V4.1 DSpark ids are aux
+    # indices) is read that way instead of the general way.
+    specific = {
+        r.key
+        for r in profile.id_readings
+        if r.draft_model_type is not None and r.draft_model_type == draft.model_type
+    }
     for reading in profile.id_readings:
         if reading.key not in sources:
+            continue
+        if reading.draft_model_type is None and reading.key in specific:
+            continue
+        if reading.draft_model_type not in (None, draft.model_type):
             continue
         raw = sources[reading.key]
         if raw is None or not raw:

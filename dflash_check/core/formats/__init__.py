@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.core.fields import FieldReader, describe
-from dflash_check.core.formats import eagle3, nextn, specforge, speculators, zlab
+from dflash_check.core.formats import (
+    dspark,
+    eagle3,
+    laguna,
+    muse,
+    nextn,
+    specforge,
+    speculators,
+    zlab,
+)
 from dflash_check.core.model import DraftView, ModelFiles
 from dflash_check.errors import NotADraftError
 
@@ -42,10 +51,23 @@ class DraftFormat:
     """Whether a config is in this format."""
     normalise: Callable[[ModelFiles], DraftView]
     """Its normaliser."""
+    architecture_runtimes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(architecture, runtimes whose registry holds it), when engines register different
+    architectures of the format; empty when ``runtimes`` holds for all of them."""
 
-    def serves(self, runtime: str) -> bool:
-        """Return whether ``runtime`` loads drafts of this format."""
-        return self.runtimes is None or runtime in self.runtimes
+    def runtimes_for(self, architectures: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+        """Return the runtimes that load a draft of this format with these architectures
+        (None: every profile)."""
+        by_architecture = dict(self.architecture_runtimes)
+        named = {r for a in architectures for r in by_architecture.get(a, ())}
+        if not named or self.runtimes is None:
+            return self.runtimes
+        return tuple(r for r in self.runtimes if r in named)
+
+    def serves(self, runtime: str, architectures: tuple[str, ...] = ()) -> bool:
+        """Return whether ``runtime`` loads drafts of this format (with these architectures)."""
+        runtimes = self.runtimes_for(architectures)
+        return runtimes is None or runtime in runtimes
 
 
 def _architectures(config: Mapping[str, Any]) -> tuple[str, ...]:
@@ -129,6 +151,92 @@ FORMATS: tuple[DraftFormat, ...] = (
         normalise=specforge.normalise,
     ),
     DraftFormat(
+        name="dspark",
+        title="DSpark",
+        identified_by="architectures " + ", ".join(dspark.ARCHITECTURES),
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            (
+                "layer ids",
+                "top-level dspark_target_layer_ids, else dflash_config.target_layer_ids, else "
+                "top-level target_layer_ids (dspark_config.target_layer_ids is read by no engine)",
+            ),
+            (
+                "mask token",
+                "top-level dspark_noise_token_id, else mask_token_id in dspark_config, "
+                "dflash_config, text_config, then the top level",
+            ),
+            ("block size", "top-level dspark_block_size, else block_size (dflash_config, top)"),
+            (
+                "Markov head",
+                "dspark_markov_rank, else markov_rank in dspark_config, dflash_config, "
+                "text_config, top level; markov_head_type likewise",
+            ),
+            ("reduced vocabulary", "top-level draft_vocab_size (lm_head and d2t in the weights)"),
+            ("target depth", "top-level num_target_layers, else dflash_config"),
+        ),
+        numbering="DFlash layer-output ids (vLLM and SGLang add 1 on their DFlash capture path); "
+        "a deepseek_v41 draft's dspark_target_layer_ids are vLLM aux indices k = t + 1, "
+        "converted once to t = k - 1 and shown in the report",
+        runtimes=("vllm", "sglang", "trtllm"),
+        dflash_config_keys=False,
+        source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/registry.py:676-697, "
+        "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:125-135 (ids), "
+        "vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (mask), vllm/config/vllm.py:3332-3337 "
+        "(V2 runner only); sglang 0.5.23: srt/speculative/dspark_components/dspark_config.py:"
+        "206-322, srt/models/dspark.py:995; NVIDIA/TensorRT-LLM tensorrt_llm/_torch/speculative/"
+        "dspark*.py; sgl-project/SpecForge@a6b6b023 configs/*dspark*.json",
+        matches=_has_architecture(dspark.ARCHITECTURES),
+        normalise=dspark.normalise,
+        architecture_runtimes=tuple(dspark.ARCHITECTURE_RUNTIMES.items()),
+    ),
+    DraftFormat(
+        name="muse",
+        title="Muse Glimmer assistant",
+        identified_by="architectures MuseGlimmerAssistantModel",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "top-level target_layer_ids (no dflash_config)"),
+            ("mask token", "top-level mask_token_id"),
+            ("block size", "top-level block_size"),
+            ("target depth", "none (no num_target_layers)"),
+        ),
+        numbering="DFlash layer-output ids: vLLM's V2 reader adds 1 to the top-level list; SGLang "
+        "adds 1 before a Muse Glimmer target's raw hook, as its DFlash hooks do elsewhere",
+        runtimes=("vllm", "vllm-v1", "sglang"),
+        dflash_config_keys=False,
+        source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/registry.py:674-675, "
+        "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:136-140; sglang 0.5.23: "
+        "srt/models/dflash.py:1317-1324, model_runner_components/spec_aux_hidden_state.py:17-29, "
+        "254-258 (Muse remap)",
+        matches=_has_architecture(muse.ARCHITECTURES),
+        normalise=muse.normalise,
+    ),
+    DraftFormat(
+        name="laguna",
+        title="poolside Laguna DFlash",
+        identified_by="architectures DFlashLagunaForCausalLM",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            (
+                "layer ids",
+                "dflash_config.target_layer_ids (vLLM reads no other key; SGLang falls back to a "
+                "top-level list)",
+            ),
+            ("mask token", "dflash_config.mask_token_id"),
+            ("block size", "dflash_config.block_size, else top level"),
+            ("reduced vocabulary", "top-level draft_vocab_size, required, = target vocab_size"),
+            ("attention", "top-level layer_types, one uniform entry per draft layer"),
+        ),
+        numbering="DFlash layer-output ids (the runners add 1 on the dflash_config path)",
+        runtimes=("vllm", "vllm-v1", "sglang"),
+        dflash_config_keys=True,
+        source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/laguna_dflash.py:44-60, "
+        ":78-91, :238-258, registry.py:696; sglang 0.5.23: srt/models/dflash.py:1317-1324",
+        matches=_has_architecture(laguna.ARCHITECTURES),
+        normalise=laguna.normalise,
+    ),
+    DraftFormat(
         name="speculators-eagle3",
         title="speculators-format EAGLE-3 head",
         identified_by="speculators_model_type: eagle3 (or architectures Eagle3Speculator)",
@@ -190,6 +298,15 @@ FORMATS: tuple[DraftFormat, ...] = (
     ),
 )
 FORMATS_BY_NAME: dict[str, DraftFormat] = {f.name: f for f in FORMATS}
+
+
+_KNOWN_ARCHITECTURES = {
+    *zlab.ARCHITECTURES,
+    *specforge.ARCHITECTURES,
+    *dspark.ARCHITECTURES,
+    *muse.ARCHITECTURES,
+    *laguna.ARCHITECTURES,
+}
 
 
 def draft_format_of(config: Mapping[str, Any]) -> DraftFormat | None:
@@ -289,8 +406,8 @@ def normalise_draft(files: ModelFiles) -> DraftView:
     looks_like_target = top.has("num_hidden_layers") and not top.has("dflash_config")
     raise NotADraftError(
         f"{where}: not a DFlash draft or EAGLE-3 head (field 'architectures' is {shown}; expected "
-        f"one of {', '.join(sorted({*zlab.ARCHITECTURES, *specforge.ARCHITECTURES}))}, an "
-        "EAGLE-3 architecture, or speculators_model_type dflash / eagle3)",
+        f"one of {', '.join(sorted(_KNOWN_ARCHITECTURES))}, an EAGLE-3 architecture, or "
+        "speculators_model_type dflash / eagle3)",
         hint="the arguments are DRAFT then TARGET: did you swap them?"
         if looks_like_target
         else f"supported draft formats: {_supported()}",

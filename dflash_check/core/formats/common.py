@@ -47,6 +47,7 @@ class HeaderFacts:
     vocab_tensor: tuple[str, int] | None = None
     has_d2t: bool = False
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    has_lm_head: bool = False
 
 
 # Module names of DFlash 2's convolutions and candidate selector (the reference's parameter
@@ -81,6 +82,7 @@ def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
         vocab_tensor=vocab,
         has_d2t=d2t,
         dflash2_tensors=dflash2,
+        has_lm_head=any(name.endswith("lm_head.weight") for name in tensors),
     )
 
 
@@ -95,6 +97,7 @@ def file_fields(files: ModelFiles) -> dict[str, Any]:
         "vocab_tensor": header.vocab_tensor,
         "has_d2t": header.has_d2t,
         "dflash2_tensors": header.dflash2_tensors,
+        "has_lm_head": header.has_lm_head,
         "has_safetensors": files.tensors is not None,
         "base_model": tuple(files.extras.get("base_model", ())),
         "unverified_reason": files.extras.get("tensors_unavailable"),
@@ -106,6 +109,22 @@ def token_id_facts(
 ) -> tuple[tuple[str, int], ...]:
     """Return the token ids the configs name, the mask token first when there is one."""
     return ((mask_key, mask), *tokens) if mask is not None and mask_key else tokens
+
+
+def at_path(top: FieldReader, path: str) -> tuple[FieldReader | None, str]:
+    """Return the reader of a dotted path's parent object (None when absent) and its last key."""
+    parent, _, key = path.rpartition(".")
+    return (top.child(parent) if parent else top), key
+
+
+def present(top: FieldReader, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the dotted paths among ``paths`` that hold a non-null value."""
+    out = []
+    for path in paths:
+        reader, key = at_path(top, path)
+        if reader is not None and reader.has(key):
+            out.append(path)
+    return tuple(out)
 
 
 def id_sources(top: FieldReader, keys: tuple[str, ...]) -> tuple[IdSource, ...]:
@@ -134,3 +153,30 @@ def stated_mask_token(config: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None) -> dict[str, Any]:
+    """Return the ``DraftView`` fields that every ``dflash_config``-style format (z-lab,
+    SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
+    every id list, its layer kinds and window, vLLM's anchor switch, and the file facts."""
+    from dflash_check.core.runtimes import read_id_keys
+
+    hidden = top.integer("hidden_size", required=True)
+    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
+    anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
+    return {
+        "name": files.name,
+        "architectures": top.strings("architectures") or (),
+        "num_hidden_layers": top.integer("num_hidden_layers"),
+        "hidden_size": hidden,
+        "vocab_size": top.integer("vocab_size"),
+        "target_hidden_size": top.integer("target_hidden_size"),
+        "max_position_embeddings": top.integer("max_position_embeddings"),
+        "draft_vocab_size": top.integer("draft_vocab_size"),
+        "id_sources": id_sources(top, read_id_keys()),
+        "layer_types": top.strings("layer_types"),
+        "sliding_window": first_value((top, dflash), "sliding_window")[0]
+        or first_value((dflash,), "swa_window_size")[0],
+        "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
+        **file_fields(files),
+    }

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from dflash_check.core.fields import FieldReader
 from dflash_check.core.formats.common import (
-    file_fields,
+    draft_fields,
     first_null,
     first_value,
-    id_sources,
     stated_mask_token,
     token_id_facts,
 )
 from dflash_check.core.model import DraftMethod, DraftView, ModelFiles, special_token_ids
-from dflash_check.core.runtimes import read_id_keys
 
 # DFlash 2's convolution and candidate-selector keys (z-lab/dflash@07ebd93d:dflash/model.py:518,
 # :641; every engine reads them from dflash_config).
@@ -44,27 +42,16 @@ def read_dflash_config_draft(
     mask, mask_key = first_value(sources, "mask_token_id")
     # The reference and MLX read num_target_layers at the top level only.
     ntl, ntl_key = first_value((top, dflash), "num_target_layers")
-    hidden = top.integer("hidden_size", required=True)
-    assert hidden is not None  # required=True guarantees it
     tokens = special_token_ids((top,))
     dflash2 = (
         tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS)
         if method == "dflash2"
         else ()
     )
-    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
-    anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
     return DraftView(
         dflash2_keys=dflash2,
-        sample_from_anchor_key="dflash_config.sample_from_anchor" if anchor else None,
         mask_token=stated_mask_token(files.config),
-        name=files.name,
         method=method,
-        architectures=architectures,
-        num_hidden_layers=top.integer("num_hidden_layers"),
-        hidden_size=hidden,
-        vocab_size=top.integer("vocab_size"),
-        target_hidden_size=top.integer("target_hidden_size"),
         target_layer_ids=ids,
         layer_ids_key=ids_key,
         block_size=block,
@@ -72,18 +59,12 @@ def read_dflash_config_draft(
         mask_token_id=mask,
         mask_token_key=mask_key,
         num_target_layers=ntl,
-        max_position_embeddings=top.integer("max_position_embeddings"),
         format=format_name,
         layer_ids_null_key=first_null(sources, "target_layer_ids"),
         mask_null_key=first_null(sources, "mask_token_id"),
         num_target_layers_key=ntl_key,
-        draft_vocab_size=top.integer("draft_vocab_size"),
         token_ids=token_id_facts(mask_key, mask, tokens),
-        id_sources=id_sources(top, read_id_keys()),
-        layer_types=top.strings("layer_types"),
-        sliding_window=first_value((top, dflash), "sliding_window")[0]
-        or first_value((dflash,), "swa_window_size")[0],
-        **file_fields(files),
+        **draft_fields(files, top, dflash),
     )
 
 
