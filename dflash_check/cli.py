@@ -229,7 +229,7 @@ def parse_runtimes(values: list[str] | None) -> str:
     """
     import difflib
 
-    from dflash_check.core.runtimes import PORTABLE, PROFILES_BY_NAME, RUNTIME_NAMES
+    from dflash_check.core.runtimes import METHOD_PROFILES, PORTABLE, RUNTIME_NAMES
 
     names: list[str] = []
     for value in values or [PORTABLE]:
@@ -251,7 +251,10 @@ def parse_runtimes(values: list[str] | None) -> str:
         raise typer.BadParameter("no runtime given", param_hint="--runtime")
     if PORTABLE in names:
         # portable stands for every default runtime; an opt-in runner (vllm-v1) stays named.
-        opt_in = [n for n in names if n in PROFILES_BY_NAME and not PROFILES_BY_NAME[n].portable]
+        # Rows of every method count (specforge exists for EAGLE-3 only).
+        rows = [p for ps in METHOD_PROFILES.values() for p in ps]
+        opt_in = [n for n in names if not any(p.portable for p in rows if p.name == n)]
+        opt_in = [n for n in opt_in if n != PORTABLE]
         return ",".join([PORTABLE, *opt_in])
     return ",".join(names)
 
@@ -650,8 +653,19 @@ def pair(
         raise typer.Exit(exit_code(report, strict))
 
     if smoke_run:
-        from dflash_check.runtime.smoke import SmokeOptions
+        from dflash_check.runtime.smoke import SMOKE_METHODS, SmokeOptions, SmokeUnsupportedError
 
+        if report.draft.method not in SMOKE_METHODS:
+            # Refused before any weight is fetched: the bundled runtime has no EAGLE-3 head.
+            fail(
+                SmokeUnsupportedError(
+                    f"draft {draft}: a {report.draft.method} draft; the smoke run supports "
+                    "DFlash and DFlash2 drafts",
+                    hint="the static check (without --smoke-run) applies to it",
+                ),
+                json_output,
+                output,
+            )
         options = SmokeOptions(
             device=device.value,
             dtype=dtype.value,

@@ -32,13 +32,13 @@ def rules_markdown() -> str:
         "(exit 1); warnings are reported and fail only with `--strict`; info findings are notes "
         "that never change a verdict. Skip a rule with `--ignore ID`.",
         "",
-        "| id | name | severity | runtimes | checks |",
-        "|---|---|---|---|---|",
+        "| id | name | severity | drafts | runtimes | checks |",
+        "|---|---|---|---|---|---|",
     ]
     for r in RULES:
         lines.append(
             f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity.value} | "
-            f"{', '.join(r.runtimes)} | {r.title} |"
+            f"{', '.join(r.methods)} | {', '.join(r.runtimes)} | {r.title} |"
         )
     lines += [
         "",
@@ -55,7 +55,8 @@ def rules_markdown() -> str:
             "",
             f"## {r.id}",
             "",
-            f"**{r.title}** (`{r.name}`, {r.severity.value}; runtimes: {', '.join(r.runtimes)})",
+            f"**{r.title}** (`{r.name}`, {r.severity.value}; drafts: {', '.join(r.methods)}; "
+            f"runtimes: {', '.join(r.runtimes)})",
             "",
             f"*Why.* {r.why}",
             "",
@@ -189,7 +190,83 @@ def runtimes_markdown() -> str:
         "(layers 32 and 33 do not exist): incompatible everywhere. `Qwen/Qwen3-4B` has 36: "
         "compatible everywhere.",
     ]
+    lines += eagle3_markdown()
+    lines += mtp_markdown()
     return "\n".join(lines) + "\n"
+
+
+def mtp_markdown() -> list[str]:
+    """Return the MTP rows of the runtime table (``METHOD_PROFILES['mtp']``)."""
+    from dflash_check.core.runtimes import METHOD_PROFILES
+
+    lines = [
+        "",
+        "## MTP (NextN draft checkpoints)",
+        "",
+        "A NextN checkpoint (`DeepseekV3ForCausalLMNextN`, …) is the target's own MTP layer "
+        "exported as a draft: it reads no layer ids, and its hidden size, vocabulary and "
+        "`num_hidden_layers` must be the target's (DF040). Only the engines below were read.",
+        "",
+        "| runtime | what it loads | source |",
+        "|---|---|---|",
+    ]
+    for p in METHOD_PROFILES["mtp"]:
+        lines.append(f"| `{p.name}` ({p.title}) | {p.index_name} | {p.citation} |")
+    return lines
+
+
+def eagle3_markdown() -> list[str]:
+    """Return the EAGLE-3 rows of the runtime table (``METHOD_PROFILES['eagle3']``), their
+    fc sizing rules, family numbering rules and family cells, as Markdown lines."""
+    from dflash_check.core.runtimes import EAGLE3_CELLS, EAGLE3_PROFILES, NUMBERINGS
+    from dflash_check.core.runtimes_eagle3 import AUX_COUNTS
+
+    lines = [
+        "",
+        "## EAGLE-3",
+        "",
+        "An EAGLE-3 head's ids sit under up to three keys, each numbered its own way, and every "
+        "runtime reads its own subset: a key marked *(aux)* is read as capture points (`k` = "
+        "`hidden_states[k]`, the output of layer `k-1`), the others as layer outputs `t` "
+        "(`hidden_states[t+1]`). The report shows, per runtime, the key read, the list as "
+        "written and the `hidden_states` it feeds; a runtime that reads none of its keys uses "
+        "its default. vLLM's `(2, N//2, N-3)` capture points and SpecForge's / TensorRT-LLM's "
+        "`(1, N//2-1, N-4)` layer outputs name the same tensors. `specforge` (a training "
+        "framework) and `vllm-v1` are checked only when named.",
+        "",
+        "| runtime | ids read from, in order | valid layer outputs `t` | without ids | fc sized "
+        "for | in `portable` | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in EAGLE3_PROFILES:
+        keys = (
+            ", ".join(
+                f"`{r.key}`" + (" *(aux)*" if r.to_output == AUX_READING else "")
+                for r in p.id_readings
+            )
+            or "none"
+        )
+        count = AUX_COUNTS[p.aux_count].title if p.aux_count else "—"
+        lines.append(
+            f"| `{p.name}` ({p.title}) | {keys} | `{p.min_id}..N-{p.max_id_from_end}` | "
+            f"{p.without_ids} | {count} | {'yes' if p.portable else 'no'} | {p.citation} |"
+        )
+    lines += ["", "fc sizing rules:", ""]
+    lines += [f"- `{a.name}`: {a.title} ({a.citation})" for a in AUX_COUNTS.values()]
+    lines += ["", "Per-family numbering of explicit ids (SGLang's capture hooks):", ""]
+    lines += [f"- `{n.name}`: {n.title}" for n in NUMBERINGS.values()]
+    lines += ["", "Family cells of the EAGLE-3 rows:", ""]
+    for c in EAGLE3_CELLS:
+        what = [
+            f"no capture: {c.cannot_capture}" if c.cannot_capture else "",
+            f"ids up to N-{c.max_id_from_end}" if c.max_id_from_end is not None else "",
+            f"smallest id {c.min_id}" if c.min_id is not None else "",
+            f"numbering `{c.numbering}`" if c.numbering else "",
+        ]
+        text = "; ".join(w for w in what if w) or "general convention verified"
+        fams = ", ".join(f"`{f}`" for f in c.families)
+        lines.append(f"- `{c.runtime}` on {fams}: {text} ({c.citation})")
+    return lines
 
 
 def family_matrix_markdown() -> list[str]:
@@ -265,7 +342,23 @@ def runtimes_json() -> str:
         }
         for p in PROFILES
     ]
-    return json.dumps({"schema_version": 1, "runtimes": data}, indent=2) + "\n"
+    from dflash_check.core.runtimes import EAGLE3_PROFILES
+
+    eagle3 = [
+        {
+            "name": p.name,
+            "title": p.title,
+            "id_readings": [{"key": r.key, "to_output": r.to_output} for r in p.id_readings],
+            "valid_ids": f"{p.min_id}..N-{p.max_id_from_end}",
+            "without_ids": p.without_ids,
+            "aux_count": p.aux_count,
+            "portable": p.portable,
+            "out_of_range": p.out_of_range,
+            "citation": p.citation,
+        }
+        for p in EAGLE3_PROFILES
+    ]
+    return json.dumps({"schema_version": 1, "runtimes": data, "eagle3": eagle3}, indent=2) + "\n"
 
 
 def runtimes_text(width: int) -> str:

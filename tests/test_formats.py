@@ -255,11 +255,16 @@ def test_specforge_mla_draft_is_a_dflash_draft() -> None:
 @pytest.mark.parametrize(
     ("cfg", "needle"),
     [
-        ({"architectures": ["LlamaForCausalLMEagle3"], "draft_vocab_size": 32000}, "EAGLE-3 head"),
-        ({"architectures": ["LlamaForCausalLM"], "eagle_config": {}}, "EAGLE-3 head"),
-        ({"speculators_model_type": "eagle3", "architectures": ["Eagle3Speculator"]}, "EAGLE-3"),
+        ({"architectures": ["PEagleDraftModel"], "draft_vocab_size": 32000}, "P-EAGLE"),
+        ({"speculators_model_type": "peagle"}, "P-EAGLE"),
+        ({"architectures": ["DeepSeekMTPModel"]}, "MTP (multi-token"),
+        ({"architectures": ["EagleLlamaForCausalLM"]}, "EAGLE-1/2"),
+        (
+            {"architectures": ["Llama"], "eagle_config": {"use_aux_hidden_state": False}},
+            "EAGLE-1/2",
+        ),
         ({"speculators_model_type": "medusa"}, 'speculators_model_type is string "medusa"'),
-        ({"architectures": ["MysteryDraft"]}, "not a DFlash draft"),
+        ({"architectures": ["MysteryDraft"]}, "not a DFlash draft or EAGLE-3 head"),
     ],
 )
 def test_unknown_formats_name_what_was_found(cfg: dict[str, Any], needle: str) -> None:

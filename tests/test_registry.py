@@ -67,7 +67,11 @@ def test_flipped_expect_fails_naming_pair_and_line(hub: LoopbackHub, tmp_path: P
     )
     assert flipped != text
     (tmp_path / "pairs.yaml").write_text(flipped)
-    line = next(s.line for s in load_pairs(tmp_path / "pairs.yaml") if s.target == "Qwen/Qwen3-8B")
+    line = next(
+        s.line
+        for s in load_pairs(tmp_path / "pairs.yaml")
+        if s.target == "Qwen/Qwen3-8B" and s.draft == "z-lab/Qwen3-8B-DFlash-b16"
+    )
     proc = registry(hub, tmp_path / "home", "pairs.yaml", cwd=tmp_path)
     assert proc.returncode == 1
     (row,) = [r for r in proc.stdout.splitlines() if r.startswith("✗ ")]

@@ -270,8 +270,8 @@ def run_case(case: Case) -> CheckReport:
 
 
 def test_every_rule_has_cases() -> None:
-    """A new rule without cases fails here."""
-    assert set(CASES) == set(RULES_BY_ID)
+    """A new rule without cases fails here (EAGLE-3's and MTP's: test_eagle3.py, test_mtp.py)."""
+    assert set(CASES) == {r for r, rule in RULES_BY_ID.items() if "dflash" in rule.methods}
 
 
 @pytest.mark.parametrize("rule_id", sorted(CASES))

@@ -17,11 +17,13 @@ from dflash_check.core.rules import RULES, PairContext, name_relation
 from dflash_check.core.runtimes import (
     PORTABLE,
     RuntimeProfile,
+    method_rows,
     on_family,
     resolve_ids,
     select_profiles,
 )
 from dflash_check.core.tokenizers import TokenizerComparison
+from dflash_check.errors import ConfigError
 
 
 def profiles_for(
@@ -31,6 +33,17 @@ def profiles_for(
     selection, and for ``portable`` only the runtimes that load the draft's format (a runtime
     named explicitly is kept, and DF016 says why it cannot load the draft)."""
     profiles = select_profiles(runtime, draft.method)
+    rows = {p.name for p in method_rows(draft.method)}
+    foreign = [n for n in runtime.split(",") if n != PORTABLE and n not in rows]
+    if foreign:
+        # A runtime with no row for this method (the z-lab reference for an EAGLE-3 head,
+        # SpecForge's EAGLE-3 reading for a DFlash draft) cannot be judged, only refused.
+        kind = "EAGLE-3 heads" if draft.method == "eagle3" else "DFlash drafts"
+        raise ConfigError(
+            f"draft {draft.name}: runtime {', '.join(foreign)} has no reading of {kind} in "
+            f"this tool's table",
+            hint=f"runtimes for {kind}: {', '.join(sorted(rows))} (or portable)",
+        )
     if PORTABLE in runtime.split(","):
         fmt = FORMATS_BY_NAME[draft.format]
         profiles = tuple(p for p in profiles if fmt.serves(p.name, draft.architectures))
@@ -40,6 +53,15 @@ def profiles_for(
 
 def rules_not_checked(draft: DraftView) -> tuple[NotChecked, ...]:
     """Return the rules the available files could not settle."""
+    if draft.method == "eagle3":
+        if draft.fc_weight_shape is not None:
+            return ()
+        reason = (
+            "no fc.weight tensor in the safetensors header"
+            if draft.has_safetensors
+            else draft.unverified_reason or "no safetensors header"
+        )
+        return (NotChecked("DF034", f"fc width: {reason}"),)
     if draft.fc_weight_shape is not None or not draft.target_layer_ids:
         return ()
     reason = (
@@ -148,7 +170,7 @@ def check_views(
             model=issue.model,
         )
         for r in RULES
-        if r.id not in ignore
+        if r.id not in ignore and draft.method in r.methods
         for issue in r.check(ctx)
     ]
     return CheckReport(

@@ -8,6 +8,7 @@ rules compare like with like and messages can name the exact field.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,10 +18,36 @@ from dflash_check.core.fields import MAX_DIMENSION, FieldReader
 from dflash_check.core.safetensors_header import TensorInfo
 from dflash_check.errors import ConfigError
 
-DraftMethod = Literal["dflash", "dflash2", "dspark"]
+DraftMethod = Literal["dflash", "dflash2", "dspark", "eagle3", "mtp"]
 """``dflash2`` adds DFlash 2's convolutions and selector; ``dspark`` adds DSpark's sequential
 (Markov) head over the DFlash backbone (vLLM serves it as its own method, ``--speculative-config
-'{"method": "dspark"}'``)."""
+'{"method": "dspark"}'``); ``eagle3`` is an EAGLE-3 head (``formats/eagle3.py``), ``mtp`` a
+NextN checkpoint (``formats/nextn.py``)."""
+
+DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2", "dspark")
+"""The methods whose drafts carry DFlash keys (dflash_config, mask token, block size)."""
+
+
+@dataclass(frozen=True)
+class Eagle3Facts:
+    """What an EAGLE-3 head states beyond the DFlash facts: the keys its runtimes size it by."""
+
+    num_aux_hidden_states: int | None = None
+    """``num_aux_hidden_states``: vLLM sizes fc by it before any id list."""
+    num_aux_layers: int | None = None
+    """``num_aux_layers``: vLLM's Qwen3 EAGLE-3 model sizes fc by it first."""
+    d2t: tuple[str, tuple[int, ...]] | None = None
+    """(dtype, shape) of the ``d2t`` draft-to-target id map in the header."""
+    t2d: tuple[str, tuple[int, ...]] | None = None
+    """(dtype, shape) of the ``t2d`` target-to-draft mask in the header."""
+    lm_head_rows: int | None = None
+    """Rows of the head's own ``lm_head.weight`` (its draft vocabulary), from the header."""
+    rope: tuple[tuple[str, str], ...] = ()
+    """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` as the head states them."""
+    layer_model_type: str | None = None
+    """``model_type`` of the head's decoder layer (speculators: ``transformer_layer_config``)."""
+    use_aux_hidden_state: bool = True
+    """``eagle_config.use_aux_hidden_state``: False makes it an EAGLE-1/2-style head."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +120,8 @@ class TargetView:
     lm_head_quantization: str | None = None
     """How ``quantization_config`` quantises the LM head when it names it (e.g. ``modelopt
     W4A16_NVFP4``); None for a dense head or one the config does not name."""
+    rope: tuple[tuple[str, str], ...] = ()
+    """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +227,11 @@ class DraftView:
     mask_sources: tuple[tuple[str, int], ...] = ()
     """Every mask token id a DSpark config states (dotted key, id): engines take them in
     different orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
+    eagle3: Eagle3Facts | None = None
+    """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
+    nextn_layers: tuple[int, ...] = ()
+    """Decoder-layer indices a NextN checkpoint's weights carry (its MTP layer sits at the
+    target's N), from the header."""
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
@@ -237,7 +271,7 @@ def normalise_target(files: ModelFiles) -> TargetView:
     found = draft_format_of(files.config)
     if found is not None:
         raise ConfigError(
-            f"{files.who}: {files.config_location}: this is a DFlash draft "
+            f"{files.who}: {files.config_location}: this is a draft "
             f"({found.title}: {', '.join(architectures) or 'no architectures'}), not a target "
             "model",
             hint="the arguments are DRAFT then TARGET: did you swap them?",
@@ -264,6 +298,7 @@ def normalise_target(files: ModelFiles) -> TargetView:
         max_position_embeddings=text.integer("max_position_embeddings")
         or (top.integer("max_position_embeddings") if nested else None),
         token_ids=special_token_ids((text, top) if nested else (top,)),
+        rope=rope_facts(text),
         lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
     )
 
@@ -303,6 +338,19 @@ def lm_head_quantization(readers: tuple[FieldReader, ...]) -> str | None:
                     detail = f" {bits}-bit {kind} weights" if bits and isinstance(kind, str) else ""
                     return f"{method}{detail}"
     return None
+
+
+ROPE_KEYS = ("rope_theta", "rope_scaling")
+"""The keys that shape rotary embeddings; a head that reuses the target's positions must agree."""
+
+
+def rope_facts(reader: FieldReader) -> tuple[tuple[str, str], ...]:
+    """Return (key, canonical JSON) for each rope key a config states, for comparison."""
+    out = []
+    for key in ROPE_KEYS:
+        if key in reader.data and reader.data[key] is not None:
+            out.append((key, json.dumps(reader.data[key], sort_keys=True)))
+    return tuple(out)
 
 
 def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[str, int], ...]:

@@ -78,7 +78,13 @@ class LayerResolution:
     @property
     def out_of_range(self) -> tuple[int, ...]:
         """Return the ids this runtime cannot serve on this target."""
-        return tuple(t for t in self.layer_ids if t > self.max_valid_id or t < 0)
+        low = self.runtime.min_id
+        return tuple(t for t in self.layer_ids if t > self.max_valid_id or t < low)
+
+    @property
+    def hidden_states(self) -> tuple[int, ...]:
+        """Return the HF ``hidden_states`` indices fed (``t + 1`` for canonical id t)."""
+        return tuple(t + 1 for t in self.layer_ids)
 
     @property
     def missing_layers(self) -> tuple[int, ...]:

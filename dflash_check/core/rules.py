@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from dflash_check.core.formats import FORMATS_BY_NAME
-from dflash_check.core.model import DraftView, TargetView
+from dflash_check.core.model import DFLASH_METHODS, DraftView, TargetView
 from dflash_check.core.report import LayerResolution, Severity
 from dflash_check.core.runtimes import (
     PROFILES,
@@ -76,10 +76,15 @@ class Rule:
     """Runtimes whose behaviour the rule is about."""
     check: RuleCheck
     """The check itself."""
+    methods: tuple[str, ...] = DFLASH_METHODS
+    """The draft methods the rule applies to (DFlash keys mean nothing to an EAGLE-3 head)."""
 
 
 RULES: list[Rule] = []
 ALL_RUNTIMES = tuple(p.name for p in PROFILES)
+ALL_METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3", "mtp")
+"""Rules about facts every method shares (context length, named target, tokenizer, format,
+capture support)."""
 
 
 def rule(
@@ -90,11 +95,12 @@ def rule(
     why: str,
     fix: str,
     runtimes: tuple[str, ...] = ALL_RUNTIMES,
+    methods: tuple[str, ...] = DFLASH_METHODS,
 ) -> Callable[[RuleCheck], RuleCheck]:
     """Register a rule function in ``RULES`` with its metadata."""
 
     def register(check: RuleCheck) -> RuleCheck:
-        RULES.append(Rule(id, name, severity, title, why, fix, runtimes, check))
+        RULES.append(Rule(id, name, severity, title, why, fix, runtimes, check, methods))
         return check
 
     return register
@@ -773,6 +779,7 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
     "(vllm-project/vllm#48894, sgl-project/sglang#10787), or silent garbage.",
     "Cap the serving context at the draft's max_position_embeddings, or use a draft trained "
     "for the target's context length.",
+    methods=ALL_METHODS,
 )
 def check_max_positions(ctx: PairContext) -> Iterator[Issue]:
     """Warn when the draft's context is shorter than the target's."""
@@ -868,6 +875,7 @@ def name_relation(named: str, target: str) -> str:
     "nvidia/…-NVFP4) is a note.",
     "Pair the draft with the model it names, or confirm the substitute is the same weights "
     "(a quantized or re-uploaded copy).",
+    methods=ALL_METHODS,
 )
 def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     """Compare the targets the draft names with the given one."""
@@ -904,6 +912,7 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     "(common/speculative.cpp), so every engine stays silent. Identical tokenizer.json "
     "hashes settle it; otherwise the vocabularies are compared id by id.",
     "Use the target whose tokenizer the draft was trained with.",
+    methods=ALL_METHODS,
 )
 def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
     """Compare the vocabularies when both models ship one."""
@@ -930,6 +939,7 @@ def check_tokenizer(ctx: PairContext) -> Iterator[Issue]:
     "while the z-lab reference, SGLang or MLX look for dflash_config. The portable check "
     "covers the runtimes that load the draft's format (docs/formats.md).",
     "Serve the draft with a runtime that loads its format, or convert it.",
+    methods=ALL_METHODS,
 )
 def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     """Flag selected runtimes that cannot load the draft's format at all."""
@@ -958,17 +968,20 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "target-capture",
     Severity.ERROR,
     "The runtime cannot capture hidden states from this target family",
-    "A DFlash draft reads hidden states that the target's own model code must capture, and "
-    "each engine implements that per model class: vLLM through its aux-hidden-state "
+    "A DFlash draft or EAGLE-3 head reads hidden states that the target's own model code must "
+    "capture, and each engine implements that per model class: vLLM through its aux-hidden-state "
     "interface (absent for GLM-4.5/4.6 and GLM-4 MoE Lite, Gemma 3, Mixtral and Step-3.x: "
     "vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
     "SGLang through a set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, "
     "MiniMax-M2, Gemma 3, Step-3.x, Llama 4's multimodal wrapper and dense Qwen3-VL's language "
-    "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72). Without "
+    "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72), and for "
+    "an EAGLE-3 head a set_eagle3_layers_to_capture hook (absent for Laguna, MiMo-V2 and "
+    "Nemotron-H). Without "
     "it the engine refuses the pair at load, after the weights are read (docs/runtimes.md "
     "lists every family, with the engine code read).",
     "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
     "target whose model class supports hidden-state capture.",
+    methods=ALL_METHODS,
 )
 def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
     """Flag the runtimes whose model code for this target family has no capture hook."""
@@ -1721,8 +1734,15 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
 
 # Rule modules that register into RULES; imported here, after the decorator and the pair
 # rules exist, so that RULES is complete before anything reads it.
-from dflash_check.core import rules_draft, rules_target  # noqa: E402,F401
+from dflash_check.core import (  # noqa: E402,F401
+    rules_draft,
+    rules_eagle3,
+    rules_mtp,
+    rules_target,
+)
 
+# Modules register in import order; the table (reports, SARIF, docs) is in id order.
+RULES.sort(key=lambda r: r.id)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}
 
 

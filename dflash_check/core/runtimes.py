@@ -87,11 +87,18 @@ def _three_default(n: int, draft: DraftView) -> tuple[int, ...] | None:
     return (1, n // 2 - 1, n - 4)
 
 
+def _three_refusing_small(n: int, draft: DraftView) -> tuple[int, ...] | None:
+    """TensorRT-LLM's ``(1, N//2-1, N-4)``, which it refuses to compute for ``N <= 5``:
+    'Not enough hidden layers for default EAGLE3 capture'."""
+    return None if n <= 5 else _three_default(n, draft)
+
+
 # What a runtime captures when it finds no ids under its keys, keyed by the name profiles use.
 DEFAULT_IDS: Mapping[str, Callable[[int, DraftView], tuple[int, ...] | None]] = {
     "zlab": _zlab_default,
     "zlab-target": _zlab_on_target,
     "three": _three_default,
+    "three-trt": _three_refusing_small,
 }
 
 
@@ -155,6 +162,13 @@ class RuntimeProfile:
     """Draft methods the runtime refuses at load, with the engine's message."""
     engine: str | None = None
     """The engine whose model code captures (its ``FAMILY_CELLS`` rows); None: ``name``."""
+    min_id: int = 0
+    """Smallest layer-output id it captures (-1: the embeddings, vLLM's aux 0; EAGLE-3)."""
+    aux_count: str | None = None
+    """The ``AUX_COUNTS`` rule by which it sizes an EAGLE-3 head's fc (None: DFlash rows)."""
+    numbering: str | None = None
+    """A ``NUMBERINGS`` rule that overrides ``to_output`` per list (SGLang's EAGLE-3 hooks on
+    some families), None: the readings' own numbering."""
 
     @property
     def engine_name(self) -> str:
@@ -371,6 +385,8 @@ class FamilyCell:
     id_readings: tuple[IdReading, ...] | None = None
     cannot_capture: str | None = None
     """The engine's own failure message when the family has no capture hook."""
+    min_id: int | None = None
+    numbering: str | None = None
 
 
 _VLLM = "vllm-project/vllm@c2057261:vllm/model_executor/models/"
@@ -545,30 +561,47 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
 )
 
 
-def cell_for(runtime: str, family: str | None) -> FamilyCell | None:
-    """Return the cell of engine ``runtime`` on ``family``, if the table has one."""
+def cell_for(runtime: str, family: str | None, method: str = "dflash") -> FamilyCell | None:
+    """Return the cell of engine ``runtime`` on ``family`` for ``method``, if there is one
+    (each method has its own table: SGLang's EAGLE-3 hooks are not its DFlash hooks)."""
     if family is None:
         return None
-    return next((c for c in FAMILY_CELLS if c.runtime == runtime and family in c.families), None)
+    cells = CELLS_BY_METHOD.get(method, FAMILY_CELLS)
+    return next((c for c in cells if c.runtime == runtime and family in c.families), None)
 
 
 def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
     """Return ``profile`` as it behaves on a target of ``family`` (None: unknown family)."""
     if profile.family_independent:
         return replace(profile, family=family, cell_citation=profile.citation)
-    cell = cell_for(profile.engine_name, family)
+    cell = cell_for(profile.engine_name, family, profile.method)
     if cell is None:
         return replace(profile, family=family)
+    keys = ("index_name", "shift", "max_id_from_end", "id_readings", "cannot_capture")
     overrides = {
         key: value
-        for key in ("index_name", "shift", "max_id_from_end", "id_readings", "cannot_capture")
+        for key in (*keys, "min_id", "numbering")
         if (value := getattr(cell, key)) is not None
     }
     return replace(profile, family=family, cell_citation=cell.citation, **overrides)
 
 
-METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {"dflash": PROFILES}
+# EAGLE-3's rows and cells live in their own module, which needs the classes above.
+from dflash_check.core.runtimes_eagle3 import (  # noqa: E402
+    EAGLE3_CELLS,
+    EAGLE3_PROFILES,
+    NUMBERINGS,
+)
+from dflash_check.core.runtimes_mtp import MTP_PROFILES  # noqa: E402
+
+METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {
+    "dflash": PROFILES,
+    "eagle3": EAGLE3_PROFILES,
+    "mtp": MTP_PROFILES,
+}
 """Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark)."""
+CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}
+"""Each method's family cells, where they differ from DFlash's ``FAMILY_CELLS``."""
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
 RUNTIME_NAMES: tuple[str, ...] = (
     PORTABLE,
@@ -653,7 +686,10 @@ def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> R
             continue  # vLLM: the first non-empty list wins
         if any(t < 0 for t in raw):
             return None
-        return ResolvedIds(reading.key, raw, tuple(t + reading.to_output for t in raw))
+        shift = reading.to_output
+        if profile.numbering is not None:
+            shift = NUMBERINGS[profile.numbering].to_output(shift, raw, num_layers)
+        return ResolvedIds(reading.key, raw, tuple(t + shift for t in raw))
     guess = DEFAULT_IDS[profile.default_ids](num_layers, draft) if profile.default_ids else None
     if guess is None:
         return None

@@ -175,8 +175,12 @@ def answer(report: CheckReport) -> tuple[str, list[str]]:
     verb = "works" if report.verdict.value == "compatible" else "does not work"
     where = "on every runtime" if report.runtime == PORTABLE else f"on {runtime_text(report)}"
     lines = [f"draft {d.name} {verb} with target {t.name} {where}."]
-    sentence = layer_sentence(report)
-    if sentence is not None:
+    # An EAGLE-3 head has no list shared by every runtime: each one's is in the feeds block.
+    sentence = layer_sentence(report) if d.method != "eagle3" else None
+    if d.method == "eagle3":
+        if d.target_layer_ids is None:
+            lines.append("The head states no layer ids; each runtime guesses.")
+    elif sentence is not None:
         lines.append(sentence[0].upper() + sentence[1:])
     elif d.target_layer_ids is not None:
         lines.append(f"Draft target_layer_ids {fmt_ids(list(d.target_layer_ids))}.")

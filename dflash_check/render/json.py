@@ -21,6 +21,22 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
             data[key] = list(data[key])
     data["token_ids"] = {key: i for key, i in d.token_ids}
     data["vocab_tensor"] = list(d.vocab_tensor) if d.vocab_tensor else None
+    # Every id key as the config states it (EAGLE-3 heads may state several).
+    data["id_sources"] = [
+        {"key": s.key, "ids": None if s.ids is None else list(s.ids)} for s in d.id_sources
+    ]
+    if d.eagle3 is not None:
+        e = d.eagle3
+        data["eagle3"] = {
+            "num_aux_hidden_states": e.num_aux_hidden_states,
+            "num_aux_layers": e.num_aux_layers,
+            "d2t": None if e.d2t is None else {"dtype": e.d2t[0], "shape": list(e.d2t[1])},
+            "t2d": None if e.t2d is None else {"dtype": e.t2d[0], "shape": list(e.t2d[1])},
+            "lm_head_rows": e.lm_head_rows,
+            "rope": dict(e.rope),
+            "layer_model_type": e.layer_model_type,
+            "use_aux_hidden_state": e.use_aux_hidden_state,
+        }
     return data
 
 
@@ -29,6 +45,7 @@ def target_dict(t: TargetView) -> dict[str, Any]:
     data = asdict(t)
     data["architectures"] = list(data["architectures"])
     data["token_ids"] = {key: i for key, i in t.token_ids}
+    data["rope"] = dict(t.rope)
     return data
 
 
@@ -58,6 +75,8 @@ def resolution_dict(r: LayerResolution) -> dict[str, Any]:
         "layers_needed": r.layers_needed,
         "layers_present": r.layers_present,
         "out_of_range": list(r.out_of_range),
+        # The HF hidden_states indices the runtime feeds (t + 1 for layer output t).
+        "hidden_states": list(r.hidden_states),
     }
 
 

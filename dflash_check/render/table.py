@@ -76,6 +76,15 @@ def model_rows(report: CheckReport) -> list[tuple[str, str, str]]:
         ("mask_token_id", f"{_opt(d.mask_token_id)} ({_opt(d.mask_token_key)})", ""),
         ("fc.weight", fc, ""),
     ]
+    if d.method == "eagle3":
+        # No block or mask; the raw lists under each key and the reduced vocabulary instead.
+        sources = "; ".join(f"{src.key} {_opt(src.ids)}" for src in d.id_sources) or "none"
+        rows[5:8] = [
+            ("layer id keys", sources, ""),
+            ("draft vocab", _opt(d.draft_vocab_size), ""),
+            ("target hidden", _opt(d.target_hidden_size), str(t.hidden_size)),
+        ]
+        rows[1] = ("layers", _opt(d.num_hidden_layers), f"{t.num_hidden_layers} ({t.layers_key})")
     if report.draft_revision or report.target_revision:
         rows.append(("revision", _opt(report.draft_revision), _opt(report.target_revision)))
     return rows
@@ -384,8 +393,38 @@ def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int)
     return out
 
 
+def feeds_lines(report: CheckReport, width: int) -> list[Text]:
+    """Return, for an EAGLE-3 head, the tensors each runtime feeds it: the key it reads and
+    the raw list (or its default), the numbering, and the HF ``hidden_states`` indices."""
+    if report.draft.method != "eagle3":
+        return []
+    out = [Text("tensors each runtime feeds the head (HF hidden_states[k]):", style="bold")]
+    name_width = max((len(p.name) for p in report.profiles), default=0)
+    by_name = {r.runtime.name: r for r in report.resolutions}
+    for p in report.profiles:
+        res = by_name.get(p.name)
+        verdict = report.runtime_verdict(p.name)
+        if res is None:
+            text = f"{p.name:<{name_width}}  no key it reads is present, and {p.without_ids}"
+        else:
+            fed = [k + 1 for k in res.layer_ids]
+            if res.guessed:
+                how = f"default {fmt_ids(res.capture_indices)}"
+            else:
+                step = fed[0] - res.raw_ids[0] if res.raw_ids else 0
+                how = f"{res.key} {fmt_ids(res.raw_ids)} " + ("raw" if step == 0 else f"{step:+d}")
+            text = f"{p.name:<{name_width}}  {how} → hidden_states{fmt_ids(fed)}"
+        lines = [Text(line) for line in wrap(f"{text}  {verdict.value}", width, "  ", "    ")]
+        lines[-1].stylize(VERDICT_STYLE[verdict], len(lines[-1]) - len(verdict.value))
+        out += lines
+    return out
+
+
 def verbose_parts(report: CheckReport, width: int) -> list[RenderableType]:
     """Return the full tables of ``--verbose``: models side by side, per-runtime resolution."""
+    if report.draft.method == "eagle3":
+        # The per-runtime feeds block (always printed) is the EAGLE-3 layer picture.
+        return [models_table(report, width)]
     parts: list[RenderableType] = [
         models_table(report, width),
         Text(""),
@@ -408,6 +447,9 @@ def render_table(report: CheckReport, width: int = 80, verbose: bool = False) ->
     if verbose:
         parts += [*verbose_parts(report, width), Text("")]
     parts += answer_lines(report, diags, width)
+    feeds = feeds_lines(report, width)
+    if feeds:
+        parts += [Text(""), *feeds]
     for diag in diags:
         parts += [Text(""), *diagnostic_block(report, diag, width)]
     # The identity evidence is in --verbose: its disagreements are findings already.

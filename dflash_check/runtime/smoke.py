@@ -15,6 +15,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any, TypeVar
 
+from dflash_check.core.model import DFLASH_METHODS
 from dflash_check.core.smoke_report import LayerRollback, SmokeCase, SmokeReport
 from dflash_check.errors import CheckError, ConfigError, MissingExtraError
 from dflash_check.hub.interface import ModelRef
@@ -47,6 +48,12 @@ SNAPSHOT_PATTERNS = [
     "merges.txt",
     "tokenizer.model",
 ]
+
+
+SMOKE_METHODS: tuple[str, ...] = DFLASH_METHODS
+"""The draft methods the bundled runtime (``runtime/draft_model.py``) attempts: those with the
+DFlash backbone (it refuses what it cannot build itself); EAGLE-3 heads and NextN checkpoints
+are refused before anything is fetched."""
 
 
 class SmokeUnsupportedError(CheckError):

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.core.fields import FieldReader, describe
-from dflash_check.core.formats import dspark, laguna, muse, specforge, speculators, zlab
+from dflash_check.core.formats import (
+    dspark,
+    eagle3,
+    laguna,
+    muse,
+    nextn,
+    specforge,
+    speculators,
+    zlab,
+)
 from dflash_check.core.model import DraftView, ModelFiles
 from dflash_check.errors import NotADraftError
 
@@ -227,6 +236,66 @@ FORMATS: tuple[DraftFormat, ...] = (
         matches=_has_architecture(laguna.ARCHITECTURES),
         normalise=laguna.normalise,
     ),
+    DraftFormat(
+        name="speculators-eagle3",
+        title="speculators-format EAGLE-3 head",
+        identified_by="speculators_model_type: eagle3 (or architectures Eagle3Speculator)",
+        keys=(
+            ("dimensions", "transformer_layer_config: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "top-level eagle_aux_hidden_state_layer_ids (vLLM aux numbering)"),
+            ("reduced vocabulary", "top-level draft_vocab_size (d2t / t2d tensors)"),
+            ("target width", "top-level target_hidden_size (null: the verifier's)"),
+            ("verifier", "speculators_config.verifier.name_or_path"),
+        ),
+        numbering="vLLM aux indices k (hidden_states[k]); as canonical ids t = k - 1",
+        runtimes=("vllm", "vllm-v1", "llamacpp"),
+        dflash_config_keys=False,
+        source="vllm-project/vllm@4ba787ec:vllm/transformers_utils/configs/speculators/"
+        "algos.py:15-50; ggml-org/llama.cpp@0274f0fc:conversion/llama.py (Eagle3Speculator)",
+        matches=eagle3.matches_speculators,
+        normalise=eagle3.normalise_speculators,
+    ),
+    DraftFormat(
+        name="eagle3",
+        title="EAGLE-3 head",
+        identified_by="architectures LlamaForCausalLMEagle3, Qwen3MoeForCausalLMEagle3, "
+        "DeepseekV3ForCausalLMEagle3, Eagle3* …, or SpecForge's nested eagle_config",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            (
+                "layer ids",
+                "eagle_config.eagle_aux_hidden_state_layer_ids (layer outputs), top-level "
+                "eagle_aux_hidden_state_layer_ids (vLLM aux), legacy eagle_config.layer_ids",
+            ),
+            ("reduced vocabulary", "top-level draft_vocab_size (d2t / t2d tensors)"),
+            ("target width", "top-level target_hidden_size (default: hidden_size)"),
+        ),
+        numbering="nested ids are layer outputs t (SGLang captures t + 1); top-level and "
+        "legacy ids are vLLM aux indices k = t + 1; each runtime's reading is in the runtime "
+        "table",
+        runtimes=("vllm", "vllm-v1", "sglang", "trtllm", "llamacpp", "specforge"),
+        dflash_config_keys=False,
+        source="sgl-project/SpecForge@a6b6b023:specforge/algorithms/model_providers.py:188-211, "
+        "configs/*-eagle3.json",
+        matches=eagle3.matches,
+        normalise=eagle3.normalise,
+    ),
+    DraftFormat(
+        name="nextn",
+        title="NextN (MTP) draft checkpoint",
+        identified_by="architectures *ForCausalLMNextN (DeepseekV3ForCausalLMNextN, …)",
+        keys=(
+            ("dimensions", "the target's: hidden_size, vocab_size, num_hidden_layers"),
+            ("MTP layer", "weights under model.layers.{N} (header)"),
+        ),
+        numbering="no layer ids: the MTP layer reads the target's last hidden state",
+        runtimes=("sglang",),
+        dflash_config_keys=False,
+        source="sgl-project/sglang python/sglang/srt/models/deepseek_nextn.py "
+        "(DeepseekV3ForCausalLMNextN)",
+        matches=nextn.matches,
+        normalise=nextn.normalise,
+    ),
 )
 FORMATS_BY_NAME: dict[str, DraftFormat] = {f.name: f for f in FORMATS}
 
@@ -245,14 +314,64 @@ def draft_format_of(config: Mapping[str, Any]) -> DraftFormat | None:
     return next((f for f in FORMATS if f.matches(config)), None)
 
 
-def _is_eagle3(config: Mapping[str, Any]) -> bool:
-    """Recognise an EAGLE-3 head: its architecture, its nested config or its speculators type."""
-    return (
-        any("eagle3" in a.lower() for a in _architectures(config))
-        or config.get("speculators_model_type") == "eagle3"
-        or isinstance(config.get("eagle_config"), dict)
-        or "eagle_aux_hidden_state_layer_ids" in config
-    )
+@dataclass(frozen=True)
+class OtherMethod:
+    """A speculative method the tool recognises but cannot check yet."""
+
+    name: str
+    title: str
+    identified_by: str
+    matches: Callable[[Mapping[str, Any]], bool]
+
+
+def _arch_contains(*needles: str) -> Callable[[Mapping[str, Any]], bool]:
+    def matches(config: Mapping[str, Any]) -> bool:
+        return any(n in a.lower() for a in _architectures(config) for n in needles)
+
+    return matches
+
+
+def _speculators_type(*kinds: str) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda config: config.get("speculators_model_type") in kinds
+
+
+# Checked before the formats, in order: P-EAGLE heads carry EAGLE-3 keys and names, so they
+# must not be read as EAGLE-3; EAGLE-1/2 heads have an eagle_config without aux states.
+OTHER_METHODS: tuple[OtherMethod, ...] = (
+    OtherMethod(
+        "peagle",
+        "P-EAGLE (parallel-drafting EAGLE)",
+        "architectures PEagleDraftModel / Peagle*, speculators_model_type peagle",
+        lambda c: _arch_contains("peagle")(c) or _speculators_type("peagle")(c),
+    ),
+    OtherMethod(
+        "mtp",
+        "MTP (multi-token prediction layers other than a NextN checkpoint)",
+        "architectures *MTP*, speculators_model_type mtp",
+        lambda c: (
+            (_arch_contains("mtp")(c) and not nextn.matches(c)) or _speculators_type("mtp")(c)
+        ),
+    ),
+    OtherMethod(
+        "eagle",
+        "EAGLE-1/2",
+        "architectures Eagle* (not Eagle3), speculators_model_type eagle, or an eagle_config "
+        "with use_aux_hidden_state false",
+        lambda c: (
+            _speculators_type("eagle")(c)
+            or any("eagle" in a.lower() and "eagle3" not in a.lower() for a in _architectures(c))
+            or (
+                isinstance(c.get("eagle_config"), dict)
+                and c["eagle_config"].get("use_aux_hidden_state", True) is False
+            )
+        ),
+    ),
+)
+
+
+def other_method_of(config: Mapping[str, Any]) -> OtherMethod | None:
+    """Return the unsupported method a draft config uses, if it is one the tool names."""
+    return next((m for m in OTHER_METHODS if m.matches(config)), None)
 
 
 def _supported() -> str:
@@ -263,31 +382,32 @@ def _supported() -> str:
 def normalise_draft(files: ModelFiles) -> DraftView:
     """Build the draft view with its format's normaliser, or raise ``NotADraftError``."""
     config = files.config
-    found = draft_format_of(config)
+    other = other_method_of(config)
+    found = draft_format_of(config) if other is None else None
     if found is not None:
         return found.normalise(files)
     top = FieldReader(files.who, files.config_location, config)
     where = f"{files.who}: {files.config_location}"
     architectures = top.strings("architectures") or ()
     shown = ", ".join(architectures) if architectures else "none"
-    if _is_eagle3(config):
+    if other is not None:
         raise NotADraftError(
-            f"{where}: an EAGLE-3 head (architectures {shown}), not a DFlash draft; "
-            "this version checks DFlash drafts only",
+            f"{where}: a {other.title} draft (architectures {shown}); this version checks "
+            "DFlash, DFlash 2 and EAGLE-3 drafts, not this method yet",
             hint=f"supported draft formats: {_supported()}",
         )
     kind = config.get("speculators_model_type")
     if kind is not None:
         raise NotADraftError(
             f"{where}: speculators_model_type is {describe(kind)}; only "
-            f"{speculators.MODEL_TYPE!r} (DFlash) is supported",
+            f"{speculators.MODEL_TYPE!r} (DFlash) and {eagle3.SPECULATORS_TYPE!r} are supported",
             hint=f"supported draft formats: {_supported()}",
         )
     looks_like_target = top.has("num_hidden_layers") and not top.has("dflash_config")
     raise NotADraftError(
-        f"{where}: not a DFlash draft (field 'architectures' is {shown}; expected one of "
-        f"{', '.join(sorted(_KNOWN_ARCHITECTURES))}, or "
-        "speculators_model_type dflash)",
+        f"{where}: not a DFlash draft or EAGLE-3 head (field 'architectures' is {shown}; expected "
+        f"one of {', '.join(sorted(_KNOWN_ARCHITECTURES))}, an EAGLE-3 architecture, or "
+        "speculators_model_type dflash / eagle3)",
         hint="the arguments are DRAFT then TARGET: did you swap them?"
         if looks_like_target
         else f"supported draft formats: {_supported()}",
