@@ -362,16 +362,26 @@ def runtimes_json() -> str:
 
 
 def runtimes_text(width: int) -> str:
-    """Return the runtime profiles for the terminal, one block each."""
+    """Return the runtime table for the terminal: each method's rows, one block per runtime."""
+    from dflash_check.core.runtimes import METHOD_PROFILES
+
     blocks = []
-    for p in PROFILES:
-        shift = f"t+{p.shift}" if p.shift else "t"
-        lines = wrap(f"{p.name}  ({p.title})", width, "", "  ")
-        lines += wrap(f"captures id t as {p.index_name} {shift}", width, "  ", "    ")
-        lines += wrap(f"valid ids: 0..N-{p.max_id_from_end}", width, "  ", "    ")
-        lines += wrap(f"past the range: {p.out_of_range}", width, "  ", "    ")
-        lines += wrap(f"source: {p.citation}", width, "  ", "    ")
-        blocks.append("\n".join(lines))
+    for method, rows in METHOD_PROFILES.items():
+        blocks.append(f"== {method} ==")
+        for p in rows:
+            shift = f"t+{p.shift}" if p.shift else "t"
+            keys = ", ".join(
+                r.key + (" (aux)" if r.to_output == AUX_READING else "") for r in p.id_readings
+            )
+            lines = wrap(f"{p.name}  ({p.title})", width, "", "  ")
+            lines += wrap(f"captures id t as {p.index_name} {shift}", width, "  ", "    ")
+            lines += wrap(f"valid ids: 0..N-{p.max_id_from_end}", width, "  ", "    ")
+            if keys:
+                lines += wrap(f"ids read from: {keys}", width, "  ", "    ")
+            lines += wrap(f"without ids: {p.without_ids}", width, "  ", "    ")
+            lines += wrap(f"past the range: {p.out_of_range}", width, "  ", "    ")
+            lines += wrap(f"source: {p.citation}", width, "  ", "    ")
+            blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
 

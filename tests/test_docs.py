@@ -58,3 +58,16 @@ def test_readme_limits_table_is_current() -> None:
     assert docs.limits_markdown() in (REPO / "README.md").read_text(), (
         "README.md's Limits table is stale: paste docs.limits_markdown()"
     )
+
+
+def test_runtimes_listing_shows_every_methods_rows() -> None:
+    """`dflash-check runtimes` lists the DFlash, EAGLE-3 and MTP rows, each runtime with the keys
+    it reads ids from."""
+    from dflash_check.core.runtimes import METHOD_PROFILES
+
+    text = docs.runtimes_text(100)
+    for method, rows in METHOD_PROFILES.items():
+        block = text.split(f"== {method} ==", 1)[1]
+        for p in rows:
+            assert f"{p.name}  ({p.title})" in block
+    assert "ids read from: eagle_config.eagle_aux_hidden_state_layer_ids" in text
