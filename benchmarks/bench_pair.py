@@ -1,6 +1,6 @@
 """Wall time of `dflash-check pair` on two local directories vs a transformers-based check.
 
-Both sides run as fresh processes, as a user or CI step would run them, on the same pair
+Every side runs as fresh processes, as a user or CI step would run them, on the same pair
 (examples/Qwen3-4B-DFlash-b16 with examples/Qwen3.5-4B), alternating, several times each; the
 medians and their ratio are printed. The alternative is the obvious hand-written check: load
 both configs with transformers.AutoConfig, compare layer ids, hidden and vocab sizes.
@@ -20,6 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DRAFT = ROOT / "examples" / "Qwen3-4B-DFlash-b16"
 TARGET = ROOT / "examples" / "Qwen3.5-4B"
+# An EAGLE-3 head and its target (the shipped fixtures): the same start-up budget must hold.
+EAGLE3_HEAD = ROOT / "tests" / "fixtures" / "eagle3" / "yuhuili--EAGLE3-LLaMA3.1-Instruct-8B"
+EAGLE3_TARGET = ROOT / "tests" / "fixtures" / "targets" / "meta-llama--Meta-Llama-3.1-8B"
 
 ALTERNATIVE = """
 import sys
@@ -46,26 +49,33 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    ours_cmd = [
-        sys.executable,
-        "-m",
-        "dflash_check",
-        "pair",
-        str(DRAFT),
-        str(TARGET),
-        "--format",
-        "json",
-    ]
-    alt_cmd = [sys.executable, "-c", ALTERNATIVE, str(DRAFT), str(TARGET)]
-    timed(ours_cmd), timed(alt_cmd)  # warm the OS file cache for both
-    ours, alt = [], []
-    for _ in range(args.runs):
-        ours.append(timed(ours_cmd))
-        alt.append(timed(alt_cmd))
-    m_ours, m_alt = statistics.median(ours), statistics.median(alt)
-    print(f"dflash-check pair (local dirs): median {m_ours * 1000:.0f} ms over {args.runs} runs")
-    print(f"transformers.AutoConfig check : median {m_alt * 1000:.0f} ms over {args.runs} runs")
-    print(f"speed-up: {m_alt / m_ours:.1f}x")
+
+    def ours(draft: Path, target: Path) -> list[str]:
+        return [sys.executable, "-m", "dflash_check", "pair", str(draft), str(target), "-f", "json"]
+
+    commands = {
+        "dflash-check pair, DFlash (local dirs)": ours(DRAFT, TARGET),
+        "dflash-check pair, EAGLE-3 (local dirs)": ours(EAGLE3_HEAD, EAGLE3_TARGET),
+        "transformers.AutoConfig check": [
+            sys.executable,
+            "-c",
+            ALTERNATIVE,
+            str(DRAFT),
+            str(TARGET),
+        ],
+    }
+    for cmd in commands.values():
+        timed(cmd)  # warm the OS file cache
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(args.runs):  # interleaved, so load changes hit every side alike
+        for name, cmd in commands.items():
+            times[name].append(timed(cmd))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    for name, median in medians.items():
+        print(f"{name:42s} median {median * 1000:.0f} ms over {args.runs} runs")
+    alt = medians["transformers.AutoConfig check"]
+    for name in list(commands)[:2]:
+        print(f"speed-up of {name}: {alt / medians[name]:.1f}x")
 
 
 if __name__ == "__main__":
