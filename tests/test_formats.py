@@ -372,11 +372,16 @@ def test_null_dflash_config_ids_shadow_top_level_ids_for_the_reference() -> None
 
 
 def test_null_mask_is_named_as_null() -> None:
-    """mask_token_id: null fails every runtime, and the message says null, not missing."""
+    """mask_token_id: null fails every runtime but SGLang, which resolves the mask from the
+    tokenizer (a note); every message says null, not missing."""
     draft = gpt_oss_draft()
     draft["dflash_config"]["mask_token_id"] = None
-    (mask,) = [f for f in check(draft, GPT_OSS_20B).findings if f.rule == "DF008"]
-    assert "dflash_config.mask_token_id is null" in mask.message
+    masks = {f.runtime: f for f in check(draft, GPT_OSS_20B).findings if f.rule == "DF008"}
+    assert set(masks) == {"reference", "vllm", "sglang", "trtllm", "llamacpp", "mlx"}
+    assert all("dflash_config.mask_token_id is null" in f.message for f in masks.values())
+    assert masks["sglang"].severity is Severity.INFO and "<|MASK|>" in masks["sglang"].message
+    assert masks["vllm"].severity is Severity.ERROR
+    assert "vocab_size, one past the embedding" in masks["trtllm"].message
 
 
 # -- --strict and not-checked rules -----------------------------------------------------------

@@ -566,12 +566,15 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
     "DFlash fills the draft block with mask_token_id and embeds it with the target's embedding. "
     "vLLM and the MLX reference refuse to load without it; TensorRT-LLM defaults it to "
     "vocab_size, one past the embedding; SGLang rejects an id 'outside the target vocab size' "
-    "(runtime-semantics §7).",
+    "(runtime-semantics §7), and resolves a missing one from the tokenizer's mask token "
+    "(default '<|MASK|>', dflash_worker_v2.py:899-937) except for DSpark drafts, which must "
+    "state it (dspark_config.py:119-122).",
     "Set dflash_config.mask_token_id to the mask token the draft was trained with (an id below "
     "the target's vocab_size).",
 )
 def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
-    """Require a mask token id inside the target vocabulary."""
+    """Require a mask token id inside the target vocabulary; without one, each runtime that
+    cannot fall back to a real token fails (SGLang resolves DFlash's from the tokenizer)."""
     d, t = ctx.draft, ctx.target
     if d.mask_token_id is None:
         where = (
@@ -579,10 +582,24 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
             if d.mask_null_key is not None
             else "neither dflash_config.mask_token_id nor top-level"
         )
-        yield Issue(
-            f"draft {d.name} has no mask_token_id ({where})",
-            field=d.mask_null_key or "dflash_config.mask_token_id",
-        )
+        field = d.mask_null_key or "dflash_config.mask_token_id"
+        for p in ctx.profiles:
+            if p.mask_default_is_real and d.method != "dspark":
+                yield Issue(
+                    f"draft {d.name} has no mask_token_id ({where}); {p.name} uses "
+                    f"{p.mask_default}",
+                    runtime=p.name,
+                    severity=Severity.INFO,
+                    field=field,
+                    hint="Nothing to do if the draft was trained with that token.",
+                )
+            else:
+                yield Issue(
+                    f"draft {d.name} has no mask_token_id ({where})"
+                    + (f"; {p.name} uses {p.mask_default}" if p.mask_default else ""),
+                    runtime=p.name,
+                    field=field,
+                )
     elif d.mask_token_id >= t.vocab_size:
         yield Issue(
             f"draft {d.name}: {d.mask_token_key} {d.mask_token_id} is outside target {t.name}'s "
@@ -616,11 +633,13 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     fmt = FORMATS_BY_NAME[d.format]
     trained = d.target_layer_ids
     by_runtime = {r.runtime.name: r for r in ctx.resolutions}
-    if trained and d.layer_ids_key and min(trained) >= 0 and d.layer_ids_null_key is None:
+    if trained and d.layer_ids_key and min(trained) >= 0:
         for p in ctx.profiles:
             refused = d.method in (p.refuses or {})
-            if p.cannot_capture is not None or not fmt.serves(p.name) or refused:
+            if p.cannot_capture is not None or not fmt.serves(p.name, d.architectures) or refused:
                 continue  # DF016 / DF017 say why nothing is fed
+            if d.layer_ids_null_key is not None and p.null_ids_fail:
+                continue  # DF001 reports the null these runtimes take as the value
             res = by_runtime.get(p.name)
             if res is not None and res.layer_ids == trained:
                 continue

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dflash_check.core.report import LayerResolution, Severity
 from dflash_check.core.rules import Issue, PairContext, fmt_ids, rule
 from dflash_check.core.runtimes import EAGLE3_PROFILES
-from dflash_check.core.runtimes_eagle3 import AUX_COUNTS, EAGLE3_ID_KEYS, NUMBERINGS
+from dflash_check.core.runtimes_eagle3 import AUX_COUNTS, EAGLE3_ID_KEYS, NESTED_AUX, NUMBERINGS
 
 EAGLE3 = ("eagle3",)
 EAGLE3_RUNTIMES = tuple(p.name for p in EAGLE3_PROFILES)
@@ -30,21 +30,33 @@ def reading(res: LayerResolution) -> str:
     """Return how a runtime got its ids: the key and raw list, or its default."""
     p = res.runtime
     if res.guessed:
-        keys = ", ".join(p.id_keys) if p.id_keys else "no key of the head"
         # The default in the runtime's own numbering: its capture indices.
-        return (
-            f"reads {keys} (none present), so uses its default {p.index_name} "
-            f"{fmt_ids(res.capture_indices)}"
-        )
+        default = f"its default {p.index_name} {fmt_ids(res.capture_indices)}"
+        if not p.id_keys:
+            return f"reads no key of the head's config, so uses {default}"
+        return f"reads {', '.join(p.id_keys)} (none present), so uses {default}"
     numbering = f" ({NUMBERINGS[p.numbering].title})" if p.numbering else ""
     return f"reads {res.key} {fmt_ids(res.raw_ids)}{numbering}"
 
 
-def _trained(ctx: PairContext) -> str:
-    """Return the tensors the head was trained on, as read from the key its trainer wrote."""
-    d = ctx.draft
+def trained_tensors(ctx: PairContext) -> tuple[int, ...]:
+    """Return the ``hidden_states`` indices the head was trained on, from its trainer's key.
+
+    A nested list is SpecForge's layer outputs (``hidden_states[id + 1]``), except one that
+    reaches the target's depth: SpecForge refuses ids >= N (composition.py:93-117), so such a
+    list was written as capture points, as SGLang's gpt-oss hook also reads it
+    (gpt_oss.py:1337-1352)."""
+    d, n = ctx.draft, ctx.target.num_hidden_layers
     assert d.target_layer_ids is not None
-    return f"hidden_states{fmt_ids([t + 1 for t in d.target_layer_ids])} ({d.layer_ids_key})"
+    ids = d.target_layer_ids
+    if d.layer_ids_key == NESTED_AUX and max(ids) >= n:
+        return tuple(sorted(set(ids)))
+    return tuple(sorted({t + 1 for t in ids}))
+
+
+def _trained(ctx: PairContext) -> str:
+    """Name the tensors the head was trained on, and the key that says so."""
+    return f"hidden_states{fmt_ids(list(trained_tensors(ctx)))} ({ctx.draft.layer_ids_key})"
 
 
 @rule(
@@ -127,7 +139,7 @@ def check_eagle3_ids_read(ctx: PairContext) -> Iterator[Issue]:
     d = ctx.draft
     if d.target_layer_ids is None:
         return
-    trained = tuple(sorted({t + 1 for t in d.target_layer_ids}))
+    trained = trained_tensors(ctx)
     resolved = {r.runtime.name for r in ctx.resolutions}
     for res in ctx.resolutions:
         p = res.runtime
@@ -135,8 +147,15 @@ def check_eagle3_ids_read(ctx: PairContext) -> Iterator[Issue]:
             continue  # the feeds block shows a default that happens to match
         yield Issue(
             f"{p.name} {reading(res)} and feeds EAGLE-3 head {d.name} {fed(res)}, but it was "
-            f"trained on {_trained(ctx)}",
+            f"trained on {_trained(ctx)}"
+            + (
+                f" (which keys {p.name} reads for EAGLE-3 was not verified: it may take the "
+                "checkpoint's list)"
+                if p.reading_unverified
+                else ""
+            ),
             runtime=p.name,
+            severity=Severity.WARNING if p.reading_unverified else None,
             field=res.key or d.layer_ids_key,
         )
     for p in ctx.profiles:

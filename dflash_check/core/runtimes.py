@@ -51,7 +51,27 @@ class IdReading:
     to_output: int = 0
     """``t = raw id + to_output``."""
     draft_model_type: str | None = None
-    """Read this way only for drafts of this ``model_type`` (None: every draft)."""
+    """Read this way only for drafts of this ``model_type`` (None: any)."""
+    draft_architectures: tuple[str, ...] = ()
+    """Read this way only for drafts with one of these architectures (empty: any)."""
+    draft_methods: tuple[str, ...] = ()
+    """Read at all only for drafts of these methods (empty: any), e.g. a DSpark-only key."""
+
+    @property
+    def conditional(self) -> bool:
+        """Whether the reading is specific to some drafts (it then wins over the general one)."""
+        return self.draft_model_type is not None or bool(self.draft_architectures)
+
+    def applies(self, draft: DraftView) -> bool:
+        """Whether this reading applies to ``draft``."""
+        return (
+            (self.draft_model_type is None or self.draft_model_type == draft.model_type)
+            and (
+                not self.draft_architectures
+                or any(a in self.draft_architectures for a in draft.architectures)
+            )
+            and (not self.draft_methods or draft.method in self.draft_methods)
+        )
 
 
 AUX_READING = -1
@@ -138,6 +158,9 @@ class RuntimeProfile:
     than treated as missing."""
     mask_default: str | None = None
     """What the runtime uses when the draft has no mask token (None: it fails to load)."""
+    mask_default_is_real: bool = False
+    """Whether that default is a real token of the target's tokenizer (SGLang's mask_token),
+    so a draft without a mask id still works (DSpark drafts excepted: dspark_config.py:119-122)."""
     family_independent: bool = False
     """Whether the runtime captures through the model's generic outputs, the same way for every
     target family (the Python references), so no family cell applies."""
@@ -160,6 +183,9 @@ class RuntimeProfile:
     """Whether ``portable`` checks it (a runner that serves only when forced is opt-in)."""
     refuses: Mapping[str, str] | None = None
     """Draft methods the runtime refuses at load, with the engine's message."""
+    reading_unverified: bool = False
+    """Whether which keys it reads was not verified in the engine's code: a difference in what
+    it feeds is then a warning, not an error."""
     engine: str | None = None
     """The engine whose model code captures (its ``FAMILY_CELLS`` rows); None: ``name``."""
     min_id: int = 0
@@ -304,10 +330,16 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         max_id_from_end=2,
         # dict.get on dflash_config, then the top level: a null in dflash_config is kept and
         # the ids fall back to the formula (dflash_utils.py:611-613).
-        id_readings=(IdReading(DSPARK_IDS), IdReading(NESTED_IDS), IdReading(TOP_IDS)),
+        # Only SGLang's DSpark parser reads dspark_target_layer_ids (dspark_config.py:299-309).
+        id_readings=(
+            IdReading(DSPARK_IDS, draft_methods=("dspark",)),
+            IdReading(NESTED_IDS),
+            IdReading(TOP_IDS),
+        ),
         mask_keys=(NESTED_MASK, TOP_MASK),
         without_ids="guesses ids with the z-lab formula from num_target_layers",
         default_ids="zlab-target",
+        mask_default_is_real=True,
         mask_default="the tokenizer's mask_token (default '<|MASK|>', added when absent)",
         out_of_range="ValueError 'DFLASH target_layer_ids contains an out-of-range layer id' at "
         "startup for t >= N; for t = N-1 no capture runs after the last layer (IndexError at "
@@ -405,6 +437,9 @@ _SGL_NO_HOOK = (
     "implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture, one of "
     "which is required for DFLASH/DSPARK.'"
 )
+
+# The draft architectures SGLang gives +1 on a Muse Glimmer target (the others go in raw).
+MUSE_REMAPPED = ("MuseGlimmerAssistantModel", "DFlash2DraftModel")
 
 FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # vLLM: aux index k = the residual after k layers, captured after each layer (1..N).
@@ -558,6 +593,31 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         _SGL + "step3_vl.py:1034, step3p5.py:952, step3p7.py:199 (no hook)" + _NOT_RUN,
         cannot_capture=_SGL_NO_HOOK,
     ),
+    FamilyCell(
+        "sglang",
+        ("mixtral",),
+        _SGL + "mixtral.py (no set_dflash_layers_to_capture; not among the 0.5.23 files with a "
+        "DFlash hook, docs/engine-reading/sglang.md Q1)" + _NOT_RUN,
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    # Muse Glimmer's hook captures raw ids before layer i (muse_glimmer.py:866-879); SGLang adds
+    # one first only for the drafts it remaps (spec_aux_hidden_state.py:17-29, :254-258), so a
+    # plain DFlash draft is fed every feature one layer early.
+    FamilyCell(
+        "sglang",
+        ("muse_glimmer",),
+        _SGL + "muse_glimmer.py:866-879 (capture before layer i, raw); "
+        "speculative/spec_aux_hidden_state.py:17-29, :254-258 (+1 for MuseGlimmerAssistantModel "
+        "and DFlash2DraftModel drafts only)",
+        index_name="capture point (before layer; +1 only for Muse-remapped drafts)",
+        max_id_from_end=2,
+        id_readings=(
+            IdReading(NESTED_IDS, draft_architectures=MUSE_REMAPPED),
+            IdReading(TOP_IDS, draft_architectures=MUSE_REMAPPED),
+            IdReading(NESTED_IDS, AUX_READING),
+            IdReading(TOP_IDS, AUX_READING),
+        ),
+    ),
 )
 
 
@@ -661,19 +721,14 @@ def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> R
     how), or the list it reads is empty or negative (DF002 reports those).
     """
     sources = {s.key: s.ids for s in draft.id_sources}
-    # A key read one way for one draft model type (vLLM: DeepSeek-V4.1 DSpark ids are aux
-    # indices) is read that way instead of the general way.
-    specific = {
-        r.key
-        for r in profile.id_readings
-        if r.draft_model_type is not None and r.draft_model_type == draft.model_type
-    }
+    # A key read one way for some drafts (vLLM: DeepSeek-V4.1 DSpark ids are aux indices;
+    # SGLang: +1 on a Muse target for the drafts it remaps) is read that way instead of the
+    # general way.
+    specific = {r.key for r in profile.id_readings if r.conditional and r.applies(draft)}
     for reading in profile.id_readings:
-        if reading.key not in sources:
+        if reading.key not in sources or not reading.applies(draft):
             continue
-        if reading.draft_model_type is None and reading.key in specific:
-            continue
-        if reading.draft_model_type not in (None, draft.model_type):
+        if not reading.conditional and reading.key in specific:
             continue
         raw = sources[reading.key]
         if raw is None or not raw:

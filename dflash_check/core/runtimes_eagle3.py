@@ -153,7 +153,15 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         "(get_eagle3_aux_layers_from_config: never reads eagle_config.eagle_aux_hidden_state_"
         "layer_ids); model_executor/models/interfaces.py:1751-1772 (default)",
         method="eagle3",
-        id_readings=(IdReading(TOP_AUX, AUX_READING), IdReading(LEGACY_AUX, AUX_READING)),
+        # The same reader as for DFlash: a head that also carries DFlash-style ids is fed them.
+        id_readings=(
+            IdReading(TOP_AUX, AUX_READING),
+            IdReading("dflash_config.target_layer_ids"),
+            IdReading("dspark_target_layer_ids"),
+            IdReading("target_layer_ids"),
+            IdReading("dflash_config.layer_ids", AUX_READING),
+            IdReading(LEGACY_AUX, AUX_READING),
+        ),
         default_ids="three",
         min_id=-1,
         aux_count="vllm",
@@ -219,6 +227,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         method="eagle3",
         default_ids="three-trt",
         aux_count="three",
+        reading_unverified=True,
     ),
     RuntimeProfile(
         name="llamacpp",
@@ -310,8 +319,9 @@ EAGLE3_CELLS: tuple[FamilyCell, ...] = (
     ),
     FamilyCell(
         "sglang",
-        ("laguna", "mimo_v2", "nemotron_h"),
-        _SGLM + "laguna.py, mimo_v2.py, nemotron_h.py (no set_eagle3_layers_to_capture); "
+        ("laguna", "mimo_v2", "nemotron_h", "step3", "muse_glimmer"),
+        _SGLM + "laguna.py, mimo_v2.py, nemotron_h.py, step3_vl.py, step3p5.py, step3p7.py, "
+        "muse_glimmer.py (no set_eagle3_layers_to_capture); "
         "speculative/attention_backend_setup.py:54-61",
         cannot_capture=_SGL_NO_EAGLE3,
     ),

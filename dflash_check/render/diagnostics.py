@@ -13,9 +13,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity
+from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
-from dflash_check.core.runtimes import PORTABLE
+from dflash_check.core.runtimes import PORTABLE, method_rows
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
@@ -169,12 +169,33 @@ def strictest(report: CheckReport) -> LayerResolution | None:
     return min(read, key=lambda r: r.max_valid_id, default=None)
 
 
+def where_it_works(report: CheckReport) -> str:
+    """Say on which runtimes the pair works: all, none, or which ones each way.
+
+    ``portable`` checks the runtimes that load the draft's format, so a draft that only some
+    runtimes load is said to work on those, by name, not on "every runtime"."""
+    t = report.target
+    verdicts = report.runtime_verdicts
+    good = [name for name, v in verdicts.items() if v is Verdict.COMPATIBLE]
+    bad = [name for name, v in verdicts.items() if v is not Verdict.COMPATIBLE]
+    portable = PORTABLE in report.runtime.split(",")
+    rows = method_rows(report.draft.method)
+    everyone = portable and len(verdicts) >= len([p for p in rows if p.portable])
+    if report.verdict is Verdict.COMPATIBLE:
+        where = "on every runtime" if everyone else f"on {_and(good)}"
+        if portable and not everyone:
+            where += " (the runtimes that load it)"
+        return f"works with target {t.name} {where}"
+    if not good or not bad:  # none works, or --strict failed the pair on warnings
+        where = "on every runtime" if everyone else f"on {runtime_text(report)}"
+        return f"does not work with target {t.name} {where}"
+    return f"does not work with target {t.name} on {_and(bad)} (it works on {_and(good)})"
+
+
 def answer(report: CheckReport) -> tuple[str, list[str]]:
     """Return the verdict word and the sentences that say why, for the report's first lines."""
-    d, t = report.draft, report.target
-    verb = "works" if report.verdict.value == "compatible" else "does not work"
-    where = "on every runtime" if report.runtime == PORTABLE else f"on {runtime_text(report)}"
-    lines = [f"draft {d.name} {verb} with target {t.name} {where}."]
+    d = report.draft
+    lines = [f"draft {d.name} {where_it_works(report)}."]
     # An EAGLE-3 head has no list shared by every runtime: each one's is in the feeds block.
     sentence = layer_sentence(report) if d.method != "eagle3" else None
     if d.method == "eagle3":

@@ -131,7 +131,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         ),
         numbering="vLLM aux indices k = t + 1 (k is the residual stream after k layers); "
         "converted once to DFlash ids t = k - 1, and the conversion is shown in the report",
-        runtimes=("vllm",),
+        runtimes=("vllm", "vllm-v1"),
         dflash_config_keys=False,
         source="vllm-project/speculators@c05b95b3:src/speculators/convert/dflash/converter.py; "
         "vLLM's speculators loader (speculators/algos.py)",
