@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dflash_check.core.fields import FieldReader
-from dflash_check.core.formats.common import file_fields
+from dflash_check.core.formats.common import file_fields, id_sources
 from dflash_check.core.model import (
     DraftView,
     Eagle3Facts,
@@ -29,7 +29,7 @@ from dflash_check.core.model import (
     rope_facts,
     special_token_ids,
 )
-from dflash_check.core.runtimes import AUX_READING, IdReading
+from dflash_check.core.runtimes import AUX_READING, IdReading, read_id_keys
 from dflash_check.core.runtimes_eagle3 import LEGACY_AUX, NESTED_AUX, TOP_AUX
 from dflash_check.core.safetensors_header import TensorInfo
 from dflash_check.errors import ConfigError
@@ -79,19 +79,6 @@ def _tensor(
     return None
 
 
-def _id_sources(top: FieldReader, eagle: FieldReader | None) -> tuple[IdSource, ...]:
-    """Return every id key present, raw (an explicit null recorded as None)."""
-    out = []
-    for reader, key, dotted in (
-        (top, "eagle_aux_hidden_state_layer_ids", TOP_AUX),
-        (eagle, "eagle_aux_hidden_state_layer_ids", NESTED_AUX),
-        (eagle, "layer_ids", LEGACY_AUX),
-    ):
-        if reader is not None and key in reader.data:
-            out.append(IdSource(dotted, reader.integers(key)))
-    return tuple(out)
-
-
 def trained_ids(
     format_name: str, sources: tuple[IdSource, ...]
 ) -> tuple[tuple[int, ...] | None, str | None, str | None]:
@@ -130,7 +117,8 @@ def _normalise(files: ModelFiles, format_name: str) -> DraftView:
         dims = layer
     hidden = dims.integer("hidden_size", required=True)
     assert hidden is not None  # required=True guarantees it
-    sources = _id_sources(top, eagle)
+    # Every key some runtime reads (vLLM's reader also applies the DFlash-style keys to heads).
+    sources = id_sources(top, read_id_keys())
     ids, key, conversion = trained_ids(format_name, sources)
     verifier = None
     spec = top.child("speculators_config") if format_name == "speculators-eagle3" else None
