@@ -129,3 +129,14 @@ def test_the_headline_names_the_runtimes_each_way() -> None:
     assert "(it works on sglang" in where_it_works(report)
     muse = pair(load(MUSE_ASSISTANT), load(MUSE), "portable")
     assert where_it_works(muse).endswith("on vllm and sglang (the runtimes that load it)")
+
+
+def test_a_known_family_without_a_read_cell_is_noted() -> None:
+    """DF051 names the engines whose code was read for other families but not this one, and
+    every engine for a family the tool does not know."""
+    draft = copy.deepcopy(draft_config())
+    target = {**copy.deepcopy(qwen3_4b_config()), "architectures": ["Qwen3MoeForCausalLM"]}
+    assert not [f for f in pair(draft, target, "portable").findings if f.rule == "DF051"]
+    target["architectures"], target["model_type"] = ["OlmoeForCausalLM"], "olmoe"
+    (note,) = [f for f in pair(draft, target, "vllm").findings if f.rule == "DF051"]
+    assert "in no target family" in note.message and "vllm is checked" in note.message

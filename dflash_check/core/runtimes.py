@@ -517,6 +517,12 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         "sglang", ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
     ),
     FamilyCell("sglang", ("qwen3",), _SGL + "qwen3.py:793-805"),
+    FamilyCell(
+        "sglang",
+        ("qwen3_moe", "qwen3_next"),
+        _SGL + "qwen3_moe.py:1145-1155 (Model :987-990), qwen3_next.py:1303-1313 (Model "
+        ":959-962): +1, capture before the layer; N-1 is an IndexError at setup",
+    ),
     FamilyCell("sglang", ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
     FamilyCell("sglang", ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
     FamilyCell(
