@@ -392,8 +392,9 @@ def normalise_draft(files: ModelFiles) -> DraftView:
     shown = ", ".join(architectures) if architectures else "none"
     if other is not None:
         raise NotADraftError(
-            f"{where}: a {other.title} draft (architectures {shown}); this version checks "
-            "DFlash, DFlash 2 and EAGLE-3 drafts, not this method yet",
+            f"{where}: method {other.title} (architectures {shown}); this version checks "
+            "DFlash-family drafts (DFlash, DFlash 2, DSpark, Muse Glimmer, Laguna), EAGLE-3 heads "
+            "and NextN checkpoints, not this method yet",
             hint=f"supported draft formats: {_supported()}",
         )
     kind = config.get("speculators_model_type")
