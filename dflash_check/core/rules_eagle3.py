@@ -406,6 +406,8 @@ def check_eagle3_draft_vocab(ctx: PairContext) -> Iterator[Issue]:
     draft_vocab = d.draft_vocab_size or d.vocab_size
     if draft_vocab is None:
         return
+    # Engines default a missing or null draft_vocab_size to vocab_size (llama_eagle3.py:312-316).
+    vocab_key = "draft_vocab_size" if d.draft_vocab_size else "vocab_size (no draft_vocab_size)"
     if draft_vocab > t.vocab_size:
         yield Issue(
             f"EAGLE-3 head {d.name}: draft_vocab_size {draft_vocab} > target {t.name} {tkey} "
@@ -415,7 +417,7 @@ def check_eagle3_draft_vocab(ctx: PairContext) -> Iterator[Issue]:
     if e.lm_head_rows is not None and e.lm_head_rows != draft_vocab:
         yield Issue(
             f"EAGLE-3 head {d.name}: lm_head.weight has {e.lm_head_rows} rows, but "
-            f"draft_vocab_size is {draft_vocab}",
+            f"{vocab_key} is {draft_vocab}",
             field="draft_vocab_size",
         )
     reduced = draft_vocab < t.vocab_size
@@ -430,7 +432,7 @@ def check_eagle3_draft_vocab(ctx: PairContext) -> Iterator[Issue]:
         dtype, shape = e.d2t
         if shape != (draft_vocab,):
             yield Issue(
-                f"EAGLE-3 head {d.name}: d2t has shape {list(shape)}, but draft_vocab_size is "
+                f"EAGLE-3 head {d.name}: d2t has shape {list(shape)}, but {vocab_key} is "
                 f"{draft_vocab} (expected [{draft_vocab}])",
                 field="d2t",
             )
