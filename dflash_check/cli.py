@@ -453,7 +453,7 @@ def pair(
         typer.Argument(
             metavar="DRAFT",
             help="The draft: a Hub repo id ORG/NAME, optionally ORG/NAME:SUBFOLDER and "
-            "@REVISION, or a directory (DIR:SUBFOLDER).",
+            "@REVISION, or a directory (DIR:SUBFOLDER). Alone (pair TARGET), the target.",
             show_default=False,
         ),
     ],
