@@ -122,7 +122,7 @@ def test_deepseek_v3_alone_names_each_engines_mtp_draft() -> None:
 def test_qwen35_wrapper_reads_text_config_key() -> None:
     report = check_target_mtp(target_files(QWEN35_27B_DIR), None, "not read")
     assert (report.stated.layers, report.stated.key) == (1, "text_config.mtp_num_hidden_layers")
-    assert report.layer_names == "mtp.layers.0"
+    assert report.layer_names == "mtp.*"
     assert "Qwen3_5MTP" in engine(report, "vllm").draft
     assert "Qwen3_5ForCausalLMMTP" in engine(report, "sglang").draft
 
@@ -243,3 +243,36 @@ def test_cli_draft_alone_is_a_usage_error(tmp_path: Path) -> None:
 def test_cli_target_alone_refuses_pair_only_options() -> None:
     code, _, err = invoke("pair", str(DEEPSEEK_V3_DIR), "--smoke-run")
     assert code == 2 and "--smoke-run needs a DRAFT and a TARGET" in err
+
+
+@pytest.mark.parametrize(
+    ("config", "held", "dropped"),
+    [
+        # MiMo keeps its MTP layers as model.mtp_layers.{i} (vLLM mimo_mtp.py).
+        (
+            {"architectures": ["MiMoForCausalLM"], "model_type": "mimo"},
+            "model.mtp_layers.0.input_proj.weight",
+            "model.layers.61.mlp.up_proj.weight",
+        ),
+        # Nemotron-H keeps them under mtp.* (vLLM nemotron_h_mtp.py).
+        (
+            {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h"},
+            "mtp.layers.0.mixer.weight",
+            "backbone.layers.60.mixer.weight",
+        ),
+    ],
+)
+def test_mtp_weights_by_family(config: dict[str, Any], held: str, dropped: str) -> None:
+    target = DEEPSEEK_V3 | config
+    ok = check_target_mtp(files("target", target), {held, dropped}, "index")
+    assert ok.tensors is not None and ok.tensors.missing == () and ok.findings == ()
+    bad = check_target_mtp(files("target", target), {dropped}, "index")
+    assert [f.rule for f in bad.findings] == ["DF042"]
+
+
+def test_missing_weights_name_vllms_refusal() -> None:
+    report = check_target_mtp(files("target", DEEPSEEK_V3), {"lm_head.weight"}, "index")
+    (finding,) = report.findings
+    assert "vllm: refuses to load: 'MTP speculative decoding layer 61 weights missing" in (
+        finding.message
+    )

@@ -30,15 +30,16 @@ VLLM = "vllm-project/vllm@4ba787ec"
 SGLANG = "sglang@0.5.23:sglang/srt"
 TRTLLM = "NVIDIA/TensorRT-LLM@fcd3f316"
 
-Placement = Literal["layers", "mtp", "unknown"]
-"""Where a checkpoint keeps its MTP weights: ``layers`` after the decoder
-(``model.layers.{N}`` … ``model.layers.{N+k-1}``), ``mtp`` under their own prefix
-(``mtp.layers.{i}``, Qwen3.5), or not verified."""
+Placement = Literal["after", "mtp_layers", "mtp"]
+"""Where a checkpoint keeps its MTP weights: ``after`` the decoder (``model.layers.{N}`` …
+``model.layers.{N+k-1}``, DeepSeek), ``mtp_layers`` (``model.mtp_layers.{i}``, MiMo), or under
+an ``mtp.`` prefix whose inner numbering is not one layer per MTP step (Qwen3.5, Qwen3-Next,
+Nemotron-H: only the prefix is looked for)."""
 
 
 @dataclass(frozen=True)
 class MtpFamily:
-    """How one family of targets lays out its MTP layers, matched on ``model_type``."""
+    """How one family of targets lays out its MTP weights, matched on ``model_type``."""
 
     name: str
     """The family, for reports."""
@@ -47,41 +48,42 @@ class MtpFamily:
     placement: Placement
     """Where its checkpoints keep the MTP weights."""
     citation: str
-    """Where the placement was read (an engine's loader), or why it is not verified."""
+    """The engine loader the placement was read from."""
 
 
 FAMILIES: tuple[MtpFamily, ...] = (
     MtpFamily(
         "DeepSeek-V3/R1/V3.2, GLM-5",
         ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k2"),
-        "layers",
-        f"{VLLM}:vllm/model_executor/models/deepseek_mtp.py:151-163",
+        "after",
+        f"{VLLM}:vllm/model_executor/models/deepseek_mtp.py:151-163,541-575",
     ),
     MtpFamily(
         "MiMo",
         ("mimo",),
-        "layers",
-        f"{VLLM}:vllm/model_executor/models/mimo_mtp.py:96-97",
+        "mtp_layers",
+        f"{VLLM}:vllm/model_executor/models/mimo_mtp.py:96-115,183",
     ),
     MtpFamily(
         "Nemotron-H (Nemotron 3)",
         ("nemotron_h",),
-        "layers",
-        f"{VLLM}:vllm/model_executor/models/nemotron_h_mtp.py:245",
+        "mtp",
+        f"{VLLM}:vllm/model_executor/models/nemotron_h_mtp.py:424,462",
     ),
     MtpFamily(
         "Qwen3-Next",
         ("qwen3_next",),
-        "layers",
-        f"{VLLM}:vllm/model_executor/models/qwen3_next_mtp.py:62",
+        "mtp",
+        f"{VLLM}:vllm/model_executor/models/qwen3_next_mtp.py:231-241",
     ),
     MtpFamily(
         "Qwen3.5/3.6",
         ("qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"),
         "mtp",
-        f"{VLLM}:vllm/model_executor/models/qwen3_5_mtp.py:307-318 (mtp.* renamed to model.*)",
+        f"{VLLM}:vllm/model_executor/models/qwen3_5_mtp.py:302-318",
     ),
 )
+"""Families whose MTP weight names were read; for any other the weights are not looked for."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +347,7 @@ def read_mtp_layers(files: ModelFiles) -> MtpStated:
 
 
 _LAYER = re.compile(r"^model\.(?:language_model\.)?layers\.(\d+)\.")
+_MTP_LAYERS = re.compile(r"^model\.mtp_layers\.(\d+)\.")
 _MTP_PREFIX = re.compile(r"^(?:model\.(?:language_model\.)?)?mtp\.")
 
 
@@ -371,23 +374,33 @@ def find_mtp_tensors(
     names: Collection[str], location: str, n: int, k: int, fam: MtpFamily | None
 ) -> MtpTensors | None:
     """Look for the k MTP layers among a checkpoint's tensor names (None: layout not known)."""
-    if fam is None or fam.placement == "unknown" or k == 0:
+    if fam is None or k == 0:
         return None
-    if fam.placement == "layers":
-        present = {int(m.group(1)) for name in names if (m := _LAYER.match(name))}
-        found = tuple(i for i in range(k) if n + i in present)
-        last = f"…{n + k - 1}" if k > 1 else ""
-        expected = f"model.layers.{n}{last}.* (eh_proj, enorm, hnorm, shared_head)"
+    if fam.placement == "mtp":
+        # One prefix for every step: present or absent as a whole.
+        held = any(_MTP_PREFIX.match(name) for name in names)
+        found = tuple(range(k)) if held else ()
     else:
-        # Qwen3.5 keeps one shared mtp.fc and k decoder layers under mtp.layers.{i}.
-        mtp = [name for name in names if _MTP_PREFIX.match(name)]
-        present = {
-            int(m.group(1)) for name in mtp if (m := re.search(r"\bmtp\.layers\.(\d+)\.", name))
-        }
-        found = tuple(i for i in range(k) if i in present)
-        expected = "mtp.* (mtp.fc, mtp.layers.{i}.*)"
+        pattern, first = (_LAYER, n) if fam.placement == "after" else (_MTP_LAYERS, 0)
+        present = {int(m.group(1)) for name in names if (m := pattern.match(name))}
+        found = tuple(i for i in range(k) if first + i in present)
     missing = tuple(i for i in range(k) if i not in found)
-    return MtpTensors(location, expected, found, missing)
+    return MtpTensors(location, mtp_names(fam.placement, n, k), found, missing)
+
+
+def mtp_names(placement: Placement, n: int, k: int, detail: bool = True) -> str:
+    """Return the names the MTP weights carry, for reports (``detail``: the DeepSeek parts)."""
+
+    def span(prefix: str, first: int) -> str:
+        last = f"…{first + k - 1}" if k > 1 else ""
+        return f"{prefix}{first}{last}"
+
+    if placement == "after":
+        parts = " (eh_proj, enorm, hnorm, shared_head)" if detail else ""
+        return span("model.layers.", n) + parts
+    if placement == "mtp_layers":
+        return span("model.mtp_layers.", 0)
+    return "mtp.*"
 
 
 @dataclass(frozen=True)
@@ -426,9 +439,9 @@ class MtpReport:
         if k == 0:
             return "-"
         fam = family(self.target.model_types)
-        if fam is not None and fam.placement == "mtp":
-            return f"mtp.layers.0…{k - 1}" if k > 1 else "mtp.layers.0"
-        return f"model.layers.{n}…{n + k - 1}" if k > 1 else f"model.layers.{n}"
+        if fam is None:
+            return "not known for this family"
+        return mtp_names(fam.placement, n, k, detail=False)
 
 
 MTP_RULES: dict[str, tuple[str, Severity, str]] = {
@@ -449,6 +462,11 @@ MTP_RULES: dict[str, tuple[str, Severity, str]] = {
     ),
 }
 """The rules of a target asked about alone: id -> (name, severity, title)."""
+
+
+def fill(text: str, k: int, n: int) -> str:
+    """Put a target's k and N into a row's text (rows keep ``{k}`` and ``{N}`` as placeholders)."""
+    return text.replace("{k}", str(k)).replace("{N}", str(n))
 
 
 def _finding(rule: str, message: str, hint: str, field: str | None = None) -> Finding:
@@ -473,17 +491,15 @@ def _findings(
         )
         return
     if tensors is not None and tensors.missing:
-        n = target.num_hidden_layers
-        which = (
-            [f"model.layers.{n + i}" for i in tensors.missing]
-            if tensors.expected.startswith("model.layers")
-            else [f"mtp.layers.{i}" for i in tensors.missing]
-        )
         yield _finding(
             "DF042",
-            f"target {name}: {stated.key} is {stated.layers}, but {tensors.location} has no "
-            f"weights for {', '.join(which)} (expected {tensors.expected}); vLLM refuses to load "
-            "them, another engine may run without MTP",
+            f"target {name}: {stated.key} is {stated.layers}, but {tensors.location} has "
+            f"{len(tensors.missing)} of them missing (expected {tensors.expected}); "
+            + "; ".join(
+                f"{r.engine}: {fill(r.on_missing, stated.layers, target.num_hidden_layers)}"
+                for r in engines
+                if r.on_missing not in ("-", "not verified")
+            ),
             "use a checkpoint exported with its MTP layers (quantised exports often drop them), "
             "or serve it without MTP",
             stated.key,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dflash_check.core.mtp import EngineMtp, MtpReport
+from dflash_check.core.mtp import EngineMtp, MtpReport, fill
 from dflash_check.core.report import Severity, Verdict
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 
@@ -29,19 +29,14 @@ def summary_line(report: MtpReport) -> str:
     return f"target {t.name}: {s.layers} MTP layer(s) ({s.key}) at {where}, {held}"
 
 
-def _fill(text: str, k: int, n: int) -> str:
-    """Put the target's k and N into a row's text (rows keep {k} and {N} as placeholders)."""
-    return text.replace("{k}", str(k)).replace("{N}", str(n))
-
-
 def engine_dict(row: EngineMtp, k: int, n: int) -> dict[str, Any]:
     """Return one engine's row as plain JSON data."""
     return {
         "engine": row.engine,
-        "draft": _fill(row.draft, k, n),
-        "request": _fill(row.request, k, n),
+        "draft": fill(row.draft, k, n),
+        "request": fill(row.request, k, n),
         "tokens": row.tokens,
-        "on_missing_weights": _fill(row.on_missing, k, n),
+        "on_missing_weights": fill(row.on_missing, k, n),
         "citation": row.citation,
         "verified": row.verified,
     }
@@ -102,10 +97,10 @@ def render_mtp_text(report: MtpReport) -> str:
             lines.append(f"Weights     present in {tensors.location}")
     for row in report.engines:
         lines += ["", f"{ENGINE_TITLES[row.engine]}{'' if row.verified else ' (not verified)'}"]
-        lines.append(f"  draft     {_fill(row.draft, k, n)}")
-        lines.append(f"  ask with  {_fill(row.request, k, n)}")
+        lines.append(f"  draft     {fill(row.draft, k, n)}")
+        lines.append(f"  ask with  {fill(row.request, k, n)}")
         lines.append(f"  tokens    {row.tokens}")
-        lines.append(f"  missing   {_fill(row.on_missing, k, n)}")
+        lines.append(f"  missing   {fill(row.on_missing, k, n)}")
         lines.append(f"  source    {row.citation}")
     for f in report.findings:
         label = "error" if f.severity is Severity.ERROR else f.severity.value
