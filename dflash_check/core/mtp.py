@@ -303,11 +303,13 @@ model types wins; the engine's last row (empty ``match``) answers for every othe
 ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "llamacpp")
 
 
-def engine_rows(
-    architectures: tuple[str, ...], model_types: tuple[str, ...]
-) -> tuple[EngineMtp, ...]:
-    """Return, per engine, the row that applies to a target."""
-    names = set(architectures[:1]) | set(model_types)
+def engine_rows(architectures: tuple[str, ...], model_type: str | None) -> tuple[EngineMtp, ...]:
+    """Return, per engine, the row that applies to a target.
+
+    The engines branch on ``architectures[0]`` and the top-level ``model_type`` (not
+    ``text_config``'s: Kimi-K2.5's text model is a ``deepseek_v3``, its wrapper is not).
+    """
+    names = set(architectures[:1]) | ({model_type} if model_type else set())
     rows = []
     for engine in ENGINES:
         candidates = [r for r in MTP_ENGINE_ROWS if r.engine == engine]
@@ -520,7 +522,9 @@ def check_target_mtp(
     target = normalise_target(files)
     stated = read_mtp_layers(files)
     fam = family(target.model_types)
-    engines = engine_rows(target.architectures, target.model_types) if stated.layers else ()
+    top_type = files.config.get("model_type")
+    top_type = top_type if isinstance(top_type, str) else None
+    engines = engine_rows(target.architectures, top_type) if stated.layers else ()
     tensors = None
     if tensor_names is not None:
         tensors = find_mtp_tensors(
