@@ -483,7 +483,8 @@ def pair(
             max=MAX_SPECULATIVE_TOKENS,
             help="Draft tokens per step the engine will serve with (vLLM num_speculative_tokens, "
             "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens is one more): "
-            "checked against the draft's block size (DF019) and used by --print-command.",
+            "checked against the draft's block size (DF019) and used by --print-command; with "
+            "one model, against its MTP layer count (DF044, DF045).",
             show_default=False,
         ),
     ] = None,
@@ -617,7 +618,6 @@ def pair(
         refused = {
             "--smoke-run": smoke_run,
             "--engine": engine is not None,
-            "--num-speculative-tokens": num_speculative_tokens is not None,
             "--ignore": bool(ignore),
             "--draft-revision": draft_revision is not None,
             "--draft-subfolder": draft_subfolder is not None,
@@ -637,7 +637,17 @@ def pair(
             )
         except BadModelSpec as err:
             raise typer.BadParameter(str(err)) from None
-        mtp_alone(ref, selection, strict, output_format, output, token, offline, timeout)
+        mtp_alone(
+            ref,
+            selection,
+            strict,
+            num_speculative_tokens,
+            output_format,
+            output,
+            token,
+            offline,
+            timeout,
+        )
     assert target is not None  # the one-model question returned above
     _ENGINE_KEY[0] = engine_api_key
     check_engine_flags(smoke_run, engine, endpoint, baseline_endpoint, launch, print_command)
@@ -767,6 +777,7 @@ def mtp_alone(
     ref: ModelRef,
     selection: str,
     strict: bool,
+    num_speculative_tokens: int | None,
     output_format: OutputFormat,
     output: Path | None,
     token: str | None,
@@ -793,7 +804,7 @@ def mtp_alone(
             raise typer.BadParameter(
                 f"{ref.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
             )
-        report = check_target_alone(ref, cache, strict=strict)
+        report = check_target_alone(ref, cache, strict, num_speculative_tokens)
     except CheckError as err:
         fail(err, json_output, output)
     if selection != "portable":

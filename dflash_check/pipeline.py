@@ -137,7 +137,10 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
 
 
 def check_target_alone(
-    target: ModelRef, cache: ModelCache | None = None, strict: bool = False
+    target: ModelRef,
+    cache: ModelCache | None = None,
+    strict: bool = False,
+    num_speculative_tokens: int | None = None,
 ) -> MtpReport:
     """Answer for a target asked about alone: its own MTP layers and what engines make of them.
 
@@ -154,4 +157,4 @@ def check_target_alone(
         names, where = tensor_names(Path(files.config_location).parent, files.who)
     else:
         names, where = None, "not read: a Hub target is checked from its config only"
-    return check_target_mtp(files, names, where, strict=strict)
+    return check_target_mtp(files, names, where, strict, num_speculative_tokens)

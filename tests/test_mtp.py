@@ -276,3 +276,22 @@ def test_missing_weights_name_vllms_refusal() -> None:
     assert "vllm: refuses to load: 'MTP speculative decoding layer 61 weights missing" in (
         finding.message
     )
+
+
+@pytest.mark.parametrize(
+    ("k", "tokens", "rules"),
+    [(1, 1, []), (1, 3, ["DF045"]), (2, 4, ["DF045"]), (2, 3, ["DF044"]), (3, 2, [])],
+)
+def test_num_speculative_tokens_against_k(k: int, tokens: int, rules: list[str]) -> None:
+    config = DEEPSEEK_V3 | {"num_nextn_predict_layers": k}
+    report = check_target_mtp(files("target", config), None, "", num_speculative_tokens=tokens)
+    assert [f.rule for f in report.findings] == rules
+    assert report.verdict is (Verdict.INCOMPATIBLE if "DF044" in rules else Verdict.COMPATIBLE)
+
+
+def test_cli_num_speculative_tokens_with_one_model() -> None:
+    code, out, _ = invoke(
+        "pair", str(DEEPSEEK_V3_DIR), "--num-speculative-tokens", "3", "--format", "json"
+    )
+    assert code == 0 and json.loads(out)["num_speculative_tokens"] == 3
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["DF045"]

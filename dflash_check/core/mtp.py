@@ -422,7 +422,9 @@ class MtpReport:
     tensors_note: str
     """Why ``tensors`` is None, or where the names came from."""
     findings: tuple[Finding, ...]
-    """DF041-DF043."""
+    """DF041-DF045."""
+    num_speculative_tokens: int | None = None
+    """The draft tokens per step the user means to serve with (``--num-speculative-tokens``)."""
     strict: bool = False
     """Warnings make it incompatible (``--strict``)."""
 
@@ -462,6 +464,16 @@ MTP_RULES: dict[str, tuple[str, Severity, str]] = {
         Severity.WARNING,
         "No engine read here builds an MTP draft for this architecture",
     ),
+    "DF044": (
+        "mtp-tokens-not-multiple",
+        Severity.ERROR,
+        "vLLM refuses more draft tokens than MTP layers unless a multiple of them",
+    ),
+    "DF045": (
+        "mtp-layers-rerun",
+        Severity.INFO,
+        "More draft tokens than MTP layers: the layers are rerun",
+    ),
 }
 """The rules of a target asked about alone: id -> (name, severity, title)."""
 
@@ -475,11 +487,40 @@ def _finding(rule: str, message: str, hint: str, field: str | None = None) -> Fi
     return Finding(rule, MTP_RULES[rule][1], None, message, hint, field=field, model="target")
 
 
+def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:
+    """vLLM's reading of num_speculative_tokens against k (speculative.py:1600-1612)."""
+    if tokens <= k or not any(r.engine == "vllm" and r.match for r in engines):
+        return
+    if tokens % k:
+        yield Finding(
+            "DF044",
+            Severity.ERROR,
+            "vllm",
+            f"num_speculative_tokens {tokens} is more than the target's {k} MTP layers and not "
+            f"a multiple of them: vLLM refuses it ('must be divisible by n_predict={k}', "
+            f"{VLLM}:vllm/config/speculative.py:1604-1612)",
+            f"use {k} or a multiple of {k}",
+            model="target",
+        )
+    else:
+        yield Finding(
+            "DF045",
+            Severity.INFO,
+            "vllm",
+            f"num_speculative_tokens {tokens} reruns the target's {k} MTP layer(s) "
+            f"{tokens // k} times per step; vLLM warns the acceptance rate may drop "
+            f"({VLLM}:vllm/config/speculative.py:1486-1495)",
+            f"{k} draft tokens use each MTP layer once",
+            model="target",
+        )
+
+
 def _findings(
     target: TargetView,
     stated: MtpStated,
     engines: tuple[EngineMtp, ...],
     tensors: MtpTensors | None,
+    tokens: int | None,
 ) -> Iterator[Finding]:
     name = target.name
     if stated.layers == 0:
@@ -513,10 +554,16 @@ def _findings(
             f"{', '.join(target.architectures[:1]) or target.model_type}",
             "check the engine's release notes for MTP support of this architecture",
         )
+    if tokens is not None:
+        yield from _token_findings(stated.layers, tokens, engines)
 
 
 def check_target_mtp(
-    files: ModelFiles, tensor_names: Collection[str] | None, tensors_note: str, strict: bool = False
+    files: ModelFiles,
+    tensor_names: Collection[str] | None,
+    tensors_note: str,
+    strict: bool = False,
+    num_speculative_tokens: int | None = None,
 ) -> MtpReport:
     """Answer for a target asked about alone; ``tensor_names`` None when they were not read."""
     target = normalise_target(files)
@@ -539,6 +586,7 @@ def check_target_mtp(
         engines=engines,
         tensors=tensors,
         tensors_note=tensors_note,
-        findings=tuple(_findings(target, stated, engines, tensors)),
+        findings=tuple(_findings(target, stated, engines, tensors, num_speculative_tokens)),
+        num_speculative_tokens=num_speculative_tokens,
         strict=strict,
     )

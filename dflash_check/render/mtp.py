@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from dflash_check.core.mtp import EngineMtp, MtpReport, fill
-from dflash_check.core.report import Severity, Verdict
+from dflash_check.core.report import Verdict
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 
 ENGINE_TITLES = {
@@ -52,6 +52,7 @@ def render_mtp_json(report: MtpReport) -> str:
         "verdict": report.verdict.value,
         "verdict_text": summary_line(report),
         "strict": report.strict,
+        "num_speculative_tokens": report.num_speculative_tokens,
         "target": target_dict(t),
         "mtp": {
             "layers": k,
@@ -103,6 +104,6 @@ def render_mtp_text(report: MtpReport) -> str:
         lines.append(f"  missing   {fill(row.on_missing, k, n)}")
         lines.append(f"  source    {row.citation}")
     for f in report.findings:
-        label = "error" if f.severity is Severity.ERROR else f.severity.value
-        lines += ["", f"{f.rule} {label}: {f.message}", f"  hint: {f.hint}"]
+        where = f" ({ENGINE_TITLES[f.runtime]})" if f.runtime in ENGINE_TITLES else ""
+        lines += ["", f"{f.rule} {f.severity.value}{where}: {f.message}", f"  hint: {f.hint}"]
     return "\n".join(lines) + "\n"
