@@ -71,6 +71,19 @@ class UsageCommand(TyperCommand):
         return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
+class PairUsageCommand(UsageCommand):
+    """``pair``'s usage line reads ``[DRAFT] TARGET``: one model given is the target.
+
+    The arguments are parsed in order (DRAFT, then TARGET); ``pair`` moves a lone first one to
+    the target itself, so the line says what the user may type, not how it is parsed.
+    """
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        """Return the usage pieces with ``DRAFT [TARGET]`` shown as ``[DRAFT] TARGET``."""
+        pieces = super().collect_usage_pieces(ctx)
+        return [{"DRAFT": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
+
+
 PAIR_EXAMPLES = [
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16 Qwen/Qwen3-4B",
     "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
@@ -446,7 +459,7 @@ def epilog(examples: list[str], codes: dict[ExitCode, str]) -> str:
     return "\n\n".join(lines)
 
 
-@app.command(cls=UsageCommand, epilog=epilog(PAIR_EXAMPLES, EXIT_CODES))
+@app.command(cls=PairUsageCommand, epilog=epilog(PAIR_EXAMPLES, EXIT_CODES))
 def pair(
     draft: Annotated[
         str,

@@ -261,7 +261,7 @@ MTP_ENGINE_ROWS: tuple[EngineMtp, ...] = (
         _SGL_ASK_PATH,
         "not verified",
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1116-1120",
+        f"{SGLANG}/configs/model_config.py:1096-1097,1115-1120",
     ),
     EngineMtp(
         "sglang",
