@@ -71,10 +71,24 @@ class UsageCommand(TyperCommand):
         return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
+class PairUsageCommand(UsageCommand):
+    """``pair``'s usage line reads ``[DRAFT] TARGET``: one model given is the target.
+
+    The arguments are parsed in order (DRAFT, then TARGET); ``pair`` moves a lone first one to
+    the target itself, so the line says what the user may type, not how it is parsed.
+    """
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        """Return the usage pieces with ``DRAFT [TARGET]`` shown as ``[DRAFT] TARGET``."""
+        pieces = super().collect_usage_pieces(ctx)
+        return [{"DRAFT": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
+
+
 PAIR_EXAMPLES = [
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16 Qwen/Qwen3-4B",
     "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
     "dflash-check pair DRAFT TARGET --runtime vllm --format json",
+    "dflash-check pair deepseek-ai/DeepSeek-V3   (one model: the target's own MTP layers)",
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
     "dflash-check pair XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash:dflash XiaomiMiMo/MiMo-V2.5-Pro "
     "--runtime vllm",
@@ -425,7 +439,8 @@ def summarise(text: str, output: Path | None) -> None:
 
 EXIT_CODES = {
     ExitCode.COMPATIBLE: "compatible (warnings allowed unless --strict)",
-    ExitCode.INCOMPATIBLE: "incompatible, a failed smoke run, or a warning under --strict",
+    ExitCode.INCOMPATIBLE: "incompatible, a failed smoke run, or a warning under --strict; "
+    "with one model: it has no MTP layers, or its checkpoint lacks them",
     ExitCode.USAGE: "usage error",
     ExitCode.NOT_CHECKED: "could not check (network, gated, offline miss, malformed input)",
 }
@@ -444,26 +459,29 @@ def epilog(examples: list[str], codes: dict[ExitCode, str]) -> str:
     return "\n\n".join(lines)
 
 
-@app.command(cls=UsageCommand, epilog=epilog(PAIR_EXAMPLES, EXIT_CODES))
+@app.command(cls=PairUsageCommand, epilog=epilog(PAIR_EXAMPLES, EXIT_CODES))
 def pair(
     draft: Annotated[
         str,
         typer.Argument(
             metavar="DRAFT",
             help="The draft: a Hub repo id ORG/NAME, optionally ORG/NAME:SUBFOLDER and "
-            "@REVISION, or a directory (DIR:SUBFOLDER).",
+            "@REVISION, or a directory (DIR:SUBFOLDER). Alone (pair TARGET), the target.",
             show_default=False,
         ),
     ],
     target: Annotated[
-        str,
+        str | None,
         typer.Argument(
-            metavar="TARGET",
+            metavar="[TARGET]",
             help="The target: a Hub repo id ORG/NAME, optionally ORG/NAME@REVISION, or a "
-            "directory.",
+            "directory. Given one model only (pair TARGET), it is the target, asked about its "
+            "own MTP (NextN) layers: what its config states, what each serving engine would "
+            "build from them and how to ask for it, and (for a directory) whether the weights "
+            "are there; exit 1 when it has none or they are missing.",
             show_default=False,
         ),
-    ],
+    ] = None,
     runtime: RuntimeOpt = None,
     output_format: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
@@ -478,7 +496,8 @@ def pair(
             max=MAX_SPECULATIVE_TOKENS,
             help="Draft tokens per step the engine will serve with (vLLM num_speculative_tokens, "
             "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens is one more): "
-            "checked against the draft's block size (DF019) and used by --print-command.",
+            "checked against the draft's block size (DF019) and used by --print-command; with "
+            "one model, against its MTP layer count (DF044, DF045).",
             show_default=False,
         ),
     ] = None,
@@ -597,13 +616,52 @@ def pair(
     launch_timeout: LaunchTimeoutOpt = 1800.0,
     engine_binary: EngineBinaryOpt = None,
 ) -> None:
-    """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names)."""
+    """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names).
+
+    With one model (pair TARGET): report the target's own MTP layers instead.
+    """
     from dflash_check.core.rules import RULES_BY_ID
     from dflash_check.hub.interface import BadModelSpec, parse_model_ref
 
     check_output(output)  # before any fetch: a bad path must not cost a whole smoke run
     _TOKEN[0] = token
     selection = parse_runtimes(runtime)
+    if target is None:
+        alone = draft  # one model given: it is the target
+        refused = {
+            "--smoke-run": smoke_run,
+            "--engine": engine is not None,
+            "--ignore": bool(ignore),
+            "--draft-revision": draft_revision is not None,
+            "--draft-subfolder": draft_subfolder is not None,
+            f"--format {output_format.value}": output_format in CI_FORMATS,
+        }
+        used = [flag for flag, given in refused.items() if given]
+        if used:
+            raise typer.BadParameter(
+                f"{', '.join(used)} needs a DRAFT and a TARGET; with one model, pair reports "
+                "the target's own MTP layers (as table or json)"
+            )
+        try:
+            ref = parse_model_ref(
+                alone,
+                pick_revision(target_revision, revision, "--target-revision"),
+                target_subfolder,
+            )
+        except BadModelSpec as err:
+            raise typer.BadParameter(str(err)) from None
+        mtp_alone(
+            ref,
+            selection,
+            strict,
+            num_speculative_tokens,
+            output_format,
+            output,
+            token,
+            offline,
+            timeout,
+        )
+    assert target is not None  # the one-model question returned above
     _ENGINE_KEY[0] = engine_api_key
     check_engine_flags(smoke_run, engine, endpoint, baseline_endpoint, launch, print_command)
     json_output = output_format is OutputFormat.json
@@ -726,6 +784,55 @@ def pair(
         console = stdout_console()
         console.print(render_table(report, console.width, verbose), crop=False)
     raise typer.Exit(exit_code(report, strict))
+
+
+def mtp_alone(
+    ref: ModelRef,
+    selection: str,
+    strict: bool,
+    num_speculative_tokens: int | None,
+    output_format: OutputFormat,
+    output: Path | None,
+    token: str | None,
+    offline: bool,
+    timeout: float,
+) -> NoReturn:
+    """Report a target's own MTP layers (``pair TARGET``) and exit: 0 servable, 1 not, 3 unread."""
+    from dataclasses import replace
+
+    from dflash_check.core.formats import normalise_draft
+    from dflash_check.pipeline import ModelCache, check_target_alone
+    from dflash_check.render.mtp import render_mtp_json, render_mtp_text, summary_line
+
+    json_output = output_format is OutputFormat.json
+    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
+    try:
+        files = cache.fetch(ref, "target")
+        try:
+            normalise_draft(replace(files, role="draft"))
+        except CheckError:
+            pass  # not a draft: the question stands
+        else:
+            # A forgotten TARGET must not read as "this model has no MTP layers".
+            raise typer.BadParameter(
+                f"{ref.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
+            )
+        report = check_target_alone(ref, cache, strict, num_speculative_tokens)
+    except CheckError as err:
+        fail(err, json_output, output)
+    if selection != "portable":
+        names = selection.split(",")
+        report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
+    text = render_mtp_json(report) if json_output else render_mtp_text(report)
+    if json_output or output is not None:
+        write_output(text, output)
+        summarise(summary_line(report), output)
+    else:
+        sys.stdout.write(text)
+    from dflash_check.core.report import Verdict
+
+    code = ExitCode.COMPATIBLE if report.verdict is Verdict.COMPATIBLE else ExitCode.INCOMPATIBLE
+    raise typer.Exit(code)
 
 
 # Text reports written to a file have no terminal to fit; this reads well in an editor.

@@ -212,6 +212,39 @@ def mtp_markdown() -> list[str]:
     ]
     for p in METHOD_PROFILES["mtp"]:
         lines.append(f"| `{p.name}` ({p.title}) | {p.index_name} | {p.citation} |")
+    return lines + target_mtp_markdown()
+
+
+def target_mtp_markdown() -> list[str]:
+    """Return the table of a target's own MTP layers (``core/mtp.py``'s ``MTP_ENGINE_ROWS``)."""
+    from dflash_check.core.mtp import MTP_ENGINE_ROWS, MTP_KEYS, MTP_RULES
+
+    keys = ", ".join(f"`{k}`" for k in MTP_KEYS)
+    lines = [
+        "",
+        "## A target's own MTP layers (`dflash-check pair TARGET`)",
+        "",
+        f"Given one model, `pair` reads its MTP layer count k from the first of {keys} its "
+        "config states (top level, then `text_config`), names what each engine builds from it "
+        "(the first row matching the target's `architectures[0]` or a `model_type`; an "
+        "engine's row with no match answers for every other target), and, for a local "
+        "directory, looks for the MTP weights in its safetensors index or headers. "
+        "`{k}` and `{N}` stand for k and the target's layer count. Exit 0: servable; "
+        "1: no MTP layers, or weights missing; 3: the config could not be read.",
+        "",
+        "| engine | target | MTP draft built | how to ask | draft tokens | MTP weights missing | "
+        "verified | source |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in MTP_ENGINE_ROWS:
+        match = ", ".join(f"`{m}`" for m in r.match) or "any other"
+        lines.append(
+            f"| `{r.engine}` | {match} | {r.draft} | `{r.request}` | {r.tokens} | "
+            f"{r.on_missing} | {'yes' if r.verified else 'no'} | {r.citation} |"
+        )
+    lines += ["", "| rule | name | severity | finding |", "|---|---|---|---|"]
+    for rule_id, (name, severity, title) in MTP_RULES.items():
+        lines.append(f"| {rule_id} | {name} | {severity.value} | {title} |")
     return lines
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dflash_check.core.check import run_check
 from dflash_check.core.formats.common import stated_mask_token
 from dflash_check.core.model import ModelFiles
+from dflash_check.core.mtp import MtpReport, check_target_mtp
 from dflash_check.core.report import CheckReport, Verdict
 from dflash_check.core.runtimes import SGLANG_DEFAULT_MASK_TOKEN
 from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
@@ -132,3 +134,27 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
             "'hf download' the draft's weights",
         )
     return report
+
+
+def check_target_alone(
+    target: ModelRef,
+    cache: ModelCache | None = None,
+    strict: bool = False,
+    num_speculative_tokens: int | None = None,
+) -> MtpReport:
+    """Answer for a target asked about alone: its own MTP layers and what engines make of them.
+
+    A local directory's tensor names (its index, or its headers) show whether the MTP weights
+    are there; a Hub target is read from its config only (its index would cost another
+    request per check, and the configs already name what the engines would build).
+    """
+    from dflash_check.hub.local import tensor_names
+
+    cache = cache or ModelCache()
+    files = cache.fetch(target, "target")
+    if target.is_local:
+        # The folder config.json was read from (a subfolder already resolved).
+        names, where = tensor_names(Path(files.config_location).parent, files.who)
+    else:
+        names, where = None, "not read: a Hub target is checked from its config only"
+    return check_target_mtp(files, names, where, strict, num_speculative_tokens)

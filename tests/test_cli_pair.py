@@ -165,7 +165,7 @@ def test_no_output_file_when_check_fails(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        ["pair", "only-one"],
+        ["pair"],
         ["pair", "a/b", "c/d", "--runtime", "tgi"],
         ["pair", "a/b", "c/d", "--format", "yaml"],
         ["pair", "a/b", "c/d", "--ignore", "DF999"],

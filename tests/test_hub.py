@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import QWEN3_4B, QWEN35_4B, SEED_DRAFT, draft_config, run_cli
+from tests.helpers import FIXTURES, QWEN3_4B, QWEN35_4B, SEED_DRAFT, draft_config, run_cli
 from tests.hubserver import GOOD_TOKEN, LoopbackHub, commit_of, read_folder, serve
 
 DRAFT = "z-lab/Qwen3-4B-DFlash-b16"
@@ -382,3 +382,14 @@ def test_offline_with_only_configs_cached(hub: LoopbackHub, home: Path) -> None:
     right = cli(hub, home, "pair", DRAFT, RIGHT, "--offline")
     assert right.returncode == 3 and "fc width cannot be checked" in right.stderr
     assert cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "--strict").returncode == 1
+
+
+def test_target_alone_from_the_hub_reads_its_config_only(hub: LoopbackHub, home: Path) -> None:
+    """pair TARGET on a Hub target: its MTP layers from config.json, no safetensors request."""
+    hub.add("deepseek-ai/DeepSeek-V3", FIXTURES / "targets" / "deepseek-ai--DeepSeek-V3")
+    proc = cli(hub, home, "pair", "deepseek-ai/DeepSeek-V3", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert (report["kind"], report["mtp"]["layer_names"]) == ("mtp", "model.layers.61")
+    assert report["tensors"] is None and "config only" in report["tensors_note"]
+    assert not [r for r in hub.state.log if r.path.endswith((".safetensors", ".index.json"))]

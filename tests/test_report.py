@@ -329,9 +329,9 @@ def test_rules_lists_why_and_fix_for_every_rule() -> None:
 
 
 def test_help_shows_usage_exit_codes_and_revisions() -> None:
-    """--help: `DRAFT TARGET`, the exit codes, and the @REVISION form."""
+    """--help: `[DRAFT] TARGET`, the exit codes, and the @REVISION form."""
     out = run_cli("pair", "--help", env={"COLUMNS": "120"}).stdout
-    assert "pair [OPTIONS] DRAFT TARGET" in out
+    assert "pair [OPTIONS] [DRAFT] TARGET" in out
     assert "{" not in out.split("\n", 3)[1]
     assert "Exit codes:" in out and "3  could not check" in out
     assert "ORG/NAME@REVISION" in out

@@ -226,6 +226,29 @@ class LocalSource:
         return (merged, str(files[-1])) if files else (None, None)
 
 
+def tensor_names(directory: Path, who: str) -> tuple[frozenset[str] | None, str]:
+    """Return every tensor name a local checkpoint holds, and where they were read.
+
+    The index's ``weight_map`` names every tensor without opening a shard; a single file's
+    header does the same. None (with the reason) when the directory has no safetensors.
+    """
+    index_path = directory / SAFETENSORS_INDEX
+    if exists(index_path):
+        raw = read_capped(index_path, SAFETENSORS_INDEX, who)
+        index = parse_json_object(raw, who, str(index_path))
+        weight_map = index.get("weight_map")
+        if not isinstance(weight_map, dict):
+            raise ConfigError(f"{who}: {index_path}: field 'weight_map' must map tensor names")
+        return frozenset(str(name) for name in weight_map), str(index_path)
+    files = sorted(directory.glob("*.safetensors"))
+    if not files:
+        return None, f"no safetensors file in {directory}"
+    names: set[str] = set()
+    for path in files:
+        names.update(read_header_file(path, who))
+    return frozenset(names), str(files[0]) if len(files) == 1 else f"{directory}/*.safetensors"
+
+
 def card_base_models(readme: Path) -> tuple[str, ...]:
     """Return ``base_model`` from a model card's YAML front matter, if any."""
     if not exists(readme):
