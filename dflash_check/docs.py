@@ -16,7 +16,7 @@ from rich import box
 from rich.table import Table
 
 from dflash_check.core.formats import FORMATS
-from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES, Rule
+from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES, TARGET_ALONE_RULES, Rule
 from dflash_check.core.runtimes import AUX_READING, PROFILES, portable_max_id_from_end
 from dflash_check.render.diagnostics import wrap
 
@@ -42,7 +42,7 @@ def rules_markdown() -> str:
         )
     lines += [
         "",
-        "Two more ids describe the outcome of a run, for the CI formats (SARIF, JUnit, GitHub "
+        "Three more ids describe the outcome of a run, for the CI formats (SARIF, JUnit, GitHub "
         "annotations) of `registry` and `pair`:",
         "",
         "| id | name | checks |",
@@ -50,6 +50,16 @@ def rules_markdown() -> str:
     ]
     for r in OUTCOME_RULES:
         lines.append(f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.title} |")
+    lines += [
+        "",
+        "Five ids belong to a target asked about alone (`dflash-check pair TARGET`: its own MTP "
+        "layers):",
+        "",
+        "| id | name | severity | checks |",
+        "|---|---|---|---|",
+    ]
+    for r in TARGET_ALONE_RULES:
+        lines.append(f"| [{r.id}](#{r.id.lower()}) | `{r.name}` | {r.severity.value} | {r.title} |")
     for r in ALL_RULES:
         lines += [
             "",
@@ -243,8 +253,10 @@ def target_mtp_markdown() -> list[str]:
             f"{r.on_missing} | {'yes' if r.verified else 'no'} | {r.citation} |"
         )
     lines += ["", "| rule | name | severity | finding |", "|---|---|---|---|"]
-    for rule_id, (name, severity, title) in MTP_RULES.items():
-        lines.append(f"| {rule_id} | {name} | {severity.value} | {title} |")
+    for r in MTP_RULES.values():
+        lines.append(
+            f"| [{r.id}](rules.md#{r.id.lower()}) | {r.name} | {r.severity.value} | {r.title} |"
+        )
     return lines
 
 

@@ -17,6 +17,7 @@ from typing import Literal
 from dflash_check.core.fields import FieldReader
 from dflash_check.core.model import ModelFiles, TargetView, normalise_target
 from dflash_check.core.report import Finding, Severity, Verdict
+from dflash_check.core.rules import TARGET_ALONE_RULES, Rule
 
 MTP_KEYS: tuple[str, ...] = ("mtp_num_hidden_layers", "num_mtp_modules", "num_nextn_predict_layers")
 """The keys that count a target's MTP layers, in the order they are taken as k when a config
@@ -448,34 +449,8 @@ class MtpReport:
         return mtp_names(fam.placement, n, k, detail=False)
 
 
-MTP_RULES: dict[str, tuple[str, Severity, str]] = {
-    "DF041": (
-        "no-mtp-layers",
-        Severity.ERROR,
-        "The target states no MTP layers: there is nothing for an engine to draft with",
-    ),
-    "DF042": (
-        "mtp-weights-missing",
-        Severity.ERROR,
-        "The config states MTP layers the checkpoint does not hold",
-    ),
-    "DF043": (
-        "mtp-no-engine",
-        Severity.WARNING,
-        "No engine read here builds an MTP draft for this architecture",
-    ),
-    "DF044": (
-        "mtp-tokens-not-multiple",
-        Severity.ERROR,
-        "vLLM refuses more draft tokens than MTP layers unless a multiple of them",
-    ),
-    "DF045": (
-        "mtp-layers-rerun",
-        Severity.INFO,
-        "More draft tokens than MTP layers: the layers are rerun",
-    ),
-}
-"""The rules of a target asked about alone: id -> (name, severity, title)."""
+MTP_RULES: dict[str, Rule] = {r.id: r for r in TARGET_ALONE_RULES}
+"""The rules of a target asked about alone (their why and fix live in the rule table)."""
 
 
 def fill(text: str, k: int, n: int) -> str:
@@ -484,7 +459,7 @@ def fill(text: str, k: int, n: int) -> str:
 
 
 def _finding(rule: str, message: str, hint: str, field: str | None = None) -> Finding:
-    return Finding(rule, MTP_RULES[rule][1], None, message, hint, field=field, model="target")
+    return Finding(rule, MTP_RULES[rule].severity, None, message, hint, field=field, model="target")
 
 
 def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:

@@ -1213,4 +1213,75 @@ OUTCOME_RULES: list[Rule] = [
         _no_check,
     ),
 ]
-ALL_RULES: list[Rule] = [*RULES, *OUTCOME_RULES]
+# Rules of a target asked about alone (`pair TARGET`, core/mtp.py): its own MTP layers.
+_MTP = ("vllm", "sglang", "trtllm")
+TARGET_ALONE_RULES: list[Rule] = [
+    Rule(
+        "DF041",
+        "no-mtp-layers",
+        Severity.ERROR,
+        "The target states no MTP layers: there is nothing for an engine to draft with",
+        "An MTP (NextN) draft is the target's own extra layers, counted by "
+        "num_nextn_predict_layers, mtp_num_hidden_layers or num_mtp_modules; a target with "
+        "none (Kimi K2.x states 0) has no MTP draft, and engines asked for one fail at start-up.",
+        "Use a separate draft (DFlash, EAGLE-3) for this target, or a checkpoint with its MTP "
+        "layers.",
+        _MTP,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF042",
+        "mtp-weights-missing",
+        Severity.ERROR,
+        "The config states MTP layers the checkpoint does not hold",
+        "Some quantised or re-exported checkpoints drop the MTP weights but keep the count in "
+        "config.json. vLLM's DeepSeek MTP loader then refuses the checkpoint ('…weights "
+        "missing from checkpoint. The checkpoint may have been quantized…', "
+        "vllm-project/vllm@4ba787ec:vllm/model_executor/models/deepseek_mtp.py:526-537); other "
+        "loaders may start with uninitialised layers. Read from a local checkpoint's index or "
+        "headers.",
+        "Serve a checkpoint that ships the MTP layers (often the unquantised one), or drop MTP.",
+        _MTP,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF043",
+        "mtp-no-engine",
+        Severity.WARNING,
+        "No engine read here builds an MTP draft for this architecture",
+        "Each engine maps a target architecture to an MTP draft class "
+        "(vllm/config/speculative.py hf_config_override; SGLang configs/model_config.py); a "
+        "target outside those maps cannot use its MTP layers there.",
+        "Check the engine's MTP support for this architecture, or use a separate draft.",
+        _MTP,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF044",
+        "mtp-tokens-not-multiple",
+        Severity.ERROR,
+        "vLLM refuses more draft tokens than MTP layers unless a multiple of them",
+        "vLLM drafts k tokens with k MTP layers by default and accepts more only as a multiple "
+        "of k (vllm-project/vllm@4ba787ec:vllm/config/speculative.py:1600-1612).",
+        "Serve with --num-speculative-tokens at most k, or a multiple of k.",
+        ("vllm",),
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF045",
+        "mtp-layers-rerun",
+        Severity.INFO,
+        "More draft tokens than MTP layers: the layers are rerun",
+        "Past k draft tokens the engines run the same MTP layers again; vLLM warns that "
+        "acceptance may drop (vllm/config/speculative.py:1486-1495).",
+        "Nothing to do if the acceptance you measure is good enough.",
+        ("vllm",),
+        _no_check,
+        methods=("mtp",),
+    ),
+]
+ALL_RULES: list[Rule] = [*RULES, *OUTCOME_RULES, *TARGET_ALONE_RULES]
