@@ -45,7 +45,8 @@ def draft_config(**overrides: Any) -> dict[str, Any]:
 def fc_tensors(cfg: dict[str, Any], fc_in: int | None = None, target_hidden: int = 2560) -> dict:
     """Return header tensors for a draft config, with fc taking ``fc_in`` inputs."""
     ids = (
-        (cfg.get("dflash_config") or {}).get("target_layer_ids")
+        cfg.get("dspark_target_layer_ids")
+        or (cfg.get("dflash_config") or {}).get("target_layer_ids")
         or cfg.get("target_layer_ids")
         or [0]
     )

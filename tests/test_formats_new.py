@@ -19,10 +19,10 @@ from dflash_check.core.check import run_check
 from dflash_check.core.formats import FORMATS_BY_NAME
 from dflash_check.core.model import IdSource, normalise_draft, normalise_target
 from dflash_check.core.report import CheckReport, Severity
-from dflash_check.core.safetensors_header import TensorInfo, dflash_draft_tensors
+from dflash_check.core.safetensors_header import TensorInfo
 from dflash_check.errors import ConfigError
 from dflash_check.render.table import render_text
-from tests.helpers import FIXTURES, files, run_cli, write_model
+from tests.helpers import FIXTURES, fc_tensors, files, run_cli, write_model
 
 DRAFTS = FIXTURES / "drafts"
 TARGETS = FIXTURES / "targets"
@@ -43,21 +43,7 @@ def config(folder: Path) -> dict[str, Any]:
 
 def header(cfg: dict[str, Any], target_hidden: int, **extra: TensorInfo) -> dict[str, TensorInfo]:
     """Return header tensors for a draft config: fc sized from its own ids, plus ``extra``."""
-    dfc = cfg.get("dflash_config") or {}
-    ids = (
-        cfg.get("dspark_target_layer_ids") or dfc.get("target_layer_ids") or cfg["target_layer_ids"]
-    )
-    tensors = dflash_draft_tensors(
-        hidden=cfg["hidden_size"],
-        num_ids=len(ids),
-        target_hidden=target_hidden,
-        layers=1,
-        intermediate=64,
-        heads=2,
-        kv_heads=1,
-        head_dim=8,
-    )
-    return {**tensors, **extra}
+    return {**fc_tensors(cfg, target_hidden=target_hidden), **extra}
 
 
 def check(
