@@ -67,6 +67,8 @@ def test_flipped_expect_fails_naming_pair_and_line(hub: LoopbackHub, tmp_path: P
     )
     assert flipped != text
     (tmp_path / "pairs.yaml").write_text(flipped)
+    # Local entries (the SpecForge recipe fixture) are paths relative to the file.
+    (tmp_path / "tests").symlink_to(REPO / "tests", target_is_directory=True)
     line = next(
         s.line
         for s in load_pairs(tmp_path / "pairs.yaml")
