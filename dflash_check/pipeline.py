@@ -11,17 +11,20 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dflash_check.core.check import run_check
 from dflash_check.core.formats.common import stated_mask_token
 from dflash_check.core.model import ModelFiles
-from dflash_check.core.mtp import MtpReport, check_target_mtp
 from dflash_check.core.report import CheckReport, Verdict
 from dflash_check.core.runtimes import SGLANG_DEFAULT_MASK_TOKEN
 from dflash_check.core.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.errors import CheckError, NotCachedError
 from dflash_check.hub.interface import ModelRef, ModelSource, Role
 from dflash_check.hub.local import LocalSource
+
+if TYPE_CHECKING:
+    from dflash_check.core.mtp import MtpReport
 
 
 @dataclass(frozen=True)
@@ -157,4 +160,7 @@ def check_target_alone(
         names, where = tensor_names(Path(files.config_location).parent, files.who)
     else:
         names, where = None, "not read: a Hub target is checked from its config only"
+    # A target asked about alone is the rare path: the pair check does not load the MTP table.
+    from dflash_check.core.mtp import check_target_mtp
+
     return check_target_mtp(files, names, where, strict, num_speculative_tokens)
