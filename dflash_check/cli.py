@@ -266,10 +266,8 @@ def parse_runtimes(values: list[str] | None) -> str:
     if PORTABLE in names:
         # portable stands for every default runtime; an opt-in runner (vllm-v1) stays named.
         # Rows of every method count (specforge exists for EAGLE-3 only).
-        rows = [p for ps in METHOD_PROFILES.values() for p in ps]
-        opt_in = [n for n in names if not any(p.portable for p in rows if p.name == n)]
-        opt_in = [n for n in opt_in if n != PORTABLE]
-        return ",".join([PORTABLE, *opt_in])
+        portable = {p.name for rows in METHOD_PROFILES.values() for p in rows if p.portable}
+        return ",".join([PORTABLE, *(n for n in names if n not in (PORTABLE, *portable))])
     return ",".join(names)
 
 

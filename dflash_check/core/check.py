@@ -52,24 +52,17 @@ def profiles_for(
 
 
 def rules_not_checked(draft: DraftView) -> tuple[NotChecked, ...]:
-    """Return the rules the available files could not settle."""
-    if draft.method == "eagle3":
-        if draft.fc_weight_shape is not None:
-            return ()
-        reason = (
-            "no fc.weight tensor in the safetensors header"
-            if draft.has_safetensors
-            else draft.unverified_reason or "no safetensors header"
-        )
-        return (NotChecked("DF034", f"fc width: {reason}"),)
-    if draft.fc_weight_shape is not None or not draft.target_layer_ids:
+    """Return the rules the available files could not settle: the fc width (DF005, DF034 for
+    an EAGLE-3 head, whose width rule needs no id list)."""
+    eagle3 = draft.method == "eagle3"
+    if draft.fc_weight_shape is not None or not (eagle3 or draft.target_layer_ids):
         return ()
     reason = (
         "no fc.weight tensor in the safetensors header"
         if draft.has_safetensors
         else draft.unverified_reason or "no safetensors header"
     )
-    return (NotChecked("DF005", f"fc width: {reason}"),)
+    return (NotChecked("DF034" if eagle3 else "DF005", f"fc width: {reason}"),)
 
 
 def identity_evidence(

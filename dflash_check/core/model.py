@@ -123,6 +123,10 @@ class TargetView:
     rope: tuple[tuple[str, str], ...] = ()
     """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
 
+    def key(self, name: str) -> str:
+        """Return the dotted key of a text-model field, e.g. ``text_config.hidden_size``."""
+        return f"text_config.{name}" if self.nested else name
+
 
 @dataclass(frozen=True)
 class DraftView:

@@ -210,11 +210,9 @@ def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
             f"(2, N//2, N-3; layer outputs {fmt_ids(res.layer_ids)}), and sizes fc for {fc}"
         )
     # The z-lab formula: the reference over num_target_layers, SGLang over the served target.
-    depth = (
-        (d.num_target_layers or res.layers_present)
-        if p.default_ids == "zlab"
-        else (res.layers_present)
-    )
+    depth = res.layers_present
+    if p.default_ids == "zlab":
+        depth = d.num_target_layers or depth
     return (
         f"would guess {fmt_ids(res.layer_ids)} (z-lab formula for {depth} target layers, "
         f"{layers} draft layers)"
@@ -422,7 +420,7 @@ def check_fc_width(ctx: PairContext) -> Iterator[Issue]:
 def check_hidden_size(ctx: PairContext) -> Iterator[Issue]:
     """Compare hidden sizes, including an explicit target_hidden_size."""
     d, t = ctx.draft, ctx.target
-    tkey = f"{'text_config.' if t.nested else ''}hidden_size"
+    tkey = t.key("hidden_size")
     if d.hidden_size != t.hidden_size:
         yield Issue(
             f"draft {d.name} hidden_size {d.hidden_size} != target {t.name} {tkey} {t.hidden_size}",
@@ -516,7 +514,7 @@ def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
 def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
     """Compare vocabularies, telling padding from a different tokenizer."""
     d, t = ctx.draft, ctx.target
-    tkey = f"{'text_config.' if t.nested else ''}vocab_size"
+    tkey = t.key("vocab_size")
     if d.vocab_size is None:
         yield Issue(
             f"draft {d.name} states no vocab_size; cannot verify it equals target {t.name} "

@@ -21,12 +21,14 @@ _LENGTH = {
     "mlx": "Draft config layer_types length must match num_hidden_layers.",
     "reference": "IndexError building the draft's layers (layer_types[layer_idx])",
 }
+_VLLM_NO_WINDOW = (
+    "DFlash sliding attention requires a window size configured in "
+    "dflash_config.swa_window_size or the top-level sliding_window."
+)
 _NO_WINDOW = {
     "mlx": "Draft config must define sliding_window for sliding_attention layers.",
-    "vllm": "DFlash sliding attention requires a window size configured in "
-    "dflash_config.swa_window_size or the top-level sliding_window.",
-    "vllm-v1": "DFlash sliding attention requires a window size configured in "
-    "dflash_config.swa_window_size or the top-level sliding_window.",
+    "vllm": _VLLM_NO_WINDOW,  # the draft model class, the same under both runners
+    "vllm-v1": _VLLM_NO_WINDOW,
 }
 _MIXED = {
     "vllm-v1": "DFlash drafters with mixed sliding/full attention require the V2 model runner; "

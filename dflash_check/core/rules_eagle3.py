@@ -328,7 +328,7 @@ def check_eagle3_fc_width(ctx: PairContext) -> Iterator[Issue]:
 def check_eagle3_hidden_size(ctx: PairContext) -> Iterator[Issue]:
     """Compare target_hidden_size (or hidden_size) with the target's hidden size."""
     d, t = ctx.draft, ctx.target
-    tkey = f"{'text_config.' if t.nested else ''}hidden_size"
+    tkey = t.key("hidden_size")
     key, expected = (
         ("target_hidden_size", d.target_hidden_size)
         if d.target_hidden_size is not None
@@ -357,7 +357,7 @@ def check_eagle3_hidden_size(ctx: PairContext) -> Iterator[Issue]:
 def check_eagle3_vocab(ctx: PairContext) -> Iterator[Issue]:
     """Require vocab_size (and an own embedding's rows) to equal the target's."""
     d, t = ctx.draft, ctx.target
-    tkey = f"{'text_config.' if t.nested else ''}vocab_size"
+    tkey = t.key("vocab_size")
     if d.vocab_size is None:
         yield Issue(
             f"EAGLE-3 head {d.name} states no vocab_size; cannot verify it equals target "
@@ -402,7 +402,7 @@ def check_eagle3_draft_vocab(ctx: PairContext) -> Iterator[Issue]:
     e = d.eagle3
     if e is None:
         return
-    tkey = f"{'text_config.' if t.nested else ''}vocab_size"
+    tkey = t.key("vocab_size")
     draft_vocab = d.draft_vocab_size or d.vocab_size
     if draft_vocab is None:
         return

@@ -314,7 +314,7 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
             "draft_vocab_size",
         )
     elif d.draft_vocab_size != t.vocab_size:
-        tkey = f"{'text_config.' if t.nested else ''}vocab_size"
+        tkey = t.key("vocab_size")
         yield from each(
             _VLLM_RUNNERS,
             f"Laguna DFlash draft {d.name}: draft_vocab_size {d.draft_vocab_size} != target "

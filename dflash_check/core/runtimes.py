@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -229,6 +230,10 @@ class RuntimeProfile:
         return max_id + self.max_id_from_end
 
 
+# Both vLLM runners resolve the parallel-drafting token the same way (V2 spec_decode/utils.py
+# :92-114, V1 llm_base_proposer.py:358-379).
+_VLLM_MASK_KEYS = (NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id")
+
 PROFILES: tuple[RuntimeProfile, ...] = (
     RuntimeProfile(
         name="reference",
@@ -272,7 +277,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
             IdReading("eagle_config.layer_ids", AUX_READING),
         ),
         first_present=False,
-        mask_keys=(NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id"),
+        mask_keys=_VLLM_MASK_KEYS,
         without_ids="captures its default aux layers (2, N//2, N-3) and sizes fc from the "
         "draft's num_hidden_layers",
         default_ids="three",
@@ -304,7 +309,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
             IdReading(NESTED_IDS),
         ),
         first_present=False,
-        mask_keys=(NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id"),
+        mask_keys=_VLLM_MASK_KEYS,
         without_ids="captures its default aux layers (2, N//2, N-3) while fc is sized from "
         "the draft's own list: 'DFlash drafter expects … concatenated aux hidden features' at "
         "the first decode, or silently the wrong layers when the draft has 3 ids",
@@ -675,10 +680,13 @@ RUNTIME_NAMES: tuple[str, ...] = (
 )
 
 
+@cache
 def read_id_keys() -> tuple[str, ...]:
-    """Return every key some runtime reads layer ids from: what a normaliser records."""
+    """Return every key some runtime reads layer ids from: what a normaliser records (the
+    tables are constant, so it is computed once per process)."""
+    cells = (*FAMILY_CELLS, *(c for table in CELLS_BY_METHOD.values() for c in table))
     readings = [r for rows in METHOD_PROFILES.values() for p in rows for r in p.id_readings]
-    readings += [r for c in FAMILY_CELLS for r in c.id_readings or ()]
+    readings += [r for c in cells for r in c.id_readings or ()]
     return tuple(dict.fromkeys(r.key for r in readings))
 
 

@@ -407,13 +407,13 @@ def feeds_lines(report: CheckReport, width: int) -> list[Text]:
         if res is None:
             text = f"{p.name:<{name_width}}  no key it reads is present, and {p.without_ids}"
         else:
-            fed = [k + 1 for k in res.layer_ids]
+            fed = res.hidden_states
             if res.guessed:
                 how = f"default {fmt_ids(res.capture_indices)}"
             else:
                 step = fed[0] - res.raw_ids[0] if res.raw_ids else 0
                 how = f"{res.key} {fmt_ids(res.raw_ids)} " + ("raw" if step == 0 else f"{step:+d}")
-            text = f"{p.name:<{name_width}}  {how} → hidden_states{fmt_ids(fed)}"
+            text = f"{p.name:<{name_width}}  {how} → hidden_states{fmt_ids(list(fed))}"
         lines = [Text(line) for line in wrap(f"{text}  {verdict.value}", width, "  ", "    ")]
         lines[-1].stylize(VERDICT_STYLE[verdict], len(lines[-1]) - len(verdict.value))
         out += lines
