@@ -243,7 +243,8 @@ def test_48113_pairing_fails_at_its_line_and_the_fix_passes(
     )
     assert {r["ruleId"] for r in results} >= {"DF090", "DF004"}
     notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
-    assert len(notes) == 6 and any("not checked: method medusa" in n["message"]["text"] for n in notes)
+    texts = [n["message"]["text"] for n in notes]
+    assert len(texts) == 6 and any("not checked: method medusa" in t for t in texts)
     assert "vLLM test registry (0.34.0), checked for vllm" in proc.stderr
     assert "1 not as expected, 0 not checked; 6 entries skipped" in proc.stderr
 
@@ -275,7 +276,8 @@ def test_table_junit_and_github_list_entries_not_checked(hub: LoopbackHub, tmp_p
         "JackFram/llama-68m  not checked: method medusa" in table.stdout
     )
     dflash = line_of(MAIN, '"DFlashDraftModel"')
-    assert f"✗ {file}:{dflash}  z-lab/Qwen3-4B-DFlash-b16 -> Qwen/Qwen3.5-4B  [vllm]" in table.stdout
+    row = f"✗ {file}:{dflash}  z-lab/Qwen3-4B-DFlash-b16 -> Qwen/Qwen3.5-4B  [vllm]"
+    assert row in table.stdout
     junit = ET.fromstring(registry(hub, home, file, "-f", "junit", cwd=cwd).stdout)
     suite = junit.find("testsuite")
     assert suite is not None and suite.get("skipped") == "6" and suite.get("failures") == "1"
