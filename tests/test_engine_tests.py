@@ -179,12 +179,13 @@ def test_every_entry_is_checked_or_listed_with_its_reason() -> None:
     assert len(plan.specs) + len(plan.skipped) == len(entries)
     reasons = {k.key: k.reason for k in plan.skipped}
     assert reasons == {
-        "MedusaModel": "method medusa",
+        "MedusaModel": "method medusa (Medusa heads)",
         "MLPSpeculatorPreTrainedModel": "commented out in the registry",
-        "EagleLlamaForCausalLM": "method eagle",
+        "EagleLlamaForCausalLM": "method eagle (EAGLE-1/2)",
         "EagleMistralLarge3ForCausalLM": "is_available_online=False (the engine's own tests "
         "skip it)",
-        "ExtractHiddenStatesModel": "method extract_hidden_states",
+        "ExtractHiddenStatesModel": "method extract_hidden_states (hidden-state extraction, "
+        "no draft model)",
         "OpenPanguMTPModel": "is_available_online=False (the engine's own tests skip it)",
     }
     alone = [s.target for s in plan.specs if s.index in plan.alone]
@@ -199,9 +200,9 @@ def test_sglang_constants_pair_by_suffix() -> None:
     assert entries["NGRAM"].draft is None
     plan = make_plan(EngineFile("sglang", None, tuple(entries.values())), {}, "sglang", "t.py")
     assert {k.key: k.reason for k in plan.skipped} == {
-        "EAGLE": "method eagle",
-        "STANDALONE": "method draft_model",
-        "NGRAM": "method ngram",
+        "EAGLE": "method eagle (EAGLE-1/2)",
+        "STANDALONE": "method draft_model (a standalone draft model)",
+        "NGRAM": "method ngram (n-gram lookup, no draft model)",
     }
     assert {s.label for s in plan.specs} == {
         "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B -> meta-llama/Llama-3.1-8B-Instruct",
@@ -245,7 +246,7 @@ def test_48113_pairing_fails_at_its_line_and_the_fix_passes(
     notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     texts = [n["message"]["text"] for n in notes]
     assert len(texts) == 6 and any("not checked: method medusa" in t for t in texts)
-    assert "vLLM test registry (0.34.0), checked for vllm" in proc.stderr
+    assert "vLLM 0.34.0 test registry, checked for vllm" in proc.stderr
     assert "1 not as expected, 0 not checked; 6 entries skipped" in proc.stderr
 
     path.write_text(FIXED)
@@ -273,7 +274,7 @@ def test_table_junit_and_github_list_entries_not_checked(hub: LoopbackHub, tmp_p
     assert table.returncode == 1
     assert (
         f"- {file}:{medusa}  MedusaModel  abhigoyal/vllm-medusa-llama-68m-random -> "
-        "JackFram/llama-68m  not checked: method medusa" in table.stdout
+        "JackFram/llama-68m  not checked: method medusa (Medusa heads)" in table.stdout
     )
     dflash = line_of(MAIN, '"DFlashDraftModel"')
     row = f"✗ {file}:{dflash}  z-lab/Qwen3-4B-DFlash-b16 -> Qwen/Qwen3.5-4B  [vllm]"
@@ -337,9 +338,7 @@ def test_sglang_constants_through_the_gate(hub: LoopbackHub, tmp_path: Path) -> 
         hub, tmp_path / "home", "test_utils.py", "--overrides", "overrides.yaml", cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "SGLang test registry (release not stated by the checkout), checked for sglang" in (
-        proc.stderr
-    )
+    assert "SGLang (release unknown) test registry, checked for sglang" in (proc.stderr)
     assert "1 pair, 1 as expected, 0 not as expected, 0 not checked; 5 entries skipped" in (
         proc.stderr
     )
@@ -351,3 +350,31 @@ def test_runtime_and_overrides_refused_for_pairs_yaml() -> None:
 
     proc = run_cli("registry", str(REPO / "pairs.yaml"), "-r", "vllm")
     assert proc.returncode == 2 and "apply to an engine's test file" in proc.stderr
+
+
+def test_a_draft_whose_config_names_an_unchecked_method_is_listed(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    """An entry whose name says nothing of its method is checked; when the draft's config shows
+    a method the tool does not check (EAGLE-1 here), the entry is listed, not an error."""
+    config = {"architectures": ["EagleLlamaForCausalLM"], "hidden_size": 4096, "vocab_size": 8}
+    hub.add("someone/eagle-head", {"config.json": json.dumps(config).encode()})
+    text = (
+        "_SPECULATIVE_DECODING_EXAMPLE_MODELS = {\n"
+        '    "SomeDraftModel": _HfExamplesInfo(\n'
+        '        "Qwen/Qwen3-4B", speculative_model="someone/eagle-head"\n'
+        "    ),\n"
+        "}\n"
+    )
+    (tmp_path / "registry.py").write_text(text)
+    proc = registry(hub, tmp_path / "home", "registry.py", "-f", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["pairs"] == [] and data["skipped"] == [
+        {
+            "line": 2,
+            "key": "SomeDraftModel",
+            "label": "someone/eagle-head -> Qwen/Qwen3-4B",
+            "reason": "method eagle (EAGLE-1/2), named by the draft's config",
+        }
+    ]

@@ -56,6 +56,25 @@ _SUFFIX_METHODS = {
 }
 
 
+METHOD_TITLES = {
+    "eagle": "EAGLE-1/2",
+    "medusa": "Medusa heads",
+    "mlp_speculator": "MLP speculator",
+    "draft_model": "a standalone draft model",
+    "ngram": "n-gram lookup, no draft model",
+    "suffix": "suffix decoding, no draft model",
+    "extract_hidden_states": "hidden-state extraction, no draft model",
+    "peagle": "P-EAGLE",
+}
+"""Words for the methods the tool does not check, shown after the engine's own name."""
+
+
+def method_text(method: str) -> str:
+    """Return ``method medusa (Medusa heads)``: the engine's name, and what it is."""
+    title = METHOD_TITLES.get(method)
+    return f"method {method} ({title})" if title else f"method {method}"
+
+
 def method_of(entry: EngineEntry, engine: str) -> str | None:
     """Return the entry's method: as stated, else from its name; None: the draft's config says."""
     if entry.method:
@@ -93,7 +112,7 @@ def _why_not(entry: EngineEntry, method: str | None, override: Override | None) 
     if not entry.available_online:
         return "is_available_online=False (the engine's own tests skip it)"
     if method is not None and method not in CHECKED_METHODS:
-        return f"method {method}"
+        return method_text(method)
     if entry.target is None:
         return "names no target"
     if entry.draft is None and method != "mtp":
@@ -171,7 +190,7 @@ def _check(spec: PairSpec, key: str, alone: bool, base: Path, cache: ModelCache)
         normalise_draft(cache.fetch(request_for(spec, base).draft, "draft"))
     except NotADraftError as err:
         if err.method is not None:  # named by the draft's config, not by the entry
-            reason = f"method {err.method} (the draft's config)"
+            reason = f"{method_text(err.method)}, named by the draft's config"
             return Checked(None, SkippedEntry(spec.line, key, spec.label, reason))
     except CheckError:
         pass  # check_one reports it as the pair's error
@@ -223,8 +242,8 @@ def prepare(
     if overrides_path is not None:
         overrides = load_overrides(overrides_path, {e.key for e in file.entries})
     chosen = runtime or release_runtime(file.engine, file.version)
-    release = file.version or "release not stated by the checkout"
-    about = f"{ENGINE_TITLES[file.engine]} test registry ({release}), checked for {chosen}"
+    release = file.version or "(release unknown)"
+    about = f"{ENGINE_TITLES[file.engine]} {release} test registry, checked for {chosen}"
     return make_plan(file, overrides, chosen, display), about
 
 
