@@ -220,6 +220,11 @@ def test_kind_and_version_come_from_the_checkout(tmp_path: Path) -> None:
     assert detect_kind(path, "version: 1\npairs: []\n") == "pairs"
     assert checkout_version(path, "vllm") == "0.34.0"
     assert checkout_version(checkout(tmp_path / "bare", MAIN, None), "vllm") is None
+    sglang = tmp_path / "python" / "sglang"
+    (sglang / "test").mkdir(parents=True)
+    (sglang / "test" / "test_utils.py").write_text(SGLANG)
+    (sglang / "_version.py").write_text("version: str\n__version__ = version = '0.5.23'\n")
+    assert checkout_version(sglang / "test" / "test_utils.py", "sglang") == "0.5.23"
 
 
 # -- the gate, through the loopback Hub ---------------------------------------------------------

@@ -96,12 +96,12 @@ def load_engine_file(path: Path, display: str, kind: Kind, text: str) -> EngineF
     )
 
 
-# Where a checkout (or an unpacked wheel) states its release, relative to the test file; the
-# version file is written by the engine's build (setuptools-scm for vLLM), so a bare git
-# checkout that was never built has none and the release must be given with -r.
+# Where a checkout (or an unpacked wheel) states its release, relative to the test file. Both
+# engines generate ``_version.py`` when built (setuptools-scm), so a git checkout that was
+# never built or installed has none: its release is then reported as unknown.
 _VERSION_FILES = {
     "vllm": (("..", "..", "vllm", "_version.py"),),
-    "sglang": (("..", "version.py"),),
+    "sglang": (("..", "_version.py"), ("..", "version.py")),
 }
 # ``__version__ = version = '0.34.0'`` (setuptools-scm) or ``__version__ = "0.5.23"``.
 _VERSION = re.compile(
