@@ -383,3 +383,18 @@ def test_a_draft_whose_config_names_an_unchecked_method_is_listed(
             "reason": "method eagle (EAGLE-1/2), named by the draft's config",
         }
     ]
+
+
+def test_only_and_runtime_narrow_an_engine_file(hub: LoopbackHub, tmp_path: Path) -> None:
+    """--only keeps matching checks and listed entries; -r names the runtimes checked."""
+    checkout(tmp_path, FIXED)
+    args = ("tests/models/registry.py", "--only", "Qwen/*", "-r", "sglang", "-f", "json")
+    proc = registry(hub, tmp_path / "home", *args, cwd=tmp_path / "vllm")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert [(p["target"], p["runtimes"]) for p in data["pairs"]] == [
+        ("Qwen/Qwen3-4B", ["sglang"]),
+        ("Qwen/Qwen3.5-35B-A3B", ["sglang"]),
+    ]
+    assert [k["key"] for k in data["skipped"]] == ["ExtractHiddenStatesModel"]
+    assert "checked for sglang" in data["about"]

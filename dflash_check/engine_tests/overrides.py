@@ -62,6 +62,10 @@ def load_overrides(path: Path, names: set[str]) -> dict[str, Override]:
     for key, (knode, _) in top.items():
         if key not in ("version", "entries"):
             raise _fail(display, knode.start_mark.line + 1, f"unknown key '{key}'")
+    if "version" in top:
+        vnode = top["version"][1]
+        if not (isinstance(vnode, yaml.ScalarNode) and vnode.value == "1"):
+            raise _fail(display, vnode.start_mark.line + 1, "'version' must be 1")
     entries = top.get("entries")
     if entries is None or not isinstance(entries[1], yaml.MappingNode):
         raise _fail(display, root.start_mark.line + 1, "'entries' must be a mapping")

@@ -253,5 +253,12 @@ def narrow(plan: Plan, pattern: str | None) -> Plan:
         return plan
     specs = select(plan.specs, pattern)
     glob = pattern if any(c in pattern for c in "*?[") else f"*{pattern}*"
-    skipped = tuple(k for k in plan.skipped if fnmatch.fnmatch(k.label.lower(), glob.lower()))
+    skipped = tuple(
+        k
+        for k in plan.skipped
+        if any(
+            fnmatch.fnmatch(name.lower(), glob.lower())
+            for name in (k.label, *k.label.split(" -> "))
+        )
+    )
     return replace(plan, specs=specs, skipped=skipped)
