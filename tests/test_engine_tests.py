@@ -140,6 +140,23 @@ def test_merged_tables_keep_their_own_lines() -> None:
     ]
 
 
+def test_a_commented_entry_that_does_not_parse_is_still_listed() -> None:
+    """A disabled entry whose text is not a literal call is listed by name, never dropped."""
+    text = (
+        "_SPECULATIVE_DECODING_EXAMPLE_MODELS = {\n"
+        '    # "OldDraftModel": _HfExamplesInfo(\n'
+        "    #     TARGET_OF(version),\n"
+        "    # ),\n"
+        '    "MedusaModel": _HfExamplesInfo("t/a", speculative_model="d/a"),\n'
+        "}\n"
+    )
+    entries = read_vllm_registry(text, "r.py")
+    assert [(e.key, e.line, e.commented_out, e.target) for e in entries] == [
+        ("OldDraftModel", 2, True, None),
+        ("MedusaModel", 5, False, "t/a"),
+    ]
+
+
 BAD_SHAPES = {
     "syntax": ("_SPECULATIVE_DECODING_EXAMPLE_MODELS = {\n  'a': (\n", "r.py:2: not valid Python"),
     "no-table": ("X = 1\n", "r.py: no _SPECULATIVE_DECODING_EXAMPLE_MODELS table found"),
