@@ -985,10 +985,10 @@ def registry(
     _TOKEN[0] = token
     json_output = output_format is OutputFormat.json
     try:
-        auto = kind is RegistryKind.auto
-        found = detect_kind(file, read_text(file, str(file))) if auto else kind.value
+        text = read_text(file, str(file))
     except CheckError as err:
         fail(err, json_output, output)
+    found = detect_kind(file, text) if kind is RegistryKind.auto else kind.value
     plan, about = None, None
     if found == "pairs":
         if overrides is not None or runtime:
@@ -1006,7 +1006,6 @@ def registry(
 
         selection = parse_runtimes(runtime) if runtime else None
         try:
-            text = read_text(file, str(file))
             plan, about = prepare(file, str(file), found, text, overrides, selection)
         except CheckError as err:
             fail(err, json_output, output)

@@ -235,6 +235,7 @@ def test_kind_and_version_come_from_the_checkout(tmp_path: Path) -> None:
     assert detect_kind(path, MAIN) == "vllm"
     assert detect_kind(path, SGLANG) == "sglang"
     assert detect_kind(path, "version: 1\npairs: []\n") == "pairs"
+    assert detect_kind(tmp_path / "pairs.yaml", "# like vLLM's _HfExamplesInfo\n") == "pairs"
     assert checkout_version(path, "vllm") == "0.34.0"
     assert checkout_version(checkout(tmp_path / "bare", MAIN, None), "vllm") is None
     sglang = tmp_path / "python" / "sglang"

@@ -75,7 +75,10 @@ def read_text(path: Path, display: str) -> str:
 
 
 def detect_kind(path: Path, text: str) -> Kind:
-    """Tell a vLLM registry, SGLang test constants and ``pairs.yaml`` apart by their content."""
+    """Tell a vLLM registry, SGLang test constants and ``pairs.yaml`` apart by their content
+    (a ``.yaml`` file is always a pairs file: its comments may name anything)."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        return "pairs"
     if VLLM_TABLE in text or "_HfExamplesInfo" in text:
         return "vllm"
     if SGLANG_MARKER in text:
