@@ -909,14 +909,30 @@ REGISTRY_EXAMPLES = [
     "dflash-check registry pairs.yaml --format sarif --output dflash.sarif",
     "dflash-check registry --only 'z-lab/Qwen3.5-*' --format github",
     "HF_HUB_OFFLINE=1 dflash-check registry --format junit -o junit.xml",
+    "dflash-check registry tests/models/registry.py --format sarif -o dflash.sarif   (vLLM)",
+    "dflash-check registry python/sglang/test/test_utils.py -r sglang   (SGLang)",
 ]
+
+
+class RegistryKind(str, Enum):
+    """What the registry file is."""
+
+    auto = "auto"
+    pairs = "pairs"
+    vllm = "vllm"
+    sglang = "sglang"
 
 
 @app.command(cls=UsageCommand, epilog=epilog(REGISTRY_EXAMPLES, REGISTRY_EXIT_CODES))
 def registry(
-    file: Annotated[Path, typer.Argument(help="The registry of pairings.", dir_okay=False)] = Path(
-        "pairs.yaml"
-    ),
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="The registry of pairings: a pairs.yaml, vLLM's tests/models/registry.py or "
+            "SGLang's python/sglang/test/test_utils.py (read, never imported or run).",
+            dir_okay=False,
+        ),
+    ] = Path("pairs.yaml"),
     only: Annotated[
         str | None,
         typer.Option("--only", help="Check only pairs whose draft or target matches this glob."),
@@ -929,20 +945,73 @@ def registry(
     token: TokenOpt = None,
     offline: OfflineOpt = False,
     timeout: TimeoutOpt = 10.0,
+    kind: Annotated[
+        RegistryKind,
+        typer.Option(
+            "--kind",
+            help="What FILE is: auto (told by its content), pairs, vllm "
+            "(_SPECULATIVE_DECODING_EXAMPLE_MODELS) or sglang (DEFAULT_DRAFT_MODEL_* constants).",
+        ),
+    ] = RegistryKind.auto,
+    overrides: Annotated[
+        Path | None,
+        typer.Option(
+            "--overrides",
+            help="An engine's test file only: YAML naming the entries expected incompatible "
+            "(expect, reason) or not to check (skip); every other entry is expected compatible.",
+            dir_okay=False,
+        ),
+    ] = None,
+    runtime: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runtime",
+            "-r",
+            metavar="RUNTIME",
+            help="An engine's test file only: the runtimes its entries must work in (default: "
+            "the engine itself, at the checkout's release).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Check every pair of a pairs.yaml against its expected verdict (a CI gate)."""
-    from dflash_check.core.outcome import PairOutcome, RunResult
+    """Check every pair of a pairs.yaml, or every speculative entry of an engine's own test
+    registry, against its expected verdict (a CI gate)."""
+    from dflash_check.core.outcome import PairOutcome, RunResult, SkippedEntry
+    from dflash_check.engine_tests import detect_kind, read_text
     from dflash_check.pipeline import ModelCache
     from dflash_check.registry import load_pairs, run_registry, select
 
     check_output(output)
     _TOKEN[0] = token
+    json_output = output_format is OutputFormat.json
     try:
-        specs = load_pairs(file, str(file))
+        text = read_text(file, str(file))
     except CheckError as err:
-        fail(err, output_format is OutputFormat.json, output)
-    selected = select(specs, only)
-    if not selected:
+        fail(err, json_output, output)
+    found = detect_kind(file, text) if kind is RegistryKind.auto else kind.value
+    plan, about = None, None
+    if found == "pairs":
+        if overrides is not None or runtime:
+            raise typer.BadParameter(
+                "--overrides and --runtime apply to an engine's test file (vLLM's "
+                "tests/models/registry.py, SGLang's test_utils.py); a pairs.yaml states "
+                "expect and runtimes per pair"
+            )
+        try:
+            selected = select(load_pairs(file, str(file)), only)
+        except CheckError as err:
+            fail(err, json_output, output)
+    else:
+        from dflash_check.engine_tests.plan import narrow, prepare, run_plan
+
+        selection = parse_runtimes(runtime) if runtime else None
+        try:
+            plan, about = prepare(file, str(file), found, text, overrides, selection)
+        except CheckError as err:
+            fail(err, json_output, output)
+        plan = narrow(plan, only)
+        selected = plan.specs
+    if not selected and (plan is None or only):
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
     cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
 
@@ -964,8 +1033,12 @@ def registry(
         def done(outcome: PairOutcome) -> None:
             progress.update(task, advance=1, description=outcome.label)
 
-        outcomes = run_registry(selected, file.parent, cache, workers, done)
-    result = RunResult(outcomes, file=str(file))
+        skipped: tuple[SkippedEntry, ...] = ()
+        if plan is None:
+            outcomes = run_registry(selected, file.parent, cache, workers, done)
+        else:
+            outcomes, skipped = run_plan(plan, file.parent, cache, workers, done)
+    result = RunResult(outcomes, file=str(file), skipped=skipped, about=about)
 
     if output_format in CI_FORMATS:
         write_output(render_ci(result, output_format), output)
@@ -993,9 +1066,12 @@ def registry(
                 )
     from dflash_check.render.diagnostics import plural
 
+    entries = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'}"
+    listed = f"; {entries} skipped" if skipped else ""
     summarise(
-        f"registry: {plural(len(outcomes), 'pair')}, {result.count('ok')} as expected, "
-        f"{result.count('mismatch')} not as expected, {result.count('error')} not checked",
+        f"registry{f' ({about})' if about else ''}: {plural(len(outcomes), 'pair')}, "
+        f"{result.count('ok')} as expected, {result.count('mismatch')} not as expected, "
+        f"{result.count('error')} not checked{listed}",
         output,
     )
     raise typer.Exit(registry_exit_code(result))

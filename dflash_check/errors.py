@@ -40,6 +40,10 @@ class ConfigError(CheckError):
 class NotADraftError(ConfigError):
     """The model given as the draft is not a DFlash draft."""
 
+    method: str | None = None
+    """The speculative method the draft uses, when it is one the tool names but does not check
+    (EAGLE-1/2, P-EAGLE, MTP): an engine's test registry lists such entries as not checked."""
+
 
 class HubError(CheckError):
     """Base class of everything that went wrong while talking to the Hub or its cache."""

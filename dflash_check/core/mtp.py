@@ -438,6 +438,20 @@ class MtpReport:
         return Verdict.COMPATIBLE
 
     @property
+    def verdict_text(self) -> str:
+        """The verdict as printed (the registry's renderers read it as a pair's)."""
+        return self.verdict.value
+
+    @property
+    def smoke(self) -> None:
+        """No smoke run answers for a target alone (read like a pair's report)."""
+        return None
+
+    def count(self, severity: Severity) -> int:
+        """Return how many findings have ``severity``."""
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
     def layer_names(self) -> str:
         """The MTP layers' place in the checkpoint, for reports."""
         n, k = self.target.num_hidden_layers, self.stated.layers

@@ -8,9 +8,12 @@ alone, so both commands share them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dflash_check.core.report import CheckReport, Verdict
+
+if TYPE_CHECKING:
+    from dflash_check.core.mtp import MtpReport
 
 Status = Literal["ok", "mismatch", "error"]
 
@@ -70,8 +73,9 @@ class PairOutcome:
     """``draft -> target``."""
     expect: Verdict
     """The expected verdict (``compatible`` for ``pair``)."""
-    report: CheckReport | None = None
-    """The report, when the pair could be checked."""
+    report: CheckReport | MtpReport | None = None
+    """The report, when the pair could be checked (an ``MtpReport`` for a target's own MTP
+    layers, from an engine's test registry)."""
     error: str | None = None
     """The one-line error, when it could not."""
     error_hint: str | None = None
@@ -100,6 +104,20 @@ class PairOutcome:
 
 
 @dataclass(frozen=True)
+class SkippedEntry:
+    """An entry of an engine's test registry that is listed, not checked, and why."""
+
+    line: int
+    """1-based line of the entry."""
+    key: str
+    """The entry's name in the file (vLLM architecture key, SGLang constant suffix)."""
+    label: str
+    """``draft -> target`` as far as the entry names them."""
+    reason: str
+    """Why it is not checked (``method medusa``, ``commented out``, …)."""
+
+
+@dataclass(frozen=True)
 class RunResult:
     """All outcomes of one command run."""
 
@@ -109,6 +127,10 @@ class RunResult:
     """The ``pairs.yaml`` path as given, for ``registry``."""
     strict: bool = False
     """Whether warnings count as failures (``pair --strict``)."""
+    skipped: tuple[SkippedEntry, ...] = ()
+    """Entries of an engine's test registry listed as not checked (never a failure)."""
+    about: str | None = None
+    """What the file is, for an engine's test registry (``vLLM 0.34.0 test registry``)."""
 
     def count(self, status: Status) -> int:
         """Return how many outcomes have ``status``."""

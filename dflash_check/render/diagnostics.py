@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
 from dflash_check.core.runtimes import PORTABLE, method_rows
+
+if TYPE_CHECKING:
+    from dflash_check.core.mtp import MtpReport
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
@@ -95,7 +99,7 @@ def _merge(rule: str, severity: Severity, group: list[Finding]) -> Diagnostic:
     return Diagnostic(rule, severity, headline, names, per_runtime, f0.hint, f0.field, f0.model)
 
 
-def diagnostics(report: CheckReport) -> tuple[Diagnostic, ...]:
+def diagnostics(report: CheckReport | MtpReport) -> tuple[Diagnostic, ...]:
     """Return the report's findings as diagnostics, most severe first, each problem once."""
     groups: dict[tuple[str, Severity, str | None, str | None, str], list[Finding]] = {}
     for f in report.findings:

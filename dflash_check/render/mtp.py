@@ -44,9 +44,14 @@ def engine_dict(row: EngineMtp, k: int, n: int) -> dict[str, Any]:
 
 def render_mtp_json(report: MtpReport) -> str:
     """Return the JSON report (``"kind": "mtp"``)."""
+    return json.dumps(mtp_dict(report), indent=2) + "\n"
+
+
+def mtp_dict(report: MtpReport) -> dict[str, Any]:
+    """Return the report as one JSON object (also a registry entry's ``report``)."""
     t, s, k, n = report.target, report.stated, report.stated.layers, report.target.num_hidden_layers
     tensors = report.tensors
-    data = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "kind": "mtp",
         "verdict": report.verdict.value,
@@ -73,7 +78,6 @@ def render_mtp_json(report: MtpReport) -> str:
         "engines": [engine_dict(r, k, n) for r in report.engines],
         "findings": [finding_dict(f) for f in report.findings],
     }
-    return json.dumps(data, indent=2) + "\n"
 
 
 def render_mtp_text(report: MtpReport) -> str:

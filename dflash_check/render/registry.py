@@ -8,7 +8,8 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from dflash_check.core.outcome import PairOutcome, RunResult
+from dflash_check.core.mtp import MtpReport
+from dflash_check.core.outcome import PairOutcome, RunResult, SkippedEntry
 from dflash_check.core.report import Severity
 from dflash_check.render.diagnostics import NBSP, diagnostics, wrap
 from dflash_check.render.json import SCHEMA_VERSION, report_dict
@@ -19,6 +20,8 @@ STATUS_MARK = {
     "mismatch": ("✗", "bold red"),
     "error": ("?", "bold yellow"),
 }
+SKIPPED_MARK = "-"
+"""An engine test entry the tool does not check (its reason follows): never a failure."""
 
 
 def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
@@ -71,15 +74,30 @@ def _details(o: PairOutcome, width: int) -> list[Text]:
     return out
 
 
+def _skipped_line(result: RunResult, k: SkippedEntry, width: int) -> list[Text]:
+    """Return the line of an entry listed as not checked, with its reason."""
+    label = k.label.replace(" -> ", f"{NBSP}-> ", 1)
+    text = f"{SKIPPED_MARK} {result.file}:{k.line}  {k.key}  {label}  not checked: {k.reason}"
+    return [Text(s, style="dim") for s in wrap(text, width, "", "    ")]
+
+
 def render_registry_table(result: RunResult, width: int = 80) -> RenderableType:
-    """Return one line per pair, full ids, and under each failing pair what went wrong.
+    """Return one line per pair, full ids, and under each failing pair what went wrong; an
+    engine's test registry adds, in line order, one line per entry not checked.
 
     The counts are not repeated here: the CLI prints them once, on stderr.
     """
+    rows: list[tuple[int, PairOutcome | SkippedEntry]] = [
+        (o.spec.line if o.spec else 0, o) for o in result.outcomes
+    ]
+    rows += [(k.line, k) for k in result.skipped]
     parts: list[Text] = []
-    for o in result.outcomes:
-        parts += _pair_line(result, o, width)
-        parts += _details(o, width)
+    for _, row in sorted(rows, key=lambda r: r[0]) if result.skipped else rows:
+        if isinstance(row, SkippedEntry):
+            parts += _skipped_line(result, row, width)
+            continue
+        parts += _pair_line(result, row, width)
+        parts += _details(row, width)
     for part in parts:
         part.no_wrap = True
         part.overflow = "ignore"
@@ -106,10 +124,10 @@ def registry_dict(result: RunResult) -> dict[str, Any]:
                 "reason": spec.reason,
                 "source": spec.source,
                 "error": None if o.error is None else {"message": o.error, "hint": o.error_hint},
-                "report": report_dict(o.report) if o.report is not None else None,
+                "report": _report(o),
             }
         )
-    return {
+    data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "file": result.file,
         "summary": {
@@ -120,6 +138,25 @@ def registry_dict(result: RunResult) -> dict[str, Any]:
         },
         "pairs": pairs,
     }
+    if result.about is not None:  # an engine's test registry: its entries not checked too
+        data["about"] = result.about
+        data["summary"]["skipped"] = len(result.skipped)
+        data["skipped"] = [
+            {"line": k.line, "key": k.key, "label": k.label, "reason": k.reason}
+            for k in result.skipped
+        ]
+    return data
+
+
+def _report(o: PairOutcome) -> dict[str, Any] | None:
+    """Return a pair's report, or a target's own MTP report (``"kind": "mtp"``)."""
+    if o.report is None:
+        return None
+    if isinstance(o.report, MtpReport):
+        from dflash_check.render.mtp import mtp_dict
+
+        return mtp_dict(o.report)
+    return report_dict(o.report)
 
 
 def render_registry_json(result: RunResult) -> str:

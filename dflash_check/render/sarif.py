@@ -53,21 +53,39 @@ def render_sarif(result: RunResult) -> str:
             "expect": a.outcome.expect.value,
         }
         results.append(entry)
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "dflash-check",
-                        "version": __version__,
-                        "informationUri": "https://pypi.org/project/dflash-check/",
-                        "rules": rule_entries(),
-                    }
-                },
-                "results": results,
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "dflash-check",
+                "version": __version__,
+                "informationUri": "https://pypi.org/project/dflash-check/",
+                "rules": rule_entries(),
             }
-        ],
+        },
+        "results": results,
     }
+    if result.skipped:
+        # Entries the tool does not check are not findings: SARIF's place for what a tool
+        # did not do is a notification of its invocation, at the entry's line.
+        run["invocations"] = [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    {
+                        "level": "note",
+                        "message": {"text": f"{k.key}: {k.label}: not checked: {k.reason}"},
+                        "locations": [
+                            {
+                                "physicalLocation": {
+                                    "artifactLocation": {"uri": result.file},
+                                    "region": {"startLine": k.line},
+                                }
+                            }
+                        ],
+                    }
+                    for k in result.skipped
+                ],
+            }
+        ]
+    log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"

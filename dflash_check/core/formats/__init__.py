@@ -391,12 +391,14 @@ def normalise_draft(files: ModelFiles) -> DraftView:
     architectures = top.strings("architectures") or ()
     shown = ", ".join(architectures) if architectures else "none"
     if other is not None:
-        raise NotADraftError(
+        err = NotADraftError(
             f"{where}: method {other.title} (architectures {shown}); this version checks "
             "DFlash-family drafts (DFlash, DFlash 2, DSpark, Muse Glimmer, Laguna), EAGLE-3 heads "
             "and NextN checkpoints, not this method yet",
             hint=f"supported draft formats: {_supported()}",
         )
+        err.method = other.name
+        raise err
     kind = config.get("speculators_model_type")
     if kind is not None:
         raise NotADraftError(
