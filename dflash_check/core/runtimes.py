@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, Release
+
 if TYPE_CHECKING:
     from dflash_check.core.model import DraftView
 
@@ -196,11 +198,18 @@ class RuntimeProfile:
     numbering: str | None = None
     """A ``NUMBERINGS`` rule that overrides ``to_output`` per list (SGLang's EAGLE-3 hooks on
     some families), None: the readings' own numbering."""
+    release: Release | None = None
+    """The engine release this row describes (``at_release``); None: the general row."""
 
     @property
     def engine_name(self) -> str:
         """The engine the family cells of this profile are keyed by."""
         return self.engine or self.name
+
+    @property
+    def label(self) -> str:
+        """The row as reports name it: ``vllm==0.34.0`` (the name alone before ``at_release``)."""
+        return f"{self.name}=={self.release.version}" if self.release else self.name
 
     @property
     def id_keys(self) -> tuple[str, ...]:
@@ -432,10 +441,10 @@ _VLLM_033 = "vllm-project/vllm@4ba787ec (0.33.0):vllm/model_executor/models/"
 _SGL = "sglang==0.5.23 (PyPI, 2026-10-30):sglang/srt/models/"
 # Cells taken from reading the model code only: the failure was not reproduced on a server.
 _NOT_RUN = "; read from the code, not run"
+# The engine's own message follows, per release and runner (``Release.no_capture``).
 _VLLM_NO_INTERFACE = (
     "vLLM has no aux-hidden-state interface (SupportsEagle3) for this model class; the engine "
-    "fails at load: 'Model does not support EAGLE3 interface but aux_hidden_state_outputs was "
-    "requested'"
+    "fails at load"
 )
 _SGL_NO_HOOK = (
     "SGLang's model class has no DFlash capture hook; the worker fails at startup: 'Model X "
@@ -646,14 +655,23 @@ def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
     if profile.family_independent:
         return replace(profile, family=family, cell_citation=profile.citation)
     cell = cell_for(profile.engine_name, family, profile.method)
+    release = profile.release or ENGINES_BY_NAME[profile.engine_name].newest
     if cell is None:
-        return replace(profile, family=family)
+        # A release may still differ on this family (llama.cpp 0c1e57098's layer-N input).
+        return replace(
+            profile, family=family, **release.family_overrides.get(f"{profile.method}/{family}", {})
+        )
     keys = ("index_name", "shift", "max_id_from_end", "id_readings", "cannot_capture")
     overrides = {
         key: value
         for key in (*keys, "min_id", "numbering")
         if (value := getattr(cell, key)) is not None
     }
+    said = release.no_capture_text(profile.runner)
+    if cell.cannot_capture is not None and said is not None:
+        # The engine's words differ by release and runner (vLLM V1 vs V2).
+        overrides["cannot_capture"] = f"{cell.cannot_capture}: {said} in {release.spec}"
+    overrides.update(release.family_overrides.get(f"{profile.method}/{family}", {}))
     return replace(profile, family=family, cell_citation=cell.citation, **overrides)
 
 
@@ -695,18 +713,138 @@ def method_rows(method: str) -> tuple[RuntimeProfile, ...]:
     return METHOD_PROFILES.get(method, PROFILES)
 
 
+RELEASE_SEP = "=="
+"""Between a runtime and its release in a selection: ``vllm==0.34.0`` (pip's spelling)."""
+
+
+class RunnerRemoved(ValueError):
+    """A runner the named release no longer has (``vllm-v1==0.34.0``)."""
+
+
+def split_spec(part: str) -> tuple[str, str | None]:
+    """Return ``(runtime, release or None)`` of one selection part (``vllm==0.34.0``)."""
+    name, _, version = part.strip().partition(RELEASE_SEP)
+    return name.strip().lower(), version.strip() or None
+
+
+def release_for(profile: RuntimeProfile, version: str | None) -> Release:
+    """Return the release of ``profile``'s engine that ``version`` names: None is the newest
+    release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
+
+    Raise ``UnknownRelease`` (the message lists the known ones) or ``RunnerRemoved``.
+    """
+    eng = ENGINES_BY_NAME[profile.engine_name]
+    if version is None:
+        having = [r for r in eng.releases if r.has_runner(profile.runner)]
+        return having[-1] if having else eng.newest
+    rel = eng.release(version)
+    if not rel.has_runner(profile.runner):
+        removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
+        with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]
+        raise RunnerRemoved(
+            f"{profile.name} (Model Runner {profile.runner}) does not exist in {rel.spec}: "
+            f"{removed}; it exists in {', '.join(with_runner)}"
+        )
+    return rel
+
+
+def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimeProfile:
+    """Return ``profile`` as the named release of its engine behaves (None: the newest release
+    that has its runner): the release's own differences applied, the release recorded."""
+    rel = release_for(profile, version)
+    return replace(
+        profile, release=rel, **rel.overrides.get(f"{profile.method}/{profile.name}", {})
+    )
+
+
 def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
-    """Return the profiles a runtime selection stands for.
+    """Return the profiles a runtime selection stands for, each at its release.
 
     ``portable`` is every profile a default install serves with (not opt-in runners such as
-    ``vllm-v1``); otherwise a comma-separated list of profile names (one from ``--runtime``,
-    several from a ``pairs.yaml`` entry).
+    ``vllm-v1``), each at its newest release; otherwise a comma-separated list of profile names,
+    each optionally pinned to a release (``vllm==0.33.0,sglang``), from ``--runtime`` or a
+    ``pairs.yaml`` entry.
     """
     rows = method_rows(method)
-    names = runtime.split(",")
-    if PORTABLE in names:
-        return tuple(p for p in rows if p.portable or p.name in names)
-    return tuple(p for p in rows if p.name in names)
+    wanted = dict(split_spec(part) for part in runtime.split(","))
+    if PORTABLE in wanted:
+        chosen = tuple(p for p in rows if p.portable or p.name in wanted)
+    else:
+        chosen = tuple(p for p in rows if p.name in wanted)
+    return tuple(at_release(p, wanted.get(p.name)) for p in chosen)
+
+
+class SelectionError(ValueError):
+    """A runtime selection that names no known runtime, release or runner (a usage error)."""
+
+
+def parse_part(part: str) -> tuple[str, str | None]:
+    """Return ``(runtime, release version or None)`` of one selection part, validated.
+
+    ``vllm`` (the newest release known), ``vllm==0.34.0`` (pip's spelling; a commit prefix for
+    engines read at commits), ``vllm=installed`` (the version installed here, read from package
+    metadata). Raise ``SelectionError`` naming what is known instead.
+    """
+    import difflib
+
+    from dflash_check.knowledge.engines import UnknownRelease
+    from dflash_check.knowledge.installed import INSTALLED, NotInstalled, installed_version
+
+    text = part.strip()
+    if "=" in text and RELEASE_SEP not in text:
+        name, _, asked = text.partition("=")
+        name = name.strip().lower()
+        if asked.strip().lower() != INSTALLED:
+            raise SelectionError(
+                f"{text!r}: name a release as {name}{RELEASE_SEP}VERSION or {name}={INSTALLED}"
+            )
+        version: str | None = INSTALLED
+    else:
+        name, version = split_spec(text)
+    if name not in RUNTIME_NAMES:
+        close = difflib.get_close_matches(name, RUNTIME_NAMES, n=1)
+        suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+        raise SelectionError(
+            f"unknown runtime {text!r}{suggestion}; choose from {', '.join(RUNTIME_NAMES)}"
+        )
+    if name == PORTABLE:
+        if version is not None:
+            raise SelectionError(
+                "portable checks each runtime at its newest release; name a runtime to pin a "
+                f"release (vllm{RELEASE_SEP}0.33.0)"
+            )
+        return name, None
+    row = next(p for rows in METHOD_PROFILES.values() for p in rows if p.name == name)
+    try:
+        if version == INSTALLED:
+            version = installed_version(row.engine_name)
+        return name, None if version is None else release_for(row, version).version
+    except (UnknownRelease, RunnerRemoved, NotInstalled) as err:
+        raise SelectionError(str(err)) from None
+
+
+def join_selection(chosen: Mapping[str, str | None]) -> str:
+    """Return the core's selection string of parsed parts (``portable``, ``vllm==0.34.0,sglang``).
+
+    ``portable`` stands for every default runtime at its newest release; an opt-in runner
+    (``vllm-v1``) or a pinned release stays named. Rows of every method count (``specforge``
+    exists for EAGLE-3 only).
+    """
+
+    def spec(name: str) -> str:
+        version = chosen[name]
+        return name if version is None else f"{name}{RELEASE_SEP}{version}"
+
+    if PORTABLE in chosen:
+        portable = {p.name for rows in METHOD_PROFILES.values() for p in rows if p.portable}
+        kept = (n for n in chosen if n != PORTABLE and (n not in portable or chosen[n]))
+        return ",".join([PORTABLE, *(spec(n) for n in kept)])
+    return ",".join(spec(n) for n in chosen)
+
+
+def selection_names(runtime: str) -> tuple[str, ...]:
+    """Return the runtime names of a selection, without their releases."""
+    return tuple(split_spec(part)[0] for part in runtime.split(","))
 
 
 def portable_max_id_from_end() -> int:

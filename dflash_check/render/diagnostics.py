@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
-from dflash_check.core.runtimes import PORTABLE, method_rows
+from dflash_check.core.runtimes import PORTABLE, method_rows, selection_names
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
+from dflash_check.knowledge.outcomes import Stage
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
@@ -121,8 +123,45 @@ def count_text(diags: tuple[Diagnostic, ...]) -> str:
 
 
 def runtime_text(report: CheckReport) -> str:
-    """Return the runtime selection as words: ``portable`` or ``vllm and sglang``."""
-    return _and(report.runtime.split(","))
+    """Return the runtime selection as words: ``portable`` or ``vllm==0.34.0 and
+    sglang==0.5.23`` (each runtime with the release its verdict is for)."""
+    if selection_names(report.runtime) == (PORTABLE,):
+        return PORTABLE
+    return _and([p.label for p in report.profiles] or list(selection_names(report.runtime)))
+
+
+def labels(report: CheckReport) -> dict[str, str]:
+    """Return runtime name -> the name with its release (``vllm==0.34.0``)."""
+    return {p.name: p.label for p in report.profiles}
+
+
+def stage_sentence(report: CheckReport) -> str | None:
+    """Say when each failing runtime shows the failure: ``Fails at the first decode on
+    vllm==0.34.0; runs with acceptance silently collapsed on llamacpp==0c1e57098.``"""
+    by_stage: dict[Stage, list[str]] = {}
+    for p in report.profiles:
+        stage = report.runtime_stages.get(p.name)
+        if stage is not None and report.runtime_verdict(p.name) is not Verdict.COMPATIBLE:
+            by_stage.setdefault(stage, []).append(p.label)
+    if not by_stage:
+        return None
+    parts = [f"{s.text} on {_and(by_stage[s])}" for s in Stage if s in by_stage]
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def runner_sentences(report: CheckReport) -> list[str]:
+    """Name the runner assumed for each engine that has several, and how the engine picks it."""
+    out = []
+    for p in report.profiles:
+        rel = p.release
+        if p.runner is None or rel is None or not rel.runner_choice:
+            continue
+        title = ENGINES_BY_NAME[p.engine_name].title
+        out.append(
+            f"{p.label}: Model Runner {p.runner} assumed ({title} runs {rel.runner_choice})."
+        )
+    return out
 
 
 def summary_line(report: CheckReport) -> str:
@@ -149,7 +188,7 @@ def layer_sentence(report: CheckReport) -> str | None:
     top = max(max(r.layer_ids) for r in read)
     by_need: dict[int, list[str]] = {}
     for res in read:
-        by_need.setdefault(res.layers_needed, []).append(res.runtime.name)
+        by_need.setdefault(res.layers_needed, []).append(res.runtime.label)
     needs = [f"≥ {need} layers for {', '.join(names)}" for need, names in sorted(by_need.items())]
     text = (
         f"target has {first.layers_present} layers ({t.layers_key}); "
@@ -176,9 +215,10 @@ def where_it_works(report: CheckReport) -> str:
     runtimes load is said to work on those, by name, not on "every runtime"."""
     t = report.target
     verdicts = report.runtime_verdicts
-    good = [name for name, v in verdicts.items() if v is Verdict.COMPATIBLE]
-    bad = [name for name, v in verdicts.items() if v is not Verdict.COMPATIBLE]
-    portable = PORTABLE in report.runtime.split(",")
+    named = labels(report)
+    good = [named[name] for name, v in verdicts.items() if v is Verdict.COMPATIBLE]
+    bad = [named[name] for name, v in verdicts.items() if v is not Verdict.COMPATIBLE]
+    portable = PORTABLE in selection_names(report.runtime)
     rows = method_rows(report.draft.method)
     everyone = portable and len(verdicts) >= len([p for p in rows if p.portable])
     if report.verdict is Verdict.COMPATIBLE:
@@ -207,6 +247,10 @@ def answer(report: CheckReport) -> tuple[str, list[str]]:
         lines.append(f"Draft target_layer_ids {fmt_ids(list(d.target_layer_ids))}.")
     if d.layer_ids_conversion:
         lines.append(f"In the {d.format} format, {d.layer_ids_conversion}.")
+    stage = stage_sentence(report)
+    if stage is not None:
+        lines.append(stage)
+    lines += runner_sentences(report)
     # Under --strict the verdict may rest on warnings: say so where the verdict is printed.
     return report.verdict_text, lines
 
