@@ -674,6 +674,13 @@ def pair(
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
     cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
+    if smoke_run and engine is not None and endpoint and not launch:
+        # The server says which release it is: the static verdict is for that release.
+        from dflash_check.cli_engine import endpoint_selection
+
+        selection = endpoint_selection(
+            selection, engine.value, endpoint, engine_api_key, engine_timeout
+        )
     request = CheckRequest(
         draft_ref, target_ref, selection, ignored, strict, num_speculative_tokens
     )
