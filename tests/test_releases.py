@@ -158,7 +158,6 @@ def test_llamacpp_last_layer_differs_by_revision(tmp_path: Path) -> None:
 
 def test_llamacpp_last_layer_on_a_family_that_builds_layer_n_input() -> None:
     """Nemotron-H builds the input of a layer past the last, so N-1 still works there."""
-    draft = normalise_draft(files("draft", draft_config()))
     cfg = {**qwen3_4b_config(), "model_type": "nemotron_h"}
     cfg["architectures"] = ["NemotronHForCausalLM"]
     target = normalise_target(files("target", cfg))
@@ -207,9 +206,10 @@ def test_each_error_says_when_the_engine_shows_it(tmp_path: Path) -> None:
     assert report["runtime_releases"]["vllm"]["stage"] is None
     code, out = cli("pair", str(draft), str(QWEN3_4B), "-r", "sglang,llamacpp")
     flat = " ".join(out.split())
-    assert "Refuses at load on sglang==0.5.23; fails at the first decode on llamacpp==0c1e57098" in (
-        flat
-    )
+    assert code == 1
+    assert (
+        "Refuses at load on sglang==0.5.23; fails at the first decode on llamacpp==0c1e57098"
+    ) in flat
 
 
 def test_a_vocabulary_mismatch_is_silent_in_llamacpp_and_fails_at_decode_in_vllm() -> None:
