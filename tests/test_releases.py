@@ -192,7 +192,11 @@ def test_vllm_033_and_034_differ_where_the_releases_differ() -> None:
     code33, out33 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.33.0")
     code34, out34 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.34.0")
     assert code33 == code34 == 0
-    assert "Triton" in out33 and "V1 has been removed" in out34
+    flat33, flat34 = " ".join(out33.split()), " ".join(out34.split())
+    assert "vllm==0.33.0 assumes Model Runner V2" in flat33 and "CPU builds run V1" in flat33
+    assert "the only runner since 0.34" in flat34
+    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.34.0")
+    assert "Model Runner V1 has been removed" in report["runtime_releases"]["vllm"]["runner_choice"]
 
 
 # --- failure stage -----------------------------------------------------------------------------

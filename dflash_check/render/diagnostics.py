@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
 from dflash_check.core.runtimes import PORTABLE, method_rows, selection_names
-from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.outcomes import Stage
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -124,10 +123,12 @@ def count_text(diags: tuple[Diagnostic, ...]) -> str:
 
 def runtime_text(report: CheckReport) -> str:
     """Return the runtime selection as words: ``portable`` or ``vllm==0.34.0 and
-    sglang==0.5.23`` (each runtime with the release its verdict is for)."""
-    if selection_names(report.runtime) == (PORTABLE,):
-        return PORTABLE
-    return _and([p.label for p in report.profiles] or list(selection_names(report.runtime)))
+    sglang==0.5.23`` (each runtime named with the release its verdict is for)."""
+    names = selection_names(report.runtime)
+    named = [p.label for p in report.profiles if p.name in names]
+    if PORTABLE in names:
+        return _and([PORTABLE, *named])
+    return _and(named or list(names))
 
 
 def labels(report: CheckReport) -> dict[str, str]:
@@ -151,17 +152,13 @@ def stage_sentence(report: CheckReport) -> str | None:
 
 
 def runner_sentences(report: CheckReport) -> list[str]:
-    """Name the runner assumed for each engine that has several, and how the engine picks it."""
-    out = []
-    for p in report.profiles:
-        rel = p.release
-        if p.runner is None or rel is None or not rel.runner_choice:
-            continue
-        title = ENGINES_BY_NAME[p.engine_name].title
-        out.append(
-            f"{p.label}: Model Runner {p.runner} assumed ({title} runs {rel.runner_choice})."
-        )
-    return out
+    """Name the runner assumed for each engine that has several, and in short how the engine
+    picks it (the JSON's ``runner_choice`` has the engine's words and the citation)."""
+    return [
+        f"{p.label} assumes Model Runner {p.runner} ({p.release.runner_short})."
+        for p in report.profiles
+        if p.runner is not None and p.release is not None and p.release.runner_short
+    ]
 
 
 def summary_line(report: CheckReport) -> str:
@@ -188,7 +185,7 @@ def layer_sentence(report: CheckReport) -> str | None:
     top = max(max(r.layer_ids) for r in read)
     by_need: dict[int, list[str]] = {}
     for res in read:
-        by_need.setdefault(res.layers_needed, []).append(res.runtime.label)
+        by_need.setdefault(res.layers_needed, []).append(res.runtime.name)
     needs = [f"≥ {need} layers for {', '.join(names)}" for need, names in sorted(by_need.items())]
     text = (
         f"target has {first.layers_present} layers ({t.layers_key}); "
