@@ -28,7 +28,11 @@ from dflash_check.core.runtimes import (
     on_family,
 )
 from dflash_check.core.tokenizers import TokenizerComparison
+from dflash_check.knowledge.engines import VLLM_033
 from dflash_check.knowledge.outcomes import Stage
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,7 @@ def read_ids_phrase(res: LayerResolution) -> str:
     "speculative/dflash_utils.py:568-571), which matches only 6 of 20 published z-lab drafts "
     "(z-lab/dflash#157, which makes the key required); vLLM captures its default aux layers "
     "(2, N//2, N-3) and sizes fc from the draft's num_hidden_layers "
-    "(vllm-project/vllm@4ba787ec:vllm/model_executor/models/interfaces.py:1751-1772, "
+    f"({V033}:vllm/model_executor/models/interfaces.py:1751-1772, "
     "qwen3_dflash.py:84-93), so the weights fail to load or the wrong layers feed the draft, "
     "and its speculators loader raises a bare KeyError (speculators/algos.py:114); "
     "TensorRT-LLM captures no draft-chosen layer (modeling_dflash.py@7c7504c0); llama.cpp "
@@ -772,7 +776,7 @@ def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
     "SGLang defaults --speculative-num-draft-tokens to it (sglang 0.5.23 "
     "speculative/dflash_worker_v2.py:507) and TensorRT-LLM caps max_draft_len with it; vLLM "
     "ignores it for DFlash and drafts num_speculative_tokens positions "
-    "(vllm-project/vllm@4ba787ec:vllm/config/speculative.py:1616-1620). DF019 checks the "
+    f"({V033}:vllm/config/speculative.py:1616-1620). DF019 checks the "
     "engine setting against it.",
     "State block_size (in dflash_config for new drafts) as trained, e.g. 16 for -b16 drafts.",
 )
@@ -998,7 +1002,7 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "A DFlash draft or EAGLE-3 head reads hidden states that the target's own model code must "
     "capture, and each engine implements that per model class: vLLM through its aux-hidden-state "
     "interface (absent for GLM-4.5/4.6 and GLM-4 MoE Lite, Gemma 3, Mixtral and Step-3.x: "
-    "vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
+    f"{V033}:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
     "SGLang through a set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, "
     "MiniMax-M2, Gemma 3, Step-3.x, Llama 4's multimodal wrapper and dense Qwen3-VL's language "
     "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72), and for "
@@ -1037,7 +1041,7 @@ def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
     "NVIDIA/TensorRT-LLM@00679c66:tensorrt_llm/_torch/speculative/dflash.py, "
     "_lazy_init_ctx_buffers); vLLM ignores block_size and drafts 1 + N positions, so with N > "
     "block_size - 1 the draft predicts positions it was never trained on "
-    "(vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
+    f"({V033}:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
     "SGLang's --speculative-num-draft-tokens counts the bonus token and should equal "
     "block_size, else it warns 'DFLASH block size mismatch' and runs with its own setting "
     "(sglang 0.5.23 speculative/dflash_worker_v2.py:509-520). Without the option the rule says "
@@ -1097,7 +1101,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     "vLLM's DFlash speculator uses a fixed 1 + N query layout whose anchor is the bonus token, "
     "and refuses dflash_config.sample_from_anchor: true when the draft loads: "
     "'sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query "
-    "layout where the anchor is the bonus token.' (vllm-project/vllm@4ba787ec:vllm/v1/worker/"
+    f"layout where the anchor is the bonus token.' ({V033}:vllm/v1/worker/"
     "gpu/spec_decode/dflash/speculator.py:80-89; the speculators format's top-level "
     "sample_from_anchor is copied there, speculators/algos.py:90-126). It reads only "
     "dflash_config; the V1 runner does not check it.",
@@ -1241,7 +1245,7 @@ TARGET_ALONE_RULES: list[Rule] = [
         "Some quantised or re-exported checkpoints drop the MTP weights but keep the count in "
         "config.json. vLLM's DeepSeek MTP loader then refuses the checkpoint ('…weights "
         "missing from checkpoint. The checkpoint may have been quantized…', "
-        "vllm-project/vllm@4ba787ec:vllm/model_executor/models/deepseek_mtp.py:526-537); other "
+        f"{V033}:vllm/model_executor/models/deepseek_mtp.py:526-537); other "
         "loaders may start with uninitialised layers. Read from a local checkpoint's index or "
         "headers.",
         "Serve a checkpoint that ships the MTP layers (often the unquantised one), or drop MTP.",
@@ -1268,7 +1272,7 @@ TARGET_ALONE_RULES: list[Rule] = [
         Severity.ERROR,
         "vLLM refuses more draft tokens than MTP layers unless a multiple of them",
         "vLLM drafts k tokens with k MTP layers by default and accepts more only as a multiple "
-        "of k (vllm-project/vllm@4ba787ec:vllm/config/speculative.py:1600-1612).",
+        f"of k ({V033}:vllm/config/speculative.py:1600-1612).",
         "Serve with --num-speculative-tokens at most k, or a multiple of k.",
         ("vllm",),
         _no_check,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, Release
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, SGLANG_0523, VLLM, VLLM_033, Release
 
 if TYPE_CHECKING:
     from dflash_check.core.model import DraftView
@@ -294,8 +294,8 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "hidden features' (earlier: 'mat1 and mat2 shapes cannot be multiplied') at engine start "
         "(Model Runner V2) or the first decode (V1)",
         runner="V2",
-        citation="vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/"
-        "eagle3_utils.py:113-150 (get_eagle3_aux_layers_from_config), :34-39 (default); "
+        citation=VLLM_033.cite("vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py")
+        + ":113-150 (get_eagle3_aux_layers_from_config), :34-39 (default); "
         "vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (mask token); "
         "vllm/config/vllm.py:730-766 (V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or an unsupported "
         "feature)",
@@ -332,8 +332,8 @@ PROFILES: tuple[RuntimeProfile, ...] = (
             "dflash2": "Model Runner V1 does not support: DFlash candidate-head drafts",
             "dspark": "Model Runner V1 does not support: dspark speculative decoding",
         },
-        citation="vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu_model_runner.py:5190-5225 "
-        "(_get_eagle3_aux_layers_from_config); vllm/config/vllm.py:768-782, :3089-3151 "
+        citation=VLLM_033.cite("vllm/v1/worker/gpu_model_runner.py", "5190-5225")
+        + " (_get_eagle3_aux_layers_from_config); vllm/config/vllm.py:768-782, :3089-3151 "
         "(V1-unsupported features); vllm/model_executor/models/qwen3_dflash.py:84-93 (fc)",
     ),
     RuntimeProfile(
@@ -435,10 +435,10 @@ class FamilyCell:
     numbering: str | None = None
 
 
-_VLLM = "vllm-project/vllm@c2057261:vllm/model_executor/models/"
+_VLLM = VLLM.at("c2057261") + ":vllm/model_executor/models/"
 # vLLM 0.33.0's wheel (commit 4ba787ec, 2026-11): the cells read after the first pass.
-_VLLM_033 = "vllm-project/vllm@4ba787ec (0.33.0):vllm/model_executor/models/"
-_SGL = "sglang==0.5.23 (PyPI, 2026-10-30):sglang/srt/models/"
+_VLLM_033 = VLLM_033.cite("vllm/model_executor/models/")
+_SGL = SGLANG_0523.cite("sglang/srt/models/")
 # Cells taken from reading the model code only: the failure was not reproduced on a server.
 _NOT_RUN = "; read from the code, not run"
 # The engine's own message follows, per release and runner (``Release.no_capture``).
@@ -484,7 +484,7 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
     FamilyCell(
         "vllm",
         ("deepseek_v3", "kimi_k25"),
-        _VLLM + "deepseek_v2.py:1515-1541; @4ba787ec: deepseek_v2.py:1561-1568, :1586-1587 "
+        _VLLM + "deepseek_v2.py:1515-1541; " + _VLLM_033 + "deepseek_v2.py:1561-1568, :1586-1587 "
         "(aux 1..N); kimi_k25.py:376-380, :470-474",
     ),
     FamilyCell(

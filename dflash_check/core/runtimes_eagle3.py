@@ -26,6 +26,7 @@ from dflash_check.core.runtimes import (
     IdReading,
     RuntimeProfile,
 )
+from dflash_check.knowledge.engines import SGLANG_0523, VLLM_033
 
 TOP_AUX = EAGLE_AUX_IDS
 NESTED_AUX = NESTED_EAGLE_IDS
@@ -33,8 +34,8 @@ LEGACY_AUX = "eagle_config.layer_ids"
 EAGLE3_ID_KEYS = (TOP_AUX, NESTED_AUX, LEGACY_AUX)
 """Every key an EAGLE-3 head may state its ids under (the normaliser records each one)."""
 
-_V = "vllm-project/vllm@4ba787ec:vllm/"
-_SGL = "sglang==0.5.23 (PyPI, 2026-10-30):sglang/srt/"
+_V = VLLM_033.cite("vllm/")
+_SGL = SGLANG_0523.cite("sglang/srt/")
 _NO_MASK = "EAGLE-3 has no mask token"
 
 
