@@ -194,6 +194,7 @@ def launch_spec(
         draft=draft.spec,
         block_size=report.draft.block_size,
         num_speculative_tokens=report.num_speculative_tokens,
+        method=report.draft.method,
         tensor_parallel=tensor_parallel,
         pipeline_parallel=pipeline_parallel,
         host=host,

@@ -250,3 +250,15 @@ def test_runtimes_lists_engines_with_their_releases() -> None:
     for e in ENGINES:
         for r in e.releases:
             assert r.spec in out
+
+
+def test_vllm_command_passes_the_method_the_draft_checkpoint_declares() -> None:
+    """vLLM 0.34 refuses method='dflash' for a checkpoint whose class declares DSpark
+    (speculator_config.py:413-425); the printed command passes 'dspark' for DSpark drafts."""
+    from dflash_check.core.engine_command import LaunchSpec, build_command
+
+    dspark = build_command(LaunchSpec("vllm", "T", "D", 16, method="dspark"))
+    dflash2 = build_command(LaunchSpec("vllm", "T", "D", 16, method="dflash2"))
+    assert json.loads(dspark[dspark.index("--speculative-config") + 1])["method"] == "dspark"
+    assert json.loads(dflash2[dflash2.index("--speculative-config") + 1])["method"] == "dflash"
+    assert VLLM_034.checks_method and not VLLM_033.checks_method
