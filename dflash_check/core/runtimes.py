@@ -13,7 +13,14 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, SGLANG_0523, VLLM, VLLM_033, Release
+from dflash_check.knowledge.engines import (
+    ENGINES_BY_NAME,
+    INSTALLED,
+    SGLANG_0523,
+    VLLM,
+    VLLM_033,
+    Release,
+)
 
 if TYPE_CHECKING:
     from dflash_check.core.model import DraftView
@@ -788,7 +795,6 @@ def parse_part(part: str) -> tuple[str, str | None]:
     import difflib
 
     from dflash_check.knowledge.engines import UnknownRelease
-    from dflash_check.knowledge.installed import INSTALLED, NotInstalled, installed_version
 
     text = part.strip()
     if "=" in text and RELEASE_SEP not in text:
@@ -817,9 +823,12 @@ def parse_part(part: str) -> tuple[str, str | None]:
     row = next(p for rows in METHOD_PROFILES.values() for p in rows if p.name == name)
     try:
         if version == INSTALLED:
+            # importlib.metadata is imported only when asked: most runs never need it.
+            from dflash_check.knowledge.installed import installed_version
+
             version = installed_version(row.engine_name)
         return name, None if version is None else release_for(row, version).version
-    except (UnknownRelease, RunnerRemoved, NotInstalled) as err:
+    except (UnknownRelease, RunnerRemoved, ValueError) as err:
         raise SelectionError(str(err)) from None
 
 

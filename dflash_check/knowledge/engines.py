@@ -18,6 +18,10 @@ from typing import Any
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
+INSTALLED = "installed"
+"""The release word of ``--runtime ENGINE=installed``: the version installed here, read from
+package metadata (``knowledge/installed.py``)."""
+
 
 @dataclass(frozen=True)
 class Release:

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from dflash_check.knowledge.engines import ENGINES_BY_NAME
-
-INSTALLED = "installed"
-"""The release word of ``--runtime ENGINE=installed``."""
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED
 
 
 class NotInstalled(ValueError):
