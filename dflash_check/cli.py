@@ -228,8 +228,10 @@ RuntimeOpt = Annotated[
         "-r",
         metavar="RUNTIME",
         help="Runtimes to check, repeated or comma-separated (-r vllm,sglang), as pairs.yaml's "
-        "runtimes: portable, reference, vllm, sglang, trtllm, llamacpp, mlx. Default: portable "
-        "(every runtime; ids must satisfy t ≤ N-2).",
+        "runtimes: portable, reference, vllm, sglang, trtllm, llamacpp, mlx. Pin a release "
+        "pip-style (-r vllm==0.33.0; a bare name is the newest known) or read the installed one "
+        "(-r vllm=installed). Default: portable (every runtime at its newest release; ids must "
+        "satisfy t ≤ N-2).",
         show_default=False,
     ),
 ]

@@ -262,3 +262,17 @@ def test_vllm_command_passes_the_method_the_draft_checkpoint_declares() -> None:
     assert json.loads(dspark[dspark.index("--speculative-config") + 1])["method"] == "dspark"
     assert json.loads(dflash2[dflash2.index("--speculative-config") + 1])["method"] == "dflash"
     assert VLLM_034.checks_method and not VLLM_033.checks_method
+
+
+def test_repeated_fallback_layers_run_silently_in_vllm() -> None:
+    """No ids, a 3-layer draft and a 5-layer target: vLLM's defaults (2, N//2, N-3) collapse
+    to one layer; fc fits (3 features), so it serves with the wrong layers, silently."""
+    cfg = draft_config(num_hidden_layers=3)
+    del cfg["dflash_config"]["target_layer_ids"]
+    target_cfg = {**qwen3_4b_config(), "num_hidden_layers": 5}
+    report = check_views(
+        normalise_draft(files("draft", cfg)), normalise_target(files("target", target_cfg)), "vllm"
+    )
+    (f,) = [f for f in report.findings if f.rule == "DF001"]
+    assert f.stage is not None and f.stage.value == "silent"
+    assert "acceptance collapses silently" in f.message
