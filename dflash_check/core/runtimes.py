@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING
 from dflash_check.knowledge.engines import (
     ENGINES_BY_NAME,
     INSTALLED,
+    LLAMACPP,
+    MLX,
+    REFERENCE,
+    SGLANG,
     SGLANG_0523,
+    TRTLLM,
     VLLM,
     VLLM_033,
     Release,
@@ -252,7 +257,7 @@ _VLLM_MASK_KEYS = (NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token",
 
 PROFILES: tuple[RuntimeProfile, ...] = (
     RuntimeProfile(
-        name="reference",
+        name=REFERENCE.name,
         title="z-lab dflash 0.1.0 (transformers reference)",
         index_name="hidden_states",
         shift=1,
@@ -273,7 +278,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "(DFlashDraftModel.__init__), :37-43 (extract_context_feature, offset 1)",
     ),
     RuntimeProfile(
-        name="vllm",
+        name=VLLM.name,
         title="vLLM Model Runner V2 (the default runner since 0.33)",
         index_name="aux layer",
         shift=1,
@@ -333,7 +338,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         out_of_range="missing aux state: ValueError 'DFlash drafter expects … concatenated aux "
         "hidden features' at the first decode",
         runner="V1",
-        engine="vllm",
+        engine=VLLM.name,
         portable=False,
         refuses={
             "dflash2": "Model Runner V1 does not support: DFlash candidate-head drafts",
@@ -344,7 +349,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "(V1-unsupported features); vllm/model_executor/models/qwen3_dflash.py:84-93 (fc)",
     ),
     RuntimeProfile(
-        name="sglang",
+        name=SGLANG.name,
         title="SGLang",
         index_name="capture point (before layer)",
         shift=1,
@@ -369,7 +374,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "611-643; dflash_worker_v2.py:876-937 (mask token)",
     ),
     RuntimeProfile(
-        name="trtllm",
+        name=TRTLLM.name,
         title="TensorRT-LLM (PyTorch backend)",
         index_name="capture after layer",
         shift=0,
@@ -385,7 +390,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "tensorrt_llm/_torch/speculative/dflash.py@00679c66",
     ),
     RuntimeProfile(
-        name="llamacpp",
+        name=LLAMACPP.name,
         title="llama.cpp",
         index_name="GGUF target_layers (input of layer)",
         shift=1,
@@ -400,7 +405,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "n_layer_tgt); src/models/dflash.cpp@01b78a15 (#22105)",
     ),
     RuntimeProfile(
-        name="mlx",
+        name=MLX.name,
         title="MLX reference (dflash 0.1.0 model_mlx)",
         index_name="layers[t] output",
         shift=0,
@@ -464,38 +469,42 @@ MUSE_REMAPPED = ("MuseGlimmerAssistantModel", "DFlash2DraftModel")
 
 FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # vLLM: aux index k = the residual after k layers, captured after each layer (1..N).
-    FamilyCell("vllm", ("llama",), _VLLM + "llama.py:420-429"),
-    FamilyCell("vllm", ("qwen2", "qwen3"), _VLLM + "qwen2.py:415-420"),
-    FamilyCell("vllm", ("qwen3_next", "qwen3_5", "qwen3_5_text"), _VLLM + "qwen3_next.py:632-644"),
-    FamilyCell("vllm", ("gpt_oss",), _VLLM + "gpt_oss.py:349-355"),
-    FamilyCell("vllm", ("gemma4",), _VLLM + "gemma4.py:1312-1333"),
-    FamilyCell("vllm", ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
-    FamilyCell("vllm", ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
-    FamilyCell("vllm", ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
-    FamilyCell("vllm", ("qwen3_moe",), _VLLM_033 + "qwen3_moe.py:435, :505-515"),
+    FamilyCell(VLLM.name, ("llama",), _VLLM + "llama.py:420-429"),
+    FamilyCell(VLLM.name, ("qwen2", "qwen3"), _VLLM + "qwen2.py:415-420"),
     FamilyCell(
-        "vllm",
+        VLLM.name, ("qwen3_next", "qwen3_5", "qwen3_5_text"), _VLLM + "qwen3_next.py:632-644"
+    ),
+    FamilyCell(VLLM.name, ("gpt_oss",), _VLLM + "gpt_oss.py:349-355"),
+    FamilyCell(VLLM.name, ("gemma4",), _VLLM + "gemma4.py:1312-1333"),
+    FamilyCell(VLLM.name, ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
+    FamilyCell(VLLM.name, ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
+    FamilyCell(VLLM.name, ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
+    FamilyCell(VLLM.name, ("qwen3_moe",), _VLLM_033 + "qwen3_moe.py:435, :505-515"),
+    FamilyCell(
+        VLLM.name,
         ("qwen3_vl", "qwen3_vl_moe"),
         _VLLM_033 + "qwen3_vl.py:1846, :1869-1888 (Qwen3LLMModel); qwen3_vl_moe.py:230",
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("llama4", "llama4_text"),
         _VLLM_033 + "llama4.py:384 (Llama4Model(LlamaModel): llama.py:428-441); "
         "mllama4.py:803-813 (delegates)",
     ),
-    FamilyCell("vllm", ("laguna",), _VLLM_033 + "laguna.py:656-666"),
-    FamilyCell("vllm", ("muse_glimmer",), _VLLM_033 + "muse_glimmer.py:1066 (after-loop capture)"),
+    FamilyCell(VLLM.name, ("laguna",), _VLLM_033 + "laguna.py:656-666"),
+    FamilyCell(
+        VLLM.name, ("muse_glimmer",), _VLLM_033 + "muse_glimmer.py:1066 (after-loop capture)"
+    ),
     # DeepSeek's generic model captures before layer k and after the last layer: aux 1..N,
     # i.e. DFlash ids 0..N-1 (aux 0, t = -1, is a TypeError: residual is None at layer 0).
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("deepseek_v3", "kimi_k25"),
         _VLLM + "deepseek_v2.py:1515-1541; " + _VLLM_033 + "deepseek_v2.py:1561-1568, :1586-1587 "
         "(aux 1..N); kimi_k25.py:376-380, :470-474",
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("deepseek_v32", "glm_moe_dsa"),
         _VLLM + "deepseek_v32/nvidia/model.py:277 (capture before each layer, none after the "
         "last); deepseek_v32/__init__.py:19-21 (the CUDA path)",
@@ -503,31 +512,31 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         max_id_from_end=2,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("glm4_moe",),
         _VLLM + "glm4_moe.py (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("gemma3",),
         _VLLM + "gemma3.py (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("mixtral",),
         _VLLM_033 + "mixtral.py:375 (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("glm4_moe_lite",),
         _VLLM_033 + "registry.py:125 -> glm4_moe.py (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("step3",),
         _VLLM_033 + "step3_text.py, step3_vl.py, step3p5.py, step3p7.py:21 (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
@@ -535,72 +544,77 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # SGLang: capture before layer c = t + 1 < N, so t = N-1 never fires, except in the
     # families that also capture after the last layer.
     FamilyCell(
-        "sglang", ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
+        SGLANG.name, ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
     ),
-    FamilyCell("sglang", ("qwen3",), _SGL + "qwen3.py:793-805"),
+    FamilyCell(SGLANG.name, ("qwen3",), _SGL + "qwen3.py:793-805"),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("qwen3_moe", "qwen3_next"),
         _SGL + "qwen3_moe.py:1145-1155 (Model :987-990), qwen3_next.py:1303-1313 (Model "
         ":959-962): +1, capture before the layer; N-1 is an IndexError at setup",
     ),
-    FamilyCell("sglang", ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
-    FamilyCell("sglang", ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
+    FamilyCell(SGLANG.name, ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
+    FamilyCell(SGLANG.name, ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k25"),
         _SGL + "deepseek_v2.py:3475-3485 (GlmMoeDsaForCausalLM inherits: glm4_moe.py:1284)",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("gpt_oss",),
         _SGL + "gpt_oss.py:726-741 (also after the last layer)",
         max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("gemma4",),
         _SGL + "gemma4_causal.py:1090-1094, :1208-1214 (also after the last layer)",
         max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang", ("laguna",), _SGL + "laguna.py:632 (also after the last layer)", max_id_from_end=1
+        SGLANG.name,
+        ("laguna",),
+        _SGL + "laguna.py:632 (also after the last layer)",
+        max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("mimo_v2",),
         _SGL + "mimo_v2.py:1186-1195, :1501-1513 (also after the last layer)",
         max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("nemotron_h",),
         _SGL + "nemotron_h.py:895-898, :1225-1234 (also after the last layer)",
         max_id_from_end=1,
     ),
-    FamilyCell("sglang", ("qwen2",), _SGL + "qwen2.py:797 (no hook)", cannot_capture=_SGL_NO_HOOK),
     FamilyCell(
-        "sglang", ("glm4_moe",), _SGL + "glm4_moe.py:983 (no hook)", cannot_capture=_SGL_NO_HOOK
+        SGLANG.name, ("qwen2",), _SGL + "qwen2.py:797 (no hook)", cannot_capture=_SGL_NO_HOOK
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name, ("glm4_moe",), _SGL + "glm4_moe.py:983 (no hook)", cannot_capture=_SGL_NO_HOOK
+    ),
+    FamilyCell(
+        SGLANG.name,
         ("minimax_m2",),
         _SGL + "minimax_m2.py:1249 (EAGLE-3 hook only)",
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("gemma3",),
         _SGL + "gemma3_causal.py (EAGLE-3 hook only)",
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("qwen3_vl_moe",),
         _SGL + "qwen3_vl.py:1680-1688 -> qwen3_vl_moe.py:197 (Qwen3MoeModel, qwen3_moe.py:987-990)",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("qwen3_vl",),
         _SGL + "qwen3_vl.py:1680-1688 delegates to Qwen3LLMModel (:1169, :1320), which has no "
         "hook" + _NOT_RUN,
@@ -609,19 +623,19 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         "\"'Qwen3LLMModel' object has no attribute 'set_dflash_layers_to_capture'\"",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("llama4",),
         _SGL + "mllama4.py:443, :971 (EAGLE-3 hook only)" + _NOT_RUN,
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("step3",),
         _SGL + "step3_vl.py:1034, step3p5.py:952, step3p7.py:199 (no hook)" + _NOT_RUN,
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("mixtral",),
         _SGL + "mixtral.py (no set_dflash_layers_to_capture; not among the 0.5.23 files with a "
         "DFlash hook, docs/engine-reading/sglang.md Q1)" + _NOT_RUN,
@@ -631,7 +645,7 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # one first only for the drafts it remaps (spec_aux_hidden_state.py:17-29, :254-258), so a
     # plain DFlash draft is fed every feature one layer early.
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("muse_glimmer",),
         _SGL + "muse_glimmer.py:866-879 (capture before layer i, raw); "
         "speculative/spec_aux_hidden_state.py:17-29, :254-258 (+1 for MuseGlimmerAssistantModel "
