@@ -5,12 +5,17 @@ Every side runs as fresh processes, as a user or CI step would run them, on the 
 medians and their ratio are printed. The alternative is the obvious hand-written check: load
 both configs with transformers.AutoConfig, compare layer ids, hidden and vocab sizes.
 
-Run: python benchmarks/bench_pair.py [--runs 9]
+Run: python benchmarks/bench_pair.py [--runs 9] [--baseline DIR]
+
+``--baseline DIR`` also times the same ``pair`` commands from another checkout of the project
+(e.g. ``git worktree add --detach ../base main``), interleaved with this one, and prints the
+ratio: start-up must not get slower from one change to the next.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -37,17 +42,23 @@ sys.exit(0 if ok else 1)
 """
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
     """Run ``cmd`` once and return its wall time in seconds."""
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     return time.perf_counter() - start
+
+
+def checkout_env(root: Path) -> dict[str, str]:
+    """Return an environment that imports ``dflash_check`` from the checkout at ``root``."""
+    return {**os.environ, "PYTHONPATH": str(root)}
 
 
 def main() -> None:
     """Time both checks and print medians and the ratio."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--baseline", type=Path, help="another checkout to compare with")
     args = parser.parse_args()
 
     def ours(draft: Path, target: Path) -> list[str]:
@@ -64,18 +75,27 @@ def main() -> None:
             str(TARGET),
         ],
     }
-    for cmd in commands.values():
-        timed(cmd)  # warm the OS file cache
+    envs = {name: checkout_env(ROOT) for name in commands}
+    if args.baseline is not None:
+        # The same pairs from the other checkout (its own code, this checkout's models).
+        for name in list(commands)[:2]:
+            commands[f"{name}, baseline"] = commands[name]
+            envs[f"{name}, baseline"] = checkout_env(args.baseline.resolve())
+    for name, cmd in commands.items():
+        timed(cmd, envs[name])  # warm the OS file cache
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.runs):  # interleaved, so load changes hit every side alike
         for name, cmd in commands.items():
-            times[name].append(timed(cmd))
+            times[name].append(timed(cmd, envs[name]))
     medians = {name: statistics.median(values) for name, values in times.items()}
     for name, median in medians.items():
         print(f"{name:42s} median {median * 1000:.0f} ms over {args.runs} runs")
     alt = medians["transformers.AutoConfig check"]
     for name in list(commands)[:2]:
         print(f"speed-up of {name}: {alt / medians[name]:.1f}x")
+        if f"{name}, baseline" in medians:
+            ratio = medians[name] / medians[f"{name}, baseline"]
+            print(f"{name}: {ratio:.2f}x the baseline's time")
 
 
 if __name__ == "__main__":

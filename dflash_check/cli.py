@@ -228,8 +228,10 @@ RuntimeOpt = Annotated[
         "-r",
         metavar="RUNTIME",
         help="Runtimes to check, repeated or comma-separated (-r vllm,sglang), as pairs.yaml's "
-        "runtimes: portable, reference, vllm, sglang, trtllm, llamacpp, mlx. Default: portable "
-        "(every runtime; ids must satisfy t ≤ N-2).",
+        "runtimes: portable, reference, vllm, sglang, trtllm, llamacpp, mlx. Pin a release "
+        "pip-style (-r vllm==0.33.0; a bare name is the newest known) or read the installed one "
+        "(-r vllm=installed). Default: portable (every runtime at its newest release; ids must "
+        "satisfy t ≤ N-2).",
         show_default=False,
     ),
 ]
@@ -239,36 +241,30 @@ def parse_runtimes(values: list[str] | None) -> str:
     """Return the runtime selection of repeated or comma-separated ``--runtime`` values.
 
     Every value counts (a repeated option never drops one); ``portable`` among them means every
-    runtime. The result is the core's selection string (``portable`` or ``vllm,sglang``).
+    runtime. A runtime may name its release pip-style (``vllm==0.34.0``; alone, the newest
+    release known) or ``vllm=installed`` (the version installed here, from package metadata).
+    The result is the core's selection string (``portable`` or ``vllm==0.34.0,sglang``); an
+    unknown runtime or release, or a runner the release lacks, is a usage error.
     """
-    import difflib
+    from dflash_check.core.runtimes import SelectionError, join_selection, parse_part
 
-    from dflash_check.core.runtimes import METHOD_PROFILES, PORTABLE, RUNTIME_NAMES
-
-    names: list[str] = []
-    for value in values or [PORTABLE]:
-        for part in value.split(","):
-            name = part.strip().lower()
-            if not name:
-                continue
-            if name not in RUNTIME_NAMES:
-                close = difflib.get_close_matches(name, RUNTIME_NAMES, n=1)
-                suggestion = f" (did you mean {close[0]!r}?)" if close else ""
-                raise typer.BadParameter(
-                    f"unknown runtime {part.strip()!r}{suggestion}; choose from "
-                    f"{', '.join(RUNTIME_NAMES)}",
-                    param_hint="--runtime",
-                )
-            if name not in names:
-                names.append(name)
-    if not names:
-        raise typer.BadParameter("no runtime given", param_hint="--runtime")
-    if PORTABLE in names:
-        # portable stands for every default runtime; an opt-in runner (vllm-v1) stays named.
-        # Rows of every method count (specforge exists for EAGLE-3 only).
-        portable = {p.name for rows in METHOD_PROFILES.values() for p in rows if p.portable}
-        return ",".join([PORTABLE, *(n for n in names if n not in (PORTABLE, *portable))])
-    return ",".join(names)
+    chosen: dict[str, str | None] = {}
+    try:
+        for value in values or ["portable"]:
+            for part in value.split(","):
+                if part.strip():
+                    name, version = parse_part(part)
+                    if name in chosen and chosen[name] != version:
+                        raise SelectionError(
+                            f"{name} is named with two releases ({chosen[name] or 'newest'} and "
+                            f"{version or 'newest'}); check one release per run"
+                        )
+                    chosen[name] = version
+        if not chosen:
+            raise SelectionError("no runtime given")
+    except SelectionError as err:
+        raise typer.BadParameter(str(err), param_hint="--runtime") from None
+    return join_selection(chosen)
 
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
@@ -680,6 +676,13 @@ def pair(
     from dflash_check.pipeline import CheckRequest, ModelCache, check_pair
 
     cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
+    if smoke_run and engine is not None and endpoint and not launch:
+        # The server says which release it is: the static verdict is for that release.
+        from dflash_check.cli_engine import endpoint_selection
+
+        selection = endpoint_selection(
+            selection, engine.value, endpoint, engine_api_key, engine_timeout
+        )
     request = CheckRequest(
         draft_ref, target_ref, selection, ignored, strict, num_speculative_tokens
     )
@@ -819,7 +822,9 @@ def mtp_alone(
     except CheckError as err:
         fail(err, json_output, output)
     if selection != "portable":
-        names = selection.split(",")
+        from dflash_check.core.runtimes import selection_names
+
+        names = selection_names(selection)
         report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
     text = render_mtp_json(report) if json_output else render_mtp_text(report)
     if json_output or output is not None:

@@ -194,6 +194,7 @@ def launch_spec(
         draft=draft.spec,
         block_size=report.draft.block_size,
         num_speculative_tokens=report.num_speculative_tokens,
+        method=report.draft.method,
         tensor_parallel=tensor_parallel,
         pipeline_parallel=pipeline_parallel,
         host=host,
@@ -292,3 +293,41 @@ def launch_and_attach(
     url = f"http://127.0.0.1:{port}"
     with launched(argv, engine.engine, url, engine.launch_timeout, log, say):
         return attach(replace(engine, endpoint=url))
+
+
+def endpoint_selection(
+    selection: str, engine: str, endpoint: str, api_key: str | None, timeout: float
+) -> str:
+    """Return ``selection`` with ``engine`` pinned to the release the server at ``endpoint``
+    reports (vLLM ``/version``, SGLang server info), so the static verdict is for the engine
+    that will decode. A selection that already pins the engine is kept; a server that says no
+    version, or one this tool does not know, keeps the newest release known (said on stderr).
+    """
+    from dflash_check.core.runtimes import RELEASE_SEP, split_spec
+    from dflash_check.errors import CheckError
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME, UnknownRelease
+    from dflash_check.runtime.engine import ENGINES, EngineClient, server_info
+
+    parts = [split_spec(p) for p in selection.split(",")]
+    if any(name == engine and version for name, version in parts):
+        return selection
+    try:
+        info = server_info(EngineClient(engine, endpoint, api_key, timeout), ENGINES[engine])
+    except CheckError:
+        return selection  # the smoke run reports the unreachable server in its own words
+    if info.version is None:
+        return selection
+    version = info.version.split("+", 1)[0]
+    try:
+        release = ENGINES_BY_NAME[engine].release(version)
+    except UnknownRelease as err:
+        sys.stderr.write(f"dflash-check: the server reports {engine} {info.version}: {err}\n")
+        return selection
+    pinned = f"{engine}{RELEASE_SEP}{release.version}"
+    names = [name for name, _ in parts]
+    if engine in names:
+        return ",".join(
+            pinned if name == engine else spec
+            for (name, _), spec in zip(parts, selection.split(","), strict=True)
+        )
+    return f"{selection},{pinned}"

@@ -202,7 +202,118 @@ def runtimes_markdown() -> str:
     ]
     lines += eagle3_markdown()
     lines += mtp_markdown()
+    lines += releases_markdown()
+    lines += changes_markdown()
     return "\n".join(lines) + "\n"
+
+
+def release_rows() -> list[tuple[str, str, str, str, str, str]]:
+    """Return (engine, release, date, commit, runners, notes) for every release known, the
+    newest of each engine marked (what a bare ``-r ENGINE`` selects)."""
+    from dflash_check.knowledge.engines import ENGINES
+
+    rows = []
+    for e in ENGINES:
+        for r in e.releases:
+            runners = ", ".join(r.runners) or "one"
+            if r.runner_choice:
+                runners += f" ({r.runner_choice})"
+            newest = " (newest known)" if r is e.newest else ""
+            rows.append(
+                (
+                    e.title,
+                    f"`{r.spec}`{newest}",
+                    r.date or "",
+                    r.revision or (r.version if not r.pypi else ""),
+                    runners,
+                    r.notes,
+                )
+            )
+    return rows
+
+
+def releases_markdown() -> list[str]:
+    """Return the engines' releases the tool knows (``knowledge/engines.py``)."""
+    lines = [
+        "",
+        "## Engines and releases",
+        "",
+        "`--runtime ENGINE==RELEASE` (or `runtimes:` in pairs.yaml) checks one release; a bare "
+        "engine name checks the newest release known, and `ENGINE=installed` the one installed "
+        "in this environment (read from package metadata). Each verdict names its release.",
+        "",
+        "| engine | release | date | commit | runners | notes |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in release_rows()]
+    return lines
+
+
+def release_changes() -> list[tuple[str, str, list[str]]]:
+    """Return, for each engine release after the first, what differs from the one before, as
+    the tool models it: (engine title, "old -> new", changes). Computed from the data: the
+    runners each has, the no-capture message per runner, each row's fields at each release,
+    the per-family overrides and the load-time method check."""
+    from dataclasses import fields
+
+    from dflash_check.core.runtimes import METHOD_PROFILES, at_release
+    from dflash_check.knowledge.engines import ENGINES
+
+    skip = {"release", "title", "citation"}
+    out = []
+    for e in ENGINES:
+        for old, new in zip(e.releases, e.releases[1:], strict=False):
+            changes = []
+            for runner in sorted(set(old.runners) - set(new.runners)):
+                why = new.removed_runners.get(runner, "")
+                changes.append(f"Model Runner {runner} removed" + (f": {why}" if why else ""))
+            for runner in sorted(set(new.runners) - set(old.runners)):
+                changes.append(f"Model Runner {runner} added")
+            for runner in sorted(set(old.no_capture) & set(new.no_capture)):
+                if old.no_capture[runner][0] != new.no_capture[runner][0]:
+                    changes.append(
+                        f"{runner} no-capture message: {new.no_capture_text(runner)} (was "
+                        f"{old.no_capture_text(runner)})"
+                    )
+            for method, rows in METHOD_PROFILES.items():
+                for p in rows:
+                    if p.engine_name != e.name:
+                        continue
+                    if not (old.has_runner(p.runner) and new.has_runner(p.runner)):
+                        continue
+                    a, b = at_release(p, old.version), at_release(p, new.version)
+                    for f in fields(p):
+                        if f.name in skip or getattr(a, f.name) == getattr(b, f.name):
+                            continue
+                        changes.append(
+                            f"`{p.name}` ({method}) {f.name}: {getattr(b, f.name)} "
+                            f"(was {getattr(a, f.name)})"
+                        )
+            for key in sorted(set(old.family_overrides) | set(new.family_overrides)):
+                was, now = old.family_overrides.get(key), new.family_overrides.get(key)
+                if was != now:
+                    method, family = key.split("/", 1)
+                    changes.append(
+                        f"on `{family}` ({method}): {dict(now or {})} (was {dict(was or {})})"
+                    )
+            if new.checks_method and not old.checks_method:
+                changes.append(
+                    "checks the requested method against the draft checkpoint's declared "
+                    f"speculator class at load ({new.checks_method})"
+                )
+            out.append((e.title, f"{old.spec} → {new.spec}", changes))
+    return out
+
+
+def changes_markdown() -> list[str]:
+    """Return the "What changed between releases" section, generated from the release data."""
+    lines = ["", "## What changed between releases", ""]
+    for title, step, changes in release_changes():
+        lines.append(f"### {title}: `{step}`")
+        lines.append("")
+        lines += [f"- {c}" for c in changes] or ["- nothing the tool models"]
+        lines.append("")
+    return lines[:-1]
 
 
 def mtp_markdown() -> list[str]:
@@ -403,14 +514,47 @@ def runtimes_json() -> str:
         }
         for p in EAGLE3_PROFILES
     ]
-    return json.dumps({"schema_version": 1, "runtimes": data, "eagle3": eagle3}, indent=2) + "\n"
+    from dflash_check.knowledge.engines import ENGINES
+
+    engines = [
+        {
+            "name": e.name,
+            "title": e.title,
+            "methods": list(e.methods),
+            "drivable": e.drivable,
+            "newest": e.newest.spec,
+            "releases": [
+                {
+                    "release": r.spec,
+                    "version": r.version,
+                    "date": r.date,
+                    "revision": r.revision,
+                    "runners": list(r.runners),
+                    "runner_choice": r.runner_choice,
+                    "notes": r.notes,
+                }
+                for r in e.releases
+            ],
+        }
+        for e in ENGINES
+    ]
+    data_all = {"schema_version": 1, "runtimes": data, "eagle3": eagle3, "engines": engines}
+    return json.dumps(data_all, indent=2) + "\n"
 
 
 def runtimes_text(width: int) -> str:
     """Return the runtime table for the terminal: each method's rows, one block per runtime."""
     from dflash_check.core.runtimes import METHOD_PROFILES
 
-    blocks = []
+    blocks = ["== engines and releases =="]
+    for engine, release, date, commit, runners, notes in release_rows():
+        text = f"{engine}  {release.strip('`').replace('`', '')}"
+        text += "".join(f"  {x}" for x in (date, commit) if x)
+        lines = wrap(text, width, "", "  ")
+        lines += wrap(f"runners: {runners}", width, "  ", "    ")
+        if notes:
+            lines += wrap(notes, width, "  ", "    ")
+        blocks.append("\n".join(lines))
     for method, rows in METHOD_PROFILES.items():
         blocks.append(f"== {method} ==")
         for p in rows:

@@ -19,7 +19,14 @@ from typing import Any
 from dflash_check.core.engine_command import MAX_SPECULATIVE_TOKENS
 from dflash_check.core.outcome import PairOutcome, PairSpec
 from dflash_check.core.report import Verdict
-from dflash_check.core.runtimes import PORTABLE, RUNTIME_NAMES
+from dflash_check.core.runtimes import (
+    PORTABLE,
+    RUNTIME_NAMES,
+    SelectionError,
+    join_selection,
+    parse_part,
+    split_spec,
+)
 from dflash_check.errors import CheckError, ConfigError, RegistryError
 from dflash_check.hub.interface import BadModelSpec, ModelRef, Role, parse_model_ref
 from dflash_check.hub.local import read_capped
@@ -177,14 +184,22 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         vnode = fields["runtimes"][1]
         items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
         runtimes = tuple(_string(item, "runtimes", name) for item in items)
+        parsed: dict[str, str | None] = {}
         for item, value in zip(items, runtimes, strict=True):
-            if value not in RUNTIME_NAMES:
+            name_only = split_spec(value)[0]
+            if name_only not in RUNTIME_NAMES:
                 raise _fail(
                     name,
                     item.start_mark.line + 1,
-                    f"{where}: unknown runtime '{value}'{_suggest(value, RUNTIME_NAMES)}"
+                    f"{where}: unknown runtime '{value}'{_suggest(name_only, RUNTIME_NAMES)}"
                     f"; choose from {', '.join(RUNTIME_NAMES)}",
                 )
+            try:
+                runtime_name, version = parse_part(value)
+            except SelectionError as err:
+                raise _fail(name, item.start_mark.line + 1, f"{where}: {err}") from None
+            parsed[runtime_name] = version
+        runtimes = tuple(join_selection(parsed).split(",")) if parsed else ()
         if not runtimes:
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'runtimes' is empty")
     speculative = None
@@ -254,7 +269,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
             return replace(parsed, path=base / parsed.path)
         return parsed
 
-    runtime = PORTABLE if PORTABLE in spec.runtimes else ",".join(spec.runtimes)
+    runtime = ",".join(spec.runtimes)
     return CheckRequest(
         draft=ref(spec.draft, spec.draft_revision, spec.draft_subfolder),
         target=ref(spec.target, spec.target_revision, spec.target_subfolder),

@@ -128,7 +128,9 @@ def test_the_headline_names_the_runtimes_each_way() -> None:
     report = pair(load(GPT_OSS_RECIPE), load(GPT_OSS_20B), "portable")
     assert "(it works on sglang" in where_it_works(report)
     muse = pair(load(MUSE_ASSISTANT), load(MUSE), "portable")
-    assert where_it_works(muse).endswith("on vllm and sglang (the runtimes that load it)")
+    assert where_it_works(muse).endswith(
+        "on vllm==0.34.0 and sglang==0.5.23 (the runtimes that load it)"
+    )
 
 
 def test_a_known_family_without_a_read_cell_is_noted() -> None:

@@ -69,9 +69,12 @@ def test_vllm_deepseek_v32_never_captures_after_the_last_layer() -> None:
     assert pair(v32, [1, 9, 17, 25, 34], "vllm")["vllm"] is Verdict.COMPATIBLE
 
 
-def test_llamacpp_accepts_the_last_layer() -> None:
-    """llama.cpp reads t = N-1 from the post-norm embeddings (common/speculative.cpp)."""
-    assert pair({}, [1, 9, 17, 25, 35], "llamacpp")["llamacpp"] is Verdict.COMPATIBLE
+def test_llamacpp_last_layer_by_revision() -> None:
+    """llama.cpp 001d906a reads t = N-1 from the post-norm embeddings (common/speculative.cpp);
+    0c1e57098 (llama-cpp-python 0.3.36, the newest known) has no input of layer N on Qwen3."""
+    ids = [1, 9, 17, 25, 35]
+    assert pair({}, ids, "llamacpp==001d906a")["llamacpp"] is Verdict.COMPATIBLE
+    assert pair({}, ids, "llamacpp")["llamacpp"] is Verdict.INCOMPATIBLE
 
 
 @pytest.mark.parametrize(

@@ -80,10 +80,11 @@ def test_no_word_is_split_and_lines_fit(report: CheckReport, width: int) -> None
 
 
 def test_answer_first_at_80_columns(report: CheckReport) -> None:
-    """At 80 columns: at most 40 lines; the first 10 hold the verdict, 32 and 35."""
+    """At 80 columns: at most 42 lines (40, and the two that say when each engine fails);
+    the first 10 hold the verdict, 32 and 35."""
     out = render_text(report, 80)
     lines = out.splitlines()
-    assert len(lines) <= 40, out
+    assert len(lines) <= 42, out
     assert lines[0].startswith("incompatible: ")
     head = flat("\n".join(lines[:10]))
     assert "has 32 layers" in head
@@ -97,8 +98,9 @@ def test_each_problem_once(report: CheckReport) -> None:
     assert out.count("error[DF004]") == 1
     assert flat(out).count("which the target does not have") == 1
     block = out[out.index("error[DF004]") : out.index("error[DF007]")]
-    assert "= reference, vllm, trtllm, llamacpp, mlx accept ids up to N-1 = 31" in flat(block)
-    assert "= sglang accepts ids up to N-2 = 30" in flat(block)
+    # llama.cpp 0c1e57098 (the newest known) has no input of layer N on Qwen3.
+    assert "= reference, vllm, trtllm, mlx accept ids up to N-1 = 31" in flat(block)
+    assert "= sglang, llamacpp accept ids up to N-2 = 30" in flat(block)
     assert "--> examples/Qwen3-4B-DFlash-b16/config.json: dflash_config.target_layer_ids" in block
     help_text = flat(block[block.index("= help:") :])
     assert "at least 35 layers, such as the 36-layer target" in help_text

@@ -12,7 +12,14 @@ from dflash_check.core.model import (
     normalise_draft,
     normalise_target,
 )
-from dflash_check.core.report import CheckReport, Evidence, Finding, LayerResolution, NotChecked
+from dflash_check.core.report import (
+    CheckReport,
+    Evidence,
+    Finding,
+    LayerResolution,
+    NotChecked,
+    Severity,
+)
 from dflash_check.core.rules import RULES, PairContext, name_relation
 from dflash_check.core.runtimes import (
     PORTABLE,
@@ -21,9 +28,11 @@ from dflash_check.core.runtimes import (
     on_family,
     resolve_ids,
     select_profiles,
+    selection_names,
 )
 from dflash_check.core.tokenizers import TokenizerComparison
 from dflash_check.errors import ConfigError
+from dflash_check.knowledge.outcomes import stage_of
 
 
 def profiles_for(
@@ -34,7 +43,8 @@ def profiles_for(
     named explicitly is kept, and DF016 says why it cannot load the draft)."""
     profiles = select_profiles(runtime, draft.method)
     rows = {p.name for p in method_rows(draft.method)}
-    foreign = [n for n in runtime.split(",") if n != PORTABLE and n not in rows]
+    names = selection_names(runtime)
+    foreign = [n for n in names if n != PORTABLE and n not in rows]
     if foreign:
         # A runtime with no row for this method (the z-lab reference for an EAGLE-3 head,
         # SpecForge's EAGLE-3 reading for a DFlash draft) cannot be judged, only refused.
@@ -44,7 +54,7 @@ def profiles_for(
             f"this tool's table",
             hint=f"runtimes for {kind}: {', '.join(sorted(rows))} (or portable)",
         )
-    if PORTABLE in runtime.split(","):
+    if PORTABLE in names:
         fmt = FORMATS_BY_NAME[draft.format]
         profiles = tuple(p for p in profiles if fmt.serves(p.name, draft.architectures))
     family = target.family if target is not None else None
@@ -161,6 +171,10 @@ def check_views(
             hint=issue.hint or r.fix,
             field=issue.field,
             model=issue.model,
+            stage=issue.stage or stage_of(r.id, issue.runtime)
+            if (issue.severity or r.severity) is Severity.ERROR
+            else None,
+            stage_fixed=issue.stage is not None,
         )
         for r in RULES
         if r.id not in ignore and draft.method in r.methods

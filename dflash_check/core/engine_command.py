@@ -51,6 +51,16 @@ class LaunchSpec:
     num_speculative_tokens: int | None = None
     """Draft tokens per step the user serves with (``--num-speculative-tokens``); None: derived
     from the block size."""
+    method: str = "dflash"
+    """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``)."""
+
+
+def vllm_method(method: str) -> str:
+    """Return vLLM's ``speculative_config.method`` for a draft of ``method``: ``dspark`` for
+    DSpark drafts, ``dflash`` for DFlash and DFlash 2 (whose speculator config subclasses
+    DFlash's, base method ``dflash``). vLLM 0.34 refuses another method than the one the draft
+    checkpoint's class declares, at load (``VLLM_034.checks_method``)."""
+    return "dspark" if method == "dspark" else "dflash"
 
 
 def draft_tokens(engine: str, block_size: int | None, num_speculative: int | None = None) -> int:
@@ -67,7 +77,7 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
         argv = ["vllm", "serve", spec.target]
         if spec.speculative:
             config = {
-                "method": "dflash",
+                "method": vllm_method(spec.method),
                 "model": spec.draft,
                 "num_speculative_tokens": draft_tokens(
                     "vllm", spec.block_size, spec.num_speculative_tokens

@@ -18,6 +18,7 @@ from dflash_check.core.fields import FieldReader
 from dflash_check.core.model import ModelFiles, TargetView, normalise_target
 from dflash_check.core.report import Finding, Severity, Verdict
 from dflash_check.core.rules import TARGET_ALONE_RULES, Rule
+from dflash_check.knowledge.engines import VLLM_033
 
 MTP_KEYS: tuple[str, ...] = ("mtp_num_hidden_layers", "num_mtp_modules", "num_nextn_predict_layers")
 """The keys that count a target's MTP layers, in the order they are taken as k when a config
@@ -27,7 +28,7 @@ multimodal wrappers); MiniMax ``num_mtp_modules`` (MiniMax-M3 also states
 ``vllm/config/speculative.py:1131``); DeepSeek, GLM-5, MiMo, Nemotron 3, Step and Kimi
 ``num_nextn_predict_layers`` (Kimi states 0: none)."""
 
-VLLM = "vllm-project/vllm@4ba787ec"
+VLLM = VLLM_033.source
 SGLANG = "sglang@0.5.23:sglang/srt"
 TRTLLM = "NVIDIA/TensorRT-LLM@fcd3f316"
 

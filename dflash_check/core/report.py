@@ -9,6 +9,7 @@ from functools import cached_property
 from dflash_check.core.model import DraftView, TargetView
 from dflash_check.core.runtimes import RuntimeProfile
 from dflash_check.core.smoke_report import SmokeReport
+from dflash_check.knowledge.outcomes import Stage, earliest, stage_of
 
 
 class Severity(str, Enum):
@@ -45,6 +46,21 @@ class Finding:
     """The config field the finding is about (dotted path), for locations in reports."""
     model: str | None = None
     """``draft`` or ``target``: whose file holds ``field``."""
+    stage: Stage | None = None
+    """For an error: when the engine shows it (at load, at the first decode, or silently);
+    for a finding about every runtime, the rule's default (``stage_for`` is per runtime)."""
+
+    stage_fixed: bool = False
+    """Whether the rule decided ``stage`` for this pair (it then holds for every runtime)."""
+
+    def stage_for(self, runtime: str) -> Stage | None:
+        """Return when ``runtime`` shows this finding (its own stage for a finding about one
+        runtime, the runtime's entry of the outcome table for one about every runtime)."""
+        if self.severity is not Severity.ERROR:
+            return None
+        if self.runtime is not None or self.stage_fixed:
+            return self.stage
+        return stage_of(self.rule, runtime) or self.stage
 
 
 @dataclass(frozen=True)
@@ -167,6 +183,16 @@ class CheckReport:
         if errors or (self.strict and self.not_checked):
             return Verdict.INCOMPATIBLE
         return Verdict.COMPATIBLE
+
+    def runtime_stage(self, runtime: str) -> Stage | None:
+        """Return when ``runtime`` first shows the pair's errors (None: no error, or none
+        whose stage is known)."""
+        return earliest(f.stage_for(runtime) for f in self.findings if self.applies(f, runtime))
+
+    @cached_property
+    def runtime_stages(self) -> dict[str, Stage | None]:
+        """Return name -> the stage each checked runtime fails at (None: it does not fail)."""
+        return {p.name: self.runtime_stage(p.name) for p in self.profiles}
 
     @cached_property
     def runtime_verdicts(self) -> dict[str, Verdict]:

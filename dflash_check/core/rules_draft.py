@@ -12,6 +12,10 @@ from collections.abc import Iterator
 
 from dflash_check.core.report import Severity
 from dflash_check.core.rules import Issue, PairContext, rule
+from dflash_check.knowledge.engines import VLLM_033
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
 
 LAYER_KINDS = ("full_attention", "sliding_attention")
 
@@ -47,7 +51,7 @@ _MIXED = {
     "430-470); the transformers reference indexes layer_types per layer (model.py:363-367) "
     "and without a window runs sliding layers as full attention, unlike training; vLLM needs "
     "a window for sliding layers and its V1 runner refuses drafts mixing sliding and full "
-    "layers (vllm-project/vllm@4ba787ec:vllm/model_executor/models/qwen3_dflash.py:127-154).",
+    f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154).",
     "Publish the draft's config as trained: one layer_types entry per draft layer, and the "
     "sliding_window its sliding layers were trained with.",
     runtimes=("reference", "vllm", "vllm-v1", "mlx"),

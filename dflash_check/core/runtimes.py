@@ -13,6 +13,20 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.engines import (
+    ENGINES_BY_NAME,
+    INSTALLED,
+    LLAMACPP,
+    MLX,
+    REFERENCE,
+    SGLANG,
+    SGLANG_0523,
+    TRTLLM,
+    VLLM,
+    VLLM_033,
+    Release,
+)
+
 if TYPE_CHECKING:
     from dflash_check.core.model import DraftView
 
@@ -196,11 +210,18 @@ class RuntimeProfile:
     numbering: str | None = None
     """A ``NUMBERINGS`` rule that overrides ``to_output`` per list (SGLang's EAGLE-3 hooks on
     some families), None: the readings' own numbering."""
+    release: Release | None = None
+    """The engine release this row describes (``at_release``); None: the general row."""
 
     @property
     def engine_name(self) -> str:
         """The engine the family cells of this profile are keyed by."""
         return self.engine or self.name
+
+    @property
+    def label(self) -> str:
+        """The row as reports name it: ``vllm==0.34.0`` (the name alone before ``at_release``)."""
+        return f"{self.name}=={self.release.version}" if self.release else self.name
 
     @property
     def id_keys(self) -> tuple[str, ...]:
@@ -236,7 +257,7 @@ _VLLM_MASK_KEYS = (NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token",
 
 PROFILES: tuple[RuntimeProfile, ...] = (
     RuntimeProfile(
-        name="reference",
+        name=REFERENCE.name,
         title="z-lab dflash 0.1.0 (transformers reference)",
         index_name="hidden_states",
         shift=1,
@@ -257,7 +278,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "(DFlashDraftModel.__init__), :37-43 (extract_context_feature, offset 1)",
     ),
     RuntimeProfile(
-        name="vllm",
+        name=VLLM.name,
         title="vLLM Model Runner V2 (the default runner since 0.33)",
         index_name="aux layer",
         shift=1,
@@ -285,8 +306,8 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "hidden features' (earlier: 'mat1 and mat2 shapes cannot be multiplied') at engine start "
         "(Model Runner V2) or the first decode (V1)",
         runner="V2",
-        citation="vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu/spec_decode/eagle/"
-        "eagle3_utils.py:113-150 (get_eagle3_aux_layers_from_config), :34-39 (default); "
+        citation=VLLM_033.cite("vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py")
+        + ":113-150 (get_eagle3_aux_layers_from_config), :34-39 (default); "
         "vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (mask token); "
         "vllm/config/vllm.py:730-766 (V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or an unsupported "
         "feature)",
@@ -317,18 +338,18 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         out_of_range="missing aux state: ValueError 'DFlash drafter expects … concatenated aux "
         "hidden features' at the first decode",
         runner="V1",
-        engine="vllm",
+        engine=VLLM.name,
         portable=False,
         refuses={
             "dflash2": "Model Runner V1 does not support: DFlash candidate-head drafts",
             "dspark": "Model Runner V1 does not support: dspark speculative decoding",
         },
-        citation="vllm-project/vllm@4ba787ec:vllm/v1/worker/gpu_model_runner.py:5190-5225 "
-        "(_get_eagle3_aux_layers_from_config); vllm/config/vllm.py:768-782, :3089-3151 "
+        citation=VLLM_033.cite("vllm/v1/worker/gpu_model_runner.py", "5190-5225")
+        + " (_get_eagle3_aux_layers_from_config); vllm/config/vllm.py:768-782, :3089-3151 "
         "(V1-unsupported features); vllm/model_executor/models/qwen3_dflash.py:84-93 (fc)",
     ),
     RuntimeProfile(
-        name="sglang",
+        name=SGLANG.name,
         title="SGLang",
         index_name="capture point (before layer)",
         shift=1,
@@ -353,7 +374,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "611-643; dflash_worker_v2.py:876-937 (mask token)",
     ),
     RuntimeProfile(
-        name="trtllm",
+        name=TRTLLM.name,
         title="TensorRT-LLM (PyTorch backend)",
         index_name="capture after layer",
         shift=0,
@@ -369,7 +390,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "tensorrt_llm/_torch/speculative/dflash.py@00679c66",
     ),
     RuntimeProfile(
-        name="llamacpp",
+        name=LLAMACPP.name,
         title="llama.cpp",
         index_name="GGUF target_layers (input of layer)",
         shift=1,
@@ -384,7 +405,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "n_layer_tgt); src/models/dflash.cpp@01b78a15 (#22105)",
     ),
     RuntimeProfile(
-        name="mlx",
+        name=MLX.name,
         title="MLX reference (dflash 0.1.0 model_mlx)",
         index_name="layers[t] output",
         shift=0,
@@ -426,16 +447,16 @@ class FamilyCell:
     numbering: str | None = None
 
 
-_VLLM = "vllm-project/vllm@c2057261:vllm/model_executor/models/"
+_VLLM = VLLM.at("c2057261") + ":vllm/model_executor/models/"
 # vLLM 0.33.0's wheel (commit 4ba787ec, 2026-11): the cells read after the first pass.
-_VLLM_033 = "vllm-project/vllm@4ba787ec (0.33.0):vllm/model_executor/models/"
-_SGL = "sglang==0.5.23 (PyPI, 2026-10-30):sglang/srt/models/"
+_VLLM_033 = VLLM_033.cite("vllm/model_executor/models/")
+_SGL = SGLANG_0523.cite("sglang/srt/models/")
 # Cells taken from reading the model code only: the failure was not reproduced on a server.
 _NOT_RUN = "; read from the code, not run"
+# The engine's own message follows, per release and runner (``Release.no_capture``).
 _VLLM_NO_INTERFACE = (
     "vLLM has no aux-hidden-state interface (SupportsEagle3) for this model class; the engine "
-    "fails at load: 'Model does not support EAGLE3 interface but aux_hidden_state_outputs was "
-    "requested'"
+    "fails at load"
 )
 _SGL_NO_HOOK = (
     "SGLang's model class has no DFlash capture hook; the worker fails at startup: 'Model X "
@@ -448,38 +469,42 @@ MUSE_REMAPPED = ("MuseGlimmerAssistantModel", "DFlash2DraftModel")
 
 FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # vLLM: aux index k = the residual after k layers, captured after each layer (1..N).
-    FamilyCell("vllm", ("llama",), _VLLM + "llama.py:420-429"),
-    FamilyCell("vllm", ("qwen2", "qwen3"), _VLLM + "qwen2.py:415-420"),
-    FamilyCell("vllm", ("qwen3_next", "qwen3_5", "qwen3_5_text"), _VLLM + "qwen3_next.py:632-644"),
-    FamilyCell("vllm", ("gpt_oss",), _VLLM + "gpt_oss.py:349-355"),
-    FamilyCell("vllm", ("gemma4",), _VLLM + "gemma4.py:1312-1333"),
-    FamilyCell("vllm", ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
-    FamilyCell("vllm", ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
-    FamilyCell("vllm", ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
-    FamilyCell("vllm", ("qwen3_moe",), _VLLM_033 + "qwen3_moe.py:435, :505-515"),
+    FamilyCell(VLLM.name, ("llama",), _VLLM + "llama.py:420-429"),
+    FamilyCell(VLLM.name, ("qwen2", "qwen3"), _VLLM + "qwen2.py:415-420"),
     FamilyCell(
-        "vllm",
+        VLLM.name, ("qwen3_next", "qwen3_5", "qwen3_5_text"), _VLLM + "qwen3_next.py:632-644"
+    ),
+    FamilyCell(VLLM.name, ("gpt_oss",), _VLLM + "gpt_oss.py:349-355"),
+    FamilyCell(VLLM.name, ("gemma4",), _VLLM + "gemma4.py:1312-1333"),
+    FamilyCell(VLLM.name, ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
+    FamilyCell(VLLM.name, ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
+    FamilyCell(VLLM.name, ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
+    FamilyCell(VLLM.name, ("qwen3_moe",), _VLLM_033 + "qwen3_moe.py:435, :505-515"),
+    FamilyCell(
+        VLLM.name,
         ("qwen3_vl", "qwen3_vl_moe"),
         _VLLM_033 + "qwen3_vl.py:1846, :1869-1888 (Qwen3LLMModel); qwen3_vl_moe.py:230",
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("llama4", "llama4_text"),
         _VLLM_033 + "llama4.py:384 (Llama4Model(LlamaModel): llama.py:428-441); "
         "mllama4.py:803-813 (delegates)",
     ),
-    FamilyCell("vllm", ("laguna",), _VLLM_033 + "laguna.py:656-666"),
-    FamilyCell("vllm", ("muse_glimmer",), _VLLM_033 + "muse_glimmer.py:1066 (after-loop capture)"),
+    FamilyCell(VLLM.name, ("laguna",), _VLLM_033 + "laguna.py:656-666"),
+    FamilyCell(
+        VLLM.name, ("muse_glimmer",), _VLLM_033 + "muse_glimmer.py:1066 (after-loop capture)"
+    ),
     # DeepSeek's generic model captures before layer k and after the last layer: aux 1..N,
     # i.e. DFlash ids 0..N-1 (aux 0, t = -1, is a TypeError: residual is None at layer 0).
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("deepseek_v3", "kimi_k25"),
-        _VLLM + "deepseek_v2.py:1515-1541; @4ba787ec: deepseek_v2.py:1561-1568, :1586-1587 "
+        _VLLM + "deepseek_v2.py:1515-1541; " + _VLLM_033 + "deepseek_v2.py:1561-1568, :1586-1587 "
         "(aux 1..N); kimi_k25.py:376-380, :470-474",
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("deepseek_v32", "glm_moe_dsa"),
         _VLLM + "deepseek_v32/nvidia/model.py:277 (capture before each layer, none after the "
         "last); deepseek_v32/__init__.py:19-21 (the CUDA path)",
@@ -487,31 +512,31 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         max_id_from_end=2,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("glm4_moe",),
         _VLLM + "glm4_moe.py (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("gemma3",),
         _VLLM + "gemma3.py (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("mixtral",),
         _VLLM_033 + "mixtral.py:375 (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("glm4_moe_lite",),
         _VLLM_033 + "registry.py:125 -> glm4_moe.py (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
     ),
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("step3",),
         _VLLM_033 + "step3_text.py, step3_vl.py, step3p5.py, step3p7.py:21 (no SupportsEagle3)",
         cannot_capture=_VLLM_NO_INTERFACE,
@@ -519,72 +544,77 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # SGLang: capture before layer c = t + 1 < N, so t = N-1 never fires, except in the
     # families that also capture after the last layer.
     FamilyCell(
-        "sglang", ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
+        SGLANG.name, ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
     ),
-    FamilyCell("sglang", ("qwen3",), _SGL + "qwen3.py:793-805"),
+    FamilyCell(SGLANG.name, ("qwen3",), _SGL + "qwen3.py:793-805"),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("qwen3_moe", "qwen3_next"),
         _SGL + "qwen3_moe.py:1145-1155 (Model :987-990), qwen3_next.py:1303-1313 (Model "
         ":959-962): +1, capture before the layer; N-1 is an IndexError at setup",
     ),
-    FamilyCell("sglang", ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
-    FamilyCell("sglang", ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
+    FamilyCell(SGLANG.name, ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
+    FamilyCell(SGLANG.name, ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k25"),
         _SGL + "deepseek_v2.py:3475-3485 (GlmMoeDsaForCausalLM inherits: glm4_moe.py:1284)",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("gpt_oss",),
         _SGL + "gpt_oss.py:726-741 (also after the last layer)",
         max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("gemma4",),
         _SGL + "gemma4_causal.py:1090-1094, :1208-1214 (also after the last layer)",
         max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang", ("laguna",), _SGL + "laguna.py:632 (also after the last layer)", max_id_from_end=1
+        SGLANG.name,
+        ("laguna",),
+        _SGL + "laguna.py:632 (also after the last layer)",
+        max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("mimo_v2",),
         _SGL + "mimo_v2.py:1186-1195, :1501-1513 (also after the last layer)",
         max_id_from_end=1,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("nemotron_h",),
         _SGL + "nemotron_h.py:895-898, :1225-1234 (also after the last layer)",
         max_id_from_end=1,
     ),
-    FamilyCell("sglang", ("qwen2",), _SGL + "qwen2.py:797 (no hook)", cannot_capture=_SGL_NO_HOOK),
     FamilyCell(
-        "sglang", ("glm4_moe",), _SGL + "glm4_moe.py:983 (no hook)", cannot_capture=_SGL_NO_HOOK
+        SGLANG.name, ("qwen2",), _SGL + "qwen2.py:797 (no hook)", cannot_capture=_SGL_NO_HOOK
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name, ("glm4_moe",), _SGL + "glm4_moe.py:983 (no hook)", cannot_capture=_SGL_NO_HOOK
+    ),
+    FamilyCell(
+        SGLANG.name,
         ("minimax_m2",),
         _SGL + "minimax_m2.py:1249 (EAGLE-3 hook only)",
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("gemma3",),
         _SGL + "gemma3_causal.py (EAGLE-3 hook only)",
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("qwen3_vl_moe",),
         _SGL + "qwen3_vl.py:1680-1688 -> qwen3_vl_moe.py:197 (Qwen3MoeModel, qwen3_moe.py:987-990)",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("qwen3_vl",),
         _SGL + "qwen3_vl.py:1680-1688 delegates to Qwen3LLMModel (:1169, :1320), which has no "
         "hook" + _NOT_RUN,
@@ -593,19 +623,19 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         "\"'Qwen3LLMModel' object has no attribute 'set_dflash_layers_to_capture'\"",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("llama4",),
         _SGL + "mllama4.py:443, :971 (EAGLE-3 hook only)" + _NOT_RUN,
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("step3",),
         _SGL + "step3_vl.py:1034, step3p5.py:952, step3p7.py:199 (no hook)" + _NOT_RUN,
         cannot_capture=_SGL_NO_HOOK,
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("mixtral",),
         _SGL + "mixtral.py (no set_dflash_layers_to_capture; not among the 0.5.23 files with a "
         "DFlash hook, docs/engine-reading/sglang.md Q1)" + _NOT_RUN,
@@ -615,7 +645,7 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # one first only for the drafts it remaps (spec_aux_hidden_state.py:17-29, :254-258), so a
     # plain DFlash draft is fed every feature one layer early.
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("muse_glimmer",),
         _SGL + "muse_glimmer.py:866-879 (capture before layer i, raw); "
         "speculative/spec_aux_hidden_state.py:17-29, :254-258 (+1 for MuseGlimmerAssistantModel "
@@ -646,14 +676,23 @@ def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
     if profile.family_independent:
         return replace(profile, family=family, cell_citation=profile.citation)
     cell = cell_for(profile.engine_name, family, profile.method)
+    release = profile.release or ENGINES_BY_NAME[profile.engine_name].newest
     if cell is None:
-        return replace(profile, family=family)
+        # A release may still differ on this family (llama.cpp 0c1e57098's layer-N input).
+        return replace(
+            profile, family=family, **release.family_overrides.get(f"{profile.method}/{family}", {})
+        )
     keys = ("index_name", "shift", "max_id_from_end", "id_readings", "cannot_capture")
     overrides = {
         key: value
         for key in (*keys, "min_id", "numbering")
         if (value := getattr(cell, key)) is not None
     }
+    said = release.no_capture_text(profile.runner)
+    if cell.cannot_capture is not None and said is not None:
+        # The engine's words differ by release and runner (vLLM V1 vs V2).
+        overrides["cannot_capture"] = f"{cell.cannot_capture}: {said} in {release.spec}"
+    overrides.update(release.family_overrides.get(f"{profile.method}/{family}", {}))
     return replace(profile, family=family, cell_citation=cell.citation, **overrides)
 
 
@@ -695,18 +734,140 @@ def method_rows(method: str) -> tuple[RuntimeProfile, ...]:
     return METHOD_PROFILES.get(method, PROFILES)
 
 
+RELEASE_SEP = "=="
+"""Between a runtime and its release in a selection: ``vllm==0.34.0`` (pip's spelling)."""
+
+
+class RunnerRemoved(ValueError):
+    """A runner the named release no longer has (``vllm-v1==0.34.0``)."""
+
+
+def split_spec(part: str) -> tuple[str, str | None]:
+    """Return ``(runtime, release or None)`` of one selection part (``vllm==0.34.0``)."""
+    name, _, version = part.strip().partition(RELEASE_SEP)
+    return name.strip().lower(), version.strip() or None
+
+
+def release_for(profile: RuntimeProfile, version: str | None) -> Release:
+    """Return the release of ``profile``'s engine that ``version`` names: None is the newest
+    release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
+
+    Raise ``UnknownRelease`` (the message lists the known ones) or ``RunnerRemoved``.
+    """
+    eng = ENGINES_BY_NAME[profile.engine_name]
+    if version is None:
+        having = [r for r in eng.releases if r.has_runner(profile.runner)]
+        return having[-1] if having else eng.newest
+    rel = eng.release(version)
+    if not rel.has_runner(profile.runner):
+        removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
+        with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]
+        raise RunnerRemoved(
+            f"{profile.name} (Model Runner {profile.runner}) does not exist in {rel.spec}: "
+            f"{removed}; it exists in {', '.join(with_runner)}"
+        )
+    return rel
+
+
+def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimeProfile:
+    """Return ``profile`` as the named release of its engine behaves (None: the newest release
+    that has its runner): the release's own differences applied, the release recorded."""
+    rel = release_for(profile, version)
+    return replace(
+        profile, release=rel, **rel.overrides.get(f"{profile.method}/{profile.name}", {})
+    )
+
+
 def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
-    """Return the profiles a runtime selection stands for.
+    """Return the profiles a runtime selection stands for, each at its release.
 
     ``portable`` is every profile a default install serves with (not opt-in runners such as
-    ``vllm-v1``); otherwise a comma-separated list of profile names (one from ``--runtime``,
-    several from a ``pairs.yaml`` entry).
+    ``vllm-v1``), each at its newest release; otherwise a comma-separated list of profile names,
+    each optionally pinned to a release (``vllm==0.33.0,sglang``), from ``--runtime`` or a
+    ``pairs.yaml`` entry.
     """
     rows = method_rows(method)
-    names = runtime.split(",")
-    if PORTABLE in names:
-        return tuple(p for p in rows if p.portable or p.name in names)
-    return tuple(p for p in rows if p.name in names)
+    wanted = dict(split_spec(part) for part in runtime.split(","))
+    if PORTABLE in wanted:
+        chosen = tuple(p for p in rows if p.portable or p.name in wanted)
+    else:
+        chosen = tuple(p for p in rows if p.name in wanted)
+    return tuple(at_release(p, wanted.get(p.name)) for p in chosen)
+
+
+class SelectionError(ValueError):
+    """A runtime selection that names no known runtime, release or runner (a usage error)."""
+
+
+def parse_part(part: str) -> tuple[str, str | None]:
+    """Return ``(runtime, release version or None)`` of one selection part, validated.
+
+    ``vllm`` (the newest release known), ``vllm==0.34.0`` (pip's spelling; a commit prefix for
+    engines read at commits), ``vllm=installed`` (the version installed here, read from package
+    metadata). Raise ``SelectionError`` naming what is known instead.
+    """
+    import difflib
+
+    from dflash_check.knowledge.engines import UnknownRelease
+
+    text = part.strip()
+    if "=" in text and RELEASE_SEP not in text:
+        name, _, asked = text.partition("=")
+        name = name.strip().lower()
+        if asked.strip().lower() != INSTALLED:
+            raise SelectionError(
+                f"{text!r}: name a release as {name}{RELEASE_SEP}VERSION or {name}={INSTALLED}"
+            )
+        version: str | None = INSTALLED
+    else:
+        name, version = split_spec(text)
+    if name not in RUNTIME_NAMES:
+        close = difflib.get_close_matches(name, RUNTIME_NAMES, n=1)
+        suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+        raise SelectionError(
+            f"unknown runtime {text!r}{suggestion}; choose from {', '.join(RUNTIME_NAMES)}"
+        )
+    if name == PORTABLE:
+        if version is not None:
+            raise SelectionError(
+                "portable checks each runtime at its newest release; name a runtime to pin a "
+                f"release (vllm{RELEASE_SEP}0.33.0)"
+            )
+        return name, None
+    row = next(p for rows in METHOD_PROFILES.values() for p in rows if p.name == name)
+    try:
+        if version == INSTALLED:
+            # importlib.metadata is imported only when asked: most runs never need it.
+            from dflash_check.knowledge.installed import installed_version
+
+            version = installed_version(row.engine_name)
+        return name, None if version is None else release_for(row, version).version
+    except (UnknownRelease, RunnerRemoved, ValueError) as err:
+        raise SelectionError(str(err)) from None
+
+
+def join_selection(chosen: Mapping[str, str | None]) -> str:
+    """Return the core's selection string of parsed parts (``portable``, ``vllm==0.34.0,sglang``).
+
+    ``portable`` stands for every default runtime at its newest release; an opt-in runner
+    (``vllm-v1``) or a pinned release stays named. Rows of every method count (``specforge``
+    exists for EAGLE-3 only).
+    """
+
+    def spec(name: str) -> str:
+        version = chosen[name]
+        return name if version is None else f"{name}{RELEASE_SEP}{version}"
+
+    if PORTABLE in chosen:
+        portable = {p.name for rows in METHOD_PROFILES.values() for p in rows if p.portable}
+        kept = (n for n in chosen if n != PORTABLE and (n not in portable or chosen[n]))
+        return ",".join([PORTABLE, *(spec(n) for n in kept)])
+    return ",".join(spec(n) for n in chosen)
+
+
+def selection_names(runtime: str) -> tuple[str, ...]:
+    """Return the runtime names of a selection, without their releases."""
+    return tuple(split_spec(part)[0] for part in runtime.split(","))
 
 
 def portable_max_id_from_end() -> int:

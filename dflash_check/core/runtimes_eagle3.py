@@ -26,6 +26,15 @@ from dflash_check.core.runtimes import (
     IdReading,
     RuntimeProfile,
 )
+from dflash_check.knowledge.engines import (
+    LLAMACPP,
+    SGLANG,
+    SGLANG_0523,
+    SPECFORGE,
+    TRTLLM,
+    VLLM,
+    VLLM_033,
+)
 
 TOP_AUX = EAGLE_AUX_IDS
 NESTED_AUX = NESTED_EAGLE_IDS
@@ -33,8 +42,8 @@ LEGACY_AUX = "eagle_config.layer_ids"
 EAGLE3_ID_KEYS = (TOP_AUX, NESTED_AUX, LEGACY_AUX)
 """Every key an EAGLE-3 head may state its ids under (the normaliser records each one)."""
 
-_V = "vllm-project/vllm@4ba787ec:vllm/"
-_SGL = "sglang==0.5.23 (PyPI, 2026-10-30):sglang/srt/"
+_V = VLLM_033.cite("vllm/")
+_SGL = SGLANG_0523.cite("sglang/srt/")
 _NO_MASK = "EAGLE-3 has no mask token"
 
 
@@ -140,7 +149,7 @@ NUMBERINGS: dict[str, Numbering] = {
 
 EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
     RuntimeProfile(
-        name="vllm",
+        name=VLLM.name,
         title="vLLM, Model Runner V2 (the default runner)",
         index_name="aux layer k = hidden_states[k]",
         shift=1,
@@ -187,11 +196,11 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         aux_count="vllm",
         first_present=False,
         runner="v1",
-        engine="vllm",
+        engine=VLLM.name,
         portable=False,
     ),
     RuntimeProfile(
-        name="sglang",
+        name=SGLANG.name,
         title="SGLang",
         index_name="capture point c (before layer c) = hidden_states[c]",
         shift=1,
@@ -209,7 +218,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         aux_count="three",
     ),
     RuntimeProfile(
-        name="trtllm",
+        name=TRTLLM.name,
         title="TensorRT-LLM (PyTorch backend)",
         index_name="capture after layer t",
         shift=0,
@@ -230,7 +239,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         reading_unverified=True,
     ),
     RuntimeProfile(
-        name="llamacpp",
+        name=LLAMACPP.name,
         title="llama.cpp (convert_hf_to_gguf.py, then the eagle3 model)",
         index_name="GGUF extract_layers (vLLM's capture points)",
         shift=1,
@@ -251,7 +260,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         aux_count="exactly-three",
     ),
     RuntimeProfile(
-        name="specforge",
+        name=SPECFORGE.name,
         title="SpecForge (training and offline capture; checked only when named)",
         index_name="layer output t (SGLang captures t + 1)",
         shift=1,
@@ -282,7 +291,7 @@ _SGLM = _SGL + "models/"
 # the DeepSeek family has no aux 0 (residual is None before the first layer).
 _VLLM_CELLS = (
     FamilyCell(
-        "vllm",
+        VLLM.name,
         ("deepseek_v3", "kimi_k25"),
         _V + "model_executor/models/deepseek_v2.py:1561-1568, :1586-1587 (aux 1..N)",
         min_id=0,
@@ -293,32 +302,32 @@ _VLLM_CELLS = (
 EAGLE3_CELLS: tuple[FamilyCell, ...] = (
     *_VLLM_CELLS,
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("llama", "llama4", "qwen2", "qwen3", "qwen3_moe", "qwen3_next", "qwen3_vl"),
         _SGLM + "llama.py:929-941, qwen2.py:781-794, qwen3.py:778-791, qwen3_moe.py:1128-1143, "
         "qwen3_vl.py:1777-1795 (explicit +1, default raw)",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("qwen3_5", "qwen3_5_text", "gemma3", "gemma4", "minimax_m2", "glm4_moe"),
         _SGLM + "qwen3_5_text.py:150-159, gemma3_causal.py:~916-926, gemma4_causal.py:1495-1504, "
         "minimax_m2.py:~1070-1080, glm4_moe.py:~1270-1281 (explicit +1, default raw)",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k25"),
         _SGLM + "deepseek_v2.py:3458-3473 (+1 only if layer_ids[0] == 1)",
         numbering="plus-one-if-first-is-1",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("gpt_oss",),
         _SGLM + "gpt_oss.py:1337-1352 (raw if max == N, else +1; captures after the last layer)",
         max_id_from_end=1,
         numbering="raw-if-max-is-n",
     ),
     FamilyCell(
-        "sglang",
+        SGLANG.name,
         ("laguna", "mimo_v2", "nemotron_h", "step3", "muse_glimmer"),
         _SGLM + "laguna.py, mimo_v2.py, nemotron_h.py, step3_vl.py, step3p5.py, step3p7.py, "
         "muse_glimmer.py (no set_eagle3_layers_to_capture); "

