@@ -751,7 +751,6 @@ def extract_sglang(source: Source) -> dict[str, object]:
 # --- llama.cpp ---------------------------------------------------------------------------------
 
 LLAMACPP_STRIP = r"[^/]+/vendor/llama\.cpp/"
-LLAMACPP_REGISTER = re.compile(r"@ModelBase\.register\(([^)]*)\)\s*\nclass (\w+)\(")
 LLAMACPP_LAYER_INP = re.compile(r"t_layer_inp\[(\w+)\]\s*=")
 LLAMACPP_MESSAGES = {
     "layer_input_null": ("src/llama-graph.cpp", "layer input tensor is null"),
@@ -769,12 +768,22 @@ def extract_llamacpp(source: Source) -> dict[str, object]:
     for path in sorted(
         p for p in source.files if p.startswith("conversion/") and p.endswith(".py")
     ):
-        text = source.files[path]
-        for m in LLAMACPP_REGISTER.finditer(text):
-            for arch in re.findall(r'"(\w+)"', m.group(1)):
-                converters.setdefault(
-                    arch, {"at": at(path, _line_of(text, m.start())), "class": m.group(2)}
-                )
+        tree = ast.parse(source.files[path])
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for d in node.decorator_list:
+                if (
+                    isinstance(d, ast.Call)
+                    and isinstance(d.func, ast.Attribute)
+                    and d.func.attr == "register"
+                    and _base_name(d.func.value) == "ModelBase"
+                ):
+                    for arg in d.args:
+                        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                            converters.setdefault(
+                                arg.value, {"at": at(path, d.lineno), "class": node.name}
+                            )
     if not converters:
         raise AnchorMissing("conversion/: no @ModelBase.register converter")
     builders: dict[str, object] = {}
