@@ -71,6 +71,9 @@ def test_vllm_patterns() -> None:
     assert [s.rsplit(":", 1)[1] for s in v32["sites"]] == ["before-layer"]
     assert v32["default_ids"]["get_eagle3_default_aux_hidden_state_layers"]["expr"] == "(1, 2, 3)"
     assert targets["WrapForConditionalGeneration"]["inner_registered"] is True
+    # Served through the Transformers backend (a table read when the release has it).
+    assert targets["OlmoForCausalLM"]["class"] == "transformers:TransformersForCausalLM"
+    assert targets["OlmoForCausalLM"]["capture"] is True
     assert set(facts["speculators"]) == {"dflash", "eagle3"}
     assert facts["messages"]["no_capture_v1"] is None
 

@@ -211,8 +211,8 @@ CASES: dict[str, tuple[Case, Case]] = {
     # From the extracted registries (knowledge/data): not registered, and served without
     # the capture interface (vLLM 0.34's text-only Qwen4Exp).
     "DF052": (
-        Case(runtime="vllm"),
-        Case(target=with_top(architectures=["NewModelForCausalLM"]), runtime="vllm"),
+        Case(runtime="sglang"),
+        Case(target=with_top(architectures=["NewModelForCausalLM"]), runtime="sglang"),
     ),
     "DF053": (
         Case(runtime="vllm"),

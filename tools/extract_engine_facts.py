@@ -394,6 +394,8 @@ VLLM_REGISTRY = "vllm/model_executor/models/registry.py"
 VLLM_INTERFACES = "vllm/model_executor/models/interfaces.py"
 VLLM_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
 VLLM_TARGET_TABLES = ("_TEXT_GENERATION_MODELS", "_MULTIMODAL_MODELS")
+VLLM_BACKEND_TABLES = ("_TRANSFORMERS_SUPPORTED_MODELS", "_TRANSFORMERS_BACKEND_MODELS")
+"""Architectures served through vLLM's Transformers backend (read when the release has them)."""
 VLLM_DRAFT_TABLE = "_SPECULATIVE_DECODING_MODELS"
 VLLM_CAPTURE_INTERFACE = "SupportsEagle3"
 VLLM_DEFAULT_HOOKS = (
@@ -419,13 +421,15 @@ VLLM_MESSAGES = {
 }
 
 
-def _registry_tables(tree: ast.Module, names: tuple[str, ...]) -> dict[str, list[tuple]]:
+def _registry_tables(
+    tree: ast.Module, names: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, list[tuple]]:
     out: dict[str, list[tuple]] = {}
     for node in tree.body:
         target = node.targets[0] if isinstance(node, ast.Assign) else None
         if isinstance(node, ast.AnnAssign):
             target = node.target
-        if not isinstance(target, ast.Name) or target.id not in names:
+        if not isinstance(target, ast.Name) or target.id not in (*names, *optional):
             continue
         value = node.value
         if not isinstance(value, ast.Dict):
@@ -521,7 +525,9 @@ def _is_capture(node: ast.AST, names: tuple[str, ...]) -> bool:
 
 def extract_vllm(source: Source) -> dict[str, object]:
     registry = ast.parse(source.text(VLLM_REGISTRY))
-    tables = _registry_tables(registry, (*VLLM_TARGET_TABLES, VLLM_DRAFT_TABLE))
+    tables = _registry_tables(
+        registry, (*VLLM_TARGET_TABLES, VLLM_DRAFT_TABLE), optional=VLLM_BACKEND_TABLES
+    )
     if f"class {VLLM_CAPTURE_INTERFACE}" not in source.text(VLLM_INTERFACES):
         raise AnchorMissing(f"{VLLM_INTERFACES}: no class {VLLM_CAPTURE_INTERFACE}")
     index = build_index(source, ("vllm/model_executor/models/", "vllm/models/"))
@@ -536,8 +542,8 @@ def extract_vllm(source: Source) -> dict[str, object]:
         return out
 
     targets: dict[str, object] = {}
-    for table in VLLM_TARGET_TABLES:
-        for arch, line, module, cls in tables[table]:
+    for table in (*VLLM_TARGET_TABLES, *VLLM_BACKEND_TABLES):
+        for arch, line, module, cls in tables.get(table, ()):
             entry = row(arch, line, module, cls)
             info = _vllm_class(index, module, cls)
             if info is not None:

@@ -44,6 +44,12 @@ def _judged(ctx: PairContext) -> Iterator[tuple[RuntimeProfile, Status]]:
             yield p, judged
 
 
+def settled_by_data(ctx: PairContext) -> set[str]:
+    """The selected profiles whose release's code settles this target (served or not, capture
+    or not, by the general convention): DF051 has nothing to add for them."""
+    return {p.name for p, judged in _judged(ctx) if judged.read}
+
+
 @rule(
     "DF052",
     "target-not-served",
@@ -51,10 +57,13 @@ def _judged(ctx: PairContext) -> Iterator[tuple[RuntimeProfile, Status]]:
     "The engine release has no model class for the target's architecture",
     "Engines dispatch on config.json's architectures, and each release serves the ones its "
     "model registry lists (vLLM's model_executor/models/registry.py, SGLang's EntryClass "
-    "lists). An architecture a release does not register is refused when the target loads "
-    "('Model architectures [...] are not supported for now', vllm==0.34.0:vllm/model_executor/"
-    "models/registry.py:1329), before any draft runs. The registries are read from each "
-    "release's code (docs/engine-facts.md).",
+    "lists). For any other architecture both fall back to a Transformers-backend class: "
+    "SGLang's TransformersForCausalLM has no capture hook, so the pair is refused at load "
+    "(error); vLLM's backend implements SupportsEagle3 but serves the architecture only if the "
+    "installed transformers implements it, else refuses it ('Model architectures [...] are not "
+    "supported for now', vllm==0.34.0:vllm/model_executor/models/registry.py:1329), so for "
+    "vLLM it is a warning. The registries are read from each release's code "
+    "(docs/engine-facts.md).",
     "Serve the target with a release that registers its architecture, or use another runtime.",
     runtimes=_DATA_ENGINES,
     methods=ALL_METHODS,
@@ -68,8 +77,20 @@ def check_target_served(ctx: PairContext) -> Iterator[Issue]:
         if judged.capture is not Capture.NOT_SERVED:
             continue
         said = f": {judged.message}" if judged.message else ""
+        if judged.may_serve:
+            # vLLM's Transformers backend captures (SupportsEagle3) if transformers has it.
+            yield Issue(
+                f"target {t.name}: {judged.why}{said}",
+                runtime=p.name,
+                severity=Severity.WARNING,
+                field="architectures",
+                model="target",
+                hint="Check that the installed transformers implements the architecture, or "
+                "serve a release that registers it.",
+            )
+            continue
         yield Issue(
-            f"target {t.name}: {judged.why}; it refuses the target at load{said}",
+            f"target {t.name}: {judged.why}; {p.name} refuses the pair at load{said}",
             runtime=p.name,
             field="architectures",
             model="target",

@@ -35,6 +35,19 @@ class Status:
     """What the code shows, with citations."""
     message: str | None = None
     """The engine's own message (quoted, cited) when it refuses."""
+    may_serve: bool = False
+    """For ``NOT_SERVED``: whether the engine's fallback may still serve and capture it (vLLM's
+    Transformers backend, when the installed transformers implements the architecture)."""
+    convention: bool = False
+    """Whether the capture read matches the engine's general convention, so the checks made
+    with it hold for this class (vLLM: a capture after each layer, or before each layer and
+    after the last; SGLang: a hook that adds one)."""
+
+    @property
+    def read(self) -> bool:
+        """Whether the release's code settles this target for the engine (DF051 then has
+        nothing to add)."""
+        return self.capture is not Capture.CAPTURES or self.convention
 
 
 # (engine, architecture) -> why a class the mechanical facts show as capturing does not.
@@ -70,12 +83,7 @@ def status(
         return None
     tf = facts.target(architectures)
     if tf is None:
-        shown = ", ".join(architectures)
-        return Status(
-            Capture.NOT_SERVED,
-            f"{facts.spec} has no model class for {shown}",
-            facts.message("unsupported_architecture"),
-        )
+        return _not_served(facts, architectures, method, runner)
     reviewed = REVIEWED_NO_CAPTURE.get((facts.engine, tf.architecture))
     if reviewed is not None:
         why, key = reviewed
@@ -88,12 +96,51 @@ def status(
     return None
 
 
+# The class each engine falls back to for an architecture its registry lacks: vLLM tries its
+# Transformers backend when the installed transformers implements the architecture
+# (vllm==0.34.0:vllm/model_executor/models/registry.py:1466-1496, _try_resolve_transformers),
+# SGLang appends TransformersForCausalLM (sglang==0.5.23:sglang/srt/models/registry.py:88-91).
+FALLBACK_CLASS = "TransformersForCausalLM"
+
+
+def _not_served(
+    facts: ReleaseFacts, architectures: tuple[str, ...], method: str, runner: str | None
+) -> Status:
+    shown = ", ".join(architectures)
+    head = f"{facts.spec} has no model class for {shown}"
+    fallback = facts.targets.get(FALLBACK_CLASS)
+    if fallback is None:
+        return Status(Capture.NOT_SERVED, head, facts.message("unsupported_architecture"))
+    judged = _vllm(facts, fallback, runner) if facts.engine == "vllm" else None
+    if facts.engine == "sglang":
+        judged = _sglang(facts, fallback, method)
+    where = facts.cite(fallback.class_at or fallback.at)
+    if judged is not None and judged.capture is Capture.CAPTURES:
+        return Status(
+            Capture.NOT_SERVED,
+            f"{head}; it serves the target through its Transformers backend ({FALLBACK_CLASS}, "
+            f"{where}) only if the installed transformers implements {architectures[0]}, "
+            "else it refuses at load",
+            facts.message("unsupported_architecture"),
+            may_serve=True,
+        )
+    return Status(
+        Capture.NOT_SERVED,
+        f"{head}; it falls back to {FALLBACK_CLASS} ({where}), which has no capture for {method}",
+        judged.message if judged is not None else facts.message("unsupported_architecture"),
+    )
+
+
 def _vllm(facts: ReleaseFacts, tf: TargetFacts, runner: str | None) -> Status | None:
     if tf.interface is None:
         return None
     if tf.interface:
+        positions = {site.rsplit(":", 1)[1] for site in tf.sites}
+        convention = "after-layer" in positions or {"before-layer", "after-loop"} <= positions
         return Status(
-            Capture.CAPTURES, f"implements SupportsEagle3 ({facts.cite(tf.class_at or tf.at)})"
+            Capture.CAPTURES,
+            f"implements SupportsEagle3 ({facts.cite(tf.class_at or tf.at)})",
+            convention=convention,
         )
     key = "no_capture_v1" if (runner or "").upper() == "V1" else "no_capture_v2"
     return Status(
@@ -112,7 +159,13 @@ def _sglang(facts: ReleaseFacts, tf: TargetFacts, method: str) -> Status | None:
         tf.hooks.get("dflash") if hook_method == "dspark" else None
     )
     if hook is not None:
-        return Status(Capture.CAPTURES, f"{hook_method} hook at {facts.cite(hook.at)}")
+        # SGLang's general convention is +1 and a capture before each layer only (the
+        # strictest range), so a +1 hook never makes it too permissive.
+        return Status(
+            Capture.CAPTURES,
+            f"{hook_method} hook at {facts.cite(hook.at)}",
+            convention=hook.rule == "plus-one",
+        )
     name = {"eagle3": "set_eagle3_layers_to_capture"}.get(
         hook_method, "set_dflash_layers_to_capture"
     )
