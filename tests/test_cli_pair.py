@@ -202,8 +202,13 @@ def test_json_on_unreadable_input_is_unknown(tmp_path: Path) -> None:
 
 
 def test_target_with_text_config_only(tmp_path: Path) -> None:
-    """A multimodal wrapper's dimensions come from text_config."""
-    target = write_model(tmp_path / "t", {"architectures": ["X"], "text_config": qwen3_4b_config()})
+    """A multimodal wrapper's dimensions come from text_config (a wrapper the engines register:
+    an unregistered architecture is DF052)."""
+    wrapper = {
+        "architectures": ["Qwen3_5ForConditionalGeneration"],
+        "text_config": qwen3_4b_config(),
+    }
+    target = write_model(tmp_path / "t", wrapper)
     code, out, _ = invoke("pair", str(SEED_DRAFT), str(target), "-f", "json")
     assert code == 0, out
     assert json.loads(out)["target"]["layers_key"] == "text_config.num_hidden_layers"

@@ -208,6 +208,16 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(),
         Case(target=with_top(architectures=["NewModelForCausalLM"], model_type="new_model")),
     ),
+    # From the extracted registries (knowledge/data): not registered, and served without
+    # the capture interface (vLLM 0.34's text-only Qwen4Exp).
+    "DF052": (
+        Case(runtime="sglang"),
+        Case(target=with_top(architectures=["NewModelForCausalLM"]), runtime="sglang"),
+    ),
+    "DF053": (
+        Case(runtime="vllm"),
+        Case(target=with_top(architectures=["Qwen4ExpForCausalLM"]), runtime="vllm"),
+    ),
     "DF050": (
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),

@@ -572,11 +572,27 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
             field="draft_vocab_size",
         )
     if reduced is not None and reduced > t.vocab_size:
-        yield Issue(
+        said = (
             f"draft {d.name}: draft_vocab_size {reduced} > target {t.name} {tkey} "
-            f"{t.vocab_size}: the draft can propose ids the target does not have",
-            field="draft_vocab_size",
+            f"{t.vocab_size}: the draft can propose ids the target does not have"
         )
+        if d.method != "dspark":
+            yield Issue(said, field="draft_vocab_size")
+            return
+        # DSpark per engine: vLLM builds d2t only for a smaller draft vocabulary and maps a
+        # larger (padded) one identically (vllm==0.34.0:vllm/model_executor/models/
+        # qwen3_dspark.py:267, vllm-project/vllm#55133); SGLang's device asserts on it
+        # (sgl-project/sglang#37472); the other engines were not read for it.
+        for p in ctx.profiles:
+            if p.engine_name == "vllm":
+                continue
+            why = (
+                "; sglang's draft sampling asserts on the device at the first decode "
+                "(sgl-project/sglang#37472)"
+                if p.engine_name == "sglang"
+                else ""
+            )
+            yield Issue(said + why, runtime=p.name, field="draft_vocab_size")
 
 
 @rule(
@@ -1177,6 +1193,7 @@ def check_sglang_mask_token(ctx: PairContext) -> Iterator[Issue]:
 # Rule modules that register into RULES; imported here, after the decorator and the pair
 # rules exist, so that RULES is complete before anything reads it.
 from dflash_check.core import (  # noqa: E402,F401
+    rules_coverage,
     rules_dflash2,
     rules_draft,
     rules_eagle3,

@@ -19,7 +19,10 @@ from dflash_check.core.runtimes import CELLS_BY_METHOD, FAMILY_CELLS
     "decides the numbering, the range and whether capture exists at all (docs/runtimes.md, "
     "per target family). For a target whose architectures and model types match no family "
     "the tool knows, each engine's general convention is assumed: the verdict holds for the "
-    "common case, but a family-specific range or a missing capture hook would go unseen.",
+    "common case, but a family-specific range or a missing capture hook would go unseen. "
+    "Engines whose release code is read as data (vLLM, SGLang: docs/engine-facts.md) are left "
+    "out where that code settles the architecture (DF052, DF053, or a capture the general "
+    "convention describes).",
     "Check the engine's model file for this architecture (its aux-hidden-state or capture "
     "hook) before relying on the verdict, and report the family so it can join the table.",
 )
@@ -28,8 +31,11 @@ def check_family_known(ctx: PairContext) -> Iterator[Issue]:
     engine on an unknown family; on a known one, the engines whose code was read for other
     families but not this one (an engine with no cells at all keeps its general convention
     everywhere, and the runtime table says so)."""
+    from dflash_check.core.rules_coverage import settled_by_data
+
     t = ctx.target
     method = ctx.draft.method if ctx.draft.method in CELLS_BY_METHOD else "dflash"
+    settled = settled_by_data(ctx)
     read = {c.runtime for c in CELLS_BY_METHOD.get(method, FAMILY_CELLS)}
     assumed = [
         p.name
@@ -37,6 +43,8 @@ def check_family_known(ctx: PairContext) -> Iterator[Issue]:
         if not p.family_independent
         and p.cell_citation is None
         and (t.family is None or p.engine_name in read)
+        # The release's extracted code settles it (knowledge/data, DF052/DF053).
+        and p.name not in settled
     ]
     if not assumed:
         return  # the references capture the same way for every family

@@ -553,6 +553,12 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         _SGL + "qwen3_moe.py:1145-1155 (Model :987-990), qwen3_next.py:1303-1313 (Model "
         ":959-962): +1, capture before the layer; N-1 is an IndexError at setup",
     ),
+    FamilyCell(
+        SGLANG.name,
+        ("glm4_moe_lite",),
+        _SGL + "glm4_moe_lite.py:822-832 (+1), :648-658 (capture before layer i, none after "
+        "the last)",
+    ),
     FamilyCell(SGLANG.name, ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
     FamilyCell(SGLANG.name, ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
     FamilyCell(

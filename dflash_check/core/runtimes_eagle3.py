@@ -319,6 +319,14 @@ EAGLE3_CELLS: tuple[FamilyCell, ...] = (
         _SGLM + "deepseek_v2.py:3458-3473 (+1 only if layer_ids[0] == 1)",
         numbering="plus-one-if-first-is-1",
     ),
+    # The same "+1 only if the first id is 1" as DeepSeek's hook, written out again in
+    # glm4_moe_lite.py: a SpecForge-style list starting at 1 is shifted, any other is raw.
+    FamilyCell(
+        "sglang",
+        ("glm4_moe_lite",),
+        _SGLM + "glm4_moe_lite.py:805-820 (+1 only if layer_ids[0] == 1)",
+        numbering="plus-one-if-first-is-1",
+    ),
     FamilyCell(
         SGLANG.name,
         ("gpt_oss",),

@@ -99,6 +99,10 @@ STAGES: Mapping[str, tuple[Stage, Mapping[str, Stage]]] = MappingProxyType(
         "DF039": (_L, {}),
         "DF040": (_S, {}),
         "DF050": (_L, {}),
+        # A release with no model class (SGLang's Transformers fallback has no hook) or no
+        # capture for the target: the engine refuses the pair when the draft is attached.
+        "DF052": (_L, {}),
+        "DF053": (_L, {}),
     }
 )
 """Rule id -> (its default stage, runtime -> stage where an engine does otherwise)."""

@@ -86,7 +86,7 @@ def _is_speculators(config: Mapping[str, Any]) -> bool:
     """speculators_model_type decides, before architectures (converted files keep
     ``DFlashDraftModel`` there)."""
     kind = config.get("speculators_model_type")
-    return kind == speculators.MODEL_TYPE or (
+    return (isinstance(kind, str) and kind in speculators.METHODS) or (
         kind is None and "DFlashSpeculator" in _architectures(config)
     )
 
@@ -122,8 +122,9 @@ FORMATS: tuple[DraftFormat, ...] = (
     ),
     DraftFormat(
         name="speculators",
-        title="speculators-format DFlash",
-        identified_by="speculators_model_type: dflash (or architectures DFlashSpeculator)",
+        title="speculators-format DFlash / DFlash 2 / DSpark",
+        identified_by="speculators_model_type: dflash, dflash2 or dspark (or architectures "
+        "DFlashSpeculator)",
         keys=(
             ("dimensions", "transformer_layer_config: hidden_size, num_hidden_layers, vocab_size"),
             ("layer ids", "top-level aux_hidden_state_layer_ids (vLLM aux numbering)"),
@@ -378,6 +379,30 @@ def other_method_of(config: Mapping[str, Any]) -> OtherMethod | None:
     return next((m for m in OTHER_METHODS if m.matches(config)), None)
 
 
+# Draft architectures no engine release with data registers, whose loader was read elsewhere.
+UNREGISTERED_DRAFTS: dict[str, str] = {
+    # SpecForge's Domino drafts are DFlash drafts with dflash_config.projector_type "domino";
+    # SGLang 0.5.23 reads their extra keys (projector_type, shift_label, pure_draft_prefix_len,
+    # gru_hidden_dim, emb_dim) in speculative/dflash_utils.py:461 onwards.
+    "DominoDraftModel": "SpecForge's Domino draft, whose dflash_config keys SGLang 0.5.23 "
+    "reads (sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:461)",
+}
+
+
+def _registered_drafts(architectures: tuple[str, ...]) -> str | None:
+    """Name the first architecture an engine registers as a draft the tool cannot check, with
+    the releases that load it (from the extracted registries: knowledge/data)."""
+    from dflash_check.knowledge.facts import releases_loading_draft
+
+    for arch in architectures:
+        releases = releases_loading_draft(arch)
+        if releases:
+            return f"{arch}, which {', '.join(releases)} load"
+        if arch in UNREGISTERED_DRAFTS:
+            return f"{arch}: {UNREGISTERED_DRAFTS[arch]}"
+    return None
+
+
 def _supported() -> str:
     """Return the formats this tool reads, for messages."""
     return "; ".join(f"{f.title} ({f.identified_by})" for f in FORMATS)
@@ -407,7 +432,15 @@ def normalise_draft(files: ModelFiles) -> DraftView:
     if kind is not None:
         raise NotADraftError(
             f"{where}: speculators_model_type is {describe(kind)}; only "
-            f"{speculators.MODEL_TYPE!r} (DFlash) and {eagle3.SPECULATORS_TYPE!r} are supported",
+            f"{', '.join(map(repr, speculators.METHODS))} (DFlash family) and "
+            f"{eagle3.SPECULATORS_TYPE!r} are supported",
+            hint=f"supported draft formats: {_supported()}",
+        )
+    registered = _registered_drafts(architectures)
+    if registered:
+        raise NotADraftError(
+            f"{where}: draft architecture {registered}; this version does not check that "
+            "draft's configuration yet, so no verdict is given",
             hint=f"supported draft formats: {_supported()}",
         )
     looks_like_target = top.has("num_hidden_layers") and not top.has("dflash_config")

@@ -1,10 +1,15 @@
-"""Speculators-format DFlash drafts (``speculators_model_type: dflash``), as vLLM serves them.
+"""Speculators-format DFlash-family drafts (``speculators_model_type`` ``dflash``, ``dflash2``,
+``dspark``), as vLLM serves them.
 
 Source: ``vllm-project/speculators@c05b95b3`` (``src/speculators/convert/dflash/converter.py``
 writes the format; ``algos.py`` in vLLM's speculators loader maps it back). The draft's own
 dimensions sit under ``transformer_layer_config``; ``aux_hidden_state_layer_ids`` are vLLM aux
 indices (``t + 1`` for DFlash layer id ``t``), so they are converted here, once, to the common
 numbering; ``mask_token_id`` and ``block_size`` sit at the top level, where vLLM reads them.
+vLLM's ``dflash2`` and ``dspark`` loaders map the same keys (``dflash2`` calls the ``dflash``
+loader, then names the draft ``DFlash2DraftModel``; ``dspark`` maps the ids to top-level
+``target_layer_ids`` as ``k - 1``): vllm==0.34.0:vllm/transformers_utils/configs/speculators/
+algos.py:98-118, :121-175 (the loaders of every release with data: ``knowledge/data``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from dflash_check.core.runtimes import read_id_keys
 from dflash_check.errors import ConfigError
 
 MODEL_TYPE = "dflash"
+METHODS: dict[str, str] = {"dflash": "dflash", "dflash2": "dflash2", "dspark": "dspark"}
+"""speculators_model_type -> the drafting method the vLLM loader of that name builds."""
 AUX_KEY = "aux_hidden_state_layer_ids"
 # vLLM aux index k is the residual stream after k layers: DFlash id t = k - AUX_SHIFT.
 AUX_SHIFT = 1
@@ -57,7 +64,7 @@ def normalise(files: ModelFiles) -> DraftView:
         # vLLM's loader copies it into dflash_config.sample_from_anchor (speculators/algos.py).
         sample_from_anchor_key="sample_from_anchor" if top.data.get("sample_from_anchor") else None,
         name=files.name,
-        method="dflash",
+        method=METHODS.get(str(top.data.get("speculators_model_type")), "dflash"),  # type: ignore[arg-type]
         architectures=top.strings("architectures") or (),
         num_hidden_layers=layer.integer("num_hidden_layers"),
         hidden_size=hidden,

