@@ -300,7 +300,7 @@ def test_table_junit_and_github_list_entries_not_checked(hub: LoopbackHub, tmp_p
         "JackFram/llama-68m  not checked: method medusa (Medusa heads)" in table.stdout
     )
     dflash = line_of(MAIN, '"DFlashDraftModel"')
-    row = f"✗ {file}:{dflash}  z-lab/Qwen3-4B-DFlash-b16 -> Qwen/Qwen3.5-4B  [vllm]"
+    row = f"✗ {file}:{dflash}  z-lab/Qwen3-4B-DFlash-b16 -> Qwen/Qwen3.5-4B  [vllm==0.34.0]"
     assert row in table.stdout
     junit = ET.fromstring(registry(hub, home, file, "-f", "junit", cwd=cwd).stdout)
     suite = junit.find("testsuite")

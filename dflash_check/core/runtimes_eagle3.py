@@ -175,7 +175,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         min_id=-1,
         aux_count="vllm",
         first_present=False,
-        runner="v2",
+        runner="V2",
     ),
     RuntimeProfile(
         name="vllm-v1",
@@ -195,7 +195,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         min_id=-1,
         aux_count="vllm",
         first_present=False,
-        runner="v1",
+        runner="V1",
         engine=VLLM.name,
         portable=False,
     ),

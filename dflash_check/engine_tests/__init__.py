@@ -130,10 +130,16 @@ def checkout_version(path: Path, engine: str) -> str | None:
 def release_runtime(engine: str, version: str | None) -> str:
     """Return the runtime selection an engine file's entries are expected compatible with.
 
-    The one place that turns "this checkout is vLLM X" into a runtime string. The runtime
-    table holds each engine's current behaviour only, so today every release is checked as
-    the plain engine profile and ``version`` is reported beside it; once release-aware
-    profiles exist (``vllm==0.34.0``), this returns them for a version they know.
+    The one place that turns "this checkout is vLLM X" into a runtime string: the release the
+    tool knows (``vllm==0.34.0``), else the bare engine, which selects the newest release known
+    (a development checkout of a release the tool has not read yet).
     """
-    del version  # reported by the caller; no release-aware profile to select yet
-    return engine
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME, UnknownRelease
+
+    known = ENGINES_BY_NAME.get(engine)
+    if known is None or version is None:
+        return engine
+    try:
+        return known.release(version).spec
+    except UnknownRelease:
+        return engine

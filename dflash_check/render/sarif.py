@@ -52,7 +52,7 @@ def render_sarif(result: RunResult) -> str:
             "verdict": a.outcome.verdict_text,
             "expect": a.outcome.expect.value,
         }
-        if a.outcome.report is not None:
+        if a.outcome.report is not None and hasattr(a.outcome.report, "profiles"):
             # The engine releases the verdict is for, and when each failing one fails.
             report = a.outcome.report
             entry["properties"]["releases"] = [p.label for p in report.profiles]
