@@ -100,21 +100,23 @@ PAIR_EXAMPLES = [
 
 def stderr_console() -> Console:
     """Return the console for messages (stderr)."""
-    from rich.console import Console
+    from dflash_check.sanitize import safe_console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return safe_console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def stdout_console() -> Console:
     """Return the console for data (stdout)."""
-    from rich.console import Console
+    from dflash_check.sanitize import safe_console
 
-    return Console(highlight=False)
+    return safe_console(highlight=False)
 
 
 def note(text: str) -> None:
     """Print one plain line on stderr (no rich: machine formats never need it)."""
-    sys.stderr.write(text + "\n")
+    from dflash_check.sanitize import visible
+
+    sys.stderr.write(visible(text) + "\n")
 
 
 def secrets() -> list[str]:
@@ -418,6 +420,9 @@ def hub_factory(token: str | None, offline: bool, timeout: float) -> Callable[[]
 
 def write_output(text: str, output: Path | None) -> None:
     """Write the rendered report to ``output``, or to stdout."""
+    from dflash_check.sanitize import guard_document
+
+    text = guard_document(text)  # a no-op unless a renderer let a control character through
     if output is None:
         sys.stdout.write(text)
         return

@@ -224,7 +224,10 @@ def print_engine_command(
     spec = launch_spec(
         report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
     )
-    sys.stdout.write(shell_line(build_command(spec)) + "\n")
+    from dflash_check.sanitize import one_line
+
+    # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
+    sys.stdout.write(one_line(shell_line(build_command(spec))) + "\n")
 
 
 def run_engine(
