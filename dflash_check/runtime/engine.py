@@ -33,8 +33,6 @@ import os
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +43,19 @@ from dflash_check.core.prometheus import MetricsFormatError, Sample, by_label, p
 from dflash_check.core.smoke_report import EngineRun, SmokeCase, SmokeReport, SpecCounts
 from dflash_check.errors import CheckError
 from dflash_check.hub.interface import ModelRef
+from dflash_check.runtime.http import (
+    AnswerFormatError,
+    AnswerTooLarge,
+    DeadlinePassed,
+    Endpoint,
+    EndpointError,
+    RedirectRefused,
+    TransportError,
+    parse_endpoint,
+    parse_json,
+    request,
+)
+from dflash_check.sanitize import one_line, shorten
 
 EngineName = Literal["vllm", "sglang"]
 
@@ -151,48 +162,75 @@ class EngineOptions:
 
 @dataclass(frozen=True)
 class EngineClient:
-    """JSON and text over HTTP to one server, every failure turned into one ``EngineError``."""
+    """JSON and text over HTTP to one server, every failure turned into one ``EngineError``.
+
+    The transport (``runtime/http.py``) bounds each request in time and size and refuses
+    redirects to another origin; ``base`` is the endpoint as messages show it, without any
+    ``user:password@`` the URL held.
+    """
 
     engine: str
     base: str
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 300.0
+    endpoint: Endpoint = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            endpoint = parse_endpoint(self.base)
+        except EndpointError as err:
+            raise EngineUnreachableError(f"{self.engine} endpoint: {err}") from None
+        object.__setattr__(self, "endpoint", endpoint)
+        object.__setattr__(self, "base", endpoint.display)
 
     def url(self, path: str) -> str:
-        """Return the absolute URL of ``path``."""
-        return self.base.rstrip("/") + path
+        """Return the absolute URL of ``path`` (as shown: without credentials)."""
+        return self.base + path
 
     def fetch(self, path: str, body: Mapping[str, Any] | None = None) -> tuple[int, bytes]:
         """GET ``path`` (POST JSON when ``body`` is given); return (status, body) of any answer."""
-        headers = {"Accept": "application/json, text/plain"}
+        headers = {}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url(path), data=data, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
-                return answer.status, answer.read()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read()
-        except urllib.error.URLError as err:
-            reason = err.reason
-            text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
-            raise EngineUnreachableError(
-                f"{self.engine} server at {self.base} is not reachable ({text})",
-                hint=f"start the server first, or point --endpoint at it (tried {self.url(path)})",
-            ) from None
-        except TimeoutError:
+            answer = request(
+                self.endpoint,
+                path,
+                timeout=self.timeout,
+                body=data,
+                headers=headers,
+                api_key=self.api_key,
+            )
+        except DeadlinePassed:
             raise EngineUnreachableError(
                 f"{self.engine} server at {self.base} did not answer {path} within "
                 f"{self.timeout:g} s",
                 hint="raise --engine-timeout for a slow server",
             ) from None
-        except (ConnectionError, http_client_errors()) as err:
+        except AnswerTooLarge as err:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base}: {path} answer refused ({err})"
+            ) from None
+        except RedirectRefused as err:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base}: {path}: {err}"
+            ) from None
+        except TransportError as err:
             raise EngineUnreachableError(
-                f"{self.engine} server at {self.base} broke off {path} ({type(err).__name__})"
+                f"{self.engine} server at {self.base} is not reachable ({err})",
+                hint=f"start the server first, or point --endpoint at it (tried {self.url(path)})",
+            ) from None
+        return answer.status, answer.body
+
+    def parse(self, path: str, raw: bytes) -> Any:
+        """Return ``raw`` parsed as JSON, or raise one error naming the endpoint and path."""
+        try:
+            return parse_json(raw)
+        except AnswerFormatError as err:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base}: {path} did not answer valid JSON ({err})"
             ) from None
 
     def json(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
@@ -208,33 +246,20 @@ class EngineClient:
                 f"{self.engine} server at {self.base} answered {path} with HTTP {status}: "
                 f"{_first_line(raw)}"
             )
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise EngineResponseError(
-                f"{self.engine} server at {self.base}: {path} did not answer JSON "
-                f"({_first_line(raw)})"
-            ) from None
-
-
-def http_client_errors() -> type[Exception]:
-    """Return http.client's base error (a truncated or garbled answer)."""
-    import http.client
-
-    return http.client.HTTPException
+        return self.parse(path, raw)
 
 
 def _first_line(raw: bytes, limit: int = 160) -> str:
     """Return the first line of an answer body, shortened, for an error message."""
-    text = raw.decode("utf-8", "replace").strip()
+    text = raw[: 64 * 1024].decode("utf-8", "replace").strip()
     try:  # FastAPI and the OpenAI servers wrap errors as {"detail": …} or {"error": {"message"…}}
-        data = json.loads(text)
+        data = parse_json(text.encode())
         if isinstance(data, dict):
             inner = data.get("error", data.get("detail", data.get("message", text)))
             text = str(inner.get("message", inner) if isinstance(inner, dict) else inner)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
-    line = text.splitlines()[0] if text else "empty body"
+    line = one_line(text.splitlines()[0]) if text else "empty body"
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -270,7 +295,9 @@ def served_model(client: EngineClient, target: ModelRef) -> str:
     for model in models:
         if isinstance(model, dict) and any(same_model(n, target.spec) for n in _names(model)):
             return str(model["id"])
-    listed = ", ".join(str(m.get("id")) for m in models if isinstance(m, dict))
+    listed = shorten([str(m.get("id")) for m in models[:6] if isinstance(m, dict)], limit=5)
+    if len(models) > 6:
+        listed = f"{listed} ({len(models)} models in all)"
     raise WrongModelError(
         f"{client.engine} server at {client.base} serves {listed}, not the target {target.spec}",
         hint="point --endpoint at the server of this pair's target (a --served-model-name "
