@@ -30,6 +30,7 @@ from dflash_check.cli_engine import (
     PrintCommandOpt,
     TensorParallelOpt,
     check_engine_flags,
+    finite_timeout,
 )
 from dflash_check.core.engine_command import MAX_SPECULATIVE_TOKENS
 from dflash_check.core.limits import DEADLINE_FACTOR
@@ -329,15 +330,6 @@ TargetSubfolderOpt = Annotated[
 OfflineOpt = Annotated[
     bool, typer.Option("--offline", help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).")
 ]
-
-
-def finite_timeout(value: float) -> float:
-    """Refuse --timeout nan / inf (typer's min= lets both through)."""
-    import math
-
-    if not math.isfinite(value):
-        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
-    return value
 
 
 TimeoutOpt = Annotated[

@@ -51,13 +51,17 @@ def render_junit(result: RunResult) -> str:
         case = ET.SubElement(suite, "testcase", attrs)
         details = xml_text("\n".join(by_outcome.get(id(outcome), [])))
         if outcome.status == "error":
-            node = ET.SubElement(case, "error", message=xml_text(expectation_text(outcome)), type="DF091")
+            node = ET.SubElement(
+                case, "error", message=xml_text(expectation_text(outcome)), type="DF091"
+            )
             node.text = details
         elif outcome.status == "mismatch" or (
             result.strict and outcome.report is not None and outcome.report.count(Severity.WARNING)
         ):
             rule = "DF092" if smoke_text(outcome) is not None else "DF090"
-            node = ET.SubElement(case, "failure", message=xml_text(expectation_text(outcome)), type=rule)
+            node = ET.SubElement(
+                case, "failure", message=xml_text(expectation_text(outcome)), type=rule
+            )
             node.text = details
         elif details:
             ET.SubElement(case, "system-out").text = details
