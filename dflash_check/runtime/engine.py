@@ -574,10 +574,13 @@ def check_counts(counts: SpecCounts, block_size: int, where: str) -> None:
     accepted at most once per step, and the histogram has one entry per step.
     """
     problems = []
-    named = (("steps", counts.steps), ("drafted", counts.drafted_tokens))
-    for name, value in (*named, ("accepted", counts.accepted_tokens)):
+    for name, value in (
+        ("verify steps", counts.steps),
+        ("drafted tokens", counts.drafted_tokens),
+        ("accepted tokens", counts.accepted_tokens),
+    ):
         if value < 0:
-            problems.append(f"{name} tokens counted negative ({value})")
+            problems.append(f"{name} counted negative ({value})")
     if counts.accepted_tokens > counts.drafted_tokens:
         problems.append(
             f"{counts.accepted_tokens} accepted draft tokens but only "

@@ -211,7 +211,10 @@ def request(
                 try:
                     conn.request(method, target, body=body, headers=sent)
                     response = conn.getresponse()
-                    data = _read_body(response, deadline, cap)
+                    try:
+                        data = _read_body(response, deadline, cap)
+                    finally:
+                        response.close()  # an unread or empty body keeps the socket open
                 except (OSError, http.client.HTTPException) as err:
                     if dog.fired or isinstance(err, TimeoutError):
                         raise DeadlinePassed("the answer did not arrive in time") from None
