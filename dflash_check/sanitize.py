@@ -90,12 +90,16 @@ def safe_console(**kwargs: object) -> Console:
 
     The renderers already pass data through :func:`visible` before layout (so columns line up);
     this is the boundary guarantee for any string that reaches a console another way. Markup
-    is off by default: a ``[bold]`` in a model name is text, not a style.
+    and highlighting are off by default: a ``[bold]`` in a model name is text, not a style.
     """
     from rich.console import Console as RichConsole
     from rich.segment import Segment
 
     class SafeConsole(RichConsole):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            # Before rich sees a string: its Text drops BEL and friends silently; shown is better.
+            super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
         def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:  # type: ignore[override]
             for segment in super().render(renderable, options):
                 if segment.control is None and _CONTROL.search(segment.text):
@@ -104,4 +108,5 @@ def safe_console(**kwargs: object) -> Console:
                     yield segment
 
     kwargs.setdefault("markup", False)
+    kwargs.setdefault("highlight", False)  # no colours picked from data (numbers, URLs)
     return SafeConsole(**kwargs)  # type: ignore[arg-type]
