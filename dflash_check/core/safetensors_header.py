@@ -85,7 +85,7 @@ class _Invalid(Exception):
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
-def parse_header(header_json: bytes, who: str, where: str) -> dict[str, TensorInfo]:
+def parse_header(header_json: bytes | memoryview, who: str, where: str) -> dict[str, TensorInfo]:
     """Parse the JSON part of a safetensors header into tensor infos.
 
     As strict as the safetensors library's own loader (``Metadata::validate``): known dtype
@@ -100,7 +100,7 @@ def parse_header(header_json: bytes, who: str, where: str) -> dict[str, TensorIn
     """
     bad = f"{who}: {where}: invalid safetensors header"
     try:
-        text = header_json.decode("utf-8")
+        text = str(header_json, "utf-8")  # bytes or a memoryview (no copy of a 16 MB slice)
     except UnicodeDecodeError as err:
         raise ConfigError(f"{bad}: not valid JSON") from err
     try:
@@ -116,7 +116,7 @@ def _top_level(text: str) -> Iterator[tuple[str, Any]]:
     """Yield the (key, value) pairs of the JSON object ``text``, one at a time.
 
     Raises ``ValueError`` for text that is not one JSON object, ``_Invalid`` for JSON that is
-    another value, or an object that repeats a key.
+    another value.
     """
     decoder = json.JSONDecoder()
     scan = decoder.scan_once
@@ -128,7 +128,6 @@ def _top_level(text: str) -> Iterator[tuple[str, Any]]:
     if text[pos] == "}":
         pos += 1
     else:
-        seen: set[str] = set()
         while True:
             if text[pos] != '"':
                 raise ValueError("expected a key")
@@ -141,9 +140,6 @@ def _top_level(text: str) -> Iterator[tuple[str, Any]]:
                 value, pos = scan(text, pos)
             except StopIteration:
                 raise ValueError("expected a value") from None
-            if key in seen:
-                raise _Invalid(f"tensor '{_shown(key)}' appears twice")
-            seen.add(key)
             yield key, value
             pos = _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
             if text[pos] == ",":
@@ -167,13 +163,14 @@ def _parse_entries(text: str) -> dict[str, TensorInfo]:
     tensors: dict[str, TensorInfo] = {}
     infos: dict[tuple[str, tuple[int, ...]], TensorInfo] = {}
     starts, stops = array("Q"), array("Q")
-    names: list[str] = []
     for name, entry in _top_level(text):
         if name == "__metadata__":
             if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
                 raise _Invalid("'__metadata__' must map names to strings")
             continue
         shown = _shown(name)
+        if name in tensors:
+            raise _Invalid(f"tensor '{shown}' appears twice")
         if not isinstance(entry, dict):
             raise _Invalid(f"entry '{shown}' is not an object")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
@@ -205,8 +202,8 @@ def _parse_entries(text: str) -> dict[str, TensorInfo]:
         tensors[name] = info
         starts.append(offsets[0])
         stops.append(offsets[1])
-        names.append(name)
     end = 0
+    names = list(tensors)  # in entry order, as the offsets (pointers only: the names are shared)
     # Checkpoints list tensors in offset order as a rule: sort only when they are not.
     order: Iterable[int] = range(len(starts))
     if any(starts[i] > starts[i + 1] for i in range(len(starts) - 1)):
@@ -227,7 +224,7 @@ def parse_file_prefix(prefix: bytes, who: str, where: str) -> dict[str, TensorIn
         raise ConfigError(
             f"{who}: {where}: safetensors header truncated ({len(prefix) - 8} of {length} bytes)"
         )
-    return parse_header(prefix[8 : 8 + length], who, where)
+    return parse_header(memoryview(prefix)[8 : 8 + length], who, where)
 
 
 def find_fc_weight(tensors: Mapping[str, TensorInfo]) -> tuple[str, TensorInfo] | None:
