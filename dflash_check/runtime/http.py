@@ -13,7 +13,7 @@ An engine endpoint is a server the user named, but what answers there is not tru
 * **Time.** One deadline per request covers connect, headers and the whole body: a server
   that trickles a byte a second is given up on at ``--engine-timeout``. A watchdog shuts the
   socket when the deadline passes, so no single blocking read outlives it: every request
-  ends within ``--engine-timeout`` plus about a second (``DEADLINE_SLACK``).
+  ends within ``--engine-timeout`` plus the watchdog's wake-up (well under a second).
 * **Parsing.** JSON is parsed with non-finite numbers (``NaN``, ``Infinity``, ``1e999``) and
   nesting beyond the parser's depth turned into one ``AnswerFormatError`` naming the path.
 
@@ -41,8 +41,6 @@ from dflash_check.sanitize import one_line
 
 ENGINE_ANSWER_BYTES = limit_for("engine answer")
 MAX_REDIRECTS = 5
-DEADLINE_SLACK = 1.0
-"""Seconds a request may run past its deadline (the watchdog's wake-up and the socket close)."""
 _CHUNK = 64 * 1024
 
 
