@@ -605,7 +605,9 @@ def check_counts(counts: SpecCounts, block_size: int, where: str) -> None:
         )
 
 
-def sglang_counts(metas: Sequence[Mapping[str, Any]], block_size: int) -> SpecCounts:
+def sglang_counts(
+    metas: Sequence[Mapping[str, Any]], block_size: int, where: str = "sglang server"
+) -> SpecCounts:
     """Add up SGLang's per-request ``meta_info`` counters over the run.
 
     Field names changed across releases, so each value is read from the names SGLang has used
@@ -644,7 +646,7 @@ def sglang_counts(metas: Sequence[Mapping[str, Any]], block_size: int) -> SpecCo
         hist = first(meta, "spec_correct_drafts_histogram", "spec_accept_histogram")
         if isinstance(hist, list) and len(hist) > MAX_DRAFT_POSITIONS + 1:
             raise ImplausibleAnswerError(
-                f"sglang /generate meta_info: an acceptance histogram of {len(hist)} entries "
+                f"{where}: /generate meta_info: an acceptance histogram of {len(hist)} entries "
                 f"(at most {MAX_DRAFT_POSITIONS + 1} believed)"
             )
         if isinstance(hist, list) and all(
@@ -796,7 +798,7 @@ def run_engine_smoke(
         counts, positions = vllm_counts(client, before, after)
         block = positions + 1 if positions else block
     else:
-        counts = sglang_counts([a.meta for a in answers], block)
+        counts = sglang_counts([a.meta for a in answers], block, f"sglang server at {client.base}")
     if counts.steps == 0:
         raise CountersNotMovingError(
             f"{options.engine} server at {client.base}: {generated} tokens decoded but the "
