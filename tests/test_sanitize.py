@@ -13,9 +13,11 @@ import io
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +40,8 @@ from dflash_check.sanitize import (
 )
 from tests.helpers import QWEN3_4B, SEED_DRAFT, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.helpers import run_cli as cli
+from tests.hubserver import LoopbackHub, add_fixture_repos, serve
+from tests.test_registry import registry
 
 # Anything a terminal could act on: C0 but newline, DEL, C1.
 RAW = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
@@ -177,3 +181,36 @@ def test_print_command_shows_an_escape_in_a_folder_name(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "\\x1b]0;x\\x07" in proc.stdout
     assert_terminal_safe(proc.stdout + proc.stderr)
+
+
+@pytest.fixture
+def hub() -> Iterator[LoopbackHub]:
+    with serve() as server:
+        add_fixture_repos(server)
+        yield server
+
+
+def test_registry_reason_with_controls_keeps_junit_well_formed(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    """A pairs.yaml `reason` (and a model name) holding \\x01, \\x0c, NUL, ESC and BEL: the
+    JUnit file parses, the table, GitHub annotations and stderr show them escaped."""
+    (tmp_path / "pairs.yaml").write_text(
+        "version: 1\npairs:\n"
+        "  - draft: z-lab/Qwen3-4B-DFlash-b16\n    target: Qwen/Qwen3-4B\n"
+        '    expect: incompatible\n    reason: "a\\x01b\\fc\\0d \\e]0;t\\a \\e[2J \\x9b1m"\n'
+        "  - draft: nobody/none\n    target: Qwen/Qwen3-4B\n    expect: compatible\n"
+        '    reason: "[bold]x[/] \\e]8;;http://e\\e\\\\l"\n'
+    )
+    home = tmp_path / "home"
+    junit = registry(hub, home, "pairs.yaml", "-f", "junit", cwd=tmp_path)
+    assert junit.returncode in (1, 3), junit.stderr
+    root = ET.fromstring(junit.stdout.split("\n", 1)[1])
+    assert root.tag == "testsuites"
+    for fmt in ("table", "github", "sarif", "json"):
+        proc = registry(hub, home, "pairs.yaml", "-f", fmt, cwd=tmp_path)
+        assert "unexpected" not in proc.stderr
+        assert_terminal_safe(proc.stdout.replace("\t", " "))
+        assert_terminal_safe(proc.stderr)
+        if fmt in ("sarif", "json"):
+            json.loads(proc.stdout)
