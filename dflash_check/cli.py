@@ -30,6 +30,7 @@ from dflash_check.cli_engine import (
     PrintCommandOpt,
     TensorParallelOpt,
     check_engine_flags,
+    finite_timeout,
 )
 from dflash_check.core.engine_command import MAX_SPECULATIVE_TOKENS
 from dflash_check.core.limits import DEADLINE_FACTOR
@@ -100,21 +101,23 @@ PAIR_EXAMPLES = [
 
 def stderr_console() -> Console:
     """Return the console for messages (stderr)."""
-    from rich.console import Console
+    from dflash_check.sanitize import safe_console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return safe_console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def stdout_console() -> Console:
     """Return the console for data (stdout)."""
-    from rich.console import Console
+    from dflash_check.sanitize import safe_console
 
-    return Console(highlight=False)
+    return safe_console(highlight=False)
 
 
 def note(text: str) -> None:
     """Print one plain line on stderr (no rich: machine formats never need it)."""
-    sys.stderr.write(text + "\n")
+    from dflash_check.sanitize import visible
+
+    sys.stderr.write(visible(text) + "\n")
 
 
 def secrets() -> list[str]:
@@ -325,15 +328,6 @@ OfflineOpt = Annotated[
 ]
 
 
-def finite_timeout(value: float) -> float:
-    """Refuse --timeout nan / inf (typer's min= lets both through)."""
-    import math
-
-    if not math.isfinite(value):
-        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
-    return value
-
-
 TimeoutOpt = Annotated[
     float,
     typer.Option(
@@ -414,6 +408,9 @@ def hub_factory(token: str | None, offline: bool, timeout: float) -> Callable[[]
 
 def write_output(text: str, output: Path | None) -> None:
     """Write the rendered report to ``output``, or to stdout."""
+    from dflash_check.sanitize import guard_document
+
+    text = guard_document(text)  # a no-op unless a renderer let a control character through
     if output is None:
         sys.stdout.write(text)
         return

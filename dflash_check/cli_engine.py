@@ -35,6 +35,15 @@ class EngineChoice(str, Enum):
     sglang = "sglang"
 
 
+def finite_timeout(value: float) -> float:
+    """Refuse a timeout of nan / inf (typer's min= lets both through): usage error, exit 2."""
+    import math
+
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
+    return value
+
+
 EngineOpt = Annotated[
     EngineChoice | None,
     typer.Option(
@@ -78,7 +87,9 @@ EngineTimeoutOpt = Annotated[
     typer.Option(
         "--engine-timeout",
         min=1.0,
-        help="Seconds to wait for each engine answer.",
+        callback=finite_timeout,
+        help="Seconds each engine request may take in all: connecting, waiting and the whole "
+        "answer (a server that trickles is given up on).",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -122,6 +133,7 @@ LaunchTimeoutOpt = Annotated[
     typer.Option(
         "--launch-timeout",
         min=1.0,
+        callback=finite_timeout,
         help="Seconds to wait for a launched engine to become healthy.",
         rich_help_panel=ENGINE,
     ),
@@ -168,10 +180,15 @@ def check_engine_flags(
     for flag, value in (("--endpoint", endpoint), ("--baseline-endpoint", baseline)):
         if value is not None and engine is None:
             raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise typer.BadParameter(
-                f"{flag} {value!r}: give a URL such as http://host:8000", param_hint=flag
-            )
+        if value is not None:
+            from dflash_check.runtime.http import EndpointError, parse_endpoint
+
+            try:
+                parse_endpoint(value)
+            except EndpointError as err:
+                # The URL as typed may hold a password: show its host part only.
+                shown = value.rpartition("@")[2] if "@" in value else value
+                raise typer.BadParameter(f"{flag} {shown!r}: {err}", param_hint=flag) from None
 
 
 def launch_spec(
@@ -225,7 +242,10 @@ def print_engine_command(
     spec = launch_spec(
         report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
     )
-    sys.stdout.write(shell_line(build_command(spec)) + "\n")
+    from dflash_check.sanitize import one_line
+
+    # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
+    sys.stdout.write(one_line(shell_line(build_command(spec))) + "\n")
 
 
 def run_engine(

@@ -13,13 +13,16 @@ decodes of the tiny pair) and keeps its speculative counters the way its engine 
   ``sglang:spec_accept_rate`` (``python/sglang/srt/metrics/collector.py``).
 
 Faults: another model served, no speculation, no /metrics, counters that never move, other
-traffic sharing the counters, an API key. Never leaves loopback.
+traffic sharing the counters, an API key; and hostile answers (``fault``): redirects, huge,
+trickling or deeply nested bodies, non-finite and impossible numbers, odd labels, escape
+sequences in ids and error bodies. Never leaves loopback.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -96,6 +99,12 @@ class EngineState:
     """vLLM: seconds between answering a request and counting its steps."""
     perturb: bool = False
     """Answer one token differently (a non-lossless engine)."""
+    fault: str = ""
+    """A hostile behaviour (see ``_Handler._fault``); "" for an honest server."""
+    fault_arg: Any = None
+    """The fault's parameter (a URL, a size, a body, extra fields…)."""
+    auth_seen: list[str | None] = field(default_factory=list)
+    """The Authorization header of every request received."""
     log: list[tuple[str, str, dict[str, Any] | None]] = field(default_factory=list)
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -156,7 +165,8 @@ class EngineState:
                 for acc, drafted in zip(accepted, out.drafted, strict=True):
                     self.drafts.labels(**self.labels).inc(1)
                     self.draft_tokens.labels(**self.labels).inc(drafted)
-                    self.accepted.labels(**self.labels).inc(acc)
+                    scale = self.fault_arg if self.fault == "scale" else 1
+                    self.accepted.labels(**self.labels).inc(acc * scale)
                     for i in range(acc):
                         self.per_pos.labels(**self.labels, position=str(i)).inc(1)
 
@@ -181,6 +191,8 @@ class EngineState:
                 )
                 if steps:
                     self.accept_length.labels(**self.labels).set(len(ids) / steps)
+                if self.fault == "meta":
+                    meta.update(self.fault_arg)
         return out, meta
 
 
@@ -207,10 +219,78 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(401, {"error": {"message": "Unauthorized"}})
         return False
 
+    def _fault(self) -> bool:
+        """Answer hostilely when the state asks for it; return whether the request is done.
+
+        ``redirect``: every request is redirected (307) to ``fault_arg`` + path, except paths
+        under ``/moved`` (served as if the prefix were not there: a same-origin redirect).
+        ``huge``: /v1/models streams ``fault_arg`` bytes without a Content-Length.
+        ``trickle``: /v1/models sends its body a byte every ``fault_arg`` seconds.
+        ``deep``: /v1/models answers ``fault_arg`` nested arrays.
+        ``error_body``: /v1/models answers HTTP 500 with the bytes ``fault_arg``.
+        ``models``: /v1/models lists the ids ``fault_arg``.
+        ``info``: server info with ``fault_arg`` merged in (raw JSON text allowed: Infinity).
+        ``metrics``: /metrics with the text ``fault_arg`` appended.
+        ``meta`` (SGLang): ``fault_arg`` merged into every meta_info.
+        ``scale`` (vLLM): accepted tokens counted ``fault_arg`` times over.
+        """
+        state = self.server.state
+        state.auth_seen.append(self.headers.get("Authorization"))
+        if self.path.startswith("/moved/"):
+            self.path = self.path[len("/moved") :]
+            return False
+        if state.fault == "redirect":
+            self.send_response(307)
+            self.send_header("Location", f"{state.fault_arg}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return True
+        if self.path != "/v1/models":
+            return False
+        if state.fault == "huge":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            chunk = b" " * 65536
+            try:
+                for _ in range(int(state.fault_arg) // len(chunk)):
+                    self.wfile.write(chunk)
+            except OSError:
+                pass  # the client gave up, as it should
+            self.close_connection = True
+            return True
+        if state.fault == "trickle":
+            body = json.dumps({"data": [{"id": state.model}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for byte in body:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(float(state.fault_arg))
+            except OSError:
+                pass
+            return True
+        if state.fault == "deep":
+            depth = int(state.fault_arg)
+            self._send(200, b"[" * depth + b"]" * depth)
+            return True
+        if state.fault == "error_body":
+            self._send(500, state.fault_arg, "text/plain")
+            return True
+        if state.fault == "models":
+            self._send(200, {"object": "list", "data": [{"id": m} for m in state.fault_arg]})
+            return True
+        return False
+
     def do_GET(self) -> None:
         """Serve the info endpoints and /metrics."""
         state = self.server.state
         state.log.append(("GET", self.path, None))
+        if self._fault():
+            return
         if self.path == "/health":  # both engines answer it once the model is loaded
             self._send(200, b"", "text/plain")
         elif self.path == "/v1/models":
@@ -231,10 +311,14 @@ class _Handler(BaseHTTPRequestHandler):
                 "speculative_draft_model_path": state.draft if state.speculative else None,
                 "speculative_num_draft_tokens": state.num_spec_tokens + 1,
             }
-            self._send(200, info)
+            if state.fault == "info":
+                info.update(state.fault_arg)
+            self._send(200, json.dumps(info).encode())
         elif self.path == "/metrics" and state.metrics:
             with state.lock:
                 text = generate_latest(state.registry)
+            if state.fault == "metrics":
+                text += state.fault_arg.encode()
             self._send(200, text, "text/plain; version=0.0.4; charset=utf-8")
         else:
             self._send(404, {"detail": "Not Found"})
@@ -245,6 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         state.log.append(("POST", self.path, body))
+        if self._fault():
+            return
         if state.engine == "vllm" and self.path in ("/v1/completions", "/v1/chat/completions"):
             if not self._authorised():
                 return

@@ -7,6 +7,7 @@ import json
 import os
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -348,3 +349,112 @@ def test_header_validation_agrees_with_the_safetensors_library(case: Any) -> Non
 def test_encode_header_round_trips() -> None:
     """Fixtures written by encode_header pass the strict check."""
     parse_header(encode_header(fc_tensors(draft_config()))[8:], "d", "m")
+
+
+# -- bounded work: linear scans, bounded memory (issue: round two) -----------------------------
+
+DEEPSEEK_MTP = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "model_type": "deepseek_v3",
+    "hidden_size": 7168,
+    "num_hidden_layers": 61,
+    "vocab_size": 129280,
+    "max_position_embeddings": 163840,
+}
+
+
+def test_mtp_scan_is_linear_in_k_and_the_index(tmp_path: Path) -> None:
+    """k = 200,000 stated, an index of 200,000 layer names (8 MB): one answer, quickly (the
+    scan was quadratic in k: hours). A generous limit, not a benchmark."""
+    folder = tmp_path / "target"
+    folder.mkdir()
+    cfg = DEEPSEEK_MTP | {"num_nextn_predict_layers": 200_000}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    weight_map = {f"model.layers.{i}.w": "model-1.safetensors" for i in range(200_000)}
+    index = json.dumps({"metadata": {}, "weight_map": weight_map})
+    (folder / "model.safetensors.index.json").write_text(index)
+    start = time.monotonic()
+    proc = run_cli("pair", str(folder), "--format", "json")
+    assert time.monotonic() - start < 20
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    # MTP layer i is model.layers.{61 + i}: the index holds up to 199,999, so 61 are missing.
+    assert len(data["tensors"]["missing"]) == 61
+
+
+def test_mtp_layer_numbers_of_thousands_of_digits_are_no_layers() -> None:
+    from dflash_check.core.mtp import family, find_mtp_tensors
+
+    names = [f"model.layers.{'9' * 5000}.w", "model.layers.61.w"]
+    found = find_mtp_tensors(names, "index", 61, 2, family(("deepseek_v3",)))
+    assert found is not None and found.found == (0,) and found.missing == (1,)
+
+
+# The peak resident size of this process since exec (ru_maxrss would also count the pytest
+# process it was forked from). Linux only.
+HWM = "int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])"
+RSS_PROBE = f"""
+import sys
+from pathlib import Path
+from dflash_check.core.safetensors_header import parse_file_prefix
+data = Path(sys.argv[1]).read_bytes()
+before = {HWM}
+tensors = parse_file_prefix(data, "target", "model.safetensors")
+print(len(tensors), ({HWM} - before) // 1024)
+"""
+needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc")
+
+
+def big_header(path: Path, count: int = 200_000) -> Path:
+    """Write a header-only safetensors file of ``count`` one-byte tensors (~14 MB of JSON)."""
+    from dflash_check.core.safetensors_header import TensorInfo
+
+    tensors = {f"model.layers.{i}.w": TensorInfo("U8", (1,)) for i in range(count)}
+    path.write_bytes(encode_header(tensors))
+    return path
+
+
+@needs_proc
+def test_header_of_200k_tensors_parses_in_bounded_memory(tmp_path: Path) -> None:
+    """The parse of a 14 MB header of 200,000 tensors adds well under 100 MB to the process
+    (it added ~150 MB when the header became 200,000 dicts first)."""
+    path = big_header(tmp_path / "model.safetensors")
+    assert path.stat().st_size < 16 << 20  # under the cap: it must be read, not refused
+    proc = subprocess.run(
+        [sys.executable, "-c", RSS_PROBE, str(path)], capture_output=True, text=True, check=True
+    )
+    count, grown_mb = map(int, proc.stdout.split())
+    assert count == 200_000
+    assert grown_mb < 70, grown_mb
+
+
+@needs_proc
+def test_pair_target_alone_on_a_200k_tensor_header_stays_under_100_mb(tmp_path: Path) -> None:
+    """The README's bound, for a whole run: `pair TARGET` on the largest header under the cap."""
+    folder = tmp_path / "target"
+    folder.mkdir()
+    config = DEEPSEEK_MTP | {"num_nextn_predict_layers": 1}
+    (folder / "config.json").write_text(json.dumps(config))
+    big_header(folder / "model.safetensors")
+    probe = (
+        "import atexit, runpy, sys\n"
+        f"atexit.register(lambda: print('RSS', {HWM}, file=sys.stderr))\n"
+        "sys.argv = ['dflash-check', 'pair', sys.argv[1]]\n"
+        "runpy.run_module('dflash_check', run_name='__main__')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, str(folder)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    rss_kb = int(proc.stderr.split("RSS ")[1].split()[0])
+    assert rss_kb < 100 * 1024, proc.stderr
+
+
+def test_duplicate_tensor_names_are_refused() -> None:
+    entry = '{"dtype":"U8","shape":[1],"data_offsets":[%d,%d]}'
+    raw = ('{"a":' + entry % (0, 1) + ',"a":' + entry % (1, 2) + "}").encode()
+    with pytest.raises(ConfigError, match="tensor 'a' appears twice"):
+        parse_header(raw, "draft", "model.safetensors")

@@ -40,6 +40,11 @@ READ_LIMITS: dict[str, ReadLimit] = {
         ReadLimit("README.md", 1 * MB, "model cards are a few KB; only the front matter is used"),
         ReadLimit("model info", 16 * MB, "the Hub's file list of a 10k-file repo: ~1 MB"),
         ReadLimit("pairs.yaml", 8 * MB, "a registry of 10,000 pairs: ~2 MB"),
+        ReadLimit(
+            "engine answer",
+            4 * MB,
+            "an engine's /metrics, /v1/models or one decode: a few KB to ~200 KB",
+        ),
     )
 }
 

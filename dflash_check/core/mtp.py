@@ -350,8 +350,9 @@ def read_mtp_layers(files: ModelFiles) -> MtpStated:
     return MtpStated(stated[0][1], stated[0][0], tuple(stated))
 
 
-_LAYER = re.compile(r"^model\.(?:language_model\.)?layers\.(\d+)\.")
-_MTP_LAYERS = re.compile(r"^model\.mtp_layers\.(\d+)\.")
+# At most 9 digits: a longer layer number is no layer (and int() of 5,000 digits raises).
+_LAYER = re.compile(r"^model\.(?:language_model\.)?layers\.(\d{1,9})\.")
+_MTP_LAYERS = re.compile(r"^model\.mtp_layers\.(\d{1,9})\.")
 _MTP_PREFIX = re.compile(r"^(?:model\.(?:language_model\.)?)?mtp\.")
 
 
@@ -388,7 +389,10 @@ def find_mtp_tensors(
         pattern, first = (_LAYER, n) if fam.placement == "after" else (_MTP_LAYERS, 0)
         present = {int(m.group(1)) for name in names if (m := pattern.match(name))}
         found = tuple(i for i in range(k) if first + i in present)
-    missing = tuple(i for i in range(k) if i not in found)
+    # A set: ``i not in found`` on the tuple made this quadratic in k (k = 200,000 is stated
+    # by hostile configs); everything here is linear in the names and k.
+    have = set(found)
+    missing = tuple(i for i in range(k) if i not in have)
     return MtpTensors(location, mtp_names(fam.placement, n, k), found, missing)
 
 

@@ -12,8 +12,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+
+MAX_SAMPLES = 20_000
+"""Most samples kept from one exposition (of the series asked for): a real engine's
+speculative series number K per engine core; a server listing more is not believed, and its
+text is not turned into that many objects."""
+MAX_LABEL_CHARS = 1024
+"""Longest label value kept (real ones are model names and small numbers)."""
 
 
 class MetricsFormatError(ValueError):
@@ -71,6 +78,10 @@ def _parse_labels(text: str, pos: int, line_no: int) -> tuple[tuple[tuple[str, s
             else:
                 value.append(char)
                 pos += 1
+            if len(value) > MAX_LABEL_CHARS:
+                raise MetricsFormatError(
+                    f"line {line_no}: label value over {MAX_LABEL_CHARS} chars"
+                )
         pairs.append((match.group(), "".join(value)))
 
 
@@ -82,11 +93,27 @@ def _parse_value(token: str, line_no: int) -> float:
         raise MetricsFormatError(f"line {line_no}: value {token!r} is not a number") from None
 
 
-def parse_metrics(text: str) -> tuple[Sample, ...]:
-    """Return every sample of a text exposition, in order."""
+def _lines(text: str) -> Iterator[str]:
+    """Yield the lines of ``text`` one at a time (no list of a million lines at once).
+
+    Split on "\n" only: str.splitlines() would also break inside label values (\x1e, \x0c…).
+    """
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        yield text[start:end]
+        start = end + 1
+
+
+def parse_metrics(
+    text: str, names: Collection[str] | None = None, max_samples: int = MAX_SAMPLES
+) -> tuple[Sample, ...]:
+    """Return every sample of a text exposition (only those called one of ``names``, when
+    given), in order. More than ``max_samples`` of them is a ``MetricsFormatError``."""
     samples: list[Sample] = []
-    # Split on "\n" only: str.splitlines() would also break inside label values (\x1e, \x0c…).
-    for line_no, raw in enumerate(text.split("\n"), start=1):
+    for line_no, raw in enumerate(_lines(text), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -94,6 +121,10 @@ def parse_metrics(text: str) -> tuple[Sample, ...]:
         if match is None:
             raise MetricsFormatError(f"line {line_no}: no metric name")
         name, pos = match.group(), match.end()
+        if names is not None and name not in names:
+            continue
+        if len(samples) >= max_samples:
+            raise MetricsFormatError(f"more than {max_samples} samples of {name}")
         labels: tuple[tuple[str, str], ...] = ()
         if pos < len(line) and line[pos] == "{":
             labels, pos = _parse_labels(line, pos, line_no)

@@ -8,10 +8,14 @@ header is all that is ever read: the same bytes a ranged Hub request returns.
 from __future__ import annotations
 
 import json
+import json.decoder
 import math
+import re
 import struct
-from collections.abc import Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from dflash_check.core.limits import limit_for
 from dflash_check.errors import ConfigError
@@ -74,62 +78,142 @@ def header_length(prefix: bytes, who: str, where: str) -> int:
     return int(length)
 
 
-def parse_header(header_json: bytes, who: str, where: str) -> dict[str, TensorInfo]:
+class _Invalid(Exception):
+    """One reason a header is invalid (turned into a ``ConfigError`` naming the file)."""
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def parse_header(header_json: bytes | memoryview, who: str, where: str) -> dict[str, TensorInfo]:
     """Parse the JSON part of a safetensors header into tensor infos.
 
     As strict as the safetensors library's own loader (``Metadata::validate``): known dtype
     names, integer shapes, ``data_offsets`` that tile the data section from 0 without gaps or
     overlaps, each tensor's byte size equal to shape x dtype, ``__metadata__`` a string map.
     A test runs generated headers through the library to keep the two in agreement.
+
+    Bounded memory: the top-level object is walked entry by entry (each entry parsed by the
+    json module's own scanner and validated at once), so that a 16 MB header of 200,000
+    tensors never exists as 200,000 dicts; equal (dtype, shape) pairs share one ``TensorInfo``
+    and the offsets are kept in two machine-word arrays.
     """
     bad = f"{who}: {where}: invalid safetensors header"
     try:
-        data = json.loads(header_json.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        text = str(header_json, "utf-8")  # bytes or a memoryview (no copy of a 16 MB slice)
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{bad}: not valid JSON") from err
+    try:
+        return _parse_entries(text)
+    except _Invalid as err:
+        raise ConfigError(f"{bad}: {err}") from None
+    except (ValueError, RecursionError, IndexError) as err:
         # ValueError also covers integers of thousands of digits (int_max_str_digits).
         raise ConfigError(f"{bad}: not valid JSON") from err
-    if not isinstance(data, dict):
-        raise ConfigError(f"{bad}: expected a JSON object")
+
+
+def _top_level(text: str) -> Iterator[tuple[str, Any]]:
+    """Yield the (key, value) pairs of the JSON object ``text``, one at a time.
+
+    Raises ``ValueError`` for text that is not one JSON object, ``_Invalid`` for JSON that is
+    another value.
+    """
+    decoder = json.JSONDecoder()
+    scan = decoder.scan_once
+    pos = _WHITESPACE.match(text, 0).end()  # type: ignore[union-attr]
+    if pos >= len(text) or text[pos] != "{":
+        decoder.decode(text)  # raises ValueError for what is not JSON at all
+        raise _Invalid("expected a JSON object")
+    pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+    if text[pos] == "}":
+        pos += 1
+    else:
+        while True:
+            if text[pos] != '"':
+                raise ValueError("expected a key")
+            key, pos = json.decoder.scanstring(text, pos + 1)
+            pos = _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos] != ":":
+                raise ValueError("expected ':'")
+            pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+            try:
+                value, pos = scan(text, pos)
+            except StopIteration:
+                raise ValueError("expected a value") from None
+            yield key, value
+            pos = _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos] == ",":
+                pos = _WHITESPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+                continue
+            if text[pos] != "}":
+                raise ValueError("expected ',' or '}'")
+            pos += 1
+            break
+    if _WHITESPACE.match(text, pos).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data after the object")
+
+
+def _shown(name: str) -> str:
+    """Return a tensor name shortened for a message."""
+    return name if len(name) <= 80 else name[:77] + "..."
+
+
+def _parse_entries(text: str) -> dict[str, TensorInfo]:
+    """Validate every entry of the header ``text``; return the tensors (see ``parse_header``)."""
     tensors: dict[str, TensorInfo] = {}
-    spans: list[tuple[int, int, str]] = []
-    for name, entry in data.items():
+    infos: dict[tuple[str, tuple[int, ...]], TensorInfo] = {}
+    starts, stops = array("Q"), array("Q")
+    for name, entry in _top_level(text):
         if name == "__metadata__":
             if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
-                raise ConfigError(f"{bad}: '__metadata__' must map names to strings")
+                raise _Invalid("'__metadata__' must map names to strings")
             continue
-        shown = name if len(name) <= 80 else name[:77] + "..."
+        shown = _shown(name)
+        if name in tensors:
+            raise _Invalid(f"tensor '{shown}' appears twice")
         if not isinstance(entry, dict):
-            raise ConfigError(f"{bad}: entry '{shown}' is not an object")
+            raise _Invalid(f"entry '{shown}' is not an object")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
         if not isinstance(dtype, str):
-            raise ConfigError(f"{bad}: tensor '{shown}' has no dtype")
+            raise _Invalid(f"tensor '{shown}' has no dtype")
         if dtype not in DTYPE_BITS:
-            raise ConfigError(f"{bad}: tensor '{shown}' has unknown dtype {dtype[:20]!r}")
+            raise _Invalid(f"tensor '{shown}' has unknown dtype {dtype[:20]!r}")
         if not isinstance(shape, list) or not all(
             isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**64 for d in shape
         ):
-            raise ConfigError(f"{bad}: tensor '{shown}' has an invalid shape")
+            raise _Invalid(f"tensor '{shown}' has an invalid shape")
         if (
             not isinstance(offsets, list)
             or len(offsets) != 2
             or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
             or not 0 <= offsets[0] <= offsets[1] < 2**64
         ):
-            raise ConfigError(f"{bad}: tensor '{shown}' has invalid data_offsets")
+            raise _Invalid(f"tensor '{shown}' has invalid data_offsets")
         bits = DTYPE_BITS[dtype] * math.prod(shape)
         if bits % 8 or bits // 8 != offsets[1] - offsets[0]:
-            raise ConfigError(
-                f"{bad}: tensor '{shown}' spans {offsets[1] - offsets[0]} bytes, but shape "
+            raise _Invalid(
+                f"tensor '{shown}' spans {offsets[1] - offsets[0]} bytes, but shape "
                 f"{shape} of {dtype} needs {bits / 8:g}"
             )
-        tensors[name] = TensorInfo(dtype=dtype, shape=tuple(shape))
-        spans.append((offsets[0], offsets[1], shown))
+        key = (dtype, tuple(shape))
+        info = infos.get(key)
+        if info is None:
+            info = infos[key] = TensorInfo(dtype=dtype, shape=key[1])
+        tensors[name] = info
+        starts.append(offsets[0])
+        stops.append(offsets[1])
     end = 0
-    for start, stop, shown in sorted(spans):
+    names = list(tensors)  # in entry order, as the offsets (pointers only: the names are shared)
+    # Checkpoints list tensors in offset order as a rule: sort only when they are not.
+    order: Iterable[int] = range(len(starts))
+    if any(starts[i] > starts[i + 1] for i in range(len(starts) - 1)):
+        order = sorted(order, key=lambda i: (starts[i], stops[i], names[i]))
+    for i in order:
+        start = starts[i]
         if start != end:
             problem = "overlaps another tensor" if start < end else "leaves a gap before it"
-            raise ConfigError(f"{bad}: tensor '{shown}' {problem} (data_offsets start {start})")
-        end = stop
+            raise _Invalid(f"tensor '{_shown(names[i])}' {problem} (data_offsets start {start})")
+        end = stops[i]
     return tensors
 
 
@@ -140,7 +224,7 @@ def parse_file_prefix(prefix: bytes, who: str, where: str) -> dict[str, TensorIn
         raise ConfigError(
             f"{who}: {where}: safetensors header truncated ({len(prefix) - 8} of {length} bytes)"
         )
-    return parse_header(prefix[8 : 8 + length], who, where)
+    return parse_header(memoryview(prefix)[8 : 8 + length], who, where)
 
 
 def find_fc_weight(tensors: Mapping[str, TensorInfo]) -> tuple[str, TensorInfo] | None:

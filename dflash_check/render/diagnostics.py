@@ -18,6 +18,7 @@ from dflash_check.core.report import CheckReport, Finding, LayerResolution, Seve
 from dflash_check.core.rules import fmt_ids
 from dflash_check.core.runtimes import PORTABLE, method_rows, selection_names
 from dflash_check.knowledge.outcomes import Stage
+from dflash_check.sanitize import visible
 
 if TYPE_CHECKING:
     from dflash_check.core.mtp import MtpReport
@@ -268,7 +269,8 @@ def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     A token longer than the line stays whole on its own line (the terminal may fold it, but
     copy-paste and search still see it intact).
     """
-    text = _GLUED.sub(lambda m: m.group(0).replace(" ", NBSP), text)
+    # Data is made visible before layout, so that an escaped control character is measured.
+    text = _GLUED.sub(lambda m: m.group(0).replace(" ", NBSP), visible(text))
     wrapper = textwrap.TextWrapper(
         width=max(width, len(first) + 1, len(rest) + 1),
         initial_indent=first,

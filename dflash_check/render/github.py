@@ -5,13 +5,14 @@ from __future__ import annotations
 from dflash_check.core.outcome import RunResult
 from dflash_check.core.report import Severity
 from dflash_check.render.annotations import collect_annotations
+from dflash_check.sanitize import visible
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def escape_data(text: str) -> str:
-    """Escape a message as the runner expects (%, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a message as the runner expects (%, CR, LF), other controls made visible."""
+    return visible(text, keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

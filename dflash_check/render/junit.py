@@ -8,11 +8,12 @@ from dflash_check.core.outcome import RunResult
 from dflash_check.core.report import Severity
 from dflash_check.render.annotations import collect_annotations
 from dflash_check.render.locations import expectation_text, smoke_text
+from dflash_check.sanitize import xml_text
 
 
 def render_junit(result: RunResult) -> str:
     """Render a run as a JUnit XML document (no timings: output is reproducible)."""
-    name = result.file or "dflash-check pair"
+    name = xml_text(result.file or "dflash-check pair")
     failures = result.count("mismatch") + (
         sum(
             1
@@ -45,19 +46,23 @@ def render_junit(result: RunResult) -> str:
     for a in collect_annotations(result):
         by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {a.level.value}: {a.text}")
     for outcome in result.outcomes:
-        attrs = {"classname": name, "name": outcome.label}
+        attrs = {"classname": name, "name": xml_text(outcome.label)}
         if outcome.spec is not None and result.file is not None:
-            attrs.update(file=result.file, line=str(outcome.spec.line))
+            attrs.update(file=name, line=str(outcome.spec.line))
         case = ET.SubElement(suite, "testcase", attrs)
-        details = "\n".join(by_outcome.get(id(outcome), []))
+        details = xml_text("\n".join(by_outcome.get(id(outcome), [])))
         if outcome.status == "error":
-            node = ET.SubElement(case, "error", message=expectation_text(outcome), type="DF091")
+            node = ET.SubElement(
+                case, "error", message=xml_text(expectation_text(outcome)), type="DF091"
+            )
             node.text = details
         elif outcome.status == "mismatch" or (
             result.strict and outcome.report is not None and outcome.report.count(Severity.WARNING)
         ):
             rule = "DF092" if smoke_text(outcome) is not None else "DF090"
-            node = ET.SubElement(case, "failure", message=expectation_text(outcome), type=rule)
+            node = ET.SubElement(
+                case, "failure", message=xml_text(expectation_text(outcome)), type=rule
+            )
             node.text = details
         elif details:
             ET.SubElement(case, "system-out").text = details

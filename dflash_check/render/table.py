@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -27,6 +27,7 @@ from dflash_check.render.diagnostics import (
     strictest,
     wrap,
 )
+from dflash_check.sanitize import safe_console, visible
 
 RULES_TITLE = {r.id: r.title for r in ALL_RULES}
 
@@ -102,16 +103,16 @@ def models_table(report: CheckReport, width: int = 120) -> RenderableType:
     if fact_width + sum(widest) + 4 <= width:
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         table.add_column("", style="bold", no_wrap=True)
-        table.add_column(f"draft  {report.draft.name}")
-        table.add_column(f"target  {report.target.name}")
+        table.add_column(Text(visible(f"draft  {report.draft.name}")))
+        table.add_column(Text(visible(f"target  {report.target.name}")))
         for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
+            table.add_row(*(Text(visible(cell)) for cell in row))
         return table
     lines: list[Text] = []
     for i, (role, name) in enumerate(
         (("draft", report.draft.name), ("target", report.target.name)), start=1
     ):
-        lines.append(Text(f"{role} {name}", style="bold"))
+        lines.append(Text(visible(f"{role} {name}"), style="bold"))
         for row in rows:
             if row[i]:
                 first = f"  {row[0]:<{fact_width}}"
@@ -140,11 +141,15 @@ def resolution_table(report: CheckReport, width: int = 120) -> Table:
         if res is None:
             # No list reaches this runtime (it fails without ids, or the ids are malformed):
             # the findings say why; the row keeps the runtime visible.
-            cells = [Text(p.name), Text(p.index_name), *(Text("—") for _ in range(3))]
+            cells = [
+                Text(visible(p.name)),
+                Text(visible(p.index_name)),
+                *(Text("—") for _ in range(3)),
+            ]
         else:
             cells = [
-                Text(p.name),
-                Text(p.index_name),
+                Text(visible(p.name)),
+                Text(visible(p.index_name)),
                 Text(fmt_ids(res.capture_indices) + (" (default)" if res.guessed else "")),
                 Text(f"0–{res.max_valid_id} (N-{p.max_id_from_end})"),
                 Text(f"≥ {res.layers_needed} layers"),
@@ -467,7 +472,7 @@ def render_table(report: CheckReport, width: int = 80, verbose: bool = False) ->
 
 def export_text(renderable: RenderableType, width: int = 120) -> str:
     """Render any report to plain text (for ``--output`` files and tests)."""
-    console = Console(width=width, record=True, no_color=True, file=io.StringIO())
+    console = safe_console(width=width, record=True, no_color=True, file=io.StringIO())
     console.print(renderable, crop=False)
     return "\n".join(line.rstrip() for line in console.export_text().split("\n"))
 

@@ -29,12 +29,11 @@ Where each engine keeps what (read from their sources; paths are in each reposit
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +44,19 @@ from dflash_check.core.prometheus import MetricsFormatError, Sample, by_label, p
 from dflash_check.core.smoke_report import EngineRun, SmokeCase, SmokeReport, SpecCounts
 from dflash_check.errors import CheckError
 from dflash_check.hub.interface import ModelRef
+from dflash_check.runtime.http import (
+    AnswerFormatError,
+    AnswerTooLarge,
+    DeadlinePassed,
+    Endpoint,
+    EndpointError,
+    RedirectRefused,
+    TransportError,
+    parse_endpoint,
+    parse_json,
+    request,
+)
+from dflash_check.sanitize import one_line, shorten
 
 EngineName = Literal["vllm", "sglang"]
 
@@ -71,6 +83,11 @@ class MissingMetricsError(EngineError):
 
 class CountersNotMovingError(EngineError):
     """The speculative counters did not move while the prompts decoded (no speculation ran)."""
+
+
+class ImplausibleAnswerError(EngineResponseError):
+    """The server's numbers cannot be true (out of range, non-finite, or contradicting each
+    other): no verdict is given from them (exit 3)."""
 
 
 class SharedServerError(EngineError):
@@ -151,48 +168,75 @@ class EngineOptions:
 
 @dataclass(frozen=True)
 class EngineClient:
-    """JSON and text over HTTP to one server, every failure turned into one ``EngineError``."""
+    """JSON and text over HTTP to one server, every failure turned into one ``EngineError``.
+
+    The transport (``runtime/http.py``) bounds each request in time and size and refuses
+    redirects to another origin; ``base`` is the endpoint as messages show it, without any
+    ``user:password@`` the URL held.
+    """
 
     engine: str
     base: str
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 300.0
+    endpoint: Endpoint = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        try:
+            endpoint = parse_endpoint(self.base)
+        except EndpointError as err:
+            raise EngineUnreachableError(f"{self.engine} endpoint: {err}") from None
+        object.__setattr__(self, "endpoint", endpoint)
+        object.__setattr__(self, "base", endpoint.display)
 
     def url(self, path: str) -> str:
-        """Return the absolute URL of ``path``."""
-        return self.base.rstrip("/") + path
+        """Return the absolute URL of ``path`` (as shown: without credentials)."""
+        return self.base + path
 
     def fetch(self, path: str, body: Mapping[str, Any] | None = None) -> tuple[int, bytes]:
         """GET ``path`` (POST JSON when ``body`` is given); return (status, body) of any answer."""
-        headers = {"Accept": "application/json, text/plain"}
+        headers = {}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url(path), data=data, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
-                return answer.status, answer.read()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read()
-        except urllib.error.URLError as err:
-            reason = err.reason
-            text = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
-            raise EngineUnreachableError(
-                f"{self.engine} server at {self.base} is not reachable ({text})",
-                hint=f"start the server first, or point --endpoint at it (tried {self.url(path)})",
-            ) from None
-        except TimeoutError:
+            answer = request(
+                self.endpoint,
+                path,
+                timeout=self.timeout,
+                body=data,
+                headers=headers,
+                api_key=self.api_key,
+            )
+        except DeadlinePassed:
             raise EngineUnreachableError(
                 f"{self.engine} server at {self.base} did not answer {path} within "
                 f"{self.timeout:g} s",
                 hint="raise --engine-timeout for a slow server",
             ) from None
-        except (ConnectionError, http_client_errors()) as err:
+        except AnswerTooLarge as err:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base}: {path} answer refused ({err})"
+            ) from None
+        except RedirectRefused as err:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base}: {path}: {err}"
+            ) from None
+        except TransportError as err:
             raise EngineUnreachableError(
-                f"{self.engine} server at {self.base} broke off {path} ({type(err).__name__})"
+                f"{self.engine} server at {self.base} is not reachable ({err})",
+                hint=f"start the server first, or point --endpoint at it (tried {self.url(path)})",
+            ) from None
+        return answer.status, answer.body
+
+    def parse(self, path: str, raw: bytes) -> Any:
+        """Return ``raw`` parsed as JSON, or raise one error naming the endpoint and path."""
+        try:
+            return parse_json(raw)
+        except AnswerFormatError as err:
+            raise EngineResponseError(
+                f"{self.engine} server at {self.base}: {path} did not answer valid JSON ({err})"
             ) from None
 
     def json(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
@@ -208,33 +252,20 @@ class EngineClient:
                 f"{self.engine} server at {self.base} answered {path} with HTTP {status}: "
                 f"{_first_line(raw)}"
             )
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise EngineResponseError(
-                f"{self.engine} server at {self.base}: {path} did not answer JSON "
-                f"({_first_line(raw)})"
-            ) from None
-
-
-def http_client_errors() -> type[Exception]:
-    """Return http.client's base error (a truncated or garbled answer)."""
-    import http.client
-
-    return http.client.HTTPException
+        return self.parse(path, raw)
 
 
 def _first_line(raw: bytes, limit: int = 160) -> str:
     """Return the first line of an answer body, shortened, for an error message."""
-    text = raw.decode("utf-8", "replace").strip()
+    text = raw[: 64 * 1024].decode("utf-8", "replace").strip()
     try:  # FastAPI and the OpenAI servers wrap errors as {"detail": …} or {"error": {"message"…}}
-        data = json.loads(text)
+        data = parse_json(text.encode())
         if isinstance(data, dict):
             inner = data.get("error", data.get("detail", data.get("message", text)))
             text = str(inner.get("message", inner) if isinstance(inner, dict) else inner)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
-    line = text.splitlines()[0] if text else "empty body"
+    line = one_line(text.splitlines()[0]) if text else "empty body"
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -270,7 +301,9 @@ def served_model(client: EngineClient, target: ModelRef) -> str:
     for model in models:
         if isinstance(model, dict) and any(same_model(n, target.spec) for n in _names(model)):
             return str(model["id"])
-    listed = ", ".join(str(m.get("id")) for m in models if isinstance(m, dict))
+    listed = shorten([str(m.get("id")) for m in models[:6] if isinstance(m, dict)], limit=5)
+    if len(models) > 6:
+        listed = f"{listed} ({len(models)} models in all)"
     raise WrongModelError(
         f"{client.engine} server at {client.base} serves {listed}, not the target {target.spec}",
         hint="point --endpoint at the server of this pair's target (a --served-model-name "
@@ -292,8 +325,39 @@ class ServerInfo:
 
 
 def _int_or_none(value: Any) -> int | None:
-    """Return ``value`` as an int when it is one (JSON numbers), else None."""
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """Return ``value`` as an int when it is a finite JSON number, else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if math.isfinite(value) else None
+
+
+MAX_DRAFT_POSITIONS = 1024
+"""Most draft tokens per step a server's numbers are believed for (block sizes, per-position
+series, histogram entries): real drafts propose 1-64. Checked before anything is sized by it."""
+MAX_PARALLEL = 1 << 16
+"""Largest tensor- or pipeline-parallel size believed."""
+
+
+def bounded_int(value: Any, where: str, field_name: str, low: int, high: int) -> int | None:
+    """Return a server-reported count, None when absent, or raise naming the field when it is
+    not an integer in ``low..high`` (``where`` names the server and path)."""
+    if value is None:
+        return None
+    number = _int_or_none(value)
+    if number is None or number != value or not low <= number <= high:
+        shown = one_line(repr(value))[:40]
+        raise ImplausibleAnswerError(
+            f"{where}: {field_name} = {shown} is not an integer in {low}..{high}"
+        )
+    return number
+
+
+def _text_or_none(value: Any, limit: int = 400) -> str | None:
+    """Return a server-reported name, shortened (it is shown, never parsed further)."""
+    if value is None or value == "":
+        return None
+    text = str(value) if isinstance(value, (str, int, float)) else one_line(repr(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
@@ -307,22 +371,27 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
                 f"{client.engine} server at {client.base} answered {path} with HTTP {status}: "
                 f"{_first_line(raw)}"
             )
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            continue
+        if raw.lstrip()[:1] not in (b"{", b"["):
+            continue  # not JSON at all: an engine without this info endpoint
+        data = client.parse(path, raw)
         if not isinstance(data, dict):
             continue
         # SGLang nests the server arguments at the top level of /get_server_info (newer
         # releases keep them there and add internal states); vLLM's /version is {"version"}.
-        version = data.get("version")
+        where = f"{client.engine} server at {client.base}: {path}"
         return ServerInfo(
-            version=str(version) if version is not None else None,
-            draft_model=data.get("speculative_draft_model_path") or None,
-            speculative_algorithm=data.get("speculative_algorithm") or None,
-            draft_tokens=_int_or_none(data.get("speculative_num_draft_tokens")),
-            tensor_parallel=_int_or_none(data.get("tp_size")),
-            pipeline_parallel=_int_or_none(data.get("pp_size")),
+            version=_text_or_none(data.get("version"), 100),
+            draft_model=_text_or_none(data.get("speculative_draft_model_path")),
+            speculative_algorithm=_text_or_none(data.get("speculative_algorithm"), 100),
+            draft_tokens=bounded_int(
+                data.get("speculative_num_draft_tokens"),
+                where,
+                "speculative_num_draft_tokens",
+                1,
+                MAX_DRAFT_POSITIONS,
+            ),
+            tensor_parallel=bounded_int(data.get("tp_size"), where, "tp_size", 1, MAX_PARALLEL),
+            pipeline_parallel=bounded_int(data.get("pp_size"), where, "pp_size", 1, MAX_PARALLEL),
         )
     return ServerInfo()
 
@@ -358,12 +427,34 @@ def scrape(client: EngineClient) -> tuple[Sample, ...]:
         raise EngineResponseError(
             f"{client.engine} server at {client.base} answered /metrics with HTTP {status}"
         )
+    profile = ENGINES[client.engine]
+    # Only the series the run reads are kept: a server's thousands of others cost nothing.
+    wanted = {
+        n
+        for n in (
+            profile.metric_drafts,
+            profile.metric_draft_tokens,
+            profile.metric_accepted,
+            profile.metric_accepted_per_pos,
+            profile.metric_generated,
+            profile.metric_required,
+        )
+        if n
+    }
     try:
-        return parse_metrics(raw.decode("utf-8", "replace"))
+        samples = parse_metrics(raw.decode("utf-8", "replace"), names=wanted)
     except MetricsFormatError as err:
         raise EngineResponseError(
-            f"{client.engine} server at {client.base}: /metrics is not Prometheus text ({err})"
+            f"{client.engine} server at {client.base}: /metrics is not Prometheus text "
+            f"({one_line(str(err))})"
         ) from None
+    for sample in samples:
+        if not math.isfinite(sample.value) or sample.value < 0:
+            raise ImplausibleAnswerError(
+                f"{client.engine} server at {client.base}: /metrics: {sample.name} = "
+                f"{sample.value:g} is not a count"
+            )
+    return samples
 
 
 def settled(
@@ -449,10 +540,22 @@ def vllm_counts(
     pos_before = by_label(before, pos_name, "position")
     pos_after = by_label(after, pos_name, "position")
     # vLLM numbers positions from 0 and creates one series per speculative token up front.
-    positions = sorted(int(k) for k in pos_after if k.isdigit())
+    where = f"vllm server at {client.base}: /metrics"
+    for label in pos_after.keys() | pos_before.keys():
+        # Plain ASCII decimals only: "²".isdigit() is true, and int() refuses it.
+        if not (label.isascii() and label.isdigit() and int(label) < MAX_DRAFT_POSITIONS):
+            raise ImplausibleAnswerError(
+                f"{where}: {pos_name} has position={one_line(label)[:40]!r}, not a draft "
+                f"position 0..{MAX_DRAFT_POSITIONS - 1}"
+            )
+    positions = sorted(int(k) for k in pos_after)
     per_pos = tuple(
         round(pos_after.get(str(j), 0.0) - pos_before.get(str(j), 0.0)) for j in positions
     )
+    if any(n < 0 for n in per_pos):
+        raise EngineResponseError(
+            f"{where}: {pos_name} went down during the run (the server restarted)"
+        )
     counts = SpecCounts(
         steps=round(drafts),
         drafted_tokens=round(drafted),
@@ -462,7 +565,49 @@ def vllm_counts(
     return counts, len(positions)
 
 
-def sglang_counts(metas: Sequence[Mapping[str, Any]], block_size: int) -> SpecCounts:
+def check_counts(counts: SpecCounts, block_size: int, where: str) -> None:
+    """Refuse counters that cannot be true, naming the first impossibility (exit 3).
+
+    Each holds for any engine: counts are not negative; a step cannot accept more tokens than
+    were drafted; a step commits at most its block (``block_size`` drafts and the bonus token),
+    so tau <= block size + 1 leaves room for an engine that drafts a whole block; a position is
+    accepted at most once per step, and the histogram has one entry per step.
+    """
+    problems = []
+    for name, value in (
+        ("verify steps", counts.steps),
+        ("drafted tokens", counts.drafted_tokens),
+        ("accepted tokens", counts.accepted_tokens),
+    ):
+        if value < 0:
+            problems.append(f"{name} counted negative ({value})")
+    if counts.accepted_tokens > counts.drafted_tokens:
+        problems.append(
+            f"{counts.accepted_tokens} accepted draft tokens but only "
+            f"{counts.drafted_tokens} drafted"
+        )
+    if counts.steps > 0 and (counts.accepted_tokens + counts.steps) > counts.steps * (
+        block_size + 1
+    ):
+        tau = (counts.accepted_tokens + counts.steps) / counts.steps
+        problems.append(f"tau {tau:.4g} above the block size + 1 ({block_size + 1})")
+    if any(n < 0 or n > max(counts.steps, 0) for n in counts.accepted_per_position):
+        problems.append(f"a per-position count outside 0..{counts.steps} steps")
+    if counts.accepted_histogram and (
+        any(n < 0 for n in counts.accepted_histogram)
+        or sum(counts.accepted_histogram) > max(counts.steps, 0)
+    ):
+        problems.append(f"an acceptance histogram that does not add up to {counts.steps} steps")
+    if problems:
+        raise ImplausibleAnswerError(
+            f"{where}: the speculative counters cannot be true: {problems[0]}",
+            hint="check the server's metrics (and that it is the engine it claims to be)",
+        )
+
+
+def sglang_counts(
+    metas: Sequence[Mapping[str, Any]], block_size: int, where: str = "sglang server"
+) -> SpecCounts:
     """Add up SGLang's per-request ``meta_info`` counters over the run.
 
     Field names changed across releases, so each value is read from the names SGLang has used
@@ -499,7 +644,14 @@ def sglang_counts(metas: Sequence[Mapping[str, Any]], block_size: int) -> SpecCo
         )
         drafted += proposed if proposed is not None else verify * (block_size - 1)
         hist = first(meta, "spec_correct_drafts_histogram", "spec_accept_histogram")
-        if isinstance(hist, list) and all(isinstance(h, int) for h in hist):
+        if isinstance(hist, list) and len(hist) > MAX_DRAFT_POSITIONS + 1:
+            raise ImplausibleAnswerError(
+                f"{where}: /generate meta_info: an acceptance histogram of {len(hist)} entries "
+                f"(at most {MAX_DRAFT_POSITIONS + 1} believed)"
+            )
+        if isinstance(hist, list) and all(
+            isinstance(h, int) and not isinstance(h, bool) and h >= 0 for h in hist
+        ):
             if len(histogram) < len(hist):
                 histogram += [0] * (len(hist) - len(histogram))
             for i, h in enumerate(hist):
@@ -611,7 +763,7 @@ def run_engine_smoke(
     say = on_progress or (lambda _text: None)
     profile = ENGINES[options.engine]
     client = EngineClient(options.engine, options.endpoint, options.api_key, options.timeout)
-    say(f"asking {options.endpoint} what it serves")
+    say(f"asking {client.base} what it serves")
     model = served_model(client, target)
     info = server_info(client, profile)
     check_draft(client, info, draft, options.engine)
@@ -646,17 +798,18 @@ def run_engine_smoke(
         counts, positions = vllm_counts(client, before, after)
         block = positions + 1 if positions else block
     else:
-        counts = sglang_counts([a.meta for a in answers], block)
+        counts = sglang_counts([a.meta for a in answers], block, f"sglang server at {client.base}")
     if counts.steps == 0:
         raise CountersNotMovingError(
-            f"{options.engine} server at {options.endpoint}: {generated} tokens decoded but the "
+            f"{options.engine} server at {client.base}: {generated} tokens decoded but the "
             "speculative counters did not move (the server decoded without its draft)",
             hint=profile.metrics_hint,
         )
+    check_counts(counts, block, f"{options.engine} server at {client.base}")
     grown = _delta(before, after, profile.metric_generated)
     if grown is not None and options.engine == "vllm" and round(grown) > generated:
         raise SharedServerError(
-            f"vllm server at {options.endpoint} generated {round(grown)} tokens during the "
+            f"vllm server at {client.base} generated {round(grown)} tokens during the "
             f"smoke run, {generated} of them for it: other requests share the counters",
             hint="run the smoke run on a server no one else is using",
         )
@@ -681,13 +834,13 @@ def run_engine_smoke(
     run = EngineRun(
         engine=options.engine,
         mode=options.mode,
-        endpoint=options.endpoint,
+        endpoint=client.base,
         served_model=model,
         version=info.version,
         draft_model=info.draft_model,
         tensor_parallel=info.tensor_parallel or options.tensor_parallel,
         pipeline_parallel=info.pipeline_parallel or options.pipeline_parallel,
-        baseline_endpoint=options.baseline_endpoint,
+        baseline_endpoint=baseline.base if baseline is not None else None,
     )
     return SmokeReport(
         device=options.engine,

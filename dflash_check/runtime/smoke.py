@@ -9,7 +9,11 @@ and tokens per second. torch and transformers are imported here, lazily.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
@@ -261,6 +265,32 @@ def timed(run: Callable[[], Any], repeats: int) -> tuple[Any, tuple[float, ...]]
     return first, tuple(times)
 
 
+COMPILER_CACHE_VARS = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+"""Where torch.compile (Inductor) and Triton keep compiled kernels; unset, Inductor writes
+``$TMPDIR/torchinductor_<user>`` and Triton ``~/.triton``, outside HF_HOME, and both stay."""
+
+
+@contextmanager
+def compiler_caches() -> Iterator[Path]:
+    """Point the compiler caches the user has not set at a temporary folder, removed after.
+
+    Entered before torch is imported (both read the variables when they first compile); a
+    variable the user set is left alone: that cache is theirs.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="dflash-check-compile-"))
+    saved = {name: os.environ.get(name) for name in COMPILER_CACHE_VARS}
+    try:
+        for name in COMPILER_CACHE_VARS:
+            if saved[name] is None:
+                os.environ[name] = str(folder / name.split("_")[0].lower())
+        yield folder
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run_smoke(
     draft: ModelRef,
     target: ModelRef,
@@ -268,6 +298,17 @@ def run_smoke(
     on_progress: Callable[[str], None] | None = None,
 ) -> SmokeReport:
     """Load the pair, decode every prompt speculatively and plainly, and measure."""
+    with compiler_caches():
+        return _run_smoke(draft, target, options, on_progress)
+
+
+def _run_smoke(
+    draft: ModelRef,
+    target: ModelRef,
+    options: SmokeOptions,
+    on_progress: Callable[[str], None] | None = None,
+) -> SmokeReport:
+    """``run_smoke`` inside its temporary compiler caches."""
     torch, transformers = import_runtime()
     from dflash_check.runtime.decode import plain_decode, speculative_decode
 

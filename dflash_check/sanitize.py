@@ -1,0 +1,112 @@
+"""The one place where text from outside (files, repos, servers, the user) is made safe to show.
+
+A config string, a model card field or a server's error body may hold control characters: an
+``ESC ] 0 ; … BEL`` that retitles the terminal, ``ESC [ 2 J`` that clears it, an OSC-8 link, an
+8-bit CSI (U+009B), or a ``\\x01`` that no XML parser accepts. Every output path runs such text
+through this module, so that each of them is shown instead of obeyed:
+
+* terminal text (the table, stderr messages and hints, ``--print-command``, plain ``--output``
+  files) gets :func:`visible`: C0 controls (newline, and tab where the format allows it, stay),
+  DEL and C1 controls become their Python escape (``\\x1b``, ``\\x7f``, ``\\u009b``); an escape
+  sequence loses its ESC and so is printed as harmless text;
+* JSON and SARIF are written by ``json.dumps`` with ``ensure_ascii``, which escapes every
+  control character by JSON's own rules;
+* JUnit XML gets :func:`xml_text` (XML 1.0 forbids most C0 controls even as references);
+* GitHub annotations get :func:`visible` and then the runner's own ``%`` escapes.
+
+:func:`guard_document` is the last pass over a finished document: it leaves well-formed output
+unchanged and turns any control character a renderer let through into a ``\\uXXXX`` text that
+is valid inside JSON strings and XML text alike. The tool's own colours never come from data:
+they are rich styles, and rich markup is never parsed from data (``markup=False``, ``Text``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# C0 controls, DEL and C1 controls. Newline and tab are kept or escaped per call.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Characters XML 1.0 forbids outright (besides the C0 controls): lone surrogates and the two
+# non-characters U+FFFE / U+FFFF.
+_XML_ILLEGAL = re.compile(r"[\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(char: str) -> str:
+    """Return the Python-style visible form of one control character."""
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+def visible(text: str, keep: str = "\n") -> str:
+    """Return ``text`` with every control character but those in ``keep`` made visible."""
+    if not _CONTROL.search(text):  # the common case: nothing to do, no copy
+        return text
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escape(m.group()), text)
+
+
+def one_line(text: str) -> str:
+    """Return ``text`` made visible with newlines escaped too (for single-line messages)."""
+    return visible(text, keep="")
+
+
+def xml_text(text: str) -> str:
+    """Return ``text`` safe as XML 1.0 character data: controls visible, illegal code points
+    replaced by their visible form (``ElementTree`` then escapes ``<``, ``&`` and quotes)."""
+    text = visible(text, keep="\n\t")
+    return _XML_ILLEGAL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def guard_document(text: str, keep: str = "\n\t") -> str:
+    """Return a finished document with any stray control character as a ``\\uXXXX`` text.
+
+    A no-op for output that the renderers made safe. ``\\uXXXX`` is chosen because it stays
+    valid in every format written: a JSON string escape, literal XML text, plain text.
+    """
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(
+        lambda m: m.group() if m.group() in keep else f"\\u{ord(m.group()):04x}", text
+    )
+
+
+def shorten(items: list[str] | tuple[str, ...], limit: int = 5, width: int = 200) -> str:
+    """Return a comma list of at most ``limit`` items and ``width`` characters, saying how many
+    were left off (a server may list 300 000 models; a message needs a few)."""
+    shown = [one_line(i) for i in items[:limit]]
+    text = ", ".join(shown)
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    left = len(items) - min(len(items), limit)
+    return f"{text} (and {left} more)" if left else text
+
+
+def safe_console(**kwargs: object) -> Console:
+    """Return a rich console whose every text segment is made visible before it is written.
+
+    The renderers already pass data through :func:`visible` before layout (so columns line up);
+    this is the boundary guarantee for any string that reaches a console another way. Markup
+    and highlighting are off by default: a ``[bold]`` in a model name is text, not a style.
+    """
+    from rich.console import Console as RichConsole
+    from rich.segment import Segment
+
+    class SafeConsole(RichConsole):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            # Before rich sees a string: its Text drops BEL and friends silently; shown is better.
+            super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+        def render(self, renderable: Any, options: Any = None) -> Iterator[Segment]:  # type: ignore[override]
+            for segment in super().render(renderable, options):
+                if segment.control is None and _CONTROL.search(segment.text):
+                    yield Segment(visible(segment.text), segment.style)
+                else:
+                    yield segment
+
+    kwargs.setdefault("markup", False)
+    kwargs.setdefault("highlight", False)  # no colours picked from data (numbers, URLs)
+    return SafeConsole(**kwargs)  # type: ignore[arg-type]
