@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 import re
 
-from rich import box
-from rich.table import Table
-
 from dflash_check.core.formats import FORMATS
 from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES, TARGET_ALONE_RULES, Rule
 from dflash_check.core.runtimes import AUX_READING, PROFILES, portable_max_id_from_end
@@ -479,14 +476,20 @@ def formats_json() -> str:
     return json.dumps({"schema_version": 1, "formats": data}, indent=2) + "\n"
 
 
-def formats_table() -> Table:
-    """Return the format table for the terminal."""
-    table = Table(box=box.SIMPLE_HEAD)
-    for col in ("format", "identified by", "runtimes", "numbering"):
-        table.add_column(col, overflow="fold")
+def formats_text(width: int) -> str:
+    """Return the format table for the terminal: one block per format, wrapped at spaces.
+
+    Blocks rather than a table: at 80 columns a four-column table splits architecture names
+    mid-word, which then cannot be searched or copied.
+    """
+    blocks = []
     for f in FORMATS:
-        table.add_row(f.name, f.identified_by, ", ".join(f.runtimes or ("all",)), f.numbering)
-    return table
+        lines = wrap(f"{f.name}  ({f.title})", width, "", "  ")
+        lines += wrap(f"identified by: {f.identified_by}", width, "  ", "    ")
+        lines += wrap(f"runtimes: {', '.join(f.runtimes or ('all',))}", width, "  ", "    ")
+        lines += wrap(f"numbering: {f.numbering}", width, "  ", "    ")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
 
 
 def limits_markdown() -> str:
