@@ -81,20 +81,17 @@ class PairUsageCommand(UsageCommand):
     def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
         """Return the usage pieces with ``DRAFT [TARGET]`` shown as ``[DRAFT] TARGET``."""
         pieces = super().collect_usage_pieces(ctx)
-        return [{"DRAFT": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
+        return [{"[DRAFT]": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
 
 
 PAIR_EXAMPLES = [
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16 Qwen/Qwen3-4B",
     "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
     "dflash-check pair DRAFT TARGET --runtime vllm --format json",
-    "dflash-check pair deepseek-ai/DeepSeek-V3   (one model: the target's own MTP layers)",
+    "dflash-check pair deepseek-ai/DeepSeek-V3    # one model: its MTP layers",
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
-    "dflash-check pair XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash:dflash XiaomiMiMo/MiMo-V2.5-Pro "
-    "--runtime vllm",
-    "dflash-check pair z-lab/Qwen3-8B-DFlash-b16 Qwen/Qwen3-8B --smoke-run --engine vllm "
-    "--endpoint http://gpu-node:8000",
-    "dflash-check pair DRAFT TARGET --engine sglang --print-command --tensor-parallel-size 8",
+    "dflash-check pair DRAFT TARGET --smoke-run --engine vllm --endpoint URL",
+    "dflash-check pair DRAFT TARGET --engine sglang --print-command",
 ]
 
 
@@ -219,6 +216,17 @@ class DtypeChoice(str, Enum):
 
 
 SMOKE = "Smoke run"
+# Help panels of `pair` and `registry`: grouped so that 40 options read at 80 columns.
+CHECK = "Check"
+HUB = "Hub"
+OUTPUT = "Output"
+
+
+def runtime_names() -> tuple[str, ...]:
+    """Return every name ``--runtime`` accepts, from the one runtime table (help and errors)."""
+    from dflash_check.core.runtimes import RUNTIME_NAMES
+
+    return RUNTIME_NAMES
 
 
 RuntimeOpt = Annotated[
@@ -226,11 +234,11 @@ RuntimeOpt = Annotated[
     typer.Option(
         "--runtime",
         "-r",
-        metavar="RUNTIME",
-        help="Runtimes to check, repeated or comma-separated (-r vllm,sglang), as pairs.yaml's "
-        "runtimes: portable, reference, vllm, sglang, trtllm, llamacpp, mlx. Default: portable "
-        "(every runtime; ids must satisfy t ≤ N-2).",
+        metavar="NAME",
+        help=f"Runtimes to check (-r vllm,sglang): {', '.join(runtime_names())}. Default: "
+        "portable (every runtime; ids must satisfy t ≤ N-2).",
         show_default=False,
+        rich_help_panel=CHECK,
     ),
 ]
 
@@ -271,61 +279,106 @@ def parse_runtimes(values: list[str] | None) -> str:
     return ",".join(names)
 
 
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help=f"Report format: {', '.join(f.value for f in OutputFormat)}.",
+        rich_help_panel=OUTPUT,
+    ),
+]
 OutputOpt = Annotated[
     Path | None,
     typer.Option(
         "--output",
         "-o",
+        metavar="FILE",
         help="Write the report (for json, also the error object) to FILE instead of stdout; "
-        "its directory is checked before any work, and a one-line summary goes to stderr.",
+        "a one-line summary goes to stderr.",
         dir_okay=False,
+        rich_help_panel=OUTPUT,
     ),
 ]
-StrictOpt = Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.", rich_help_panel=CHECK)
+]
 VerboseOpt = Annotated[
     bool,
     typer.Option(
         "--verbose",
         "-v",
         help="Table report: add both models side by side and each runtime's layer resolution.",
+        rich_help_panel=OUTPUT,
     ),
 ]
 IgnoreOpt = Annotated[
     list[str] | None,
-    typer.Option("--ignore", help="Skip a rule by id (repeatable), e.g. --ignore DF013."),
+    typer.Option(
+        "--ignore",
+        metavar="ID",
+        help="Skip a rule by id (repeatable), e.g. --ignore DF013.",
+        rich_help_panel=CHECK,
+    ),
 ]
 TokenOpt = Annotated[
     str | None,
     typer.Option(
         "--token",
+        metavar="TOKEN",
         help="Hugging Face token (default: HF_TOKEN or the saved login).",
         show_default=False,
+        rich_help_panel=HUB,
     ),
 ]
 RevisionOpt = Annotated[
-    str | None, typer.Option("--revision", help="Revision (branch, tag, commit) for both models.")
+    str | None,
+    typer.Option(
+        "--revision",
+        metavar="REV",
+        help="Revision (branch, tag, commit) for both models.",
+        rich_help_panel=HUB,
+    ),
 ]
 DraftRevisionOpt = Annotated[
-    str | None, typer.Option("--draft-revision", help="Revision of the draft.")
+    str | None,
+    typer.Option(
+        "--draft-revision", metavar="REV", help="Revision of the draft.", rich_help_panel=HUB
+    ),
 ]
 TargetRevisionOpt = Annotated[
-    str | None, typer.Option("--target-revision", help="Revision of the target.")
+    str | None,
+    typer.Option(
+        "--target-revision", metavar="REV", help="Revision of the target.", rich_help_panel=HUB
+    ),
 ]
 DraftSubfolderOpt = Annotated[
     str | None,
     typer.Option(
         "--draft-subfolder",
+        metavar="DIR",
         help="Folder of the draft's repo (or directory) that holds it, e.g. dflash "
         "(same as DRAFT given as ORG/NAME:SUBFOLDER).",
+        rich_help_panel=HUB,
     ),
 ]
 TargetSubfolderOpt = Annotated[
     str | None,
-    typer.Option("--target-subfolder", help="Folder of the target's repo that holds it."),
+    typer.Option(
+        "--target-subfolder",
+        metavar="DIR",
+        help="Folder of the target's repo that holds it.",
+        rich_help_panel=HUB,
+    ),
 ]
 OfflineOpt = Annotated[
-    bool, typer.Option("--offline", help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).")
+    bool,
+    typer.Option(
+        "--offline",
+        help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).",
+        rich_help_panel=HUB,
+    ),
 ]
 
 
@@ -342,10 +395,11 @@ TimeoutOpt = Annotated[
     float,
     typer.Option(
         "--timeout",
-        help="Seconds to wait for each Hub response (each model's whole fetch: "
-        f"{DEADLINE_FACTOR}x this).",
+        metavar="SECONDS",
+        help=f"Seconds per Hub response (a model's whole fetch: {DEADLINE_FACTOR}x this).",
         min=0.1,
         callback=finite_timeout,
+        rich_help_panel=HUB,
     ),
 ]
 
@@ -452,31 +506,28 @@ REGISTRY_EXIT_CODES = {
 
 def epilog(examples: list[str], codes: dict[ExitCode, str]) -> str:
     """Return a command's help epilog: examples, then its exit codes."""
-    lines = ["Examples:", *(f"  $ {e}" for e in examples), "Exit codes:"]
-    lines += [f"  {int(code)}  {text}" for code, text in codes.items()]
-    return "\n\n".join(lines)
+    example_lines = "\n".join(["Examples:", *(f"  $ {e}" for e in examples)])
+    code_lines = "\n".join(["Exit codes:", *(f"  {int(c)}  {text}" for c, text in codes.items())])
+    return f"{example_lines}\n\n{code_lines}"
 
 
 @app.command(cls=PairUsageCommand, epilog=epilog(PAIR_EXAMPLES, EXIT_CODES))
 def pair(
     draft: Annotated[
-        str,
+        str | None,
         typer.Argument(
             metavar="DRAFT",
-            help="The draft: a Hub repo id ORG/NAME, optionally ORG/NAME:SUBFOLDER and "
-            "@REVISION, or a directory (DIR:SUBFOLDER). Alone (pair TARGET), the target.",
+            help="The draft: a local path or a Hub repo id ORG/NAME\\[:SUBFOLDER]\\[@REVISION] "
+            "(docs/cli.md#local-or-hub).",
             show_default=False,
         ),
-    ],
+    ] = None,
     target: Annotated[
         str | None,
         typer.Argument(
-            metavar="[TARGET]",
-            help="The target: a Hub repo id ORG/NAME, optionally ORG/NAME@REVISION, or a "
-            "directory. Given one model only (pair TARGET), it is the target, asked about its "
-            "own MTP (NextN) layers: what its config states, what each serving engine would "
-            "build from them and how to ask for it, and (for a directory) whether the weights "
-            "are there; exit 1 when it has none or they are missing.",
+            metavar="TARGET",
+            help="The target, as DRAFT. Alone (pair TARGET): the target's own MTP layers, "
+            "what each engine builds from them; exit 1 when it has none.",
             show_default=False,
         ),
     ] = None,
@@ -490,13 +541,14 @@ def pair(
         int | None,
         typer.Option(
             "--num-speculative-tokens",
+            metavar="N",
             min=1,
             max=MAX_SPECULATIVE_TOKENS,
-            help="Draft tokens per step the engine will serve with (vLLM num_speculative_tokens, "
-            "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens is one more): "
-            "checked against the draft's block size (DF019) and used by --print-command; with "
-            "one model, against its MTP layer count (DF044, DF045).",
+            help="Draft tokens per step the engine will serve with (vLLM "
+            "num_speculative_tokens): checked against the block size (DF019) or the MTP layer "
+            "count (DF044, DF045).",
             show_default=False,
+            rich_help_panel=CHECK,
         ),
     ] = None,
     revision: RevisionOpt = None,
@@ -511,19 +563,20 @@ def pair(
         bool,
         typer.Option(
             "--smoke-run",
-            help="Also run a real speculative decode (needs the smoke "
-            "extra; runs on CUDA or, slowly, on the CPU).",
+            help="Also run a real speculative decode (the smoke extra; CUDA or CPU).",
             rich_help_panel=SMOKE,
         ),
     ] = False,
     device: Annotated[
-        DeviceChoice, typer.Option("--device", help="Smoke-run device.", rich_help_panel=SMOKE)
+        DeviceChoice,
+        typer.Option("--device", metavar="DEVICE", help="Smoke-run device.", rich_help_panel=SMOKE),
     ] = DeviceChoice.auto,
     dtype: Annotated[
         DtypeChoice,
         typer.Option(
             "--dtype",
-            help="Smoke-run dtype (auto: bfloat16 on CUDA, float32 on CPU).",
+            metavar="DTYPE",
+            help="Smoke-run dtype (auto: bfloat16 on CUDA, else float32).",
             rich_help_panel=SMOKE,
         ),
     ] = DtypeChoice.auto,
@@ -531,6 +584,7 @@ def pair(
         list[str] | None,
         typer.Option(
             "--prompt",
+            metavar="TEXT",
             help="Smoke-run prompt (repeatable; default: built-in prompts).",
             rich_help_panel=SMOKE,
         ),
@@ -538,22 +592,30 @@ def pair(
     max_new_tokens: Annotated[
         int,
         typer.Option(
-            "--max-new-tokens", min=1, help="Tokens to generate per prompt.", rich_help_panel=SMOKE
+            "--max-new-tokens",
+            metavar="N",
+            min=1,
+            help="Tokens to generate per prompt.",
+            rich_help_panel=SMOKE,
         ),
     ] = 64,
     block_size: Annotated[
         int | None,
         typer.Option(
-            "--block-size", min=2, help="Override the draft's block_size.", rich_help_panel=SMOKE
+            "--block-size",
+            metavar="N",
+            min=2,
+            help="Override the draft's block_size.",
+            rich_help_panel=SMOKE,
         ),
     ] = None,
     temperature: Annotated[
         float,
         typer.Option(
             "--temperature",
+            metavar="T",
             min=0.0,
-            help="0 for greedy verification "
-            "(checked lossless); above 0 samples with rejection sampling.",
+            help="0: greedy (checked lossless); above 0: rejection sampling.",
             rich_help_panel=SMOKE,
         ),
     ] = 0.0,
@@ -561,8 +623,9 @@ def pair(
         float,
         typer.Option(
             "--min-acceptance",
+            metavar="TAU",
             min=1.0,
-            help="Fail (exit 1) when tau, the mean tokens per target step, is below this.",
+            help="Fail (exit 1) below this tau (mean tokens per target step).",
             rich_help_panel=SMOKE,
         ),
     ] = 1.5,
@@ -590,15 +653,17 @@ def pair(
             rich_help_panel=SMOKE,
         ),
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", rich_help_panel=SMOKE)] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Sampling seed.", rich_help_panel=SMOKE)
+    ] = 0,
     timing_repeats: Annotated[
         int,
         typer.Option(
             "--timing-repeats",
+            metavar="N",
             min=1,
             max=100,
-            help="Timed runs of each decode after a warm-up; the speedup is their median, "
-            "with the range.",
+            help="Timed runs after a warm-up; the speedup is their median.",
             rich_help_panel=SMOKE,
         ),
     ] = 3,
@@ -621,6 +686,8 @@ def pair(
     from dflash_check.core.rules import RULES_BY_ID
     from dflash_check.hub.interface import BadModelSpec, parse_model_ref
 
+    if draft is None:  # both arguments are optional to typer: the usage line says [DRAFT] TARGET
+        raise typer.BadParameter("missing: pair needs a TARGET (and usually a DRAFT before it)")
     check_output(output)  # before any fetch: a bad path must not cost a whole smoke run
     _TOKEN[0] = token
     selection = parse_runtimes(runtime)

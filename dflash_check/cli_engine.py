@@ -39,8 +39,8 @@ EngineOpt = Annotated[
     EngineChoice | None,
     typer.Option(
         "--engine",
-        help="Run the smoke decode on this engine's server (see --endpoint) instead of "
-        "the bundled runtime.",
+        metavar="ENGINE",
+        help="Smoke-run on this engine's server instead of the bundled runtime.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -48,8 +48,8 @@ EndpointOpt = Annotated[
     str | None,
     typer.Option(
         "--endpoint",
-        help="Base URL of a running engine serving TARGET with DRAFT as its speculative "
-        "model, e.g. http://gpu-node:8000.",
+        metavar="URL",
+        help="Base URL of an engine serving the pair, e.g. http://gpu-node:8000.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -57,8 +57,8 @@ BaselineEndpointOpt = Annotated[
     str | None,
     typer.Option(
         "--baseline-endpoint",
-        help="Base URL of the same target served without speculation: outputs are compared "
-        "token for token (lossless check).",
+        metavar="URL",
+        help="Base URL of the target served without speculation (lossless check).",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -66,10 +66,11 @@ EngineApiKeyOpt = Annotated[
     str | None,
     typer.Option(
         "--engine-api-key",
+        metavar="KEY",
         envvar=ENGINE_KEY_ENV,
-        help="Bearer key of the engine's API (never printed).",
+        help=f"Bearer key of the engine's API (or {ENGINE_KEY_ENV}; never printed).",
         show_default=False,
-        show_envvar=True,
+        show_envvar=False,
         rich_help_panel=ENGINE,
     ),
 ]
@@ -77,6 +78,7 @@ EngineTimeoutOpt = Annotated[
     float,
     typer.Option(
         "--engine-timeout",
+        metavar="SECS",
         min=1.0,
         help="Seconds to wait for each engine answer.",
         rich_help_panel=ENGINE,
@@ -86,8 +88,7 @@ LaunchOpt = Annotated[
     bool,
     typer.Option(
         "--launch",
-        help="Start the engine here with the pair (the --print-command command), run the "
-        "smoke prompts, and stop it.",
+        help="Start the engine here (--print-command's command), run the prompts, stop it.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -95,7 +96,7 @@ PrintCommandOpt = Annotated[
     bool,
     typer.Option(
         "--print-command",
-        help="Print the engine command that serves this pair (to run on your cluster) and exit.",
+        help="Print the command that serves the pair on your cluster, and exit.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -103,8 +104,9 @@ TensorParallelOpt = Annotated[
     int | None,
     typer.Option(
         "--tensor-parallel-size",
+        metavar="N",
         min=1,
-        help="Passed to the engine (--launch, --print-command).",
+        help="Passed to the engine.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -112,8 +114,9 @@ PipelineParallelOpt = Annotated[
     int | None,
     typer.Option(
         "--pipeline-parallel-size",
+        metavar="N",
         min=1,
-        help="Passed to the engine (--launch, --print-command).",
+        help="Passed to the engine.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -121,6 +124,7 @@ LaunchTimeoutOpt = Annotated[
     float,
     typer.Option(
         "--launch-timeout",
+        metavar="SECS",
         min=1.0,
         help="Seconds to wait for a launched engine to become healthy.",
         rich_help_panel=ENGINE,
@@ -130,7 +134,8 @@ EngineBinaryOpt = Annotated[
     str | None,
     typer.Option(
         "--engine-binary",
-        help="Executable that starts the engine (default: vllm, or python3 for SGLang).",
+        metavar="PATH",
+        help="Command that starts the engine (default: vllm; python3 for SGLang).",
         rich_help_panel=ENGINE,
     ),
 ]

@@ -1,0 +1,139 @@
+"""Every command of the top-level help, in every format, and its --help at 80 and 120 columns.
+
+A new user's first hour runs each command once in its default format; a crash there (as
+`formats` once did) must fail a test, and so must a help page that cuts an option name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from dflash_check.cli import DocFormat, OutputFormat, app
+from tests.helpers import REPO
+
+SEED = (str(REPO / "examples" / "Qwen3-4B-DFlash-b16"), str(REPO / "examples" / "Qwen3-4B"))
+
+
+def commands() -> dict[str, Any]:
+    """Return the commands the top-level help lists, by name (typer's own click commands)."""
+    group = typer.main.get_command(app)
+    return dict(group.commands)  # type: ignore[attr-defined]
+
+
+def invoke(*args: str, columns: int = 120) -> tuple[int, str]:
+    """Run the app in-process at ``columns`` columns; return its exit code and output."""
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+def registry_file(tmp_path: Path) -> Path:
+    """Write a pairs.yaml whose one pair (the seed pair) is as expected."""
+    path = tmp_path / "pairs.yaml"
+    path.write_text(
+        "version: 1\npairs:\n"
+        f"  - draft: {SEED[0]}\n    target: {SEED[1]}\n    expect: compatible\n"
+        "    source: tests\n"
+    )
+    return path
+
+
+def test_top_level_help_lists_every_command() -> None:
+    """The commands tested below are the ones the top-level help shows."""
+    code, text = invoke("--help", columns=80)
+    assert code == 0
+    for name in commands():
+        assert re.search(rf"│ {name}\b", text), name
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in DocFormat])
+@pytest.mark.parametrize("command", [["rules"], ["runtimes"], ["formats"]])
+def test_doc_commands_run_in_every_format(command: list[str], fmt: str) -> None:
+    """Each documentation command answers in each format, exit 0, with some output."""
+    code, text = invoke(*command, "--format", fmt, columns=80)
+    assert code == 0, text
+    assert text.strip()
+
+
+def test_explain_runs() -> None:
+    """`explain` answers for a known rule."""
+    code, text = invoke("explain", "DF004", columns=80)
+    assert code == 0 and "DF004" in text
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in OutputFormat])
+def test_pair_runs_in_every_format(fmt: str) -> None:
+    """The seed pair is compatible (exit 0) in every report format."""
+    code, text = invoke("pair", *SEED, "--format", fmt, columns=80)
+    assert code == 0, text
+    assert text.strip()
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in OutputFormat])
+def test_registry_runs_in_every_format(fmt: str, tmp_path: Path) -> None:
+    """A pairs.yaml whose pair is as expected exits 0 in every report format."""
+    code, text = invoke("registry", str(registry_file(tmp_path)), "--format", fmt, columns=80)
+    assert code == 0, text
+    assert text.strip()
+
+
+def option_names(command: Any) -> list[str]:
+    """Return every option name and metavar a command's help must show whole."""
+    names = []
+    for param in command.params:
+        names += [o for o in (*param.opts, *param.secondary_opts) if o.startswith("--")]
+    return names
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("name", list(commands()))
+def test_help_cuts_no_name(name: str, columns: int) -> None:
+    """No option name is cut (rich's "…") or split across lines, at 80 or 120 columns."""
+    code, text = invoke(name, "--help", columns=columns)
+    assert code == 0, text
+    assert "…" not in text
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    words = set(re.findall(r"--[a-z][a-z0-9-]*[a-z0-9]", text))
+    for option in option_names(commands()[name]):
+        assert option in words, f"{option} is not shown whole in `{name} --help`"
+    # a line that ends inside a word (letter, then a letter on the next line's text) is a split
+    cells = [re.sub(r"^[│ ]+|[│ ]+$", "", line) for line in lines]
+    for before, after in itertools.pairwise(cells):
+        assert not (before.endswith("-") and after[:1].isalpha()), (before, after)
+
+
+def test_pair_help_fits_150_lines_at_80_columns() -> None:
+    """`pair --help` groups its options into panels and stays within 150 lines."""
+    code, text = invoke("pair", "--help", columns=80)
+    assert code == 0
+    assert len(text.splitlines()) <= 150
+    for panel in ("Check", "Output", "Hub", "Smoke run", "Smoke run in a serving engine"):
+        assert f"╭─ {panel} ─" in text, panel
+    assert "[DRAFT] TARGET" in text
+    assert "[required]" not in text  # DRAFT may be left out (pair TARGET)
+
+
+def test_runtime_help_names_every_runtime() -> None:
+    """`--runtime`'s help lists the same runtimes as its error message."""
+    from dflash_check.core.runtimes import RUNTIME_NAMES
+
+    code, text = invoke("pair", "--help", columns=200)
+    flat = " ".join(text.split())
+    assert ", ".join(RUNTIME_NAMES) in flat
+    code, text = invoke("pair", *SEED, "--runtime", "nope", columns=200)
+    assert code == 2 and ", ".join(RUNTIME_NAMES) in " ".join(text.split())
+
+
+def test_pair_without_arguments_is_a_usage_error() -> None:
+    """Both arguments are optional to typer; none given is still exit 2, naming TARGET."""
+    code, text = invoke("pair", columns=120)
+    assert code == 2 and "TARGET" in text
