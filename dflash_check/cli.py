@@ -517,8 +517,8 @@ def pair(
         str | None,
         typer.Argument(
             metavar="DRAFT",
-            help="The draft: a local path or a Hub repo id ORG/NAME\\[:SUBFOLDER]\\[@REVISION] "
-            "(docs/cli.md#local-or-hub).",
+            help="The draft: a local path, or a Hub repo id ORG/NAME, ORG/NAME:SUBFOLDER or "
+            "ORG/NAME@REVISION (docs/cli.md#local-or-hub).",
             show_default=False,
         ),
     ] = None,

@@ -147,7 +147,24 @@ def cli_markdown() -> str:
     command = typer.main.get_command(app)
     ctx = typer.Context(command, obj={MARKUP_MODE_KEY: app.rich_markup_mode})
     text = get_docs_for_click(obj=command, ctx=ctx, name="dflash-check")
-    return html.unescape(text.strip()) + "\n"
+    return html.unescape(text.strip()) + "\n\n" + LOCAL_OR_HUB
+
+
+LOCAL_OR_HUB = """## Local or Hub
+
+A model name (DRAFT, TARGET, or a `pairs.yaml` entry) is a **local path** when
+
+- it starts with `.`, `/` or `~` (`./Qwen3-4B`, `~/models/draft`), or
+- it exists here, or
+- its first path component exists here (`examples/Qwen3-4B-DFlash` when `examples/` does).
+
+Anything else is a **Hub repo id**, `ORG/NAME`, optionally `ORG/NAME:SUBFOLDER` and
+`ORG/NAME@REVISION`. A local path that does not exist is named at once, with the closest
+folder beside it, and never looked up on the Hub: `pair examples/Qwen3-4B-DFlash
+examples/Qwen3-4B` answers `directory not found` (did you mean `examples/Qwen3-4B-DFlash-b16`?)
+in well under a second. To reach a Hub repo whose organisation has the name of a local folder,
+run from another directory.
+"""
 
 
 def runtimes_markdown() -> str:

@@ -137,3 +137,38 @@ def test_pair_without_arguments_is_a_usage_error() -> None:
     """Both arguments are optional to typer; none given is still exit 2, naming TARGET."""
     code, text = invoke("pair", columns=120)
     assert code == 2 and "TARGET" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "local"),
+    [
+        ("examples/Qwen3-4B-DFlash", True),  # first component exists: a mistyped local path
+        ("./Qwen3-4B", True),
+        ("~/models/draft", True),
+        ("/models/draft", True),
+        ("z-lab/Qwen3-4B-DFlash-b16", False),  # no folder z-lab here: a Hub repo id
+    ],
+)
+def test_local_or_hub_rule(
+    name: str, local: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """docs/cli.md#local-or-hub: what makes a name a local path."""
+    from dflash_check.hub.interface import parse_model_ref
+
+    (tmp_path / "examples").mkdir()
+    monkeypatch.chdir(tmp_path)
+    ref = parse_model_ref(name)
+    assert (ref.path is not None) is local
+
+
+def test_mistyped_local_path_is_named_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A missing folder under an existing one answers within a second, naming its neighbour."""
+    import time
+
+    monkeypatch.chdir(REPO)
+    start = time.monotonic()
+    code, text = invoke("pair", "examples/Qwen3-4B-DFlash", "examples/Qwen3-4B")
+    assert time.monotonic() - start < 1.0
+    assert code == 3
+    assert "examples/Qwen3-4B-DFlash: directory not found" in text
+    assert "did you mean examples/Qwen3-4B-DFlash-b16?" in text
