@@ -433,14 +433,20 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
     return flag if flag is not None else both
 
 
-def hub_options(token: str | None, offline: bool, timeout: float) -> HubOptions:
-    """Return the Hub options of a command, with retries announced on stderr."""
+def hub_options(
+    token: str | None,
+    offline: bool,
+    timeout: float,
+    on_retry: Callable[[str], None] | None = None,
+) -> HubOptions:
+    """Return the Hub options of a command, with retries announced on stderr (one line each,
+    unless ``on_retry`` shows them some other way)."""
     from dflash_check.hub.hub import HubOptions
 
     def announce(text: str) -> None:
         stderr_console().print(f"Hub: {redact(text)}", markup=False, style="yellow")
 
-    return HubOptions(token=token, offline=offline, timeout=timeout, on_retry=announce)
+    return HubOptions(token=token, offline=offline, timeout=timeout, on_retry=on_retry or announce)
 
 
 def check_output(output: Path | None) -> None:
@@ -459,13 +465,18 @@ def check_output(output: Path | None) -> None:
     raise typer.BadParameter(f"cannot write {str(output)!r}: {reason}", param_hint="--output")
 
 
-def hub_factory(token: str | None, offline: bool, timeout: float) -> Callable[[], ModelSource]:
+def hub_factory(
+    token: str | None,
+    offline: bool,
+    timeout: float,
+    on_retry: Callable[[str], None] | None = None,
+) -> Callable[[], ModelSource]:
     """Return what builds the Hub source, so that local checks never import it."""
 
     def build() -> ModelSource:
         from dflash_check.hub.hub import HubSource
 
-        return HubSource(hub_options(token, offline, timeout))
+        return HubSource(hub_options(token, offline, timeout, on_retry))
 
     return build
 
@@ -1011,22 +1022,31 @@ def registry(
     selected = select(specs, only)
     if not selected:
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
-    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     err_console = stderr_console()
+    retry = [""]  # the latest retry, shown in the bar's status line (never one line per retry)
+
+    def retrying(text: str) -> None:
+        retry[0] = f"Hub: {redact(text)}"
+        if progress.live.is_started:
+            progress.update(task, status=retry[0])
+
+    # Without a terminal the retries are not shown: each pair's error says "after N attempts",
+    # and the table gives the network hint once.
+    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout, retrying))
     progress = Progress(
         TextColumn("checking pairs"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.description}"),
+        TextColumn("{task.fields[status]}", style="yellow"),
         console=err_console,
         transient=True,
         disable=not err_console.is_terminal,
     )
     with progress:
-        task = progress.add_task("", total=len(selected))
+        task = progress.add_task("", total=len(selected), status="")
 
         def done(outcome: PairOutcome) -> None:
             progress.update(task, advance=1, description=outcome.label)

@@ -172,3 +172,28 @@ def test_mistyped_local_path_is_named_at_once(monkeypatch: pytest.MonkeyPatch) -
     assert code == 3
     assert "examples/Qwen3-4B-DFlash: directory not found" in text
     assert "did you mean examples/Qwen3-4B-DFlash-b16?" in text
+
+
+def test_registry_without_network_gives_the_hint_once(tmp_path: Path) -> None:
+    """Three Hub pairs and no Hub: one error line each, the network hint once, no retry lines."""
+    import socket
+
+    from tests.helpers import run_cli
+
+    with socket.socket() as sock:  # a loopback port nobody listens on: connection refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    pairs = tmp_path / "pairs.yaml"
+    entries = "".join(
+        f"  - draft: org/draft-{i}\n    target: org/target-{i}\n    expect: compatible\n"
+        "    source: tests\n"
+        for i in range(3)
+    )
+    pairs.write_text(f"version: 1\npairs:\n{entries}")
+    env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
+    proc = run_cli("registry", str(pairs), "--timeout", "0.5", env={**env, "COLUMNS": "80"})
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stdout.count("HF_ENDPOINT") == 1, proc.stdout
+    assert proc.stdout.count("cannot connect") == 3
+    assert "retrying" not in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1  # the counts
