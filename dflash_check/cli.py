@@ -178,10 +178,11 @@ class OutputFormat(str, Enum):
     sarif = "sarif"
     junit = "junit"
     github = "github"
+    markdown = "markdown"
 
 
 def render_ci(result: RunResult, output_format: OutputFormat) -> str:
-    """Render a run in one of the CI formats (SARIF, JUnit, GitHub annotations)."""
+    """Render a run in one of the CI formats (SARIF, JUnit, GitHub annotations, Markdown)."""
     if output_format is OutputFormat.sarif:
         from dflash_check.render.sarif import render_sarif
 
@@ -190,12 +191,16 @@ def render_ci(result: RunResult, output_format: OutputFormat) -> str:
         from dflash_check.render.junit import render_junit
 
         return render_junit(result)
+    if output_format is OutputFormat.markdown:
+        from dflash_check.render.markdown import render_markdown
+
+        return render_markdown(result)
     from dflash_check.render.github import render_github
 
     return render_github(result)
 
 
-CI_FORMATS = (OutputFormat.sarif, OutputFormat.junit, OutputFormat.github)
+CI_FORMATS = (OutputFormat.sarif, OutputFormat.junit, OutputFormat.github, OutputFormat.markdown)
 
 
 class DeviceChoice(str, Enum):

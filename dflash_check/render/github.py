@@ -31,6 +31,10 @@ def render_github(result: RunResult) -> str:
         props.append(f"title={escape_property(a.rule)}")
         lines.append(f"::{COMMAND[a.level]} {','.join(props)}::{escape_data(a.text)}")
     total = len(result.outcomes)
+    if result.file is None and total == 1:  # `pair`: one pair, said as its verdict
+        o = result.outcomes[0]
+        lines.append(f"::notice title=dflash-check::{escape_data(o.label)}: {o.verdict_text}")
+        return "\n".join(lines) + "\n"
     lines.append(
         f"::notice title=dflash-check::{total} pair{'s' if total != 1 else ''}: "
         f"{result.count('ok')} as expected, {result.count('mismatch')} not as expected, "
