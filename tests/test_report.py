@@ -112,7 +112,9 @@ def test_one_count_everywhere(report: CheckReport) -> None:
     proc = run_cli("pair", *SEED, "-f", "json")
     assert proc.returncode == 1
     assert proc.stderr.strip() == "dflash-check: incompatible (3 errors, 1 warning)"
-    assert len(json.loads(proc.stdout)["findings"]) == 9  # per runtime, for machines
+    data = json.loads(proc.stdout)
+    assert len(data["findings"]) == 4  # one per problem, with its runtimes, as the table
+    assert data["summary"] == {"errors": 3, "warnings": 1, "notes": 0, "problems": 4}
 
 
 def test_compatible_report_is_short() -> None:

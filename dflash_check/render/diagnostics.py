@@ -95,13 +95,19 @@ def _merge(rule: str, severity: Severity, group: list[Finding]) -> Diagnostic:
     return Diagnostic(rule, severity, headline, names, per_runtime, f0.hint, f0.field, f0.model)
 
 
-def diagnostics(report: CheckReport) -> tuple[Diagnostic, ...]:
-    """Return the report's findings as diagnostics, most severe first, each problem once."""
+def grouped(report: CheckReport) -> tuple[tuple[Diagnostic, tuple[Finding, ...]], ...]:
+    """Return each problem once, most severe first, with the per-runtime findings it merges
+    (the table prints the diagnostic, the JSON both)."""
     groups: dict[tuple[str, Severity, str | None, str | None, str], list[Finding]] = {}
     for f in report.findings:
         groups.setdefault((f.rule, f.severity, f.field, f.model, f.hint), []).append(f)
-    merged = [_merge(rule, sev, group) for (rule, sev, *_), group in groups.items()]
-    return tuple(sorted(merged, key=lambda d: (SEVERITY_ORDER[d.severity], d.rule)))
+    merged = [(_merge(rule, sev, group), tuple(group)) for (rule, sev, *_), group in groups.items()]
+    return tuple(sorted(merged, key=lambda p: (SEVERITY_ORDER[p[0].severity], p[0].rule)))
+
+
+def diagnostics(report: CheckReport) -> tuple[Diagnostic, ...]:
+    """Return the report's findings as diagnostics, most severe first, each problem once."""
+    return tuple(d for d, _ in grouped(report))
 
 
 def plural(count: int, noun: str) -> str:
@@ -109,14 +115,21 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def counts(diags: tuple[Diagnostic, ...]) -> dict[str, int]:
+    """Return the problems by severity: ``errors``, ``warnings``, ``notes`` (table and JSON)."""
+    return {
+        "errors": sum(1 for d in diags if d.severity is Severity.ERROR),
+        "warnings": sum(1 for d in diags if d.severity is Severity.WARNING),
+        "notes": sum(1 for d in diags if d.severity is Severity.INFO),
+    }
+
+
 def count_text(diags: tuple[Diagnostic, ...]) -> str:
     """Return ``3 errors, 1 warning`` (the one count every output uses)."""
-    errors = sum(1 for d in diags if d.severity is Severity.ERROR)
-    warnings = sum(1 for d in diags if d.severity is Severity.WARNING)
-    notes = sum(1 for d in diags if d.severity is Severity.INFO)
-    parts = [plural(errors, "error"), plural(warnings, "warning")]
-    if notes:
-        parts.append(plural(notes, "note"))
+    n = counts(diags)
+    parts = [plural(n["errors"], "error"), plural(n["warnings"], "warning")]
+    if n["notes"]:
+        parts.append(plural(n["notes"], "note"))
     return ", ".join(parts)
 
 
