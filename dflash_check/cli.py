@@ -1149,10 +1149,21 @@ def explain_rule(query: str) -> None:
 
 
 @app.command(cls=UsageCommand)
-def rules(rule_id: RuleArg = None, output_format: DocFormatOpt = DocFormat.table) -> None:
-    """List every rule (DF090-DF092 included): id, severity, what it checks, why, how to fix."""
+def rules(
+    rule_id: RuleArg = None,
+    output_format: DocFormatOpt = DocFormat.table,
+    long: Annotated[
+        bool, typer.Option("--long", help="Each rule in full: runtimes, why, how to fix.")
+    ] = False,
+) -> None:
+    """List every rule by id, one line each (--long: why and how to fix too)."""
     if rule_id is not None:
         explain_rule(rule_id)
+        return
+    if output_format is DocFormat.table and not long:
+        from dflash_check import docs
+
+        sys.stdout.write(docs.rules_short_text(stdout_console().width))
         return
     print_doc(output_format, "rules")
 

@@ -85,7 +85,7 @@ def rules_json() -> str:
             "runtimes": list(r.runtimes),
             "outcome": r in OUTCOME_RULES,
         }
-        for r in ALL_RULES
+        for r in sorted_rules()
     ]
     return json.dumps({"schema_version": 1, "rules": data}, indent=2) + "\n"
 
@@ -101,9 +101,10 @@ def closest_rule(query: str) -> str | None:
     import difflib
 
     q = query.strip()
-    digits = re.fullmatch(r"(?i)(?:df)?0*(\d{1,3})", q)
-    if digits and f"DF{int(digits.group(1)):03d}" in {r.id for r in ALL_RULES}:
-        return f"DF{int(digits.group(1)):03d}"  # "DF04", "4", "004" all mean DF004
+    digits = re.fullmatch(r"(?i)(?:df)?0*(\d{1,4})", q)
+    if digits:  # an id: the same number written otherwise, never a look-alike string
+        wanted = f"DF{int(digits.group(1)):03d}"
+        return wanted if wanted in {r.id for r in ALL_RULES} else None  # "DF04", "4" -> DF004
     keys = {r.id.lower(): r.id for r in ALL_RULES} | {r.name: r.name for r in ALL_RULES}
     close = difflib.get_close_matches(q.lower(), list(keys), n=1, cutoff=0.5)
     return keys[close[0]] if close else None
@@ -119,17 +120,40 @@ def rule_lines(r: Rule, width: int) -> list[str]:
     return lines
 
 
+def sorted_rules() -> list[Rule]:
+    """Return every rule (checks and run outcomes), sorted by id."""
+    return sorted(ALL_RULES, key=lambda r: r.id)
+
+
 def rules_text(width: int) -> str:
-    """Return every rule (checks and run outcomes) with why and fix, for the terminal."""
-    blocks = ["\n".join(rule_lines(r, width)) for r in ALL_RULES]
+    """Return every rule, by id, with why and fix, for the terminal (``rules --long``)."""
+    blocks = ["\n".join(rule_lines(r, width)) for r in sorted_rules()]
     return "\n\n".join(blocks) + "\n"
 
 
-def explain_text(r: Rule, width: int) -> str:
-    """Return ``dflash-check explain ID``: the rule, and where its documentation lives."""
-    lines = rule_lines(r, width)
-    lines += wrap(f"docs: docs/rules.md#{r.id.lower()}", width, "  ", "    ")
+def rules_short_text(width: int) -> str:
+    """Return one line per rule, by id: id, severity, name and what it checks (``rules``).
+
+    The line is cut at the terminal width, at a space, with "…": `explain ID` and
+    `rules --long` give the rest.
+    """
+    severity = max(len(r.severity.value) for r in ALL_RULES)
+    name = max(len(r.name) for r in ALL_RULES)
+    lines = []
+    for r in sorted_rules():
+        line = f"{r.id}  {r.severity.value:<{severity}}  {r.name:<{name}}  {r.title}"
+        if len(line) > width:
+            line = line[: max(width - 1, 0)].rsplit(" ", 1)[0].rstrip() + "…"
+        lines.append(line)
+    lines.append("")
+    lines.append("dflash-check explain ID: one rule in full; rules --long: all of them")
     return "\n".join(lines) + "\n"
+
+
+def explain_text(r: Rule, width: int) -> str:
+    """Return ``dflash-check explain ID``: the rule in full (no docs path: an installed copy
+    has no docs folder)."""
+    return "\n".join(rule_lines(r, width)) + "\n"
 
 
 def cli_markdown() -> str:
