@@ -956,6 +956,7 @@ def smoke(
         transient=True,
         disable=not err_console.is_terminal,
     )
+    failed: CheckError | None = None
     with progress:
         task = progress.add_task("starting", total=None)
         try:
@@ -970,7 +971,9 @@ def smoke(
 
                 measured = run_engine(report, draft, target, options, engine, say)
         except CheckError as err:
-            fail(err, json_output, output)
+            failed = err
+    if failed is not None:  # after the spinner is cleared: the error stands alone
+        fail(failed, json_output, output)
     return replace(report, smoke=measured)
 
 

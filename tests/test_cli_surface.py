@@ -197,3 +197,23 @@ def test_registry_without_network_gives_the_hint_once(tmp_path: Path) -> None:
     assert proc.stdout.count("cannot connect") == 3
     assert "retrying" not in proc.stderr
     assert len(proc.stderr.splitlines()) == 1  # the counts
+
+
+def test_missing_transformers_is_named_before_torch_is_imported() -> None:
+    """The smoke extra is looked up first: a missing transformers never costs a torch import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.util, sys\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda n, *a: None if n == 'transformers' else real(n, *a)\n"
+        "from dflash_check.errors import MissingExtraError\n"
+        "from dflash_check.runtime.smoke import import_runtime\n"
+        "try:\n"
+        "    import_runtime()\n"
+        "except MissingExtraError as err:\n"
+        "    print(err, 'torch' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert proc.stdout.strip().endswith("(transformers is not installed) False"), proc.stderr
