@@ -142,6 +142,17 @@ def debug_enabled() -> bool:
     return os.environ.get("DFLASH_CHECK_DEBUG", "") not in ("", "0")
 
 
+def terminal_lines(console: Console, text: str) -> str:
+    """Return ``text`` wrapped at spaces for a terminal (the terminal would fold it mid-word,
+    `HF_END` / `POINT`); unchanged for a pipe or a file, where one line per message is easier
+    to search."""
+    if not console.is_terminal:
+        return text
+    from dflash_check.render.diagnostics import wrap
+
+    return "\n".join(wrap(text, console.width, "", "  "))
+
+
 def fail(err: CheckError, json_output: bool = False, output: Path | None = None) -> NoReturn:
     """Print one line for ``err`` (plus a hint) on stderr and exit 3.
 
@@ -153,9 +164,11 @@ def fail(err: CheckError, json_output: bool = False, output: Path | None = None)
         import traceback
 
         console.print(redact("".join(traceback.format_exception(err))), markup=False)
-    console.print(f"Error: {redact(str(err))}", markup=False, style="bold red")
+    console.print(
+        terminal_lines(console, f"Error: {redact(str(err))}"), markup=False, style="bold red"
+    )
     if err.hint:
-        console.print(f"Hint: {redact(err.hint)}", markup=False)
+        console.print(terminal_lines(console, f"Hint: {redact(err.hint)}"), markup=False)
     if not debug_enabled():
         console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
     if json_output:
