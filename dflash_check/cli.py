@@ -917,7 +917,8 @@ def mtp_alone(
     if selection != "portable":
         names = selection.split(",")
         report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
-    text = render_mtp_json(report) if json_output else render_mtp_text(report)
+    width = stdout_console().width if output is None else FILE_WIDTH
+    text = render_mtp_json(report) if json_output else render_mtp_text(report, width)
     if json_output or output is not None:
         write_output(text, output)
         summarise(summary_line(report), output)

@@ -217,3 +217,12 @@ def test_missing_transformers_is_named_before_torch_is_imported() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert proc.stdout.strip().endswith("(transformers is not installed) False"), proc.stderr
+
+
+def test_target_alone_uses_the_diagnostic_layout() -> None:
+    """`pair TARGET` prints `error[DF041]:` and `= help:`, as the pair report does."""
+    code, text = invoke("pair", str(REPO / "examples" / "Qwen3-4B"), columns=80)
+    assert code == 1
+    assert "error[DF041]: target" in text and "   = help: " in text
+    assert "DF041 error" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
