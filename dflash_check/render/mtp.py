@@ -109,4 +109,8 @@ def render_mtp_text(report: MtpReport, width: int = 100) -> str:
         lines.append("")
         lines += wrap(f"{f.severity.value}[{f.rule}]{where}: {f.message}", width, "", "  ")
         lines += wrap(f"= help: {f.hint}", width, "   ", "     ")
-    return "\n".join(lines) + "\n"
+    out: list[str] = []
+    for line in lines:  # any line past the width wraps at spaces, under its own indent
+        indent = " " * (len(line) - len(line.lstrip()))
+        out += wrap(line.strip(), width, indent, indent + "  ") if len(line) > width else [line]
+    return "\n".join(out) + "\n"
