@@ -214,22 +214,33 @@ def print_engine_command(
     tensor_parallel: int | None,
     pipeline_parallel: int | None,
 ) -> None:
-    """Print the command that serves the pair (stdout), after a passing static check."""
+    """Print the command that serves the pair (stdout), after a passing static check; after
+    a failing one, the report (stderr) and why no command is printed."""
+    from dataclasses import replace
+
     from dflash_check.cli import stderr_console
     from dflash_check.core.engine_command import build_command, shell_line
     from dflash_check.core.report import Verdict
+    from dflash_check.render.table import render_table
 
     if report.verdict is Verdict.INCOMPATIBLE:
-        stderr_console().print(
-            "No command printed: the static check failed (run without --print-command to see why).",
-            markup=False,
-        )
+        console = stderr_console()
+        console.print(render_table(report, console.width), crop=False)
+        console.print("No command printed: the static check failed.", markup=False)
         return
     # 0.0.0.0: the server is meant to be reached from the machine that runs dflash-check.
     spec = launch_spec(
         report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
     )
+    # The command runs elsewhere ("your cluster"), from another directory: local folders are
+    # given as absolute paths, which the user can see and rewrite for that machine.
+    spec = replace(spec, target=served_name(target), draft=served_name(draft))
     sys.stdout.write(shell_line(build_command(spec)) + "\n")
+
+
+def served_name(ref: ModelRef) -> str:
+    """Return the model as an engine command names it: a Hub spec, or an absolute path."""
+    return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
 
 
 def run_engine(

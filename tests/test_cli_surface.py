@@ -226,3 +226,31 @@ def test_target_alone_uses_the_diagnostic_layout() -> None:
     assert "error[DF041]: target" in text and "   = help: " in text
     assert "DF041 error" not in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_print_command_uses_absolute_paths_and_explains_a_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--print-command names local folders by absolute path; refused, it shows the findings."""
+    monkeypatch.chdir(REPO)
+    code, text = invoke(
+        "pair",
+        "examples/Qwen3-4B-DFlash-b16",
+        "examples/Qwen3-4B",
+        "--engine",
+        "vllm",
+        "--print-command",
+    )
+    assert code == 0
+    assert f"vllm serve {REPO / 'examples' / 'Qwen3-4B'} " in text
+    assert f'"model": "{REPO / "examples" / "Qwen3-4B-DFlash-b16"}"' in text
+    code, text = invoke(
+        "pair",
+        "examples/Qwen3-4B-DFlash-b16",
+        "examples/Qwen3.5-4B",
+        "--engine",
+        "vllm",
+        "--print-command",
+    )
+    assert code == 1
+    assert "error[DF004]" in text and "No command printed: the static check failed." in text
