@@ -49,7 +49,8 @@ if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up 
 
 app = typer.Typer(
     name="dflash-check",
-    help="Check, before loading a weight, whether a DFlash draft works with a target model.",
+    help="Check, before loading a weight, whether a speculative-decoding draft (DFlash, DSpark, "
+    "EAGLE-3) or a target's own MTP layers work with a target model in each serving engine.",
     no_args_is_help=True,
     add_completion=True,
     # Locals can hold an HF token: never show them (and tracebacks only with DFLASH_CHECK_DEBUG).
