@@ -254,3 +254,39 @@ def test_print_command_uses_absolute_paths_and_explains_a_refusal(
     )
     assert code == 1
     assert "error[DF004]" in text and "No command printed: the static check failed." in text
+
+
+def test_seed_report_fits_40_lines_whatever_the_path(tmp_path: Path) -> None:
+    """At 80 columns the seed report is ≤ 40 lines, its answer in the first 10, and the
+    messages say "the draft" / "the target" instead of repeating the paths."""
+    import shutil
+
+    deep = tmp_path / ("a-rather-long-folder-name-for-models-" * 2) / "another-level-of-nesting"
+    for name in ("Qwen3-4B-DFlash-b16", "Qwen3.5-4B"):
+        shutil.copytree(REPO / "examples" / name, deep / name)
+    code, text = invoke(
+        "pair", str(deep / "Qwen3-4B-DFlash-b16"), str(deep / "Qwen3.5-4B"), columns=80
+    )
+    assert code == 1
+    lines = text.splitlines()
+    assert len(lines) <= 40, text
+    assert lines[0].startswith("incompatible:")
+    assert "3 errors, 1 warning" in "\n".join(lines[:10])
+    blocks = text.split("\n\n", 1)[1]  # past the answer, which names both models
+    assert str(deep) not in blocks
+    assert "error[DF011]: the draft was trained for a 36-layer target" in blocks
+
+
+def test_fc_width_not_checked_is_said_once(tmp_path: Path) -> None:
+    """A draft without safetensors: the DF010 warning says DF005 was not checked, and no
+    separate `not checked: DF005` line repeats it."""
+    import shutil
+
+    draft = tmp_path / "draft"
+    shutil.copytree(REPO / "examples" / "Qwen3-4B-DFlash-b16", draft)
+    for weights in draft.glob("*.safetensors"):
+        weights.unlink()
+    code, text = invoke("pair", str(draft), str(REPO / "examples" / "Qwen3-4B"), columns=80)
+    assert code == 0
+    assert text.count("DF005") == 1 and "warning[DF010]" in text
+    assert "not checked: DF005" not in text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.core.rules import fmt_ids
@@ -99,10 +99,26 @@ def grouped(report: CheckReport) -> tuple[tuple[Diagnostic, tuple[Finding, ...]]
     """Return each problem once, most severe first, with the per-runtime findings it merges
     (the table prints the diagnostic, the JSON both)."""
     groups: dict[tuple[str, Severity, str | None, str | None, str], list[Finding]] = {}
-    for f in report.findings:
+    for f in (replace(f, message=short_names(report, f.message)) for f in report.findings):
         groups.setdefault((f.rule, f.severity, f.field, f.model, f.hint), []).append(f)
     merged = [(_merge(rule, sev, group), tuple(group)) for (rule, sev, *_), group in groups.items()]
     return tuple(sorted(merged, key=lambda p: (SEVERITY_ORDER[p[0].severity], p[0].rule)))
+
+
+def short_names(report: CheckReport, message: str) -> str:
+    """Return ``message`` with "draft NAME" / "target NAME" said as "the draft" / "the target".
+
+    The report's first line and each block's ``-->`` line already name both models; repeated
+    in every message, two long paths push the answer off the first screen.
+    """
+    for role, name in (("draft", report.draft.name), ("target", report.target.name)):
+        named = rf"\b{role} {re.escape(name)}"
+        # "draft NAME vocab_size" -> "the draft's vocab_size" (a config key follows)
+        message = re.sub(named + r"(?= [A-Za-z0-9]*[_.][\w.]*)", f"the {role}'s", message)
+        # "draft NAME: fc.weight takes ..." -> "the draft's fc.weight takes ..."
+        message = re.sub(named + r": (?=[A-Za-z0-9]*[_.][\w.]* )", f"the {role}'s ", message)
+        message = re.sub(named + r"(?=[\s:;,.)]|$)", f"the {role}", message)
+    return message.replace("the the ", "the ")
 
 
 def diagnostics(report: CheckReport) -> tuple[Diagnostic, ...]:
