@@ -95,11 +95,17 @@ def _merge(rule: str, severity: Severity, group: list[Finding]) -> Diagnostic:
     return Diagnostic(rule, severity, headline, names, per_runtime, f0.hint, f0.field, f0.model)
 
 
-def grouped(report: CheckReport) -> tuple[tuple[Diagnostic, tuple[Finding, ...]], ...]:
+def grouped(
+    report: CheckReport, short: bool = True
+) -> tuple[tuple[Diagnostic, tuple[Finding, ...]], ...]:
     """Return each problem once, most severe first, with the per-runtime findings it merges
-    (the table prints the diagnostic, the JSON both)."""
+    (the table prints the diagnostic, the JSON both). ``short``: messages say "the draft" and
+    "the target" (for people; the JSON keeps the names, for a message read on its own)."""
     groups: dict[tuple[str, Severity, str | None, str | None, str], list[Finding]] = {}
-    for f in (replace(f, message=short_names(report, f.message)) for f in report.findings):
+    findings = report.findings
+    if short:
+        findings = tuple(replace(f, message=short_names(report, f.message)) for f in findings)
+    for f in findings:
         groups.setdefault((f.rule, f.severity, f.field, f.model, f.hint), []).append(f)
     merged = [(_merge(rule, sev, group), tuple(group)) for (rule, sev, *_), group in groups.items()]
     return tuple(sorted(merged, key=lambda p: (SEVERITY_ORDER[p[0].severity], p[0].rule)))

@@ -106,7 +106,7 @@ def resolution_dict(r: LayerResolution) -> dict[str, Any]:
 
 def report_dict(report: CheckReport) -> dict[str, Any]:
     """Return the whole report as the JSON object docs/report.schema.json describes."""
-    problems = grouped(report)
+    problems = grouped(report, short=False)
     return {
         "schema_version": SCHEMA_VERSION,
         "verdict": report.verdict.value,
