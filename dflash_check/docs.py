@@ -166,9 +166,11 @@ def cli_markdown() -> str:
     import typer.main
     from typer.cli import MARKUP_MODE_KEY, get_docs_for_click
 
-    from dflash_check.cli import app
+    from dflash_check.cli import app, fill_runtime_help
 
     command = typer.main.get_command(app)
+    for sub in getattr(command, "commands", {}).values():
+        fill_runtime_help(sub)
     ctx = typer.Context(command, obj={MARKUP_MODE_KEY: app.rich_markup_mode})
     text = get_docs_for_click(obj=command, ctx=ctx, name="dflash-check")
     return html.unescape(text.strip()) + "\n\n" + LOCAL_OR_HUB

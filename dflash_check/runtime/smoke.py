@@ -93,7 +93,11 @@ def import_runtime() -> tuple[Any, Any]:
     import importlib.util
 
     for name in ("torch", "transformers"):
-        if importlib.util.find_spec(name) is None:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a broken install, or a finder that refuses it
+            found = False
+        if not found:
             raise MissingExtraError(
                 f"the smoke run needs torch and transformers ({name} is not installed)",
                 hint=extra_install_hint("smoke"),
