@@ -9,7 +9,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -50,7 +50,8 @@ if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up 
 
 app = typer.Typer(
     name="dflash-check",
-    help="Check, before loading a weight, whether a DFlash draft works with a target model.",
+    help="Check, before loading a weight, whether a speculative-decoding draft (DFlash, DSpark, "
+    "EAGLE-3) or a target's own MTP layers work with a target model in each serving engine.",
     no_args_is_help=True,
     add_completion=True,
     # Locals can hold an HF token: never show them (and tracebacks only with DFLASH_CHECK_DEBUG).
@@ -59,12 +60,30 @@ app = typer.Typer(
 )
 
 
+RUNTIMES_SLOT = "{runtimes}"
+"""Stands in help text for the runtime names, filled when help is shown: the names come from
+the runtime table, whose import would cost every run ~0.2 s if the help were built at import."""
+
+
+def fill_runtime_help(command: Any) -> None:
+    """Write the runtime names into every help text of ``command`` that has the slot."""
+    for param in command.params:
+        help_text = getattr(param, "help", None)
+        if help_text and RUNTIMES_SLOT in help_text:
+            param.help = help_text.replace(RUNTIMES_SLOT, ", ".join(runtime_names()))
+
+
 class UsageCommand(TyperCommand):
     """A command whose usage line reads ``DRAFT TARGET``, as its help text says.
 
     typer wraps required arguments in braces (``{DRAFT} {TARGET}``), which reads like a
     placeholder syntax the shell would not accept.
     """
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """Fill the runtime names in, then show the help."""
+        fill_runtime_help(self)
+        return super().format_help(ctx, formatter)
 
     def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
         """Return the usage pieces without typer's braces around required arguments."""
@@ -82,20 +101,17 @@ class PairUsageCommand(UsageCommand):
     def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
         """Return the usage pieces with ``DRAFT [TARGET]`` shown as ``[DRAFT] TARGET``."""
         pieces = super().collect_usage_pieces(ctx)
-        return [{"DRAFT": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
+        return [{"[DRAFT]": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
 
 
 PAIR_EXAMPLES = [
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16 Qwen/Qwen3-4B",
     "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
     "dflash-check pair DRAFT TARGET --runtime vllm --format json",
-    "dflash-check pair deepseek-ai/DeepSeek-V3   (one model: the target's own MTP layers)",
+    "dflash-check pair deepseek-ai/DeepSeek-V3    # one model: its MTP layers",
     "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
-    "dflash-check pair XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash:dflash XiaomiMiMo/MiMo-V2.5-Pro "
-    "--runtime vllm",
-    "dflash-check pair z-lab/Qwen3-8B-DFlash-b16 Qwen/Qwen3-8B --smoke-run --engine vllm "
-    "--endpoint http://gpu-node:8000",
-    "dflash-check pair DRAFT TARGET --engine sglang --print-command --tensor-parallel-size 8",
+    "dflash-check pair DRAFT TARGET --smoke-run --engine vllm --endpoint URL",
+    "dflash-check pair DRAFT TARGET --engine sglang --print-command",
 ]
 
 
@@ -148,6 +164,17 @@ def debug_enabled() -> bool:
     return os.environ.get("DFLASH_CHECK_DEBUG", "") not in ("", "0")
 
 
+def terminal_lines(console: Console, text: str) -> str:
+    """Return ``text`` wrapped at spaces for a terminal (the terminal would fold it mid-word,
+    `HF_END` / `POINT`); unchanged for a pipe or a file, where one line per message is easier
+    to search."""
+    if not console.is_terminal:
+        return text
+    from dflash_check.render.diagnostics import wrap
+
+    return "\n".join(wrap(text, console.width, "", "  "))
+
+
 def fail(err: CheckError, json_output: bool = False, output: Path | None = None) -> NoReturn:
     """Print one line for ``err`` (plus a hint) on stderr and exit 3.
 
@@ -159,9 +186,11 @@ def fail(err: CheckError, json_output: bool = False, output: Path | None = None)
         import traceback
 
         console.print(redact("".join(traceback.format_exception(err))), markup=False)
-    console.print(f"Error: {redact(str(err))}", markup=False, style="bold red")
+    console.print(
+        terminal_lines(console, f"Error: {redact(str(err))}"), markup=False, style="bold red"
+    )
     if err.hint:
-        console.print(f"Hint: {redact(err.hint)}", markup=False)
+        console.print(terminal_lines(console, f"Hint: {redact(err.hint)}"), markup=False)
     if not debug_enabled():
         console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
     if json_output:
@@ -184,10 +213,11 @@ class OutputFormat(str, Enum):
     sarif = "sarif"
     junit = "junit"
     github = "github"
+    markdown = "markdown"
 
 
 def render_ci(result: RunResult, output_format: OutputFormat) -> str:
-    """Render a run in one of the CI formats (SARIF, JUnit, GitHub annotations)."""
+    """Render a run in one of the CI formats (SARIF, JUnit, GitHub annotations, Markdown)."""
     if output_format is OutputFormat.sarif:
         from dflash_check.render.sarif import render_sarif
 
@@ -196,12 +226,16 @@ def render_ci(result: RunResult, output_format: OutputFormat) -> str:
         from dflash_check.render.junit import render_junit
 
         return render_junit(result)
+    if output_format is OutputFormat.markdown:
+        from dflash_check.render.markdown import render_markdown
+
+        return render_markdown(result)
     from dflash_check.render.github import render_github
 
     return render_github(result)
 
 
-CI_FORMATS = (OutputFormat.sarif, OutputFormat.junit, OutputFormat.github)
+CI_FORMATS = (OutputFormat.sarif, OutputFormat.junit, OutputFormat.github, OutputFormat.markdown)
 
 
 class DeviceChoice(str, Enum):
@@ -222,6 +256,17 @@ class DtypeChoice(str, Enum):
 
 
 SMOKE = "Smoke run"
+# Help panels of `pair` and `registry`: grouped so that 40 options read at 80 columns.
+CHECK = "Check"
+HUB = "Hub"
+OUTPUT = "Output"
+
+
+def runtime_names() -> tuple[str, ...]:
+    """Return every name ``--runtime`` accepts, from the one runtime table (help and errors)."""
+    from dflash_check.core.runtimes import RUNTIME_NAMES
+
+    return RUNTIME_NAMES
 
 
 RuntimeOpt = Annotated[
@@ -230,12 +275,10 @@ RuntimeOpt = Annotated[
         "--runtime",
         "-r",
         metavar="RUNTIME",
-        help="Runtimes to check, repeated or comma-separated (-r vllm,sglang), as pairs.yaml's "
-        "runtimes: portable, reference, vllm, sglang, trtllm, llamacpp, mlx. Pin a release "
-        "pip-style (-r vllm==0.33.0; a bare name is the newest known) or read the installed one "
-        "(-r vllm=installed). Default: portable (every runtime at its newest release; ids must "
-        "satisfy t ≤ N-2).",
+        help=f"Runtimes to check: {RUNTIMES_SLOT}; pin a release as vllm==0.33.0 or "
+        "vllm=installed. Default: portable (all, newest releases).",
         show_default=False,
+        rich_help_panel=CHECK,
     ),
 ]
 
@@ -270,61 +313,105 @@ def parse_runtimes(values: list[str] | None) -> str:
     return join_selection(chosen)
 
 
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")]
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        metavar="FORMAT",
+        help=f"Report format: {', '.join(f.value for f in OutputFormat)}.",
+        rich_help_panel=OUTPUT,
+    ),
+]
 OutputOpt = Annotated[
     Path | None,
     typer.Option(
         "--output",
         "-o",
+        metavar="FILE",
         help="Write the report (for json, also the error object) to FILE instead of stdout; "
-        "its directory is checked before any work, and a one-line summary goes to stderr.",
+        "a one-line summary goes to stderr.",
         dir_okay=False,
+        rich_help_panel=OUTPUT,
     ),
 ]
-StrictOpt = Annotated[bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.")]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Fail (exit 1) on warnings too.", rich_help_panel=CHECK)
+]
 VerboseOpt = Annotated[
     bool,
     typer.Option(
         "--verbose",
         "-v",
         help="Table report: add both models side by side and each runtime's layer resolution.",
+        rich_help_panel=OUTPUT,
     ),
 ]
 IgnoreOpt = Annotated[
     list[str] | None,
-    typer.Option("--ignore", help="Skip a rule by id (repeatable), e.g. --ignore DF013."),
+    typer.Option(
+        "--ignore",
+        metavar="ID",
+        help="Skip a rule by id (repeatable), e.g. --ignore DF013.",
+        rich_help_panel=CHECK,
+    ),
 ]
 TokenOpt = Annotated[
     str | None,
     typer.Option(
         "--token",
+        metavar="TOKEN",
         help="Hugging Face token (default: HF_TOKEN or the saved login).",
         show_default=False,
+        rich_help_panel=HUB,
     ),
 ]
 RevisionOpt = Annotated[
-    str | None, typer.Option("--revision", help="Revision (branch, tag, commit) for both models.")
+    str | None,
+    typer.Option(
+        "--revision",
+        metavar="REV",
+        help="Revision (branch, tag, commit) for both models.",
+        rich_help_panel=HUB,
+    ),
 ]
 DraftRevisionOpt = Annotated[
-    str | None, typer.Option("--draft-revision", help="Revision of the draft.")
+    str | None,
+    typer.Option(
+        "--draft-revision", metavar="REV", help="Revision of the draft.", rich_help_panel=HUB
+    ),
 ]
 TargetRevisionOpt = Annotated[
-    str | None, typer.Option("--target-revision", help="Revision of the target.")
+    str | None,
+    typer.Option(
+        "--target-revision", metavar="REV", help="Revision of the target.", rich_help_panel=HUB
+    ),
 ]
 DraftSubfolderOpt = Annotated[
     str | None,
     typer.Option(
         "--draft-subfolder",
-        help="Folder of the draft's repo (or directory) that holds it, e.g. dflash "
-        "(same as DRAFT given as ORG/NAME:SUBFOLDER).",
+        metavar="DIR",
+        help="Folder of the draft's repo that holds it (as DRAFT ORG/NAME:SUBFOLDER).",
+        rich_help_panel=HUB,
     ),
 ]
 TargetSubfolderOpt = Annotated[
     str | None,
-    typer.Option("--target-subfolder", help="Folder of the target's repo that holds it."),
+    typer.Option(
+        "--target-subfolder",
+        metavar="DIR",
+        help="Folder of the target's repo that holds it.",
+        rich_help_panel=HUB,
+    ),
 ]
 OfflineOpt = Annotated[
-    bool, typer.Option("--offline", help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).")
+    bool,
+    typer.Option(
+        "--offline",
+        help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1).",
+        rich_help_panel=HUB,
+    ),
 ]
 
 
@@ -332,10 +419,11 @@ TimeoutOpt = Annotated[
     float,
     typer.Option(
         "--timeout",
-        help="Seconds to wait for each Hub response (each model's whole fetch: "
-        f"{DEADLINE_FACTOR}x this).",
+        metavar="SECONDS",
+        help=f"Seconds per Hub response (a model's whole fetch: {DEADLINE_FACTOR}x this).",
         min=0.1,
         callback=finite_timeout,
+        rich_help_panel=HUB,
     ),
 ]
 
@@ -369,14 +457,20 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
     return flag if flag is not None else both
 
 
-def hub_options(token: str | None, offline: bool, timeout: float) -> HubOptions:
-    """Return the Hub options of a command, with retries announced on stderr."""
+def hub_options(
+    token: str | None,
+    offline: bool,
+    timeout: float,
+    on_retry: Callable[[str], None] | None = None,
+) -> HubOptions:
+    """Return the Hub options of a command, with retries announced on stderr (one line each,
+    unless ``on_retry`` shows them some other way)."""
     from dflash_check.hub.hub import HubOptions
 
     def announce(text: str) -> None:
         stderr_console().print(f"Hub: {redact(text)}", markup=False, style="yellow")
 
-    return HubOptions(token=token, offline=offline, timeout=timeout, on_retry=announce)
+    return HubOptions(token=token, offline=offline, timeout=timeout, on_retry=on_retry or announce)
 
 
 def check_output(output: Path | None) -> None:
@@ -395,13 +489,18 @@ def check_output(output: Path | None) -> None:
     raise typer.BadParameter(f"cannot write {str(output)!r}: {reason}", param_hint="--output")
 
 
-def hub_factory(token: str | None, offline: bool, timeout: float) -> Callable[[], ModelSource]:
+def hub_factory(
+    token: str | None,
+    offline: bool,
+    timeout: float,
+    on_retry: Callable[[str], None] | None = None,
+) -> Callable[[], ModelSource]:
     """Return what builds the Hub source, so that local checks never import it."""
 
     def build() -> ModelSource:
         from dflash_check.hub.hub import HubSource
 
-        return HubSource(hub_options(token, offline, timeout))
+        return HubSource(hub_options(token, offline, timeout, on_retry))
 
     return build
 
@@ -445,31 +544,28 @@ REGISTRY_EXIT_CODES = {
 
 def epilog(examples: list[str], codes: dict[ExitCode, str]) -> str:
     """Return a command's help epilog: examples, then its exit codes."""
-    lines = ["Examples:", *(f"  $ {e}" for e in examples), "Exit codes:"]
-    lines += [f"  {int(code)}  {text}" for code, text in codes.items()]
-    return "\n\n".join(lines)
+    example_lines = "\n".join(["Examples:", *(f"  $ {e}" for e in examples)])
+    code_lines = "\n".join(["Exit codes:", *(f"  {int(c)}  {text}" for c, text in codes.items())])
+    return f"{example_lines}\n\n{code_lines}"
 
 
 @app.command(cls=PairUsageCommand, epilog=epilog(PAIR_EXAMPLES, EXIT_CODES))
 def pair(
     draft: Annotated[
-        str,
+        str | None,
         typer.Argument(
             metavar="DRAFT",
-            help="The draft: a Hub repo id ORG/NAME, optionally ORG/NAME:SUBFOLDER and "
-            "@REVISION, or a directory (DIR:SUBFOLDER). Alone (pair TARGET), the target.",
+            help="The draft: a local path, or a Hub repo id ORG/NAME, ORG/NAME:SUBFOLDER or "
+            "ORG/NAME@REVISION (docs/cli.md#local-or-hub).",
             show_default=False,
         ),
-    ],
+    ] = None,
     target: Annotated[
         str | None,
         typer.Argument(
-            metavar="[TARGET]",
-            help="The target: a Hub repo id ORG/NAME, optionally ORG/NAME@REVISION, or a "
-            "directory. Given one model only (pair TARGET), it is the target, asked about its "
-            "own MTP (NextN) layers: what its config states, what each serving engine would "
-            "build from them and how to ask for it, and (for a directory) whether the weights "
-            "are there; exit 1 when it has none or they are missing.",
+            metavar="TARGET",
+            help="The target, as DRAFT. Alone (pair TARGET): the target's own MTP layers, "
+            "what each engine builds from them; exit 1 when it has none.",
             show_default=False,
         ),
     ] = None,
@@ -483,13 +579,12 @@ def pair(
         int | None,
         typer.Option(
             "--num-speculative-tokens",
+            metavar="N",
             min=1,
             max=MAX_SPECULATIVE_TOKENS,
-            help="Draft tokens per step the engine will serve with (vLLM num_speculative_tokens, "
-            "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens is one more): "
-            "checked against the draft's block size (DF019) and used by --print-command; with "
-            "one model, against its MTP layer count (DF044, DF045).",
+            help="vLLM's num_speculative_tokens, checked against the block size or MTP layers.",
             show_default=False,
+            rich_help_panel=CHECK,
         ),
     ] = None,
     revision: RevisionOpt = None,
@@ -504,19 +599,20 @@ def pair(
         bool,
         typer.Option(
             "--smoke-run",
-            help="Also run a real speculative decode (needs the smoke "
-            "extra; runs on CUDA or, slowly, on the CPU).",
+            help="Also run a real speculative decode (the smoke extra; CUDA or CPU).",
             rich_help_panel=SMOKE,
         ),
     ] = False,
     device: Annotated[
-        DeviceChoice, typer.Option("--device", help="Smoke-run device.", rich_help_panel=SMOKE)
+        DeviceChoice,
+        typer.Option("--device", metavar="DEVICE", help="Smoke-run device.", rich_help_panel=SMOKE),
     ] = DeviceChoice.auto,
     dtype: Annotated[
         DtypeChoice,
         typer.Option(
             "--dtype",
-            help="Smoke-run dtype (auto: bfloat16 on CUDA, float32 on CPU).",
+            metavar="DTYPE",
+            help="Smoke-run dtype (auto: bfloat16 on CUDA, else float32).",
             rich_help_panel=SMOKE,
         ),
     ] = DtypeChoice.auto,
@@ -524,6 +620,7 @@ def pair(
         list[str] | None,
         typer.Option(
             "--prompt",
+            metavar="TEXT",
             help="Smoke-run prompt (repeatable; default: built-in prompts).",
             rich_help_panel=SMOKE,
         ),
@@ -531,22 +628,30 @@ def pair(
     max_new_tokens: Annotated[
         int,
         typer.Option(
-            "--max-new-tokens", min=1, help="Tokens to generate per prompt.", rich_help_panel=SMOKE
+            "--max-new-tokens",
+            metavar="N",
+            min=1,
+            help="Tokens to generate per prompt.",
+            rich_help_panel=SMOKE,
         ),
     ] = 64,
     block_size: Annotated[
         int | None,
         typer.Option(
-            "--block-size", min=2, help="Override the draft's block_size.", rich_help_panel=SMOKE
+            "--block-size",
+            metavar="N",
+            min=2,
+            help="Override the draft's block_size.",
+            rich_help_panel=SMOKE,
         ),
     ] = None,
     temperature: Annotated[
         float,
         typer.Option(
             "--temperature",
+            metavar="T",
             min=0.0,
-            help="0 for greedy verification "
-            "(checked lossless); above 0 samples with rejection sampling.",
+            help="0: greedy (checked lossless); above 0: rejection sampling.",
             rich_help_panel=SMOKE,
         ),
     ] = 0.0,
@@ -554,8 +659,9 @@ def pair(
         float,
         typer.Option(
             "--min-acceptance",
+            metavar="TAU",
             min=1.0,
-            help="Fail (exit 1) when tau, the mean tokens per target step, is below this.",
+            help="Fail (exit 1) below this tau (mean tokens per target step).",
             rich_help_panel=SMOKE,
         ),
     ] = 1.5,
@@ -583,15 +689,17 @@ def pair(
             rich_help_panel=SMOKE,
         ),
     ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Sampling seed.", rich_help_panel=SMOKE)] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="N", help="Sampling seed.", rich_help_panel=SMOKE)
+    ] = 0,
     timing_repeats: Annotated[
         int,
         typer.Option(
             "--timing-repeats",
+            metavar="N",
             min=1,
             max=100,
-            help="Timed runs of each decode after a warm-up; the speedup is their median, "
-            "with the range.",
+            help="Timed runs after a warm-up; the speedup is their median.",
             rich_help_panel=SMOKE,
         ),
     ] = 3,
@@ -614,6 +722,8 @@ def pair(
     from dflash_check.core.rules import RULES_BY_ID
     from dflash_check.hub.interface import BadModelSpec, parse_model_ref
 
+    if draft is None:  # both arguments are optional to typer: the usage line says [DRAFT] TARGET
+        raise typer.BadParameter("missing: pair needs a TARGET (and usually a DRAFT before it)")
     check_output(output)  # before any fetch: a bad path must not cost a whole smoke run
     _TOKEN[0] = token
     selection = parse_runtimes(runtime)
@@ -823,7 +933,8 @@ def mtp_alone(
 
         names = selection_names(selection)
         report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
-    text = render_mtp_json(report) if json_output else render_mtp_text(report)
+    width = stdout_console().width if output is None else FILE_WIDTH
+    text = render_mtp_json(report) if json_output else render_mtp_text(report, width)
     if json_output or output is not None:
         write_output(text, output)
         summarise(summary_line(report), output)
@@ -875,6 +986,7 @@ def smoke(
         transient=True,
         disable=not err_console.is_terminal,
     )
+    failed: CheckError | None = None
     with progress:
         task = progress.add_task("starting", total=None)
         try:
@@ -889,7 +1001,9 @@ def smoke(
 
                 measured = run_engine(report, draft, target, options, engine, say)
         except CheckError as err:
-            fail(err, json_output, output)
+            failed = err
+    if failed is not None:  # after the spinner is cleared: the error stands alone
+        fail(failed, json_output, output)
     return replace(report, smoke=measured)
 
 
@@ -951,8 +1065,8 @@ def registry(
         RegistryKind,
         typer.Option(
             "--kind",
-            help="What FILE is: auto (told by its content), pairs, vllm "
-            "(_SPECULATIVE_DECODING_EXAMPLE_MODELS) or sglang (DEFAULT_DRAFT_MODEL_* constants).",
+            help="What FILE is: auto (told by its content), pairs (a pairs.yaml), vllm (its "
+            "tests/models/registry.py) or sglang (its test_utils.py constants).",
         ),
     ] = RegistryKind.auto,
     overrides: Annotated[
@@ -1015,22 +1129,31 @@ def registry(
         selected = plan.specs
     if not selected and (plan is None or only):
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
-    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout))
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     err_console = stderr_console()
+    retry = [""]  # the latest retry, shown in the bar's status line (never one line per retry)
+
+    def retrying(text: str) -> None:
+        retry[0] = f"Hub: {redact(text)}"
+        if progress.live.is_started:
+            progress.update(task, status=retry[0])
+
+    # Without a terminal the retries are not shown: each pair's error says "after N attempts",
+    # and the table gives the network hint once.
+    cache = ModelCache(hub_factory=hub_factory(token, offline, timeout, retrying))
     progress = Progress(
         TextColumn("checking pairs"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.description}"),
+        TextColumn("{task.fields[status]}", style="yellow"),
         console=err_console,
         transient=True,
         disable=not err_console.is_terminal,
     )
     with progress:
-        task = progress.add_task("", total=len(selected))
+        task = progress.add_task("", total=len(selected), status="")
 
         def done(outcome: PairOutcome) -> None:
             progress.update(task, advance=1, description=outcome.label)
@@ -1135,10 +1258,21 @@ def explain_rule(query: str) -> None:
 
 
 @app.command(cls=UsageCommand)
-def rules(rule_id: RuleArg = None, output_format: DocFormatOpt = DocFormat.table) -> None:
-    """List every rule (DF090-DF092 included): id, severity, what it checks, why, how to fix."""
+def rules(
+    rule_id: RuleArg = None,
+    output_format: DocFormatOpt = DocFormat.table,
+    long: Annotated[
+        bool, typer.Option("--long", help="Each rule in full: runtimes, why, how to fix.")
+    ] = False,
+) -> None:
+    """List every rule by id, one line each (--long: why and how to fix too)."""
     if rule_id is not None:
         explain_rule(rule_id)
+        return
+    if output_format is DocFormat.table and not long:
+        from dflash_check import docs
+
+        sys.stdout.write(docs.rules_short_text(stdout_console().width))
         return
     print_doc(output_format, "rules")
 

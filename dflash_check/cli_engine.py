@@ -48,8 +48,8 @@ EngineOpt = Annotated[
     EngineChoice | None,
     typer.Option(
         "--engine",
-        help="Run the smoke decode on this engine's server (see --endpoint) instead of "
-        "the bundled runtime.",
+        metavar="ENGINE",
+        help="Smoke-run on this engine's server instead of the bundled runtime.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -57,8 +57,8 @@ EndpointOpt = Annotated[
     str | None,
     typer.Option(
         "--endpoint",
-        help="Base URL of a running engine serving TARGET with DRAFT as its speculative "
-        "model, e.g. http://gpu-node:8000.",
+        metavar="URL",
+        help="Base URL of an engine serving the pair, e.g. http://gpu-node:8000.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -66,8 +66,8 @@ BaselineEndpointOpt = Annotated[
     str | None,
     typer.Option(
         "--baseline-endpoint",
-        help="Base URL of the same target served without speculation: outputs are compared "
-        "token for token (lossless check).",
+        metavar="URL",
+        help="Base URL of the target served without speculation (lossless check).",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -75,10 +75,11 @@ EngineApiKeyOpt = Annotated[
     str | None,
     typer.Option(
         "--engine-api-key",
+        metavar="KEY",
         envvar=ENGINE_KEY_ENV,
-        help="Bearer key of the engine's API (never printed).",
+        help=f"Bearer key of the engine's API (or {ENGINE_KEY_ENV}; never printed).",
         show_default=False,
-        show_envvar=True,
+        show_envvar=False,
         rich_help_panel=ENGINE,
     ),
 ]
@@ -86,10 +87,10 @@ EngineTimeoutOpt = Annotated[
     float,
     typer.Option(
         "--engine-timeout",
+        metavar="SECS",
         min=1.0,
         callback=finite_timeout,
-        help="Seconds each engine request may take in all: connecting, waiting and the whole "
-        "answer (a server that trickles is given up on).",
+        help="Seconds per engine request, whole answer included.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -97,8 +98,7 @@ LaunchOpt = Annotated[
     bool,
     typer.Option(
         "--launch",
-        help="Start the engine here with the pair (the --print-command command), run the "
-        "smoke prompts, and stop it.",
+        help="Start the engine here (--print-command's command), run the prompts, stop it.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -106,7 +106,7 @@ PrintCommandOpt = Annotated[
     bool,
     typer.Option(
         "--print-command",
-        help="Print the engine command that serves this pair (to run on your cluster) and exit.",
+        help="Print the command that serves the pair on your cluster, and exit.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -114,8 +114,9 @@ TensorParallelOpt = Annotated[
     int | None,
     typer.Option(
         "--tensor-parallel-size",
+        metavar="N",
         min=1,
-        help="Passed to the engine (--launch, --print-command).",
+        help="Passed to the engine.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -123,8 +124,9 @@ PipelineParallelOpt = Annotated[
     int | None,
     typer.Option(
         "--pipeline-parallel-size",
+        metavar="N",
         min=1,
-        help="Passed to the engine (--launch, --print-command).",
+        help="Passed to the engine.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -132,6 +134,7 @@ LaunchTimeoutOpt = Annotated[
     float,
     typer.Option(
         "--launch-timeout",
+        metavar="SECS",
         min=1.0,
         callback=finite_timeout,
         help="Seconds to wait for a launched engine to become healthy.",
@@ -142,7 +145,8 @@ EngineBinaryOpt = Annotated[
     str | None,
     typer.Option(
         "--engine-binary",
-        help="Executable that starts the engine (default: vllm, or python3 for SGLang).",
+        metavar="PATH",
+        help="Command that starts the engine (default: vllm; python3 for SGLang).",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -227,16 +231,19 @@ def print_engine_command(
     tensor_parallel: int | None,
     pipeline_parallel: int | None,
 ) -> None:
-    """Print the command that serves the pair (stdout), after a passing static check."""
+    """Print the command that serves the pair (stdout), after a passing static check; after
+    a failing one, the report (stderr) and why no command is printed."""
+    from dataclasses import replace
+
     from dflash_check.cli import stderr_console
     from dflash_check.core.engine_command import build_command, shell_line
     from dflash_check.core.report import Verdict
+    from dflash_check.render.table import render_table
 
     if report.verdict is Verdict.INCOMPATIBLE:
-        stderr_console().print(
-            "No command printed: the static check failed (run without --print-command to see why).",
-            markup=False,
-        )
+        console = stderr_console()
+        console.print(render_table(report, console.width), crop=False)
+        console.print("No command printed: the static check failed.", markup=False)
         return
     # 0.0.0.0: the server is meant to be reached from the machine that runs dflash-check.
     spec = launch_spec(
@@ -244,8 +251,16 @@ def print_engine_command(
     )
     from dflash_check.sanitize import one_line
 
+    # The command runs elsewhere ("your cluster"), from another directory: local folders are
+    # given as absolute paths, which the user can see and rewrite for that machine.
+    spec = replace(spec, target=served_name(target), draft=served_name(draft))
     # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
     sys.stdout.write(one_line(shell_line(build_command(spec))) + "\n")
+
+
+def served_name(ref: ModelRef) -> str:
+    """Return the model as an engine command names it: a Hub spec, or an absolute path."""
+    return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
 
 
 def run_engine(

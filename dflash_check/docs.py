@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 import re
 
-from rich import box
-from rich.table import Table
-
 from dflash_check.core.formats import FORMATS
 from dflash_check.core.rules import ALL_RULES, OUTCOME_RULES, RULES, TARGET_ALONE_RULES, Rule
 from dflash_check.core.runtimes import AUX_READING, PROFILES, portable_max_id_from_end
@@ -88,7 +85,7 @@ def rules_json() -> str:
             "runtimes": list(r.runtimes),
             "outcome": r in OUTCOME_RULES,
         }
-        for r in ALL_RULES
+        for r in sorted_rules()
     ]
     return json.dumps({"schema_version": 1, "rules": data}, indent=2) + "\n"
 
@@ -104,9 +101,10 @@ def closest_rule(query: str) -> str | None:
     import difflib
 
     q = query.strip()
-    digits = re.fullmatch(r"(?i)(?:df)?0*(\d{1,3})", q)
-    if digits and f"DF{int(digits.group(1)):03d}" in {r.id for r in ALL_RULES}:
-        return f"DF{int(digits.group(1)):03d}"  # "DF04", "4", "004" all mean DF004
+    digits = re.fullmatch(r"(?i)(?:df)?0*(\d{1,4})", q)
+    if digits:  # an id: the same number written otherwise, never a look-alike string
+        wanted = f"DF{int(digits.group(1)):03d}"
+        return wanted if wanted in {r.id for r in ALL_RULES} else None  # "DF04", "4" -> DF004
     keys = {r.id.lower(): r.id for r in ALL_RULES} | {r.name: r.name for r in ALL_RULES}
     close = difflib.get_close_matches(q.lower(), list(keys), n=1, cutoff=0.5)
     return keys[close[0]] if close else None
@@ -122,17 +120,40 @@ def rule_lines(r: Rule, width: int) -> list[str]:
     return lines
 
 
+def sorted_rules() -> list[Rule]:
+    """Return every rule (checks and run outcomes), sorted by id."""
+    return sorted(ALL_RULES, key=lambda r: r.id)
+
+
 def rules_text(width: int) -> str:
-    """Return every rule (checks and run outcomes) with why and fix, for the terminal."""
-    blocks = ["\n".join(rule_lines(r, width)) for r in ALL_RULES]
+    """Return every rule, by id, with why and fix, for the terminal (``rules --long``)."""
+    blocks = ["\n".join(rule_lines(r, width)) for r in sorted_rules()]
     return "\n\n".join(blocks) + "\n"
 
 
-def explain_text(r: Rule, width: int) -> str:
-    """Return ``dflash-check explain ID``: the rule, and where its documentation lives."""
-    lines = rule_lines(r, width)
-    lines += wrap(f"docs: docs/rules.md#{r.id.lower()}", width, "  ", "    ")
+def rules_short_text(width: int) -> str:
+    """Return one line per rule, by id: id, severity, name and what it checks (``rules``).
+
+    The line is cut at the terminal width, at a space, with "…": `explain ID` and
+    `rules --long` give the rest.
+    """
+    severity = max(len(r.severity.value) for r in ALL_RULES)
+    name = max(len(r.name) for r in ALL_RULES)
+    lines = []
+    for r in sorted_rules():
+        line = f"{r.id}  {r.severity.value:<{severity}}  {r.name:<{name}}  {r.title}"
+        if len(line) > width:
+            line = line[: max(width - 1, 0)].rsplit(" ", 1)[0].rstrip() + "…"
+        lines.append(line)
+    lines.append("")
+    lines.append("dflash-check explain ID: one rule in full; rules --long: all of them")
     return "\n".join(lines) + "\n"
+
+
+def explain_text(r: Rule, width: int) -> str:
+    """Return ``dflash-check explain ID``: the rule in full (no docs path: an installed copy
+    has no docs folder)."""
+    return "\n".join(rule_lines(r, width)) + "\n"
 
 
 def cli_markdown() -> str:
@@ -145,12 +166,31 @@ def cli_markdown() -> str:
     import typer.main
     from typer.cli import MARKUP_MODE_KEY, get_docs_for_click
 
-    from dflash_check.cli import app
+    from dflash_check.cli import app, fill_runtime_help
 
     command = typer.main.get_command(app)
+    for sub in getattr(command, "commands", {}).values():
+        fill_runtime_help(sub)
     ctx = typer.Context(command, obj={MARKUP_MODE_KEY: app.rich_markup_mode})
     text = get_docs_for_click(obj=command, ctx=ctx, name="dflash-check")
-    return html.unescape(text.strip()) + "\n"
+    return html.unescape(text.strip()) + "\n\n" + LOCAL_OR_HUB
+
+
+LOCAL_OR_HUB = """## Local or Hub
+
+A model name (DRAFT, TARGET, or a `pairs.yaml` entry) is a **local path** when
+
+- it starts with `.`, `/` or `~` (`./Qwen3-4B`, `~/models/draft`), or
+- it exists here, or
+- its first path component exists here (`examples/Qwen3-4B-DFlash` when `examples/` does).
+
+Anything else is a **Hub repo id**, `ORG/NAME`, optionally `ORG/NAME:SUBFOLDER` and
+`ORG/NAME@REVISION`. A local path that does not exist is named at once, with the closest
+folder beside it, and never looked up on the Hub: `pair examples/Qwen3-4B-DFlash
+examples/Qwen3-4B` answers `directory not found` (did you mean `examples/Qwen3-4B-DFlash-b16`?)
+in well under a second. To reach a Hub repo whose organisation has the name of a local folder,
+run from another directory.
+"""
 
 
 def runtimes_markdown() -> str:
@@ -623,14 +663,20 @@ def formats_json() -> str:
     return json.dumps({"schema_version": 1, "formats": data}, indent=2) + "\n"
 
 
-def formats_table() -> Table:
-    """Return the format table for the terminal."""
-    table = Table(box=box.SIMPLE_HEAD)
-    for col in ("format", "identified by", "runtimes", "numbering"):
-        table.add_column(col, overflow="fold")
+def formats_text(width: int) -> str:
+    """Return the format table for the terminal: one block per format, wrapped at spaces.
+
+    Blocks rather than a table: at 80 columns a four-column table splits architecture names
+    mid-word, which then cannot be searched or copied.
+    """
+    blocks = []
     for f in FORMATS:
-        table.add_row(f.name, f.identified_by, ", ".join(f.runtimes or ("all",)), f.numbering)
-    return table
+        lines = wrap(f"{f.name}  ({f.title})", width, "", "  ")
+        lines += wrap(f"identified by: {f.identified_by}", width, "  ", "    ")
+        lines += wrap(f"runtimes: {', '.join(f.runtimes or ('all',))}", width, "  ", "    ")
+        lines += wrap(f"numbering: {f.numbering}", width, "  ", "    ")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
 
 
 def limits_markdown() -> str:

@@ -35,17 +35,17 @@ def test_seed_case_is_incompatible() -> None:
     code, out, _ = invoke("pair", str(SEED_DRAFT), str(QWEN35_4B), "--format", "json")
     assert code == 1
     report = json.loads(out)
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["verdict"] == "incompatible"
     assert set(report["runtimes"].values()) == {"incompatible"}
     assert report["target"]["num_hidden_layers"] == 32
     assert report["target"]["nested"] is True
     assert report["layer_resolution"]["vllm"]["capture_indices"] == [2, 10, 18, 26, 34]
-    sglang = [f for f in report["findings"] if f["rule"] == "DF004" and f["runtime"] == "sglang"]
-    (finding,) = sglang
-    assert "taps [33], which the target does not have" in finding["message"]
-    assert "at least 35 target layers" in finding["message"]
-    assert "has 32 layers" in finding["message"]
+    (df004,) = [f for f in report["findings"] if f["rule"] == "DF004"]
+    (sglang,) = [m["message"] for m in df004["messages"] if "sglang" in m["runtimes"]]
+    assert "taps [33], which the target does not have" in sglang
+    assert "at least 35 target layers" in sglang
+    assert "has 32 layers" in sglang
     assert {f["rule"] for f in report["findings"]} >= {"DF004", "DF007", "DF011"}
 
 
@@ -237,10 +237,11 @@ def test_num_speculative_tokens_against_the_block_size(
     exit_code, out, _ = invoke(*args, "--num-speculative-tokens", str(tokens))
     assert exit_code == code
     findings = [f for f in json.loads(out)["findings"] if f["rule"] == "DF019"]
-    assert {f["runtime"] for f in findings} == flagged
+    assert {rt for f in findings for rt in f["runtimes"]} == flagged
     if tokens == 16:
-        (trt,) = [f for f in findings if f["runtime"] == "trtllm"]
+        (trt,) = [f for f in findings if "trtllm" in f["runtimes"]]
         assert trt["severity"] == "error"
-        assert "Lower max_draft_len to at most 15.Current max_draft_len=16." in trt["message"]
+        (message,) = [m["message"] for m in trt["messages"] if "trtllm" in m["runtimes"]]
+        assert "Lower max_draft_len to at most 15.Current max_draft_len=16." in message
     # Without the option the rule says nothing.
     assert not [f for f in json.loads(invoke(*args)[1])["findings"] if f["rule"] == "DF019"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dflash_check import docs
@@ -53,11 +55,51 @@ def test_every_format_is_documented() -> None:
         assert dict(f.keys).get("layer ids", "as the z-lab format") in text
 
 
-def test_readme_limits_table_is_current() -> None:
-    """The README's Limits table is docs.limits_markdown() (from core.limits)."""
-    assert docs.limits_markdown() in (REPO / "README.md").read_text(), (
-        "README.md's Limits table is stale: paste docs.limits_markdown()"
+def test_limits_table_is_current() -> None:
+    """docs/limits.md's table is docs.limits_markdown() (from core.limits)."""
+    assert docs.limits_markdown() in (REPO / "docs" / "limits.md").read_text(), (
+        "docs/limits.md's Limits table is stale: paste docs.limits_markdown()"
     )
+
+
+def readme_samples() -> list[tuple[str, str]]:
+    """Return each README sample output: (the golden file it names, the block's text)."""
+    text = (REPO / "README.md").read_text()
+    found = re.findall(r"<!-- golden: (\S+) -->\n```text\n(.*?)```", text, re.S)
+    return [(path, block) for path, block in found]
+
+
+def test_readme_samples_are_the_golden_files() -> None:
+    """Every sample output in the README is a golden file, which the tests compare with the
+    tool's output: the README cannot drift from the tool."""
+    samples = readme_samples()
+    assert samples, "the README's sample output lost its golden marker"
+    for path, block in samples:
+        assert block == (REPO / path).read_text(), f"README sample differs from {path}"
+    text = (REPO / "README.md").read_text()
+    # every ```text block is a golden sample (console blocks are commands, not output)
+    assert text.count("```text") == len(samples)
+
+
+def test_readme_is_a_guide() -> None:
+    """The README stays short and links every docs page; one Speed table, one row per code."""
+    text = (REPO / "README.md").read_text()
+    assert len(text.splitlines()) <= 200
+    for page in ("rules", "runtimes", "formats", "engines", "ci", "limits", "cli", "guide"):
+        assert f"(docs/{page}.md)" in text, page
+    for heading in ("## Install", "## Quick start", "## Speed", "## Exit codes"):
+        assert text.count(heading + "\n") == 1, heading
+    codes = re.findall(r"^\| (\d) \|", text, re.M)
+    assert codes == ["0", "1", "2", "3"]
+
+
+def test_docs_links_resolve() -> None:
+    """Every relative link of the README and docs/*.md names a file that exists."""
+    for page in [REPO / "README.md", *(REPO / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.name}: {target}"
 
 
 def test_runtimes_listing_shows_every_methods_rows() -> None:

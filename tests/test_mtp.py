@@ -200,7 +200,7 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     code, out, _ = invoke("pair", str(folder), "--format", "json")
     data = json.loads(out)
-    assert code == 0 and data["schema_version"] == 1 and data["kind"] == "mtp"
+    assert code == 0 and data["schema_version"] == 2 and data["kind"] == "mtp"
     assert data["mtp"] == {
         "layers": 1,
         "key": "num_nextn_predict_layers",

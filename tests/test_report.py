@@ -114,7 +114,9 @@ def test_one_count_everywhere(report: CheckReport) -> None:
     proc = run_cli("pair", *SEED, "-f", "json")
     assert proc.returncode == 1
     assert proc.stderr.strip() == "dflash-check: incompatible (3 errors, 1 warning)"
-    assert len(json.loads(proc.stdout)["findings"]) == 9  # per runtime, for machines
+    data = json.loads(proc.stdout)
+    assert len(data["findings"]) == 4  # one per problem, with its runtimes, as the table
+    assert data["summary"] == {"errors": 3, "warnings": 1, "notes": 0, "problems": 4}
 
 
 def test_compatible_report_is_short() -> None:
@@ -322,10 +324,26 @@ def test_rules_lists_why_and_fix_for_every_rule() -> None:
     """`rules` shows why and fix for every rule, DF090-DF092 included."""
     from dflash_check.core.rules import ALL_RULES
 
-    out = run_cli("rules", env={"COLUMNS": "80"}).stdout
+    out = run_cli("rules", "--long", env={"COLUMNS": "80"}).stdout
     for r in ALL_RULES:
         assert f"{r.id}  {r.severity.value}  {r.name}" in out
     assert out.count("  why: ") == len(ALL_RULES)
+    ids = [line.split()[0] for line in out.splitlines() if line.startswith("DF")]
+    assert ids == sorted(r.id for r in ALL_RULES)
+
+
+def test_rules_is_one_line_per_rule_sorted_by_id() -> None:
+    """`rules`: one line per rule within the width, by id; the names are never cut."""
+    from dflash_check.core.rules import ALL_RULES
+
+    out = run_cli("rules", env={"COLUMNS": "80"}).stdout
+    lines = [line for line in out.splitlines() if line.startswith("DF")]
+    assert [line.split()[0] for line in lines] == sorted(r.id for r in ALL_RULES)
+    assert all(len(line) <= 80 for line in lines)
+    by_id = {r.id: r for r in ALL_RULES}
+    for line in lines:
+        assert line.split()[2] == by_id[line.split()[0]].name
+    assert "why:" not in out
     data = json.loads(run_cli("rules", "-f", "json").stdout)
     assert {"DF090", "DF091", "DF092"} <= {r["id"] for r in data["rules"]}
 

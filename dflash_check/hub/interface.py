@@ -66,6 +66,11 @@ def _looks_like_path(text: str) -> bool:
         return True
     if text.startswith((".", "/", "~")) or (os.sep != "/" and os.sep in text):
         return True
+    # "examples/Qwen3-4B-DFlash": a first component that exists here makes a local path (a
+    # mistyped folder is then named at once, not looked up on the Hub with retries).
+    first = text.replace(os.sep, "/").partition("/")[0]
+    if "/" in text and first and _exists(first):
+        return True
     # "org/name@refs/pr/1": a Hub PR revision holds slashes, the repo part does not.
     return text.partition("@")[0].count("/") > 1
 

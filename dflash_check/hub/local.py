@@ -152,6 +152,19 @@ def _safe_child(directory: Path, name: str, who: str, where: str) -> Path:
     return candidate
 
 
+def _near_folder(missing: Path) -> str | None:
+    """Return "did you mean ...?" naming the sibling folder closest to a mistyped one."""
+    import difflib
+
+    try:
+        parent = missing.parent if str(missing.parent) else Path(".")
+        names = [p.name for p in parent.iterdir() if p.is_dir()][:1000]
+    except OSError:
+        return None
+    close = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.6)
+    return f"did you mean {missing.parent / close[0]}?" if close else None
+
+
 class LocalSource:
     """A model stored in a directory (a snapshot, a checkout, or files written by hand)."""
 
@@ -161,7 +174,7 @@ class LocalSource:
         who = f"{role} {ref.spec}"
         directory = ref.path
         if not exists(directory):
-            raise ConfigError(f"{who}: directory not found")
+            raise ConfigError(f"{who}: directory not found", hint=_near_folder(directory))
         if not directory.is_dir():
             raise ConfigError(f"{who}: not a directory")
         config_path = directory / CONFIG_FILE

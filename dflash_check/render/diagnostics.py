@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
@@ -101,13 +101,41 @@ def _merge(rule: str, severity: Severity, group: list[Finding]) -> Diagnostic:
     return Diagnostic(rule, severity, headline, names, per_runtime, f0.hint, f0.field, f0.model)
 
 
+def grouped(
+    report: CheckReport, short: bool = True
+) -> tuple[tuple[Diagnostic, tuple[Finding, ...]], ...]:
+    """Return each problem once, most severe first, with the per-runtime findings it merges
+    (the table prints the diagnostic, the JSON both). ``short``: messages say "the draft" and
+    "the target" (for people; the JSON keeps the names, for a message read on its own)."""
+    groups: dict[tuple[str, Severity, str | None, str | None, str], list[Finding]] = {}
+    findings = report.findings
+    if short:
+        findings = tuple(replace(f, message=short_names(report, f.message)) for f in findings)
+    for f in findings:
+        groups.setdefault((f.rule, f.severity, f.field, f.model, f.hint), []).append(f)
+    merged = [(_merge(rule, sev, group), tuple(group)) for (rule, sev, *_), group in groups.items()]
+    return tuple(sorted(merged, key=lambda p: (SEVERITY_ORDER[p[0].severity], p[0].rule)))
+
+
+def short_names(report: CheckReport, message: str) -> str:
+    """Return ``message`` with "draft NAME" / "target NAME" said as "the draft" / "the target".
+
+    The report's first line and each block's ``-->`` line already name both models; repeated
+    in every message, two long paths push the answer off the first screen.
+    """
+    for role, name in (("draft", report.draft.name), ("target", report.target.name)):
+        named = rf"\b{role} {re.escape(name)}"
+        # "draft NAME vocab_size" -> "the draft's vocab_size" (a config key follows)
+        message = re.sub(named + r"(?= [A-Za-z0-9]*[_.][\w.]*)", f"the {role}'s", message)
+        # "draft NAME: fc.weight takes ..." -> "the draft's fc.weight takes ..."
+        message = re.sub(named + r": (?=[A-Za-z0-9]*[_.][\w.]* )", f"the {role}'s ", message)
+        message = re.sub(named + r"(?=[\s:;,.)]|$)", f"the {role}", message)
+    return message.replace("the the ", "the ")
+
+
 def diagnostics(report: CheckReport | MtpReport) -> tuple[Diagnostic, ...]:
     """Return the report's findings as diagnostics, most severe first, each problem once."""
-    groups: dict[tuple[str, Severity, str | None, str | None, str], list[Finding]] = {}
-    for f in report.findings:
-        groups.setdefault((f.rule, f.severity, f.field, f.model, f.hint), []).append(f)
-    merged = [_merge(rule, sev, group) for (rule, sev, *_), group in groups.items()]
-    return tuple(sorted(merged, key=lambda d: (SEVERITY_ORDER[d.severity], d.rule)))
+    return tuple(d for d, _ in grouped(report))
 
 
 def plural(count: int, noun: str) -> str:
@@ -115,14 +143,21 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def counts(diags: tuple[Diagnostic, ...]) -> dict[str, int]:
+    """Return the problems by severity: ``errors``, ``warnings``, ``notes`` (table and JSON)."""
+    return {
+        "errors": sum(1 for d in diags if d.severity is Severity.ERROR),
+        "warnings": sum(1 for d in diags if d.severity is Severity.WARNING),
+        "notes": sum(1 for d in diags if d.severity is Severity.INFO),
+    }
+
+
 def count_text(diags: tuple[Diagnostic, ...]) -> str:
     """Return ``3 errors, 1 warning`` (the one count every output uses)."""
-    errors = sum(1 for d in diags if d.severity is Severity.ERROR)
-    warnings = sum(1 for d in diags if d.severity is Severity.WARNING)
-    notes = sum(1 for d in diags if d.severity is Severity.INFO)
-    parts = [plural(errors, "error"), plural(warnings, "warning")]
-    if notes:
-        parts.append(plural(notes, "note"))
+    n = counts(diags)
+    parts = [plural(n["errors"], "error"), plural(n["warnings"], "warning")]
+    if n["notes"]:
+        parts.append(plural(n["notes"], "note"))
     return ", ".join(parts)
 
 
@@ -157,12 +192,16 @@ def stage_sentence(report: CheckReport) -> str | None:
 
 
 def runner_sentences(report: CheckReport) -> list[str]:
-    """Name the runner assumed for each engine that has several, and in short how the engine
-    picks it (the JSON's ``runner_choice`` has the engine's words and the citation)."""
+    """Name the runner assumed for each engine release that has several, and in short how the
+    engine picks it (the JSON's ``runner_choice`` has the engine's words and the citation). A
+    release with one runner (vLLM 0.34) leaves nothing to assume: the JSON still names it."""
     return [
         f"{p.label} assumes Model Runner {p.runner} ({p.release.runner_short})."
         for p in report.profiles
-        if p.runner is not None and p.release is not None and p.release.runner_short
+        if p.runner is not None
+        and p.release is not None
+        and p.release.runner_short
+        and len(p.release.runners) > 1
     ]
 
 

@@ -38,6 +38,10 @@ def render_github(result: RunResult) -> str:
         text = f"{k.key}: {k.label}: not checked: {k.reason}"
         lines.append(f"::notice {','.join(props)}::{escape_data(text)}")
     total = len(result.outcomes)
+    if result.file is None and total == 1:  # `pair`: one pair, said as its verdict
+        o = result.outcomes[0]
+        lines.append(f"::notice title=dflash-check::{escape_data(o.label)}: {o.verdict_text}")
+        return "\n".join(lines) + "\n"
     skipped = f"; {len(result.skipped)} entries skipped" if result.skipped else ""
     lines.append(
         f"::notice title=dflash-check::{total} pair{'s' if total != 1 else ''}: "

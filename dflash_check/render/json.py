@@ -10,8 +10,12 @@ from dflash_check.core.model import DraftView, TargetView
 from dflash_check.core.report import CheckReport, Finding, LayerResolution
 from dflash_check.core.runtimes import RuntimeProfile
 from dflash_check.core.smoke_report import SmokeReport
+from dflash_check.knowledge.outcomes import earliest
+from dflash_check.render.diagnostics import Diagnostic, counts, grouped
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: one finding per problem with the runtimes it applies to, and a ``summary`` of counts
+(1 had one finding per runtime and no counts). docs/report.schema.json describes it."""
 
 
 def draft_dict(d: DraftView) -> dict[str, Any]:
@@ -66,6 +70,31 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     }
 
 
+def problem_dict(report: CheckReport, d: Diagnostic, group: tuple[Finding, ...]) -> dict[str, Any]:
+    """Return one problem as the table shows it: once, with the runtimes it applies to, and
+    each runtime's own wording under ``messages`` (one entry when they all say the same)."""
+    every = list(report.runtime_verdicts)
+    by_message: dict[str, list[str]] = {}
+    for f in group:
+        by_message.setdefault(f.message, []).extend([f.runtime] if f.runtime else every)
+    messages = [{"runtimes": rts, "message": m} for m, rts in by_message.items()]
+    return {
+        "rule": d.rule,
+        "severity": d.severity.value,
+        "runtimes": list(d.runtimes) or every,
+        "every_runtime": not d.runtimes,
+        "message": messages[0]["message"] if len(messages) == 1 else d.headline or d.rule,
+        "messages": messages,
+        "hint": d.hint,
+        "field": d.field,
+        "model": d.model,
+        # When each engine shows the error: load, first-decode or silent (the earliest under
+        # "stage"; null: not an error, or not known).
+        "stage": stage.value if (stage := earliest(f.stage for f in group)) else None,
+        "stages": {f.runtime: f.stage.value for f in group if f.runtime and f.stage},
+    }
+
+
 def resolution_dict(r: LayerResolution) -> dict[str, Any]:
     """Return one runtime's layer resolution as plain JSON data."""
     return {
@@ -100,7 +129,8 @@ def release_dict(report: CheckReport, p: RuntimeProfile) -> dict[str, Any]:
 
 
 def report_dict(report: CheckReport) -> dict[str, Any]:
-    """Return the whole report as the JSON object documented in the README."""
+    """Return the whole report as the JSON object docs/report.schema.json describes."""
+    problems = grouped(report, short=False)
     return {
         "schema_version": SCHEMA_VERSION,
         "verdict": report.verdict.value,
@@ -124,7 +154,8 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "layer_resolution": {r.runtime.name: resolution_dict(r) for r in report.resolutions},
         # Which release of which engine each verdict is for, and when a failing one fails.
         "runtime_releases": {p.name: release_dict(report, p) for p in report.profiles},
-        "findings": [finding_dict(f) for f in report.findings],
+        "summary": {**counts(tuple(d for d, _ in problems)), "problems": len(problems)},
+        "findings": [problem_dict(report, d, group) for d, group in problems],
         "not_checked": [{"rule": n.rule, "reason": n.reason} for n in report.not_checked],
         "identity": [
             {"fact": e.fact, "draft": e.draft, "target": e.target, "agrees": e.agrees}

@@ -7,6 +7,7 @@ from typing import Any
 
 from dflash_check.core.mtp import EngineMtp, MtpReport, fill
 from dflash_check.core.report import Verdict
+from dflash_check.render.diagnostics import wrap
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 
 ENGINE_TITLES = {
@@ -80,7 +81,7 @@ def mtp_dict(report: MtpReport) -> dict[str, Any]:
     }
 
 
-def render_mtp_text(report: MtpReport) -> str:
+def render_mtp_text(report: MtpReport, width: int = 100) -> str:
     """Return the plain-text report: the answer, what the config states, each engine, findings."""
     t, s, k, n = report.target, report.stated, report.stated.layers, report.target.num_hidden_layers
     mark = "✓" if report.verdict is Verdict.COMPATIBLE else "✗"
@@ -107,7 +108,13 @@ def render_mtp_text(report: MtpReport) -> str:
         lines.append(f"  tokens    {row.tokens}")
         lines.append(f"  missing   {fill(row.on_missing, k, n)}")
         lines.append(f"  source    {row.citation}")
-    for f in report.findings:
+    for f in report.findings:  # the pair report's layout: severity[ID]: message, = help: fix
         where = f" ({ENGINE_TITLES[f.runtime]})" if f.runtime in ENGINE_TITLES else ""
-        lines += ["", f"{f.rule} {f.severity.value}{where}: {f.message}", f"  hint: {f.hint}"]
-    return "\n".join(lines) + "\n"
+        lines.append("")
+        lines += wrap(f"{f.severity.value}[{f.rule}]{where}: {f.message}", width, "", "  ")
+        lines += wrap(f"= help: {f.hint}", width, "   ", "     ")
+    out: list[str] = []
+    for line in lines:  # any line past the width wraps at spaces, under its own indent
+        indent = " " * (len(line) - len(line.lstrip()))
+        out += wrap(line.strip(), width, indent, indent + "  ") if len(line) > width else [line]
+    return "\n".join(out) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -46,8 +47,12 @@ def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
     return lines
 
 
-def _details(o: PairOutcome, width: int) -> list[Text]:
-    """Return what went wrong with a pair that is not as expected (nothing for the others)."""
+def _details(o: PairOutcome, width: int, shared: list[str]) -> list[Text]:
+    """Return what went wrong with a pair that is not as expected (nothing for the others).
+
+    A hint in ``shared`` (several pairs failed the same way: no network, one endpoint) is left
+    out here; the table gives it once, after the pairs.
+    """
     out: list[Text] = []
     if o.status == "ok":
         return out
@@ -57,7 +62,7 @@ def _details(o: PairOutcome, width: int) -> list[Text]:
         ]
     if o.report is None:
         out += [Text(s) for s in wrap(f"error: {o.error}", width, "    ", "      ")]
-        if o.error_hint:
+        if o.error_hint and o.error_hint not in shared:
             out += [Text(s) for s in wrap(f"= hint: {o.error_hint}", width, "      ", "        ")]
         return out
     failed_smoke = smoke_text(o)
@@ -87,6 +92,8 @@ def render_registry_table(result: RunResult, width: int = 80) -> RenderableType:
 
     The counts are not repeated here: the CLI prints them once, on stderr.
     """
+    hints = Counter(o.error_hint for o in result.outcomes if o.report is None and o.error_hint)
+    shared = [hint for hint, n in hints.items() if n > 1]
     rows: list[tuple[int, PairOutcome | SkippedEntry]] = [
         (o.spec.line if o.spec else 0, o) for o in result.outcomes
     ]
@@ -97,7 +104,10 @@ def render_registry_table(result: RunResult, width: int = 80) -> RenderableType:
             parts += _skipped_line(result, row, width)
             continue
         parts += _pair_line(result, row, width)
-        parts += _details(row, width)
+        parts += _details(row, width, shared)
+    for hint in shared:  # in first-seen order (Counter keeps insertion order)
+        head = f"hint ({hints[hint]} pairs not checked): {hint}"
+        parts += [Text(s, style="yellow") for s in wrap(head, width, "", "  ")]
     for part in parts:
         part.no_wrap = True
         part.overflow = "ignore"

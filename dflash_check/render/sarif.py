@@ -64,7 +64,6 @@ def render_sarif(result: RunResult) -> str:
             "driver": {
                 "name": "dflash-check",
                 "version": __version__,
-                "informationUri": "https://pypi.org/project/dflash-check/",
                 "rules": rule_entries(),
             }
         },

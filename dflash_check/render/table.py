@@ -325,9 +325,13 @@ def identity_lines(report: CheckReport, width: int) -> list[Text]:
 
 def not_checked_lines(report: CheckReport, width: int) -> list[Text]:
     """Return the rules that could not be applied, if any."""
-    if not report.not_checked:
+    # A finding that already says so ("fc width not verified (DF005 not checked)") is the one
+    # line for that rule: the list below names only the others.
+    said = " ".join(f.message for f in report.findings)
+    left = [n for n in report.not_checked if f"{n.rule} not checked" not in said]
+    if not left:
         return []
-    text = "not checked: " + "; ".join(f"{n.rule} ({n.reason})" for n in report.not_checked)
+    text = "not checked: " + "; ".join(f"{n.rule} ({n.reason})" for n in left)
     return [Text(s, style="yellow") for s in wrap(text, width, "", "  ")]
 
 
@@ -358,7 +362,13 @@ def diagnostic_block(report: CheckReport, diag: Diagnostic, width: int) -> list[
     for line in lines[1:]:
         line.stylize("bold")
     out = lines
-    out += [Text(s, style="dim") for s in wrap(_location(report, diag), width, "  --> ", "      ")]
+    location = _location(report, diag)
+    if diag.model in ("draft", "target") and len(location.split(": ")[0]) > width - 6:
+        # A path longer than the line (the headline already names the folder) would take two
+        # lines in every block: name the file as the draft's or the target's instead.
+        file, _, field = location.rpartition("/")[2].partition(": ")
+        location = f"the {diag.model}'s {file}" + (f": {field}" if field else "")
+    out += [Text(s, style="dim") for s in wrap(location, width, "  --> ", "      ")]
     if diag.per_runtime:
         for names, tail in diag.per_runtime:
             text = tail if tail.startswith(", ".join(names)) else f"{', '.join(names)}: {tail}"
@@ -377,11 +387,10 @@ def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int)
     verdict, sentences = answer(report)
     head = [Text(s) for s in wrap(f"{verdict}: {sentences[0]}", width, "", "  ")]
     head[0].stylize(VERDICT_STYLE[report.verdict], 0, len(verdict))
-    out = head
-    for sentence in sentences[1:]:
-        out += [Text(s) for s in wrap(sentence, width, "  ", "  ")]
     counts = count_text(diags) if diags else "no findings"
-    out += [
+    # The counts come right after the verdict: with long paths the why can take lines, and
+    # the answer must stay on the first screen.
+    out = head + [
         Text(s, style="dim")
         for s in wrap(
             f"{counts}; "
@@ -395,6 +404,8 @@ def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int)
             "  ",
         )
     ]
+    for sentence in sentences[1:]:
+        out += [Text(s) for s in wrap(sentence, width, "  ", "  ")]
     return out
 
 

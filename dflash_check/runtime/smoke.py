@@ -89,7 +89,23 @@ class SmokeOptions:
 
 
 def import_runtime() -> tuple[Any, Any]:
-    """Import torch and transformers, or say exactly what to install."""
+    """Import torch and transformers, or say exactly what to install.
+
+    Both are looked up first (find_spec reads no module): a missing transformers is named at
+    once, not after the seconds that importing torch takes.
+    """
+    import importlib.util
+
+    for name in ("torch", "transformers"):
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a broken install, or a finder that refuses it
+            found = False
+        if not found:
+            raise MissingExtraError(
+                f"the smoke run needs torch and transformers ({name} is not installed)",
+                hint=extra_install_hint("smoke"),
+            )
     try:
         import torch
         import transformers
