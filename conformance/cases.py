@@ -116,7 +116,7 @@ CASES: tuple[Case, ...] = (
     Case("id-n-minus-2", "id N-2 = 4", _ids([1, 4])),
     Case("id-beyond", "id N = 6, past the last layer", _ids([1, 6])),
     Case("id-negative", "id -1", _ids([-1, 3])),
-    Case("ids-missing", "no target_layer_ids", _drop_ids, engines=("vllm", "mlx")),
+    Case("ids-missing", "no target_layer_ids", _drop_ids, trained=True, engines=("vllm", "mlx")),
     Case(
         "ids-top-level", "ids at the top level, not in dflash_config", _top_level_ids, trained=True
     ),

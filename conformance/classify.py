@@ -44,8 +44,15 @@ def classify(record: Mapping[str, Any], trained: bool) -> Outcome:
     error = record.get("error")
     text = None
     if isinstance(error, Mapping):
-        message = str(error.get("message") or "").strip().splitlines()
-        text = f"{error.get('type')}: {message[0] if message else ''}".strip()
+        lines = [
+            x.strip()
+            for x in str(error.get("message") or "").splitlines()
+            if x.strip() and not x.strip().startswith("For further information")
+        ]
+        # pydantic's ValidationError says what failed only below its "N validation error for
+        # X" headline (vLLM's config refusals): keep the lines that say why.
+        keep = 2 if lines and "validation error" in lines[0] else 1
+        text = f"{error.get('type')}: {' / '.join(lines[:keep])}".strip()
     stage = record.get("stage")
     if stage == "done" and error is None:
         counters = record.get("counters") or {}

@@ -126,7 +126,7 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
         status = (
             f"ran {done['date']} ({len(done['results'])} cases)"
             if done
-            else "not run yet: the command is in place (`conformance/run " + name + "`)"
+            else f"not run (below); the command is in place: `conformance/run {name}`"
         )
         out.append(
             f"| {name} | {engine.distribution} {engine.release} | {engine.size} | {status} |"

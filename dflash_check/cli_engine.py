@@ -305,4 +305,4 @@ def launch_and_attach(
             return attach(replace(engine, endpoint=url))
     except EngineError as err:
         # The engine we started failed: the root cause sits in its log, not in the HTTP error.
-        raise launch_failure(err, engine.engine, log, ready=ready.is_set()) from None
+        raise launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url) from None

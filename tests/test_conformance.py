@@ -44,6 +44,14 @@ def test_classify_each_outcome() -> None:
     assert decode.outcome == "first-decode" and decode.tau is None
     assert decode.error == "ValueError: DFlash drafter expects 192 concatenated aux hidden features"
     assert classify(AT_LOAD, trained=True).outcome == "refused"
+    refused = {"type": "ValidationError", "message": "1 validation error for VllmConfig\n\n"
+               "  Value error, Model Runner V1 does not support: DFlash candidate-head drafts\n"
+               "    For further information visit https://errors.pydantic.dev"}  # fmt: skip
+    got = classify({"stage": "config", "error": refused}, trained=False)
+    assert got.error == (
+        "ValidationError: 1 validation error for VllmConfig / Value error, Model Runner V1 "
+        "does not support: DFlash candidate-head drafts"
+    )
     assert classify({**AT_LOAD, "stage": "config"}, trained=True).outcome == "refused"
     # Decoded without one verify step: the draft never ran.
     assert classify({**DONE, "counters": {}}, trained=True).outcome == "collapsed"

@@ -719,6 +719,32 @@ def test_root_cause_skips_wrapper_lines(tmp_path: Path) -> None:
         "RuntimeError: Engine core initialization failed. See root cause above.\n"
     )
     assert root_cause(log) == "ValueError: bad fc"
-    log.write_text("INFO all fine\n")
-    assert root_cause(log) is None
+    # vLLM 0.32.0's logged traceback at the first decode (shortened): the worker's ValueError,
+    # re-raised by the engine core and the front end.
+    log.write_text(
+        "(Worker pid=3176) ERROR 12-03 15:34:46 [multiproc_executor.py:1063]     raise "
+        "ValueError(\n(Worker pid=3176) ERROR 12-03 15:34:46 [multiproc_executor.py:1063] "
+        "ValueError: DFlash drafter expects 128 concatenated aux hidden features\n"
+        "(EngineCore pid=3026) ERROR 12-03 15:34:46 [core.py:1512] RuntimeError: Worker failed "
+        "with error 'DFlash drafter expects 128 concatenated aux hidden features'\n"
+        "(APIServer pid=2644) ERROR 12-03 15:34:46 [async_llm.py:906] vllm.v1.engine.exceptions"
+        ".EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the "
+        "root cause.\n"
+    )
+    assert (
+        root_cause(log) == "ValueError: DFlash drafter expects 128 concatenated aux hidden features"
+    )
+    log.write_text(
+        "(APIServer pid=7) WARNING [system_utils.py:255] fd limit errors like `OSError: [Errno "
+        "24] Too many open files`. Consider increasing with ulimit -n\nINFO all fine\n"
+    )
+    assert root_cause(log) is None  # an exception named inside a warning is not raised
     assert root_cause(tmp_path / "missing.log") is None
+
+
+def test_a_baseline_server_failure_is_not_the_launched_engines(tmp_path: Path) -> None:
+    """--launch with a --baseline-endpoint that is down: a tool error naming the baseline
+    (exit 3), not a failed smoke run blamed on the engine dflash-check started."""
+    with closed_port() as down:
+        proc = launch_cli(tmp_path, "vllm", "--baseline-endpoint", down)
+    assert_exit_3(proc, f"vllm server at {down} is not reachable")

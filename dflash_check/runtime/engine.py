@@ -896,29 +896,41 @@ class EngineRunFailedError(EngineError):
         self.failure = failure
 
 
-_EXCEPTION_LINE = re.compile(r"\b((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)): (\S.*)$")
+# A raised exception's last traceback line, bare or after vLLM's prefixes: the process,
+# then for logged tracebacks the ERROR level, date, time and source ("(Worker pid=3176) ERROR
+# 12-03 15:34:46 [multiproc_executor.py:1063] ValueError: …"); not an exception named inside
+# a message ("WARNING … `OSError: …`").
+_EXCEPTION_LINE = re.compile(
+    r"^(?:\([^)]*\)\s*)?(?:(?:ERROR|CRITICAL)\s+\S+\s+\S+\s+\[[^\]]*\]\s*)?"
+    r"((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)): (\S.*)$"
+)
 # Lines that only point elsewhere: vLLM's front end re-raises the engine core's failure with
 # "See root cause above" / "See stack trace (above) for the root cause".
 _WRAPPER = re.compile(r"above|EngineDeadError|EngineGenerateError", re.IGNORECASE)
 
 
 def root_cause(log_path: Path, limit: int = 300) -> str | None:
-    """Return the engine log's last exception line that is not a wrapper pointing above it."""
+    """Return the engine log's first exception line that is not a wrapper pointing above it:
+    the engine re-raises the root cause through its workers and front end ("Worker failed
+    with error '…'", "EngineDeadError … See stack trace (above)"), each logged after it."""
     try:
         text = log_path.read_text(errors="replace")
     except OSError:
         return None
     found = None
     for line in text.splitlines():
-        match = _EXCEPTION_LINE.search(line)
+        match = _EXCEPTION_LINE.match(line.strip())
         if match and not _WRAPPER.search(line):
             found = f"{match.group(1)}: {match.group(2)}".strip()
+            break
     if found is None:
         return None
     return found if len(found) <= limit else found[: limit - 1] + "…"
 
 
-def launch_failure(err: EngineError, engine: str, log_path: Path, ready: bool) -> EngineError:
+def launch_failure(
+    err: EngineError, engine: str, log_path: Path, ready: bool, url: str
+) -> EngineError:
     """Return the error to raise when the engine dflash-check started failed.
 
     Before /health answered, an exit is a failed start; after it, a failed request (an HTTP
@@ -929,8 +941,10 @@ def launch_failure(err: EngineError, engine: str, log_path: Path, ready: bool) -
     exited = isinstance(err, EngineStartError) and "exited with code" in str(err)
     if not ready and (not exited or "out of GPU memory" in str(err)):
         return err  # the machine, not the pair: too little memory, no engine, too slow
-    crashed = isinstance(err, EngineUnreachableError) or (
-        isinstance(err, EngineResponseError) and " HTTP 5" in str(err)
+    # Only an error of the launched server counts (not one of the --baseline-endpoint server).
+    crashed = f"server at {url} " in str(err) and (
+        isinstance(err, EngineUnreachableError)
+        or (isinstance(err, EngineResponseError) and " HTTP 5" in str(err))
     )
     if ready and not crashed:
         return err  # a wrong model, missing metrics…: the server ran; the error says why
