@@ -30,6 +30,7 @@ NOTES: dict[tuple[str, str], str] = {
 """(engine, case) -> what the row means beyond its verdict: every disagreement's explanation,
 and stage details a matching verdict hides. Written from what the recorded runs showed."""
 NOT_RUN: dict[str, str] = _NOTES["not_run"]
+MISSING_CASES: str = _NOTES["missing_cases"]
 """engine -> why it has no recorded results."""
 
 OUTCOME_TEXT = {
@@ -117,6 +118,8 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
         "and rewrites its results file and this page. It is not part of `.ci/run` or the "
         "default tests; `tests/test_conformance.py` checks the classification, the comparison "
         "and this page against the recorded results without any engine.",
+        "",
+        MISSING_CASES,
         "",
         "| engine | release | install | status |",
         "|---|---|---|---|",
