@@ -59,7 +59,7 @@ ENGINES: dict[str, Engine] = {
         runner="z-lab dflash 0.1.0 model_mlx.py on mlx[cpu] 0.32.4",
         tool_runtime="mlx",
         install=("mlx[cpu]==0.32.4", "mlx-lm==0.31.3", "dflash==0.1.0"),
-        size="about 2 minutes and 0.5 GB",
+        size="a few minutes and 0.65 GB",
     ),
     "llamacpp": Engine(
         name="llamacpp",
