@@ -21,6 +21,7 @@ from dflash_check.cli_engine import (
     BaselineEndpointOpt,
     EndpointOpt,
     EngineApiKeyOpt,
+    EngineArgOpt,
     EngineBinaryOpt,
     EngineOpt,
     EngineTimeoutOpt,
@@ -714,6 +715,7 @@ def pair(
     pipeline_parallel_size: PipelineParallelOpt = None,
     launch_timeout: LaunchTimeoutOpt = 1800.0,
     engine_binary: EngineBinaryOpt = None,
+    engine_arg: EngineArgOpt = None,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names).
 
@@ -862,6 +864,7 @@ def pair(
                 mode="launch" if launch else "attach",
                 launch_timeout=launch_timeout,
                 binary=engine_binary,
+                extra_args=tuple(engine_arg or ()),
             )
         report = smoke(
             report, draft_ref, target_ref, options, force, json_output, output, engine_options
@@ -1001,7 +1004,23 @@ def smoke(
 
                 measured = run_engine(report, draft, target, options, engine, say)
         except CheckError as err:
-            failed = err
+            failure = getattr(err, "failure", None)
+            if engine is None or failure is None:
+                failed = err
+            else:
+                # The engine dflash-check launched failed on the pair: a failed smoke run,
+                # with the static verdict kept (a --force run on a broken pair shows both).
+                from dflash_check.core.smoke_report import SmokeReport
+
+                measured = SmokeReport(
+                    device=engine.engine,
+                    dtype="as served",
+                    block_size=options.block_size or report.draft.block_size or 16,
+                    temperature=options.temperature,
+                    min_acceptance=options.min_acceptance,
+                    cases=(),
+                    failure=failure,
+                )
     if failed is not None:  # after the spinner is cleared: the error stands alone
         fail(failed, json_output, output)
     return replace(report, smoke=measured)

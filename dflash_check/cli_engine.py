@@ -146,7 +146,16 @@ EngineBinaryOpt = Annotated[
     typer.Option(
         "--engine-binary",
         metavar="PATH",
-        help="Command that starts the engine (default: vllm; python3 for SGLang).",
+        help="--launch: the engine's Python (default: python3), or a vllm executable.",
+        rich_help_panel=ENGINE,
+    ),
+]
+EngineArgOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--engine-arg",
+        metavar="ARG",
+        help="--launch: one more engine argument (repeatable): --engine-arg=--enforce-eager.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -305,10 +314,11 @@ def launch_and_attach(
 ) -> SmokeReport:
     """Start the engine on a free loopback port, run the attach flow on it, and stop it."""
     import tempfile
+    import threading
     from dataclasses import replace
 
-    from dflash_check.core.engine_command import build_command
-    from dflash_check.runtime.engine import free_port, launched
+    from dflash_check.core.engine_command import launch_command
+    from dflash_check.runtime.engine import EngineError, free_port, launch_failure, launched
 
     port = free_port()
     spec = launch_spec(
@@ -321,13 +331,16 @@ def launch_and_attach(
         "127.0.0.1",
         port,
     )
-    argv = list(build_command(spec))
-    if engine.binary:
-        argv[0] = engine.binary
+    argv = [*launch_command(spec, engine.binary), *engine.extra_args]
     log = Path(tempfile.gettempdir()) / f"dflash-check-{engine.engine}-{os.getpid()}.log"
     url = f"http://127.0.0.1:{port}"
-    with launched(argv, engine.engine, url, engine.launch_timeout, log, say):
-        return attach(replace(engine, endpoint=url))
+    ready = threading.Event()  # set once /health answered: later failures are at decode
+    try:
+        with launched(argv, engine.engine, url, engine.launch_timeout, log, say, ready=ready):
+            return attach(replace(engine, endpoint=url))
+    except EngineError as err:
+        # The engine we started failed: the root cause sits in its log, not in the HTTP error.
+        raise launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url) from None
 
 
 def endpoint_selection(

@@ -105,6 +105,12 @@ class EngineState:
     """The fault's parameter (a URL, a size, a body, extra fields…)."""
     auth_seen: list[str | None] = field(default_factory=list)
     """The Authorization header of every request received."""
+    chat_template: bool = True
+    """False: /v1/chat/completions answers 400 as vLLM does for a tokenizer without one."""
+    dev_mode: bool = False
+    """vLLM with VLLM_SERVER_DEV_MODE=1: /server_info names the draft."""
+    decode_error: str | None = None
+    """vLLM whose engine core dies at the first decode: this line is logged, HTTP 500 sent."""
     log: list[tuple[str, str, dict[str, Any] | None]] = field(default_factory=list)
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -301,6 +307,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, {"object": "list", "data": [entry]})
         elif self.path == "/version" and state.engine == "vllm":
             self._send(200, {"version": state.version})
+        elif self.path.split("?")[0] == "/server_info" and state.engine == "vllm":
+            if not state.dev_mode:
+                self._send(404, {"detail": "Not Found"})
+                return
+            spec = {"method": "dflash", "model": state.draft, "num_speculative_tokens": 7}
+            as_json = self.path.endswith("config_format=json")
+            config = (
+                {"speculative_config": spec}
+                if as_json
+                else (
+                    f"model='{state.model}', speculative_config=SpeculativeConfig(method='dflash', "
+                    f"model='{state.draft}', num_spec_tokens=7), tokenizer='{state.model}'"
+                )
+            )
+            self._send(200, {"vllm_config": config, "vllm_env": {}, "system_env": {}})
         elif self.path == "/get_server_info" and state.engine == "sglang":
             info: dict[str, Any] = {
                 "version": state.version,
@@ -338,6 +359,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(
                     404, {"error": {"message": f"The model {body.get('model')} does not exist."}}
                 )
+                return
+            if self.path == "/v1/chat/completions" and not state.chat_template:
+                self._send(400, {"error": {"message": (
+                    "As of transformers v4.44, default chat template is no longer allowed, so "
+                    "you must provide a chat template if the tokenizer does not define one."
+                ), "type": "BadRequestError", "code": 400}})  # fmt: skip
+                return
+            if state.decode_error is not None:  # as vLLM logs an engine core death
+                print(f"(EngineCore_DP0 pid=4242) {state.decode_error}", flush=True)
+                print(
+                    "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an "
+                    "issue. See stack trace (above) for the root cause.",
+                    flush=True,
+                )
+                self._send(500, {"error": {"message": "EngineCore encountered an issue."}})
                 return
             prompt = body["prompt"] if "prompt" in body else body["messages"][0]["content"]
             out, _ = state.decode(prompt, int(body["max_tokens"]))

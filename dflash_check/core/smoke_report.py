@@ -80,13 +80,32 @@ class EngineRun:
     version: str | None = None
     """The engine's version, when it reports one."""
     draft_model: str | None = None
-    """The draft the engine says it loaded, when it says (SGLang server info)."""
+    """The draft the engine serves, when known (see ``draft_evidence``)."""
+    draft_evidence: str | None = None
+    """How ``draft_model`` is known: ``server`` (the engine reported it: SGLang server info,
+    vLLM ``/server_info`` in dev mode), ``launch`` (dflash-check started the engine with it), or
+    None: the served draft is not verified (vLLM's ``/version`` names no draft)."""
     tensor_parallel: int | None = None
     """Tensor-parallel size, when reported or passed."""
     pipeline_parallel: int | None = None
     """Pipeline-parallel size, when reported or passed."""
     baseline_endpoint: str | None = None
     """Base URL of the same target served without speculation (None: lossless not checked)."""
+
+
+@dataclass(frozen=True)
+class EngineFailure:
+    """An engine dflash-check launched that failed instead of decoding (the smoke run failed)."""
+
+    stage: str
+    """``start`` (exited or refused before /health answered) or ``first decode`` (healthy,
+    then the first request failed)."""
+    message: str
+    """What dflash-check saw (the exit, or the failed request)."""
+    root_cause: str | None
+    """The engine log's own error line (e.g. vLLM's ``ValueError …``), when it has one."""
+    log: str
+    """Path of the engine's log (kept)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +134,13 @@ class SmokeReport:
     """Set when a serving engine ran the decode instead of the bundled runtime."""
     counts: SpecCounts | None = None
     """The engine's counter totals; when set, tau and acceptance come from them, not from cases."""
+    failure: EngineFailure | None = None
+    """Set when the launched engine failed instead of decoding (no cases then)."""
+
+    @property
+    def has_baseline(self) -> bool:
+        """Return whether a plain decode ran next to the speculative one (speeds comparable)."""
+        return any(c.baseline_token_ids for c in self.cases)
 
     @property
     def lossless(self) -> bool | None:
@@ -197,6 +223,8 @@ class SmokeReport:
     @property
     def passed(self) -> bool:
         """Return whether the run proves the pair: lossless and tau >= --min-acceptance."""
+        if self.failure is not None:
+            return False
         return self.lossless is not False and self.mean_acceptance_length >= self.min_acceptance
 
     def histogram(self) -> dict[int, int]:

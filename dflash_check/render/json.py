@@ -179,8 +179,11 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
         "acceptance_rate_per_position": [round(r, 4) for r in smoke.acceptance_rate_per_position],
         "acceptance_length_histogram": {str(k): v for k, v in smoke.histogram().items()},
         "tokens_per_second": round(smoke.tokens_per_second, 2),
-        "baseline_tokens_per_second": round(smoke.baseline_tokens_per_second, 2),
-        "speedup": round(smoke.speedup, 3),
+        # null, not 0: without a plain decode there is no baseline speed and no speedup.
+        "baseline_tokens_per_second": round(smoke.baseline_tokens_per_second, 2)
+        if smoke.has_baseline
+        else None,
+        "speedup": round(smoke.speedup, 3) if smoke.has_baseline else None,
         "draft_architecture": smoke.draft_architecture,
         "rollbacks": [{"layers": r.layers, "method": r.method} for r in smoke.rollbacks],
         "replays": smoke.replays,
@@ -194,6 +197,14 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
         },
         "prompts_note": smoke.prompts_note,
         "engine": engine_dict(smoke),
+        "failure": None
+        if smoke.failure is None
+        else {
+            "stage": smoke.failure.stage,
+            "message": smoke.failure.message,
+            "root_cause": smoke.failure.root_cause,
+            "log": smoke.failure.log,
+        },
         "cases": [
             {
                 "prompt": c.prompt,
@@ -223,6 +234,8 @@ def engine_dict(smoke: SmokeReport) -> dict[str, Any] | None:
         "endpoint": run.endpoint,
         "served_model": run.served_model,
         "draft_model": run.draft_model,
+        "draft_verified": run.draft_evidence is not None,
+        "draft_evidence": run.draft_evidence,
         "tensor_parallel_size": run.tensor_parallel,
         "pipeline_parallel_size": run.pipeline_parallel,
         "baseline_endpoint": run.baseline_endpoint,

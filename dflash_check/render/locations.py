@@ -53,6 +53,9 @@ def smoke_text(outcome: PairOutcome) -> str | None:
     smoke = outcome.report.smoke if outcome.report is not None else None
     if smoke is None or smoke.passed:
         return None
+    if smoke.failure is not None:
+        why = smoke.failure.root_cause or smoke.failure.message
+        return f"{outcome.label}: smoke run failed at the {smoke.failure.stage}: {why}"
     if smoke.lossless is False:
         bad = sum(1 for c in smoke.cases if c.lossless is False)
         return (

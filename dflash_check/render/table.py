@@ -236,6 +236,8 @@ def layer_picture(report: CheckReport, width: int) -> list[Text]:
 
 def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
     """Return the smoke run: verdict line, tau, speed, histogram and per-position acceptance."""
+    if smoke.failure is not None:
+        return failure_lines(smoke, width)
     ok = smoke.passed
     lossless = {True: "lossless", False: "NOT lossless", None: "sampling (not compared)"}
     if smoke.engine is not None and smoke.lossless is None and smoke.temperature <= 0:
@@ -267,6 +269,8 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
         speed = f"{smoke.tokens_per_second:.1f} tok/s (one request at a time, client clock)."
     out += [Text(s) for s in wrap(tau, width, "  ", "  ")]
     out += [Text(s) for s in wrap(speed, width, "  ", "  ")]
+    if smoke.engine is not None:
+        out += [Text(s) for s in wrap(draft_line(smoke.engine), width, "  ", "    ")]
     if smoke.prompts_note:
         out += [
             Text(s, style="dim") for s in wrap(f"Prompts: {smoke.prompts_note}.", width, "  ", "  ")
@@ -290,6 +294,33 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
         rollback = f"target cache rollback: {rollback_summary(smoke)}"
         out += [Text(s) for s in wrap(rollback, width, "  ", "    ")]
     return out
+
+
+def failure_lines(smoke: SmokeReport, width: int) -> list[Text]:
+    """Return a launched engine's failure: the stage, the log's root cause, the log."""
+    failure = smoke.failure
+    assert failure is not None
+    head = f"smoke run FAILED: {smoke.device} failed at the {failure.stage}"
+    out = [Text(s) for s in wrap(head, width, "", "  ")]
+    out[0].stylize("bold", 0, 10)
+    out[0].stylize("bold red", 10, 16)
+    why = f"engine log: {failure.root_cause}" if failure.root_cause else failure.message
+    out += [Text(s) for s in wrap(why, width, "  ", "    ")]
+    out += [Text(s, style="dim") for s in wrap(f"log: {failure.log}", width, "  ", "    ")]
+    return out
+
+
+def draft_line(run: EngineRun) -> str:
+    """Return which draft the engine served, and how that is known (or that it is not)."""
+    if run.draft_evidence == "server":
+        return f"served draft: {run.draft_model} (reported by the server)"
+    if run.draft_evidence == "launch":
+        return f"served draft: {run.draft_model} (dflash-check started the engine with it)"
+    return (
+        f"served draft not verified: {run.engine} does not report its draft (vLLM names it "
+        "only in /server_info, with VLLM_SERVER_DEV_MODE=1); the counters are those of "
+        "whatever draft the server loaded"
+    )
 
 
 def engine_line(run: EngineRun) -> str:

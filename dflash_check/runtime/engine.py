@@ -15,7 +15,14 @@ Where each engine keeps what (read from their sources; paths are in each reposit
   exposes counters with a ``_total`` suffix. ``vllm:generation_tokens`` counts every generated
   token (``vllm/v1/metrics/loggers.py``). The OpenAI server answers ``/v1/models`` and
   ``/version`` and returns token ids when asked with ``return_token_ids``
-  (``vllm/entrypoints/openai/protocol.py``).
+  (``vllm/entrypoints/openai/protocol.py``). Neither names the draft: only ``/server_info``
+  does (``vllm_config.speculative_config.model`` with ``config_format=json``), and it exists
+  only in dev mode (``VLLM_SERVER_DEV_MODE=1``,
+  ``vllm==0.33.0:vllm/entrypoints/serve/dev/server_info/api_router.py:43-59``): elsewhere the
+  served draft is reported as not verified. A tokenizer without a chat template makes
+  ``/v1/chat/completions`` answer 400 "…you must provide a chat template if the tokenizer does
+  not define one" (``vllm==0.33.0:vllm/renderers/hf.py:884-889``): the prompts then go raw to
+  ``/v1/completions``, as the bundled runtime encodes them without a template.
 * SGLang — ``/metrics`` (with ``--enable-metrics``) has only gauges for speculation,
   ``sglang:spec_accept_length`` and ``sglang:spec_accept_rate``, windowed averages that cannot be
   differenced (``sgl-project/sglang:python/sglang/srt/metrics/collector.py``,
@@ -31,8 +38,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -41,7 +50,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from dflash_check.core.prometheus import MetricsFormatError, Sample, by_label, parse_metrics, total
-from dflash_check.core.smoke_report import EngineRun, SmokeCase, SmokeReport, SpecCounts
+from dflash_check.core.smoke_report import (
+    EngineFailure,
+    EngineRun,
+    SmokeCase,
+    SmokeReport,
+    SpecCounts,
+)
 from dflash_check.errors import CheckError
 from dflash_check.hub.interface import ModelRef
 from dflash_check.runtime.http import (
@@ -100,7 +115,8 @@ class EngineProfile:
 
     name: EngineName
     info_paths: tuple[str, ...]
-    """Engine info endpoints, tried in order (the first that answers is used)."""
+    """Engine info endpoints, all asked in order (the first to report a field wins; a 404 is
+    skipped)."""
     metric_drafts: str | None
     """Counter of verify steps (exposed name), or None when the engine has no such counter."""
     metric_draft_tokens: str | None
@@ -129,7 +145,8 @@ ENGINES: dict[str, EngineProfile] = {
     ),
     "vllm": EngineProfile(
         name="vllm",
-        info_paths=("/version",),
+        # /server_info answers only in dev mode; it is the one place that names the draft.
+        info_paths=("/version", "/server_info?config_format=json"),
         metric_drafts="vllm:spec_decode_num_drafts_total",
         metric_draft_tokens="vllm:spec_decode_num_draft_tokens_total",
         metric_accepted="vllm:spec_decode_num_accepted_tokens_total",
@@ -160,7 +177,9 @@ class EngineOptions:
     launch_timeout: float = 1800.0
     """``--launch``: seconds to wait for the started engine's /health."""
     binary: str | None = None
-    """``--launch``: the executable that replaces ``vllm`` / ``python3`` in the command."""
+    """``--launch``: the Python (or ``vllm`` executable) that starts the engine."""
+    extra_args: tuple[str, ...] = ()
+    """``--launch``: ``--engine-arg`` values appended to the engine command."""
 
 
 # --- HTTP -------------------------------------------------------------------------------------
@@ -360,8 +379,31 @@ def _text_or_none(value: Any, limit: int = 400) -> str | None:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _vllm_speculative(data: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """Return (draft model, method) from vLLM's ``/server_info``: its ``vllm_config`` is a
+    JSON object with ``config_format=json``, else the config's text, where the speculative
+    config reads ``SpeculativeConfig(method='dflash', model='…', num_spec_tokens=15)``
+    (``vllm==0.33.0:vllm/config/speculative.py:2196-2210``)."""
+    config = data.get("vllm_config")
+    if isinstance(config, dict):
+        spec = config.get("speculative_config")
+        if isinstance(spec, dict):
+            model, method = spec.get("model"), spec.get("method")
+            return (
+                str(model) if isinstance(model, str) and model else None,
+                str(method) if isinstance(method, str) and method else None,
+            )
+        return None, None
+    if isinstance(config, str):
+        found = re.search(r"SpeculativeConfig\(method='([^']*)', model='([^']*)'", config)
+        if found:
+            return found.group(2) or None, found.group(1) or None
+    return None, None
+
+
 def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
-    """Ask the engine's own info endpoint; an engine that has none gives an empty ServerInfo."""
+    """Ask the engine's own info endpoints; fields no endpoint reports stay None."""
+    merged: dict[str, Any] = {}
     for path in profile.info_paths:
         status, raw = client.fetch(path)
         if status == 404:
@@ -379,21 +421,32 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
         # SGLang nests the server arguments at the top level of /get_server_info (newer
         # releases keep them there and add internal states); vLLM's /version is {"version"}.
         where = f"{client.engine} server at {client.base}: {path}"
-        return ServerInfo(
-            version=_text_or_none(data.get("version"), 100),
-            draft_model=_text_or_none(data.get("speculative_draft_model_path")),
-            speculative_algorithm=_text_or_none(data.get("speculative_algorithm"), 100),
-            draft_tokens=bounded_int(
+        draft, algorithm = (
+            data.get("speculative_draft_model_path"),
+            data.get("speculative_algorithm"),
+        )
+        if profile.name == "vllm":
+            draft, algorithm = _vllm_speculative(data)
+        found = {
+            "version": _text_or_none(data.get("version"), 100),
+            "draft_model": _text_or_none(draft),
+            "speculative_algorithm": _text_or_none(algorithm, 100),
+            "draft_tokens": bounded_int(
                 data.get("speculative_num_draft_tokens"),
                 where,
                 "speculative_num_draft_tokens",
                 1,
                 MAX_DRAFT_POSITIONS,
             ),
-            tensor_parallel=bounded_int(data.get("tp_size"), where, "tp_size", 1, MAX_PARALLEL),
-            pipeline_parallel=bounded_int(data.get("pp_size"), where, "pp_size", 1, MAX_PARALLEL),
-        )
-    return ServerInfo()
+            "tensor_parallel": bounded_int(data.get("tp_size"), where, "tp_size", 1, MAX_PARALLEL),
+            "pipeline_parallel": bounded_int(
+                data.get("pp_size"), where, "pp_size", 1, MAX_PARALLEL
+            ),
+        }
+        for key, value in found.items():
+            if merged.get(key) is None:
+                merged[key] = value
+    return ServerInfo(**merged)
 
 
 def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine: str) -> None:
@@ -784,9 +837,18 @@ def run_engine_smoke(
         sampling["temperature"] = 0.0  # greedy in both engines
     answers: list[Completion] = []
     bases: list[Completion | None] = []
+    prompts_note = None
     for i, prompt in enumerate(prompts):
         say(f"decoding prompt {i + 1}/{len(prompts)} on {options.engine}")
-        answers.append(_complete(client, model, prompt, chat, sampling))
+        try:
+            answers.append(_complete(client, model, prompt, chat, sampling))
+        except EngineResponseError as err:
+            if not (chat and i == 0 and no_chat_template(err)):
+                raise
+            # The served tokenizer has no chat template: raw prompts, as the bundled runtime.
+            chat = False
+            prompts_note = "the served tokenizer has no chat template: prompts sent raw"
+            answers.append(_complete(client, model, prompt, chat, sampling))
         if baseline is not None:
             assert base_model is not None
             bases.append(_complete(baseline, base_model, prompt, chat, sampling))
@@ -831,13 +893,17 @@ def run_engine_smoke(
                 baseline_seconds=base.seconds if base is not None else 0.0,
             )
         )
+    draft_model, evidence = info.draft_model, "server" if info.draft_model else None
+    if draft_model is None and options.mode == "launch":
+        draft_model, evidence = draft.spec, "launch"  # dflash-check started it with this draft
     run = EngineRun(
         engine=options.engine,
         mode=options.mode,
         endpoint=client.base,
         served_model=model,
         version=info.version,
-        draft_model=info.draft_model,
+        draft_model=draft_model,
+        draft_evidence=evidence,
         tensor_parallel=info.tensor_parallel or options.tensor_parallel,
         pipeline_parallel=info.pipeline_parallel or options.pipeline_parallel,
         baseline_endpoint=baseline.base if baseline is not None else None,
@@ -851,7 +917,13 @@ def run_engine_smoke(
         cases=tuple(cases),
         engine=run,
         counts=counts,
+        prompts_note=prompts_note,
     )
+
+
+def no_chat_template(err: EngineError) -> bool:
+    """Return whether a refused chat request says the tokenizer has no chat template."""
+    return "chat template" in str(err).lower()
 
 
 def _complete(
@@ -905,6 +977,7 @@ def launched(
     log_path: Path,
     on_progress: Callable[[str], None] | None = None,
     poll: float = 0.5,
+    ready: threading.Event | None = None,
 ) -> Iterator[None]:
     """Start the engine, wait until ``/health`` answers 200, and stop it when the block ends.
 
@@ -937,6 +1010,8 @@ def launched(
                 try:
                     status, _ = client.fetch("/health")
                     if status == 200:
+                        if ready is not None:
+                            ready.set()
                         break
                 except EngineUnreachableError:
                     pass  # not listening yet
@@ -965,3 +1040,73 @@ def stop_process(proc: subprocess.Popen[bytes], grace: float = 30.0) -> None:
         proc.wait(grace)
     except ProcessLookupError:
         pass
+
+
+class EngineRunFailedError(EngineError):
+    """The engine dflash-check launched failed at start or at the first decode: a failed smoke
+    run (exit 1, the static verdict kept), not a tool error."""
+
+    def __init__(self, failure: EngineFailure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+# A raised exception's last traceback line, bare or after vLLM's prefixes: the process,
+# then for logged tracebacks the ERROR level, date, time and source ("(Worker pid=3176) ERROR
+# 12-03 15:34:46 [multiproc_executor.py:1063] ValueError: …"); not an exception named inside
+# a message ("WARNING … `OSError: …`").
+_EXCEPTION_LINE = re.compile(
+    r"^(?:\([^)]*\)\s*)?(?:(?:ERROR|CRITICAL)\s+\S+\s+\S+\s+\[[^\]]*\]\s*)?"
+    r"((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)): (\S.*)$"
+)
+# Lines that only point elsewhere: vLLM's front end re-raises the engine core's failure with
+# "See root cause above" / "See stack trace (above) for the root cause".
+_WRAPPER = re.compile(r"above|EngineDeadError|EngineGenerateError", re.IGNORECASE)
+
+
+def root_cause(log_path: Path, limit: int = 300) -> str | None:
+    """Return the engine log's first exception line that is not a wrapper pointing above it:
+    the engine re-raises the root cause through its workers and front end ("Worker failed
+    with error '…'", "EngineDeadError … See stack trace (above)"), each logged after it."""
+    try:
+        text = log_path.read_text(errors="replace")
+    except OSError:
+        return None
+    found = None
+    for line in text.splitlines():
+        match = _EXCEPTION_LINE.match(line.strip())
+        if match and not _WRAPPER.search(line):
+            found = f"{match.group(1)}: {match.group(2)}".strip()
+            break
+    if found is None:
+        return None
+    return found if len(found) <= limit else found[: limit - 1] + "…"
+
+
+def launch_failure(
+    err: EngineError, engine: str, log_path: Path, ready: bool, url: str
+) -> EngineError:
+    """Return the error to raise when the engine dflash-check started failed.
+
+    Before /health answered, an exit is a failed start; after it, a failed request (an HTTP
+    500, a dropped connection) is a failure at the first decode. Both are smoke-run failures
+    with the engine log's root cause quoted. A timeout, a missing executable or an
+    out-of-memory exit stays a tool error (exit 3): it says nothing about the pair.
+    """
+    exited = isinstance(err, EngineStartError) and "exited with code" in str(err)
+    if not ready and (not exited or "out of GPU memory" in str(err)):
+        return err  # the machine, not the pair: too little memory, no engine, too slow
+    # Only an error of the launched server counts (not one of the --baseline-endpoint server).
+    crashed = f"server at {url} " in str(err) and (
+        isinstance(err, EngineUnreachableError)
+        or (isinstance(err, EngineResponseError) and " HTTP 5" in str(err))
+    )
+    if ready and not crashed:
+        return err  # a wrong model, missing metrics…: the server ran; the error says why
+    failure = EngineFailure(
+        stage="first decode" if ready else "start",
+        message=str(err).split("; its log is")[0],
+        root_cause=root_cause(log_path),
+        log=str(log_path),
+    )
+    return EngineRunFailedError(failure)

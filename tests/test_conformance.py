@@ -1,0 +1,123 @@
+"""The conformance suite's offline part: classification, comparison and the generated page.
+
+The engines themselves run only through ``conformance/run ENGINE`` (multi-GB installs, never in
+the default tests); here the classification and comparison code runs on driver records shaped
+as the real drivers write them, and the recorded results must match docs/conformance.md.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.cases import CASES, CASES_BY_ID
+from conformance.classify import COLLAPSED_TAU, classify, compare, tool_summary
+from conformance.engines import ENGINES
+from conformance.report import NOTES, PAGE, RESULTS, load_results, render_page
+
+# vLLM 0.32.0 (CPU, V1) records as vllm_driver.py writes them, shortened.
+DONE = {
+    "stage": "done",
+    "error": None,
+    "outputs": [[9, 10, 11]],
+    "counters": {"drafts": 25, "draft_tokens": 175, "accepted": 127},
+}
+COLLAPSED = {**DONE, "counters": {"drafts": 100, "draft_tokens": 700, "accepted": 38}}
+AT_DECODE = {
+    "stage": "first decode",
+    "error": {
+        "type": "ValueError",
+        "message": "DFlash drafter expects 192 concatenated aux hidden features\nmore",
+    },
+}
+AT_LOAD = {"stage": "load", "error": {"type": "ValueError", "message": "mask_token_id is required"}}
+
+
+def test_classify_each_outcome() -> None:
+    """Counters give tau; a low tau collapses only a case that keeps the trained layers."""
+    got = classify(DONE, trained=True)
+    assert got.outcome == "generates" and got.tau == round((25 + 127) / 25, 2)
+    assert classify(COLLAPSED, trained=True).outcome == "collapsed"
+    assert classify(COLLAPSED, trained=False).outcome == "generates"  # an untrained draft
+    decode = classify(AT_DECODE, trained=False)
+    assert decode.outcome == "first-decode" and decode.tau is None
+    assert decode.error == "ValueError: DFlash drafter expects 192 concatenated aux hidden features"
+    assert classify(AT_LOAD, trained=True).outcome == "refused"
+    refused = {"type": "ValidationError", "message": "1 validation error for VllmConfig\n\n"
+               "  Value error, Model Runner V1 does not support: DFlash candidate-head drafts\n"
+               "    For further information visit https://errors.pydantic.dev"}  # fmt: skip
+    got = classify({"stage": "config", "error": refused}, trained=False)
+    assert got.error == (
+        "ValidationError: 1 validation error for VllmConfig / Value error, Model Runner V1 "
+        "does not support: DFlash candidate-head drafts"
+    )
+    assert classify({**AT_LOAD, "stage": "config"}, trained=True).outcome == "refused"
+    # Decoded without one verify step: the draft never ran.
+    assert classify({**DONE, "counters": {}}, trained=True).outcome == "collapsed"
+    with pytest.raises(ValueError, match="unknown stage"):
+        classify({"stage": "later"}, trained=True)
+    assert (COLLAPSED["counters"]["drafts"] + 38) / 100 < COLLAPSED_TAU
+
+
+@pytest.mark.parametrize(
+    ("outcome", "verdict", "agree"),
+    [
+        ("generates", "compatible", True),
+        ("generates", "incompatible", False),
+        ("collapsed", "compatible", False),
+        ("collapsed", "incompatible", True),
+        ("refused", "incompatible", True),
+        ("first-decode", "compatible", False),
+        ("refused", "unknown", None),
+    ],
+)
+def test_compare(outcome: str, verdict: str, agree: bool | None) -> None:
+    """Compatible agrees exactly with a pair that generates."""
+    assert compare(outcome, verdict) is agree
+
+
+def test_tool_summary_reads_the_runtime_verdict() -> None:
+    """The verdict of the runtime asked for, and its first error finding."""
+    report = {
+        "verdict": "incompatible",
+        "runtimes": {"vllm-v1": "incompatible"},
+        "findings": [
+            {"rule": "DF010", "severity": "warning", "runtime": "vllm-v1", "message": "w"},
+            {"rule": "DF004", "severity": "error", "runtime": "vllm-v1", "message": "taps [6]"},
+        ],
+    }
+    assert tool_summary(report, "vllm-v1") == ("incompatible", "DF004: taps [6]")
+    assert tool_summary({"verdict": "compatible", "findings": []}, "x") == ("compatible", None)
+
+
+def test_cases_are_unique_and_runnable() -> None:
+    """Case ids are unique, each names engines the suite knows, and every edit applies to the
+    base draft config."""
+    assert len(CASES_BY_ID) == len(CASES)
+    base = json.loads((RESULTS.parent.parent / "tests/fixtures/tiny/draft/config.json").read_text())
+    for case in CASES:
+        assert set(case.engines) <= set(ENGINES), case.id
+        config = json.loads(json.dumps(base))
+        case.edit(config)
+        assert (config != base) or case.id in ("ids-in-range", "draft-tokens-over-block")
+
+
+def test_results_agree_with_their_classification() -> None:
+    """Every recorded row's agree flag follows from its outcome and verdict, for the release
+    the engine table pins, and every disagreement is explained on the page."""
+    results = load_results()
+    assert results, "no recorded conformance results"
+    for data in results:
+        engine = ENGINES[data["engine"]]
+        assert (data["release"], data["tool_runtime"]) == (engine.release, engine.tool_runtime)
+        for row in data["results"]:
+            assert row["case"] in CASES_BY_ID
+            assert row["agree"] == compare(row["outcome"], row["tool_verdict"]), row["case"]
+            if row["agree"] is False:
+                assert (data["engine"], row["case"]) in NOTES, f"unexplained: {row['case']}"
+
+
+def test_page_is_generated_from_the_results() -> None:
+    """docs/conformance.md is what conformance/report.py renders from the recorded results."""
+    assert PAGE.read_text() == render_page(load_results(), NOTES)
