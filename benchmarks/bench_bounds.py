@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dflash_check.core.safetensors_header import (  # noqa: E402
+from dflash_check.sources.safetensors_header import (  # noqa: E402
     TensorInfo,
     encode_header,
     parse_file_prefix,

@@ -1,6 +1,6 @@
 """Bytes and wall time of `dflash-check pair` on Hub repos: cold cache, warm cache, offline.
 
-A loopback Hub (tests/hubserver.py) serves the seed pair with the real-size draft header
+A loopback Hub (tests/support/hubserver.py) serves the seed pair with the real-size draft header
 (examples/Qwen3-4B-DFlash-b16: 58 tensors, fc.weight 2560 x 12800). Each mode runs several
 times as a fresh process; medians are printed, next to a check of the same pair from local
 directories.
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.hubserver import serve  # noqa: E402
+from tests.support.hubserver import serve  # noqa: E402
 
 DRAFT, TARGET = "z-lab/Qwen3-4B-DFlash-b16", "Qwen/Qwen3-4B"
 

@@ -1,7 +1,8 @@
 """`dflash-check registry` on 1,000 synthetic pairs over 200 distinct models, on a loopback Hub.
 
 100 synthetic targets (Qwen3-style configs, 24-64 layers) and 100 drafts (header-only
-safetensors) are served by tests/hubserver.py with an added per-request latency that stands in
+safetensors) are served by tests/support/hubserver.py with an added per-request latency that stands
+in
 for a real network. Each draft is paired with 10 targets (1,000 pairs, most compatible, some
 not, all with the right `expect`). Measured, as fresh processes: a cold cache, a warm cache
 (online: each model's commit is still checked), and offline; then 200 pairs over the same 200
@@ -24,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dflash_check.core.model import build_target_layer_ids  # noqa: E402
-from dflash_check.core.safetensors_header import header_for_draft_config  # noqa: E402
-from tests.hubserver import serve  # noqa: E402
+from dflash_check.sources.safetensors_header import header_for_draft_config  # noqa: E402
+from dflash_check.views import build_target_layer_ids  # noqa: E402
+from tests.support.hubserver import serve  # noqa: E402
 
 HIDDEN, VOCAB = 2048, 151936
 

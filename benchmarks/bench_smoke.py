@@ -6,7 +6,8 @@ process; each decoder runs every prompt several times and the median total time 
 The reference must produce the same output tokens and acceptance lengths.
 
 Then, with ``--matrix``, the same three decoders on every architecture of the test matrix
-(tests/archs.py: sliding windows, shared KV, MLA, hybrid linear attention, MoE), with a random
+(tests/support/archs.py: sliding windows, shared KV, MLA, hybrid linear attention, MoE), with a
+random
 draft in z-lab's format loaded into both runtimes: tok/s side by side, and whether each output
 equals the plain decode (the reference is not lossless on recurrent targets: its column says so).
 Last, the peak memory of a whole ``--smoke-run`` on the tiny pair (a child process's peak RSS on
@@ -33,8 +34,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dflash_check.runtime.decode import plain_decode, speculative_decode  # noqa: E402
-from dflash_check.runtime.smoke import load_draft  # noqa: E402
+from dflash_check.smoke.decode import plain_decode, speculative_decode  # noqa: E402
+from dflash_check.smoke.run import load_draft  # noqa: E402
 
 TINY = ROOT / "tests" / "fixtures" / "tiny"
 STOP = {3}
@@ -164,7 +165,7 @@ def matrix(args: argparse.Namespace) -> None:
 
     from transformers import Qwen3Config
 
-    from tests.archs import MATRIX, build_target, draft_config, text_config
+    from tests.support.archs import MATRIX, build_target, draft_config, text_config
 
     try:
         import dflash.model as reference
@@ -184,7 +185,7 @@ def matrix(args: argparse.Namespace) -> None:
         torch.manual_seed(3)
         with tempfile.TemporaryDirectory() as tmp:
             if reference is None:
-                from dflash_check.runtime.draft_model import DFlashDraft, DraftConfig
+                from dflash_check.smoke.draft_model import DFlashDraft, DraftConfig
 
                 ref_model = None
                 ours = DFlashDraft(DraftConfig.from_dict(cfg)).to(device=device, dtype=dtype)

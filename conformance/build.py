@@ -146,7 +146,7 @@ def random_draft_weights(config: dict[str, Any], target_hidden: int, num_ids: in
     """Return random weights of the shapes a DFlash (or DFlash 2) draft ``config`` implies."""
     import torch
 
-    from dflash_check.core.safetensors_header import dflash2_draft_tensors, dflash_draft_tensors
+    from dflash_check.sources.safetensors_header import dflash2_draft_tensors, dflash_draft_tensors
 
     hidden = int(config["hidden_size"])
     layers = int(config["num_hidden_layers"])

@@ -116,7 +116,7 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
         "engine into its own virtual environment under `$DFLASH_CONFORMANCE_HOME` (default "
         "`~/.cache/dflash-check-conformance`), builds the pairs there, runs every case niced "
         "and rewrites its results file and this page. It is not part of `.ci/run` or the "
-        "default tests; `tests/test_conformance.py` checks the classification, the comparison "
+        "default tests; `tests/unit/test_conformance.py` checks the classification, the comparison "
         "and this page against the recorded results without any engine.",
         "",
         MISSING_CASES,

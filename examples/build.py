@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dflash_check.core.safetensors_header import header_for_draft_config
+from dflash_check.sources.safetensors_header import header_for_draft_config
 
 ROOT = Path(__file__).resolve().parent.parent
 DRAFT_ARCHITECTURES = {"DFlashDraftModel", "DFlash2DraftModel"}

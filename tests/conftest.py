@@ -42,3 +42,13 @@ def _isolate(
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("DFLASH_CHECK_DEBUG", raising=False)
     yield
+
+
+SMOKE = Path(__file__).resolve().parent / "smoke"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test under tests/smoke/ ``smoke`` (torch): ``-m "not smoke"`` leaves them out."""
+    for item in items:
+        if SMOKE in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.smoke)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from dflash_check.core.outcome import PairOutcome, RunResult
-from dflash_check.core.report import Finding, Severity, Verdict
+from dflash_check.check.outcome import PairOutcome, RunResult
+from dflash_check.check.report import Finding, Severity, Verdict
 from dflash_check.render.locations import (
     Location,
     expectation_text,

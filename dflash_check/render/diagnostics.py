@@ -14,14 +14,14 @@ import textwrap
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from dflash_check.core.report import CheckReport, Finding, LayerResolution, Severity, Verdict
-from dflash_check.core.rules import fmt_ids
-from dflash_check.core.runtimes import PORTABLE, method_rows, selection_names
+from dflash_check.check.report import CheckReport, Finding, LayerResolution, Severity, Verdict
+from dflash_check.check.rules import fmt_ids
 from dflash_check.knowledge.outcomes import Stage
+from dflash_check.knowledge.runtimes import PORTABLE, method_rows, selection_names
 from dflash_check.sanitize import visible
 
 if TYPE_CHECKING:
-    from dflash_check.core.mtp import MtpReport
+    from dflash_check.check.mtp import MtpReport
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 

@@ -6,12 +6,12 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from dflash_check.core.model import DraftView, TargetView
-from dflash_check.core.report import CheckReport, Finding, LayerResolution
-from dflash_check.core.runtimes import RuntimeProfile
-from dflash_check.core.smoke_report import SmokeReport
+from dflash_check.check.report import CheckReport, Finding, LayerResolution
 from dflash_check.knowledge.outcomes import earliest
+from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.render.diagnostics import Diagnostic, counts, grouped
+from dflash_check.smoke.report import SmokeReport
+from dflash_check.views import DraftView, TargetView
 
 SCHEMA_VERSION = 2
 """2: one finding per problem with the runtimes it applies to, and a ``summary`` of counts

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from dflash_check.core.outcome import RunResult
-from dflash_check.core.report import Severity
+from dflash_check.check.outcome import RunResult
+from dflash_check.check.report import Severity
 from dflash_check.render.annotations import collect_annotations
 from dflash_check.render.locations import expectation_text, smoke_text
 from dflash_check.sanitize import xml_text

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dflash_check.core.outcome import PairOutcome, RunResult
-from dflash_check.core.report import Finding
+from dflash_check.check.outcome import PairOutcome, RunResult
+from dflash_check.check.report import Finding
 
 
 @dataclass(frozen=True)

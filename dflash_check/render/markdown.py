@@ -6,8 +6,8 @@ groups them, each with the runtimes it applies to); a registry run gives one row
 
 from __future__ import annotations
 
-from dflash_check.core.outcome import PairOutcome, RunResult
-from dflash_check.core.report import CheckReport
+from dflash_check.check.outcome import PairOutcome, RunResult
+from dflash_check.check.report import CheckReport
 from dflash_check.render.diagnostics import answer, count_text, diagnostics
 
 

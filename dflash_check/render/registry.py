@@ -9,9 +9,9 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from dflash_check.core.mtp import MtpReport
-from dflash_check.core.outcome import PairOutcome, RunResult, SkippedEntry
-from dflash_check.core.report import Severity
+from dflash_check.check.mtp import MtpReport
+from dflash_check.check.outcome import PairOutcome, RunResult, SkippedEntry
+from dflash_check.check.report import Severity
 from dflash_check.render.diagnostics import NBSP, diagnostics, wrap
 from dflash_check.render.json import SCHEMA_VERSION, report_dict
 from dflash_check.render.locations import smoke_text

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from dflash_check import __version__
-from dflash_check.core.outcome import RunResult
-from dflash_check.core.report import Severity
-from dflash_check.core.rules import ALL_RULES
+from dflash_check.check.outcome import RunResult
+from dflash_check.check.report import Severity
+from dflash_check.check.rules import ALL_RULES
 from dflash_check.render.annotations import collect_annotations
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

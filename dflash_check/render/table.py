@@ -13,10 +13,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dflash_check.core.report import CheckReport, Severity, Verdict
-from dflash_check.core.rules import ALL_RULES, fmt_ids
-from dflash_check.core.runtimes import PORTABLE
-from dflash_check.core.smoke_report import EngineRun, SmokeReport
+from dflash_check.check.report import CheckReport, Severity, Verdict
+from dflash_check.check.rules import ALL_RULES, fmt_ids
+from dflash_check.knowledge.runtimes import PORTABLE
 from dflash_check.render.diagnostics import (
     Diagnostic,
     answer,
@@ -28,6 +27,7 @@ from dflash_check.render.diagnostics import (
     wrap,
 )
 from dflash_check.sanitize import safe_console, visible
+from dflash_check.smoke.report import EngineRun, SmokeReport
 
 RULES_TITLE = {r.id: r.title for r in ALL_RULES}
 

@@ -1,0 +1,454 @@
+"""Draft formats: which normaliser reads a draft config, as one table.
+
+Every format normalises to the same ``DraftView`` (DFlash layer-output ids, the same facts), so
+the rules never see where a format keeps a key. ``FORMATS`` is the single source for detection,
+for the error on an unknown format, for the runtimes that load each format and for
+``docs/formats.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dflash_check.check.formats import (
+    dspark,
+    eagle3,
+    laguna,
+    muse,
+    nextn,
+    specforge,
+    speculators,
+    zlab,
+)
+from dflash_check.errors import NotADraftError
+from dflash_check.fields import FieldReader, describe
+from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.views import DraftView, ModelFiles
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
+
+
+@dataclass(frozen=True)
+class DraftFormat:
+    """One draft format and what the tool knows about it."""
+
+    name: str
+    """Short name shown in reports (``z-lab``, ``speculators``, ``specforge``)."""
+    title: str
+    """Human name."""
+    identified_by: str
+    """What in ``config.json`` identifies the format (for docs and messages)."""
+    keys: tuple[tuple[str, str], ...]
+    """(fact, where the format keeps it), for ``docs/formats.md``."""
+    numbering: str
+    """How the format numbers layer ids, and the conversion to DFlash ids."""
+    runtimes: tuple[str, ...] | None
+    """Runtime profiles that load this format (None: every profile)."""
+    dflash_config_keys: bool
+    """Whether runtimes look for its keys in ``dflash_config`` (so key location matters)."""
+    source: str
+    """Where the format was read."""
+    matches: Callable[[Mapping[str, Any]], bool]
+    """Whether a config is in this format."""
+    normalise: Callable[[ModelFiles], DraftView]
+    """Its normaliser."""
+    architecture_runtimes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(architecture, runtimes whose registry holds it), when engines register different
+    architectures of the format; empty when ``runtimes`` holds for all of them."""
+
+    def runtimes_for(self, architectures: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+        """Return the runtimes that load a draft of this format with these architectures
+        (None: every profile)."""
+        by_architecture = dict(self.architecture_runtimes)
+        named = {r for a in architectures for r in by_architecture.get(a, ())}
+        if not named or self.runtimes is None:
+            return self.runtimes
+        return tuple(r for r in self.runtimes if r in named)
+
+    def serves(self, runtime: str, architectures: tuple[str, ...] = ()) -> bool:
+        """Return whether ``runtime`` loads drafts of this format (with these architectures)."""
+        runtimes = self.runtimes_for(architectures)
+        return runtimes is None or runtime in runtimes
+
+
+def _architectures(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the string entries of ``architectures`` (ill-typed values count as none)."""
+    value = config.get("architectures")
+    if not isinstance(value, list):
+        return ()
+    return tuple(a for a in value if isinstance(a, str))
+
+
+def _is_speculators(config: Mapping[str, Any]) -> bool:
+    """speculators_model_type decides, before architectures (converted files keep
+    ``DFlashDraftModel`` there)."""
+    kind = config.get("speculators_model_type")
+    return (isinstance(kind, str) and kind in speculators.METHODS) or (
+        kind is None and "DFlashSpeculator" in _architectures(config)
+    )
+
+
+def _has_architecture(names: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    def matches(config: Mapping[str, Any]) -> bool:
+        return config.get("speculators_model_type") is None and any(
+            a in names for a in _architectures(config)
+        )
+
+    return matches
+
+
+FORMATS: tuple[DraftFormat, ...] = (
+    DraftFormat(
+        name="z-lab",
+        title="z-lab DFlash / DFlash 2",
+        identified_by="architectures DFlashDraftModel or DFlash2DraftModel",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "dflash_config.target_layer_ids, else top-level target_layer_ids"),
+            ("mask token", "dflash_config.mask_token_id, else top level"),
+            ("block size", "dflash_config.block_size, else top level"),
+            ("target depth", "top-level num_target_layers"),
+        ),
+        numbering="DFlash layer-output ids: t is the output of target layer t "
+        "(the reference reads hidden_states[t+1]); used as is",
+        runtimes=None,
+        dflash_config_keys=True,
+        source="z-lab/dflash@07ebd93d:dflash/model.py (_draft_value, extract_context_feature)",
+        matches=_has_architecture(zlab.ARCHITECTURES),
+        normalise=zlab.normalise,
+    ),
+    DraftFormat(
+        name="speculators",
+        title="speculators-format DFlash / DFlash 2 / DSpark",
+        identified_by="speculators_model_type: dflash, dflash2 or dspark (or architectures "
+        "DFlashSpeculator)",
+        keys=(
+            ("dimensions", "transformer_layer_config: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "top-level aux_hidden_state_layer_ids (vLLM aux numbering)"),
+            ("mask token", "top-level mask_token_id"),
+            ("block size", "top-level block_size"),
+            ("reduced vocabulary", "top-level draft_vocab_size (d2t tensor in the weights)"),
+            ("verifier", "speculators_config.verifier.name_or_path"),
+            ("target width", "top-level target_hidden_size (null: the verifier's)"),
+        ),
+        numbering="vLLM aux indices k = t + 1 (k is the residual stream after k layers); "
+        "converted once to DFlash ids t = k - 1, and the conversion is shown in the report",
+        runtimes=("vllm", "vllm-v1"),
+        dflash_config_keys=False,
+        source="vllm-project/speculators@c05b95b3:src/speculators/convert/dflash/converter.py; "
+        "vLLM's speculators loader (speculators/algos.py)",
+        matches=_is_speculators,
+        normalise=speculators.normalise,
+    ),
+    DraftFormat(
+        name="specforge",
+        title="SpecForge DFlash variant",
+        identified_by="architectures DeepseekDFlashDraftModel (MLA attention)",
+        keys=(("all DFlash keys", "as the z-lab format: dflash_config first, then top level"),),
+        numbering="DFlash layer-output ids, as the z-lab format",
+        runtimes=None,
+        dflash_config_keys=True,
+        source="sgl-project/SpecForge specforge/modeling/draft/deepseek_dflash.py",
+        matches=_has_architecture(specforge.ARCHITECTURES),
+        normalise=specforge.normalise,
+    ),
+    DraftFormat(
+        name="dspark",
+        title="DSpark",
+        identified_by="architectures " + ", ".join(dspark.ARCHITECTURES),
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            (
+                "layer ids",
+                "top-level dspark_target_layer_ids, else dflash_config.target_layer_ids, else "
+                "top-level target_layer_ids (dspark_config.target_layer_ids is read by no engine)",
+            ),
+            (
+                "mask token",
+                "top-level dspark_noise_token_id, else mask_token_id in dspark_config, "
+                "dflash_config, text_config, then the top level",
+            ),
+            ("block size", "top-level dspark_block_size, else block_size (dflash_config, top)"),
+            (
+                "Markov head",
+                "dspark_markov_rank, else markov_rank in dspark_config, dflash_config, "
+                "text_config, top level; markov_head_type likewise",
+            ),
+            ("reduced vocabulary", "top-level draft_vocab_size (lm_head and d2t in the weights)"),
+            ("target depth", "top-level num_target_layers, else dflash_config"),
+        ),
+        numbering="DFlash layer-output ids (vLLM and SGLang add 1 on their DFlash capture path); "
+        "a deepseek_v41 draft's dspark_target_layer_ids are vLLM aux indices k = t + 1, "
+        "converted once to t = k - 1 and shown in the report",
+        runtimes=("vllm", "sglang", "trtllm"),
+        dflash_config_keys=False,
+        source=f"{V033}:vllm/model_executor/models/registry.py:676-697, "
+        "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:125-135 (ids), "
+        "vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (mask), vllm/config/vllm.py:3332-3337 "
+        "(V2 runner only); sglang 0.5.23: srt/speculative/dspark_components/dspark_config.py:"
+        "206-322, srt/models/dspark.py:995; NVIDIA/TensorRT-LLM tensorrt_llm/_torch/speculative/"
+        "dspark*.py; sgl-project/SpecForge@a6b6b023 configs/*dspark*.json",
+        matches=_has_architecture(dspark.ARCHITECTURES),
+        normalise=dspark.normalise,
+        architecture_runtimes=tuple(dspark.ARCHITECTURE_RUNTIMES.items()),
+    ),
+    DraftFormat(
+        name="muse",
+        title="Muse Glimmer assistant",
+        identified_by="architectures MuseGlimmerAssistantModel",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "top-level target_layer_ids (no dflash_config)"),
+            ("mask token", "top-level mask_token_id"),
+            ("block size", "top-level block_size"),
+            ("target depth", "none (no num_target_layers)"),
+        ),
+        numbering="DFlash layer-output ids: vLLM's V2 reader adds 1 to the top-level list; SGLang "
+        "adds 1 before a Muse Glimmer target's raw hook, as its DFlash hooks do elsewhere",
+        runtimes=("vllm", "vllm-v1", "sglang"),
+        dflash_config_keys=False,
+        source=f"{V033}:vllm/model_executor/models/registry.py:674-675, "
+        "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:136-140; sglang 0.5.23: "
+        "srt/models/dflash.py:1317-1324, model_runner_components/spec_aux_hidden_state.py:17-29, "
+        "254-258 (Muse remap)",
+        matches=_has_architecture(muse.ARCHITECTURES),
+        normalise=muse.normalise,
+    ),
+    DraftFormat(
+        name="laguna",
+        title="poolside Laguna DFlash",
+        identified_by="architectures DFlashLagunaForCausalLM",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            (
+                "layer ids",
+                "dflash_config.target_layer_ids (vLLM reads no other key; SGLang falls back to a "
+                "top-level list)",
+            ),
+            ("mask token", "dflash_config.mask_token_id"),
+            ("block size", "dflash_config.block_size, else top level"),
+            ("reduced vocabulary", "top-level draft_vocab_size, required, = target vocab_size"),
+            ("attention", "top-level layer_types, one uniform entry per draft layer"),
+        ),
+        numbering="DFlash layer-output ids (the runners add 1 on the dflash_config path)",
+        runtimes=("vllm", "vllm-v1", "sglang"),
+        dflash_config_keys=True,
+        source=f"{V033}:vllm/model_executor/models/laguna_dflash.py:44-60, "
+        ":78-91, :238-258, registry.py:696; sglang 0.5.23: srt/models/dflash.py:1317-1324",
+        matches=_has_architecture(laguna.ARCHITECTURES),
+        normalise=laguna.normalise,
+    ),
+    DraftFormat(
+        name="speculators-eagle3",
+        title="speculators-format EAGLE-3 head",
+        identified_by="speculators_model_type: eagle3 (or architectures Eagle3Speculator)",
+        keys=(
+            ("dimensions", "transformer_layer_config: hidden_size, num_hidden_layers, vocab_size"),
+            ("layer ids", "top-level eagle_aux_hidden_state_layer_ids (vLLM aux numbering)"),
+            ("reduced vocabulary", "top-level draft_vocab_size (d2t / t2d tensors)"),
+            ("target width", "top-level target_hidden_size (null: the verifier's)"),
+            ("verifier", "speculators_config.verifier.name_or_path"),
+        ),
+        numbering="vLLM aux indices k (hidden_states[k]); as canonical ids t = k - 1",
+        runtimes=("vllm", "vllm-v1", "llamacpp"),
+        dflash_config_keys=False,
+        source=f"{V033}:vllm/transformers_utils/configs/speculators/"
+        "algos.py:15-50; ggml-org/llama.cpp@0274f0fc:conversion/llama.py (Eagle3Speculator)",
+        matches=eagle3.matches_speculators,
+        normalise=eagle3.normalise_speculators,
+    ),
+    DraftFormat(
+        name="eagle3",
+        title="EAGLE-3 head",
+        identified_by="architectures LlamaForCausalLMEagle3, Qwen3MoeForCausalLMEagle3, "
+        "DeepseekV3ForCausalLMEagle3, Eagle3* …, or SpecForge's nested eagle_config",
+        keys=(
+            ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
+            (
+                "layer ids",
+                "eagle_config.eagle_aux_hidden_state_layer_ids (layer outputs), top-level "
+                "eagle_aux_hidden_state_layer_ids (vLLM aux), legacy eagle_config.layer_ids",
+            ),
+            ("reduced vocabulary", "top-level draft_vocab_size (d2t / t2d tensors)"),
+            ("target width", "top-level target_hidden_size (default: hidden_size)"),
+        ),
+        numbering="nested ids are layer outputs t (SGLang captures t + 1); top-level and "
+        "legacy ids are vLLM aux indices k = t + 1; each runtime's reading is in the runtime "
+        "table",
+        runtimes=("vllm", "vllm-v1", "sglang", "trtllm", "llamacpp", "specforge"),
+        dflash_config_keys=False,
+        source="sgl-project/SpecForge@a6b6b023:specforge/algorithms/model_providers.py:188-211, "
+        "configs/*-eagle3.json",
+        matches=eagle3.matches,
+        normalise=eagle3.normalise,
+    ),
+    DraftFormat(
+        name="nextn",
+        title="NextN (MTP) draft checkpoint",
+        identified_by="architectures *ForCausalLMNextN (DeepseekV3ForCausalLMNextN, …)",
+        keys=(
+            ("dimensions", "the target's: hidden_size, vocab_size, num_hidden_layers"),
+            ("MTP layer", "weights under model.layers.{N} (header)"),
+        ),
+        numbering="no layer ids: the MTP layer reads the target's last hidden state",
+        runtimes=("sglang",),
+        dflash_config_keys=False,
+        source="sgl-project/sglang python/sglang/srt/models/deepseek_nextn.py "
+        "(DeepseekV3ForCausalLMNextN)",
+        matches=nextn.matches,
+        normalise=nextn.normalise,
+    ),
+)
+FORMATS_BY_NAME: dict[str, DraftFormat] = {f.name: f for f in FORMATS}
+
+
+_KNOWN_ARCHITECTURES = {
+    *zlab.ARCHITECTURES,
+    *specforge.ARCHITECTURES,
+    *dspark.ARCHITECTURES,
+    *muse.ARCHITECTURES,
+    *laguna.ARCHITECTURES,
+}
+
+
+def draft_format_of(config: Mapping[str, Any]) -> DraftFormat | None:
+    """Return the format of a draft config, or None when it is in no known format."""
+    return next((f for f in FORMATS if f.matches(config)), None)
+
+
+@dataclass(frozen=True)
+class OtherMethod:
+    """A speculative method the tool recognises but cannot check yet."""
+
+    name: str
+    title: str
+    identified_by: str
+    matches: Callable[[Mapping[str, Any]], bool]
+
+
+def _arch_contains(*needles: str) -> Callable[[Mapping[str, Any]], bool]:
+    def matches(config: Mapping[str, Any]) -> bool:
+        return any(n in a.lower() for a in _architectures(config) for n in needles)
+
+    return matches
+
+
+def _speculators_type(*kinds: str) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda config: config.get("speculators_model_type") in kinds
+
+
+# Checked before the formats, in order: P-EAGLE heads carry EAGLE-3 keys and names, so they
+# must not be read as EAGLE-3; EAGLE-1/2 heads have an eagle_config without aux states.
+OTHER_METHODS: tuple[OtherMethod, ...] = (
+    OtherMethod(
+        "peagle",
+        "P-EAGLE (parallel-drafting EAGLE)",
+        "architectures PEagleDraftModel / Peagle*, speculators_model_type peagle",
+        lambda c: _arch_contains("peagle")(c) or _speculators_type("peagle")(c),
+    ),
+    OtherMethod(
+        "mtp",
+        "MTP (multi-token prediction layers other than a NextN checkpoint)",
+        "architectures *MTP*, speculators_model_type mtp",
+        lambda c: (
+            (_arch_contains("mtp")(c) and not nextn.matches(c)) or _speculators_type("mtp")(c)
+        ),
+    ),
+    OtherMethod(
+        "eagle",
+        "EAGLE-1/2",
+        "architectures Eagle* (not Eagle3), speculators_model_type eagle, or an eagle_config "
+        "with use_aux_hidden_state false",
+        lambda c: (
+            _speculators_type("eagle")(c)
+            or any("eagle" in a.lower() and "eagle3" not in a.lower() for a in _architectures(c))
+            or (
+                isinstance(c.get("eagle_config"), dict)
+                and c["eagle_config"].get("use_aux_hidden_state", True) is False
+            )
+        ),
+    ),
+)
+
+
+def other_method_of(config: Mapping[str, Any]) -> OtherMethod | None:
+    """Return the unsupported method a draft config uses, if it is one the tool names."""
+    return next((m for m in OTHER_METHODS if m.matches(config)), None)
+
+
+# Draft architectures no engine release with data registers, whose loader was read elsewhere.
+UNREGISTERED_DRAFTS: dict[str, str] = {
+    # SpecForge's Domino drafts are DFlash drafts with dflash_config.projector_type "domino";
+    # SGLang 0.5.23 reads their extra keys (projector_type, shift_label, pure_draft_prefix_len,
+    # gru_hidden_dim, emb_dim) in speculative/dflash_utils.py:461 onwards.
+    "DominoDraftModel": "SpecForge's Domino draft, whose dflash_config keys SGLang 0.5.23 "
+    "reads (sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:461)",
+}
+
+
+def _registered_drafts(architectures: tuple[str, ...]) -> str | None:
+    """Name the first architecture an engine registers as a draft the tool cannot check, with
+    the releases that load it (from the extracted registries: knowledge/data)."""
+    from dflash_check.knowledge.facts import releases_loading_draft
+
+    for arch in architectures:
+        releases = releases_loading_draft(arch)
+        if releases:
+            return f"{arch}, which {', '.join(releases)} load"
+        if arch in UNREGISTERED_DRAFTS:
+            return f"{arch}: {UNREGISTERED_DRAFTS[arch]}"
+    return None
+
+
+def _supported() -> str:
+    """Return the formats this tool reads, for messages."""
+    return "; ".join(f"{f.title} ({f.identified_by})" for f in FORMATS)
+
+
+def normalise_draft(files: ModelFiles) -> DraftView:
+    """Build the draft view with its format's normaliser, or raise ``NotADraftError``."""
+    config = files.config
+    other = other_method_of(config)
+    found = draft_format_of(config) if other is None else None
+    if found is not None:
+        return found.normalise(files)
+    top = FieldReader(files.who, files.config_location, config)
+    where = f"{files.who}: {files.config_location}"
+    architectures = top.strings("architectures") or ()
+    shown = ", ".join(architectures) if architectures else "none"
+    if other is not None:
+        err = NotADraftError(
+            f"{where}: method {other.title} (architectures {shown}); this version checks "
+            "DFlash-family drafts (DFlash, DFlash 2, DSpark, Muse Glimmer, Laguna), EAGLE-3 heads "
+            "and NextN checkpoints, not this method yet",
+            hint=f"supported draft formats: {_supported()}",
+        )
+        err.method = other.name
+        raise err
+    kind = config.get("speculators_model_type")
+    if kind is not None:
+        raise NotADraftError(
+            f"{where}: speculators_model_type is {describe(kind)}; only "
+            f"{', '.join(map(repr, speculators.METHODS))} (DFlash family) and "
+            f"{eagle3.SPECULATORS_TYPE!r} are supported",
+            hint=f"supported draft formats: {_supported()}",
+        )
+    registered = _registered_drafts(architectures)
+    if registered:
+        raise NotADraftError(
+            f"{where}: draft architecture {registered}; this version does not check that "
+            "draft's configuration yet, so no verdict is given",
+            hint=f"supported draft formats: {_supported()}",
+        )
+    looks_like_target = top.has("num_hidden_layers") and not top.has("dflash_config")
+    raise NotADraftError(
+        f"{where}: not a DFlash draft or EAGLE-3 head (field 'architectures' is {shown}; expected "
+        f"one of {', '.join(sorted(_KNOWN_ARCHITECTURES))}, an EAGLE-3 architecture, or "
+        "speculators_model_type dflash / eagle3)",
+        hint="the arguments are DRAFT then TARGET: did you swap them?"
+        if looks_like_target
+        else f"supported draft formats: {_supported()}",
+    )

@@ -1,0 +1,182 @@
+"""Reading helpers shared by the draft-format normalisers: lookups in order, nulls, header facts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dflash_check.fields import FieldReader
+from dflash_check.sources.safetensors_header import TensorInfo, find_fc_weight
+from dflash_check.views import IdSource, ModelFiles
+
+Readers = tuple[FieldReader | None, ...]
+
+
+def first_value(readers: Readers, key: str, read: str = "integer") -> tuple[Any, str | None]:
+    """Return the first non-null ``key`` among ``readers`` and its dotted path.
+
+    This is how vLLM and the engines that skip empty sources read a key; a reader that takes
+    the first *present* key instead is modelled by ``first_null``.
+    """
+    for reader in readers:
+        if reader is not None and reader.has(key):
+            value = reader.integers(key) if read == "integers" else reader.integer(key, minimum=0)
+            return value, f"{reader.prefix}{key}"
+    return None, None
+
+
+def first_null(readers: Readers, key: str) -> str | None:
+    """Return the path of ``key`` when the first reader that has it at all has it as null.
+
+    The reference reads ``dflash_config.get(key, getattr(config, key))``: a key that is present
+    with null is taken as the value, so it never falls back to the top level or a default.
+    """
+    for reader in readers:
+        if reader is not None and key in reader.data:
+            return f"{reader.prefix}{key}" if reader.is_null(key) else None
+    return None
+
+
+@dataclass(frozen=True)
+class HeaderFacts:
+    """What the safetensors header says about fc and the vocabulary tensors."""
+
+    fc_name: str | None = None
+    fc_shape: tuple[int, ...] | None = None
+    vocab_tensor: tuple[str, int] | None = None
+    has_d2t: bool = False
+    dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    has_lm_head: bool = False
+
+
+# Module names of DFlash 2's convolutions and candidate selector (the reference's parameter
+# names, as dflash_check/smoke/draft_model.py loads them): every tensor under one of them.
+DFLASH2_MODULES = ("attention_conv.", "mlp_conv.", "candidate_selector.")
+
+
+# Tensors that would make a draft own a vocabulary-sized table instead of borrowing the
+# target's embedding and LM head (the DFlash design).
+_VOCAB_TENSOR_SUFFIXES = ("embed_tokens.weight", "lm_head.weight")
+
+
+def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
+    """Return fc, vocabulary-tensor and d2t facts of a header (all empty without one)."""
+    if tensors is None:
+        return HeaderFacts()
+    fc = find_fc_weight(tensors)
+    vocab = None
+    for name in sorted(tensors):
+        if name.endswith(_VOCAB_TENSOR_SUFFIXES) and tensors[name].shape:
+            vocab = (name, tensors[name].shape[0])
+            break
+    d2t = any(name == "d2t" or name.endswith(".d2t") for name in tensors)
+    dflash2 = tuple(
+        (name, tensors[name].shape)
+        for name in sorted(tensors)
+        if any(name.startswith(m) or f".{m}" in name for m in DFLASH2_MODULES)
+    )
+    return HeaderFacts(
+        fc_name=fc[0] if fc else None,
+        fc_shape=fc[1].shape if fc else None,
+        vocab_tensor=vocab,
+        has_d2t=d2t,
+        dflash2_tensors=dflash2,
+        has_lm_head=any(name.endswith("lm_head.weight") for name in tensors),
+    )
+
+
+def file_fields(files: ModelFiles) -> dict[str, Any]:
+    """Return the ``DraftView`` fields every format reads from the files, not the config:
+    the header's fc and vocabulary facts, and what the source recorded (base_model, why the
+    header is unavailable)."""
+    header = header_facts(files.tensors)
+    return {
+        "fc_weight_name": header.fc_name,
+        "fc_weight_shape": header.fc_shape,
+        "vocab_tensor": header.vocab_tensor,
+        "has_d2t": header.has_d2t,
+        "dflash2_tensors": header.dflash2_tensors,
+        "has_lm_head": header.has_lm_head,
+        "has_safetensors": files.tensors is not None,
+        "base_model": tuple(files.extras.get("base_model", ())),
+        "unverified_reason": files.extras.get("tensors_unavailable"),
+    }
+
+
+def token_id_facts(
+    mask_key: str | None, mask: int | None, tokens: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, int], ...]:
+    """Return the token ids the configs name, the mask token first when there is one."""
+    return ((mask_key, mask), *tokens) if mask is not None and mask_key else tokens
+
+
+def at_path(top: FieldReader, path: str) -> tuple[FieldReader | None, str]:
+    """Return the reader of a dotted path's parent object (None when absent) and its last key."""
+    parent, _, key = path.rpartition(".")
+    return (top.child(parent) if parent else top), key
+
+
+def present(top: FieldReader, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the dotted paths among ``paths`` that hold a non-null value."""
+    out = []
+    for path in paths:
+        reader, key = at_path(top, path)
+        if reader is not None and reader.has(key):
+            out.append(path)
+    return tuple(out)
+
+
+def id_sources(top: FieldReader, keys: tuple[str, ...]) -> tuple[IdSource, ...]:
+    """Return every layer-id list the config has under ``keys`` (dotted paths), raw.
+
+    Runtimes disagree on which key they read and how they number it, so the view keeps all of
+    them and each runtime profile picks its own (``runtimes.resolve_ids``). A malformed list is
+    a ``ConfigError`` naming its key, whichever runtime would read it.
+    """
+    out: list[IdSource] = []
+    for key in keys:
+        parent, _, name = key.rpartition(".")
+        reader = top.child(parent) if parent else top
+        if reader is None or name not in reader.data:
+            continue
+        out.append(IdSource(key, None if reader.is_null(name) else reader.integers(name)))
+    return tuple(out)
+
+
+def stated_mask_token(config: Mapping[str, Any]) -> str | None:
+    """Return the mask token's text a draft config states (``dflash_config.mask_token``, else
+    top level, as SGLang reads it), or None; an ill-typed or empty value counts as none."""
+    nested = config.get("dflash_config")
+    for source in (nested if isinstance(nested, dict) else {}, config):
+        value = source.get("mask_token")
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None) -> dict[str, Any]:
+    """Return the ``DraftView`` fields that every ``dflash_config``-style format (z-lab,
+    SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
+    every id list, its layer kinds and window, vLLM's anchor switch, and the file facts."""
+    from dflash_check.knowledge.runtimes import read_id_keys
+
+    hidden = top.integer("hidden_size", required=True)
+    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
+    anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
+    return {
+        "name": files.name,
+        "architectures": top.strings("architectures") or (),
+        "num_hidden_layers": top.integer("num_hidden_layers"),
+        "hidden_size": hidden,
+        "vocab_size": top.integer("vocab_size"),
+        "target_hidden_size": top.integer("target_hidden_size"),
+        "max_position_embeddings": top.integer("max_position_embeddings"),
+        "draft_vocab_size": top.integer("draft_vocab_size"),
+        "id_sources": id_sources(top, read_id_keys()),
+        "layer_types": top.strings("layer_types"),
+        "sliding_window": first_value((top, dflash), "sliding_window")[0]
+        or first_value((dflash,), "swa_window_size")[0],
+        "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
+        **file_fields(files),
+    }

@@ -1,0 +1,160 @@
+"""DSpark drafts (DeepSeek's DeepSpec): a DFlash backbone plus a sequential Markov head.
+
+Sources (engine reading notes in ``docs/engine-reading/``, each engine line cited there):
+
+* vLLM ``4ba787ec``: architectures in ``model_executor/models/registry.py:676-697``; layer ids in
+  ``v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:125-135`` (``dspark_target_layer_ids`` gets
+  the DFlash ``+1``, except for a ``deepseek_v41`` draft, whose list is raw aux indices); mask in
+  ``v1/worker/gpu/spec_decode/utils.py:92-114`` (``dspark_noise_token_id`` after the DFlash keys);
+  ``num_speculative_tokens`` from ``block_size`` else ``dspark_block_size``
+  (``config/speculative.py:1592-1600``).
+* SGLang 0.5.23 ``srt/speculative/dspark_components/dspark_config.py:206-322``: the nested keys
+  are ``{**dflash_config, **dspark_config}``; ids ``dspark_target_layer_ids``, else the DFlash ids
+  (``dflash_config``, then top level); mask ``dspark_noise_token_id``, nested ``mask_token_id``,
+  ``text_config``, top level; block ``dspark_block_size`` else ``block_size``; Markov rank
+  ``dspark_markov_rank``, nested, ``text_config``, top level.
+* SpecForge ``configs/*dspark*.json`` keep ids and mask in ``dflash_config`` and the Markov keys in
+  ``dflash_config`` or ``dspark_config``.
+
+The view takes SGLang's order (the prefixed ``dspark_*`` keys first), in DFlash layer-output
+numbering; every id list the config states is kept raw in ``id_sources`` for the runtimes that
+read another one first.
+"""
+
+from __future__ import annotations
+
+from dflash_check.check.formats.common import (
+    Readers,
+    at_path,
+    draft_fields,
+    first_null,
+    first_value,
+    present,
+    token_id_facts,
+)
+from dflash_check.fields import FieldReader
+from dflash_check.views import DraftMethod, DraftView, ModelFiles, special_token_ids
+
+# Architecture -> the runtimes whose registries hold it (vLLM registry.py:676-697; SGLang
+# models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16).
+# TensorRT-LLM serves DSpark (tensorrt_llm/_torch/speculative/dspark*.py, a DSparkWorker over the
+# DFlash worker); the architectures it accepts were not enumerated, so it is listed for each.
+ARCHITECTURE_RUNTIMES: dict[str, tuple[str, ...]] = {
+    "Qwen3DSparkModel": ("vllm", "sglang", "trtllm"),
+    "DSparkDraftModel": ("vllm", "sglang", "trtllm"),
+    "Qwen3OmniDSparkModel": ("vllm", "trtllm"),
+    "Gemma4DSparkModel": ("vllm", "trtllm"),
+    "K3DSparkModel": ("vllm", "trtllm"),
+    "DSparkV41DraftModel": ("vllm", "trtllm"),
+    "MuseSparkDSparkModel": ("vllm", "trtllm"),
+    "LingDSparkModel": ("sglang", "trtllm"),
+    "DSparkMiniMaxDraftModel": ("sglang", "trtllm"),
+    "Lfm2DSparkDraftModel": ("sglang", "trtllm"),
+    "DeepseekV4ForCausalLMDSpark": ("sglang", "trtllm"),
+}
+ARCHITECTURES: dict[str, DraftMethod] = {a: "dspark" for a in ARCHITECTURE_RUNTIMES}
+
+IDS_KEY = "dspark_target_layer_ids"
+# vLLM reads a deepseek_v41 draft's dspark_target_layer_ids as raw aux indices k (the residual
+# stream after k layers) and every other list with +1 (eagle3_utils.py:125-135), so in DFlash
+# layer-output numbering a deepseek_v41 id is t = k - V41_AUX_SHIFT.
+V41_MODEL_TYPE = "deepseek_v41"
+V41_AUX_SHIFT = 1
+MASK_KEYS = (
+    "dspark_noise_token_id",
+    "dspark_config.mask_token_id",
+    "dflash_config.mask_token_id",
+    "text_config.mask_token_id",
+    "mask_token_id",
+)
+MARKOV_KEYS = (
+    "dspark_markov_rank",
+    "dspark_config.markov_rank",
+    "dflash_config.markov_rank",
+    "text_config.markov_rank",
+    "markov_rank",
+)
+
+
+def first_string(readers: Readers, key: str) -> tuple[str | None, str | None]:
+    """Return the first non-null string ``key`` among ``readers`` and its dotted path."""
+    for reader in readers:
+        if reader is not None and reader.has(key):
+            return reader.string(key), f"{reader.prefix}{key}"
+    return None, None
+
+
+def mask_sources(top: FieldReader) -> tuple[tuple[str, int], ...]:
+    """Return every mask token id the config states, with its dotted key (``MASK_KEYS`` order)."""
+    out = []
+    for path in present(top, MASK_KEYS):
+        reader, key = at_path(top, path)
+        assert reader is not None  # present() found the key under it
+        value = reader.integer(key, minimum=0)
+        assert value is not None  # present() skips nulls
+        out.append((path, value))
+    return tuple(out)
+
+
+def normalise(files: ModelFiles) -> DraftView:
+    """Build the view of a DSpark draft."""
+    top = FieldReader(files.who, files.config_location, files.config)
+    dflash = top.child("dflash_config")
+    dspark = top.child("dspark_config")
+    text = top.child("text_config")
+    # SGLang merges {**dflash_config, **dspark_config}: a key in dspark_config wins.
+    nested = (dspark, dflash)
+    model_type = top.string("model_type")
+
+    raw = top.integers(IDS_KEY)
+    conversion = None
+    if raw is not None:
+        ids_key: str | None = IDS_KEY
+        ids: tuple[int, ...] | None = raw
+        if model_type == V41_MODEL_TYPE:
+            ids = tuple(k - V41_AUX_SHIFT for k in raw)
+            conversion = (
+                f"{IDS_KEY} [{', '.join(map(str, raw))}] of a {V41_MODEL_TYPE} draft are vLLM aux "
+                f"indices (t + {V41_AUX_SHIFT}); as DFlash layer ids: [{', '.join(map(str, ids))}]"
+            )
+    else:
+        ids, ids_key = first_value((dflash, top), "target_layer_ids", read="integers")
+
+    mask, mask_key = first_value((top,), "dspark_noise_token_id")
+    if mask is None:
+        mask, mask_key = first_value((*nested, text, top), "mask_token_id")
+    block, block_key = first_value((top,), "dspark_block_size")
+    if block is None:
+        block, block_key = first_value((dflash, top), "block_size")
+    rank, rank_key = first_value((top,), "dspark_markov_rank")
+    if rank is None:
+        rank, rank_key = first_value((*nested, text, top), "markov_rank")
+    head_type, head_type_key = first_string((*nested, text, top), "markov_head_type")
+    ntl, ntl_key = first_value((top, dflash), "num_target_layers")
+    tokens = special_token_ids((top,))
+    return DraftView(
+        method="dspark",
+        target_layer_ids=ids,
+        layer_ids_key=ids_key,
+        block_size=block,
+        block_size_key=block_key,
+        mask_token_id=mask,
+        mask_token_key=mask_key,
+        num_target_layers=ntl,
+        format="dspark",
+        layer_ids_conversion=conversion,
+        layer_ids_null_key=first_null((dflash, top), "target_layer_ids"),
+        mask_null_key=first_null((*nested, top), "mask_token_id"),
+        num_target_layers_key=ntl_key,
+        token_ids=token_id_facts(mask_key, mask, tokens),
+        model_type=model_type,
+        markov_rank=rank,
+        markov_rank_key=rank_key,
+        markov_head_type=head_type,
+        markov_head_type_key=head_type_key,
+        markov_rank_keys=present(top, MARKOV_KEYS),
+        mask_sources=mask_sources(top),
+        # vLLM's DSpark speculator extends the DFlash one, which refuses a true
+        # dflash_config.sample_from_anchor (DF021); DSpark's own switch is top-level.
+        **draft_fields(files, top, dflash),
+    )

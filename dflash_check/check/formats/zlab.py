@@ -1,0 +1,73 @@
+"""z-lab DFlash / DFlash 2 drafts: ``dflash_config`` first, then the top level.
+
+Source: ``z-lab/dflash@07ebd93d:dflash/model.py`` (``_draft_value``: ``dflash_config`` then the
+config attribute). Ids are DFlash layer-output ids (the reference reads ``hidden_states[t+1]``).
+"""
+
+from __future__ import annotations
+
+from dflash_check.check.formats.common import (
+    draft_fields,
+    first_null,
+    first_value,
+    stated_mask_token,
+    token_id_facts,
+)
+from dflash_check.fields import FieldReader
+from dflash_check.views import DraftMethod, DraftView, ModelFiles, special_token_ids
+
+# DFlash 2's convolution and candidate-selector keys (z-lab/dflash@07ebd93d:dflash/model.py:518,
+# :641; every engine reads them from dflash_config).
+DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
+
+ARCHITECTURES: dict[str, DraftMethod] = {
+    "DFlashDraftModel": "dflash",
+    "DFlash2DraftModel": "dflash2",
+}
+
+
+def read_dflash_config_draft(
+    files: ModelFiles, format_name: str, methods: dict[str, DraftMethod]
+) -> DraftView:
+    """Read a draft that keeps its DFlash keys in ``dflash_config`` (or at the top level)."""
+    top = FieldReader(files.who, files.config_location, files.config)
+    architectures = top.strings("architectures") or ()
+    method = next((methods[a] for a in architectures if a in methods), "dflash")
+    dflash = top.child("dflash_config")
+    # Every key is looked up in dflash_config first and then at the top level; which key was
+    # used matters to runtimes that read only one of them (see the runtime profiles).
+    sources = (dflash, top)
+    ids, ids_key = first_value(sources, "target_layer_ids", read="integers")
+    block, block_key = first_value(sources, "block_size")
+    mask, mask_key = first_value(sources, "mask_token_id")
+    # The reference and MLX read num_target_layers at the top level only.
+    ntl, ntl_key = first_value((top, dflash), "num_target_layers")
+    tokens = special_token_ids((top,))
+    dflash2 = (
+        tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS)
+        if method == "dflash2"
+        else ()
+    )
+    return DraftView(
+        dflash2_keys=dflash2,
+        mask_token=stated_mask_token(files.config),
+        method=method,
+        target_layer_ids=ids,
+        layer_ids_key=ids_key,
+        block_size=block,
+        block_size_key=block_key,
+        mask_token_id=mask,
+        mask_token_key=mask_key,
+        num_target_layers=ntl,
+        format=format_name,
+        layer_ids_null_key=first_null(sources, "target_layer_ids"),
+        mask_null_key=first_null(sources, "mask_token_id"),
+        num_target_layers_key=ntl_key,
+        token_ids=token_id_facts(mask_key, mask, tokens),
+        **draft_fields(files, top, dflash),
+    )
+
+
+def normalise(files: ModelFiles) -> DraftView:
+    """Build the view of a z-lab DFlash or DFlash 2 draft."""
+    return read_dflash_config_draft(files, "z-lab", ARCHITECTURES)

@@ -1,0 +1,317 @@
+"""DFlash 2's own rules: its convolution and selector keys, tensor shapes and the target LM
+head its candidate selector reads, each judged per engine that rejects the defect."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dflash_check.check.report import Severity
+from dflash_check.check.rules import (
+    Issue,
+    PairContext,
+    rule,
+)
+from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.views import DraftView
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
+
+
+@dataclass(frozen=True)
+class Dflash2Reader:
+    """How one engine reads DFlash 2's four keys, and what it raises without one."""
+
+    runtime: str
+    nested_only: bool
+    """It reads the keys from dflash_config only, so a top-level copy counts as missing."""
+    zero_is_missing: bool
+    """It treats 0 as absent (the engines that default the keys to 0 or require them > 0)."""
+    error: str
+    """Its load error for a missing key."""
+
+
+# The engines' DFlash 2 config reading (cited in DF018's why). SGLang's own rules (conv and
+# selector keys in pairs, selector_rank required, conv optional) are checked separately.
+_DFLASH2_READERS = (
+    Dflash2Reader("reference", False, False, "TypeError (a missing constructor argument)"),
+    Dflash2Reader("vllm", True, False, "bare KeyError '{key}'"),
+    Dflash2Reader(
+        "trtllm",
+        True,
+        True,
+        "'DFlash 2 drafter is missing required dflash_config entries {missing}; got …'",
+    ),
+    Dflash2Reader("llamacpp", False, True, "'DFlash2 model is missing conv/selector metadata'"),
+)
+_DFLASH2_GROUP = ("vllm", "sglang", "llamacpp")
+_DFLASH2_LATTICE = ("llamacpp",)
+_DFLASH2_TOP_K_MIN = ("trtllm",)
+
+
+@rule(
+    "DF018",
+    "dflash2-config",
+    Severity.ERROR,
+    "A DFlash 2 draft lacks its convolution or selector keys, or they do not fit its width",
+    "DFlash 2 adds grouped dynamic convolutions and a candidate selector, configured by "
+    "conv_kernel_size, conv_group_size, selector_rank and selector_top_k in dflash_config. "
+    "A missing key fails the engines at load: the reference with a TypeError "
+    "(z-lab/dflash@07ebd93d:dflash/model.py:518, :641), vLLM with a bare KeyError (it reads "
+    f"dflash_config only: {V033}:vllm/model_executor/models/"
+    "qwen3_dflash2.py:248-257, :376-389), TensorRT-LLM with 'DFlash 2 drafter is missing "
+    "required dflash_config entries' and 'DFlash 2 selector_top_k=… leaves no candidates to "
+    "choose between; it must be at least 2.' (_validate_dflash2_config), llama.cpp with "
+    "'DFlash2 model is missing conv/selector metadata' (src/models/dflash.cpp). SGLang reads "
+    "dflash_config only, with 0 for a missing key: the convolution is optional but its two "
+    "keys go together, the selector needs selector_rank and both its keys together "
+    "(sglang 0.5.23 speculative/dflash_utils.py:628-633, :644-648; models/dflash.py:1267-1273). "
+    "conv_group_size must divide hidden_size (vLLM qwen3_dflash2.py:182-185, SGLang "
+    "models/dflash.py:545-551, llama.cpp), and llama.cpp needs hidden_size >= selector_top_k "
+    "x (selector_top_k + 1) ('DFlash2 hidden size is too small for the selector lattice').",
+    "Publish the draft's dflash_config with the four DFlash 2 keys as trained.",
+)
+def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
+    """Check DFlash 2's keys, per engine that rejects each defect."""
+    d = ctx.draft
+    if d.method != "dflash2":
+        return
+    selected = {p.name for p in ctx.profiles}
+    values = {name: (value, key) for name, value, key in d.dflash2_keys}
+    nested = {
+        name: (value if key == f"dflash_config.{name}" else None)
+        for name, (value, key) in values.items()
+    }
+    for reader in _DFLASH2_READERS:
+        if reader.runtime not in selected:
+            continue
+        seen = nested if reader.nested_only else {n: v for n, (v, _) in values.items()}
+        missing = [
+            name
+            for name, value in seen.items()
+            if value is None or (reader.zero_is_missing and value == 0)
+        ]
+        for name in missing:
+            top_only = values[name][1] == name
+            where = " (only at the top level)" if top_only else ""
+            error = reader.error.format(key=name, missing=missing)
+            yield Issue(
+                f"DFlash 2 draft {d.name} has no {name} in dflash_config{where}: "
+                f"{reader.runtime} fails at load: {error}",
+                runtime=reader.runtime,
+                field=values[name][1] or f"dflash_config.{name}",
+            )
+    if "sglang" in selected:
+        yield from _sglang_dflash2_pairs(d, {n: v or 0 for n, v in nested.items()})
+
+    def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
+        for name in runtimes:
+            if name in selected:
+                yield Issue(f"{message} ({name} rejects it at load)", runtime=name, field=key)
+
+    group, group_key = values.get("conv_group_size", (None, None))
+    if group and d.hidden_size % group:
+        yield from each(
+            _DFLASH2_GROUP,
+            f"DFlash 2 draft {d.name}: {group_key} {group} does not divide hidden_size "
+            f"{d.hidden_size}",
+            group_key or "dflash_config.conv_group_size",
+        )
+    top_k, top_k_key = values.get("selector_top_k", (None, None))
+    if top_k and d.hidden_size < top_k * (top_k + 1):
+        yield from each(
+            _DFLASH2_LATTICE,
+            f"DFlash 2 draft {d.name}: hidden_size {d.hidden_size} < {top_k_key} {top_k} x "
+            f"{top_k + 1} = {top_k * (top_k + 1)}, too small for the selector lattice",
+            top_k_key or "dflash_config.selector_top_k",
+        )
+    if top_k == 1:
+        yield from each(
+            _DFLASH2_TOP_K_MIN,
+            f"DFlash 2 draft {d.name}: {top_k_key} is 1, which leaves no candidates to choose "
+            "between ('DFlash 2 selector_top_k=1 leaves no candidates to choose between; it "
+            "must be at least 2.')",
+            top_k_key or "dflash_config.selector_top_k",
+        )
+
+
+def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issue]:
+    """SGLang's DFlash 2 config checks: it reads dflash_config only, with 0 for a missing key."""
+    kernel, group = nested.get("conv_kernel_size", 0), nested.get("conv_group_size", 0)
+    rank, top_k = nested.get("selector_rank", 0), nested.get("selector_top_k", 0)
+    if (kernel > 0) != (group > 0):
+        name = "conv_group_size" if kernel else "conv_kernel_size"
+        yield Issue(
+            f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
+            "'DFLASH grouped convolution needs conv_kernel_size and conv_group_size together. "
+            f"Got conv_kernel_size={kernel}, conv_group_size={group}.'",
+            runtime="sglang",
+            field=f"dflash_config.{name}",
+        )
+    if (rank > 0) != (top_k > 0):
+        name = "selector_top_k" if rank else "selector_rank"
+        yield Issue(
+            f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
+            f"'DFLASH selector needs rank and top_k together. Got rank={rank}, top_k={top_k}.'",
+            runtime="sglang",
+            field=f"dflash_config.{name}",
+        )
+    elif rank == 0:
+        yield Issue(
+            f"DFlash 2 draft {d.name} has no selector_rank in dflash_config: sglang fails at "
+            "load: 'DFlash selector draft requires dflash_config.selector_rank.'",
+            runtime="sglang",
+            field="dflash_config.selector_rank",
+        )
+
+
+# The runtimes that load DFlash 2 weights (MLX's reference port loads DFlash only).
+_DFLASH2_LOADERS = ("reference", "vllm", "sglang", "trtllm", "llamacpp")
+# The keys that size DFlash 2's tensors, besides hidden_size and vocab_size.
+DFLASH2_SHAPE_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank")
+# DFlash 2 tensor names (the reference's, optionally under a module prefix such as model.):
+# layers.I.{attention,mlp}_conv.{base_kernel,kernel_projection.weight} and the selector's
+# codebooks (stored bare, or as embedding weights) and hidden projection.
+_DFLASH2_TENSOR = re.compile(
+    r"(?:^|\.)(?:layers\.(?P<layer>\d+)\.(?P<module>attention_conv|mlp_conv)|"
+    r"(?P<selector>candidate_selector))\."
+    r"(?P<part>base_kernel|kernel_projection\.weight|predecessor_codebook(?:\.weight)?|"
+    r"successor_codebook(?:\.weight)?|hidden_projection\.weight)$"
+)
+_SELECTOR_PARTS = ("predecessor_codebook", "successor_codebook", "hidden_projection.weight")
+
+
+@rule(
+    "DF020",
+    "dflash2-tensors",
+    Severity.ERROR,
+    "A DFlash 2 convolution or selector tensor in the header has the wrong shape, or is missing",
+    "DFlash 2's weights are sized by its config: per layer attention_conv.base_kernel and "
+    "mlp_conv.base_kernel [2, conv_kernel_size, hidden_size], their kernel_projection.weight "
+    "[2 x conv_kernel_size x hidden_size / conv_group_size, hidden_size], and the selector's "
+    "predecessor_codebook and successor_codebook [vocab_size, selector_rank] and "
+    "hidden_projection.weight [selector_rank, hidden_size] (z-lab/dflash@07ebd93d:dflash/"
+    "model.py:518, :641; dflash_check/smoke/draft_model.py). A header that disagrees with "
+    "the config fails when the weights load: vLLM 'Tried to load weights of size …to a "
+    f"parameter of size …' ({V033}:vllm/model_executor/layers/linear.py:"
+    "404-411), torch's 'size mismatch for …' in the reference, a wrong-shape tensor error in "
+    "the others. The shapes are read from the safetensors header only.",
+    "Publish the config the weights were trained with (conv_kernel_size, conv_group_size, "
+    "selector_rank, vocab_size), or the weights of this config.",
+    runtimes=_DFLASH2_LOADERS,
+)
+def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
+    """Compare DFlash 2's conv and selector tensors in the header with the config."""
+    d = ctx.draft
+    if d.method != "dflash2" or not d.has_safetensors:
+        return
+    keys = {name: value for name, value, _ in d.dflash2_keys}
+    h = d.hidden_size
+    kernel, group, rank = (keys.get(k) for k in DFLASH2_SHAPE_KEYS)
+    vocab = d.vocab_size or ctx.target.vocab_size
+    # DF018 reports missing or unusable keys; only the tensors they size are judged here.
+    conv = bool(kernel and group and h % group == 0)
+    conv_shapes: dict[str, tuple[int, ...]] = {}
+    if kernel and group and conv:
+        conv_shapes["base_kernel"] = (2, kernel, h)
+        conv_shapes["kernel_projection.weight"] = (2 * kernel * (h // group), h)
+    selector_shapes: dict[str, tuple[int, ...]] = {}
+    if rank:
+        selector_shapes["predecessor_codebook"] = (vocab, rank)
+        selector_shapes["successor_codebook"] = (vocab, rank)
+        selector_shapes["hidden_projection.weight"] = (rank, h)
+    problems: list[tuple[str, str]] = []  # (tensor, what is wrong)
+    seen: set[str] = set()  # the expected names found (per layer for the convolutions)
+    for name, shape in d.dflash2_tensors:  # linear in the header, whatever the config says
+        found = _DFLASH2_TENSOR.search(name)
+        if found is None:
+            continue
+        layer, module, part = found.group("layer"), found.group("module"), found.group("part")
+        part = part.removesuffix(".weight") if "codebook" in part else part
+        want = (selector_shapes if found.group("selector") else conv_shapes).get(part)
+        if want is None:
+            continue
+        seen.add(f"layers.{layer}.{module}.{part}" if layer is not None else part)
+        if shape != want:
+            problems.append((name, f"{name} is {list(shape)}, expected {list(want)}"))
+    absent = [f"candidate_selector.{p}" for p in _SELECTOR_PARTS if rank and p not in seen]
+    if conv:
+        # The first layer whose convolutions are incomplete: bounded by what the header has.
+        for i in range(min(d.num_hidden_layers or 0, len(seen) + 1)):
+            layer_absent = [
+                f"layers.{i}.{module}.{part}"
+                for module in ("attention_conv", "mlp_conv")
+                for part in conv_shapes
+                if f"layers.{i}.{module}.{part}" not in seen
+            ]
+            if layer_absent:
+                absent += layer_absent
+                break
+    for name in absent:
+        if name.startswith("layers."):
+            want = conv_shapes[name.split(".", 3)[-1]]
+        else:
+            want = selector_shapes[name.split(".", 1)[1]]
+        problems.append((name, f"no {name} {list(want)}"))
+    if not problems:
+        return
+    shown = "; ".join(text for _, text in problems[:3])
+    if len(problems) > 3:
+        shown += f"; and {len(problems) - 3} more"
+    basis = (
+        f"hidden_size {h}"
+        + (f", conv_kernel_size {kernel}, conv_group_size {group}" if conv else "")
+        + (f", selector_rank {rank}, vocab_size {vocab}" if rank else "")
+    )
+    for p in ctx.profiles:
+        if p.name in _DFLASH2_LOADERS:
+            yield Issue(
+                f"DFlash 2 draft {d.name}'s safetensors header does not match its config "
+                f"({basis}): {shown}",
+                runtime=p.name,
+                field=problems[0][0],
+            )
+
+
+@rule(
+    "DF023",
+    "dflash2-lm-head",
+    Severity.WARNING,
+    "SGLang: a DFlash 2 draft on a target whose LM head is quantised",
+    "DFlash 2's candidate selector takes its top-k candidates from the target's LM head. "
+    "SGLang needs that head dense (FP16/BF16/FP32) or quantised with a method it supports, and "
+    "otherwise raises at the first decode: 'DFlash candidate top-k requires a dense "
+    "FP16/BF16/FP32 target lm_head or a supported lm_head.quant_method.' (sglang 0.5.23 "
+    "models/dflash.py:122-129, dflash_utils.py:817-825; the worker keeps such a head eager, "
+    "dflash_worker_v2.py:899-912). The target's quantization_config says when the head is "
+    "quantised (ModelOpt quantized_layers, compressed-tensors config_groups naming lm_head), "
+    "not whether SGLang supports its method, hence a warning. vLLM 0.33.0 has no such guard "
+    "(qwen3_dflash2.py:408-413; the 'unquantized target LM head' check of vllm#52816's draft "
+    "is not in the release).",
+    "Serve with a target whose lm_head is not quantised (most NVFP4 checkpoints keep it in "
+    "BF16), or check that SGLang supports the head's quantisation.",
+    runtimes=("sglang",),
+)
+def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
+    """Warn for SGLang when a DFlash 2 draft meets a target with a quantised LM head."""
+    d, t = ctx.draft, ctx.target
+    if (
+        d.method != "dflash2"
+        or t.lm_head_quantization is None
+        or "sglang" not in {p.name for p in ctx.profiles}
+    ):
+        return
+    yield Issue(
+        f"target {t.name} quantises its lm_head ({t.lm_head_quantization}, "
+        f"quantization_config); DFlash 2 draft {d.name}'s selector needs a dense head or one "
+        "SGLang supports, else the first decode raises 'DFlash candidate top-k requires a "
+        "dense FP16/BF16/FP32 target lm_head or a supported lm_head.quant_method.'",
+        runtime="sglang",
+        field="quantization_config",
+        model="target",
+    )
+
+
+# -- format-specific load checks (DSpark, Laguna): what each engine's own loader rejects --------

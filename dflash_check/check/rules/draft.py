@@ -1,0 +1,101 @@
+"""Rules about the draft's own layers: what each loader requires of the draft's architecture.
+
+These are load-time checks the engines run on the draft alone (its attention layer kinds and
+window), registered into the same rule table as the pair rules. Keys a loader merely indexes are
+left alone: hand-trimmed configs omit them, and their absence is a malformed config, not a
+pairing problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_check.check.report import Severity
+from dflash_check.check.rules import Issue, PairContext, rule
+from dflash_check.knowledge.engines import VLLM_033
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
+
+LAYER_KINDS = ("full_attention", "sliding_attention")
+
+# Who rejects each defect at load, and with which message (cited in DF050's why).
+_UNKNOWN_KIND = {"mlx": "Unsupported draft layer_types: …"}
+_LENGTH = {
+    "mlx": "Draft config layer_types length must match num_hidden_layers.",
+    "reference": "IndexError building the draft's layers (layer_types[layer_idx])",
+}
+_VLLM_NO_WINDOW = (
+    "DFlash sliding attention requires a window size configured in "
+    "dflash_config.swa_window_size or the top-level sliding_window."
+)
+_NO_WINDOW = {
+    "mlx": "Draft config must define sliding_window for sliding_attention layers.",
+    "vllm": _VLLM_NO_WINDOW,  # the draft model class, the same under both runners
+    "vllm-v1": _VLLM_NO_WINDOW,
+}
+_MIXED = {
+    "vllm-v1": "DFlash drafters with mixed sliding/full attention require the V2 model runner; "
+    "relaunch with VLLM_USE_V2_MODEL_RUNNER=1.",
+}
+
+
+@rule(
+    "DF050",
+    "draft-layers",
+    Severity.ERROR,
+    "The draft's own layer configuration is one a runtime refuses at load",
+    "Loaders check the draft's architecture before any pair check: the MLX reference "
+    "requires layer_types to have one known kind per layer "
+    "and a sliding_window for sliding layers (z-lab/dflash@07ebd93d:dflash/model_mlx.py:"
+    "430-470); the transformers reference indexes layer_types per layer (model.py:363-367) "
+    "and without a window runs sliding layers as full attention, unlike training; vLLM needs "
+    "a window for sliding layers and its V1 runner refuses drafts mixing sliding and full "
+    f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154).",
+    "Publish the draft's config as trained: one layer_types entry per draft layer, and the "
+    "sliding_window its sliding layers were trained with.",
+    runtimes=("reference", "vllm", "vllm-v1", "mlx"),
+)
+def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
+    """Flag, per runtime, layer kinds, windows and keys the runtime's loader rejects."""
+    d = ctx.draft
+    selected = {p.name for p in ctx.profiles}
+
+    def each(rejects: dict[str, str], problem: str, key: str) -> Iterator[Issue]:
+        for name, message in rejects.items():
+            if name in selected:
+                yield Issue(
+                    f"draft {d.name}: {problem}; {name}: '{message}'", runtime=name, field=key
+                )
+
+    kinds = d.layer_types
+    if kinds is None:
+        return  # every loader then assumes full attention in every layer
+    unknown = sorted(set(kinds) - set(LAYER_KINDS))
+    if unknown:
+        yield from each(_UNKNOWN_KIND, f"layer_types has {', '.join(unknown)}", "layer_types")
+    if d.num_hidden_layers is not None and len(kinds) != d.num_hidden_layers:
+        rejects = dict(_LENGTH) if len(kinds) < d.num_hidden_layers else {"mlx": _LENGTH["mlx"]}
+        yield from each(
+            rejects,
+            f"layer_types has {len(kinds)} entries for {d.num_hidden_layers} draft layers "
+            "(num_hidden_layers)",
+            "layer_types",
+        )
+    if "sliding_attention" in kinds and d.sliding_window is None:
+        yield from each(
+            _NO_WINDOW,
+            "layer_types has sliding_attention layers but no sliding_window",
+            "layer_types",
+        )
+        if "reference" in selected:
+            yield Issue(
+                f"draft {d.name}: sliding_attention layers without a sliding_window; the "
+                "reference then attends over the whole context in them, unlike a window-trained "
+                "draft",
+                runtime="reference",
+                severity=Severity.WARNING,
+                field="sliding_window",
+            )
+    if "sliding_attention" in kinds and "full_attention" in kinds:
+        yield from each(_MIXED, "layer_types mixes sliding and full attention", "layer_types")

@@ -1,0 +1,521 @@
+"""EAGLE-3's rules (DF030-DF049), registered into the same ``RULES`` table as the DFlash ones.
+
+An EAGLE-3 head is judged per runtime on what that runtime feeds it: the key it reads (or the
+default it computes), the tensors those ids name (``LayerResolution.hidden_states``), the count
+its fc sizing expects, and the vocabulary maps it loads. Imported by ``core/rules.py`` after the
+DFlash rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_check.check.report import LayerResolution, Severity
+from dflash_check.check.rules import Issue, PairContext, fmt_ids, rule
+from dflash_check.knowledge.runtimes import EAGLE3_PROFILES
+from dflash_check.knowledge.runtimes.eagle3 import (
+    AUX_COUNTS,
+    EAGLE3_ID_KEYS,
+    NESTED_AUX,
+    NUMBERINGS,
+)
+
+EAGLE3 = ("eagle3",)
+EAGLE3_RUNTIMES = tuple(p.name for p in EAGLE3_PROFILES)
+# Integer dtypes a d2t map may be stored in: engines add it to an arange of draft ids.
+_INT_DTYPES = ("I64", "I32")
+
+
+def fed(res: LayerResolution) -> str:
+    """Return the tensors a runtime feeds, as ``hidden_states[2, 18, 33]``."""
+    return f"hidden_states{fmt_ids(res.hidden_states)}"
+
+
+def reading(res: LayerResolution) -> str:
+    """Return how a runtime got its ids: the key and raw list, or its default."""
+    p = res.runtime
+    if res.guessed:
+        # The default in the runtime's own numbering: its capture indices.
+        default = f"its default {p.index_name} {fmt_ids(res.capture_indices)}"
+        if not p.id_keys:
+            return f"reads no key of the head's config, so uses {default}"
+        return f"reads {', '.join(p.id_keys)} (none present), so uses {default}"
+    numbering = f" ({NUMBERINGS[p.numbering].title})" if p.numbering else ""
+    return f"reads {res.key} {fmt_ids(res.raw_ids)}{numbering}"
+
+
+def trained_tensors(ctx: PairContext) -> tuple[int, ...]:
+    """Return the ``hidden_states`` indices the head was trained on, from its trainer's key.
+
+    A nested list is SpecForge's layer outputs (``hidden_states[id + 1]``), except one that
+    reaches the target's depth: SpecForge refuses ids >= N (composition.py:93-117), so such a
+    list was written as capture points, as SGLang's gpt-oss hook also reads it
+    (gpt_oss.py:1337-1352)."""
+    d, n = ctx.draft, ctx.target.num_hidden_layers
+    assert d.target_layer_ids is not None
+    ids = d.target_layer_ids
+    if d.layer_ids_key == NESTED_AUX and max(ids) >= n:
+        return tuple(sorted(set(ids)))
+    return tuple(sorted({t + 1 for t in ids}))
+
+
+def _trained(ctx: PairContext) -> str:
+    """Name the tensors the head was trained on, and the key that says so."""
+    return f"hidden_states{fmt_ids(list(trained_tensors(ctx)))} ({ctx.draft.layer_ids_key})"
+
+
+@rule(
+    "DF030",
+    "eagle3-ids-missing",
+    Severity.WARNING,
+    "The EAGLE-3 head states no layer ids, so every runtime guesses them",
+    "Without ids each runtime captures its default: vLLM, speculators, SGLang and llama.cpp "
+    "(2, N//2, N-3) capture points, SpecForge and TensorRT-LLM (1, N//2-1, N-4) layer outputs; "
+    "both name hidden_states[2, N//2, N-3]. A head trained on other layers loads and runs with "
+    "collapsed acceptance (vllm-project/vllm#50170: 1.21% instead of 58.9%). TensorRT-LLM "
+    "refuses to compute its default on targets of 5 layers or fewer.",
+    "State the layers the head was trained on: eagle_config.eagle_aux_hidden_state_layer_ids "
+    "(layer outputs) for SGLang and SpecForge, and top-level eagle_aux_hidden_state_layer_ids "
+    "(capture points, one more) for vLLM.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_ids_missing(ctx: PairContext) -> Iterator[Issue]:
+    """Name each runtime's guess; an error where the guesses differ or a runtime refuses."""
+    d, t = ctx.draft, ctx.target
+    if d.target_layer_ids is not None:
+        return
+    guesses = [r for r in ctx.resolutions if r.guessed]
+    tensors = {r.hidden_states for r in guesses}
+    if not guesses:
+        yield from _refusals(ctx)
+        return
+    parts = [f"{r.runtime.name} {fed(r)}" for r in guesses]
+    same = (
+        f"all name the same tensors, {fed(guesses[0])}"
+        if len(tensors) == 1 and guesses
+        else "the runtimes guess different tensors"
+    )
+    keys = ", ".join(s.key for s in d.id_sources) or ", ".join(EAGLE3_ID_KEYS)
+    yield Issue(
+        f"EAGLE-3 head {d.name} states no layer ids (none of {keys} holds a list); on target "
+        f"{t.name} ({t.num_hidden_layers} layers) the runtimes guess: {'; '.join(parts)}: "
+        f"{same}",
+        severity=Severity.ERROR if len(tensors) > 1 else None,
+        field="eagle_config.eagle_aux_hidden_state_layer_ids",
+    )
+    yield from _refusals(ctx)
+
+
+def _refusals(ctx: PairContext) -> Iterator[Issue]:
+    """An error for each runtime that ends up with no ids at all (it refuses to guess)."""
+    d, t = ctx.draft, ctx.target
+    resolved = {r.runtime.name for r in ctx.resolutions}
+    for p in ctx.profiles:
+        if p.name not in resolved:
+            yield Issue(
+                f"EAGLE-3 head {d.name} states no layer ids and {p.name} {p.without_ids}; "
+                f"target {t.name} has {t.num_hidden_layers} layers",
+                runtime=p.name,
+                severity=Severity.ERROR,
+                field="eagle_config.eagle_aux_hidden_state_layer_ids",
+            )
+
+
+@rule(
+    "DF031",
+    "eagle3-ids-read",
+    Severity.ERROR,
+    "A runtime feeds the EAGLE-3 head other tensors than it was trained on",
+    "The same list means different tensors per runtime: vLLM reads a top-level "
+    "eagle_aux_hidden_state_layer_ids raw as capture points, SGLang and SpecForge read only "
+    "eagle_config.eagle_aux_hidden_state_layer_ids and add one, vLLM's V1 runner reads that "
+    "nested list raw, Model Runner V2 does not read it at all, and llama.cpp's converter writes "
+    "its own default (runtime-semantics §10; ggml-org/llama.cpp#27040). A runtime that feeds "
+    "other tensors loads and decodes with silently collapsed acceptance.",
+    "State the ids under the key each runtime you serve with reads, numbered its way: "
+    "eagle_config.eagle_aux_hidden_state_layer_ids = trained layer outputs t for SGLang, "
+    "top-level eagle_aux_hidden_state_layer_ids = t + 1 for vLLM.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_ids_read(ctx: PairContext) -> Iterator[Issue]:
+    """Compare, per runtime, the tensors it feeds with the ones the head was trained on."""
+    d = ctx.draft
+    if d.target_layer_ids is None:
+        return
+    trained = trained_tensors(ctx)
+    resolved = {r.runtime.name for r in ctx.resolutions}
+    for res in ctx.resolutions:
+        p = res.runtime
+        if tuple(sorted(set(res.hidden_states))) == trained:
+            continue  # the feeds block shows a default that happens to match
+        yield Issue(
+            f"{p.name} {reading(res)} and feeds EAGLE-3 head {d.name} {fed(res)}, but it was "
+            f"trained on {_trained(ctx)}"
+            + (
+                f" (which keys {p.name} reads for EAGLE-3 was not verified: it may take the "
+                "checkpoint's list)"
+                if p.reading_unverified
+                else ""
+            ),
+            runtime=p.name,
+            severity=Severity.WARNING if p.reading_unverified else None,
+            field=res.key or d.layer_ids_key,
+        )
+    for p in ctx.profiles:
+        if p.name not in resolved:
+            yield Issue(
+                f"{p.name} reads none of its keys here and {p.without_ids}",
+                runtime=p.name,
+                field=d.layer_ids_key,
+            )
+
+
+@rule(
+    "DF032",
+    "eagle3-id-range",
+    Severity.ERROR,
+    "An EAGLE-3 layer id names a tensor the runtime does not capture on this target",
+    "vLLM captures aux states 0..N (1..N on DeepSeek-V2/V3, 0..N-1 on DeepSeek-V3.2 / GLM-5 on "
+    "CUDA), SGLang capture points 0..N-1 (N on gpt-oss), SpecForge's offline capture layer "
+    "outputs 0..N-1. An id past the range is never captured: the head gets fewer hidden "
+    "states than fc expects and fails at the first decode, or (TensorRT-LLM) reads garbage.",
+    "Use the target the head was trained for, or ids inside the runtime's range.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_id_range(ctx: PairContext) -> Iterator[Issue]:
+    """Flag, per runtime, tensors outside the range it captures, and negative ids anywhere."""
+    d, t = ctx.draft, ctx.target
+    for src in d.id_sources:
+        negative = [k for k in src.ids or () if k < 0]
+        if negative:
+            yield Issue(
+                f"EAGLE-3 head {d.name}: {src.key} {fmt_ids(src.ids or ())} has negative ids "
+                f"{fmt_ids(negative)}; runtimes read them as other tensors or fail",
+                field=src.key,
+            )
+    for res in ctx.resolutions:
+        bad = res.out_of_range
+        if not bad or res.guessed:
+            continue
+        p = res.runtime
+        yield Issue(
+            f"{p.name} {reading(res)} and would feed hidden_states{fmt_ids([b + 1 for b in bad])}"
+            f", but on target {t.name} ({t.num_hidden_layers} layers, {t.layers_key}) it "
+            f"captures hidden_states[{p.min_id + 1}..{res.max_valid_id + 1}]: {p.out_of_range}",
+            runtime=p.name,
+            field=res.key or d.layer_ids_key,
+        )
+
+
+@rule(
+    "DF033",
+    "eagle3-aux-count",
+    Severity.ERROR,
+    "A runtime sizes the EAGLE-3 fc for another number of hidden states than it feeds or the "
+    "weights have",
+    "vLLM sizes fc from num_aux_hidden_states, else the nested list's length, else 3, and "
+    "ignores the length of a top-level list: four top-level ids fail the weight load "
+    "(vllm-project/vllm#54526). SGLang and TensorRT-LLM build fc for 3 states; SpecForge and "
+    "llama.cpp accept exactly 3 ids. vLLM also drops duplicate ids.",
+    "Give the head as many ids as its fc.weight takes (its input width / target hidden size), "
+    "and state num_aux_hidden_states for vLLM when it is not 3.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_aux_count(ctx: PairContext) -> Iterator[Issue]:
+    """Compare, per runtime, fc's expected count with the ids fed and the weights."""
+    d, t = ctx.draft, ctx.target
+    shape = d.fc_weight_shape
+    width = d.target_hidden_size or t.hidden_size
+    trained = (
+        shape[1] // width
+        if shape is not None and len(shape) == 2 and width and shape[1] % width == 0
+        else None
+    )
+    for res in ctx.resolutions:
+        p = res.runtime
+        if p.aux_count is None:
+            continue
+        rule_ = AUX_COUNTS[p.aux_count]
+        count, why = rule_.count(d)
+        fed_count = len(set(res.layer_ids))
+        if rule_.exact and len(res.raw_ids) != count:
+            yield Issue(
+                f"{p.name} {reading(res)}: {len(res.raw_ids)} ids, but {rule_.title}",
+                runtime=p.name,
+                field=res.key or d.layer_ids_key,
+            )
+        elif trained is not None and count != trained:
+            assert shape is not None
+            yield Issue(
+                f"{p.name} sizes EAGLE-3 head {d.name}'s fc for {count} hidden states ({why}), "
+                f"but {d.fc_weight_name} takes {shape[1]} = {trained} x {width} inputs: the "
+                "weights fail to load",
+                runtime=p.name,
+                field=d.fc_weight_name,
+            )
+        elif fed_count != count:
+            yield Issue(
+                f"{p.name} {reading(res)} and captures {fed_count} hidden states, but sizes fc "
+                f"for {count} ({why}): shape error at the first decode",
+                runtime=p.name,
+                field=res.key or d.layer_ids_key,
+            )
+
+
+@rule(
+    "DF034",
+    "eagle3-fc-width",
+    Severity.ERROR,
+    "The EAGLE-3 fc.weight does not take a whole number of target hidden states",
+    "fc projects the concatenated target hidden states (count x target hidden size) to the "
+    "head's width, so fc.weight is (hidden_size, count x target hidden size). Read from the "
+    "safetensors header only; without it the width is not verified (warning).",
+    "Use the target the head was trained for (its hidden size divides fc's input width).",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_fc_width(ctx: PairContext) -> Iterator[Issue]:
+    """Check fc.weight against the target's hidden size and the head's own width."""
+    d, t = ctx.draft, ctx.target
+    shape = d.fc_weight_shape
+    if shape is None:
+        why = (
+            "no fc.weight tensor in the safetensors header"
+            if d.has_safetensors
+            else d.unverified_reason or "has no safetensors file"
+        )
+        yield Issue(
+            f"EAGLE-3 head {d.name}: {why}; fc width not verified",
+            severity=Severity.WARNING,
+            hint="Publish the head as safetensors with its fc.weight tensor.",
+        )
+        return
+    if len(shape) != 2:
+        yield Issue(
+            f"EAGLE-3 head {d.name}: {d.fc_weight_name} has shape {list(shape)}, expected a 2-D "
+            "linear weight",
+            field=d.fc_weight_name,
+        )
+        return
+    out_features, in_features = shape
+    if in_features % t.hidden_size:
+        yield Issue(
+            f"EAGLE-3 head {d.name}: {d.fc_weight_name} takes {in_features} inputs, not a "
+            f"multiple of target {t.name}'s hidden size {t.hidden_size}: it was built for "
+            "another target",
+            field=d.fc_weight_name,
+        )
+    if out_features != d.hidden_size:
+        yield Issue(
+            f"EAGLE-3 head {d.name}: {d.fc_weight_name} outputs {out_features} features, but "
+            f"its hidden_size is {d.hidden_size}",
+            field=d.fc_weight_name,
+        )
+
+
+@rule(
+    "DF035",
+    "eagle3-hidden-size",
+    Severity.ERROR,
+    "The EAGLE-3 head expects another target hidden size",
+    "Every runtime builds fc's input from target_hidden_size, defaulting it to the head's "
+    "hidden_size, and feeds the target's hidden states into it; another width fails at load or "
+    "the first decode (vllm-project/vllm#18906: 'assert hidden_states.shape[-1] == "
+    "input_embeds.shape[-1]').",
+    "Use the target the head was trained for (its hidden size), or a head trained for this one.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_hidden_size(ctx: PairContext) -> Iterator[Issue]:
+    """Compare target_hidden_size (or hidden_size) with the target's hidden size."""
+    d, t = ctx.draft, ctx.target
+    tkey = t.key("hidden_size")
+    key, expected = (
+        ("target_hidden_size", d.target_hidden_size)
+        if d.target_hidden_size is not None
+        else ("hidden_size (no target_hidden_size)", d.hidden_size)
+    )
+    if expected != t.hidden_size:
+        yield Issue(
+            f"EAGLE-3 head {d.name} {key} {expected} != target {t.name} {tkey} {t.hidden_size}",
+            field=key.split(" ")[0],
+        )
+
+
+@rule(
+    "DF036",
+    "eagle3-vocab-size",
+    Severity.ERROR,
+    "The EAGLE-3 head's vocabulary differs from the target's",
+    "The head embeds target token ids (with its own embed_tokens of vocab_size rows, or the "
+    "target's) and maps its proposals back to target ids through d2t, so vocab_size must be "
+    "the target's (SafeAILab/EAGLE#249: 'size mismatch for lm_head.weight … [32000,4096] vs "
+    "[128256,4096]'). Unlike a DFlash draft, padding is no excuse: the embedding has rows.",
+    "Use the target whose tokenizer the head was trained with.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_vocab(ctx: PairContext) -> Iterator[Issue]:
+    """Require vocab_size (and an own embedding's rows) to equal the target's."""
+    d, t = ctx.draft, ctx.target
+    tkey = t.key("vocab_size")
+    if d.vocab_size is None:
+        yield Issue(
+            f"EAGLE-3 head {d.name} states no vocab_size; cannot verify it equals target "
+            f"{t.name} {tkey} {t.vocab_size}",
+            severity=Severity.WARNING,
+            field="vocab_size",
+        )
+    elif d.vocab_size != t.vocab_size:
+        yield Issue(
+            f"EAGLE-3 head {d.name} vocab_size {d.vocab_size} != target {t.name} {tkey} "
+            f"{t.vocab_size}",
+            field="vocab_size",
+        )
+    name_rows = d.vocab_tensor
+    if name_rows is not None and name_rows[0].endswith("embed_tokens.weight"):
+        name, rows = name_rows
+        if rows != t.vocab_size:
+            yield Issue(
+                f"EAGLE-3 head {d.name}: {name} has {rows} rows, but target {t.name} {tkey} is "
+                f"{t.vocab_size}",
+                field=name,
+            )
+
+
+@rule(
+    "DF037",
+    "eagle3-draft-vocab",
+    Severity.ERROR,
+    "The reduced draft vocabulary does not fit its d2t / t2d maps or the target",
+    "An EAGLE-3 head proposes over draft_vocab_size tokens and maps them to target ids with "
+    "d2t (draft_vocab_size integer offsets); t2d marks the target ids it covers (a bool per "
+    "target token). vLLM loads a missing d2t as zeros (every proposal becomes a wrong id, "
+    "silently); llama.cpp asserts d2t is I64 and has draft_vocab_size rows; a t2d of another "
+    "length was built for another vocabulary.",
+    "Ship d2t (and t2d) as trained for this target's vocabulary, with draft_vocab_size rows.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_draft_vocab(ctx: PairContext) -> Iterator[Issue]:
+    """Check draft_vocab_size, d2t, t2d and the LM head against each other and the target."""
+    d, t = ctx.draft, ctx.target
+    e = d.eagle3
+    if e is None:
+        return
+    tkey = t.key("vocab_size")
+    draft_vocab = d.draft_vocab_size or d.vocab_size
+    if draft_vocab is None:
+        return
+    # Engines default a missing or null draft_vocab_size to vocab_size (llama_eagle3.py:312-316).
+    vocab_key = "draft_vocab_size" if d.draft_vocab_size else "vocab_size (no draft_vocab_size)"
+    if draft_vocab > t.vocab_size:
+        yield Issue(
+            f"EAGLE-3 head {d.name}: draft_vocab_size {draft_vocab} > target {t.name} {tkey} "
+            f"{t.vocab_size}: it proposes ids the target does not have",
+            field="draft_vocab_size",
+        )
+    if e.lm_head_rows is not None and e.lm_head_rows != draft_vocab:
+        yield Issue(
+            f"EAGLE-3 head {d.name}: lm_head.weight has {e.lm_head_rows} rows, but "
+            f"{vocab_key} is {draft_vocab}",
+            field="draft_vocab_size",
+        )
+    reduced = draft_vocab < t.vocab_size
+    if reduced and d.has_safetensors and e.d2t is None:
+        yield Issue(
+            f"EAGLE-3 head {d.name}: draft_vocab_size {draft_vocab} < target {t.name} {tkey} "
+            f"{t.vocab_size}, but the safetensors header has no d2t map (vLLM maps every "
+            "proposal with zeros, silently)",
+            field="draft_vocab_size",
+        )
+    if e.d2t is not None:
+        dtype, shape = e.d2t
+        if shape != (draft_vocab,):
+            yield Issue(
+                f"EAGLE-3 head {d.name}: d2t has shape {list(shape)}, but {vocab_key} is "
+                f"{draft_vocab} (expected [{draft_vocab}])",
+                field="d2t",
+            )
+        if dtype not in _INT_DTYPES:
+            yield Issue(
+                f"EAGLE-3 head {d.name}: d2t is {dtype}, but it holds token-id offsets "
+                f"(expected {' or '.join(_INT_DTYPES)})",
+                field="d2t",
+            )
+    if e.t2d is not None:
+        dtype, shape = e.t2d
+        if shape != (t.vocab_size,):
+            yield Issue(
+                f"EAGLE-3 head {d.name}: t2d has shape {list(shape)}, but target {t.name} "
+                f"{tkey} is {t.vocab_size}: the map was built for another vocabulary",
+                field="t2d",
+            )
+        if dtype != "BOOL":
+            yield Issue(
+                f"EAGLE-3 head {d.name}: t2d is {dtype}, expected BOOL (one flag per target token)",
+                severity=Severity.WARNING,
+                field="t2d",
+            )
+
+
+@rule(
+    "DF038",
+    "eagle3-rope",
+    Severity.WARNING,
+    "The EAGLE-3 head rotates positions differently from the target",
+    "The head attends over the target's positions with its own rotary embedding; a different "
+    "rope_theta or rope_scaling (Llama 3's 'llama3' scaling, YaRN) shifts every position past "
+    "the original context, so acceptance drops on long prompts only.",
+    "Use a head trained with the target's rope settings, or copy them if it was.",
+    runtimes=EAGLE3_RUNTIMES,
+    methods=EAGLE3,
+)
+def check_eagle3_rope(ctx: PairContext) -> Iterator[Issue]:
+    """Compare rope_theta and rope_scaling where both configs state them."""
+    d, t = ctx.draft, ctx.target
+    if d.eagle3 is None:
+        return
+    head = dict(d.eagle3.rope)
+    for key, value in t.rope:
+        if key in head and head[key] != value:
+            yield Issue(
+                f"EAGLE-3 head {d.name} {key} {head[key]} != target {t.name} {key} {value}",
+                field=key,
+            )
+
+
+@rule(
+    "DF039",
+    "eagle3-llamacpp-convert",
+    Severity.ERROR,
+    "llama.cpp's converter would not recognise the head as EAGLE-3",
+    "convert_hf_to_gguf.py switches to the EAGLE-3 architecture only for a config with "
+    "draft_vocab_size and num_hidden_layers == 1; any other head is converted as a plain "
+    "Llama model and fails when loaded as a draft (ggml-org/llama.cpp@0274f0fc "
+    "conversion/llama.py).",
+    "Add draft_vocab_size (the vocab_size if the vocabulary is not reduced) to the config.",
+    runtimes=("llamacpp",),
+    methods=EAGLE3,
+)
+def check_eagle3_llamacpp(ctx: PairContext) -> Iterator[Issue]:
+    """Check the two keys llama.cpp's converter detects an EAGLE-3 head by."""
+    d = ctx.draft
+    if "llamacpp" not in {p.name for p in ctx.profiles}:
+        return
+    missing = []
+    if d.draft_vocab_size is None:
+        missing.append("it has no draft_vocab_size")
+    if d.num_hidden_layers != 1:
+        missing.append(f"num_hidden_layers is {d.num_hidden_layers}, not 1")
+    if missing:
+        yield Issue(
+            f"EAGLE-3 head {d.name}: {' and '.join(missing)}, so llama.cpp's converter treats "
+            "it as a plain Llama model",
+            runtime="llamacpp",
+            field="draft_vocab_size" if d.draft_vocab_size is None else "num_hidden_layers",
+        )

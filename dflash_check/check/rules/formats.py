@@ -1,0 +1,323 @@
+"""Rules of the DSpark and Laguna draft formats: what their engines' loaders require of the
+config (Markov head, mask keys, reduced vocabulary, Laguna's layer kinds and vocabulary)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.report import Severity
+from dflash_check.check.rules import (
+    Issue,
+    PairContext,
+    rule,
+)
+from dflash_check.views import DraftView
+
+
+def _loading(ctx: PairContext, runtimes: tuple[str, ...]) -> Iterator[str]:
+    """Yield the selected runtimes among ``runtimes`` that load the draft's architecture (the
+    others fail DF016 instead)."""
+    d = ctx.draft
+    fmt = FORMATS_BY_NAME[d.format]
+    for p in ctx.profiles:
+        if p.name in runtimes and fmt.serves(p.name, d.architectures):
+            yield p.name
+
+
+# SGLang 0.5.23 srt/speculative/dspark_components/dspark_config.py:271-275.
+DSPARK_HEAD_TYPES = ("vanilla", "gated", "rnn")
+# The top-level key each vLLM DSpark model class reads the Markov rank from, as an attribute
+# (AttributeError at load without it): qwen3_dspark.py:209-216, gemma4_dspark.py:190,
+# kimi_k3/nvidia/dspark_mla.py:191, muse_spark/common/dspark.py read markov_rank;
+# deepseek_v4/nvidia/dspark.py:172 and deepseek_v41 read dspark_markov_rank (vLLM 4ba787ec).
+VLLM_MARKOV_KEY = {
+    "Qwen3DSparkModel": "markov_rank",
+    "Qwen3OmniDSparkModel": "markov_rank",
+    "Gemma4DSparkModel": "markov_rank",
+    "K3DSparkModel": "markov_rank",
+    "MuseSparkDSparkModel": "markov_rank",
+    "DSparkDraftModel": "dspark_markov_rank",
+    "DSparkV41DraftModel": "dspark_markov_rank",
+}
+# vLLM serves DSparkDraftModel with a qwen3 model_type as Qwen3DSparkModel
+# (config/speculative.py:1535-1542).
+VLLM_QWEN3_MODEL_TYPE = "qwen3"
+
+
+def _vllm_dspark_class(d: DraftView) -> str | None:
+    """Return the vLLM DSpark architecture that serves the draft, if any."""
+    for a in d.architectures:
+        if a == "DSparkDraftModel" and d.model_type == VLLM_QWEN3_MODEL_TYPE:
+            return "Qwen3DSparkModel"
+        if a in VLLM_MARKOV_KEY:
+            return a
+    return None
+
+
+@rule(
+    "DF025",
+    "dspark-markov-head",
+    Severity.ERROR,
+    "A DSpark draft's Markov head is missing or of a kind the engine does not build",
+    "DSpark adds a sequential Markov head (rank markov_rank, kind markov_head_type) to the "
+    "DFlash backbone. SGLang reads the rank from dspark_markov_rank, dspark_config, "
+    "dflash_config, text_config or the top level and refuses 0 ('DSpark draft requires "
+    "markov_rank > 0'), needs markov_head_type unless the draft uses the prefixed dspark_* keys, "
+    "and builds only vanilla, gated and rnn heads (dspark_config.py:94-98, :265-275). vLLM's "
+    "model classes read the rank as a top-level attribute, markov_rank (Qwen3, Gemma 4, K3, "
+    "Muse Spark) or dspark_markov_rank (DeepSeek-V4), and fail at load without it; its "
+    "Qwen3-Omni DSpark takes only a vanilla head (config/speculative.py:312-317). SpecForge's "
+    "training configs keep the Markov keys nested (docs/engine-reading).",
+    "Publish the Markov keys where the engine reads them: a top-level markov_rank (> 0) and "
+    "markov_head_type as trained (dspark_markov_rank for DeepSeek-V4 drafts).",
+    runtimes=("vllm", "sglang"),
+)
+def check_dspark_markov(ctx: PairContext) -> Iterator[Issue]:
+    """Check the Markov head the way SGLang parses it and vLLM's model classes read it."""
+    d = ctx.draft
+    if d.method != "dspark":
+        return
+    for name in _loading(ctx, ("vllm", "sglang")):
+        if name == "sglang":
+            yield from _sglang_markov(d)
+        else:
+            yield from _vllm_markov(d)
+
+
+def _sglang_markov(d: DraftView) -> Iterator[Issue]:
+    """SGLang's checks (dspark_config.py:94-98, :265-275)."""
+    rank = d.markov_rank or 0
+    where = d.markov_rank_key or "markov_rank"
+    if rank <= 0:
+        yield Issue(
+            f"DSpark draft {d.name}: {where} is {rank if d.markov_rank_key else 'not set'}; "
+            f"sglang refuses it at load ('DSpark draft requires markov_rank > 0; got "
+            f"markov_rank={rank}.')",
+            runtime="sglang",
+            field=where,
+        )
+        return
+    prefixed = (
+        d.layer_ids_key == "dspark_target_layer_ids"
+        or d.mask_token_key == "dspark_noise_token_id"
+        or d.block_size_key == "dspark_block_size"
+        or "dspark_markov_rank" in d.markov_rank_keys
+    )
+    if d.markov_head_type is None and not prefixed:
+        yield Issue(
+            f"DSpark draft {d.name} has {where} {rank} but no markov_head_type; sglang refuses "
+            "it at load ('DSpark requires markov_head_type when markov_rank > 0, got None.')",
+            runtime="sglang",
+            field="markov_head_type",
+        )
+    elif d.markov_head_type is not None and d.markov_head_type.lower() not in DSPARK_HEAD_TYPES:
+        yield Issue(
+            f"DSpark draft {d.name}: {d.markov_head_type_key} is {d.markov_head_type!r}; sglang "
+            f"builds only {', '.join(DSPARK_HEAD_TYPES)} heads ('Unsupported DSpark "
+            f"markov_head_type={d.markov_head_type!r}.')",
+            runtime="sglang",
+            field=d.markov_head_type_key,
+        )
+
+
+def _vllm_markov(d: DraftView) -> Iterator[Issue]:
+    """vLLM's model classes (qwen3_dspark.py:209-216, deepseek_v4/nvidia/dspark.py:172,
+    config/speculative.py:312-317)."""
+    arch = _vllm_dspark_class(d)
+    if arch is None:
+        return
+    key = VLLM_MARKOV_KEY[arch]
+    if key not in d.markov_rank_keys:
+        keys = d.markov_rank_keys
+        found = f"only in {', '.join(keys)}" if keys else "nowhere"
+        yield Issue(
+            f"DSpark draft {d.name}: vllm's {arch} reads top-level {key}, but the config "
+            f"states a Markov rank {found}; it fails at load (AttributeError)",
+            runtime="vllm",
+            field=key,
+        )
+    if arch == "Qwen3OmniDSparkModel" and (d.markov_head_type or "").lower() != "vanilla":
+        yield Issue(
+            f"DSpark draft {d.name}: vllm refuses a Qwen3-Omni DSpark head that is not vanilla "
+            f"('Qwen3-Omni DSpark currently requires markov_head_type='vanilla'; got "
+            f"{d.markov_head_type!r}.')",
+            runtime="vllm",
+            field=d.markov_head_type_key or "markov_head_type",
+        )
+
+
+# The order in which each engine takes a DSpark mask token id from the keys it reads (dotted
+# paths as in DraftView.mask_sources). vLLM: vllm/v1/worker/gpu/spec_decode/utils.py:92-114
+# (dflash_config, top level, then dspark_noise_token_id); SGLang: dspark_config.py:277-288
+# (dspark_noise_token_id, {**dflash_config, **dspark_config}, text_config, top level).
+DSPARK_MASK_ORDER: dict[str, tuple[str, ...]] = {
+    "vllm": ("dflash_config.mask_token_id", "mask_token_id", "dspark_noise_token_id"),
+    "sglang": (
+        "dspark_noise_token_id",
+        "dspark_config.mask_token_id",
+        "dflash_config.mask_token_id",
+        "text_config.mask_token_id",
+        "mask_token_id",
+    ),
+}
+
+
+@rule(
+    "DF026",
+    "dspark-mask-keys",
+    Severity.WARNING,
+    "A DSpark draft states different mask token ids that engines take in different orders",
+    "DSpark fills its draft block with a noise (mask) token. vLLM takes dflash_config."
+    "mask_token_id, then mask_token_id, then dspark_noise_token_id (spec_decode/utils.py:"
+    "92-114); SGLang takes dspark_noise_token_id first, then the nested and top-level "
+    "mask_token_id (dspark_config.py:277-288). When they hold different ids, one engine "
+    "embeds a token the draft was not trained with: nothing fails, acceptance drops. A "
+    "missing or out-of-vocabulary mask is DF008 (SGLang has no tokenizer fallback for DSpark).",
+    "Keep one mask token id: the same value under every key the draft states.",
+    runtimes=tuple(DSPARK_MASK_ORDER),
+)
+def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
+    """Flag, per engine, a mask id that differs from another engine's pick."""
+    d = ctx.draft
+    stated = dict(d.mask_sources)
+    if len(set(stated.values())) < 2:
+        return
+    fmt = FORMATS_BY_NAME[d.format]
+    # Judged over every engine that loads the draft, selected or not: the draft was trained with
+    # one mask, so keys that disagree put a wrong mask into one of them.
+    picks = {
+        name: pick
+        for name, order in DSPARK_MASK_ORDER.items()
+        if fmt.serves(name, d.architectures)
+        and (pick := next(((k, stated[k]) for k in order if k in stated), None)) is not None
+    }
+    if len(set(picks.values())) < 2:
+        return
+    shown = ", ".join(f"{k} = {v}" for k, v in stated.items())
+    told = "; ".join(f"{n} feeds {key} = {value}" for n, (key, value) in picks.items())
+    for name in _loading(ctx, tuple(picks)):
+        yield Issue(
+            f"DSpark draft {d.name} states mask ids {shown}: {told}",
+            runtime=name,
+            field=picks[name][0],
+        )
+
+
+# vLLM's Qwen3 DSpark (qwen3_dspark.py:340-357) serves DSparkDraftModel with a qwen3 model type
+# and the Qwen3 architectures.
+_QWEN3_DSPARK = ("Qwen3DSparkModel", "Qwen3OmniDSparkModel")
+
+
+@rule(
+    "DF027",
+    "dspark-reduced-vocab",
+    Severity.ERROR,
+    "A reduced-vocabulary Qwen3 DSpark draft does not ship its own lm_head",
+    "A DSpark draft with draft_vocab_size below vocab_size samples from its own reduced "
+    "vocabulary, so it cannot share the target's LM head. vLLM's Qwen3 DSpark refuses it at load: "
+    "'Reduced-vocabulary Qwen3 DSpark checkpoints must include lm_head weights; the full target "
+    "lm_head cannot be shared.' (qwen3_dspark.py:340-357). The d2t map it also needs is DF007's.",
+    "Publish the draft's lm_head.weight (draft_vocab_size rows) with its d2t map, or train with "
+    "the full vocabulary.",
+    runtimes=("vllm",),
+)
+def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
+    """Require lm_head in the header of a reduced-vocabulary Qwen3 DSpark draft (vLLM)."""
+    d = ctx.draft
+    reduced = d.draft_vocab_size
+    if (
+        d.method != "dspark"
+        or _vllm_dspark_class(d) not in _QWEN3_DSPARK
+        or reduced is None
+        or d.vocab_size is None
+        or reduced >= d.vocab_size
+        or not d.has_safetensors  # without a header there is nothing to look in (DF010)
+        or d.has_lm_head
+    ):
+        return
+    for name in _loading(ctx, ("vllm",)):
+        yield Issue(
+            f"DSpark draft {d.name}: draft_vocab_size {reduced} < vocab_size {d.vocab_size}, but "
+            "the safetensors header has no lm_head.weight; vllm refuses it at load",
+            runtime=name,
+            field="draft_vocab_size",
+        )
+
+
+# Both vLLM runners build the Laguna drafter with the same model class (laguna_dflash.py).
+_VLLM_RUNNERS = ("vllm", "vllm-v1")
+
+
+@rule(
+    "DF028",
+    "laguna-config",
+    Severity.ERROR,
+    "A Laguna DFlash draft lacks the keys its loader requires",
+    "vLLM's DFlashLagunaForCausalLM reads the ids only from dflash_config.target_layer_ids "
+    "('Laguna DFlash config requires non-empty `dflash_config.target_layer_ids`.'), needs "
+    "layer_types with one uniform entry per draft layer ('Laguna DFlash config requires "
+    "`layer_types`.', 'DFlash layer_types length … does not match num_hidden_layers …', "
+    "'Laguna DFlash drafter requires a uniform `layer_types`'), and, since it shares the "
+    "target's LM head, a draft_vocab_size equal to the target's vocabulary ('Laguna DFlash "
+    "config requires `draft_vocab_size`.', '… requires `draft_vocab_size` to match the target "
+    "vocabulary size') (laguna_dflash.py:44-60, :78-83, :238-258). SGLang's DFlash loader "
+    "needs one layer_types entry per draft layer too (models/dflash.py:171-176).",
+    "Publish the Laguna draft's config as trained: ids in dflash_config, layer_types for every "
+    "draft layer, and draft_vocab_size equal to the target's vocab_size.",
+    runtimes=("vllm", "vllm-v1", "sglang"),
+)
+def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
+    """Check what vLLM's and SGLang's Laguna DFlash loaders require of the config."""
+    d, t = ctx.draft, ctx.target
+    if d.format != "laguna":
+        return
+    loading = set(_loading(ctx, (*_VLLM_RUNNERS, "sglang")))
+
+    def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
+        for name in runtimes:
+            if name in loading:
+                yield Issue(f"{message} ({name} refuses it at load)", runtime=name, field=key)
+
+    nested = "dflash_config.target_layer_ids"
+    if d.layer_ids_key != nested:
+        state = f"has them only in {d.layer_ids_key}" if d.layer_ids_key else "has none"
+        yield from each(
+            _VLLM_RUNNERS,
+            f"Laguna DFlash draft {d.name} reads ids only from {nested}, and {state}",
+            nested,
+        )
+    types, layers = d.layer_types, d.num_hidden_layers
+    if types is None:
+        yield from each(
+            _VLLM_RUNNERS, f"Laguna DFlash draft {d.name} has no layer_types", "layer_types"
+        )
+    else:
+        if layers is not None and len(types) != layers:
+            yield from each(
+                (*_VLLM_RUNNERS, "sglang") if len(types) < layers else _VLLM_RUNNERS,
+                f"Laguna DFlash draft {d.name}: layer_types has {len(types)} entries for "
+                f"num_hidden_layers {layers}",
+                "layer_types",
+            )
+        if len(set(types)) > 1:
+            yield from each(
+                _VLLM_RUNNERS,
+                f"Laguna DFlash draft {d.name}: layer_types mixes {', '.join(sorted(set(types)))}; "
+                "the drafter requires one kind for every layer",
+                "layer_types",
+            )
+    if d.draft_vocab_size is None:
+        yield from each(
+            _VLLM_RUNNERS,
+            f"Laguna DFlash draft {d.name} has no draft_vocab_size",
+            "draft_vocab_size",
+        )
+    elif d.draft_vocab_size != t.vocab_size:
+        tkey = t.key("vocab_size")
+        yield from each(
+            _VLLM_RUNNERS,
+            f"Laguna DFlash draft {d.name}: draft_vocab_size {d.draft_vocab_size} != target "
+            f"{t.name} {tkey} {t.vocab_size}; the drafter shares the target's LM head",
+            "draft_vocab_size",
+        )

@@ -1,0 +1,381 @@
+"""The command line of engine smoke runs: ``pair --engine vllm|sglang`` options and their flow.
+
+Kept beside ``cli.py`` so the ``pair`` command only declares the options and hands over:
+flag checks (usage errors, exit 2), ``--print-command``, and the attach / launch runner that
+``cli.smoke`` calls instead of the bundled runtime. Messages go to stderr, data to stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:  # imported when used, to keep `--help` fast
+    from dflash_check.check.report import CheckReport
+    from dflash_check.engines.client import EngineOptions
+    from dflash_check.engines.command import LaunchSpec
+    from dflash_check.smoke.report import SmokeReport
+    from dflash_check.smoke.run import SmokeOptions
+    from dflash_check.sources.interface import ModelRef
+
+ENGINE = "Smoke run in a serving engine"
+ENGINE_KEY_ENV = "DFLASH_CHECK_ENGINE_API_KEY"
+
+
+class EngineChoice(str, Enum):
+    """Serving engines ``--smoke-run --engine`` drives (dflash_check.engines.client.ENGINES)."""
+
+    vllm = "vllm"
+    sglang = "sglang"
+
+
+def finite_timeout(value: float) -> float:
+    """Refuse a timeout of nan / inf (typer's min= lets both through): usage error, exit 2."""
+    import math
+
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"must be a finite number of seconds, not {value}")
+    return value
+
+
+EngineOpt = Annotated[
+    EngineChoice | None,
+    typer.Option(
+        "--engine",
+        metavar="ENGINE",
+        help="Smoke-run on this engine's server instead of the bundled runtime.",
+        rich_help_panel=ENGINE,
+    ),
+]
+EndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--endpoint",
+        metavar="URL",
+        help="Base URL of an engine serving the pair, e.g. http://gpu-node:8000.",
+        rich_help_panel=ENGINE,
+    ),
+]
+BaselineEndpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-endpoint",
+        metavar="URL",
+        help="Base URL of the target served without speculation (lossless check).",
+        rich_help_panel=ENGINE,
+    ),
+]
+EngineApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine-api-key",
+        metavar="KEY",
+        envvar=ENGINE_KEY_ENV,
+        help=f"Bearer key of the engine's API (or {ENGINE_KEY_ENV}; never printed).",
+        show_default=False,
+        show_envvar=False,
+        rich_help_panel=ENGINE,
+    ),
+]
+EngineTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--engine-timeout",
+        metavar="SECS",
+        min=1.0,
+        callback=finite_timeout,
+        help="Seconds per engine request, whole answer included.",
+        rich_help_panel=ENGINE,
+    ),
+]
+LaunchOpt = Annotated[
+    bool,
+    typer.Option(
+        "--launch",
+        help="Start the engine here (--print-command's command), run the prompts, stop it.",
+        rich_help_panel=ENGINE,
+    ),
+]
+PrintCommandOpt = Annotated[
+    bool,
+    typer.Option(
+        "--print-command",
+        help="Print the command that serves the pair on your cluster, and exit.",
+        rich_help_panel=ENGINE,
+    ),
+]
+TensorParallelOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--tensor-parallel-size",
+        metavar="N",
+        min=1,
+        help="Passed to the engine.",
+        rich_help_panel=ENGINE,
+    ),
+]
+PipelineParallelOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--pipeline-parallel-size",
+        metavar="N",
+        min=1,
+        help="Passed to the engine.",
+        rich_help_panel=ENGINE,
+    ),
+]
+LaunchTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--launch-timeout",
+        metavar="SECS",
+        min=1.0,
+        callback=finite_timeout,
+        help="Seconds to wait for a launched engine to become healthy.",
+        rich_help_panel=ENGINE,
+    ),
+]
+EngineBinaryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--engine-binary",
+        metavar="PATH",
+        help="--launch: the engine's Python (default: python3), or a vllm executable.",
+        rich_help_panel=ENGINE,
+    ),
+]
+EngineArgOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--engine-arg",
+        metavar="ARG",
+        help="--launch: one more engine argument (repeatable): --engine-arg=--enforce-eager.",
+        rich_help_panel=ENGINE,
+    ),
+]
+
+
+def check_engine_flags(
+    smoke_run: bool,
+    engine: EngineChoice | None,
+    endpoint: str | None,
+    baseline: str | None,
+    launch: bool = False,
+    print_command: bool = False,
+) -> None:
+    """Refuse engine flags that cannot work together, naming both flags."""
+    for flag, on in (("--launch", launch), ("--print-command", print_command)):
+        if on and engine is None:
+            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
+    if print_command:
+        return
+    if engine is not None and not smoke_run:
+        raise typer.BadParameter(
+            "--engine needs --smoke-run (or --print-command)", param_hint="--engine"
+        )
+    if launch and endpoint is not None:
+        raise typer.BadParameter(
+            "--launch starts its own server; --endpoint attaches to a running one: use one",
+            param_hint="--launch",
+        )
+    if engine is not None and endpoint is None and not launch:
+        raise typer.BadParameter(
+            f"--engine {engine.value} needs --endpoint URL (a running server to attach to) "
+            "or --launch",
+            param_hint="--engine",
+        )
+    for flag, value in (("--endpoint", endpoint), ("--baseline-endpoint", baseline)):
+        if value is not None and engine is None:
+            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
+        if value is not None:
+            from dflash_check.engines.http import EndpointError, parse_endpoint
+
+            try:
+                parse_endpoint(value)
+            except EndpointError as err:
+                # The URL as typed may hold a password: show its host part only.
+                shown = value.rpartition("@")[2] if "@" in value else value
+                raise typer.BadParameter(f"{flag} {shown!r}: {err}", param_hint=flag) from None
+
+
+def launch_spec(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    engine: str,
+    tensor_parallel: int | None,
+    pipeline_parallel: int | None,
+    host: str,
+    port: int,
+) -> LaunchSpec:
+    """Return what the engine command needs: the pair as given, the draft's block size and
+    the draft length the pair was checked for (``--num-speculative-tokens``), if given."""
+    from dflash_check.engines.command import LaunchSpec
+
+    return LaunchSpec(
+        engine=engine,
+        target=target.spec,
+        draft=draft.spec,
+        block_size=report.draft.block_size,
+        num_speculative_tokens=report.num_speculative_tokens,
+        method=report.draft.method,
+        tensor_parallel=tensor_parallel,
+        pipeline_parallel=pipeline_parallel,
+        host=host,
+        port=port,
+    )
+
+
+def print_engine_command(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    engine: EngineChoice,
+    tensor_parallel: int | None,
+    pipeline_parallel: int | None,
+) -> None:
+    """Print the command that serves the pair (stdout), after a passing static check; after
+    a failing one, the report (stderr) and why no command is printed."""
+    from dataclasses import replace
+
+    from dflash_check.check.report import Verdict
+    from dflash_check.cli import stderr_console
+    from dflash_check.engines.command import build_command, shell_line
+    from dflash_check.render.table import render_table
+
+    if report.verdict is Verdict.INCOMPATIBLE:
+        console = stderr_console()
+        console.print(render_table(report, console.width), crop=False)
+        console.print("No command printed: the static check failed.", markup=False)
+        return
+    # 0.0.0.0: the server is meant to be reached from the machine that runs dflash-check.
+    spec = launch_spec(
+        report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
+    )
+    from dflash_check.sanitize import one_line
+
+    # The command runs elsewhere ("your cluster"), from another directory: local folders are
+    # given as absolute paths, which the user can see and rewrite for that machine.
+    spec = replace(spec, target=served_name(target), draft=served_name(draft))
+    # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
+    sys.stdout.write(one_line(shell_line(build_command(spec))) + "\n")
+
+
+def served_name(ref: ModelRef) -> str:
+    """Return the model as an engine command names it: a Hub spec, or an absolute path."""
+    return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
+
+
+def run_engine(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    options: SmokeOptions,
+    engine: EngineOptions,
+    say: Callable[[str], None],
+) -> SmokeReport:
+    """Run the smoke prompts on the engine (attached, or launched here first)."""
+    from dflash_check.engines.client import run_engine_smoke
+    from dflash_check.smoke.run import DEFAULT_PROMPTS
+
+    def attach(engine: EngineOptions) -> SmokeReport:
+        return run_engine_smoke(
+            draft,
+            target,
+            options.prompts or DEFAULT_PROMPTS,  # the bundled runtime's prompts
+            options.max_new_tokens,
+            options.temperature,
+            options.seed,
+            options.chat_template,
+            options.min_acceptance,
+            options.block_size or report.draft.block_size,
+            engine,
+            say,
+        )
+
+    if engine.mode == "launch":
+        return launch_and_attach(report, draft, target, engine, attach, say)
+    return attach(engine)
+
+
+def launch_and_attach(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    engine: EngineOptions,
+    attach: Callable[[EngineOptions], SmokeReport],
+    say: Callable[[str], None],
+) -> SmokeReport:
+    """Start the engine on a free loopback port, run the attach flow on it, and stop it."""
+    import tempfile
+    import threading
+    from dataclasses import replace
+
+    from dflash_check.engines.client import EngineError, free_port, launch_failure, launched
+    from dflash_check.engines.command import launch_command
+
+    port = free_port()
+    spec = launch_spec(
+        report,
+        draft,
+        target,
+        engine.engine,
+        engine.tensor_parallel,
+        engine.pipeline_parallel,
+        "127.0.0.1",
+        port,
+    )
+    argv = [*launch_command(spec, engine.binary), *engine.extra_args]
+    log = Path(tempfile.gettempdir()) / f"dflash-check-{engine.engine}-{os.getpid()}.log"
+    url = f"http://127.0.0.1:{port}"
+    ready = threading.Event()  # set once /health answered: later failures are at decode
+    try:
+        with launched(argv, engine.engine, url, engine.launch_timeout, log, say, ready=ready):
+            return attach(replace(engine, endpoint=url))
+    except EngineError as err:
+        # The engine we started failed: the root cause sits in its log, not in the HTTP error.
+        raise launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url) from None
+
+
+def endpoint_selection(
+    selection: str, engine: str, endpoint: str, api_key: str | None, timeout: float
+) -> str:
+    """Return ``selection`` with ``engine`` pinned to the release the server at ``endpoint``
+    reports (vLLM ``/version``, SGLang server info), so the static verdict is for the engine
+    that will decode. A selection that already pins the engine is kept; a server that says no
+    version, or one this tool does not know, keeps the newest release known (said on stderr).
+    """
+    from dflash_check.engines.client import ENGINES, EngineClient, server_info
+    from dflash_check.errors import CheckError
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME, UnknownRelease
+    from dflash_check.knowledge.runtimes import RELEASE_SEP, split_spec
+
+    parts = [split_spec(p) for p in selection.split(",")]
+    if any(name == engine and version for name, version in parts):
+        return selection
+    try:
+        info = server_info(EngineClient(engine, endpoint, api_key, timeout), ENGINES[engine])
+    except CheckError:
+        return selection  # the smoke run reports the unreachable server in its own words
+    if info.version is None:
+        return selection
+    version = info.version.split("+", 1)[0]
+    try:
+        release = ENGINES_BY_NAME[engine].release(version)
+    except UnknownRelease as err:
+        sys.stderr.write(f"dflash-check: the server reports {engine} {info.version}: {err}\n")
+        return selection
+    pinned = f"{engine}{RELEASE_SEP}{release.version}"
+    names = [name for name, _ in parts]
+    if engine in names:
+        return ",".join(
+            pinned if name == engine else spec
+            for (name, _), spec in zip(parts, selection.split(","), strict=True)
+        )
+    return f"{selection},{pinned}"

@@ -1,0 +1,1 @@
+"""Serving engines: the command line that starts one, its HTTP client, its metrics, the launch."""

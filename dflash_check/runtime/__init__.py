@@ -1,5 +1,0 @@
-"""The smoke run: a real speculative decode with a bundled DFlash drafter (torch, lazily).
-
-Nothing here is imported on the check path; ``dflash_check.runtime.smoke.run_smoke`` imports
-torch and transformers when called, and says what to install when they are missing.
-"""

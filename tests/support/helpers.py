@@ -1,0 +1,105 @@
+"""Builders for test models: DFlash drafts and targets as dicts or directories."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from dflash_check.sources.safetensors_header import dflash_draft_tensors, encode_header
+from dflash_check.views import ModelFiles
+from tests.support.paths import REPO
+
+FIXTURES = REPO / "tests" / "fixtures"
+EXAMPLES = REPO / "examples"
+SEED_DRAFT = EXAMPLES / "Qwen3-4B-DFlash-b16"
+QWEN3_4B = EXAMPLES / "Qwen3-4B"
+QWEN35_4B = EXAMPLES / "Qwen3.5-4B"
+
+
+def seed_draft_config() -> dict[str, Any]:
+    """Return the seed draft's config (z-lab/Qwen3-4B-DFlash-b16)."""
+    return json.loads((SEED_DRAFT / "config.json").read_text())
+
+
+def qwen3_4b_config() -> dict[str, Any]:
+    """Return Qwen/Qwen3-4B's config."""
+    return json.loads((QWEN3_4B / "config.json").read_text())
+
+
+def draft_config(**overrides: Any) -> dict[str, Any]:
+    """Return a copy of the seed draft config with top-level keys replaced (None deletes)."""
+    cfg = copy.deepcopy(seed_draft_config())
+    for key, value in overrides.items():
+        if value is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = value
+    return cfg
+
+
+def fc_tensors(cfg: dict[str, Any], fc_in: int | None = None, target_hidden: int = 2560) -> dict:
+    """Return header tensors for a draft config, with fc taking ``fc_in`` inputs."""
+    ids = (
+        cfg.get("dspark_target_layer_ids")
+        or (cfg.get("dflash_config") or {}).get("target_layer_ids")
+        or cfg.get("target_layer_ids")
+        or [0]
+    )
+    tensors = dflash_draft_tensors(
+        hidden=cfg["hidden_size"],
+        num_ids=len(ids),
+        target_hidden=target_hidden,
+        layers=1,
+        intermediate=64,
+        heads=2,
+        kv_heads=1,
+        head_dim=8,
+    )
+    if fc_in is not None:
+        from dflash_check.sources.safetensors_header import TensorInfo
+
+        tensors["fc.weight"] = TensorInfo("BF16", (cfg["hidden_size"], fc_in))
+    return tensors
+
+
+def files(role: str, config: dict[str, Any], tensors: dict | None = None) -> ModelFiles:
+    """Return ModelFiles for an in-memory config."""
+    return ModelFiles(
+        role=role,  # type: ignore[arg-type]
+        name=f"mem/{role}",
+        config=config,
+        config_location="config.json",
+        tensors=tensors,
+    )
+
+
+def write_model(folder: Path, config: dict[str, Any] | str, tensors: dict | None = None) -> Path:
+    """Write a model directory (config.json, and a header-only model.safetensors)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = config if isinstance(config, str) else json.dumps(config, indent=2)
+    (folder / "config.json").write_text(text)
+    if tensors is not None:
+        (folder / "model.safetensors").write_bytes(encode_header(tensors))
+    return folder
+
+
+def write_draft(folder: Path, config: dict[str, Any], fc_in: int | None = None) -> Path:
+    """Write a draft directory whose header matches ``config`` unless ``fc_in`` is given."""
+    return write_model(folder, config, fc_tensors(config, fc_in))
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m dflash_check`` in a subprocess, as a user would."""
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "dflash_check", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+    )

@@ -1,0 +1,357 @@
+"""EAGLE-3 heads: detection, per-runtime id reading, rules DF030-DF039, the report."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dflash_check.check.check import run_check
+from dflash_check.check.formats import normalise_draft
+from dflash_check.check.report import CheckReport, Severity, Verdict
+from dflash_check.check.rules import RULES_BY_ID
+from dflash_check.errors import ConfigError
+from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
+from dflash_check.render.json import render_json
+from dflash_check.render.table import render_text
+from dflash_check.sources.safetensors_header import TensorInfo, parse_file_prefix
+from dflash_check.views import DraftView, normalise_target
+from tests.acceptance.test_imports import probe
+from tests.support.helpers import FIXTURES, files, run_cli, write_model
+
+EAGLE3_FIXTURES = FIXTURES / "eagle3"
+LLAMA_HEAD = EAGLE3_FIXTURES / "yuhuili--EAGLE3-LLaMA3.1-Instruct-8B"
+GPT_OSS_RECIPE = EAGLE3_FIXTURES / "specforge--gpt-oss-20B-eagle3"
+LLAMA_31 = FIXTURES / "targets" / "meta-llama--Meta-Llama-3.1-8B"
+QWEN3_8B = FIXTURES / "targets" / "Qwen--Qwen3-8B"
+GPT_OSS_20B = FIXTURES / "hub" / "openai" / "gpt-oss-20b"
+NESTED = "eagle_config.eagle_aux_hidden_state_layer_ids"
+TOP = "eagle_aux_hidden_state_layer_ids"
+
+Config = dict[str, Any]
+Tensors = dict[str, TensorInfo]
+
+
+def config(folder: Path) -> Config:
+    return json.loads((folder / "config.json").read_text())
+
+
+def header(folder: Path) -> Tensors:
+    return parse_file_prefix((folder / "model.safetensors").read_bytes(), "draft", "test")
+
+
+@dataclass(frozen=True)
+class Case:
+    """A mutation of the Llama-3.1-8B head and its target, and the runtimes to check."""
+
+    draft: Callable[[Config], Config] = lambda c: c
+    target: Callable[[Config], Config] = lambda c: c
+    tensors: Callable[[Tensors], Tensors] = lambda t: t
+    runtime: str = "portable"
+
+
+def run_case(case: Case, head: Path = LLAMA_HEAD, target: Path = LLAMA_31) -> CheckReport:
+    d = case.draft(copy.deepcopy(config(head)))
+    t = case.target(copy.deepcopy(config(target)))
+    return run_check(
+        files("draft", d, case.tensors(dict(header(head)))), files("target", t), case.runtime
+    )
+
+
+def keys(**kv: Any) -> Callable[[Config], Config]:
+    """Set top-level keys (None deletes); ``eagle_ids`` sets the nested list."""
+
+    def mutate(cfg: Config) -> Config:
+        for k, v in kv.items():
+            if k == "eagle_ids":
+                cfg.setdefault("eagle_config", {})["eagle_aux_hidden_state_layer_ids"] = v
+            elif v is None:
+                cfg.pop(k, None)
+            else:
+                cfg[k] = v
+        return cfg
+
+    return mutate
+
+
+def tensor(name: str, dtype: str, shape: tuple[int, ...]) -> Callable[[Tensors], Tensors]:
+    def mutate(t: Tensors) -> Tensors:
+        return {**t, name: TensorInfo(dtype, shape)}
+
+    return mutate
+
+
+# Llama-3.1-8B: N = 32; the defaults name hidden_states[2, 16, 29] (t = 1, 15, 28).
+DEFAULT_LIKE = keys(eagle_ids=[1, 15, 28], eagle_aux_hidden_state_layer_ids=[2, 16, 29])
+CASES: dict[str, tuple[Case, Case]] = {
+    "DF030": (Case(keys(eagle_ids=[1, 15, 28])), Case()),
+    "DF031": (Case(DEFAULT_LIKE), Case(keys(eagle_ids=[2, 16, 29]))),
+    "DF032": (
+        Case(keys(eagle_aux_hidden_state_layer_ids=[2, 16, 32]), runtime="vllm"),
+        Case(keys(eagle_aux_hidden_state_layer_ids=[2, 16, 40]), runtime="vllm"),
+    ),
+    "DF033": (
+        Case(DEFAULT_LIKE),
+        Case(
+            keys(eagle_aux_hidden_state_layer_ids=[2, 10, 20, 29]),
+            tensors=tensor("fc.weight", "F16", (4096, 4 * 4096)),
+            runtime="vllm",
+        ),
+    ),
+    "DF034": (Case(), Case(tensors=tensor("fc.weight", "F16", (4096, 12000)))),
+    "DF035": (Case(), Case(target=keys(hidden_size=5120))),
+    "DF036": (Case(), Case(target=keys(vocab_size=151936))),
+    "DF037": (Case(), Case(tensors=tensor("d2t", "I64", (31000,)))),
+    "DF038": (Case(), Case(keys(rope_theta=10000.0))),
+    "DF039": (Case(), Case(keys(num_hidden_layers=2))),
+}
+
+
+def test_every_eagle3_rule_has_cases() -> None:
+    """A new EAGLE-3 rule without cases fails here (DFlash rules:
+    tests/unit/check/test_rules.py)."""
+    eagle3 = {r for r, rule in RULES_BY_ID.items() if rule.methods == ("eagle3",)}
+    assert set(CASES) == eagle3
+    assert all(30 <= int(r[2:]) <= 49 for r in eagle3)
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_passes(rule_id: str) -> None:
+    report = run_case(CASES[rule_id][0])
+    assert [f for f in report.findings if f.rule == rule_id] == []
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_fails(rule_id: str) -> None:
+    report = run_case(CASES[rule_id][1])
+    hits = [f for f in report.findings if f.rule == rule_id]
+    assert hits, report.findings
+    assert hits[0].severity is RULES_BY_ID[rule_id].severity
+    assert hits[0].hint
+
+
+def test_dflash_only_rules_stay_silent() -> None:
+    """No mask token, block size, num_target_layers, dflash_config or DFlash 2 finding."""
+    report = run_case(Case(DEFAULT_LIKE))
+    dflash_only = {r for r, rule in RULES_BY_ID.items() if "eagle3" not in rule.methods}
+    assert {"DF001", "DF008", "DF009", "DF011", "DF012", "DF018"} <= dflash_only
+    assert [f for f in report.findings if f.rule in dflash_only] == []
+    assert report.verdict is Verdict.COMPATIBLE
+
+
+# -- detection ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cfg", "fmt"),
+    [
+        ({"architectures": ["LlamaForCausalLMEagle3"]}, "eagle3"),
+        ({"architectures": ["Qwen3MoeForCausalLMEagle3"]}, "eagle3"),
+        ({"architectures": ["Qwen3MoEForCausalLMEagle3"]}, "eagle3"),
+        ({"architectures": ["DeepseekV3ForCausalLMEagle3"]}, "eagle3"),
+        ({"architectures": ["Eagle3Qwen3ForCausalLM"]}, "eagle3"),
+        ({"architectures": ["LlamaForCausalLM"], "eagle_config": {}}, "eagle3"),
+        (
+            {
+                "speculators_model_type": "eagle3",
+                "architectures": ["Eagle3Speculator"],
+                "transformer_layer_config": {"hidden_size": 4096, "model_type": "llama"},
+            },
+            "speculators-eagle3",
+        ),
+    ],
+)
+def test_eagle3_heads_are_detected(cfg: Config, fmt: str) -> None:
+    """Every spelling of an EAGLE-3 head is read as one (not refused, not a 'swap')."""
+    view = normalise_draft(files("draft", {"hidden_size": 4096, **cfg}))
+    assert (view.method, view.format) == ("eagle3", fmt)
+
+
+def test_a_head_given_as_target_is_named() -> None:
+    with pytest.raises(ConfigError, match="EAGLE-3 head"):
+        normalise_target(files("target", config(LLAMA_HEAD)))
+
+
+def test_speculators_head_reads_aux_ids_and_verifier() -> None:
+    cfg = {
+        "speculators_model_type": "eagle3",
+        "architectures": ["Eagle3Speculator"],
+        "transformer_layer_config": {
+            "model_type": "llama",
+            "hidden_size": 4096,
+            "num_hidden_layers": 1,
+            "vocab_size": 151936,
+        },
+        "draft_vocab_size": 32000,
+        "eagle_aux_hidden_state_layer_ids": [1, 46, 90],
+        "speculators_config": {
+            "algorithm": "eagle3",
+            "verifier": {"name_or_path": "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"},
+        },
+    }
+    view = normalise_draft(files("draft", cfg))
+    assert view.target_layer_ids == (0, 45, 89)  # aux k = output of layer k-1
+    assert view.verifier == "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8"
+    assert view.vocab_size == 151936
+
+
+# -- the runtime table ----------------------------------------------------------------------
+
+
+def head_view(nested: list[int] | None = None) -> DraftView:
+    """The Llama-3.1-8B head with a nested id list (None: no ids)."""
+    cfg = config(LLAMA_HEAD)
+    if nested is not None:
+        cfg["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": nested}
+    return normalise_draft(files("draft", cfg))
+
+
+def test_each_runtime_reads_its_own_key() -> None:
+    """One config, three readings: vLLM V2 ignores the nested list, V1 reads it raw, SGLang +1."""
+    draft = head_view([1, 17, 32])
+    by_name = {p.name: resolve_ids(p, draft, 36) for p in EAGLE3_PROFILES}
+    assert by_name["vllm"] is not None and by_name["vllm"].guessed  # default
+    assert by_name["vllm-v1"] is not None and by_name["vllm-v1"].ids == (0, 16, 31)
+    assert by_name["sglang"] is not None and by_name["sglang"].ids == (1, 17, 32)
+    assert by_name["specforge"] is not None and by_name["specforge"].ids == (1, 17, 32)
+
+
+def test_defaults_name_the_same_tensors_and_trt_refuses_small_targets() -> None:
+    """(2, N//2, N-3) capture points and (1, N//2-1, N-4) layer outputs are one list."""
+    fed = {
+        p.name: tuple(t + 1 for t in r.ids)
+        for p in EAGLE3_PROFILES
+        if (r := resolve_ids(p, head_view(), 32)) is not None
+    }
+    assert set(fed.values()) == {(2, 16, 29)}
+    trt = next(p for p in EAGLE3_PROFILES if p.name == "trtllm")
+    assert resolve_ids(trt, head_view(), 5) is None
+
+
+def test_opt_in_rows_are_checked_only_when_named() -> None:
+    """SpecForge is a training framework and vLLM V1 serves only when forced (or P-EAGLE)."""
+    portable = {p.name for p in select_profiles("portable", "eagle3")}
+    assert portable == {"vllm", "sglang", "trtllm", "llamacpp"}
+    assert [p.name for p in select_profiles("specforge", "eagle3")] == ["specforge"]
+    assert "vllm-v1" in {p.name for p in select_profiles("portable,vllm-v1", "eagle3")}
+
+
+def test_sglang_deepseek_adds_one_only_to_lists_starting_at_1() -> None:
+    """deepseek_v2.py: +1 only if layer_ids[0] == 1, else the ids are capture points."""
+    from dflash_check.knowledge.runtimes import on_family
+
+    sglang = on_family(next(p for p in EAGLE3_PROFILES if p.name == "sglang"), "deepseek_v3")
+    one = resolve_ids(sglang, head_view([1, 29, 57]), 61)
+    two = resolve_ids(sglang, head_view([2, 30, 58]), 61)
+    assert one is not None and two is not None
+    assert tuple(t + 1 for t in one.ids) == (2, 30, 58)
+    assert tuple(t + 1 for t in two.ids) == (2, 30, 58)
+
+
+# -- what must hold (issue 11) --------------------------------------------------------------
+
+
+def test_one_list_passes_sglang_and_shifts_in_vllm_with_the_tensors_shown() -> None:
+    """SpecForge's gpt-oss-20b recipe (nested [1, 11, 21]) on gpt-oss-20b: SGLang feeds what
+    the head was trained on; vLLM's runners and the others feed other tensors, silently."""
+    report = run_case(Case(runtime="portable,vllm-v1"), GPT_OSS_RECIPE, GPT_OSS_20B)
+    verdicts = report.runtime_verdicts
+    assert verdicts["sglang"] is Verdict.COMPATIBLE
+    assert verdicts["vllm-v1"] is Verdict.INCOMPATIBLE
+    assert verdicts["vllm"] is Verdict.INCOMPATIBLE
+    text = render_text(report, width=120)
+    assert f"sglang    {NESTED} [1, 11, 21] +1 → hidden_states[2, 12, 22]  compatible" in text
+    assert f"vllm-v1   {NESTED} [1, 11, 21] raw → hidden_states[1, 11, 21]  incompatible" in text
+    assert "vllm      default [2, 12, 21] → hidden_states[2, 12, 21]  incompatible" in text
+
+
+def test_specforge_recipe_is_compatible_for_sglang_and_says_what_vllm_reads() -> None:
+    """Checked for SGLang alone it passes (exit 0); the portable report says vLLM's reading."""
+    ok = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "sglang")
+    assert ok.returncode == 0, ok.stdout
+    assert "hidden_states[2, 12, 22]  compatible" in ok.stdout
+    full = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B))
+    assert full.returncode == 1
+    flat = " ".join(full.stdout.split())
+    assert "vllm reads eagle_aux_hidden_state_layer_ids, dflash_config.target_layer_ids" in flat
+    assert "eagle_config.layer_ids (none present)" in flat
+    assert "\n  specforge " not in full.stdout  # a training framework, only when named
+
+
+def test_llama31_head_on_another_hidden_size_or_vocabulary() -> None:
+    """The Llama-3.1-8B head is incompatible with a target of another width or vocabulary,
+    and the message names both numbers."""
+    wide = run_case(Case(), LLAMA_HEAD, GPT_OSS_20B)
+    assert wide.verdict is Verdict.INCOMPATIBLE
+    hidden = [f.message for f in wide.findings if f.rule == "DF035"]
+    assert hidden and "4096" in hidden[0] and "2880" in hidden[0]
+    qwen = run_case(Case(), LLAMA_HEAD, QWEN3_8B)
+    assert qwen.verdict is Verdict.INCOMPATIBLE
+    vocab = [f.message for f in qwen.findings if f.rule == "DF036"]
+    assert vocab and "128256" in vocab[0] and "151936" in vocab[0]
+
+
+def test_head_without_ids_names_each_runtimes_guess() -> None:
+    """No ids: a warning naming every runtime's guess, and that they are the same tensors; on
+    a 5-layer target TensorRT-LLM refuses to guess (an error for it alone)."""
+    report = run_case(Case(runtime="portable,vllm-v1"))
+    df030 = [f for f in report.findings if f.rule == "DF030"]
+    assert df030[0].severity is Severity.WARNING
+    for name in ("vllm", "vllm-v1", "sglang", "trtllm", "llamacpp"):
+        assert f"{name} hidden_states[2, 16, 29]" in df030[0].message
+    assert "all name the same tensors" in df030[0].message
+    text = render_text(report, width=120)
+    assert "trtllm    default [1, 15, 28] → hidden_states[2, 16, 29]" in text
+    assert "vllm      default [2, 16, 29] → hidden_states[2, 16, 29]" in text
+    small = run_case(Case(target=keys(num_hidden_layers=5)))
+    refused = [f for f in small.findings if f.rule == "DF030" and f.runtime == "trtllm"]
+    assert refused and "Not enough hidden layers" in refused[0].message
+    assert refused[0].severity is Severity.ERROR
+
+
+def test_pair_on_eagle3_dirs_imports_no_torch() -> None:
+    assert probe("pair", str(LLAMA_HEAD), str(LLAMA_31), "--format", "json") == "HEAVY= CODE=0"
+
+
+def test_json_carries_each_runtimes_reading() -> None:
+    data = json.loads(render_json(run_case(Case(), GPT_OSS_RECIPE, GPT_OSS_20B)))
+    sglang = data["layer_resolution"]["sglang"]
+    assert sglang["key"] == NESTED and sglang["raw_ids"] == [1, 11, 21]
+    assert sglang["hidden_states"] == [2, 12, 22] and sglang["guessed"] is False
+    assert data["layer_resolution"]["vllm"]["guessed"] is True
+    assert data["draft"]["id_sources"] == [{"key": NESTED, "ids": [1, 11, 21]}]
+
+
+def test_smoke_run_refuses_eagle3(tmp_path: Path) -> None:
+    proc = run_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "--smoke-run")
+    assert proc.returncode == 3
+    assert "the smoke run supports DFlash and DFlash2" in proc.stderr
+
+
+def test_bad_ids_are_one_line(tmp_path: Path) -> None:
+    cfg = config(LLAMA_HEAD) | {"eagle_config": {"eagle_aux_hidden_state_layer_ids": "1,2,3"}}
+    write_model(tmp_path / "head", cfg)
+    proc = run_cli("pair", str(tmp_path / "head"), str(LLAMA_31))
+    assert proc.returncode == 3
+    assert "eagle_config.eagle_aux_hidden_state_layer_ids" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_runtime_without_an_eagle3_row_is_refused_in_one_line() -> None:
+    """The z-lab reference has no EAGLE-3 reading: exit 3 naming the runtimes that do."""
+    proc = run_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "-r", "reference")
+    assert proc.returncode == 3
+    assert "runtime reference has no reading of EAGLE-3 heads" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_portable_plus_specforge_keeps_specforge() -> None:
+    """An opt-in row named next to portable is checked (SpecForge has EAGLE-3 rows only)."""
+    proc = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "portable,specforge")
+    assert "\n  specforge " in proc.stdout
+    assert "checked for portable and specforge" in proc.stdout.replace("\n  ", " ")

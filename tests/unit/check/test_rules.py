@@ -1,0 +1,375 @@
+"""Every rule has a passing and a failing case, on fixture configs."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from dflash_check.check.check import run_check
+from dflash_check.check.report import CheckReport, Severity
+from dflash_check.check.rules import RULES, RULES_BY_ID
+from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
+from dflash_check.sources.safetensors_header import TensorInfo, dflash2_draft_tensors
+from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+
+Config = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A draft/target mutation and the runtime to check it for."""
+
+    draft: Callable[[Config], Config] = lambda c: c
+    target: Callable[[Config], Config] = lambda c: c
+    fc_in: int | None = None
+    tensors: bool = True
+    runtime: str = "portable"
+    base_model: tuple[str, ...] = ()
+    tokenizers: TokenizerComparison | None = None
+    spec_tokens: int | None = None
+    """``--num-speculative-tokens``."""
+    header: Callable[[Config, dict[str, TensorInfo]], dict[str, TensorInfo]] = lambda c, t: t
+    """A mutation of the draft's header tensors (after the DFlash 2 ones are added)."""
+
+
+def with_dfc(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation setting keys inside dflash_config (None deletes)."""
+
+    def mutate(cfg: Config) -> Config:
+        for k, v in kv.items():
+            if v is None:
+                cfg["dflash_config"].pop(k, None)
+            else:
+                cfg["dflash_config"][k] = v
+        return cfg
+
+    return mutate
+
+
+def with_top(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation setting top-level keys (None deletes)."""
+
+    def mutate(cfg: Config) -> Config:
+        for k, v in kv.items():
+            if v is None:
+                cfg.pop(k, None)
+            else:
+                cfg[k] = v
+        return cfg
+
+    return mutate
+
+
+def chain(*fns: Callable[[Config], Config]) -> Callable[[Config], Config]:
+    """Compose mutations."""
+
+    def mutate(cfg: Config) -> Config:
+        for fn in fns:
+            cfg = fn(cfg)
+        return cfg
+
+    return mutate
+
+
+# The DFlash 2 keys of z-lab/Qwen3.8-27B-DFlash2, on the seed draft (hidden 2560: 160 groups).
+DFLASH2_KEYS = {
+    "conv_kernel_size": 2,
+    "conv_group_size": 16,
+    "selector_rank": 256,
+    "selector_top_k": 16,
+}
+as_dflash2 = chain(with_top(architectures=["DFlash2DraftModel"]), with_dfc(**DFLASH2_KEYS))
+
+
+def reshape(name: str, shape: tuple[int, ...]) -> Callable[[Config, dict], dict]:
+    """Return a header mutation giving tensor ``name`` another shape."""
+
+    def mutate(cfg: Config, tensors: dict[str, TensorInfo]) -> dict[str, TensorInfo]:
+        return {**tensors, name: TensorInfo("BF16", shape)}
+
+    return mutate
+
+
+def to_speculators(cfg: Config) -> Config:
+    """Rewrite a z-lab draft config in the speculators format (as the converter does)."""
+    dfc = cfg.pop("dflash_config")
+    layer = {k: cfg.pop(k) for k in ("hidden_size", "num_hidden_layers", "vocab_size") if k in cfg}
+    return {
+        "architectures": ["DFlashDraftModel"],
+        "speculators_model_type": "dflash",
+        "transformer_layer_config": {**layer, "max_position_embeddings": 40960},
+        "aux_hidden_state_layer_ids": [t + 1 for t in dfc["target_layer_ids"]],
+        "mask_token_id": dfc["mask_token_id"],
+        "block_size": cfg.get("block_size", 16),
+        "draft_vocab_size": layer.get("vocab_size"),
+        "target_hidden_size": None,
+        "speculators_config": {"verifier": {"name_or_path": "Mem/Target"}},
+    }
+
+
+def to_dspark(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation making the seed draft a Qwen3 DSpark draft with its Markov head at the
+    top level, where vLLM's model class reads it, plus top-level keys ``kv`` (None deletes)."""
+    return chain(
+        with_top(architectures=["Qwen3DSparkModel"], markov_rank=256, markov_head_type="vanilla"),
+        with_top(**kv),
+    )
+
+
+def to_laguna(**kv: Any) -> Callable[[Config], Config]:
+    """Return a mutation making the seed draft a Laguna DFlash draft (draft_vocab_size equal to
+    the target's, as the loader requires), plus top-level keys ``kv`` (None deletes)."""
+    return chain(
+        with_top(architectures=["DFlashLagunaForCausalLM"], draft_vocab_size=151936),
+        with_top(**kv),
+    )
+
+
+# rule id -> (a passing case, a failing case). The passing case is a valid pair that
+# exercises the same code path near its boundary; the failing one must raise the rule.
+CASES: dict[str, tuple[Case, Case]] = {
+    "DF001": (Case(), Case(draft=with_dfc(target_layer_ids=None))),
+    "DF002": (
+        Case(draft=with_dfc(target_layer_ids=[0, 9, 17, 25, 33])),
+        Case(draft=with_dfc(target_layer_ids=[-1, 9, 17, 25, 33])),
+    ),
+    "DF003": (
+        Case(draft=with_dfc(target_layer_ids=[1, 2, 3, 4, 5])),
+        Case(draft=with_dfc(target_layer_ids=[1, 17, 9, 25, 33])),
+    ),
+    "DF004": (
+        Case(draft=with_dfc(target_layer_ids=[1, 9, 17, 25, 34])),  # 34 = N-2 on 36 layers
+        Case(draft=with_dfc(target_layer_ids=[1, 9, 17, 25, 35])),  # 35 = N-1: not portable
+    ),
+    "DF005": (Case(fc_in=5 * 2560), Case(fc_in=4 * 2560)),
+    "DF006": (
+        Case(),
+        Case(target=with_top(hidden_size=4096)),
+    ),
+    "DF007": (Case(), Case(target=with_top(vocab_size=248320))),
+    "DF008": (
+        Case(draft=with_dfc(mask_token_id=151935)),
+        Case(draft=with_dfc(mask_token_id=151936)),
+    ),
+    "DF009": (
+        Case(runtime="mlx"),
+        Case(
+            draft=chain(with_dfc(mask_token_id=None), with_top(mask_token_id=151669)),
+            runtime="llamacpp",
+        ),
+    ),
+    "DF010": (Case(), Case(tensors=False)),
+    "DF011": (Case(), Case(draft=with_top(num_target_layers=32))),
+    "DF012": (Case(draft=with_top(block_size=2)), Case(draft=with_top(block_size=1))),
+    "DF013": (
+        Case(draft=with_top(max_position_embeddings=40960)),
+        Case(draft=with_top(max_position_embeddings=2048)),
+    ),
+    "DF014": (
+        Case(base_model=("Mem/Target",)),
+        Case(base_model=("Qwen/Qwen3.5-4B",)),
+    ),
+    "DF015": (
+        Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "b", 2: "c"})),
+        Case(tokenizers=compare_vocabs({0: "a", 1: "b"}, {0: "a", 1: "B"})),
+    ),
+    "DF017": (
+        Case(runtime="vllm"),
+        Case(target=with_top(architectures=["Glm4MoeForCausalLM"]), runtime="vllm"),
+    ),
+    "DF018": (
+        Case(),
+        Case(
+            draft=chain(
+                with_top(architectures=["DFlash2DraftModel"]),
+                with_dfc(conv_kernel_size=2, conv_group_size=16),
+            )
+        ),
+    ),
+    "DF025": (Case(draft=to_dspark()), Case(draft=to_dspark(markov_rank=0))),
+    "DF026": (
+        Case(draft=to_dspark(dspark_noise_token_id=151669)),
+        Case(draft=to_dspark(dspark_noise_token_id=151670)),
+    ),
+    "DF027": (
+        Case(draft=to_dspark(draft_vocab_size=151936)),
+        Case(draft=to_dspark(draft_vocab_size=32000)),
+    ),
+    "DF028": (Case(draft=to_laguna()), Case(draft=to_laguna(draft_vocab_size=None))),
+    "DF016": (
+        Case(draft=to_speculators, runtime="vllm", tensors=False),
+        Case(draft=to_speculators, runtime="reference", tensors=False),
+    ),
+    "DF051": (
+        Case(),
+        Case(target=with_top(architectures=["NewModelForCausalLM"], model_type="new_model")),
+    ),
+    # From the extracted registries (knowledge/data): not registered, and served without
+    # the capture interface (vLLM 0.34's text-only Qwen4Exp).
+    "DF052": (
+        Case(runtime="sglang"),
+        Case(target=with_top(architectures=["NewModelForCausalLM"]), runtime="sglang"),
+    ),
+    "DF053": (
+        Case(runtime="vllm"),
+        Case(target=with_top(architectures=["Qwen4ExpForCausalLM"]), runtime="vllm"),
+    ),
+    "DF050": (
+        Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
+        Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),
+    ),
+    # block_size 16: 15 draft tokens fit, 16 do not (vLLM warns, TensorRT-LLM fails).
+    "DF019": (Case(spec_tokens=15), Case(spec_tokens=16)),
+    "DF020": (
+        Case(draft=as_dflash2),
+        Case(draft=as_dflash2, header=reshape("layers.0.mlp_conv.base_kernel", (2, 3, 2560))),
+    ),
+    "DF021": (
+        Case(draft=with_dfc(sample_from_anchor=False)),
+        Case(draft=with_dfc(sample_from_anchor=True)),
+    ),
+    "DF022": (
+        Case(tokenizers=compare_vocabs({0: "a"}, {0: "a", 151669: "<|MASK|>"}, ("<|MASK|>",))),
+        Case(tokenizers=compare_vocabs({0: "a"}, {0: "a", 151670: "<|MASK|>"}, ("<|MASK|>",))),
+    ),
+    "DF023": (
+        Case(draft=as_dflash2),
+        Case(
+            draft=as_dflash2,
+            target=with_top(
+                quantization_config={
+                    "quant_method": "modelopt",
+                    "quantized_layers": {"lm_head": {"quant_algo": "W4A16_NVFP4"}},
+                }
+            ),
+        ),
+    ),
+}
+
+
+def run_case(case: Case) -> CheckReport:
+    """Check a case's pair."""
+    draft = case.draft(copy.deepcopy(draft_config()))
+    target = case.target(copy.deepcopy(qwen3_4b_config()))
+    tensors = None
+    if case.tensors:
+        tensors = fc_tensors(draft, case.fc_in)
+        if "DFlash2DraftModel" in draft["architectures"]:
+            dfc = draft["dflash_config"]
+            tensors |= dflash2_draft_tensors(
+                hidden=draft["hidden_size"],
+                layers=draft["num_hidden_layers"],
+                kernel=dfc.get("conv_kernel_size") or 1,
+                group=dfc.get("conv_group_size") or 1,
+                rank=dfc.get("selector_rank") or 1,
+                vocab=draft["vocab_size"],
+            )
+        tensors = case.header(draft, tensors)
+    draft_files = replace(files("draft", draft, tensors), extras={"base_model": case.base_model})
+    return run_check(
+        draft_files,
+        files("target", target),
+        case.runtime,
+        tokenizers=case.tokenizers,
+        num_speculative_tokens=case.spec_tokens,
+    )
+
+
+def test_every_rule_has_cases() -> None:
+    """A new rule without cases fails here (EAGLE-3's and MTP's: test_eagle3.py, test_mtp.py)."""
+    assert set(CASES) == {r for r, rule in RULES_BY_ID.items() if "dflash" in rule.methods}
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_passes(rule_id: str) -> None:
+    """The passing case raises no finding of the rule."""
+    report = run_case(CASES[rule_id][0])
+    assert [f for f in report.findings if f.rule == rule_id] == []
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_fails(rule_id: str) -> None:
+    """The failing case raises the rule with its severity."""
+    report = run_case(CASES[rule_id][1])
+    hits = [f for f in report.findings if f.rule == rule_id]
+    assert hits, report.findings
+    assert hits[0].severity is RULES_BY_ID[rule_id].severity
+    assert hits[0].hint
+
+
+def test_seed_pair_is_clean() -> None:
+    """The seed draft with its real target has no findings at all."""
+    assert run_case(Case()).findings == ()
+
+
+def test_rule_ids_are_stable_and_ordered() -> None:
+    """Ids are DF + three digits, unique, in table order."""
+    ids = [r.id for r in RULES]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert all(len(i) == 5 and i.startswith("DF") and i[2:].isdigit() for i in ids)
+
+
+def test_fc_width_message_names_both_widths() -> None:
+    """DF005 states the header width and the expected width."""
+    report = run_case(CASES["DF005"][1])
+    (finding,) = [f for f in report.findings if f.rule == "DF005"]
+    assert "10240" in finding.message and "12800" in finding.message
+
+
+def test_missing_ids_name_each_runtimes_guess() -> None:
+    """DF001 is an error on every runtime, naming what each would use instead: the z-lab
+    formula's guess for 36 target layers and 5 draft layers, vLLM's default aux layers."""
+    report = run_case(CASES["DF001"][1])
+    by_runtime = {f.runtime: f.message for f in report.findings if f.rule == "DF001"}
+    assert set(by_runtime) == {"reference", "vllm", "sglang", "trtllm", "llamacpp", "mlx"}
+    assert "[1, 9, 17, 25, 33]" in by_runtime["sglang"]
+    assert "aux layers [2, 18, 33]" in by_runtime["vllm"]
+    assert "layer outputs [1, 17, 32]" in by_runtime["vllm"]
+    assert "target_layers' in GGUF metadata" in by_runtime["llamacpp"]
+    assert report.verdict.value == "incompatible"
+
+
+def test_duplicate_ids_are_named() -> None:
+    """DF003 names the repeated id."""
+    report = run_case(Case(draft=with_dfc(target_layer_ids=[1, 9, 9, 25, 33])))
+    (finding,) = [f for f in report.findings if f.rule == "DF003"]
+    assert "repeats [9]" in finding.message
+
+
+def test_top_level_ids_fail_the_dflash_config_readers() -> None:
+    """Ids only at the top level are read by the reference, vLLM and SGLang, not by
+    TensorRT-LLM, llama.cpp or MLX."""
+    case = Case(
+        draft=chain(with_dfc(target_layer_ids=None), with_top(target_layer_ids=[1, 9, 17, 25, 33]))
+    )
+    report = run_case(case)
+    verdicts = report.runtime_verdicts
+    for name in ("trtllm", "llamacpp", "mlx"):
+        assert verdicts.pop(name).value == "incompatible"
+    assert {v.value for v in verdicts.values()} == {"compatible"}
+
+
+def test_warnings_do_not_make_incompatible() -> None:
+    """A warning-only report is compatible."""
+    report = run_case(CASES["DF013"][1])
+    assert report.count(Severity.WARNING) == 1
+    assert report.verdict.value == "compatible"
+
+
+def test_tokenizer_message_names_the_first_difference() -> None:
+    """DF015 says how many ids differ and shows the first one."""
+    report = run_case(CASES["DF015"][1])
+    (finding,) = [f for f in report.findings if f.rule == "DF015"]
+    assert "1 of 2 shared token ids differ" in finding.message
+    assert 'id 1 is "b" for the draft, "B" for the target' in finding.message
+
+
+def test_identical_tokenizer_files_pass() -> None:
+    """Same hash: no comparison, no finding."""
+    report = run_case(Case(tokenizers=TokenizerComparison(same_file=True)))
+    assert not [f for f in report.findings if f.rule == "DF015"]

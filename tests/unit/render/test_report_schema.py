@@ -1,0 +1,64 @@
+"""The JSON report: docs/report.schema.json describes it, and its counts are the table's."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+import pytest
+
+from tests.support.helpers import REPO, run_cli
+
+SCHEMA = json.loads((REPO / "docs" / "report.schema.json").read_text())
+EXAMPLES = REPO / "examples"
+DRAFT = str(EXAMPLES / "Qwen3-4B-DFlash-b16")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (DRAFT, str(EXAMPLES / "Qwen3-4B")),  # compatible
+        (DRAFT, str(EXAMPLES / "Qwen3.5-4B")),  # incompatible, DF004 on every runtime
+        (DRAFT, str(EXAMPLES / "Qwen3.5-4B"), "--runtime", "vllm,sglang"),
+        (str(EXAMPLES / "Qwen3-4B"),),  # the target alone: the MTP report
+        (DRAFT, str(EXAMPLES / "no-such-folder")),  # the error object
+    ],
+)
+def test_every_json_validates(args: tuple[str, ...]) -> None:
+    """Each kind of JSON the tool prints validates against the published schema."""
+    proc = run_cli("pair", *args, "--format", "json")
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    jsonschema.validate(json.loads(proc.stdout), SCHEMA)
+
+
+def test_registry_reports_validate() -> None:
+    """Each pair's report inside the registry JSON validates too."""
+    proc = run_cli("registry", "tests/fixtures/registry/pairs.yaml", "--format", "json")
+    for pair in json.loads(proc.stdout)["pairs"]:
+        if pair["report"] is not None:
+            jsonschema.validate(pair["report"], SCHEMA)
+
+
+def test_json_counts_equal_the_table() -> None:
+    """One finding per problem: the JSON summary and findings match the table's count line."""
+    args = ("pair", DRAFT, str(EXAMPLES / "Qwen3.5-4B"))
+    table = run_cli(*args).stdout
+    data = json.loads(run_cli(*args, "--format", "json").stdout)
+    errors, warnings = (
+        int(n) for n in re.search(r"(\d+) errors?, (\d+) warnings?", table).groups()
+    )
+    assert (data["summary"]["errors"], data["summary"]["warnings"]) == (errors, warnings)
+    assert len(data["findings"]) == data["summary"]["problems"] == errors + warnings
+    (df004,) = [f for f in data["findings"] if f["rule"] == "DF004"]
+    assert df004["runtimes"] == list(data["runtimes"])  # every runtime checked, listed once
+    by_runtime = {rt: m["message"] for m in df004["messages"] for rt in m["runtimes"]}
+    assert "at least 35 target layers" in by_runtime["sglang"]
+    assert "at least 34 target layers" in by_runtime["vllm"]
+
+
+def test_schema_version_is_the_one_published() -> None:
+    """The schema pins the version the tool prints: a change of shape bumps both."""
+    from dflash_check.render.json import SCHEMA_VERSION
+
+    assert SCHEMA["$defs"]["schema_version"] == {"const": SCHEMA_VERSION}

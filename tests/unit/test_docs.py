@@ -1,0 +1,115 @@
+"""Generated documentation matches the tables it is generated from."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dflash_check.cli import docs
+from tests.support.helpers import REPO
+
+
+@pytest.mark.parametrize("path", sorted(docs.DOCS))
+def test_generated_docs_are_current(path: str) -> None:
+    """Regenerate with `python -m dflash_check.cli.docs` (rules, runtimes and the CLI reference)."""
+    assert (REPO / path).read_text() == docs.DOCS[path](), f"{path} is stale: regenerate it"
+
+
+def test_every_rule_is_documented() -> None:
+    """Each rule id has its own section."""
+    from dflash_check.check.rules import RULES
+
+    text = (REPO / "docs/rules.md").read_text()
+    for r in RULES:
+        assert f"## {r.id}" in text
+
+
+def test_cli_reference_has_no_html_entities() -> None:
+    """docs/cli.md is Markdown: typer's HTML escapes (&gt;, &#x27;) are undone."""
+    import re
+
+    text = (REPO / "docs" / "cli.md").read_text()
+    assert not re.search(r"&(#x?[0-9a-f]+|[a-z]+);", text)
+    assert "x>=0.1" in text and "DRAFT TARGET" in text and "@REVISION" in text
+    assert "Exit codes:" in text
+
+
+def test_every_rule_is_in_the_terminal_listing() -> None:
+    """`dflash-check rules` shows every rule, the DF09x outcome rules too, with why and fix."""
+    from dflash_check.check.rules import ALL_RULES
+
+    text = docs.rules_text(80)
+    for r in ALL_RULES:
+        assert f"{r.id}  {r.severity.value}  {r.name}" in text
+    assert text.count("  why: ") == text.count("  fix: ") == len(ALL_RULES)
+
+
+def test_every_format_is_documented() -> None:
+    """Each draft format has its own section, naming where its layer ids are kept."""
+    from dflash_check.check.formats import FORMATS
+
+    text = (REPO / "docs/formats.md").read_text()
+    for f in FORMATS:
+        assert f"## {f.name}" in text
+        assert dict(f.keys).get("layer ids", "as the z-lab format") in text
+
+
+def test_limits_table_is_current() -> None:
+    """docs/limits.md's table is docs.limits_markdown() (from core.limits)."""
+    assert docs.limits_markdown() in (REPO / "docs" / "limits.md").read_text(), (
+        "docs/limits.md's Limits table is stale: paste docs.limits_markdown()"
+    )
+
+
+def readme_samples() -> list[tuple[str, str]]:
+    """Return each README sample output: (the golden file it names, the block's text)."""
+    text = (REPO / "README.md").read_text()
+    found = re.findall(r"<!-- golden: (\S+) -->\n```text\n(.*?)```", text, re.S)
+    return [(path, block) for path, block in found]
+
+
+def test_readme_samples_are_the_golden_files() -> None:
+    """Every sample output in the README is a golden file, which the tests compare with the
+    tool's output: the README cannot drift from the tool."""
+    samples = readme_samples()
+    assert samples, "the README's sample output lost its golden marker"
+    for path, block in samples:
+        assert block == (REPO / path).read_text(), f"README sample differs from {path}"
+    text = (REPO / "README.md").read_text()
+    # every ```text block is a golden sample (console blocks are commands, not output)
+    assert text.count("```text") == len(samples)
+
+
+def test_readme_is_a_guide() -> None:
+    """The README stays short and links every docs page; one Speed table, one row per code."""
+    text = (REPO / "README.md").read_text()
+    assert len(text.splitlines()) <= 200
+    for page in ("rules", "runtimes", "formats", "engines", "ci", "limits", "cli", "guide"):
+        assert f"(docs/{page}.md)" in text, page
+    for heading in ("## Install", "## Quick start", "## Speed", "## Exit codes"):
+        assert text.count(heading + "\n") == 1, heading
+    codes = re.findall(r"^\| (\d) \|", text, re.M)
+    assert codes == ["0", "1", "2", "3"]
+
+
+def test_docs_links_resolve() -> None:
+    """Every relative link of the README and docs/*.md names a file that exists."""
+    for page in [REPO / "README.md", *(REPO / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.name}: {target}"
+
+
+def test_runtimes_listing_shows_every_methods_rows() -> None:
+    """`dflash-check runtimes` lists the DFlash, EAGLE-3 and MTP rows, each runtime with the keys
+    it reads ids from."""
+    from dflash_check.knowledge.runtimes import METHOD_PROFILES
+
+    text = docs.runtimes_text(100)
+    for method, rows in METHOD_PROFILES.items():
+        block = text.split(f"== {method} ==", 1)[1]
+        for p in rows:
+            assert f"{p.name}  ({p.title})" in block
+    assert "ids read from: eagle_config.eagle_aux_hidden_state_layer_ids" in text

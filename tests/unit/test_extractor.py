@@ -1,0 +1,160 @@
+"""tools/extract_engine_facts.py on small source fixtures that mimic each engine's patterns.
+
+The fixtures (tests/fixtures/engine_src) copy the shapes the extractor relies on, not engine
+code: a registry table, an interface in a class hierarchy, capture before or after a layer, a
+hook inherited or delegated, an ``EntryClass`` list or name, a converter registration, a layer
+input stored after the last layer. A change of style in an engine then fails here or with
+``AnchorMissing``, instead of dropping facts silently.
+"""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import FIXTURES
+from tools.extract_engine_facts import AnchorMissing, dump, extract, main
+
+SRC = FIXTURES / "engine_src"
+EXPECTED = SRC / "expected"
+ENGINES = ("vllm", "sglang", "llamacpp")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fixture_facts_are_regenerated_byte_for_byte(engine: str) -> None:
+    expected = (EXPECTED / f"{engine}-fixture.json").read_text(encoding="utf-8")
+    assert dump(extract(engine, "fixture", SRC / engine)) == expected
+    assert dump(extract(engine, "fixture", SRC / engine)) == expected  # no hidden state
+
+
+def test_the_command_writes_the_data_file(tmp_path: Path) -> None:
+    assert main(["sglang", "fixture", str(SRC / "sglang"), "--out", str(tmp_path)]) == 0
+    written = (tmp_path / "sglang-fixture.json").read_text(encoding="utf-8")
+    assert written == (EXPECTED / "sglang-fixture.json").read_text(encoding="utf-8")
+
+
+def test_a_wheel_reads_the_same_as_its_tree(tmp_path: Path) -> None:
+    """The real runs read wheels; the archive's name and digest are the only difference."""
+    wheel = tmp_path / "vllm-0.0.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for p in sorted((SRC / "vllm").rglob("*.py")):
+            zf.write(p, p.relative_to(SRC / "vllm").as_posix())
+    from_wheel = extract("vllm", "fixture", wheel)
+    from_tree = extract("vllm", "fixture", SRC / "vllm")
+    assert from_wheel["archive"] == wheel.name and len(str(from_wheel["sha256"])) == 64
+    drop = {"archive", "sha256"}
+    assert {k: v for k, v in from_wheel.items() if k not in drop} == {
+        k: v for k, v in from_tree.items() if k not in drop
+    }
+
+
+def test_vllm_patterns() -> None:
+    facts = extract("vllm", "fixture", SRC / "vllm")
+    targets = facts["targets"]
+    assert isinstance(targets, dict)
+    assert targets["MixtralForCausalLM"]["capture"] is False
+    # _init_model() builds the inner model: capture of the embeddings, then after each layer.
+    assert [s.rsplit(":", 1)[1] for s in targets["LlamaForCausalLM"]["sites"]] == [
+        "before-loop",
+        "after-layer",
+    ]
+    # model_cls names it; the test before the layer call, and after the loop.
+    assert [s.rsplit(":", 1)[1] for s in targets["DeepForCausalLM"]["sites"]] == [
+        "before-layer",
+        "after-loop",
+    ]
+    # The CUDA path of a platform package, built by the parent's __init__ through super().
+    v32 = targets["DeepV32ForCausalLM"]
+    assert v32["class_at"].startswith("vllm/models/deep_v32/nvidia/model.py:")
+    assert [s.rsplit(":", 1)[1] for s in v32["sites"]] == ["before-layer"]
+    assert v32["default_ids"]["get_eagle3_default_aux_hidden_state_layers"]["expr"] == "(1, 2, 3)"
+    assert targets["WrapForConditionalGeneration"]["inner_registered"] is True
+    # Served through the Transformers backend (a table read when the release has it).
+    assert targets["OlmoForCausalLM"]["class"] == "transformers:TransformersForCausalLM"
+    assert targets["OlmoForCausalLM"]["capture"] is True
+    assert set(facts["speculators"]) == {"dflash", "eagle3"}
+    assert facts["messages"]["no_capture_v1"] is None
+
+
+def test_sglang_patterns() -> None:
+    targets = extract("sglang", "fixture", SRC / "sglang")["targets"]
+    assert isinstance(targets, dict)
+    v3 = targets["DeepV3ForCausalLM"]["hooks"]
+    assert v3["eagle3"] == {
+        "at": "sglang/srt/models/deep.py:6",
+        "inherited_from": "DeepV2ForCausalLM",
+        "rule": "plus-one-if-first-is-1",
+    }
+    oss = targets["OssForCausalLM"]["hooks"]
+    assert (oss["eagle3"]["rule"], oss["dspark"]["rule"]) == ("raw-if-max-is-n", "raw")
+    assert targets["WrapForConditionalGeneration"]["hooks"]["dflash"]["rule"] == (
+        "delegates:self.model"
+    )
+    assert targets["Qwen2ForCausalLM"]["hooks"] == {}
+
+
+def test_llamacpp_patterns() -> None:
+    facts = extract("llamacpp", "fixture", SRC / "llamacpp")
+    builders = facts["builders"]
+    assert isinstance(builders, dict)
+    assert builders["src/models/mimo2.cpp"]["after_last"] == "src/models/mimo2.cpp:6"
+    assert builders["src/models/qwen3.cpp"]["after_last"] is None
+    assert "src/models/gemma3.cpp" not in builders
+    assert facts["converters"]["Qwen3Model"]["class"] == "Qwen3Model"
+
+
+@pytest.mark.parametrize(
+    ("engine", "path", "old", "new", "needle"),
+    [
+        (
+            "vllm",
+            "vllm/model_executor/models/registry.py",
+            "_SPECULATIVE_DECODING_MODELS",
+            "_DRAFT_MODELS",
+            "_SPECULATIVE_DECODING_MODELS",
+        ),
+        (
+            "vllm",
+            "vllm/model_executor/models/interfaces.py",
+            "class SupportsEagle3",
+            "class SupportsAux",
+            "SupportsEagle3",
+        ),
+        (
+            "vllm",
+            "vllm/transformers_utils/configs/speculators/algos.py",
+            "@register_speculator",
+            "@register_algorithm",
+            "register_speculator",
+        ),
+        ("sglang", "sglang/srt/models/deep.py", "set_dspark_", "configure_dspark_", "dspark"),
+        ("sglang", "sglang/srt/models/llama.py", "EntryClass", "Entries", None),
+        (
+            "llamacpp",
+            "llama_cpp_python-0.3.36/vendor/llama.cpp/conversion/qwen.py",
+            "@ModelBase.register",
+            "@register",
+            "converter",
+        ),
+    ],
+)
+def test_a_missing_anchor_fails_loudly(
+    tmp_path: Path, engine: str, path: str, old: str, new: str, needle: str | None
+) -> None:
+    tree = tmp_path / engine
+    shutil.copytree(SRC / engine, tree)
+    file = tree / path
+    file.write_text(file.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    if needle is None:
+        # One file's EntryClass gone: the others still register, but that file's class too
+        # would vanish; every EntryClass gone is an error.
+        for p in (tree / "sglang/srt/models").glob("*.py"):
+            p.write_text(p.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+        needle = "EntryClass"
+    with pytest.raises(AnchorMissing, match=needle):
+        extract(engine, "fixture", tree)
+    assert main([engine, "fixture", str(tree), "--out", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,212 @@
+"""The package's rooms import only downward, without circles, in modules a reader can hold.
+
+Bottom to top: errors and the views < knowledge < check < sources < engines, smoke < render <
+app < cli. Every import counts, lazy ones and ``TYPE_CHECKING`` ones too: a function-level
+import that climbs a layer is still a dependency a reader of the lower room must know about.
+
+``KNOWN_UPWARD``, ``KNOWN_CIRCLES`` and ``KNOWN_LONG`` are the debts the layout move left
+(each needs a split that is not mechanical). They may only shrink: a new upward import fails,
+and so does an entry that no longer holds, so that the list is edited as the debt is paid.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import REPO
+
+PACKAGE = REPO / "dflash_check"
+
+# module prefix -> rank; the longest prefix decides. Equal ranks may import each other.
+LAYERS: dict[str, int] = {
+    "dflash_check": 0,  # the package __init__: the version only
+    "dflash_check.errors": 0,
+    "dflash_check.views": 0,
+    "dflash_check.fields": 0,
+    "dflash_check.sanitize": 0,
+    "dflash_check.knowledge": 1,
+    "dflash_check.check": 2,
+    "dflash_check.sources": 3,
+    "dflash_check.engines": 4,
+    "dflash_check.smoke": 4,
+    "dflash_check.render": 5,
+    "dflash_check.app": 6,
+    "dflash_check.cli": 7,
+    "dflash_check.__main__": 8,
+}
+MAX_LINES = 500
+
+# (importer, imported) pairs that climb a layer today; see the module docstring.
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("dflash_check.check.formats.common", "dflash_check.sources.safetensors_header"),
+        ("dflash_check.check.formats.eagle3", "dflash_check.sources.safetensors_header"),
+        ("dflash_check.check.report", "dflash_check.smoke.report"),
+        ("dflash_check.views", "dflash_check.check.formats"),
+        ("dflash_check.views", "dflash_check.knowledge.families"),
+        ("dflash_check.views", "dflash_check.sources.safetensors_header"),
+    }
+)
+# Sets of modules that import each other at import time today.
+KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
+    {
+        frozenset(
+            {
+                "dflash_check.check.rules",
+                "dflash_check.check.rules.coverage",
+                "dflash_check.check.rules.dflash2",
+                "dflash_check.check.rules.draft",
+                "dflash_check.check.rules.eagle3",
+                "dflash_check.check.rules.formats",
+                "dflash_check.check.rules.mtp",
+                "dflash_check.check.rules.target",
+            }
+        ),
+        frozenset(
+            {
+                "dflash_check.knowledge.runtimes",
+                "dflash_check.knowledge.runtimes.eagle3",
+                "dflash_check.knowledge.runtimes.mtp",
+            }
+        ),
+    }
+)
+# Modules over MAX_LINES today (data tables and code still to be split).
+KNOWN_LONG: frozenset[str] = frozenset(
+    {
+        "dflash_check.check.mtp",
+        "dflash_check.check.rules",
+        "dflash_check.check.rules.eagle3",
+        "dflash_check.cli",
+        "dflash_check.cli.docs",
+        "dflash_check.engines.client",
+        "dflash_check.knowledge.runtimes",
+        "dflash_check.render.table",
+        "dflash_check.smoke.draft_model",
+        "dflash_check.sources.hub",
+    }
+)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def rank(module: str) -> int:
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        if (head := ".".join(parts[:i])) in LAYERS:
+            return LAYERS[head]
+    raise AssertionError(f"{module} is in no layer: add its room to LAYERS")
+
+
+def imports(path: Path, *, top_level_only: bool) -> set[str]:
+    """The project modules a file imports (``from pkg import sub`` resolves to the submodule)."""
+    tree = ast.parse(path.read_text(), str(path))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    out: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("dflash_check"))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if not node.module.startswith("dflash_check"):
+                continue
+            subs = {f"{node.module}.{a.name}" for a in node.names}
+            found = subs & MODULES.keys()
+            out.update(found or {node.module})
+            if found != subs:
+                out.add(node.module)
+    return out
+
+
+def upward() -> set[tuple[str, str]]:
+    return {
+        (mod, dep)
+        for mod, path in MODULES.items()
+        for dep in imports(path, top_level_only=False)
+        if rank(dep) > rank(mod)
+    }
+
+
+def circles() -> set[frozenset[str]]:
+    """Strongly connected components (size > 1) of the import-time graph (Tarjan)."""
+    graph = {m: imports(p, top_level_only=True) & MODULES.keys() for m, p in MODULES.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: set[frozenset[str]] = set()
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.add(frozenset(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def long_modules() -> set[str]:
+    return {m for m, p in MODULES.items() if len(p.read_text().splitlines()) > MAX_LINES}
+
+
+def test_every_module_has_a_layer() -> None:
+    for mod in MODULES:
+        rank(mod)
+
+
+def test_imports_only_go_down() -> None:
+    found = upward()
+    assert not found - KNOWN_UPWARD, "new upward imports (move the code down, or the import up)"
+    assert not KNOWN_UPWARD - found, "paid debt: remove these from KNOWN_UPWARD"
+
+
+def test_no_import_circles() -> None:
+    found = circles()
+    assert not found - KNOWN_CIRCLES, "new import circles"
+    assert not KNOWN_CIRCLES - found, "paid debt: remove these from KNOWN_CIRCLES"
+
+
+def test_modules_stay_short() -> None:
+    found = long_modules()
+    assert not found - KNOWN_LONG, f"modules over {MAX_LINES} lines: split them by role"
+    assert not KNOWN_LONG - found, "paid debt: remove these from KNOWN_LONG"
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported", "upward_expected"),
+    [
+        ("dflash_check.knowledge.families", "dflash_check.cli", True),
+        ("dflash_check.cli", "dflash_check.errors", False),
+    ],
+)
+def test_rank_orders_rooms(importer: str, imported: str, upward_expected: bool) -> None:
+    """The check itself can fail: a knowledge module importing the CLI climbs."""
+    assert (rank(imported) > rank(importer)) is upward_expected
