@@ -86,7 +86,6 @@ KNOWN_LONG: frozenset[str] = frozenset(
         "dflash_check.knowledge.runtimes",
         "dflash_check.render.table",
         "dflash_check.smoke.draft_model",
-        "dflash_check.sources.hub",
     }
 )
 
