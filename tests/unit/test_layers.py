@@ -77,7 +77,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
 # Modules over MAX_LINES today (data tables and code still to be split).
 KNOWN_LONG: frozenset[str] = frozenset(
     {
-        "dflash_check.check.mtp",
         "dflash_check.check.rules",
         "dflash_check.check.rules.eagle3",
         "dflash_check.cli",
