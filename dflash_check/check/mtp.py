@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from dflash_check.check.report import Finding, Severity, Verdict
 from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
+from dflash_check.check.target import normalise_target
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.mtp import (
     MTP_KEYS,
@@ -26,7 +27,7 @@ from dflash_check.knowledge.mtp import (
     engine_rows,
     family,
 )
-from dflash_check.views import ModelFiles, TargetView, normalise_target
+from dflash_check.views import ModelFiles, TargetView
 
 
 @dataclass(frozen=True)

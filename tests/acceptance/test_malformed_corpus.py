@@ -426,7 +426,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 
 def big_header(path: Path, count: int = 200_000) -> Path:
     """Write a header-only safetensors file of ``count`` one-byte tensors (~14 MB of JSON)."""
-    from dflash_check.sources.safetensors_header import TensorInfo
+    from dflash_check.views import TensorInfo
 
     tensors = {f"model.layers.{i}.w": TensorInfo("U8", (1,)) for i in range(count)}
     path.write_bytes(encode_header(tensors))

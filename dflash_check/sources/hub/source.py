@@ -45,9 +45,9 @@ from dflash_check.sources.interface import (
 from dflash_check.sources.limits import DEADLINE_FACTOR, limit_for
 from dflash_check.sources.local import read_capped, read_header_bytes, shard_for_fc
 from dflash_check.sources.names import BadName, check_repo_id, check_revision
-from dflash_check.sources.safetensors_header import TensorInfo, header_length, parse_header
+from dflash_check.sources.safetensors_header import header_length, parse_header
 from dflash_check.sources.transport import LIMITS, bounded
-from dflash_check.views import ModelFiles
+from dflash_check.views import ModelFiles, TensorInfo
 
 T = TypeVar("T")
 
