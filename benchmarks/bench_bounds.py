@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dflash_check.sources.safetensors_header import (  # noqa: E402
-    TensorInfo,
     encode_header,
     parse_file_prefix,
 )
+from dflash_check.views import TensorInfo  # noqa: E402
 
 CONFIG = {
     "architectures": ["DeepseekV3ForCausalLM"],

@@ -13,10 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from dflash_check.errors import ConfigError
 from dflash_check.fields import MAX_DIMENSION, FieldReader
-from dflash_check.knowledge.families import family_of
-from dflash_check.sources.safetensors_header import TensorInfo
 
 DraftMethod = Literal["dflash", "dflash2", "dspark", "eagle3", "mtp"]
 """``dflash2`` adds DFlash 2's convolutions and selector; ``dspark`` adds DSpark's sequential
@@ -26,6 +23,16 @@ NextN checkpoint (``formats/nextn.py``)."""
 
 DFLASH_METHODS: tuple[str, ...] = ("dflash", "dflash2", "dspark")
 """The methods whose drafts carry DFlash keys (dflash_config, mask token, block size)."""
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """What the header says about one tensor."""
+
+    dtype: str
+    """Storage dtype, e.g. ``BF16``."""
+    shape: tuple[int, ...]
+    """Tensor shape, outermost first (``(out_features, in_features)`` for a linear weight)."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,7 @@ class TargetView:
     token_ids: tuple[tuple[str, int], ...] = ()
     """Special token ids the config names (key, id): real tokens of its tokenizer."""
     family: str | None = None
-    """The engine family serving it (``core/families.py``), None when none is known."""
+    """The engine family serving it (``knowledge/families.py``), None when none is known."""
     model_types: tuple[str, ...] = ()
     """Every ``model_type`` the config states (top level, then ``text_config``)."""
     lm_head_quantization: str | None = None
@@ -238,75 +245,6 @@ class DraftView:
     target's N), from the header."""
 
 
-def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
-    """Return (top-level reader, text-model reader, nested?) for a config."""
-    top = FieldReader(files.who, files.config_location, files.config)
-    text = top.child("text_config")
-    # A wrapper keeps its language model under text_config; only trust it when it has the
-    # dimensions, since some text-only configs carry a vestigial empty text_config.
-    if text is not None and (text.has("num_hidden_layers") or text.has("hidden_size")):
-        return top, text, True
-    return top, top, False
-
-
-def _target_layers(files: ModelFiles, text: FieldReader) -> tuple[int, str]:
-    """Return the target's layer count and the key it came from."""
-    n = text.integer("num_hidden_layers")
-    if n is not None:
-        return n, f"{text.prefix}num_hidden_layers"
-    # Nemotron-H Ultra configs have no num_hidden_layers: one entry per layer instead.
-    for key in ("layers_block_type", "hybrid_override_pattern"):
-        value = text.data.get(key)
-        if isinstance(value, (list, str)) and len(value) > 0:
-            return len(value), f"len({text.prefix}{key})"
-    raise ConfigError(
-        f"{files.who}: {files.config_location}: no layer count "
-        f"(field '{text.prefix}num_hidden_layers' is missing)",
-        hint="the target must state num_hidden_layers (or text_config.num_hidden_layers)",
-    )
-
-
-def normalise_target(files: ModelFiles) -> TargetView:
-    """Build the target view, reading text dimensions from ``text_config`` when nested."""
-    top, text, nested = _text_reader(files)
-    architectures = top.strings("architectures") or ()
-    from dflash_check.check.formats import draft_format_of
-
-    found = draft_format_of(files.config)
-    if found is not None:
-        raise ConfigError(
-            f"{files.who}: {files.config_location}: this is a draft "
-            f"({found.title}: {', '.join(architectures) or 'no architectures'}), not a target "
-            "model",
-            hint="the arguments are DRAFT then TARGET: did you swap them?",
-        )
-    n, layers_key = _target_layers(files, text)
-    hidden = text.integer("hidden_size", required=True)
-    vocab = text.integer("vocab_size", required=True)
-    assert hidden is not None and vocab is not None  # required=True guarantees it
-    model_types = tuple(
-        m for m in (top.string("model_type"), text.string("model_type") if nested else None) if m
-    )
-    family = family_of(architectures, model_types)
-    return TargetView(
-        name=files.name,
-        family=family.name if family is not None else None,
-        model_types=model_types,
-        architectures=architectures,
-        model_type=text.string("model_type") or top.string("model_type"),
-        nested=nested,
-        num_hidden_layers=n,
-        layers_key=layers_key,
-        hidden_size=hidden,
-        vocab_size=vocab,
-        max_position_embeddings=text.integer("max_position_embeddings")
-        or (top.integer("max_position_embeddings") if nested else None),
-        token_ids=special_token_ids((text, top) if nested else (top,)),
-        rope=rope_facts(text),
-        lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
-    )
-
-
 def _names_lm_head(name: object) -> bool:
     """Return whether a module name or pattern in a quantisation config is the LM head."""
     return isinstance(name, str) and (name == "lm_head" or name.endswith(".lm_head"))
@@ -378,13 +316,6 @@ def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[st
     return tuple(out)
 
 
-def normalise_draft(files: ModelFiles) -> DraftView:
-    """Build the draft view with the normaliser of the draft's format (``core/formats``)."""
-    from dflash_check.check.formats import normalise_draft as by_format
-
-    return by_format(files)
-
-
 def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> tuple[int, ...]:
     """Return the ids the z-lab reference guesses when a draft omits them.
 
@@ -396,3 +327,13 @@ def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> tup
     start, end = 1, num_target_layers - 3
     span = end - start
     return tuple(round(start + i * span / (num_draft_layers - 1)) for i in range(num_draft_layers))
+
+
+def find_fc_weight(tensors: Mapping[str, TensorInfo]) -> tuple[str, TensorInfo] | None:
+    """Return the draft's ``fc.weight`` entry (possibly under a module prefix), if any."""
+    if "fc.weight" in tensors:
+        return "fc.weight", tensors["fc.weight"]
+    for name in sorted(tensors):
+        if name.endswith(".fc.weight"):
+            return name, tensors[name]
+    return None

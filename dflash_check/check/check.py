@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import FORMATS_BY_NAME, normalise_draft
 from dflash_check.check.report import (
     CheckReport,
     Evidence,
@@ -14,6 +14,7 @@ from dflash_check.check.report import (
     Severity,
 )
 from dflash_check.check.rules import RULES, PairContext, name_relation
+from dflash_check.check.target import normalise_target
 from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.outcomes import stage_of
@@ -26,13 +27,7 @@ from dflash_check.knowledge.runtimes import (
     select_profiles,
     selection_names,
 )
-from dflash_check.views import (
-    DraftView,
-    ModelFiles,
-    TargetView,
-    normalise_draft,
-    normalise_target,
-)
+from dflash_check.views import DraftView, ModelFiles, TargetView
 
 
 def profiles_for(

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # imported lazily at run time, to keep `--help` and start-up 
 
     from dflash_check.check.outcome import RunResult
     from dflash_check.check.report import CheckReport
-    from dflash_check.engines.client import EngineOptions
+    from dflash_check.engines.profiles import EngineOptions
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.hub import HubOptions
     from dflash_check.sources.interface import ModelRef, ModelSource
@@ -851,7 +851,7 @@ def pair(
         )
         engine_options = None
         if engine is not None:
-            from dflash_check.engines.client import EngineOptions
+            from dflash_check.engines.profiles import EngineOptions
 
             engine_options = EngineOptions(
                 engine=engine.value,

@@ -377,8 +377,9 @@ def mtp_markdown() -> list[str]:
 
 
 def target_mtp_markdown() -> list[str]:
-    """Return the table of a target's own MTP layers (``core/mtp.py``'s ``MTP_ENGINE_ROWS``)."""
-    from dflash_check.check.mtp import MTP_ENGINE_ROWS, MTP_KEYS, MTP_RULES
+    """Return the table of a target's own MTP layers (``knowledge/mtp.py``'s rows)."""
+    from dflash_check.check.mtp import MTP_RULES
+    from dflash_check.knowledge.mtp import MTP_ENGINE_ROWS, MTP_KEYS
 
     keys = ", ".join(f"`{k}`" for k in MTP_KEYS)
     lines = [

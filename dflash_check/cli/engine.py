@@ -18,8 +18,8 @@ import typer
 
 if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
-    from dflash_check.engines.client import EngineOptions
     from dflash_check.engines.command import LaunchSpec
+    from dflash_check.engines.profiles import EngineOptions
     from dflash_check.smoke.report import SmokeReport
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
@@ -29,7 +29,7 @@ ENGINE_KEY_ENV = "DFLASH_CHECK_ENGINE_API_KEY"
 
 
 class EngineChoice(str, Enum):
-    """Serving engines ``--smoke-run --engine`` drives (dflash_check.engines.client.ENGINES)."""
+    """Serving engines ``--smoke-run --engine`` drives (dflash_check.engines.profiles.ENGINES)."""
 
     vllm = "vllm"
     sglang = "sglang"
@@ -281,7 +281,7 @@ def run_engine(
     say: Callable[[str], None],
 ) -> SmokeReport:
     """Run the smoke prompts on the engine (attached, or launched here first)."""
-    from dflash_check.engines.client import run_engine_smoke
+    from dflash_check.engines.smoke_run import run_engine_smoke
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 
     def attach(engine: EngineOptions) -> SmokeReport:
@@ -317,8 +317,9 @@ def launch_and_attach(
     import threading
     from dataclasses import replace
 
-    from dflash_check.engines.client import EngineError, free_port, launch_failure, launched
     from dflash_check.engines.command import launch_command
+    from dflash_check.engines.errors import EngineError
+    from dflash_check.engines.launch import free_port, launch_failure, launched
 
     port = free_port()
     spec = launch_spec(
@@ -351,7 +352,8 @@ def endpoint_selection(
     that will decode. A selection that already pins the engine is kept; a server that says no
     version, or one this tool does not know, keeps the newest release known (said on stderr).
     """
-    from dflash_check.engines.client import ENGINES, EngineClient, server_info
+    from dflash_check.engines.client import EngineClient, server_info
+    from dflash_check.engines.profiles import ENGINES
     from dflash_check.errors import CheckError
     from dflash_check.knowledge.engines import ENGINES_BY_NAME, UnknownRelease
     from dflash_check.knowledge.runtimes import RELEASE_SEP, split_spec

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dflash_check.check.mtp import EngineMtp, MtpReport, fill
+from dflash_check.check.mtp import MtpReport, fill
 from dflash_check.check.report import Verdict
+from dflash_check.knowledge.mtp import EngineMtp
 from dflash_check.render.diagnostics import wrap
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 

@@ -22,12 +22,8 @@ from dflash_check.sources.interface import (
 )
 from dflash_check.sources.limits import MB, limit_for
 from dflash_check.sources.names import BadName, check_repo_file
-from dflash_check.sources.safetensors_header import (
-    TensorInfo,
-    header_length,
-    parse_header,
-)
-from dflash_check.views import ModelFiles
+from dflash_check.sources.safetensors_header import header_length, parse_header
+from dflash_check.views import ModelFiles, TensorInfo
 
 _KINDS = {
     stat.S_IFIFO: "a FIFO",

@@ -14,11 +14,11 @@ import re
 import struct
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.errors import ConfigError
 from dflash_check.sources.limits import limit_for
+from dflash_check.views import TensorInfo
 
 FORMAT_MAX_HEADER_BYTES = 100_000_000
 """The safetensors format itself refuses headers above 100 MB."""
@@ -51,16 +51,6 @@ DTYPE_BITS: dict[str, int] = {
     "I64": 64,
     "U64": 64,
 }
-
-
-@dataclass(frozen=True)
-class TensorInfo:
-    """What the header says about one tensor."""
-
-    dtype: str
-    """Storage dtype, e.g. ``BF16``."""
-    shape: tuple[int, ...]
-    """Tensor shape, outermost first (``(out_features, in_features)`` for a linear weight)."""
 
 
 def header_length(prefix: bytes, who: str, where: str) -> int:
@@ -226,16 +216,6 @@ def parse_file_prefix(prefix: bytes, who: str, where: str) -> dict[str, TensorIn
             f"{who}: {where}: safetensors header truncated ({len(prefix) - 8} of {length} bytes)"
         )
     return parse_header(memoryview(prefix)[8 : 8 + length], who, where)
-
-
-def find_fc_weight(tensors: Mapping[str, TensorInfo]) -> tuple[str, TensorInfo] | None:
-    """Return the draft's ``fc.weight`` entry (possibly under a module prefix), if any."""
-    if "fc.weight" in tensors:
-        return "fc.weight", tensors["fc.weight"]
-    for name in sorted(tensors):
-        if name.endswith(".fc.weight"):
-            return name, tensors[name]
-    return None
 
 
 def encode_header(tensors: Mapping[str, TensorInfo]) -> bytes:

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dflash_check.check.formats import normalise_draft
+from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.sources.safetensors_header import parse_file_prefix
-from dflash_check.views import normalise_draft, normalise_target
 from tests.support.helpers import (
     QWEN3_4B,
     SEED_DRAFT,

@@ -115,7 +115,8 @@ def test_fc_width_mismatch_is_incompatible(tmp_path: Path) -> None:
 
 def test_sharded_draft_header_is_read(tmp_path: Path) -> None:
     """A sharded draft: the index names the shard holding fc.weight, only it is read."""
-    from dflash_check.sources.safetensors_header import TensorInfo, encode_header
+    from dflash_check.sources.safetensors_header import encode_header
+    from dflash_check.views import TensorInfo
 
     folder = write_model(tmp_path / "draft", draft_config())
     (folder / "model-00001-of-00002.safetensors").write_bytes(

@@ -18,18 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from dflash_check.engines.client import (
-    ENGINES,
+from dflash_check.engines.client import same_model
+from dflash_check.engines.command import LaunchSpec, build_command
+from dflash_check.engines.errors import (
     CountersNotMovingError,
-    EngineOptions,
     EngineUnreachableError,
     MissingMetricsError,
     SharedServerError,
     WrongModelError,
-    run_engine_smoke,
-    same_model,
 )
-from dflash_check.engines.command import LaunchSpec, build_command
+from dflash_check.engines.profiles import ENGINES, EngineOptions
+from dflash_check.engines.smoke_run import run_engine_smoke
 from dflash_check.smoke.report import SmokeReport, SpecCounts
 from dflash_check.sources.interface import parse_model_ref
 from dflash_check.sources.safetensors_header import (
@@ -711,7 +710,7 @@ def test_launch_force_on_a_broken_pair_keeps_the_static_verdict(tmp_path: Path) 
 
 def test_root_cause_skips_wrapper_lines(tmp_path: Path) -> None:
     """The root cause is the last exception line that does not point 'above' to another."""
-    from dflash_check.engines.client import root_cause
+    from dflash_check.engines.launch import root_cause
 
     log = tmp_path / "engine.log"
     log.write_text(

@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 
-from dflash_check.engines.client import (
-    MAX_DRAFT_POSITIONS,
+from dflash_check.engines.client import MAX_DRAFT_POSITIONS
+from dflash_check.engines.errors import (
     EngineError,
     EngineResponseError,
     EngineUnreachableError,
     ImplausibleAnswerError,
-    check_counts,
 )
 from dflash_check.engines.http import (
     ENGINE_ANSWER_BYTES,
@@ -30,6 +29,7 @@ from dflash_check.engines.http import (
     parse_endpoint,
     parse_json,
 )
+from dflash_check.engines.metrics import check_counts
 from dflash_check.engines.prometheus import MetricsFormatError, parse_metrics
 from dflash_check.smoke.report import SpecCounts
 from tests.acceptance.test_engine import KEY, attach, engine_cli, errors, fake

@@ -401,7 +401,8 @@ def test_mtp_scan_is_linear_in_k_and_the_index(tmp_path: Path) -> None:
 
 
 def test_mtp_layer_numbers_of_thousands_of_digits_are_no_layers() -> None:
-    from dflash_check.check.mtp import family, find_mtp_tensors
+    from dflash_check.check.mtp import find_mtp_tensors
+    from dflash_check.knowledge.mtp import family
 
     names = [f"model.layers.{'9' * 5000}.w", "model.layers.61.w"]
     found = find_mtp_tensors(names, "index", 61, 2, family(("deepseek_v3",)))
@@ -425,7 +426,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 
 def big_header(path: Path, count: int = 200_000) -> Path:
     """Write a header-only safetensors file of ``count`` one-byte tensors (~14 MB of JSON)."""
-    from dflash_check.sources.safetensors_header import TensorInfo
+    from dflash_check.views import TensorInfo
 
     tensors = {f"model.layers.{i}.w": TensorInfo("U8", (1,)) for i in range(count)}
     path.write_bytes(encode_header(tensors))

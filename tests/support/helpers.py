@@ -61,7 +61,7 @@ def fc_tensors(cfg: dict[str, Any], fc_in: int | None = None, target_hidden: int
         head_dim=8,
     )
     if fc_in is not None:
-        from dflash_check.sources.safetensors_header import TensorInfo
+        from dflash_check.views import TensorInfo
 
         tensors["fc.weight"] = TensorInfo("BF16", (cfg["hidden_size"], fc_in))
     return tensors

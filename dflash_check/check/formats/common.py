@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dflash_check.fields import FieldReader
-from dflash_check.sources.safetensors_header import TensorInfo, find_fc_weight
-from dflash_check.views import IdSource, ModelFiles
+from dflash_check.views import IdSource, ModelFiles, TensorInfo, find_fc_weight
 
 Readers = tuple[FieldReader | None, ...]
 

@@ -24,12 +24,12 @@ from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.runtimes import AUX_READING, IdReading, read_id_keys
 from dflash_check.knowledge.runtimes.eagle3 import LEGACY_AUX, NESTED_AUX, TOP_AUX
-from dflash_check.sources.safetensors_header import TensorInfo
 from dflash_check.views import (
     DraftView,
     Eagle3Facts,
     IdSource,
     ModelFiles,
+    TensorInfo,
     rope_facts,
     special_token_ids,
 )

@@ -15,12 +15,13 @@ from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.rules import RULES_BY_ID
+from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
 from dflash_check.render.json import render_json
 from dflash_check.render.table import render_text
-from dflash_check.sources.safetensors_header import TensorInfo, parse_file_prefix
-from dflash_check.views import DraftView, normalise_target
+from dflash_check.sources.safetensors_header import parse_file_prefix
+from dflash_check.views import DraftView, TensorInfo
 from tests.acceptance.test_imports import probe
 from tests.support.helpers import FIXTURES, files, run_cli, write_model
 

@@ -13,9 +13,10 @@ import pytest
 from dflash_check.app.pipeline import CheckRequest, check_pair
 from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity, Verdict
+from dflash_check.check.target import normalise_target
 from dflash_check.sources.interface import parse_model_ref
-from dflash_check.sources.safetensors_header import TensorInfo, dflash2_draft_tensors
-from dflash_check.views import normalise_target
+from dflash_check.sources.safetensors_header import dflash2_draft_tensors
+from dflash_check.views import TensorInfo
 from tests.support.helpers import FIXTURES, draft_config, fc_tensors, files, write_model
 
 DFLASH2 = FIXTURES / "drafts" / "z-lab--Qwen3.8-27B-DFlash2"

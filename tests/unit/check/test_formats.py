@@ -18,13 +18,14 @@ import pytest
 from typer.testing import CliRunner
 
 from dflash_check.check.check import run_check
+from dflash_check.check.formats import normalise_draft
 from dflash_check.check.report import CheckReport, Severity
+from dflash_check.check.target import normalise_target
 from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.render.table import render_text
-from dflash_check.sources.safetensors_header import TensorInfo
-from dflash_check.views import normalise_draft, normalise_target
+from dflash_check.views import TensorInfo
 from tests.support.helpers import FIXTURES, files, write_model
 
 # Models that the shipped pairs.yaml also names live once, under the loopback Hub's fixtures.

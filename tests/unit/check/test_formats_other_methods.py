@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from dflash_check.check.check import run_check
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import FORMATS_BY_NAME, normalise_draft
 from dflash_check.check.report import CheckReport, Severity
+from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.render.table import render_text
-from dflash_check.sources.safetensors_header import TensorInfo
-from dflash_check.views import IdSource, normalise_draft, normalise_target
+from dflash_check.views import IdSource, TensorInfo
 from tests.support.helpers import FIXTURES, fc_tensors, files, run_cli, write_model
 
 DRAFTS = FIXTURES / "drafts"

@@ -12,13 +12,13 @@ from typer.testing import CliRunner
 
 from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
-from dflash_check.check.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp, MtpReport, check_target_mtp
+from dflash_check.check.mtp import MtpReport, check_target_mtp
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.check.rules import RULES_BY_ID
 from dflash_check.cli import app
 from dflash_check.errors import NotADraftError
-from dflash_check.sources.safetensors_header import TensorInfo
-from dflash_check.views import ModelFiles
+from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
+from dflash_check.views import ModelFiles, TensorInfo
 from tests.support.helpers import files, write_model
 from tests.support.paths import FIXTURES
 

@@ -13,7 +13,8 @@ from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.rules import RULES, RULES_BY_ID
 from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
-from dflash_check.sources.safetensors_header import TensorInfo, dflash2_draft_tensors
+from dflash_check.sources.safetensors_header import dflash2_draft_tensors
+from dflash_check.views import TensorInfo
 from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
 
 Config = dict[str, Any]

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from dflash_check.views import build_target_layer_ids, normalise_target
+from dflash_check.check.target import normalise_target
+from dflash_check.views import build_target_layer_ids
 from tests.support.helpers import FIXTURES, files
 
 # folder -> (N, hidden, vocab, layers key)

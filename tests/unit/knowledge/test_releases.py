@@ -10,10 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from dflash_check.check.check import check_views
+from dflash_check.check.formats import normalise_draft
+from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
 from dflash_check.knowledge.engines import ENGINES, VLLM_033, VLLM_034
 from dflash_check.knowledge.runtimes import select_profiles
-from dflash_check.views import normalise_draft, normalise_target
 from tests.support.helpers import (
     QWEN3_4B,
     SEED_DRAFT,
