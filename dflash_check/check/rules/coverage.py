@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import ALL_METHODS, Issue, PairContext, rule
+from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
 from dflash_check.knowledge.runtimes import RuntimeProfile
 
 if TYPE_CHECKING:
@@ -131,3 +131,9 @@ def check_target_capture_in_release(ctx: PairContext) -> Iterator[Issue]:
             field="architectures",
             model="target",
         )
+
+
+RULES: tuple[Rule, ...] = (
+    check_target_served,
+    check_target_capture_in_release,
+)

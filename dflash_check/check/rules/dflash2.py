@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import (
+from dflash_check.check.rules.base import (
     Issue,
     PairContext,
+    Rule,
     rule,
 )
 from dflash_check.knowledge.engines import VLLM_033
@@ -315,3 +316,10 @@ def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
 
 
 # -- format-specific load checks (DSpark, Laguna): what each engine's own loader rejects --------
+
+
+RULES: tuple[Rule, ...] = (
+    check_dflash2_config,
+    check_dflash2_tensors,
+    check_dflash2_lm_head,
+)

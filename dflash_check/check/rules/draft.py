@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import Issue, PairContext, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
 from dflash_check.knowledge.engines import VLLM_033
 
 V033 = VLLM_033.source
@@ -99,3 +99,6 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
             )
     if "sliding_attention" in kinds and "full_attention" in kinds:
         yield from each(_MIXED, "layer_types mixes sliding and full attention", "layer_types")
+
+
+RULES: tuple[Rule, ...] = (check_draft_layers,)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import LayerResolution, Severity
-from dflash_check.check.rules import Issue, PairContext, fmt_ids, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rule
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES
 from dflash_check.knowledge.runtimes.eagle3 import (
     AUX_COUNTS,
@@ -519,3 +519,17 @@ def check_eagle3_llamacpp(ctx: PairContext) -> Iterator[Issue]:
             runtime="llamacpp",
             field="draft_vocab_size" if d.draft_vocab_size is None else "num_hidden_layers",
         )
+
+
+RULES: tuple[Rule, ...] = (
+    check_eagle3_ids_missing,
+    check_eagle3_ids_read,
+    check_eagle3_id_range,
+    check_eagle3_aux_count,
+    check_eagle3_fc_width,
+    check_eagle3_hidden_size,
+    check_eagle3_vocab,
+    check_eagle3_draft_vocab,
+    check_eagle3_rope,
+    check_eagle3_llamacpp,
+)

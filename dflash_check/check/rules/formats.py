@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 from dflash_check.check.formats import FORMATS_BY_NAME
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import (
+from dflash_check.check.rules.base import (
     Issue,
     PairContext,
+    Rule,
     rule,
 )
 from dflash_check.views import DraftView
@@ -321,3 +322,11 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
             f"{t.name} {tkey} {t.vocab_size}; the drafter shares the target's LM head",
             "draft_vocab_size",
         )
+
+
+RULES: tuple[Rule, ...] = (
+    check_dspark_markov,
+    check_dspark_mask_keys,
+    check_dspark_reduced_vocab,
+    check_laguna_config,
+)

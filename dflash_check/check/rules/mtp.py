@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import Issue, PairContext, fmt_ids, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rule
 
 
 @rule(
@@ -59,3 +59,6 @@ def check_nextn_target(ctx: PairContext) -> Iterator[Issue]:
             severity=Severity.ERROR,
             field=d.fc_weight_name or "model.safetensors",
         )
+
+
+RULES: tuple[Rule, ...] = (check_nextn_target,)
