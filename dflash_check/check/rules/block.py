@@ -13,6 +13,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
 
 
 @rule(
@@ -70,7 +71,7 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
     "nothing.",
     "Serve with block_size - 1 draft tokens (vLLM num_speculative_tokens, TensorRT-LLM "
     "max_draft_len; SGLang --speculative-num-draft-tokens block_size), or fewer.",
-    runtimes=("vllm", "sglang", "trtllm"),
+    runtimes=(VLLM.name, SGLANG.name, TRTLLM.name),
 )
 def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     """Compare the engine setting the user serves with against the draft's block size."""
@@ -83,7 +84,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     selected = {p.name for p in ctx.profiles}
     where = f"draft {d.name} was trained with {d.block_size_key} {block}"
     # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
-    vllm_runners = [name for name in ("vllm", "vllm-v1") if name in selected]
+    vllm_runners = [name for name in (VLLM.name, "vllm-v1") if name in selected]
     hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
     for name in vllm_runners if n > most else ():
         yield Issue(
@@ -93,22 +94,22 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             field=d.block_size_key,
             hint=hint,
         )
-    if "sglang" in selected and n + 1 != block:
+    if SGLANG.name in selected and n + 1 != block:
         yield Issue(
             f"{where}: sglang with --speculative-num-draft-tokens {n + 1} warns 'DFLASH block "
             f"size mismatch: using speculative_num_draft_tokens={n + 1} but draft config "
             f"block_size={block}.' and drafts {n + 1} positions",
-            runtime="sglang",
+            runtime=SGLANG.name,
             field=d.block_size_key,
             hint=f"Serve with --speculative-num-draft-tokens {block} "
             f"(--num-speculative-tokens {most}).",
         )
-    if "trtllm" in selected and n > most:
+    if TRTLLM.name in selected and n > most:
         yield Issue(
             f"{where}: trtllm with max_draft_len {n} fails at the first step: 'DFlash "
             f"checkpoint was trained with block_size={block}.Lower max_draft_len to at most "
             f"{most}.Current max_draft_len={n}.'",
-            runtime="trtllm",
+            runtime=TRTLLM.name,
             severity=Severity.ERROR,
             field=d.block_size_key,
             hint=hint,
@@ -128,17 +129,17 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     "sample_from_anchor is copied there, speculators/algos.py:90-126). It reads only "
     "dflash_config; the V1 runner does not check it.",
     "Remove sample_from_anchor (or set it to false) for DFlash drafts served by vLLM.",
-    runtimes=("vllm",),
+    runtimes=(VLLM.name,),
 )
 def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
     """Flag sample_from_anchor: true for vLLM."""
     d = ctx.draft
-    if d.sample_from_anchor_key is None or "vllm" not in {p.name for p in ctx.profiles}:
+    if d.sample_from_anchor_key is None or VLLM.name not in {p.name for p in ctx.profiles}:
         return
     yield Issue(
         f"draft {d.name}: {d.sample_from_anchor_key} is true; vllm refuses it at load: "
         "'sample_from_anchor=True is not supported for DFlash.'",
-        runtime="vllm",
+        runtime=VLLM.name,
         field=d.sample_from_anchor_key,
     )
 

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.knowledge.runtimes import RuntimeProfile
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.coverage import Status
 
-_DATA_ENGINES = ("vllm", "sglang")
+_DATA_ENGINES = (VLLM.name, SGLANG.name)
 """Engines with extracted facts (``dflash_check/knowledge/data``)."""
 
 

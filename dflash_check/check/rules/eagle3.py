@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rule
+from dflash_check.knowledge.engines import LLAMACPP
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES
 from dflash_check.knowledge.runtimes.eagle3 import (
     AUX_COUNTS,
@@ -499,13 +500,13 @@ def check_eagle3_rope(ctx: PairContext) -> Iterator[Issue]:
     "Llama model and fails when loaded as a draft (ggml-org/llama.cpp@0274f0fc "
     "conversion/llama.py).",
     "Add draft_vocab_size (the vocab_size if the vocabulary is not reduced) to the config.",
-    runtimes=("llamacpp",),
+    runtimes=(LLAMACPP.name,),
     methods=EAGLE3,
 )
 def check_eagle3_llamacpp(ctx: PairContext) -> Iterator[Issue]:
     """Check the two keys llama.cpp's converter detects an EAGLE-3 head by."""
     d = ctx.draft
-    if "llamacpp" not in {p.name for p in ctx.profiles}:
+    if LLAMACPP.name not in {p.name for p in ctx.profiles}:
         return
     missing = []
     if d.draft_vocab_size is None:
@@ -516,7 +517,7 @@ def check_eagle3_llamacpp(ctx: PairContext) -> Iterator[Issue]:
         yield Issue(
             f"EAGLE-3 head {d.name}: {' and '.join(missing)}, so llama.cpp's converter treats "
             "it as a plain Llama model",
-            runtime="llamacpp",
+            runtime=LLAMACPP.name,
             field="draft_vocab_size" if d.draft_vocab_size is None else "num_hidden_layers",
         )
 

@@ -16,6 +16,7 @@ from dflash_check.check.rules.base import (
     fmt_ids,
     rule,
 )
+from dflash_check.knowledge.engines import LLAMACPP, MLX, TRTLLM, VLLM
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
     PROFILES,
@@ -108,7 +109,7 @@ def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
     """Return what runtime ``p`` does without ids, with the layers it would pick on this
     target where the runtime guesses (its ``default_ids``, resolved in ``ctx.resolutions``)."""
     d = ctx.draft
-    if p.engine_name == "vllm" and d.format == "speculators":
+    if p.engine_name == VLLM.name and d.format == "speculators":
         # speculators/algos.py:114 indexes the key before any fallback could apply.
         return "fails at load: its speculators loader raises KeyError 'aux_hidden_state_layer_ids'"
     res = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
@@ -288,7 +289,7 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     "checkpoints keep some keys at the top level (InternLM/lmdeploy#4991).",
     "Move the ids and mask token into dflash_config (keeping a top-level copy is harmless), "
     "and keep every copy of the ids the same list.",
-    runtimes=("vllm", "vllm-v1", "trtllm", "llamacpp", "mlx"),
+    runtimes=(VLLM.name, "vllm-v1", TRTLLM.name, LLAMACPP.name, MLX.name),
 )
 def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, ids or a mask that runtime does not read where the draft keeps

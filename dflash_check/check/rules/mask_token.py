@@ -12,6 +12,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
+from dflash_check.knowledge.engines import SGLANG
 from dflash_check.knowledge.runtimes import (
     SGLANG_DEFAULT_MASK_TOKEN,
 )
@@ -82,12 +83,12 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
     "target's vocabulary was read (the tokenizers differ by hash); otherwise nothing is said.",
     "Set dflash_config.mask_token_id to the tokenizer's id of the mask token (or name the "
     "token the draft was trained with in dflash_config.mask_token).",
-    runtimes=("sglang",),
+    runtimes=(SGLANG.name,),
 )
 def check_sglang_mask_token(ctx: PairContext) -> Iterator[Issue]:
     """Compare the draft's mask id with the target tokenizer's id of the mask token's text."""
     d, tk = ctx.draft, ctx.tokenizers
-    if tk is None or d.mask_token_id is None or "sglang" not in {p.name for p in ctx.profiles}:
+    if tk is None or d.mask_token_id is None or SGLANG.name not in {p.name for p in ctx.profiles}:
         return
     text = d.mask_token or SGLANG_DEFAULT_MASK_TOKEN
     found = dict(tk.target_token_ids).get(text)
@@ -99,7 +100,7 @@ def check_sglang_mask_token(ctx: PairContext) -> Iterator[Issue]:
         f"startup ('DFLASH config mismatch: dflash_config.mask_token_id conflicts with "
         f"tokenizer vocab id for dflash_config.mask_token. mask_token={text!r}, "
         f"mask_token_id={d.mask_token_id}, tokenizer_vocab_id={found}.')",
-        runtime="sglang",
+        runtime=SGLANG.name,
         field=d.mask_token_key,
     )
 

@@ -13,6 +13,7 @@ from dflash_check.check.rules.base import (
     PairContext,
     Rule,
 )
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
 
 
 def _no_check(ctx: PairContext) -> Iterator[Issue]:
@@ -62,7 +63,7 @@ OUTCOME_RULES: tuple[Rule, ...] = (
     ),
 )
 # Rules of a target asked about alone (`pair TARGET`, core/mtp.py): its own MTP layers.
-_MTP = ("vllm", "sglang", "trtllm")
+_MTP = (VLLM.name, SGLANG.name, TRTLLM.name)
 TARGET_ALONE_RULES: tuple[Rule, ...] = (
     Rule(
         "DF041",
@@ -115,7 +116,7 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "vLLM drafts k tokens with k MTP layers by default and accepts more only as a multiple "
         f"of k ({V033}:vllm/config/speculative.py:1600-1612).",
         "Serve with --num-speculative-tokens at most k, or a multiple of k.",
-        ("vllm",),
+        (VLLM.name,),
         _no_check,
         methods=("mtp",),
     ),
@@ -127,7 +128,7 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "Past k draft tokens the engines run the same MTP layers again; vLLM warns that "
         "acceptance may drop (vllm/config/speculative.py:1486-1495).",
         "Nothing to do if the acceptance you measure is good enough.",
-        ("vllm",),
+        (VLLM.name,),
         _no_check,
         methods=("mtp",),
     ),

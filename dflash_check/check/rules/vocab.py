@@ -13,6 +13,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
+from dflash_check.knowledge.engines import SGLANG, VLLM
 
 # Why a padded size difference is not a different tokenizer: a DFlash draft has no embedding
 # and no LM head of its own (it embeds with the target's embedding and decodes with the
@@ -141,12 +142,12 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
         # qwen3_dspark.py:267, vllm-project/vllm#55133); SGLang's device asserts on it
         # (sgl-project/sglang#37472); the other engines were not read for it.
         for p in ctx.profiles:
-            if p.engine_name == "vllm":
+            if p.engine_name == VLLM.name:
                 continue
             why = (
                 "; sglang's draft sampling asserts on the device at the first decode "
                 "(sgl-project/sglang#37472)"
-                if p.engine_name == "sglang"
+                if p.engine_name == SGLANG.name
                 else ""
             )
             yield Issue(said + why, runtime=p.name, field="draft_vocab_size")
