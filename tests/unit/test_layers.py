@@ -66,7 +66,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
 KNOWN_LONG: frozenset[str] = frozenset(
     {
         "dflash_check.check.mtp",
-        "dflash_check.check.rules.eagle3",
         "dflash_check.cli",
         "dflash_check.cli.docs",
         "dflash_check.engines.client",

@@ -9,9 +9,10 @@ single source for reports, SARIF rule entries and ``docs/rules.md``.
 Subjects: ``layer_ids`` (which target layers the draft reads), ``widths`` (fc and hidden
 sizes, context length), ``vocab`` (vocabulary, tokenizer), ``mask_token``, ``block`` (block
 size, draft length, anchor), ``identity`` (named target, format, capture), ``dflash2``
-(DFlash 2's keys and tensors), ``formats`` (DSpark, Laguna), ``eagle3`` (EAGLE-3 heads),
-``mtp`` (NextN checkpoints), ``draft`` (the draft's own layers), ``target`` and ``coverage``
-(what is known of the target's engine code), and ``outcomes`` (rules a run's result raises).
+(DFlash 2's keys and tensors), ``formats`` (DSpark, Laguna), ``eagle3`` and ``eagle3_shapes``
+(EAGLE-3 heads: ids; widths and maps), ``mtp`` (NextN checkpoints), ``draft`` (the draft's own
+layers), ``target`` and ``coverage`` (what is known of the target's engine code), and
+``outcomes`` (rules a run's result raises).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dflash_check.check.rules import (
     dflash2,
     draft,
     eagle3,
+    eagle3_shapes,
     formats,
     identity,
     layer_ids,
@@ -69,6 +71,7 @@ RULES: tuple[Rule, ...] = tuple(
             *dflash2.RULES,
             *formats.RULES,
             *eagle3.RULES,
+            *eagle3_shapes.RULES,
             *mtp.RULES,
             *draft.RULES,
             *target.RULES,
