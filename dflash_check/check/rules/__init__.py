@@ -3,8 +3,8 @@
 Each rule is a function made into a ``Rule`` by ``@rule(...)`` (``rules/base.py``) in the module
 of its subject, and each module ends with its ``RULES`` tuple. This module concatenates those
 tuples into the one table, as flake8 lists its checkers: adding a rule is writing it and naming
-it in its module's ``RULES`` (a new module: one more line below). The table's metadata is the
-single source for reports, SARIF rule entries and ``docs/rules.md``.
+it in its module's ``RULES`` (a new module: its import and its tuple below). The table's
+metadata is the single source for reports, SARIF rule entries and ``docs/rules.md``.
 
 Subjects: ``layer_ids`` (which target layers the draft reads), ``widths`` (fc and hidden
 sizes, context length), ``vocab`` (vocabulary, tokenizer), ``mask_token``, ``block`` (block
