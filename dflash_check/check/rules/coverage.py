@@ -14,13 +14,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import ALL_METHODS, Issue, PairContext, rule
+from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.knowledge.runtimes import RuntimeProfile
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.coverage import Status
 
-_DATA_ENGINES = ("vllm", "sglang")
+_DATA_ENGINES = (VLLM.name, SGLANG.name)
 """Engines with extracted facts (``dflash_check/knowledge/data``)."""
 
 
@@ -131,3 +132,9 @@ def check_target_capture_in_release(ctx: PairContext) -> Iterator[Issue]:
             field="architectures",
             model="target",
         )
+
+
+RULES: tuple[Rule, ...] = (
+    check_target_served,
+    check_target_capture_in_release,
+)

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import (
+from dflash_check.check.rules.base import (
     Issue,
     PairContext,
+    Rule,
     rule,
 )
-from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.knowledge.engines import LLAMACPP, REFERENCE, SGLANG, TRTLLM, VLLM, VLLM_033
 from dflash_check.views import DraftView
 
 V033 = VLLM_033.source
@@ -36,19 +37,19 @@ class Dflash2Reader:
 # The engines' DFlash 2 config reading (cited in DF018's why). SGLang's own rules (conv and
 # selector keys in pairs, selector_rank required, conv optional) are checked separately.
 _DFLASH2_READERS = (
-    Dflash2Reader("reference", False, False, "TypeError (a missing constructor argument)"),
-    Dflash2Reader("vllm", True, False, "bare KeyError '{key}'"),
+    Dflash2Reader(REFERENCE.name, False, False, "TypeError (a missing constructor argument)"),
+    Dflash2Reader(VLLM.name, True, False, "bare KeyError '{key}'"),
     Dflash2Reader(
-        "trtllm",
+        TRTLLM.name,
         True,
         True,
         "'DFlash 2 drafter is missing required dflash_config entries {missing}; got …'",
     ),
-    Dflash2Reader("llamacpp", False, True, "'DFlash2 model is missing conv/selector metadata'"),
+    Dflash2Reader(LLAMACPP.name, False, True, "'DFlash2 model is missing conv/selector metadata'"),
 )
-_DFLASH2_GROUP = ("vllm", "sglang", "llamacpp")
-_DFLASH2_LATTICE = ("llamacpp",)
-_DFLASH2_TOP_K_MIN = ("trtllm",)
+_DFLASH2_GROUP = (VLLM.name, SGLANG.name, LLAMACPP.name)
+_DFLASH2_LATTICE = (LLAMACPP.name,)
+_DFLASH2_TOP_K_MIN = (TRTLLM.name,)
 
 
 @rule(
@@ -103,7 +104,7 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
                 runtime=reader.runtime,
                 field=values[name][1] or f"dflash_config.{name}",
             )
-    if "sglang" in selected:
+    if SGLANG.name in selected:
         yield from _sglang_dflash2_pairs(d, {n: v or 0 for n, v in nested.items()})
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
@@ -147,7 +148,7 @@ def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issu
             f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
             "'DFLASH grouped convolution needs conv_kernel_size and conv_group_size together. "
             f"Got conv_kernel_size={kernel}, conv_group_size={group}.'",
-            runtime="sglang",
+            runtime=SGLANG.name,
             field=f"dflash_config.{name}",
         )
     if (rank > 0) != (top_k > 0):
@@ -155,20 +156,20 @@ def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issu
         yield Issue(
             f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
             f"'DFLASH selector needs rank and top_k together. Got rank={rank}, top_k={top_k}.'",
-            runtime="sglang",
+            runtime=SGLANG.name,
             field=f"dflash_config.{name}",
         )
     elif rank == 0:
         yield Issue(
             f"DFlash 2 draft {d.name} has no selector_rank in dflash_config: sglang fails at "
             "load: 'DFlash selector draft requires dflash_config.selector_rank.'",
-            runtime="sglang",
+            runtime=SGLANG.name,
             field="dflash_config.selector_rank",
         )
 
 
 # The runtimes that load DFlash 2 weights (MLX's reference port loads DFlash only).
-_DFLASH2_LOADERS = ("reference", "vllm", "sglang", "trtllm", "llamacpp")
+_DFLASH2_LOADERS = (REFERENCE.name, VLLM.name, SGLANG.name, TRTLLM.name, LLAMACPP.name)
 # The keys that size DFlash 2's tensors, besides hidden_size and vocab_size.
 DFLASH2_SHAPE_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank")
 # DFlash 2 tensor names (the reference's, optionally under a module prefix such as model.):
@@ -292,7 +293,7 @@ def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
     "is not in the release).",
     "Serve with a target whose lm_head is not quantised (most NVFP4 checkpoints keep it in "
     "BF16), or check that SGLang supports the head's quantisation.",
-    runtimes=("sglang",),
+    runtimes=(SGLANG.name,),
 )
 def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
     """Warn for SGLang when a DFlash 2 draft meets a target with a quantised LM head."""
@@ -300,7 +301,7 @@ def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
     if (
         d.method != "dflash2"
         or t.lm_head_quantization is None
-        or "sglang" not in {p.name for p in ctx.profiles}
+        or SGLANG.name not in {p.name for p in ctx.profiles}
     ):
         return
     yield Issue(
@@ -308,10 +309,17 @@ def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
         f"quantization_config); DFlash 2 draft {d.name}'s selector needs a dense head or one "
         "SGLang supports, else the first decode raises 'DFlash candidate top-k requires a "
         "dense FP16/BF16/FP32 target lm_head or a supported lm_head.quant_method.'",
-        runtime="sglang",
+        runtime=SGLANG.name,
         field="quantization_config",
         model="target",
     )
 
 
 # -- format-specific load checks (DSpark, Laguna): what each engine's own loader rejects --------
+
+
+RULES: tuple[Rule, ...] = (
+    check_dflash2_config,
+    check_dflash2_tensors,
+    check_dflash2_lm_head,
+)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import Issue, PairContext, rule
-from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
+from dflash_check.knowledge.engines import MLX, REFERENCE, VLLM, VLLM_033
 
 V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
@@ -20,18 +20,18 @@ V033 = VLLM_033.source
 LAYER_KINDS = ("full_attention", "sliding_attention")
 
 # Who rejects each defect at load, and with which message (cited in DF050's why).
-_UNKNOWN_KIND = {"mlx": "Unsupported draft layer_types: …"}
+_UNKNOWN_KIND = {MLX.name: "Unsupported draft layer_types: …"}
 _LENGTH = {
-    "mlx": "Draft config layer_types length must match num_hidden_layers.",
-    "reference": "IndexError building the draft's layers (layer_types[layer_idx])",
+    MLX.name: "Draft config layer_types length must match num_hidden_layers.",
+    REFERENCE.name: "IndexError building the draft's layers (layer_types[layer_idx])",
 }
 _VLLM_NO_WINDOW = (
     "DFlash sliding attention requires a window size configured in "
     "dflash_config.swa_window_size or the top-level sliding_window."
 )
 _NO_WINDOW = {
-    "mlx": "Draft config must define sliding_window for sliding_attention layers.",
-    "vllm": _VLLM_NO_WINDOW,  # the draft model class, the same under both runners
+    MLX.name: "Draft config must define sliding_window for sliding_attention layers.",
+    VLLM.name: _VLLM_NO_WINDOW,  # the draft model class, the same under both runners
     "vllm-v1": _VLLM_NO_WINDOW,
 }
 _MIXED = {
@@ -54,7 +54,7 @@ _MIXED = {
     f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154).",
     "Publish the draft's config as trained: one layer_types entry per draft layer, and the "
     "sliding_window its sliding layers were trained with.",
-    runtimes=("reference", "vllm", "vllm-v1", "mlx"),
+    runtimes=(REFERENCE.name, VLLM.name, "vllm-v1", MLX.name),
 )
 def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, layer kinds, windows and keys the runtime's loader rejects."""
@@ -75,7 +75,9 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
     if unknown:
         yield from each(_UNKNOWN_KIND, f"layer_types has {', '.join(unknown)}", "layer_types")
     if d.num_hidden_layers is not None and len(kinds) != d.num_hidden_layers:
-        rejects = dict(_LENGTH) if len(kinds) < d.num_hidden_layers else {"mlx": _LENGTH["mlx"]}
+        rejects = (
+            dict(_LENGTH) if len(kinds) < d.num_hidden_layers else {MLX.name: _LENGTH[MLX.name]}
+        )
         yield from each(
             rejects,
             f"layer_types has {len(kinds)} entries for {d.num_hidden_layers} draft layers "
@@ -88,14 +90,17 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
             "layer_types has sliding_attention layers but no sliding_window",
             "layer_types",
         )
-        if "reference" in selected:
+        if REFERENCE.name in selected:
             yield Issue(
                 f"draft {d.name}: sliding_attention layers without a sliding_window; the "
                 "reference then attends over the whole context in them, unlike a window-trained "
                 "draft",
-                runtime="reference",
+                runtime=REFERENCE.name,
                 severity=Severity.WARNING,
                 field="sliding_window",
             )
     if "sliding_attention" in kinds and "full_attention" in kinds:
         yield from each(_MIXED, "layer_types mixes sliding and full attention", "layer_types")
+
+
+RULES: tuple[Rule, ...] = (check_draft_layers,)

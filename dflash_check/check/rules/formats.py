@@ -7,11 +7,13 @@ from collections.abc import Iterator
 
 from dflash_check.check.formats import FORMATS_BY_NAME
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import (
+from dflash_check.check.rules.base import (
     Issue,
     PairContext,
+    Rule,
     rule,
 )
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.views import DraftView
 
 
@@ -71,15 +73,15 @@ def _vllm_dspark_class(d: DraftView) -> str | None:
     "training configs keep the Markov keys nested (docs/engine-reading).",
     "Publish the Markov keys where the engine reads them: a top-level markov_rank (> 0) and "
     "markov_head_type as trained (dspark_markov_rank for DeepSeek-V4 drafts).",
-    runtimes=("vllm", "sglang"),
+    runtimes=(VLLM.name, SGLANG.name),
 )
 def check_dspark_markov(ctx: PairContext) -> Iterator[Issue]:
     """Check the Markov head the way SGLang parses it and vLLM's model classes read it."""
     d = ctx.draft
     if d.method != "dspark":
         return
-    for name in _loading(ctx, ("vllm", "sglang")):
-        if name == "sglang":
+    for name in _loading(ctx, (VLLM.name, SGLANG.name)):
+        if name == SGLANG.name:
             yield from _sglang_markov(d)
         else:
             yield from _vllm_markov(d)
@@ -94,7 +96,7 @@ def _sglang_markov(d: DraftView) -> Iterator[Issue]:
             f"DSpark draft {d.name}: {where} is {rank if d.markov_rank_key else 'not set'}; "
             f"sglang refuses it at load ('DSpark draft requires markov_rank > 0; got "
             f"markov_rank={rank}.')",
-            runtime="sglang",
+            runtime=SGLANG.name,
             field=where,
         )
         return
@@ -108,7 +110,7 @@ def _sglang_markov(d: DraftView) -> Iterator[Issue]:
         yield Issue(
             f"DSpark draft {d.name} has {where} {rank} but no markov_head_type; sglang refuses "
             "it at load ('DSpark requires markov_head_type when markov_rank > 0, got None.')",
-            runtime="sglang",
+            runtime=SGLANG.name,
             field="markov_head_type",
         )
     elif d.markov_head_type is not None and d.markov_head_type.lower() not in DSPARK_HEAD_TYPES:
@@ -116,7 +118,7 @@ def _sglang_markov(d: DraftView) -> Iterator[Issue]:
             f"DSpark draft {d.name}: {d.markov_head_type_key} is {d.markov_head_type!r}; sglang "
             f"builds only {', '.join(DSPARK_HEAD_TYPES)} heads ('Unsupported DSpark "
             f"markov_head_type={d.markov_head_type!r}.')",
-            runtime="sglang",
+            runtime=SGLANG.name,
             field=d.markov_head_type_key,
         )
 
@@ -134,7 +136,7 @@ def _vllm_markov(d: DraftView) -> Iterator[Issue]:
         yield Issue(
             f"DSpark draft {d.name}: vllm's {arch} reads top-level {key}, but the config "
             f"states a Markov rank {found}; it fails at load (AttributeError)",
-            runtime="vllm",
+            runtime=VLLM.name,
             field=key,
         )
     if arch == "Qwen3OmniDSparkModel" and (d.markov_head_type or "").lower() != "vanilla":
@@ -142,7 +144,7 @@ def _vllm_markov(d: DraftView) -> Iterator[Issue]:
             f"DSpark draft {d.name}: vllm refuses a Qwen3-Omni DSpark head that is not vanilla "
             f"('Qwen3-Omni DSpark currently requires markov_head_type='vanilla'; got "
             f"{d.markov_head_type!r}.')",
-            runtime="vllm",
+            runtime=VLLM.name,
             field=d.markov_head_type_key or "markov_head_type",
         )
 
@@ -152,8 +154,8 @@ def _vllm_markov(d: DraftView) -> Iterator[Issue]:
 # (dflash_config, top level, then dspark_noise_token_id); SGLang: dspark_config.py:277-288
 # (dspark_noise_token_id, {**dflash_config, **dspark_config}, text_config, top level).
 DSPARK_MASK_ORDER: dict[str, tuple[str, ...]] = {
-    "vllm": ("dflash_config.mask_token_id", "mask_token_id", "dspark_noise_token_id"),
-    "sglang": (
+    VLLM.name: ("dflash_config.mask_token_id", "mask_token_id", "dspark_noise_token_id"),
+    SGLANG.name: (
         "dspark_noise_token_id",
         "dspark_config.mask_token_id",
         "dflash_config.mask_token_id",
@@ -220,7 +222,7 @@ _QWEN3_DSPARK = ("Qwen3DSparkModel", "Qwen3OmniDSparkModel")
     "lm_head cannot be shared.' (qwen3_dspark.py:340-357). The d2t map it also needs is DF007's.",
     "Publish the draft's lm_head.weight (draft_vocab_size rows) with its d2t map, or train with "
     "the full vocabulary.",
-    runtimes=("vllm",),
+    runtimes=(VLLM.name,),
 )
 def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
     """Require lm_head in the header of a reduced-vocabulary Qwen3 DSpark draft (vLLM)."""
@@ -236,7 +238,7 @@ def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
         or d.has_lm_head
     ):
         return
-    for name in _loading(ctx, ("vllm",)):
+    for name in _loading(ctx, (VLLM.name,)):
         yield Issue(
             f"DSpark draft {d.name}: draft_vocab_size {reduced} < vocab_size {d.vocab_size}, but "
             "the safetensors header has no lm_head.weight; vllm refuses it at load",
@@ -246,7 +248,7 @@ def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
 
 
 # Both vLLM runners build the Laguna drafter with the same model class (laguna_dflash.py).
-_VLLM_RUNNERS = ("vllm", "vllm-v1")
+_VLLM_RUNNERS = (VLLM.name, "vllm-v1")
 
 
 @rule(
@@ -265,14 +267,14 @@ _VLLM_RUNNERS = ("vllm", "vllm-v1")
     "needs one layer_types entry per draft layer too (models/dflash.py:171-176).",
     "Publish the Laguna draft's config as trained: ids in dflash_config, layer_types for every "
     "draft layer, and draft_vocab_size equal to the target's vocab_size.",
-    runtimes=("vllm", "vllm-v1", "sglang"),
+    runtimes=(VLLM.name, "vllm-v1", SGLANG.name),
 )
 def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
     """Check what vLLM's and SGLang's Laguna DFlash loaders require of the config."""
     d, t = ctx.draft, ctx.target
     if d.format != "laguna":
         return
-    loading = set(_loading(ctx, (*_VLLM_RUNNERS, "sglang")))
+    loading = set(_loading(ctx, (*_VLLM_RUNNERS, SGLANG.name)))
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
         for name in runtimes:
@@ -295,7 +297,7 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
     else:
         if layers is not None and len(types) != layers:
             yield from each(
-                (*_VLLM_RUNNERS, "sglang") if len(types) < layers else _VLLM_RUNNERS,
+                (*_VLLM_RUNNERS, SGLANG.name) if len(types) < layers else _VLLM_RUNNERS,
                 f"Laguna DFlash draft {d.name}: layer_types has {len(types)} entries for "
                 f"num_hidden_layers {layers}",
                 "layer_types",
@@ -321,3 +323,11 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
             f"{t.name} {tkey} {t.vocab_size}; the drafter shares the target's LM head",
             "draft_vocab_size",
         )
+
+
+RULES: tuple[Rule, ...] = (
+    check_dspark_markov,
+    check_dspark_mask_keys,
+    check_dspark_reduced_vocab,
+    check_laguna_config,
+)

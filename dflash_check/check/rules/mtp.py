@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import Issue, PairContext, fmt_ids, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rule
+from dflash_check.knowledge.engines import SGLANG
 
 
 @rule(
@@ -23,7 +24,7 @@ from dflash_check.check.rules import Issue, PairContext, fmt_ids, rule
     "the MTP weights unloaded (they sit under another layer index).",
     "Use the NextN checkpoint exported from this target (same hidden size, vocabulary and "
     "layer count).",
-    runtimes=("sglang",),
+    runtimes=(SGLANG.name,),
     methods=("mtp",),
 )
 def check_nextn_target(ctx: PairContext) -> Iterator[Issue]:
@@ -59,3 +60,6 @@ def check_nextn_target(ctx: PairContext) -> Iterator[Issue]:
             severity=Severity.ERROR,
             field=d.fc_weight_name or "model.safetensors",
         )
+
+
+RULES: tuple[Rule, ...] = (check_nextn_target,)

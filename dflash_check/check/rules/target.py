@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules import Issue, PairContext, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
 from dflash_check.knowledge.runtimes import CELLS_BY_METHOD, FAMILY_CELLS
 
 
@@ -61,3 +61,6 @@ def check_family_known(ctx: PairContext) -> Iterator[Issue]:
         field="architectures",
         model="target",
     )
+
+
+RULES: tuple[Rule, ...] = (check_family_known,)

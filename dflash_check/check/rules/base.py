@@ -1,0 +1,121 @@
+"""What every rule module shares: the context a rule sees, the issue it yields, the ``Rule``
+record with its metadata, and the ``@rule`` decorator that builds one from a check function.
+
+Nothing registers here: each rule module lists its rules in a ``RULES`` tuple, and
+``rules/__init__.py`` concatenates those tuples into the one table (reports, SARIF rule
+entries, ``docs/rules.md``). A rule yields ``Issue`` values; the checker turns them into
+``Finding`` objects carrying the rule id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from dflash_check.check.report import LayerResolution, Severity
+from dflash_check.check.tokenizers import TokenizerComparison
+from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.knowledge.outcomes import Stage
+from dflash_check.knowledge.runtimes import (
+    PROFILES,
+    RuntimeProfile,
+)
+from dflash_check.views import DFLASH_METHODS, DraftView, TargetView
+
+V033 = VLLM_033.source
+"""vLLM 0.33.0, where the vLLM lines cited here were read."""
+
+
+@dataclass(frozen=True)
+class PairContext:
+    """What a rule sees: both views and the runtimes being checked."""
+
+    draft: DraftView
+    target: TargetView
+    profiles: tuple[RuntimeProfile, ...]
+    resolutions: tuple[LayerResolution, ...]
+    tokenizers: TokenizerComparison | None = None
+    """Tokenizer comparison, when both models ship a ``tokenizer.json``."""
+    num_speculative_tokens: int | None = None
+    """Draft tokens per step the engine will be run with (``--num-speculative-tokens``), if
+    given: vLLM's ``num_speculative_tokens``, TensorRT-LLM's ``max_draft_len``, SGLang's
+    ``--speculative-num-draft-tokens`` minus one (SGLang counts the bonus token too)."""
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A rule's raw observation, before it becomes a ``Finding``."""
+
+    message: str
+    hint: str | None = None
+    runtime: str | None = None
+    severity: Severity | None = None
+    field: str | None = None
+    model: str | None = "draft"
+    stage: Stage | None = None
+    """When the engine shows it, where this pair decides it (else the outcome table's)."""
+
+
+RuleCheck = Callable[[PairContext], Iterator[Issue]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the table."""
+
+    id: str
+    """Stable id (``DF001``), used in SARIF ``ruleId`` and ``--ignore``."""
+    name: str
+    """Short kebab-case name."""
+    severity: Severity
+    """Default severity of its findings."""
+    title: str
+    """One-line summary."""
+    why: str
+    """Why the rule exists: what breaks, where, and how late."""
+    fix: str
+    """How to fix a failing pair; the default hint of its findings."""
+    runtimes: tuple[str, ...]
+    """Runtimes whose behaviour the rule is about."""
+    check: RuleCheck
+    """The check itself."""
+    methods: tuple[str, ...] = DFLASH_METHODS
+    """The draft methods the rule applies to (DFlash keys mean nothing to an EAGLE-3 head)."""
+
+
+ALL_RUNTIMES = tuple(p.name for p in PROFILES)
+ALL_METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3", "mtp")
+"""Rules about facts every method shares (context length, named target, tokenizer, format,
+capture support)."""
+
+
+def rule(
+    id: str,
+    name: str,
+    severity: Severity,
+    title: str,
+    why: str,
+    fix: str,
+    runtimes: tuple[str, ...] = ALL_RUNTIMES,
+    methods: tuple[str, ...] = DFLASH_METHODS,
+) -> Callable[[RuleCheck], Rule]:
+    """Make a check function into a ``Rule`` with its metadata; the rule is in the table only
+    once its module lists it in its ``RULES`` tuple (no registration as a side effect)."""
+
+    def make(check: RuleCheck) -> Rule:
+        return Rule(id, name, severity, title, why, fix, runtimes, check, methods)
+
+    return make
+
+
+MAX_IDS_SHOWN = 16
+"""Longer id lists are shown by their ends and their length, so a message stays one line."""
+
+
+def fmt_ids(ids: tuple[int, ...] | list[int]) -> str:
+    """Format an id list as ``[1, 9, 17]`` (``[0, 1, …, 99999] (100000 ids)`` when long)."""
+    if len(ids) > MAX_IDS_SHOWN:
+        head = ", ".join(str(i) for i in ids[: MAX_IDS_SHOWN - 4])
+        tail = ", ".join(str(i) for i in ids[-3:])
+        return f"[{head}, …, {tail}] ({len(ids)} ids)"
+    return "[" + ", ".join(str(i) for i in ids) + "]"

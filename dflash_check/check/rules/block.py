@@ -1,0 +1,151 @@
+"""Rules about the draft block: its size, the draft length an engine runs and the anchor
+token it samples from (DF012, DF019, DF021)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_check.check.report import Severity
+from dflash_check.check.rules.base import (
+    V033,
+    Issue,
+    PairContext,
+    Rule,
+    rule,
+)
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
+
+
+@rule(
+    "DF012",
+    "block-size",
+    Severity.ERROR,
+    "block_size is missing or below 2",
+    "A block is the last committed token followed by block_size - 1 mask slots; below 2 there "
+    "is nothing to draft. The references fall back to 16 when it is absent (a warning: the "
+    "draft may have been trained with another size), the speculators converter refuses, "
+    "SGLang defaults --speculative-num-draft-tokens to it (sglang 0.5.23 "
+    "speculative/dflash_worker_v2.py:507) and TensorRT-LLM caps max_draft_len with it; vLLM "
+    "ignores it for DFlash and drafts num_speculative_tokens positions "
+    f"({V033}:vllm/config/speculative.py:1616-1620). DF019 checks the "
+    "engine setting against it.",
+    "State block_size (in dflash_config for new drafts) as trained, e.g. 16 for -b16 drafts.",
+)
+def check_block_size(ctx: PairContext) -> Iterator[Issue]:
+    """Require a block size of at least 2 (1 for DSpark, whose block size counts draft tokens
+    only: SGLang drafts gamma + 1 positions, dspark_config.py:51-58)."""
+    d = ctx.draft
+    least = 1 if d.method == "dspark" else 2
+    if d.block_size is None:
+        yield Issue(
+            f"draft {d.name} has no block_size (neither dflash_config.block_size nor top-level); "
+            f"the references would assume 16",
+            severity=Severity.WARNING,
+            field="dflash_config.block_size",
+        )
+    elif d.block_size < least:
+        yield Issue(
+            f"draft {d.name}: {d.block_size_key} is {d.block_size}; a block needs at least 2 "
+            f"positions (the bonus token and one draft slot)",
+            field=d.block_size_key,
+        )
+
+
+@rule(
+    "DF019",
+    "speculative-length",
+    Severity.WARNING,
+    "The engine's speculative length does not fit the draft's block size",
+    "A draft is trained on blocks of block_size positions: the bonus token and block_size - 1 "
+    "mask slots. The engines take the draft length from their own setting, given here with "
+    "--num-speculative-tokens N (pairs.yaml: num_speculative_tokens): TensorRT-LLM refuses "
+    "max_draft_len > block_size - 1 at the first step ('DFlash checkpoint was trained with "
+    "block_size=….Lower max_draft_len to at most ….Current max_draft_len=….', "
+    "NVIDIA/TensorRT-LLM@00679c66:tensorrt_llm/_torch/speculative/dflash.py, "
+    "_lazy_init_ctx_buffers); vLLM ignores block_size and drafts 1 + N positions, so with N > "
+    "block_size - 1 the draft predicts positions it was never trained on "
+    f"({V033}:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
+    "SGLang's --speculative-num-draft-tokens counts the bonus token and should equal "
+    "block_size, else it warns 'DFLASH block size mismatch' and runs with its own setting "
+    "(sglang 0.5.23 speculative/dflash_worker_v2.py:509-520). Without the option the rule says "
+    "nothing.",
+    "Serve with block_size - 1 draft tokens (vLLM num_speculative_tokens, TensorRT-LLM "
+    "max_draft_len; SGLang --speculative-num-draft-tokens block_size), or fewer.",
+    runtimes=(VLLM.name, SGLANG.name, TRTLLM.name),
+)
+def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
+    """Compare the engine setting the user serves with against the draft's block size."""
+    d, n = ctx.draft, ctx.num_speculative_tokens
+    if n is None or d.block_size is None or d.block_size < 2:
+        return  # DF012 speaks for a missing or unusable block size
+    if d.method == "dspark":
+        return  # DSpark's block size counts draft tokens; engines derive N from it
+    block, most = d.block_size, d.block_size - 1
+    selected = {p.name for p in ctx.profiles}
+    where = f"draft {d.name} was trained with {d.block_size_key} {block}"
+    # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
+    vllm_runners = [name for name in (VLLM.name, "vllm-v1") if name in selected]
+    hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
+    for name in vllm_runners if n > most else ():
+        yield Issue(
+            f"{where}: {name} with num_speculative_tokens {n} drafts {1 + n} positions, "
+            f"{n - most} past the {block} the draft was trained on (acceptance drops there)",
+            runtime=name,
+            field=d.block_size_key,
+            hint=hint,
+        )
+    if SGLANG.name in selected and n + 1 != block:
+        yield Issue(
+            f"{where}: sglang with --speculative-num-draft-tokens {n + 1} warns 'DFLASH block "
+            f"size mismatch: using speculative_num_draft_tokens={n + 1} but draft config "
+            f"block_size={block}.' and drafts {n + 1} positions",
+            runtime=SGLANG.name,
+            field=d.block_size_key,
+            hint=f"Serve with --speculative-num-draft-tokens {block} "
+            f"(--num-speculative-tokens {most}).",
+        )
+    if TRTLLM.name in selected and n > most:
+        yield Issue(
+            f"{where}: trtllm with max_draft_len {n} fails at the first step: 'DFlash "
+            f"checkpoint was trained with block_size={block}.Lower max_draft_len to at most "
+            f"{most}.Current max_draft_len={n}.'",
+            runtime=TRTLLM.name,
+            severity=Severity.ERROR,
+            field=d.block_size_key,
+            hint=hint,
+        )
+
+
+@rule(
+    "DF021",
+    "sample-from-anchor",
+    Severity.ERROR,
+    "The draft asks to sample from the anchor, which vLLM refuses for DFlash",
+    "vLLM's DFlash speculator uses a fixed 1 + N query layout whose anchor is the bonus token, "
+    "and refuses dflash_config.sample_from_anchor: true when the draft loads: "
+    "'sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query "
+    f"layout where the anchor is the bonus token.' ({V033}:vllm/v1/worker/"
+    "gpu/spec_decode/dflash/speculator.py:80-89; the speculators format's top-level "
+    "sample_from_anchor is copied there, speculators/algos.py:90-126). It reads only "
+    "dflash_config; the V1 runner does not check it.",
+    "Remove sample_from_anchor (or set it to false) for DFlash drafts served by vLLM.",
+    runtimes=(VLLM.name,),
+)
+def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
+    """Flag sample_from_anchor: true for vLLM."""
+    d = ctx.draft
+    if d.sample_from_anchor_key is None or VLLM.name not in {p.name for p in ctx.profiles}:
+        return
+    yield Issue(
+        f"draft {d.name}: {d.sample_from_anchor_key} is true; vllm refuses it at load: "
+        "'sample_from_anchor=True is not supported for DFlash.'",
+        runtime=VLLM.name,
+        field=d.sample_from_anchor_key,
+    )
+
+
+RULES: tuple[Rule, ...] = (
+    check_block_size,
+    check_speculative_length,
+    check_sample_from_anchor,
+)

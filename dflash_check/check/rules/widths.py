@@ -1,0 +1,149 @@
+"""Rules about shapes: the draft's fc input width, hidden size, the fc tensor itself and the
+context length (DF005, DF006, DF010, DF013)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from dflash_check.check.report import Severity
+from dflash_check.check.rules.base import (
+    ALL_METHODS,
+    Issue,
+    PairContext,
+    Rule,
+    rule,
+)
+
+
+@rule(
+    "DF005",
+    "fc-width",
+    Severity.ERROR,
+    "fc.weight does not take len(ids) x target hidden size inputs",
+    "fc projects the concatenated target features to the draft width, so its weight must be "
+    "(draft hidden, len(ids) x target hidden). Otherwise every runtime fails when the weights "
+    "load or at the first decode ('size mismatch for fc.weight', vllm-project/vllm#54526, "
+    "sgl-project/SpecForge#520). The shape is read from the safetensors header only.",
+    "Use the target the draft was trained for, or fix target_layer_ids to the list fc was built "
+    "for (its input width / target hidden size ids).",
+)
+def check_fc_width(ctx: PairContext) -> Iterator[Issue]:
+    """Compare fc.weight's shape with ids x target hidden and the draft hidden size."""
+    d, t = ctx.draft, ctx.target
+    shape = d.fc_weight_shape
+    ids = d.target_layer_ids
+    if shape is None or not ids:
+        return
+    if len(shape) != 2:
+        yield Issue(
+            f"draft {d.name}: {d.fc_weight_name} has shape {list(shape)}, expected a 2-D "
+            f"linear weight",
+            field=d.fc_weight_name,
+        )
+        return
+    out_features, in_features = shape
+    expected = len(ids) * t.hidden_size
+    if in_features != expected:
+        yield Issue(
+            f"draft {d.name}: {d.fc_weight_name} takes {in_features} inputs, but "
+            f"{len(ids)} ids x target hidden size {t.hidden_size} = {expected}"
+            + (
+                f" ({in_features} = {in_features // t.hidden_size} x {t.hidden_size}: the draft "
+                f"was built for {in_features // t.hidden_size} ids)"
+                if in_features % t.hidden_size == 0
+                else ""
+            ),
+            field=d.fc_weight_name,
+        )
+    if out_features != d.hidden_size:
+        yield Issue(
+            f"draft {d.name}: {d.fc_weight_name} outputs {out_features} features, but the "
+            f"draft hidden_size is {d.hidden_size}",
+            field=d.fc_weight_name,
+        )
+
+
+@rule(
+    "DF006",
+    "hidden-size",
+    Severity.ERROR,
+    "Draft and target hidden sizes differ",
+    "A DFlash draft embeds its block with the target's embedding and decodes with the target's "
+    "LM head, and the reference sizes fc with the draft's hidden_size on both sides, so the "
+    "draft width must equal the target's (z-lab/dflash model.py; the speculators converter "
+    "raises 'Architecture mismatch'). Runtimes fail at load or the first decode "
+    "(vllm-project/vllm#18906).",
+    "Use a target with the draft's hidden size: the model family and size the draft was "
+    "trained for.",
+)
+def check_hidden_size(ctx: PairContext) -> Iterator[Issue]:
+    """Compare hidden sizes, including an explicit target_hidden_size."""
+    d, t = ctx.draft, ctx.target
+    tkey = t.key("hidden_size")
+    if d.hidden_size != t.hidden_size:
+        yield Issue(
+            f"draft {d.name} hidden_size {d.hidden_size} != target {t.name} {tkey} {t.hidden_size}",
+            field="hidden_size",
+        )
+    if d.target_hidden_size is not None and d.target_hidden_size != t.hidden_size:
+        yield Issue(
+            f"draft {d.name} target_hidden_size {d.target_hidden_size} != target {t.name} "
+            f"{tkey} {t.hidden_size}",
+            field="target_hidden_size",
+        )
+
+
+@rule(
+    "DF010",
+    "fc-unverified",
+    Severity.WARNING,
+    "The fc input width could not be read from a safetensors header",
+    "The fc width check (DF005) is the one that catches an id list that does not match the "
+    "trained weights; it needs the shape of fc.weight from the draft's safetensors header.",
+    "Publish the draft as safetensors (model.safetensors or a sharded index) with an fc.weight "
+    "tensor.",
+)
+def check_fc_present(ctx: PairContext) -> Iterator[Issue]:
+    """Warn when fc.weight's shape is unknown."""
+    d = ctx.draft
+    if not d.has_safetensors:
+        why = d.unverified_reason or "has no safetensors file"
+        yield Issue(f"draft {d.name} {why}; fc width not verified (DF005 not checked)")
+    elif d.fc_weight_shape is None:
+        yield Issue(f"draft {d.name}: no fc.weight tensor in the safetensors header")
+
+
+@rule(
+    "DF013",
+    "max-positions",
+    Severity.WARNING,
+    "The draft supports a shorter context than the target",
+    "Past the draft's max_position_embeddings its RoPE tables run out: device asserts "
+    "('index < 2048') or illegal memory accesses on long prompts only "
+    "(vllm-project/vllm#48894, sgl-project/sglang#10787), or silent garbage.",
+    "Cap the serving context at the draft's max_position_embeddings, or use a draft trained "
+    "for the target's context length.",
+    methods=ALL_METHODS,
+)
+def check_max_positions(ctx: PairContext) -> Iterator[Issue]:
+    """Warn when the draft's context is shorter than the target's."""
+    d, t = ctx.draft, ctx.target
+    if (
+        d.max_position_embeddings is not None
+        and t.max_position_embeddings is not None
+        and d.max_position_embeddings < t.max_position_embeddings
+    ):
+        yield Issue(
+            f"draft {d.name} max_position_embeddings {d.max_position_embeddings} < target "
+            f"{t.name} {t.max_position_embeddings}: prompts longer than "
+            f"{d.max_position_embeddings} tokens fail or degrade",
+            field="max_position_embeddings",
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    check_fc_width,
+    check_hidden_size,
+    check_fc_present,
+    check_max_positions,
+)
