@@ -1,8 +1,8 @@
 """The command line of engine smoke runs: ``pair --engine vllm|sglang`` options and their flow.
 
-Kept beside ``cli.py`` so the ``pair`` command only declares the options and hands over:
+Kept beside ``cli/pair.py`` so the ``pair`` command only declares the options and hands over:
 flag checks (usage errors, exit 2), ``--print-command``, and the attach / launch runner that
-``cli.smoke`` calls instead of the bundled runtime. Messages go to stderr, data to stdout.
+``cli.pair.smoke`` calls instead of the bundled runtime. Messages go to stderr, data to stdout.
 """
 
 from __future__ import annotations
@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from dflash_check.cli.output import ENGINE_KEY_ENV
 
 if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
@@ -25,7 +28,6 @@ if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.sources.interface import ModelRef
 
 ENGINE = "Smoke run in a serving engine"
-ENGINE_KEY_ENV = "DFLASH_CHECK_ENGINE_API_KEY"
 
 
 class EngineChoice(str, Enum):
@@ -161,6 +163,59 @@ EngineArgOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class EngineFlags:
+    """The engine options of ``pair``, as typed."""
+
+    engine: EngineChoice | None
+    endpoint: str | None
+    baseline_endpoint: str | None
+    api_key: str | None
+    timeout: float
+    launch: bool
+    print_command: bool
+    tensor_parallel: int | None
+    pipeline_parallel: int | None
+    launch_timeout: float
+    binary: str | None
+    extra_args: tuple[str, ...]
+
+    def check(self, smoke_run: bool) -> None:
+        """Refuse flags that cannot work together (usage error, exit 2)."""
+        check_engine_flags(
+            smoke_run,
+            self.engine,
+            self.endpoint,
+            self.baseline_endpoint,
+            self.launch,
+            self.print_command,
+        )
+
+    def attached(self) -> bool:
+        """Whether the smoke run attaches to a running server (``--endpoint``)."""
+        return self.engine is not None and bool(self.endpoint) and not self.launch
+
+    def options(self) -> EngineOptions | None:
+        """Return the engine client's options, or None for the bundled runtime."""
+        if self.engine is None:
+            return None
+        from dflash_check.engines.client import EngineOptions
+
+        return EngineOptions(
+            engine=self.engine.value,
+            endpoint=self.endpoint or "",
+            baseline_endpoint=self.baseline_endpoint,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            tensor_parallel=self.tensor_parallel,
+            pipeline_parallel=self.pipeline_parallel,
+            mode="launch" if self.launch else "attach",
+            launch_timeout=self.launch_timeout,
+            binary=self.binary,
+            extra_args=self.extra_args,
+        )
+
+
 def check_engine_flags(
     smoke_run: bool,
     engine: EngineChoice | None,
@@ -245,7 +300,7 @@ def print_engine_command(
     from dataclasses import replace
 
     from dflash_check.check.report import Verdict
-    from dflash_check.cli import stderr_console
+    from dflash_check.cli.output import stderr_console
     from dflash_check.engines.command import build_command, shell_line
     from dflash_check.render.table import render_table
 

@@ -80,8 +80,6 @@ KNOWN_LONG: frozenset[str] = frozenset(
         "dflash_check.check.mtp",
         "dflash_check.check.rules",
         "dflash_check.check.rules.eagle3",
-        "dflash_check.cli",
-        "dflash_check.cli.docs",
         "dflash_check.engines.client",
         "dflash_check.knowledge.runtimes",
         "dflash_check.render.table",
