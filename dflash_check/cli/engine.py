@@ -191,9 +191,21 @@ class EngineFlags:
             self.print_command,
         )
 
-    def attached(self) -> bool:
-        """Whether the smoke run attaches to a running server (``--endpoint``)."""
-        return self.engine is not None and bool(self.endpoint) and not self.launch
+    def served_selection(self, selection: str) -> str:
+        """Return ``selection`` pinned to the release an attached server reports (the smoke
+        run decodes there, so the static verdict is for that release); else unchanged."""
+        if self.engine is None or not self.endpoint or self.launch:
+            return selection
+        return endpoint_selection(
+            selection, self.engine.value, self.endpoint, self.api_key, self.timeout
+        )
+
+    def print_command_for(self, report: CheckReport, draft: ModelRef, target: ModelRef) -> None:
+        """``--print-command``: print the command that serves the pair."""
+        assert self.engine is not None  # check() refused --print-command without --engine
+        print_engine_command(
+            report, draft, target, self.engine, self.tensor_parallel, self.pipeline_parallel
+        )
 
     def options(self) -> EngineOptions | None:
         """Return the engine client's options, or None for the bundled runtime."""

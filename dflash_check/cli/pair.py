@@ -181,35 +181,19 @@ def pair(
     draft_ref, target_ref = models.draft(draft), models.target(target)
     from dflash_check.app.pipeline import CheckRequest, ModelCache
 
-    cache = ModelCache(hub_factory=hub.factory())
-    if smoke.smoke_run and engines.attached():
-        # The server says which release it is: the static verdict is for that release.
-        from dflash_check.cli.engine import endpoint_selection
-
-        assert engines.engine is not None and engines.endpoint is not None
-        selection = endpoint_selection(
-            selection, engines.engine.value, engines.endpoint, engine_api_key, engine_timeout
-        )
+    if smoke.smoke_run:  # the static verdict is for the release an attached server reports
+        selection = engines.served_selection(selection)
     request = CheckRequest(
         draft_ref, target_ref, selection, ignored, strict, num_speculative_tokens
     )
-    report = run_check(request, cache, f"{draft} -> {target}", out)
+    report = run_check(request, ModelCache(hub_factory=hub.factory()), f"{draft} -> {target}", out)
     if engines.print_command and engines.engine is not None:
-        from dflash_check.cli.engine import print_engine_command
-
-        print_engine_command(
-            report, draft_ref, target_ref, engines.engine, tensor_parallel_size,
-            pipeline_parallel_size,
-        )  # fmt: skip
+        engines.print_command_for(report, draft_ref, target_ref)
         raise typer.Exit(exit_code(report, strict))
     if smoke.smoke_run:
-        from dflash_check.cli.smoke import refuse_unsupported, smoke_pair
+        from dflash_check.cli.smoke import smoke_flags
 
-        refuse_unsupported(report, draft, out.json, output)
-        report = smoke_pair(
-            report, draft_ref, target_ref, smoke.options(hub), smoke.force, out.json, output,
-            engines.options(),
-        )  # fmt: skip
+        report = smoke_flags(report, draft, draft_ref, target_ref, smoke, hub, engines, out)
     report_pair(report, f"{draft} -> {target}", out)
 
 

@@ -15,7 +15,8 @@ from dflash_check.errors import CheckError
 
 if TYPE_CHECKING:
     from dflash_check.check.report import CheckReport
-    from dflash_check.cli.options import HubFlags
+    from dflash_check.cli.engine import EngineFlags
+    from dflash_check.cli.options import HubFlags, OutputOptions
     from dflash_check.engines.client import EngineOptions
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
@@ -155,6 +156,24 @@ class SmokeFlags:
             offline=hub.offline,  # HubSource also honours HF_HUB_OFFLINE itself
             repeats=self.timing_repeats,
         )
+
+
+def smoke_flags(
+    report: CheckReport,
+    draft: str,
+    draft_ref: ModelRef,
+    target_ref: ModelRef,
+    smoke: SmokeFlags,
+    hub: HubFlags,
+    engines: EngineFlags,
+    out: OutputOptions,
+) -> CheckReport:
+    """``pair --smoke-run``: refuse a draft the runtime cannot decode, then run the decode."""
+    refuse_unsupported(report, draft, out.json, out.output)
+    options = smoke.options(hub)
+    return smoke_pair(
+        report, draft_ref, target_ref, options, smoke.force, out.json, out.output, engines.options()
+    )
 
 
 def refuse_unsupported(
