@@ -1,8 +1,9 @@
 """The command line of engine smoke runs: ``pair --engine vllm|sglang`` options and their flow.
 
 Kept beside ``cli/pair.py`` so the ``pair`` command only declares the options and hands over:
-flag checks (usage errors, exit 2), ``--print-command``, and the attach / launch runner that
-``cli.pair.smoke`` calls instead of the bundled runtime. Messages go to stderr, data to stdout.
+the flags gathered in ``EngineFlags``, their checks (usage errors, exit 2), ``--print-command``,
+and the attach / launch runner that ``cli.smoke`` calls instead of the bundled runtime.
+Messages go to stderr, data to stdout.
 """
 
 from __future__ import annotations

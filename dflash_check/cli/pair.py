@@ -194,7 +194,7 @@ def pair(
         from dflash_check.cli.smoke import smoke_flags
 
         report = smoke_flags(report, draft, draft_ref, target_ref, smoke, hub, engines, out)
-    report_pair(report, f"{draft} -> {target}", out)
+    report_pair(report, f"{draft} -> {target}", out, strict)
 
 
 def refuse_with_one_model(
@@ -253,20 +253,18 @@ def run_check(
         fail(err, out.json, out.output)
 
 
-def report_pair(report: CheckReport, label: str, out: OutputOptions) -> NoReturn:
+def report_pair(report: CheckReport, label: str, out: OutputOptions, strict: bool) -> NoReturn:
     """Write the pair's report in its format, the summary line unless the report went to the
     terminal, and exit with the verdict's code."""
     from dflash_check.check.outcome import PairOutcome, RunResult
     from dflash_check.check.report import Verdict
     from dflash_check.render.diagnostics import summary_line
 
-    result = RunResult(
-        (PairOutcome(label, Verdict.COMPATIBLE, report=report),), strict=report.strict
-    )
+    result = RunResult((PairOutcome(label, Verdict.COMPATIBLE, report=report),), strict=strict)
     emit(result, out.format, out.output, out.verbose)
     if out.output is not None or not out.format.for_terminal:
         summarise(summary_line(report), out.output)
-    raise typer.Exit(exit_code(report, report.strict))
+    raise typer.Exit(exit_code(report, strict))
 
 
 def target_alone(
