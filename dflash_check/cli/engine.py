@@ -1,8 +1,9 @@
 """The command line of engine smoke runs: ``pair --engine vllm|sglang`` options and their flow.
 
-Kept beside ``cli.py`` so the ``pair`` command only declares the options and hands over:
-flag checks (usage errors, exit 2), ``--print-command``, and the attach / launch runner that
-``cli.smoke`` calls instead of the bundled runtime. Messages go to stderr, data to stdout.
+Kept beside ``cli/pair.py`` so the ``pair`` command only declares the options and hands over:
+the flags gathered in ``EngineFlags``, their checks (usage errors, exit 2), ``--print-command``,
+and the attach / launch runner that ``cli.smoke`` calls instead of the bundled runtime.
+Messages go to stderr, data to stdout.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from dflash_check.cli.output import ENGINE_KEY_ENV
 
 if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
@@ -25,7 +29,6 @@ if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.sources.interface import ModelRef
 
 ENGINE = "Smoke run in a serving engine"
-ENGINE_KEY_ENV = "DFLASH_CHECK_ENGINE_API_KEY"
 
 
 class EngineChoice(str, Enum):
@@ -161,6 +164,71 @@ EngineArgOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class EngineFlags:
+    """The engine options of ``pair``, as typed."""
+
+    engine: EngineChoice | None
+    endpoint: str | None
+    baseline_endpoint: str | None
+    api_key: str | None
+    timeout: float
+    launch: bool
+    print_command: bool
+    tensor_parallel: int | None
+    pipeline_parallel: int | None
+    launch_timeout: float
+    binary: str | None
+    extra_args: tuple[str, ...]
+
+    def check(self, smoke_run: bool) -> None:
+        """Refuse flags that cannot work together (usage error, exit 2)."""
+        check_engine_flags(
+            smoke_run,
+            self.engine,
+            self.endpoint,
+            self.baseline_endpoint,
+            self.launch,
+            self.print_command,
+        )
+
+    def served_selection(self, selection: str) -> str:
+        """Return ``selection`` pinned to the release an attached server reports (the smoke
+        run decodes there, so the static verdict is for that release); else unchanged."""
+        if self.engine is None or not self.endpoint or self.launch:
+            return selection
+        return endpoint_selection(
+            selection, self.engine.value, self.endpoint, self.api_key, self.timeout
+        )
+
+    def print_command_for(self, report: CheckReport, draft: ModelRef, target: ModelRef) -> None:
+        """``--print-command``: print the command that serves the pair."""
+        assert self.engine is not None  # check() refused --print-command without --engine
+        print_engine_command(
+            report, draft, target, self.engine, self.tensor_parallel, self.pipeline_parallel
+        )
+
+    def options(self) -> EngineOptions | None:
+        """Return the engine client's options, or None for the bundled runtime."""
+        if self.engine is None:
+            return None
+        from dflash_check.engines.profiles import EngineOptions
+
+        return EngineOptions(
+            engine=self.engine.value,
+            endpoint=self.endpoint or "",
+            baseline_endpoint=self.baseline_endpoint,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            tensor_parallel=self.tensor_parallel,
+            pipeline_parallel=self.pipeline_parallel,
+            mode="launch" if self.launch else "attach",
+            launch_timeout=self.launch_timeout,
+            binary=self.binary,
+            extra_args=self.extra_args,
+        )
+
+
 def check_engine_flags(
     smoke_run: bool,
     engine: EngineChoice | None,
@@ -245,7 +313,7 @@ def print_engine_command(
     from dataclasses import replace
 
     from dflash_check.check.report import Verdict
-    from dflash_check.cli import stderr_console
+    from dflash_check.cli.output import stderr_console
     from dflash_check.engines.command import build_command, shell_line
     from dflash_check.render.table import render_table
 

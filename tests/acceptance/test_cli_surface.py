@@ -15,7 +15,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from dflash_check.cli import DocFormat, OutputFormat, app
+from dflash_check.cli import app
+from dflash_check.cli.options import DocFormat
+from dflash_check.render import OUTPUT_FORMATS
 from tests.support.helpers import REPO
 
 SEED = (str(REPO / "examples" / "Qwen3-4B-DFlash-b16"), str(REPO / "examples" / "Qwen3-4B"))
@@ -69,7 +71,7 @@ def test_explain_runs() -> None:
     assert code == 0 and "DF004" in text
 
 
-@pytest.mark.parametrize("fmt", [f.value for f in OutputFormat])
+@pytest.mark.parametrize("fmt", list(OUTPUT_FORMATS))
 def test_pair_runs_in_every_format(fmt: str) -> None:
     """The seed pair is compatible (exit 0) in every report format."""
     code, text = invoke("pair", *SEED, "--format", fmt, columns=80)
@@ -77,7 +79,7 @@ def test_pair_runs_in_every_format(fmt: str) -> None:
     assert text.strip()
 
 
-@pytest.mark.parametrize("fmt", [f.value for f in OutputFormat])
+@pytest.mark.parametrize("fmt", list(OUTPUT_FORMATS))
 def test_registry_runs_in_every_format(fmt: str, tmp_path: Path) -> None:
     """A pairs.yaml whose pair is as expected exits 0 in every report format."""
     code, text = invoke("registry", str(registry_file(tmp_path)), "--format", fmt, columns=80)

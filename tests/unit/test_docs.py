@@ -6,14 +6,16 @@ import re
 
 import pytest
 
-from dflash_check.cli import docs
+from dflash_check.render.listing.rules import rules_text
+from dflash_check.render.listing.runtimes import runtimes_text
 from tests.support.helpers import REPO
+from tools import gen_docs
 
 
-@pytest.mark.parametrize("path", sorted(docs.DOCS))
+@pytest.mark.parametrize("path", sorted(gen_docs.DOCS))
 def test_generated_docs_are_current(path: str) -> None:
-    """Regenerate with `python -m dflash_check.cli.docs` (rules, runtimes and the CLI reference)."""
-    assert (REPO / path).read_text() == docs.DOCS[path](), f"{path} is stale: regenerate it"
+    """Regenerate with `python tools/gen_docs.py` (rules, runtimes and the CLI reference)."""
+    assert (REPO / path).read_text() == gen_docs.DOCS[path](), f"{path} is stale: regenerate it"
 
 
 def test_every_rule_is_documented() -> None:
@@ -39,7 +41,7 @@ def test_every_rule_is_in_the_terminal_listing() -> None:
     """`dflash-check rules` shows every rule, the DF09x outcome rules too, with why and fix."""
     from dflash_check.check.rules import ALL_RULES
 
-    text = docs.rules_text(80)
+    text = rules_text(80)
     for r in ALL_RULES:
         assert f"{r.id}  {r.severity.value}  {r.name}" in text
     assert text.count("  why: ") == text.count("  fix: ") == len(ALL_RULES)
@@ -56,9 +58,9 @@ def test_every_format_is_documented() -> None:
 
 
 def test_limits_table_is_current() -> None:
-    """docs/limits.md's table is docs.limits_markdown() (from core.limits)."""
-    assert docs.limits_markdown() in (REPO / "docs" / "limits.md").read_text(), (
-        "docs/limits.md's Limits table is stale: paste docs.limits_markdown()"
+    """docs/limits.md's table is gen_docs.limits_markdown() (from sources.limits)."""
+    assert gen_docs.limits_markdown() in (REPO / "docs" / "limits.md").read_text(), (
+        "docs/limits.md's Limits table is stale: paste gen_docs.limits_markdown()"
     )
 
 
@@ -107,7 +109,7 @@ def test_runtimes_listing_shows_every_methods_rows() -> None:
     it reads ids from."""
     from dflash_check.knowledge.runtimes import METHOD_PROFILES
 
-    text = docs.runtimes_text(100)
+    text = runtimes_text(100)
     for method, rows in METHOD_PROFILES.items():
         block = text.split(f"== {method} ==", 1)[1]
         for p in rows:

@@ -245,9 +245,9 @@ def test_citations_are_built_from_the_release() -> None:
 
 
 def test_docs_say_what_changed_between_releases() -> None:
-    from dflash_check.cli import docs
+    from dflash_check.render.listing.runtimes import runtimes_markdown
 
-    text = docs.runtimes_markdown()
+    text = runtimes_markdown()
     section = text[text.index("## What changed between releases") :]
     assert "vllm==0.33.0 → vllm==0.34.0" in section
     assert "Model Runner V1 removed" in section

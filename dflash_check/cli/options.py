@@ -1,0 +1,418 @@
+"""The options of ``pair`` and ``registry``, declared once, and the groups they are read into.
+
+Each option is an ``Annotated`` alias that the commands put in their signatures (typer reads
+the parameters); a command then gathers its parameters into the frozen groups at the bottom
+(``HubFlags``, ``OutputOptions``, ``ModelFlags``, ``SmokeFlags``), which is what its flows take.
+Help texts that name table rows (runtimes, output formats) hold a slot filled when the help is
+shown: importing those tables at start-up would cost every run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+from dflash_check.cli.engine import finite_timeout
+from dflash_check.engines.command import MAX_SPECULATIVE_TOKENS
+from dflash_check.sources.limits import DEADLINE_FACTOR
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from dflash_check.render import OutputFormat
+    from dflash_check.sources.hub import HubOptions
+    from dflash_check.sources.interface import ModelRef, ModelSource
+
+RUNTIMES_SLOT = "{runtimes}"
+"""Stands in help text for the runtime names, filled when help is shown: the names come from
+the runtime table, whose import would cost every run ~0.2 s if the help were built at import."""
+FORMATS_SLOT = "{formats}"
+"""Stands in help text for the output format names (``dflash_check.render.OUTPUT_FORMATS``)."""
+
+
+def runtime_names() -> tuple[str, ...]:
+    """Return every name ``--runtime`` accepts, from the one runtime table (help and errors)."""
+    from dflash_check.knowledge.runtimes import RUNTIME_NAMES
+
+    return RUNTIME_NAMES
+
+
+def format_names() -> tuple[str, ...]:
+    """Return every name ``--format`` of ``pair`` and ``registry`` accepts, from the table."""
+    from dflash_check.render import OUTPUT_FORMATS
+
+    return tuple(OUTPUT_FORMATS)
+
+
+def fill_help_slots(command: Any) -> None:
+    """Write the runtime and format names into every help text of ``command`` with a slot."""
+    slots = {RUNTIMES_SLOT: runtime_names, FORMATS_SLOT: format_names}
+    for param in command.params:
+        for slot, names in slots.items():
+            help_text = getattr(param, "help", None)
+            if help_text and slot in help_text:
+                param.help = help_text.replace(slot, ", ".join(names()))
+
+
+class UsageCommand(TyperCommand):
+    """A command whose usage line reads ``DRAFT TARGET``, as its help text says.
+
+    typer wraps required arguments in braces (``{DRAFT} {TARGET}``), which reads like a
+    placeholder syntax the shell would not accept.
+    """
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """Fill the runtime and format names in, then show the help."""
+        fill_help_slots(self)
+        return super().format_help(ctx, formatter)
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        """Return the usage pieces without typer's braces around required arguments."""
+        pieces = super().collect_usage_pieces(ctx)
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+class PairUsageCommand(UsageCommand):
+    """``pair``'s usage line reads ``[DRAFT] TARGET``: one model given is the target.
+
+    The arguments are parsed in order (DRAFT, then TARGET); ``pair`` moves a lone first one to
+    the target itself, so the line says what the user may type, not how it is parsed.
+    """
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
+        """Return the usage pieces with ``DRAFT [TARGET]`` shown as ``[DRAFT] TARGET``."""
+        pieces = super().collect_usage_pieces(ctx)
+        return [{"[DRAFT]": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
+
+
+def choose_format(value: str) -> str:
+    """Accept a name of the output-format table, read when parsed, so that a row added to the
+    table is a choice (an enum of the names would import the table at start-up)."""
+    names = format_names()
+    if value not in names:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
+    return value
+
+
+def complete_format(incomplete: str) -> list[str]:
+    """Shell completion of ``--format``: the table's names."""
+    return [n for n in format_names() if n.startswith(incomplete)]
+
+
+# Help panels of `pair` and `registry`: grouped so that 40 options read at 80 columns.
+CHECK = "Check"
+HUB = "Hub"
+OUTPUT = "Output"
+SMOKE = "Smoke run"
+
+
+class DeviceChoice(str, Enum):
+    """Devices of the smoke run."""
+
+    auto = "auto"
+    cuda = "cuda"
+    cpu = "cpu"
+
+
+class DtypeChoice(str, Enum):
+    """Dtypes of the smoke run."""
+
+    auto = "auto"
+    bfloat16 = "bfloat16"
+    float16 = "float16"
+    float32 = "float32"
+
+
+class DocFormat(str, Enum):
+    """Formats of ``rules``, ``runtimes`` and ``formats``."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def panel_option(*names: str, panel: str, **kwargs: Any) -> Any:
+    """Return a ``typer.Option`` shown in the help panel ``panel``."""
+    return typer.Option(*names, rich_help_panel=panel, **kwargs)
+
+
+RuntimeOpt = Annotated[
+    list[str] | None,
+    panel_option(
+        "--runtime",
+        "-r",
+        panel=CHECK,
+        metavar="RUNTIME",
+        help=f"Runtimes to check: {RUNTIMES_SLOT}; pin a release as vllm==0.33.0 or "
+        "vllm=installed. Default: portable (all, newest releases).",
+        show_default=False,
+    ),
+]
+FormatOpt = Annotated[
+    str,
+    panel_option(
+        "--format",
+        "-f",
+        panel=OUTPUT,
+        metavar="FORMAT",
+        callback=choose_format,
+        autocompletion=complete_format,
+        help=f"Report format: {FORMATS_SLOT}.",
+    ),
+]
+OutputOpt = Annotated[
+    Path | None,
+    panel_option(
+        "--output",
+        "-o",
+        panel=OUTPUT,
+        metavar="FILE",
+        help="Write the report (for json, also the error object) to FILE instead of stdout; "
+        "a one-line summary goes to stderr.",
+        dir_okay=False,
+    ),
+]
+StrictOpt = Annotated[
+    bool, panel_option("--strict", panel=CHECK, help="Fail (exit 1) on warnings too.")
+]
+VerboseOpt = Annotated[
+    bool,
+    panel_option(
+        "--verbose",
+        "-v",
+        panel=OUTPUT,
+        help="Table report: add both models side by side and each runtime's layer resolution.",
+    ),
+]
+IgnoreOpt = Annotated[
+    list[str] | None,
+    panel_option(
+        "--ignore",
+        panel=CHECK,
+        metavar="ID",
+        help="Skip a rule by id (repeatable), e.g. --ignore DF013.",
+    ),
+]
+NumSpeculativeTokensOpt = Annotated[
+    int | None,
+    panel_option(
+        "--num-speculative-tokens",
+        panel=CHECK,
+        metavar="N",
+        min=1,
+        max=MAX_SPECULATIVE_TOKENS,
+        help="vLLM's num_speculative_tokens, checked against the block size or MTP layers.",
+        show_default=False,
+    ),
+]
+TokenOpt = Annotated[
+    str | None,
+    panel_option(
+        "--token",
+        panel=HUB,
+        metavar="TOKEN",
+        help="Hugging Face token (default: HF_TOKEN or the saved login).",
+        show_default=False,
+    ),
+]
+RevisionOpt = Annotated[
+    str | None,
+    panel_option(
+        "--revision",
+        panel=HUB,
+        metavar="REV",
+        help="Revision (branch, tag, commit) for both models.",
+    ),
+]
+DraftRevisionOpt = Annotated[
+    str | None,
+    panel_option("--draft-revision", panel=HUB, metavar="REV", help="Revision of the draft."),
+]
+TargetRevisionOpt = Annotated[
+    str | None,
+    panel_option("--target-revision", panel=HUB, metavar="REV", help="Revision of the target."),
+]
+DraftSubfolderOpt = Annotated[
+    str | None,
+    panel_option(
+        "--draft-subfolder",
+        panel=HUB,
+        metavar="DIR",
+        help="Folder of the draft's repo that holds it (as DRAFT ORG/NAME:SUBFOLDER).",
+    ),
+]
+TargetSubfolderOpt = Annotated[
+    str | None,
+    panel_option(
+        "--target-subfolder",
+        panel=HUB,
+        metavar="DIR",
+        help="Folder of the target's repo that holds it.",
+    ),
+]
+OfflineOpt = Annotated[
+    bool,
+    panel_option(
+        "--offline", panel=HUB, help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1)."
+    ),
+]
+TimeoutOpt = Annotated[
+    float,
+    panel_option(
+        "--timeout",
+        panel=HUB,
+        metavar="SECONDS",
+        help=f"Seconds per Hub response (a model's whole fetch: {DEADLINE_FACTOR}x this).",
+        min=0.1,
+        callback=finite_timeout,
+    ),
+]
+
+
+def parse_runtimes(values: list[str] | None) -> str:
+    """Return the runtime selection of repeated or comma-separated ``--runtime`` values.
+
+    Every value counts (a repeated option never drops one); ``portable`` among them means every
+    runtime. A runtime may name its release pip-style (``vllm==0.34.0``; alone, the newest
+    release known) or ``vllm=installed`` (the version installed here, from package metadata).
+    The result is the core's selection string (``portable`` or ``vllm==0.34.0,sglang``); an
+    unknown runtime or release, or a runner the release lacks, is a usage error.
+    """
+    from dflash_check.knowledge.runtimes import SelectionError, join_selection, parse_part
+
+    chosen: dict[str, str | None] = {}
+    try:
+        for value in values or ["portable"]:
+            for part in value.split(","):
+                if part.strip():
+                    name, version = parse_part(part)
+                    if name in chosen and chosen[name] != version:
+                        raise SelectionError(
+                            f"{name} is named with two releases ({chosen[name] or 'newest'} and "
+                            f"{version or 'newest'}); check one release per run"
+                        )
+                    chosen[name] = version
+        if not chosen:
+            raise SelectionError("no runtime given")
+    except SelectionError as err:
+        raise typer.BadParameter(str(err), param_hint="--runtime") from None
+    return join_selection(chosen)
+
+
+def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | None:
+    """Return the revision for one side, refusing two flags that disagree."""
+    if flag is not None and both is not None and flag != both:
+        raise typer.BadParameter(
+            f"--revision {both!r} conflicts with {other_flag} {flag!r}; use one of them",
+            param_hint=other_flag,
+        )
+    return flag if flag is not None else both
+
+
+def check_output(output: Path | None) -> None:
+    """Refuse an ``--output`` path that cannot be written, before any fetch or smoke run."""
+    if output is None:
+        return
+    parent = output.parent
+    if output.is_dir():
+        reason = "is a directory"
+    elif not parent.is_dir():
+        reason = f"directory {str(parent)!r} does not exist"
+    elif not os.access(parent, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        reason = "is not writable"
+    else:
+        return
+    raise typer.BadParameter(f"cannot write {str(output)!r}: {reason}", param_hint="--output")
+
+
+@dataclass(frozen=True)
+class HubFlags:
+    """``--token``, ``--offline``, ``--timeout``: how models are fetched from the Hub."""
+
+    token: str | None
+    offline: bool
+    timeout: float
+
+    def options(self, on_retry: Callable[[str], None] | None = None) -> HubOptions:
+        """Return the Hub options, with retries announced on stderr (one line each, unless
+        ``on_retry`` shows them some other way)."""
+        from dflash_check.cli.output import redact, stderr_console
+        from dflash_check.sources.hub import HubOptions
+
+        def announce(text: str) -> None:
+            stderr_console().print(f"Hub: {redact(text)}", markup=False, style="yellow")
+
+        return HubOptions(
+            token=self.token,
+            offline=self.offline,
+            timeout=self.timeout,
+            on_retry=on_retry or announce,
+        )
+
+    def factory(self, on_retry: Callable[[str], None] | None = None) -> Callable[[], ModelSource]:
+        """Return what builds the Hub source, so that local checks never import it."""
+
+        def build() -> ModelSource:
+            from dflash_check.sources.hub import HubSource
+
+            return HubSource(self.options(on_retry))
+
+        return build
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """``--format``, ``--output``, ``--verbose``: what the report looks like and where it goes."""
+
+    format_name: str
+    output: Path | None
+    verbose: bool = False
+
+    @property
+    def format(self) -> OutputFormat:
+        """The output format's row (``dflash_check.render.OUTPUT_FORMATS``)."""
+        from dflash_check.render import OUTPUT_FORMATS
+
+        return OUTPUT_FORMATS[self.format_name]
+
+    @property
+    def json(self) -> bool:
+        """Whether an error is itself the report (``--format json``)."""
+        return self.format.error_object
+
+
+@dataclass(frozen=True)
+class ModelFlags:
+    """``--revision``, ``--draft-/--target-revision`` and ``--draft-/--target-subfolder``."""
+
+    revision: str | None
+    draft_revision: str | None
+    target_revision: str | None
+    draft_subfolder: str | None
+    target_subfolder: str | None
+
+    def draft(self, spec: str) -> ModelRef:
+        """Return the draft's reference (a bad spec is a usage error)."""
+        rev = pick_revision(self.draft_revision, self.revision, "--draft-revision")
+        return model_ref(spec, rev, self.draft_subfolder)
+
+    def target(self, spec: str) -> ModelRef:
+        """Return the target's reference (a bad spec is a usage error)."""
+        rev = pick_revision(self.target_revision, self.revision, "--target-revision")
+        return model_ref(spec, rev, self.target_subfolder)
+
+
+def model_ref(spec: str, revision: str | None, subfolder: str | None) -> ModelRef:
+    """Return the reference of a model as typed; a bad spec is a usage error (exit 2)."""
+    from dflash_check.sources.interface import BadModelSpec, parse_model_ref
+
+    try:
+        return parse_model_ref(spec, revision, subfolder)
+    except BadModelSpec as err:
+        raise typer.BadParameter(str(err)) from None

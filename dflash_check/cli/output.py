@@ -1,0 +1,219 @@
+"""What the CLI prints and how it ends: consoles, redaction, one-line errors, the report's
+destination, the summary line and the exit codes.
+
+Only the CLI prints or exits. Data goes to stdout (or ``--output``), messages to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+from dflash_check.errors import CheckError, ExitCode
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dflash_check.check.outcome import RunResult
+    from dflash_check.check.report import CheckReport
+    from dflash_check.render import OutputFormat
+
+ENGINE_KEY_ENV = "DFLASH_CHECK_ENGINE_API_KEY"
+
+# Text reports written to a file have no terminal to fit; this reads well in an editor.
+FILE_WIDTH = 100
+
+
+def stderr_console() -> Console:
+    """Return the console for messages (stderr)."""
+    from dflash_check.sanitize import safe_console
+
+    return safe_console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def stdout_console() -> Console:
+    """Return the console for data (stdout)."""
+    from dflash_check.sanitize import safe_console
+
+    return safe_console(highlight=False)
+
+
+def note(text: str) -> None:
+    """Print one plain line on stderr (no rich: machine formats never need it)."""
+    from dflash_check.sanitize import visible
+
+    sys.stderr.write(visible(text) + "\n")
+
+
+_GIVEN_SECRETS: list[str] = []
+"""Tokens given as options to the command running (``--token``, ``--engine-api-key``); the
+environment's tokens are read when redacting. Replaced by each command, so that one run's token
+never masks text in the next (tests invoke the app many times in one process)."""
+
+
+def remember_secrets(*values: str | None) -> None:
+    """Have ``values`` (tokens given as options) redacted from every message of this run."""
+    _GIVEN_SECRETS[:] = [v for v in values if v]
+
+
+def secrets() -> list[str]:
+    """Return the token values that must never be printed."""
+    values = [
+        os.environ.get("HF_TOKEN"),
+        os.environ.get("HUGGING_FACE_HUB_TOKEN"),
+        os.environ.get(ENGINE_KEY_ENV),
+        *_GIVEN_SECRETS,
+    ]
+    return [v for v in values if v and len(v) >= 4]
+
+
+def redact(text: str) -> str:
+    """Remove every known token value from ``text``."""
+    for secret in secrets():
+        text = text.replace(secret, "***")
+    return text
+
+
+def debug_enabled() -> bool:
+    """Return whether ``DFLASH_CHECK_DEBUG`` asks for tracebacks."""
+    return os.environ.get("DFLASH_CHECK_DEBUG", "") not in ("", "0")
+
+
+def terminal_lines(console: Console, text: str) -> str:
+    """Return ``text`` wrapped at spaces for a terminal (the terminal would fold it mid-word,
+    `HF_END` / `POINT`); unchanged for a pipe or a file, where one line per message is easier
+    to search."""
+    if not console.is_terminal:
+        return text
+    from dflash_check.render.diagnostics import wrap
+
+    return "\n".join(wrap(text, console.width, "", "  "))
+
+
+def fail(err: CheckError, json_output: bool = False, output: Path | None = None) -> NoReturn:
+    """Print one line for ``err`` (plus a hint) on stderr and exit 3.
+
+    With ``--format json`` the error object is the report: it goes where the report would go
+    (``--output`` or stdout).
+    """
+    console = stderr_console()
+    if debug_enabled():
+        import traceback
+
+        console.print(redact("".join(traceback.format_exception(err))), markup=False)
+    console.print(
+        terminal_lines(console, f"Error: {redact(str(err))}"), markup=False, style="bold red"
+    )
+    if err.hint:
+        console.print(terminal_lines(console, f"Hint: {redact(err.hint)}"), markup=False)
+    if not debug_enabled():
+        console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
+    if json_output:
+        import json
+
+        from dflash_check.render.json import error_dict
+
+        payload = error_dict(
+            redact(str(err)), redact(err.hint) if err.hint else None, type(err).__name__
+        )
+        write_output(json.dumps(payload, indent=2) + "\n", output)
+    raise typer.Exit(ExitCode.NOT_CHECKED)
+
+
+def write_output(text: str, output: Path | None) -> None:
+    """Write the rendered report to ``output``, or to stdout."""
+    from dflash_check.sanitize import guard_document
+
+    text = guard_document(text)  # a no-op unless a renderer let a control character through
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from dflash_check.sources.output import write_report
+
+    try:
+        write_report(output, text)  # atomic, never through a symlink (see output.py)
+    except CheckError as err:
+        fail(err)
+
+
+def emit(result: RunResult, fmt: OutputFormat, output: Path | None, verbose: bool = False) -> None:
+    """Render ``result`` in ``fmt`` and write it to ``output`` (or stdout): the one place both
+    ``pair`` and ``registry`` hand a report over, whatever its format."""
+    from dflash_check.render import Page
+
+    console = stdout_console() if output is None else None
+    width = console.width if console is not None else FILE_WIDTH
+    rendered = fmt.render(result, Page(width, verbose, console=console is not None))
+    if isinstance(rendered, str):
+        write_output(rendered, output)
+    else:
+        assert console is not None  # a renderer returns rich only for the console
+        console.print(rendered, crop=False)
+
+
+def summarise(text: str, output: Path | None) -> None:
+    """Print the one-line summary on stderr, naming the file the report went to."""
+    where = f"; report written to {output}" if output is not None else ""
+    stderr_console().print(f"dflash-check: {text}{where}", markup=False)
+
+
+EXIT_CODES = {
+    ExitCode.COMPATIBLE: "compatible (warnings allowed unless --strict)",
+    ExitCode.INCOMPATIBLE: "incompatible, a failed smoke run, or a warning under --strict; "
+    "with one model: it has no MTP layers, or its checkpoint lacks them",
+    ExitCode.USAGE: "usage error",
+    ExitCode.NOT_CHECKED: "could not check (network, gated, offline miss, malformed input)",
+}
+REGISTRY_EXIT_CODES = {
+    ExitCode.COMPATIBLE: "every pair as expected",
+    ExitCode.INCOMPATIBLE: "a pair not as expected",
+    ExitCode.USAGE: "usage error",
+    ExitCode.NOT_CHECKED: "a pair could not be checked (and none was not as expected)",
+}
+
+
+def epilog(examples: list[str], codes: dict[ExitCode, str]) -> str:
+    """Return a command's help epilog: examples, then its exit codes."""
+    example_lines = "\n".join(["Examples:", *(f"  $ {e}" for e in examples)])
+    code_lines = "\n".join(["Exit codes:", *(f"  {int(c)}  {text}" for c, text in codes.items())])
+    return f"{example_lines}\n\n{code_lines}"
+
+
+def exit_code(report: CheckReport, strict: bool) -> int:
+    """Return the exit code: 1 when the verdict is incompatible (which, with --strict, counts
+    warnings and rules not checked: the printed verdict says so) or the smoke run fails."""
+    from dflash_check.check.report import Verdict
+
+    assert report.strict == strict  # the verdict printed is the one the code reflects
+    if report.verdict is Verdict.INCOMPATIBLE:
+        return ExitCode.INCOMPATIBLE
+    if report.smoke is not None and not report.smoke.passed:
+        return ExitCode.INCOMPATIBLE
+    return ExitCode.COMPATIBLE
+
+
+def registry_exit_code(result: RunResult) -> int:
+    """Return the registry's exit code: 3 when any pair could not be checked (even if others
+    are not as expected: the file has no verdict then, and an unchecked pair must not hide
+    behind a mismatch), else 1 when any pair is not as expected, else 0 (README)."""
+    if result.count("error"):
+        return ExitCode.NOT_CHECKED
+    if result.count("mismatch"):
+        return ExitCode.INCOMPATIBLE
+    return ExitCode.COMPATIBLE
+
+
+def print_listing(kind: str, output_format: str) -> None:
+    """Print the rule, runtime or format listing (``dflash_check.render.listing``) in the asked
+    format: ``table`` (terminal text), ``json`` or ``markdown``."""
+    import importlib
+
+    listing = importlib.import_module(f"dflash_check.render.listing.{kind}")
+    if output_format == "table":
+        sys.stdout.write(getattr(listing, f"{kind}_text")(stdout_console().width))
+    else:
+        sys.stdout.write(getattr(listing, f"{kind}_{output_format}")())

@@ -1,0 +1,317 @@
+"""``pair``: check a draft against a target (or one target's own MTP layers) and report.
+
+The command gathers its options into groups and hands them to one flow each: the target alone
+(MTP), the usage checks, the check itself, ``--print-command``, the smoke run and the report.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+from dflash_check.cli.engine import (
+    BaselineEndpointOpt,
+    EndpointOpt,
+    EngineApiKeyOpt,
+    EngineArgOpt,
+    EngineBinaryOpt,
+    EngineFlags,
+    EngineOpt,
+    EngineTimeoutOpt,
+    LaunchOpt,
+    LaunchTimeoutOpt,
+    PipelineParallelOpt,
+    PrintCommandOpt,
+    TensorParallelOpt,
+)
+from dflash_check.cli.options import (
+    DeviceChoice,
+    DraftRevisionOpt,
+    DraftSubfolderOpt,
+    DtypeChoice,
+    FormatOpt,
+    HubFlags,
+    IgnoreOpt,
+    ModelFlags,
+    NumSpeculativeTokensOpt,
+    OfflineOpt,
+    OutputOpt,
+    OutputOptions,
+    RevisionOpt,
+    RuntimeOpt,
+    StrictOpt,
+    TargetRevisionOpt,
+    TargetSubfolderOpt,
+    TimeoutOpt,
+    TokenOpt,
+    VerboseOpt,
+    check_output,
+    parse_runtimes,
+)
+from dflash_check.cli.output import emit, exit_code, fail, redact, remember_secrets, summarise
+from dflash_check.cli.smoke import (
+    BlockSizeOpt,
+    DeviceOpt,
+    DtypeOpt,
+    ForceOpt,
+    MaxNewTokensOpt,
+    MinAcceptanceOpt,
+    NoChatTemplateOpt,
+    PromptOpt,
+    SeedOpt,
+    SmokeFlags,
+    SmokeRunOpt,
+    TemperatureOpt,
+    TimingRepeatsOpt,
+    TrustRemoteCodeOpt,
+)
+from dflash_check.errors import CheckError, ExitCode
+
+if TYPE_CHECKING:
+    from dflash_check.app.pipeline import CheckRequest, ModelCache
+    from dflash_check.check.report import CheckReport
+    from dflash_check.sources.interface import ModelRef
+
+PAIR_EXAMPLES = [
+    "dflash-check pair z-lab/Qwen3-4B-DFlash-b16 Qwen/Qwen3-4B",
+    "dflash-check pair examples/Qwen3-4B-DFlash-b16 examples/Qwen3.5-4B",
+    "dflash-check pair DRAFT TARGET --runtime vllm --format json",
+    "dflash-check pair deepseek-ai/DeepSeek-V3    # one model: its MTP layers",
+    "dflash-check pair z-lab/Qwen3-4B-DFlash-b16@main Qwen/Qwen3-4B --offline",
+    "dflash-check pair DRAFT TARGET --smoke-run --engine vllm --endpoint URL",
+    "dflash-check pair DRAFT TARGET --engine sglang --print-command",
+]
+MTP_FORMATS = ("table", "json")
+"""The formats of a target's MTP report (``render.mtp``): it is not a pair's ``RunResult``."""
+
+DraftArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="DRAFT",
+        help="The draft: a local path, or a Hub repo id ORG/NAME, ORG/NAME:SUBFOLDER or "
+        "ORG/NAME@REVISION (docs/cli.md#local-or-hub).",
+        show_default=False,
+    ),
+]
+TargetArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="TARGET",
+        help="The target, as DRAFT. Alone (pair TARGET): the target's own MTP layers, "
+        "what each engine builds from them; exit 1 when it has none.",
+        show_default=False,
+    ),
+]
+
+
+def pair(
+    draft: DraftArg = None,
+    target: TargetArg = None,
+    runtime: RuntimeOpt = None,
+    output_format: FormatOpt = "table",
+    output: OutputOpt = None,
+    strict: StrictOpt = False,
+    verbose: VerboseOpt = False,
+    ignore: IgnoreOpt = None,
+    num_speculative_tokens: NumSpeculativeTokensOpt = None,
+    revision: RevisionOpt = None,
+    draft_revision: DraftRevisionOpt = None,
+    target_revision: TargetRevisionOpt = None,
+    draft_subfolder: DraftSubfolderOpt = None,
+    target_subfolder: TargetSubfolderOpt = None,
+    token: TokenOpt = None,
+    offline: OfflineOpt = False,
+    timeout: TimeoutOpt = 10.0,
+    smoke_run: SmokeRunOpt = False,
+    device: DeviceOpt = DeviceChoice.auto,
+    dtype: DtypeOpt = DtypeChoice.auto,
+    prompt: PromptOpt = None,
+    max_new_tokens: MaxNewTokensOpt = 64,
+    block_size: BlockSizeOpt = None,
+    temperature: TemperatureOpt = 0.0,
+    min_acceptance: MinAcceptanceOpt = 1.5,
+    no_chat_template: NoChatTemplateOpt = False,
+    force: ForceOpt = False,
+    trust_remote_code: TrustRemoteCodeOpt = False,
+    seed: SeedOpt = 0,
+    timing_repeats: TimingRepeatsOpt = 3,
+    engine: EngineOpt = None,
+    endpoint: EndpointOpt = None,
+    baseline_endpoint: BaselineEndpointOpt = None,
+    engine_api_key: EngineApiKeyOpt = None,
+    engine_timeout: EngineTimeoutOpt = 300.0,
+    launch: LaunchOpt = False,
+    print_command: PrintCommandOpt = False,
+    tensor_parallel_size: TensorParallelOpt = None,
+    pipeline_parallel_size: PipelineParallelOpt = None,
+    launch_timeout: LaunchTimeoutOpt = 1800.0,
+    engine_binary: EngineBinaryOpt = None,
+    engine_arg: EngineArgOpt = None,
+) -> None:
+    """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names).
+
+    With one model (pair TARGET): report the target's own MTP layers instead.
+    """
+    if draft is None:  # both arguments are optional to typer: the usage line says [DRAFT] TARGET
+        raise typer.BadParameter("missing: pair needs a TARGET (and usually a DRAFT before it)")
+    check_output(output)  # before any fetch: a bad path must not cost a whole smoke run
+    remember_secrets(token, engine_api_key)
+    selection = parse_runtimes(runtime)
+    hub = HubFlags(token, offline, timeout)
+    out = OutputOptions(output_format, output, verbose)
+    models = ModelFlags(
+        revision, draft_revision, target_revision, draft_subfolder, target_subfolder
+    )
+    smoke = SmokeFlags(
+        smoke_run, device, dtype, tuple(prompt or ()), max_new_tokens, block_size, temperature,
+        min_acceptance, no_chat_template, force, trust_remote_code, seed, timing_repeats,
+    )  # fmt: skip
+    engines = EngineFlags(
+        engine, endpoint, baseline_endpoint, engine_api_key, engine_timeout, launch,
+        print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
+        engine_binary, tuple(engine_arg or ()),
+    )  # fmt: skip
+    if target is None:  # one model given: it is the target
+        refuse_with_one_model(out, smoke.smoke_run, engines, models, ignore)
+        ref = models.target(draft)
+        target_alone(ref, selection, strict, num_speculative_tokens, out, hub)
+    engines.check(smoke.smoke_run)
+    ignored = checked_ignores(ignore)
+    draft_ref, target_ref = models.draft(draft), models.target(target)
+    from dflash_check.app.pipeline import CheckRequest, ModelCache
+
+    if smoke.smoke_run:  # the static verdict is for the release an attached server reports
+        selection = engines.served_selection(selection)
+    request = CheckRequest(
+        draft_ref, target_ref, selection, ignored, strict, num_speculative_tokens
+    )
+    report = run_check(request, ModelCache(hub_factory=hub.factory()), f"{draft} -> {target}", out)
+    if engines.print_command and engines.engine is not None:
+        engines.print_command_for(report, draft_ref, target_ref)
+        raise typer.Exit(exit_code(report, strict))
+    if smoke.smoke_run:
+        from dflash_check.cli.smoke import smoke_flags
+
+        report = smoke_flags(report, draft, draft_ref, target_ref, smoke, hub, engines, out)
+    report_pair(report, f"{draft} -> {target}", out, strict)
+
+
+def refuse_with_one_model(
+    out: OutputOptions,
+    smoke_run: bool,
+    engines: EngineFlags,
+    models: ModelFlags,
+    ignore: list[str] | None,
+) -> None:
+    """Refuse the options that need a draft when only a target is given (usage error)."""
+    refused = {
+        "--smoke-run": smoke_run,
+        "--engine": engines.engine is not None,
+        "--ignore": bool(ignore),
+        "--draft-revision": models.draft_revision is not None,
+        "--draft-subfolder": models.draft_subfolder is not None,
+        f"--format {out.format_name}": out.format_name not in MTP_FORMATS,
+    }
+    used = [flag for flag, given in refused.items() if given]
+    if used:
+        raise typer.BadParameter(
+            f"{', '.join(used)} needs a DRAFT and a TARGET; with one model, pair reports "
+            "the target's own MTP layers (as table or json)"
+        )
+
+
+def checked_ignores(ignore: list[str] | None) -> frozenset[str]:
+    """Return the ``--ignore`` rule ids, upper-cased; an unknown id is a usage error."""
+    from dflash_check.check.rules import RULES_BY_ID
+
+    ignored = frozenset(r.upper() for r in ignore or [])
+    unknown = sorted(ignored - set(RULES_BY_ID))
+    if unknown:
+        raise typer.BadParameter(f"unknown rule id {', '.join(unknown)}", param_hint="--ignore")
+    return ignored
+
+
+def run_check(
+    request: CheckRequest, cache: ModelCache, label: str, out: OutputOptions
+) -> CheckReport:
+    """Return the pair's report; when it cannot be checked, write the document the format
+    makes of that (SARIF, JUnit...) and exit 3 with one line."""
+    from dflash_check.app.pipeline import check_pair
+
+    try:
+        return check_pair(request, cache)
+    except CheckError as err:
+        if out.format.renders_failures:
+            from dflash_check.check.outcome import PairOutcome, RunResult
+            from dflash_check.check.report import Verdict
+
+            outcome = PairOutcome(
+                label, Verdict.COMPATIBLE, error=redact(str(err)), error_hint=err.hint
+            )
+            emit(RunResult((outcome,), strict=request.strict), out.format, out.output)
+        fail(err, out.json, out.output)
+
+
+def report_pair(report: CheckReport, label: str, out: OutputOptions, strict: bool) -> NoReturn:
+    """Write the pair's report in its format, the summary line unless the report went to the
+    terminal, and exit with the verdict's code."""
+    from dflash_check.check.outcome import PairOutcome, RunResult
+    from dflash_check.check.report import Verdict
+    from dflash_check.render.diagnostics import summary_line
+
+    result = RunResult((PairOutcome(label, Verdict.COMPATIBLE, report=report),), strict=strict)
+    emit(result, out.format, out.output, out.verbose)
+    if out.output is not None or not out.format.for_terminal:
+        summarise(summary_line(report), out.output)
+    raise typer.Exit(exit_code(report, strict))
+
+
+def target_alone(
+    ref: ModelRef,
+    selection: str,
+    strict: bool,
+    num_speculative_tokens: int | None,
+    out: OutputOptions,
+    hub: HubFlags,
+) -> NoReturn:
+    """Report a target's own MTP layers (``pair TARGET``) and exit: 0 servable, 1 not, 3 unread."""
+    import sys
+    from dataclasses import replace
+
+    from dflash_check.app.pipeline import ModelCache, check_target_alone
+    from dflash_check.check.formats import normalise_draft
+    from dflash_check.cli.output import FILE_WIDTH, stdout_console, write_output
+    from dflash_check.render.mtp import render_mtp_json, render_mtp_text, summary_line
+
+    cache = ModelCache(hub_factory=hub.factory())
+    try:
+        files = cache.fetch(ref, "target")
+        try:
+            normalise_draft(replace(files, role="draft"))
+        except CheckError:
+            pass  # not a draft: the question stands
+        else:
+            # A forgotten TARGET must not read as "this model has no MTP layers".
+            raise typer.BadParameter(
+                f"{ref.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
+            )
+        report = check_target_alone(ref, cache, strict, num_speculative_tokens)
+    except CheckError as err:
+        fail(err, out.json, out.output)
+    if selection != "portable":
+        from dflash_check.knowledge.runtimes import selection_names
+
+        names = selection_names(selection)
+        report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
+    width = stdout_console().width if out.output is None else FILE_WIDTH
+    text = render_mtp_json(report) if out.json else render_mtp_text(report, width)
+    if out.json or out.output is not None:
+        write_output(text, out.output)
+        summarise(summary_line(report), out.output)
+    else:
+        sys.stdout.write(text)
+    from dflash_check.check.report import Verdict
+
+    code = ExitCode.COMPATIBLE if report.verdict is Verdict.COMPATIBLE else ExitCode.INCOMPATIBLE
+    raise typer.Exit(code)

@@ -1,0 +1,235 @@
+"""``registry``: check every pair of a pairs.yaml, or every speculative entry of an engine's
+own test registry, against its expected verdict (a CI gate)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from dflash_check.cli.options import (
+    FormatOpt,
+    HubFlags,
+    OfflineOpt,
+    OutputOpt,
+    OutputOptions,
+    TimeoutOpt,
+    TokenOpt,
+    check_output,
+    parse_runtimes,
+)
+from dflash_check.cli.output import (
+    emit,
+    fail,
+    redact,
+    registry_exit_code,
+    remember_secrets,
+    stderr_console,
+    summarise,
+)
+from dflash_check.errors import CheckError
+
+if TYPE_CHECKING:
+    from dflash_check.app.engine_tests.plan import Plan
+    from dflash_check.app.pipeline import ModelCache
+    from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+
+REGISTRY_EXAMPLES = [
+    "dflash-check registry",
+    "dflash-check registry pairs.yaml --format sarif --output dflash.sarif",
+    "dflash-check registry --only 'z-lab/Qwen3.5-*' --format github",
+    "HF_HUB_OFFLINE=1 dflash-check registry --format junit -o junit.xml",
+    "dflash-check registry tests/models/registry.py --format sarif -o dflash.sarif   (vLLM)",
+    "dflash-check registry python/sglang/test/test_utils.py -r sglang   (SGLang)",
+]
+
+
+class RegistryKind(str, Enum):
+    """What the registry file is."""
+
+    auto = "auto"
+    pairs = "pairs"
+    vllm = "vllm"
+    sglang = "sglang"
+
+
+def registry(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="The registry of pairings: a pairs.yaml, vLLM's tests/models/registry.py or "
+            "SGLang's python/sglang/test/test_utils.py (read, never imported or run).",
+            dir_okay=False,
+        ),
+    ] = Path("pairs.yaml"),
+    only: Annotated[
+        str | None,
+        typer.Option("--only", help="Check only pairs whose draft or target matches this glob."),
+    ] = None,
+    output_format: FormatOpt = "table",
+    output: OutputOpt = None,
+    workers: Annotated[
+        int, typer.Option("--workers", "-j", help="Pairs checked at once.", min=1, max=64)
+    ] = 8,
+    token: TokenOpt = None,
+    offline: OfflineOpt = False,
+    timeout: TimeoutOpt = 10.0,
+    kind: Annotated[
+        RegistryKind,
+        typer.Option(
+            "--kind",
+            help="What FILE is: auto (told by its content), pairs (a pairs.yaml), vllm (its "
+            "tests/models/registry.py) or sglang (its test_utils.py constants).",
+        ),
+    ] = RegistryKind.auto,
+    overrides: Annotated[
+        Path | None,
+        typer.Option(
+            "--overrides",
+            help="An engine's test file only: YAML naming the entries expected incompatible "
+            "(expect, reason) or not to check (skip); every other entry is expected compatible.",
+            dir_okay=False,
+        ),
+    ] = None,
+    runtime: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runtime",
+            "-r",
+            metavar="RUNTIME",
+            help="An engine's test file only: the runtimes its entries must work in (default: "
+            "the engine itself, at the checkout's release).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Check every pair of a pairs.yaml, or every speculative entry of an engine's own test
+    registry, against its expected verdict (a CI gate)."""
+    from dflash_check.app.engine_tests import detect_kind, read_text
+
+    check_output(output)
+    remember_secrets(token)
+    out = OutputOptions(output_format, output)
+    try:
+        text = read_text(file, str(file))
+    except CheckError as err:
+        fail(err, out.json, output)
+    found = detect_kind(file, text) if kind is RegistryKind.auto else kind.value
+    plan, about, selected = read_registry(file, text, found, only, overrides, runtime, out)
+    if not selected and (plan is None or only):
+        raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
+    result = run_pairs(file, selected, plan, about, workers, HubFlags(token, offline, timeout))
+    emit(result, out.format, output)
+    if not out.format.for_terminal:  # the table already shows each error
+        for o in result.outcomes:
+            if o.status == "error" and o.spec is not None:
+                stderr_console().print(
+                    f"Error: {file}:{o.spec.line}: {o.label}: {redact(o.error or '')}",
+                    markup=False,
+                )
+    summarise(summary(result), output)
+    raise typer.Exit(registry_exit_code(result))
+
+
+def read_registry(
+    file: Path,
+    text: str,
+    found: str,
+    only: str | None,
+    overrides: Path | None,
+    runtime: list[str] | None,
+    out: OutputOptions,
+) -> tuple[Plan | None, str | None, tuple[PairSpec, ...]]:
+    """Return the plan of an engine's test file (None for a pairs.yaml), what the file is, and
+    the pairs to check (narrowed by ``--only``); an unreadable file fails with exit 3."""
+    from dflash_check.app.registry import load_pairs, select
+
+    if found == "pairs":
+        if overrides is not None or runtime:
+            raise typer.BadParameter(
+                "--overrides and --runtime apply to an engine's test file (vLLM's "
+                "tests/models/registry.py, SGLang's test_utils.py); a pairs.yaml states "
+                "expect and runtimes per pair"
+            )
+        try:
+            return None, None, select(load_pairs(file, str(file)), only)
+        except CheckError as err:
+            fail(err, out.json, out.output)
+    from dflash_check.app.engine_tests.plan import narrow, prepare
+
+    selection = parse_runtimes(runtime) if runtime else None
+    try:
+        plan, about = prepare(file, str(file), found, text, overrides, selection)
+    except CheckError as err:
+        fail(err, out.json, out.output)
+    plan = narrow(plan, only)
+    return plan, about, plan.specs
+
+
+def run_pairs(
+    file: Path,
+    selected: tuple[PairSpec, ...],
+    plan: Plan | None,
+    about: str | None,
+    workers: int,
+    hub: HubFlags,
+) -> RunResult:
+    """Check the pairs, ``workers`` at once, with a progress bar on a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from dflash_check.app.pipeline import ModelCache
+    from dflash_check.app.registry import run_registry
+    from dflash_check.check.outcome import RunResult, SkippedEntry
+
+    err_console = stderr_console()
+    retry = [""]  # the latest retry, shown in the bar's status line (never one line per retry)
+
+    def retrying(text: str) -> None:
+        retry[0] = f"Hub: {redact(text)}"
+        if progress.live.is_started:
+            progress.update(task, status=retry[0])
+
+    # Without a terminal the retries are not shown: each pair's error says "after N attempts",
+    # and the table gives the network hint once.
+    cache: ModelCache = ModelCache(hub_factory=hub.factory(retrying))
+    progress = Progress(
+        TextColumn("checking pairs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.fields[status]}", style="yellow"),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("", total=len(selected), status="")
+
+        def done(outcome: PairOutcome) -> None:
+            progress.update(task, advance=1, description=outcome.label)
+
+        skipped: tuple[SkippedEntry, ...] = ()
+        if plan is None:
+            outcomes = run_registry(selected, file.parent, cache, workers, done)
+        else:
+            from dflash_check.app.engine_tests.plan import run_plan
+
+            outcomes, skipped = run_plan(plan, file.parent, cache, workers, done)
+    return RunResult(outcomes, file=str(file), skipped=skipped, about=about)
+
+
+def summary(result: RunResult) -> str:
+    """Return the registry's one-line summary."""
+    from dflash_check.render.diagnostics import plural
+
+    skipped = result.skipped
+    entries = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'}"
+    listed = f"; {entries} skipped" if skipped else ""
+    about = f" ({result.about})" if result.about else ""
+    return (
+        f"registry{about}: {plural(len(result.outcomes), 'pair')}, "
+        f"{result.count('ok')} as expected, {result.count('mismatch')} not as expected, "
+        f"{result.count('error')} not checked{listed}"
+    )

@@ -1,0 +1,270 @@
+"""``pair --smoke-run``: its options, gathered into ``SmokeFlags``, and the smoke flow.
+
+The decode runs after a passing static check (or with ``--force``), in the bundled runtime or,
+with ``--engine``, on a serving engine (``cli.engine``); its report is attached to the check's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+from dflash_check.cli.options import SMOKE, DeviceChoice, DtypeChoice, panel_option
+from dflash_check.errors import CheckError
+
+if TYPE_CHECKING:
+    from dflash_check.check.report import CheckReport
+    from dflash_check.cli.engine import EngineFlags
+    from dflash_check.cli.options import HubFlags, OutputOptions
+    from dflash_check.engines.profiles import EngineOptions
+    from dflash_check.smoke.run import SmokeOptions
+    from dflash_check.sources.interface import ModelRef
+
+SmokeRunOpt = Annotated[
+    bool,
+    panel_option(
+        "--smoke-run",
+        panel=SMOKE,
+        help="Also run a real speculative decode (the smoke extra; CUDA or CPU).",
+    ),
+]
+DeviceOpt = Annotated[
+    DeviceChoice,
+    panel_option("--device", panel=SMOKE, metavar="DEVICE", help="Smoke-run device."),
+]
+DtypeOpt = Annotated[
+    DtypeChoice,
+    panel_option(
+        "--dtype",
+        panel=SMOKE,
+        metavar="DTYPE",
+        help="Smoke-run dtype (auto: bfloat16 on CUDA, else float32).",
+    ),
+]
+PromptOpt = Annotated[
+    list[str] | None,
+    panel_option(
+        "--prompt",
+        panel=SMOKE,
+        metavar="TEXT",
+        help="Smoke-run prompt (repeatable; default: built-in prompts).",
+    ),
+]
+MaxNewTokensOpt = Annotated[
+    int,
+    panel_option(
+        "--max-new-tokens", panel=SMOKE, metavar="N", min=1, help="Tokens to generate per prompt."
+    ),
+]
+BlockSizeOpt = Annotated[
+    int | None,
+    panel_option(
+        "--block-size", panel=SMOKE, metavar="N", min=2, help="Override the draft's block_size."
+    ),
+]
+TemperatureOpt = Annotated[
+    float,
+    panel_option(
+        "--temperature",
+        panel=SMOKE,
+        metavar="T",
+        min=0.0,
+        help="0: greedy (checked lossless); above 0: rejection sampling.",
+    ),
+]
+MinAcceptanceOpt = Annotated[
+    float,
+    panel_option(
+        "--min-acceptance",
+        panel=SMOKE,
+        metavar="TAU",
+        min=1.0,
+        help="Fail (exit 1) below this tau (mean tokens per target step).",
+    ),
+]
+NoChatTemplateOpt = Annotated[
+    bool,
+    panel_option(
+        "--no-chat-template",
+        panel=SMOKE,
+        help="Feed prompts raw, without the tokenizer's chat template.",
+    ),
+]
+ForceOpt = Annotated[
+    bool,
+    panel_option(
+        "--force", panel=SMOKE, help="Run the smoke run even when the static check fails."
+    ),
+]
+TrustRemoteCodeOpt = Annotated[
+    bool,
+    panel_option(
+        "--trust-remote-code",
+        panel=SMOKE,
+        help="Let transformers run the target repo's own code (off by default).",
+    ),
+]
+SeedOpt = Annotated[int, panel_option("--seed", panel=SMOKE, metavar="N", help="Sampling seed.")]
+TimingRepeatsOpt = Annotated[
+    int,
+    panel_option(
+        "--timing-repeats",
+        panel=SMOKE,
+        metavar="N",
+        min=1,
+        max=100,
+        help="Timed runs after a warm-up; the speedup is their median.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class SmokeFlags:
+    """The smoke-run options of ``pair``, as typed."""
+
+    smoke_run: bool
+    device: DeviceChoice
+    dtype: DtypeChoice
+    prompts: tuple[str, ...]
+    max_new_tokens: int
+    block_size: int | None
+    temperature: float
+    min_acceptance: float
+    no_chat_template: bool
+    force: bool
+    trust_remote_code: bool
+    seed: int
+    timing_repeats: int
+
+    def options(self, hub: HubFlags) -> SmokeOptions:
+        """Return the smoke runtime's options (its Hub access as the check's)."""
+        from dflash_check.smoke.run import SmokeOptions
+
+        return SmokeOptions(
+            device=self.device.value,
+            dtype=self.dtype.value,
+            prompts=self.prompts,
+            max_new_tokens=self.max_new_tokens,
+            block_size=self.block_size,
+            temperature=self.temperature,
+            min_acceptance=self.min_acceptance,
+            chat_template=not self.no_chat_template,
+            trust_remote_code=self.trust_remote_code,
+            seed=self.seed,
+            token=hub.token,
+            offline=hub.offline,  # HubSource also honours HF_HUB_OFFLINE itself
+            repeats=self.timing_repeats,
+        )
+
+
+def smoke_flags(
+    report: CheckReport,
+    draft: str,
+    draft_ref: ModelRef,
+    target_ref: ModelRef,
+    smoke: SmokeFlags,
+    hub: HubFlags,
+    engines: EngineFlags,
+    out: OutputOptions,
+) -> CheckReport:
+    """``pair --smoke-run``: refuse a draft the runtime cannot decode, then run the decode."""
+    refuse_unsupported(report, draft, out.json, out.output)
+    options = smoke.options(hub)
+    return smoke_pair(
+        report, draft_ref, target_ref, options, smoke.force, out.json, out.output, engines.options()
+    )
+
+
+def refuse_unsupported(
+    report: CheckReport, draft: str, json_output: bool, output: Path | None
+) -> None:
+    """Refuse a draft the bundled runtime cannot decode, before any weight is fetched."""
+    from dflash_check.cli.output import fail
+    from dflash_check.smoke.run import SMOKE_METHODS, SmokeUnsupportedError
+
+    if report.draft.method not in SMOKE_METHODS:
+        # The bundled runtime has no EAGLE-3 head.
+        fail(
+            SmokeUnsupportedError(
+                f"draft {draft}: a {report.draft.method} draft; the smoke run supports "
+                "DFlash and DFlash2 drafts",
+                hint="the static check (without --smoke-run) applies to it",
+            ),
+            json_output,
+            output,
+        )
+
+
+def smoke_pair(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    options: SmokeOptions,
+    force: bool,
+    json_output: bool,
+    output: Path | None = None,
+    engine: EngineOptions | None = None,
+) -> CheckReport:
+    """Run the smoke decode after a passing static check (or with --force); attach it.
+
+    With ``engine`` the decode runs on that serving engine, else in the bundled runtime.
+    """
+    from dataclasses import replace
+
+    from dflash_check.check.report import Verdict
+    from dflash_check.cli.output import fail, stderr_console
+    from dflash_check.smoke.run import run_smoke
+
+    err_console = stderr_console()
+    # --strict decides the exit code, not whether the decode is worth running.
+    if replace(report, strict=False).verdict is Verdict.INCOMPATIBLE and not force:
+        err_console.print(
+            "Smoke run skipped: the static check failed (--force runs it anyway).", markup=False
+        )
+        return report
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("smoke run: {task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+    failed: CheckError | None = None
+    with progress:
+        task = progress.add_task("starting", total=None)
+        try:
+
+            def say(text: str) -> None:
+                progress.update(task, description=text)
+
+            if engine is None:
+                measured = run_smoke(draft, target, options, say)
+            else:
+                from dflash_check.cli.engine import run_engine
+
+                measured = run_engine(report, draft, target, options, engine, say)
+        except CheckError as err:
+            failure = getattr(err, "failure", None)
+            if engine is None or failure is None:
+                failed = err
+            else:
+                # The engine dflash-check launched failed on the pair: a failed smoke run,
+                # with the static verdict kept (a --force run on a broken pair shows both).
+                from dflash_check.smoke.report import SmokeReport
+
+                measured = SmokeReport(
+                    device=engine.engine,
+                    dtype="as served",
+                    block_size=options.block_size or report.draft.block_size or 16,
+                    temperature=options.temperature,
+                    min_acceptance=options.min_acceptance,
+                    cases=(),
+                    failure=failure,
+                )
+    if failed is not None:  # after the spinner is cleared: the error stands alone
+        fail(failed, json_output, output)
+    return replace(report, smoke=measured)

@@ -1,0 +1,80 @@
+"""Each output format's ``Renderer`` over a ``RunResult`` (the rows of ``OUTPUT_FORMATS``).
+
+The table and JSON reports of one pair differ from those of a registry (one pair's report in
+full against a line per pair), so their renderers tell the two apart; the CI formats render
+any run alike and ignore the page (a document has no width).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dflash_check.check.report import CheckReport
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from dflash_check.check.outcome import RunResult
+    from dflash_check.render import Page
+
+
+def pair_report(result: RunResult) -> CheckReport | None:
+    """Return the report when ``result`` is one ``pair`` run (no registry file), else None."""
+    if result.file is None and len(result.outcomes) == 1:
+        report = result.outcomes[0].report
+        if isinstance(report, CheckReport):
+            return report
+    return None
+
+
+def render_run_table(result: RunResult, page: Page) -> str | RenderableType:
+    """The human report: rich for the console, plain text at the page's width for a file."""
+    from dflash_check.render.registry import render_registry_table
+    from dflash_check.render.table import export_text, render_table
+
+    report = pair_report(result)
+    if report is not None:
+        table = render_table(report, page.width, page.verbose)
+    else:
+        table = render_registry_table(result, page.width)
+    return table if page.console else export_text(table, page.width)
+
+
+def render_run_json(result: RunResult, page: Page) -> str:
+    """The JSON report: one pair's report in full, or the registry's list of pairs."""
+    report = pair_report(result)
+    if report is not None:
+        from dflash_check.render.json import render_json
+
+        return render_json(report)
+    from dflash_check.render.registry import render_registry_json
+
+    return render_registry_json(result)
+
+
+def render_run_sarif(result: RunResult, page: Page) -> str:
+    """SARIF 2.1.0 (code scanning)."""
+    from dflash_check.render.sarif import render_sarif
+
+    return render_sarif(result)
+
+
+def render_run_junit(result: RunResult, page: Page) -> str:
+    """JUnit XML (a test case per pair)."""
+    from dflash_check.render.junit import render_junit
+
+    return render_junit(result)
+
+
+def render_run_github(result: RunResult, page: Page) -> str:
+    """GitHub workflow annotations."""
+    from dflash_check.render.github import render_github
+
+    return render_github(result)
+
+
+def render_run_markdown(result: RunResult, page: Page) -> str:
+    """Markdown (a job summary)."""
+    from dflash_check.render.markdown import render_markdown
+
+    return render_markdown(result)

@@ -1,0 +1,89 @@
+"""Regenerate the documentation pages made from the tables: ``python tools/gen_docs.py``.
+
+docs/rules.md, docs/runtimes.md and docs/formats.md are the Markdown forms of the listings
+(``dflash_check.render.listing``, also shown by ``rules``/``runtimes``/``formats --format
+markdown``); docs/cli.md is typer's reference of the app. A development script, outside the
+package: it imports the CLI app, which the package itself never needs to import back.
+``tests/unit/test_docs.py`` fails when a committed page differs from what this writes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from dflash_check.cli.app import app
+from dflash_check.cli.options import fill_help_slots
+from dflash_check.render.listing.formats import formats_markdown
+from dflash_check.render.listing.rules import rules_markdown
+from dflash_check.render.listing.runtimes import runtimes_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli_markdown() -> str:
+    """Return ``docs/cli.md``: typer's generated reference, without HTML entities.
+
+    typer escapes help text for HTML export (``&gt;``, ``&#x27;``); Markdown needs none of it.
+    """
+    import html
+
+    import typer.main
+    from typer.cli import MARKUP_MODE_KEY, get_docs_for_click
+
+    command = typer.main.get_command(app)
+    for sub in getattr(command, "commands", {}).values():
+        fill_help_slots(sub)
+    ctx = typer.Context(command, obj={MARKUP_MODE_KEY: app.rich_markup_mode})
+    text = get_docs_for_click(obj=command, ctx=ctx, name="dflash-check")
+    return html.unescape(text.strip()) + "\n\n" + LOCAL_OR_HUB
+
+
+LOCAL_OR_HUB = """## Local or Hub
+
+A model name (DRAFT, TARGET, or a `pairs.yaml` entry) is a **local path** when
+
+- it starts with `.`, `/` or `~` (`./Qwen3-4B`, `~/models/draft`), or
+- it exists here, or
+- its first path component exists here (`examples/Qwen3-4B-DFlash` when `examples/` does).
+
+Anything else is a **Hub repo id**, `ORG/NAME`, optionally `ORG/NAME:SUBFOLDER` and
+`ORG/NAME@REVISION`. A local path that does not exist is named at once, with the closest
+folder beside it, and never looked up on the Hub: `pair examples/Qwen3-4B-DFlash
+examples/Qwen3-4B` answers `directory not found` (did you mean `examples/Qwen3-4B-DFlash-b16`?)
+in well under a second. To reach a Hub repo whose organisation has the name of a local folder,
+run from another directory.
+"""
+
+
+def limits_markdown() -> str:
+    """Return the README's table of read limits (from ``sources.limits``)."""
+    from dflash_check.fields import MAX_LIST_ITEMS
+    from dflash_check.sources.limits import MB, READ_LIMITS
+
+    lines = ["| input | largest read | real inputs |", "|---|---|---|"]
+    for limit in READ_LIMITS.values():
+        lines.append(f"| {limit.kind} | {limit.max_bytes // MB} MB | {limit.why} |")
+    lines.append(f"| a list of layer ids | {MAX_LIST_ITEMS} entries | real drafts tap 3-8 layers |")
+    return "\n".join(lines) + "\n"
+
+
+DOCS: dict[str, Callable[[], str]] = {
+    "docs/rules.md": rules_markdown,
+    "docs/runtimes.md": runtimes_markdown,
+    "docs/formats.md": formats_markdown,
+    "docs/cli.md": cli_markdown,
+}
+
+
+def main() -> int:
+    """Write every generated page under the repository root."""
+    for path, render in DOCS.items():
+        (ROOT / path).write_text(render())
+        sys.stdout.write(f"wrote {path}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
