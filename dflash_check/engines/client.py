@@ -34,6 +34,7 @@ from dflash_check.engines.profiles import (
     ENGINES,
     EngineProfile,
 )
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.sanitize import one_line, shorten
 from dflash_check.sources.interface import ModelRef
 
@@ -278,7 +279,7 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
             data.get("speculative_draft_model_path"),
             data.get("speculative_algorithm"),
         )
-        if profile.name == "vllm":
+        if profile.name == VLLM.name:
             draft, algorithm = _vllm_speculative(data)
         found = {
             "version": _text_or_none(data.get("version"), 100),
@@ -304,11 +305,11 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
 
 def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine: str) -> None:
     """Refuse a server that reports no speculation, or a draft other than the pair's."""
-    if engine == "sglang" and info.speculative_algorithm is None and info.version is not None:
+    if engine == SGLANG.name and info.speculative_algorithm is None and info.version is not None:
         raise MissingMetricsError(
             f"sglang server at {client.base} runs without speculative decoding "
             "(speculative_algorithm is unset)",
-            hint=ENGINES["sglang"].metrics_hint,
+            hint=ENGINES[SGLANG.name].metrics_hint,
         )
     if info.draft_model is not None and not same_model(info.draft_model, draft.spec):
         raise WrongModelError(

@@ -31,6 +31,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from dflash_check.knowledge.engines import SGLANG, VLLM
+
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
 MAX_SPECULATIVE_TOKENS = 1024
@@ -76,19 +78,19 @@ def draft_tokens(engine: str, block_size: int | None, num_speculative: int | Non
     (the setting DF019 checked), else what a draft of ``block_size`` was trained for. vLLM
     counts the draft tokens; SGLang counts the bonus token too."""
     drafted = num_speculative or (block_size or DEFAULT_BLOCK_SIZE) - 1
-    return drafted if engine == "vllm" else drafted + 1
+    return drafted if engine == VLLM.name else drafted + 1
 
 
 def build_command(spec: LaunchSpec) -> tuple[str, ...]:
     """Return the argv that starts ``spec.engine`` serving the pair."""
-    if spec.engine == "vllm":
+    if spec.engine == VLLM.name:
         argv = ["vllm", "serve", spec.target]
         if spec.speculative:
             config = {
                 "method": vllm_method(spec.method),
                 "model": spec.draft,
                 "num_speculative_tokens": draft_tokens(
-                    "vllm", spec.block_size, spec.num_speculative_tokens
+                    VLLM.name, spec.block_size, spec.num_speculative_tokens
                 ),
             }
             argv += ["--speculative-config", json.dumps(config)]
@@ -96,7 +98,7 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
             argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
         if spec.pipeline_parallel:
             argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
-    elif spec.engine == "sglang":
+    elif spec.engine == SGLANG.name:
         argv = ["python3", "-m", "sglang.launch_server", "--model-path", spec.target]
         if spec.speculative:
             argv += [
@@ -105,7 +107,7 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
                 "--speculative-draft-model-path",
                 spec.draft,
                 "--speculative-num-draft-tokens",
-                str(draft_tokens("sglang", spec.block_size, spec.num_speculative_tokens)),
+                str(draft_tokens(SGLANG.name, spec.block_size, spec.num_speculative_tokens)),
             ]
         if spec.tensor_parallel:
             argv += ["--tp-size", str(spec.tensor_parallel)]
@@ -133,7 +135,7 @@ def launch_command(spec: LaunchSpec, binary: str | None = None) -> tuple[str, ..
     module entry point by ``binary`` (a Python interpreter, default ``python3``); a ``binary``
     named ``vllm`` keeps the console script (``vllm serve``)."""
     argv = list(build_command(spec))
-    if spec.engine != "vllm":
+    if spec.engine != VLLM.name:
         if binary:
             argv[0] = binary
         return tuple(argv)

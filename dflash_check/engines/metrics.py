@@ -29,6 +29,7 @@ from dflash_check.engines.prometheus import (
     parse_metrics,
     total,
 )
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.sanitize import one_line
 from dflash_check.smoke.report import SpecCounts
 
@@ -130,7 +131,7 @@ def vllm_counts(
     client: EngineClient, before: Sequence[Sample], after: Sequence[Sample]
 ) -> tuple[SpecCounts, int]:
     """Return the run's vLLM counter deltas and the number of positions vLLM drafts (K)."""
-    p = ENGINES["vllm"]
+    p = ENGINES[VLLM.name]
     drafts = delta(before, after, p.metric_drafts)
     drafted = delta(before, after, p.metric_draft_tokens)
     accepted = delta(before, after, p.metric_accepted)
@@ -250,7 +251,7 @@ def sglang_counts(
         if verify is None or completion is None:
             raise MissingMetricsError(
                 "sglang /generate answered without spec_verify_ct (speculative decoding is off)",
-                hint=ENGINES["sglang"].metrics_hint,
+                hint=ENGINES[SGLANG.name].metrics_hint,
             )
         steps += verify
         acc = int_or_none(

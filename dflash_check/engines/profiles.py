@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from dflash_check.knowledge.engines import SGLANG, VLLM
+
 EngineName = Literal["vllm", "sglang"]
 
 
@@ -56,8 +58,8 @@ class EngineProfile:
 
 
 ENGINES: dict[str, EngineProfile] = {
-    "sglang": EngineProfile(
-        name="sglang",
+    SGLANG.name: EngineProfile(
+        name=SGLANG.name,
         # /get_server_info is the long-standing path; newer servers also answer /server_info.
         info_paths=("/get_server_info", "/server_info"),
         metric_drafts=None,
@@ -68,8 +70,8 @@ ENGINES: dict[str, EngineProfile] = {
         metric_required="sglang:spec_accept_length",
         metrics_hint="start SGLang with --enable-metrics and a --speculative-algorithm",
     ),
-    "vllm": EngineProfile(
-        name="vllm",
+    VLLM.name: EngineProfile(
+        name=VLLM.name,
         # /server_info answers only in dev mode; it is the one place that names the draft.
         info_paths=("/version", "/server_info?config_format=json"),
         metric_drafts="vllm:spec_decode_num_drafts_total",

@@ -40,6 +40,7 @@ from dflash_check.engines.profiles import (
     ENGINES,
     EngineOptions,
 )
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.smoke.report import (
     EngineRun,
     SmokeCase,
@@ -157,7 +158,7 @@ def run_engine_smoke(
         base_model = served_model(baseline, target)
     block = info.draft_tokens or block_size or 16
     # SGLang's /generate takes raw text: the chat template is vLLM-only here.
-    chat = chat_template and options.engine == "vllm"
+    chat = chat_template and options.engine == VLLM.name
     sampling = {"temperature": temperature, "max_tokens": max_new_tokens, "seed": seed}
     if temperature <= 0:
         sampling["temperature"] = 0.0  # greedy in both engines
@@ -182,7 +183,7 @@ def run_engine_smoke(
             bases.append(None)
     generated = sum(len(a.output_token_ids) for a in answers)
     after = settled(client, profile, before, generated)
-    if options.engine == "vllm":
+    if options.engine == VLLM.name:
         counts, positions = vllm_counts(client, before, after)
         block = positions + 1 if positions else block
     else:
@@ -195,7 +196,7 @@ def run_engine_smoke(
         )
     check_counts(counts, block, f"{options.engine} server at {client.base}")
     grown = delta(before, after, profile.metric_generated)
-    if grown is not None and options.engine == "vllm" and round(grown) > generated:
+    if grown is not None and options.engine == VLLM.name and round(grown) > generated:
         raise SharedServerError(
             f"vllm server at {client.base} generated {round(grown)} tokens during the "
             f"smoke run, {generated} of them for it: other requests share the counters",
@@ -256,6 +257,6 @@ def _complete(
     client: EngineClient, model: str, prompt: str, chat: bool, sampling: Mapping[str, Any]
 ) -> Completion:
     """Decode one prompt the way ``client``'s engine counts speculation per request."""
-    if client.engine == "sglang":
+    if client.engine == SGLANG.name:
         return complete_sglang(client, prompt, sampling)
     return complete_openai(client, model, prompt, chat, sampling)

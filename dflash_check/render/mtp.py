@@ -7,16 +7,13 @@ from typing import Any
 
 from dflash_check.check.mtp import MtpReport, fill
 from dflash_check.check.report import Verdict
+from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM
 from dflash_check.knowledge.mtp import EngineMtp
 from dflash_check.render.diagnostics import wrap
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 
-ENGINE_TITLES = {
-    "vllm": "vLLM",
-    "sglang": "SGLang",
-    "trtllm": "TensorRT-LLM",
-    "llamacpp": "llama.cpp",
-}
+# The engines a target's MTP rows name, titled as the engine table titles them.
+ENGINE_TITLES = {e.name: e.title for e in (VLLM, SGLANG, TRTLLM, LLAMACPP)}
 
 
 def summary_line(report: MtpReport) -> str:

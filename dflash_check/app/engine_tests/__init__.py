@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from dflash_check.errors import ConfigError, RegistryError
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.sources.local import read_capped
 
 Kind = Literal["pairs", "vllm", "sglang"]
@@ -80,22 +81,24 @@ def detect_kind(path: Path, text: str) -> Kind:
     if path.suffix.lower() in (".yaml", ".yml"):
         return "pairs"
     if VLLM_TABLE in text or "_HfExamplesInfo" in text:
-        return "vllm"
+        return VLLM.name
     if SGLANG_MARKER in text:
-        return "sglang"
+        return SGLANG.name
     return "pairs"
 
 
 def load_engine_file(path: Path, display: str, kind: Kind, text: str) -> EngineFile:
     """Read an engine's test file of ``kind`` (``vllm`` or ``sglang``)."""
-    if kind == "vllm":
+    if kind == VLLM.name:
         from dflash_check.app.engine_tests.vllm_registry import read_vllm_registry
 
-        return EngineFile("vllm", checkout_version(path, "vllm"), read_vllm_registry(text, display))
+        return EngineFile(
+            VLLM.name, checkout_version(path, VLLM.name), read_vllm_registry(text, display)
+        )
     from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
 
     return EngineFile(
-        "sglang", checkout_version(path, "sglang"), read_sglang_constants(text, display)
+        SGLANG.name, checkout_version(path, SGLANG.name), read_sglang_constants(text, display)
     )
 
 
@@ -103,8 +106,8 @@ def load_engine_file(path: Path, display: str, kind: Kind, text: str) -> EngineF
 # engines generate ``_version.py`` when built (setuptools-scm), so a git checkout that was
 # never built or installed has none: its release is then reported as unknown.
 _VERSION_FILES = {
-    "vllm": (("..", "..", "vllm", "_version.py"),),
-    "sglang": (("..", "_version.py"), ("..", "version.py")),
+    VLLM.name: (("..", "..", "vllm", "_version.py"),),
+    SGLANG.name: (("..", "_version.py"), ("..", "version.py")),
 }
 # ``__version__ = version = '0.34.0'`` (setuptools-scm) or ``__version__ = "0.5.23"``.
 _VERSION = re.compile(

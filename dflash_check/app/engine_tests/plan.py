@@ -26,6 +26,7 @@ from dflash_check.app.registry import check_one, request_for, select
 from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
 from dflash_check.errors import CheckError, NotADraftError, RegistryError
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.sources.interface import BadModelSpec, parse_model_ref
 
 CHECKED_METHODS = ("dflash", "dflash2", "dspark", "eagle3", "mtp")
@@ -79,7 +80,7 @@ def method_of(entry: EngineEntry, engine: str) -> str | None:
     """Return the entry's method: as stated, else from its name; None: the draft's config says."""
     if entry.method:
         return "mtp" if entry.method.endswith("mtp") else entry.method
-    if engine == "sglang":
+    if engine == SGLANG.name:
         return _SUFFIX_METHODS.get(entry.key)
     name = entry.key.lower().replace("_", "")
     return next((method for needle, method in _KEY_METHODS if needle in name), None)
@@ -221,7 +222,7 @@ def run_plan(
     return outcomes, tuple(sorted(plan.skipped + late, key=lambda k: k.line))
 
 
-ENGINE_TITLES = {"vllm": "vLLM", "sglang": "SGLang"}
+ENGINE_TITLES = {e.name: e.title for e in (VLLM, SGLANG)}
 
 
 def prepare(

@@ -33,6 +33,7 @@ from dflash_check.check.formats.common import (
     token_id_facts,
 )
 from dflash_check.fields import FieldReader
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
 from dflash_check.views import DraftMethod, DraftView, ModelFiles, special_token_ids
 
 # Architecture -> the runtimes whose registries hold it (vLLM registry.py:676-697; SGLang
@@ -40,17 +41,17 @@ from dflash_check.views import DraftMethod, DraftView, ModelFiles, special_token
 # TensorRT-LLM serves DSpark (tensorrt_llm/_torch/speculative/dspark*.py, a DSparkWorker over the
 # DFlash worker); the architectures it accepts were not enumerated, so it is listed for each.
 ARCHITECTURE_RUNTIMES: dict[str, tuple[str, ...]] = {
-    "Qwen3DSparkModel": ("vllm", "sglang", "trtllm"),
-    "DSparkDraftModel": ("vllm", "sglang", "trtllm"),
-    "Qwen3OmniDSparkModel": ("vllm", "trtllm"),
-    "Gemma4DSparkModel": ("vllm", "trtllm"),
-    "K3DSparkModel": ("vllm", "trtllm"),
-    "DSparkV41DraftModel": ("vllm", "trtllm"),
-    "MuseSparkDSparkModel": ("vllm", "trtllm"),
-    "LingDSparkModel": ("sglang", "trtllm"),
-    "DSparkMiniMaxDraftModel": ("sglang", "trtllm"),
-    "Lfm2DSparkDraftModel": ("sglang", "trtllm"),
-    "DeepseekV4ForCausalLMDSpark": ("sglang", "trtllm"),
+    "Qwen3DSparkModel": (VLLM.name, SGLANG.name, TRTLLM.name),
+    "DSparkDraftModel": (VLLM.name, SGLANG.name, TRTLLM.name),
+    "Qwen3OmniDSparkModel": (VLLM.name, TRTLLM.name),
+    "Gemma4DSparkModel": (VLLM.name, TRTLLM.name),
+    "K3DSparkModel": (VLLM.name, TRTLLM.name),
+    "DSparkV41DraftModel": (VLLM.name, TRTLLM.name),
+    "MuseSparkDSparkModel": (VLLM.name, TRTLLM.name),
+    "LingDSparkModel": (SGLANG.name, TRTLLM.name),
+    "DSparkMiniMaxDraftModel": (SGLANG.name, TRTLLM.name),
+    "Lfm2DSparkDraftModel": (SGLANG.name, TRTLLM.name),
+    "DeepseekV4ForCausalLMDSpark": (SGLANG.name, TRTLLM.name),
 }
 ARCHITECTURES: dict[str, DraftMethod] = {a: "dspark" for a in ARCHITECTURE_RUNTIMES}
 
