@@ -14,7 +14,7 @@ import pytest
 from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.report import CheckReport, Severity, Verdict
-from dflash_check.check.rules import RULES_BY_ID
+from dflash_check.check.rules import RULES, RULES_BY_ID
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
 from dflash_check.render.json import render_json
@@ -23,6 +23,7 @@ from dflash_check.sources.safetensors_header import TensorInfo, parse_file_prefi
 from dflash_check.views import DraftView, normalise_target
 from tests.acceptance.test_imports import probe
 from tests.support.helpers import FIXTURES, files, run_cli, write_model
+from tests.support.rule_cases import RuleCases
 
 EAGLE3_FIXTURES = FIXTURES / "eagle3"
 LLAMA_HEAD = EAGLE3_FIXTURES / "yuhuili--EAGLE3-LLaMA3.1-Instruct-8B"
@@ -112,27 +113,15 @@ CASES: dict[str, tuple[Case, Case]] = {
 }
 
 
-def test_every_eagle3_rule_has_cases() -> None:
-    """A new EAGLE-3 rule without cases fails here (DFlash rules:
-    tests/unit/check/test_rules.py)."""
-    eagle3 = {r for r, rule in RULES_BY_ID.items() if rule.methods == ("eagle3",)}
-    assert set(CASES) == eagle3
-    assert all(30 <= int(r[2:]) <= 49 for r in eagle3)
+# The shared pass/fail harness (DFlash's and MTP's cases: test_rules.py, test_mtp.py).
+test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+    owned={r.id for r in RULES if r.methods == ("eagle3",)}, cases=CASES, run=run_case
+).tests()
 
 
-@pytest.mark.parametrize("rule_id", sorted(CASES))
-def test_rule_passes(rule_id: str) -> None:
-    report = run_case(CASES[rule_id][0])
-    assert [f for f in report.findings if f.rule == rule_id] == []
-
-
-@pytest.mark.parametrize("rule_id", sorted(CASES))
-def test_rule_fails(rule_id: str) -> None:
-    report = run_case(CASES[rule_id][1])
-    hits = [f for f in report.findings if f.rule == rule_id]
-    assert hits, report.findings
-    assert hits[0].severity is RULES_BY_ID[rule_id].severity
-    assert hits[0].hint
+def test_eagle3_rule_ids_are_in_their_range() -> None:
+    """EAGLE-3's own rules are DF030-DF049."""
+    assert all(30 <= int(r[2:]) <= 49 for r in CASES)
 
 
 def test_dflash_only_rules_stay_silent() -> None:
