@@ -22,7 +22,7 @@ from dflash_check.render.table import render_text
 from dflash_check.sources.safetensors_header import TensorInfo, parse_file_prefix
 from dflash_check.views import DraftView, normalise_target
 from tests.acceptance.test_imports import probe
-from tests.support.helpers import FIXTURES, files, run_cli, write_model
+from tests.support.helpers import FIXTURES, files, invoke_cli, write_model
 from tests.support.rule_cases import RuleCases
 
 EAGLE3_FIXTURES = FIXTURES / "eagle3"
@@ -261,10 +261,10 @@ def test_one_list_passes_sglang_and_shifts_in_vllm_with_the_tensors_shown() -> N
 
 def test_specforge_recipe_is_compatible_for_sglang_and_says_what_vllm_reads() -> None:
     """Checked for SGLang alone it passes (exit 0); the portable report says vLLM's reading."""
-    ok = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "sglang")
+    ok = invoke_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "sglang")
     assert ok.returncode == 0, ok.stdout
     assert "hidden_states[2, 12, 22]  compatible" in ok.stdout
-    full = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B))
+    full = invoke_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B))
     assert full.returncode == 1
     flat = " ".join(full.stdout.split())
     assert "vllm reads eagle_aux_hidden_state_layer_ids, dflash_config.target_layer_ids" in flat
@@ -317,7 +317,7 @@ def test_json_carries_each_runtimes_reading() -> None:
 
 
 def test_smoke_run_refuses_eagle3(tmp_path: Path) -> None:
-    proc = run_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "--smoke-run")
+    proc = invoke_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "--smoke-run")
     assert proc.returncode == 3
     assert "the smoke run supports DFlash and DFlash2" in proc.stderr
 
@@ -325,7 +325,7 @@ def test_smoke_run_refuses_eagle3(tmp_path: Path) -> None:
 def test_bad_ids_are_one_line(tmp_path: Path) -> None:
     cfg = config(LLAMA_HEAD) | {"eagle_config": {"eagle_aux_hidden_state_layer_ids": "1,2,3"}}
     write_model(tmp_path / "head", cfg)
-    proc = run_cli("pair", str(tmp_path / "head"), str(LLAMA_31))
+    proc = invoke_cli("pair", str(tmp_path / "head"), str(LLAMA_31))
     assert proc.returncode == 3
     assert "eagle_config.eagle_aux_hidden_state_layer_ids" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -333,7 +333,7 @@ def test_bad_ids_are_one_line(tmp_path: Path) -> None:
 
 def test_a_runtime_without_an_eagle3_row_is_refused_in_one_line() -> None:
     """The z-lab reference has no EAGLE-3 reading: exit 3 naming the runtimes that do."""
-    proc = run_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "-r", "reference")
+    proc = invoke_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "-r", "reference")
     assert proc.returncode == 3
     assert "runtime reference has no reading of EAGLE-3 heads" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -341,6 +341,6 @@ def test_a_runtime_without_an_eagle3_row_is_refused_in_one_line() -> None:
 
 def test_portable_plus_specforge_keeps_specforge() -> None:
     """An opt-in row named next to portable is checked (SpecForge has EAGLE-3 rows only)."""
-    proc = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "portable,specforge")
+    proc = invoke_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "portable,specforge")
     assert "\n  specforge " in proc.stdout
     assert "checked for portable and specforge" in proc.stdout.replace("\n  ", " ")
