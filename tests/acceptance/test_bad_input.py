@@ -20,8 +20,8 @@ from tests.support.helpers import (
     SEED_DRAFT,
     draft_config,
     files,
+    invoke_cli,
     qwen3_4b_config,
-    run_cli,
     write_model,
 )
 
@@ -194,7 +194,7 @@ def test_cli_bad_draft_is_one_line_exit_3(tmp_path: Path, case: str) -> None:
     """Through the real CLI: exit 3, an 'Error:' line naming the file, no traceback."""
     text, needle = CLI_CASES[case]
     draft = write_model(tmp_path / "draft", text)
-    proc = run_cli("pair", str(draft), str(QWEN3_4B))
+    proc = invoke_cli("pair", str(draft), str(QWEN3_4B))
     assert proc.returncode == 3, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     error_lines = [line for line in proc.stderr.splitlines() if line.startswith("Error:")]
@@ -206,7 +206,7 @@ def test_cli_bad_draft_is_one_line_exit_3(tmp_path: Path, case: str) -> None:
 
 def test_cli_missing_directory(tmp_path: Path) -> None:
     """A directory that does not exist: exit 3, named."""
-    proc = run_cli("pair", str(SEED_DRAFT), str(tmp_path / "gone"))
+    proc = invoke_cli("pair", str(SEED_DRAFT), str(tmp_path / "gone"))
     assert proc.returncode == 3
     assert "target" in proc.stderr and "directory not found" in proc.stderr
 
@@ -214,6 +214,6 @@ def test_cli_missing_directory(tmp_path: Path) -> None:
 def test_cli_debug_shows_traceback(tmp_path: Path) -> None:
     """DFLASH_CHECK_DEBUG=1 shows the traceback on request."""
     draft = write_model(tmp_path / "draft", "{")
-    proc = run_cli("pair", str(draft), str(QWEN3_4B), env={"DFLASH_CHECK_DEBUG": "1"})
+    proc = invoke_cli("pair", str(draft), str(QWEN3_4B), env={"DFLASH_CHECK_DEBUG": "1"})
     assert proc.returncode == 3
     assert "Traceback" in proc.stderr

@@ -23,7 +23,7 @@ from tests.support.helpers import (
     SEED_DRAFT,
     draft_config,
     fc_tensors,
-    run_cli,
+    invoke_cli,
     write_model,
 )
 
@@ -135,7 +135,7 @@ def test_corpus(tmp_path: Path, case: str) -> None:
     args = build(tmp_path)
     for env in ({}, {"DFLASH_CHECK_DEBUG": "1"}):
         start = time.monotonic()
-        proc = run_cli(*args, env=env)
+        proc = invoke_cli(*args, env=env)
         assert time.monotonic() - start < 10
         assert proc.returncode == code, (env, proc.stderr)
         assert "unexpected" not in proc.stderr
@@ -169,7 +169,7 @@ def test_deeply_nested_model_card_is_ignored(tmp_path: Path) -> None:
     """A model card whose front matter nests 50,000 levels is not the pair's problem."""
     d = copy_model(SEED_DRAFT, tmp_path / "d")
     (d / "README.md").write_text("---\nbase_model: " + "[" * 50_000 + "\n---\n")
-    proc = run_cli("pair", str(d), str(QWEN3_4B))
+    proc = invoke_cli("pair", str(d), str(QWEN3_4B))
     assert proc.returncode == 0, proc.stderr
 
 
@@ -232,7 +232,7 @@ def test_output_symlink_is_refused(tmp_path: Path) -> None:
     victim.write_text("precious")
     link = tmp_path / "report.json"
     link.symlink_to(victim)
-    proc = run_cli(*SEED_ARGS, "-f", "json", "-o", str(link))
+    proc = invoke_cli(*SEED_ARGS, "-f", "json", "-o", str(link))
     assert proc.returncode == 3
     assert "symbolic link; refused" in proc.stderr
     assert victim.read_text() == "precious" and link.is_symlink()
@@ -273,7 +273,7 @@ def test_layer_picture_is_bounded(tmp_path: Path) -> None:
     huge_target = write_model(tmp_path / "t", target)
     for args in ((huge_id, QWEN3_4B), (SEED_DRAFT, huge_target)):
         start = time.monotonic()
-        proc = run_cli("pair", str(args[0]), str(args[1]), "--verbose")  # the picture's view
+        proc = invoke_cli("pair", str(args[0]), str(args[1]), "--verbose")  # the picture's view
         assert time.monotonic() - start < 10
         assert proc.returncode == 1, proc.stderr
         (picture,) = [line for line in proc.stdout.splitlines() if "target layers 0" in line]
@@ -392,7 +392,7 @@ def test_mtp_scan_is_linear_in_k_and_the_index(tmp_path: Path) -> None:
     index = json.dumps({"metadata": {}, "weight_map": weight_map})
     (folder / "model.safetensors.index.json").write_text(index)
     start = time.monotonic()
-    proc = run_cli("pair", str(folder), "--format", "json")
+    proc = invoke_cli("pair", str(folder), "--format", "json")
     assert time.monotonic() - start < 20
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)

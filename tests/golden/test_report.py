@@ -20,7 +20,7 @@ from dflash_check.render.diagnostics import diagnostics, summary_line, wrap
 from dflash_check.render.table import render_text
 from dflash_check.smoke.report import SmokeCase, SmokeReport
 from dflash_check.sources.interface import parse_model_ref
-from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, run_cli
+from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, invoke_cli
 from tests.support.hubserver import LoopbackHub, serve
 
 SEED = ("examples/Qwen3-4B-DFlash-b16", "examples/Qwen3.5-4B")
@@ -111,7 +111,7 @@ def test_one_count_everywhere(report: CheckReport) -> None:
     assert len(diagnostics(report)) == 4
     assert summary_line(report) == "incompatible (3 errors, 1 warning)"
     assert "3 errors, 1 warning" in render_text(report, 80)
-    proc = run_cli("pair", *SEED, "-f", "json")
+    proc = invoke_cli("pair", *SEED, "-f", "json")
     assert proc.returncode == 1
     assert proc.stderr.strip() == "dflash-check: incompatible (3 errors, 1 warning)"
     data = json.loads(proc.stdout)
@@ -151,7 +151,7 @@ def test_wrap_keeps_short_lists_and_bounds_whole() -> None:
 @pytest.mark.parametrize("width", [80, 120])
 def test_table_golden(width: int) -> None:
     """The default report of the seed pair, as a terminal of that width shows it."""
-    proc = run_cli("pair", *SEED, env={"COLUMNS": str(width)})
+    proc = invoke_cli("pair", *SEED, env={"COLUMNS": str(width)})
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == ""
     check_golden(f"pair.table.{width}.txt", proc.stdout)
@@ -159,7 +159,7 @@ def test_table_golden(width: int) -> None:
 
 def test_registry_table_golden_80() -> None:
     """The registry table at 80 columns: one line per pair, full ids, details for failures."""
-    proc = run_cli(
+    proc = invoke_cli(
         "registry", "tests/fixtures/registry/pairs.yaml", "-j", "1", env={"COLUMNS": "80"}
     )
     assert proc.returncode == 3  # a pair not checked outranks a mismatch
@@ -205,16 +205,16 @@ def test_no_color_when_not_a_terminal() -> None:
 )
 def test_runtime_takes_a_list(args: tuple[str, ...]) -> None:
     """Repeated and comma-separated --runtime both mean a list; no value is dropped."""
-    proc = run_cli("pair", *SEED, *args, "-f", "json")
+    proc = invoke_cli("pair", *SEED, *args, "-f", "json")
     assert proc.returncode == 1, proc.stderr
     assert list(json.loads(proc.stdout)["runtimes"]) == ["vllm", "sglang"]
 
 
 def test_runtime_portable_wins_and_unknown_is_refused() -> None:
     """'portable' among the values means every runtime; a typo gets the closest name."""
-    proc = run_cli("pair", *SEED, "-r", "vllm", "-r", "portable", "-f", "json")
+    proc = invoke_cli("pair", *SEED, "-r", "vllm", "-r", "portable", "-f", "json")
     assert len(json.loads(proc.stdout)["runtimes"]) == 6
-    bad = run_cli("pair", *SEED, "-r", "vllm,sglan")
+    bad = invoke_cli("pair", *SEED, "-r", "vllm,sglan")
     assert bad.returncode == 2
     assert "unknown runtime 'sglan'" in bad.stderr and "did you mean 'sglang'" in bad.stderr
 
@@ -236,7 +236,7 @@ def test_output_to_missing_directory_fails_before_any_work(
 ) -> None:
     """A missing --output directory: exit 2 in under a second, and the Hub never asked."""
     start = time.monotonic()
-    proc = run_cli(
+    proc = invoke_cli(
         "pair",
         "z-lab/Qwen3-4B-DFlash-b16",
         "Qwen/Qwen3-4B",
@@ -264,7 +264,7 @@ def test_output_to_missing_directory_fails_before_any_work(
 
 def test_output_directory_or_unwritable_is_refused(tmp_path: Path) -> None:
     """--output naming a directory is a usage error too."""
-    proc = run_cli("pair", *SEED, "-o", str(tmp_path))
+    proc = invoke_cli("pair", *SEED, "-o", str(tmp_path))
     assert proc.returncode == 2 and "is a directory" in proc.stderr
 
 
@@ -272,7 +272,7 @@ def test_output_directory_or_unwritable_is_refused(tmp_path: Path) -> None:
 def test_output_is_honoured_by_every_format(tmp_path: Path, fmt: str) -> None:
     """The report goes to the file, a one-line summary to stderr, nothing to stdout."""
     out = tmp_path / "report.out"
-    proc = run_cli("pair", *SEED, "-f", fmt, "-o", str(out))
+    proc = invoke_cli("pair", *SEED, "-f", fmt, "-o", str(out))
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.strip() == (
@@ -285,7 +285,7 @@ def test_output_is_honoured_by_every_format(tmp_path: Path, fmt: str) -> None:
 def test_json_error_goes_to_the_output_file(tmp_path: Path) -> None:
     """A pair that cannot be checked: with -f json -o, the error object is the file."""
     out = tmp_path / "report.json"
-    proc = run_cli("pair", str(tmp_path / "nowhere"), SEED[1], "-f", "json", "-o", str(out))
+    proc = invoke_cli("pair", str(tmp_path / "nowhere"), SEED[1], "-f", "json", "-o", str(out))
     assert proc.returncode == 3
     assert proc.stdout == ""
     assert proc.stderr.startswith("Error: draft ")
@@ -298,14 +298,15 @@ def test_explain_a_rule() -> None:
     from dflash_check.check.rules import RULES_BY_ID
 
     rule = RULES_BY_ID["DF004"]
-    proc = run_cli("explain", "DF004", env={"COLUMNS": "80"})
+    proc = invoke_cli("explain", "DF004", env={"COLUMNS": "80"})
     assert proc.returncode == 0
     text = flat(proc.stdout)
     assert flat(f"why: {rule.why}") in text
     assert flat(f"fix: {rule.fix}") in text
     assert f"runtimes: {', '.join(rule.runtimes)}" in text
-    assert run_cli("rules", "df004", env={"COLUMNS": "80"}).stdout == proc.stdout
-    assert run_cli("explain", "layer-id-out-of-range", env={"COLUMNS": "80"}).stdout == proc.stdout
+    assert invoke_cli("rules", "df004", env={"COLUMNS": "80"}).stdout == proc.stdout
+    by_name = invoke_cli("explain", "layer-id-out-of-range", env={"COLUMNS": "80"})
+    assert by_name.stdout == proc.stdout
 
 
 @pytest.mark.parametrize(
@@ -313,7 +314,7 @@ def test_explain_a_rule() -> None:
 )
 def test_explain_unknown_rule_is_a_usage_error(query: str, close: str | None) -> None:
     """An unknown id: exit 2, with the closest match when there is one."""
-    proc = run_cli("explain", query)
+    proc = invoke_cli("explain", query)
     assert proc.returncode == 2
     assert f"no rule {query!r}" in proc.stderr
     if close:
@@ -324,7 +325,7 @@ def test_rules_lists_why_and_fix_for_every_rule() -> None:
     """`rules` shows why and fix for every rule, DF090-DF092 included."""
     from dflash_check.check.rules import ALL_RULES
 
-    out = run_cli("rules", "--long", env={"COLUMNS": "80"}).stdout
+    out = invoke_cli("rules", "--long", env={"COLUMNS": "80"}).stdout
     for r in ALL_RULES:
         assert f"{r.id}  {r.severity.value}  {r.name}" in out
     assert out.count("  why: ") == len(ALL_RULES)
@@ -336,7 +337,7 @@ def test_rules_is_one_line_per_rule_sorted_by_id() -> None:
     """`rules`: one line per rule within the width, by id; the names are never cut."""
     from dflash_check.check.rules import ALL_RULES
 
-    out = run_cli("rules", env={"COLUMNS": "80"}).stdout
+    out = invoke_cli("rules", env={"COLUMNS": "80"}).stdout
     lines = [line for line in out.splitlines() if line.startswith("DF")]
     assert [line.split()[0] for line in lines] == sorted(r.id for r in ALL_RULES)
     assert all(len(line) <= 80 for line in lines)
@@ -344,13 +345,13 @@ def test_rules_is_one_line_per_rule_sorted_by_id() -> None:
     for line in lines:
         assert line.split()[2] == by_id[line.split()[0]].name
     assert "why:" not in out
-    data = json.loads(run_cli("rules", "-f", "json").stdout)
+    data = json.loads(invoke_cli("rules", "-f", "json").stdout)
     assert {"DF090", "DF091", "DF092"} <= {r["id"] for r in data["rules"]}
 
 
 def test_help_shows_usage_exit_codes_and_revisions() -> None:
     """--help: `[DRAFT] TARGET`, the exit codes, and the @REVISION form."""
-    out = run_cli("pair", "--help", env={"COLUMNS": "120"}).stdout
+    out = invoke_cli("pair", "--help", env={"COLUMNS": "120"}).stdout
     assert "pair [OPTIONS] [DRAFT] TARGET" in out
     assert "{" not in out.split("\n", 3)[1]
     assert "Exit codes:" in out and "3  could not check" in out

@@ -415,7 +415,9 @@ def serve(state: EngineState, port: int = 0) -> Iterator[EngineServer]:
     """Run a fake engine on loopback (a free port unless given) for the duration of the block."""
     server = _Server(("127.0.0.1", port), _Handler)
     server.state = state
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: the default 0.5 s would be paid by every test
+    # that starts a server.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield EngineServer(state, f"http://127.0.0.1:{server.server_address[1]}")

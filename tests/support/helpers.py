@@ -103,3 +103,27 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         env=full_env,
         timeout=120,
     )
+
+
+def invoke_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the CLI in this process (typer's CliRunner), with ``run_cli``'s environment.
+
+    For tests about what the CLI says and its exit code, not about its process: a subprocess
+    costs a Python start-up and every import again (~0.3 s of CPU each). An exception the CLI
+    does not turn into an exit code is raised here, not hidden in the result.
+    """
+    from typer.testing import CliRunner
+
+    from dflash_check.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        list(args),
+        env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})},
+        prog_name="python -m dflash_check",  # what click names the program when run with -m
+    )
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(
+        ["dflash_check", *args], result.exit_code, result.stdout, result.stderr
+    )

@@ -6,7 +6,7 @@ import re
 
 import yaml
 
-from tests.support.helpers import REPO, run_cli
+from tests.support.helpers import REPO, invoke_cli
 
 SEED = (str(REPO / "examples" / "Qwen3-4B-DFlash-b16"), str(REPO / "examples" / "Qwen3-4B"))
 BAD_TARGET = str(REPO / "examples" / "Qwen3.5-4B")
@@ -64,8 +64,8 @@ def test_nothing_points_at_a_package_index_page() -> None:
 
 def test_markdown_pair_report_states_the_table_counts() -> None:
     """--format markdown: the verdict with the table's counts, one row per problem."""
-    table = run_cli("pair", SEED[0], BAD_TARGET)
-    md = run_cli("pair", SEED[0], BAD_TARGET, "--format", "markdown")
+    table = invoke_cli("pair", SEED[0], BAD_TARGET)
+    md = invoke_cli("pair", SEED[0], BAD_TARGET, "--format", "markdown")
     assert md.returncode == table.returncode == 1
     counts = re.search(r"(\d+ errors?, \d+ warnings?)", table.stdout)
     assert counts is not None
@@ -78,7 +78,7 @@ def test_markdown_pair_report_states_the_table_counts() -> None:
 
 def test_github_summary_of_one_pair_says_its_verdict() -> None:
     """`pair --format github` ends with the pair's verdict, not a count of pairs."""
-    proc = run_cli("pair", *SEED, "--format", "github")
+    proc = invoke_cli("pair", *SEED, "--format", "github")
     assert proc.returncode == 0
     last = proc.stdout.splitlines()[-1]
     assert last.startswith("::notice title=dflash-check::") and last.endswith(": compatible")

@@ -47,7 +47,7 @@ from tests.support.helpers import (
     files,
     qwen3_4b_config,
 )
-from tests.support.helpers import run_cli as cli
+from tests.support.helpers import invoke_cli as cli
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
 
 # Anything a terminal could act on: C0 but newline, DEL, C1.

@@ -14,7 +14,7 @@ import pytest
 from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.report import CheckReport, Severity, Verdict
-from dflash_check.check.rules import RULES_BY_ID
+from dflash_check.check.rules import RULES, RULES_BY_ID
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
@@ -23,7 +23,8 @@ from dflash_check.render.table import render_text
 from dflash_check.sources.safetensors_header import parse_file_prefix
 from dflash_check.views import DraftView, TensorInfo
 from tests.acceptance.test_imports import probe
-from tests.support.helpers import FIXTURES, files, run_cli, write_model
+from tests.support.helpers import FIXTURES, files, invoke_cli, write_model
+from tests.support.rule_cases import RuleCases
 
 EAGLE3_FIXTURES = FIXTURES / "eagle3"
 LLAMA_HEAD = EAGLE3_FIXTURES / "yuhuili--EAGLE3-LLaMA3.1-Instruct-8B"
@@ -113,27 +114,15 @@ CASES: dict[str, tuple[Case, Case]] = {
 }
 
 
-def test_every_eagle3_rule_has_cases() -> None:
-    """A new EAGLE-3 rule without cases fails here (DFlash rules:
-    tests/unit/check/test_rules.py)."""
-    eagle3 = {r for r, rule in RULES_BY_ID.items() if rule.methods == ("eagle3",)}
-    assert set(CASES) == eagle3
-    assert all(30 <= int(r[2:]) <= 49 for r in eagle3)
+# The shared pass/fail harness (DFlash's and MTP's cases: test_rules.py, test_mtp.py).
+test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+    owned={r.id for r in RULES if r.methods == ("eagle3",)}, cases=CASES, run=run_case
+).tests()
 
 
-@pytest.mark.parametrize("rule_id", sorted(CASES))
-def test_rule_passes(rule_id: str) -> None:
-    report = run_case(CASES[rule_id][0])
-    assert [f for f in report.findings if f.rule == rule_id] == []
-
-
-@pytest.mark.parametrize("rule_id", sorted(CASES))
-def test_rule_fails(rule_id: str) -> None:
-    report = run_case(CASES[rule_id][1])
-    hits = [f for f in report.findings if f.rule == rule_id]
-    assert hits, report.findings
-    assert hits[0].severity is RULES_BY_ID[rule_id].severity
-    assert hits[0].hint
+def test_eagle3_rule_ids_are_in_their_range() -> None:
+    """EAGLE-3's own rules are DF030-DF049."""
+    assert all(30 <= int(r[2:]) <= 49 for r in CASES)
 
 
 def test_dflash_only_rules_stay_silent() -> None:
@@ -273,10 +262,10 @@ def test_one_list_passes_sglang_and_shifts_in_vllm_with_the_tensors_shown() -> N
 
 def test_specforge_recipe_is_compatible_for_sglang_and_says_what_vllm_reads() -> None:
     """Checked for SGLang alone it passes (exit 0); the portable report says vLLM's reading."""
-    ok = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "sglang")
+    ok = invoke_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "sglang")
     assert ok.returncode == 0, ok.stdout
     assert "hidden_states[2, 12, 22]  compatible" in ok.stdout
-    full = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B))
+    full = invoke_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B))
     assert full.returncode == 1
     flat = " ".join(full.stdout.split())
     assert "vllm reads eagle_aux_hidden_state_layer_ids, dflash_config.target_layer_ids" in flat
@@ -329,7 +318,7 @@ def test_json_carries_each_runtimes_reading() -> None:
 
 
 def test_smoke_run_refuses_eagle3(tmp_path: Path) -> None:
-    proc = run_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "--smoke-run")
+    proc = invoke_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "--smoke-run")
     assert proc.returncode == 3
     assert "the smoke run supports DFlash and DFlash2" in proc.stderr
 
@@ -337,7 +326,7 @@ def test_smoke_run_refuses_eagle3(tmp_path: Path) -> None:
 def test_bad_ids_are_one_line(tmp_path: Path) -> None:
     cfg = config(LLAMA_HEAD) | {"eagle_config": {"eagle_aux_hidden_state_layer_ids": "1,2,3"}}
     write_model(tmp_path / "head", cfg)
-    proc = run_cli("pair", str(tmp_path / "head"), str(LLAMA_31))
+    proc = invoke_cli("pair", str(tmp_path / "head"), str(LLAMA_31))
     assert proc.returncode == 3
     assert "eagle_config.eagle_aux_hidden_state_layer_ids" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -345,7 +334,7 @@ def test_bad_ids_are_one_line(tmp_path: Path) -> None:
 
 def test_a_runtime_without_an_eagle3_row_is_refused_in_one_line() -> None:
     """The z-lab reference has no EAGLE-3 reading: exit 3 naming the runtimes that do."""
-    proc = run_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "-r", "reference")
+    proc = invoke_cli("pair", str(LLAMA_HEAD), str(LLAMA_31), "-r", "reference")
     assert proc.returncode == 3
     assert "runtime reference has no reading of EAGLE-3 heads" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -353,6 +342,6 @@ def test_a_runtime_without_an_eagle3_row_is_refused_in_one_line() -> None:
 
 def test_portable_plus_specforge_keeps_specforge() -> None:
     """An opt-in row named next to portable is checked (SpecForge has EAGLE-3 rows only)."""
-    proc = run_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "portable,specforge")
+    proc = invoke_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "portable,specforge")
     assert "\n  specforge " in proc.stdout
     assert "checked for portable and specforge" in proc.stdout.replace("\n  ", " ")

@@ -22,7 +22,7 @@ from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.render.table import render_text
 from dflash_check.views import IdSource, TensorInfo
-from tests.support.helpers import FIXTURES, fc_tensors, files, run_cli, write_model
+from tests.support.helpers import FIXTURES, fc_tensors, files, invoke_cli, write_model
 
 DRAFTS = FIXTURES / "drafts"
 TARGETS = FIXTURES / "targets"
@@ -99,7 +99,7 @@ def test_dspark_export_is_compatible_with_its_target(tmp_path: Path) -> None:
     assert report.findings == ()
     # The same through the CLI, with a header-only model.safetensors.
     draft = write_model(tmp_path / "draft", cfg, header(cfg, 5120))
-    result = run_cli("pair", str(draft), str(QWEN36_27B))
+    result = invoke_cli("pair", str(draft), str(QWEN36_27B))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("compatible")
 
@@ -120,7 +120,7 @@ def test_dspark_training_layout_fails_vllm_only() -> None:
 
 def test_dspark_cli_names_the_rule_for_the_training_layout() -> None:
     """End to end: exit 1, DF025 and the runtime in the report."""
-    result = run_cli("pair", str(DSPARK_TRAINING), str(QWEN3_8B), "-r", "vllm,sglang")
+    result = invoke_cli("pair", str(DSPARK_TRAINING), str(QWEN3_8B), "-r", "vllm,sglang")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "error[DF025]" in result.stdout
     assert "not a DFlash draft" not in result.stdout + result.stderr
@@ -289,7 +289,7 @@ def test_malformed_dspark_keys_are_one_line(
 ) -> None:
     """Ill-typed DSpark keys are malformed input: exit 3, one line naming the field."""
     draft = write_model(tmp_path / "draft", config(DSPARK_EXPORT) | changes)
-    result = run_cli("pair", str(draft), str(QWEN36_27B))
+    result = invoke_cli("pair", str(draft), str(QWEN36_27B))
     assert result.returncode == 3, result.stdout + result.stderr
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
@@ -339,7 +339,7 @@ def test_muse_assistant_compatible_with_muse_glimmer(tmp_path: Path) -> None:
     tensors = header(cfg, 6656)
     tensors["encoder.fc.weight"] = tensors.pop("fc.weight")  # the assistant's name for fc
     draft = write_model(tmp_path / "draft", cfg, tensors)
-    result = run_cli("pair", str(draft), str(MUSE_TARGET), "--format", "json")
+    result = invoke_cli("pair", str(draft), str(MUSE_TARGET), "--format", "json")
     assert result.returncode == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     assert data["verdict"] == "compatible"
@@ -374,7 +374,7 @@ def test_laguna_compatible_with_its_target(tmp_path: Path) -> None:
     tensors = header(cfg, 3072)
     tensors |= {f"aux_hidden_norms.{i}.weight": TensorInfo("BF16", (3072,)) for i in range(6)}
     draft = write_model(tmp_path / "draft", cfg, tensors)
-    result = run_cli("pair", str(draft), str(LAGUNA_TARGET))
+    result = invoke_cli("pair", str(draft), str(LAGUNA_TARGET))
     assert result.returncode == 0, result.stdout + result.stderr
     view = normalise_draft(files("draft", cfg))
     assert (view.format, view.layer_ids_key) == ("laguna", "dflash_config.target_layer_ids")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +14,14 @@ from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.mtp import MtpReport, check_target_mtp
 from dflash_check.check.report import CheckReport, Verdict
-from dflash_check.check.rules import RULES_BY_ID
+from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.cli import app
 from dflash_check.errors import NotADraftError
 from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
 from dflash_check.views import ModelFiles, TensorInfo
 from tests.support.helpers import files, write_model
 from tests.support.paths import FIXTURES
+from tests.support.rule_cases import RuleCases
 
 # deepseek-ai/DeepSeek-V3 (model-facts.md): 61 layers, hidden 7168, vocabulary 129280, one MTP
 # layer; its NextN export keeps the config and names the MTP layer model.layers.61.
@@ -46,6 +47,64 @@ def header(layer: int) -> dict[str, TensorInfo]:
 
 def check(target: dict[str, Any], layer: int = 61) -> CheckReport:
     return run_check(files("draft", NEXTN, header(layer)), files("target", target))
+
+
+@dataclass(frozen=True)
+class Case:
+    """A DeepSeek-V3-like target, checked with its NextN draft or alone."""
+
+    target: dict[str, Any] = field(default_factory=lambda: DEEPSEEK_V3)
+    nextn_layer: int | None = None
+    """A NextN draft checkpoint with its MTP layer under this index; None: the target alone."""
+    tensors: frozenset[str] | None = None
+    """The target's tensor names (from its index); None: not read."""
+    spec_tokens: int | None = None
+    """``--num-speculative-tokens``."""
+
+
+def run_case(case: Case) -> CheckReport | MtpReport:
+    """Check the pair (DF040) or the target alone (DF041-DF045)."""
+    if case.nextn_layer is not None:
+        return check(case.target, case.nextn_layer)
+    names = None if case.tensors is None else set(case.tensors)
+    return check_target_mtp(
+        files("target", case.target),
+        names,
+        "index" if names is not None else "",
+        num_speculative_tokens=case.spec_tokens,
+    )
+
+
+def k(layers: int) -> dict[str, Any]:
+    """DeepSeek-V3 stating ``layers`` MTP layers."""
+    return DEEPSEEK_V3 | {"num_nextn_predict_layers": layers}
+
+
+CASES: dict[str, tuple[Case, Case]] = {
+    "DF040": (
+        Case(nextn_layer=61),
+        Case(DEEPSEEK_V3 | {"hidden_size": 4096}, nextn_layer=61),
+    ),
+    "DF041": (Case(), Case(DEEPSEEK_V3 | {"num_nextn_predict_layers": None})),
+    "DF042": (
+        Case(
+            tensors=frozenset({"model.layers.60.mlp.gate.weight", "model.layers.61.eh_proj.weight"})
+        ),
+        Case(tensors=frozenset({"model.layers.60.mlp.gate.weight", "lm_head.weight"})),
+    ),
+    "DF043": (
+        Case(),
+        Case(DEEPSEEK_V3 | {"architectures": ["SomeNewForCausalLM"], "model_type": "some_new"}),
+    ),
+    # k = 2 MTP layers: 4 draft tokens reuse them (DF045), 3 do not divide evenly (DF044).
+    "DF044": (Case(k(2), spec_tokens=4), Case(k(2), spec_tokens=3)),
+    "DF045": (Case(k(1), spec_tokens=1), Case(k(1), spec_tokens=3)),
+}
+
+# The shared pass/fail harness (DFlash's and EAGLE-3's cases: test_rules.py, test_eagle3.py).
+test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+    owned={r.id for r in ALL_RULES if r.methods == ("mtp",)}, cases=CASES, run=run_case
+).tests()
 
 
 def test_nextn_checkpoint_is_read_as_mtp() -> None:

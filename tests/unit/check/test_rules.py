@@ -7,15 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pytest
-
 from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity
-from dflash_check.check.rules import RULES, RULES_BY_ID
+from dflash_check.check.rules import RULES
 from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.sources.safetensors_header import dflash2_draft_tensors
 from dflash_check.views import TensorInfo
 from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.rule_cases import RuleCases
 
 Config = dict[str, Any]
 
@@ -280,26 +279,10 @@ def run_case(case: Case) -> CheckReport:
     )
 
 
-def test_every_rule_has_cases() -> None:
-    """A new rule without cases fails here (EAGLE-3's and MTP's: test_eagle3.py, test_mtp.py)."""
-    assert set(CASES) == {r for r, rule in RULES_BY_ID.items() if "dflash" in rule.methods}
-
-
-@pytest.mark.parametrize("rule_id", sorted(CASES))
-def test_rule_passes(rule_id: str) -> None:
-    """The passing case raises no finding of the rule."""
-    report = run_case(CASES[rule_id][0])
-    assert [f for f in report.findings if f.rule == rule_id] == []
-
-
-@pytest.mark.parametrize("rule_id", sorted(CASES))
-def test_rule_fails(rule_id: str) -> None:
-    """The failing case raises the rule with its severity."""
-    report = run_case(CASES[rule_id][1])
-    hits = [f for f in report.findings if f.rule == rule_id]
-    assert hits, report.findings
-    assert hits[0].severity is RULES_BY_ID[rule_id].severity
-    assert hits[0].hint
+# The shared pass/fail harness (EAGLE-3's and MTP's cases: test_eagle3.py, test_mtp.py).
+test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+    owned={r.id for r in RULES if "dflash" in r.methods}, cases=CASES, run=run_case
+).tests()
 
 
 def test_seed_pair_is_clean() -> None:

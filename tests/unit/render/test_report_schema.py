@@ -8,7 +8,7 @@ import re
 import jsonschema
 import pytest
 
-from tests.support.helpers import REPO, run_cli
+from tests.support.helpers import REPO, invoke_cli
 
 SCHEMA = json.loads((REPO / "docs" / "report.schema.json").read_text())
 EXAMPLES = REPO / "examples"
@@ -27,14 +27,14 @@ DRAFT = str(EXAMPLES / "Qwen3-4B-DFlash-b16")
 )
 def test_every_json_validates(args: tuple[str, ...]) -> None:
     """Each kind of JSON the tool prints validates against the published schema."""
-    proc = run_cli("pair", *args, "--format", "json")
+    proc = invoke_cli("pair", *args, "--format", "json")
     assert proc.returncode in (0, 1, 3), proc.stderr
     jsonschema.validate(json.loads(proc.stdout), SCHEMA)
 
 
 def test_registry_reports_validate() -> None:
     """Each pair's report inside the registry JSON validates too."""
-    proc = run_cli("registry", "tests/fixtures/registry/pairs.yaml", "--format", "json")
+    proc = invoke_cli("registry", "tests/fixtures/registry/pairs.yaml", "--format", "json")
     for pair in json.loads(proc.stdout)["pairs"]:
         if pair["report"] is not None:
             jsonschema.validate(pair["report"], SCHEMA)
@@ -43,8 +43,8 @@ def test_registry_reports_validate() -> None:
 def test_json_counts_equal_the_table() -> None:
     """One finding per problem: the JSON summary and findings match the table's count line."""
     args = ("pair", DRAFT, str(EXAMPLES / "Qwen3.5-4B"))
-    table = run_cli(*args).stdout
-    data = json.loads(run_cli(*args, "--format", "json").stdout)
+    table = invoke_cli(*args).stdout
+    data = json.loads(invoke_cli(*args, "--format", "json").stdout)
     errors, warnings = (
         int(n) for n in re.search(r"(\d+) errors?, (\d+) warnings?", table).groups()
     )
