@@ -379,7 +379,10 @@ DFLASH_MLX_018 = Release(
     pypi=True,
     distributions=("dflash-mlx",),
     notes="Apple Silicon (Metal); imports and runs on Linux with mlx[cpu]. Drafts load through "
-    "mlx-lm's load_model, so their config keys are read at the top level only",
+    "mlx-lm's load_model into DFlashDraftModelArgs, whose fields are read at the top level only: "
+    "block_size (checked, DF012), and also rope_theta, max_position_embeddings, head_dim, "
+    "tie_word_embeddings and num_target_layers have no default "
+    "(dflash-mlx==0.1.8:dflash_mlx/model.py:222-236)",
 )
 DFLASH_MLX = Engine(
     "dflash-mlx", "dflash-mlx (MLX runtime)", "bstnxbt/dflash-mlx", (DFLASH_MLX_018,), ("dflash",)
