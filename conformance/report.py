@@ -112,12 +112,23 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
         "that generate. *lossless*: the same greedy tokens as the target alone in the same "
         "engine (only meaningful where the draft is served as trained).",
         "",
-        "Run one engine with `conformance/run vllm` (or `mlx`, `llamacpp`): it installs the "
-        "engine into its own virtual environment under `$DFLASH_CONFORMANCE_HOME` (default "
+        "Run one engine with `conformance/run vllm` (or "
+        + ", ".join(f"`{name}`" for name in sorted(ENGINES) if name != "vllm")
+        + "): it installs the engine into its own virtual environment under "
+        "`$DFLASH_CONFORMANCE_HOME` (default "
         "`~/.cache/dflash-check-conformance`), builds the pairs there, runs every case niced "
         "and rewrites its results file and this page. It is not part of `.ci/run` or the "
         "default tests; `tests/unit/test_conformance.py` checks the classification, the comparison "
-        "and this page against the recorded results without any engine.",
+        "and this page against the recorded results without any engine. The runtime rows a run "
+        "confirmed say so in `dflash-check runtimes` and docs/runtimes.md "
+        "(`dflash_check/knowledge/verified.py`, checked against these results by "
+        "`tests/unit/knowledge/test_verified.py`).",
+        "",
+        "`dflash-mlx` is bstnxbt's runtime for Apple Silicon; it imports and runs on Linux with "
+        "`mlx[cpu]`, so its cases run here on the CPU through its own `dflash generate` code "
+        "path (`conformance/drivers/dflash_mlx_driver.py`). It reads `block_size` at the top "
+        "level only, so its base draft gets one there and `block-size-nested` tests the draft "
+        "as z-lab's Qwen3.5 drafts state it.",
         "",
         MISSING_CASES,
         "",

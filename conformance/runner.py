@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,17 @@ def niced(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
     return subprocess.run(["nice", "-n", "10", *argv], **kwargs)
 
 
+def edit_for(engine: Engine, case: Case) -> Callable[[dict[str, Any]], None]:
+    """Return the case's draft edit after the engine's own (``Engine.draft_edit``)."""
+
+    def edit(config: dict[str, Any]) -> None:
+        if engine.draft_edit is not None:
+            engine.draft_edit(config)
+        case.edit(config)
+
+    return edit
+
+
 def run_driver(
     engine: Engine, python: Path, spec: dict[str, Any], folder: Path, extra: dict[str, str]
 ) -> dict:
@@ -104,7 +116,7 @@ def run_driver(
     spec_path.write_text(json.dumps(spec))
     env = {**os.environ, "VLLM_CACHE_ROOT": str(folder / "vllm-cache"), "OMP_NUM_THREADS": "2"}
     env.update(extra)
-    driver = DRIVERS / f"{engine.name}_driver.py"
+    driver = DRIVERS / f"{engine.name.replace('-', '_')}_driver.py"
     with log.open("wb") as out:
         try:
             niced(
@@ -204,7 +216,7 @@ def run(
         started = time.monotonic()
         if records is None:
             target, draft = build_case(
-                base_target, base_draft, work / case.id, case.edit, case.reshape
+                base_target, base_draft, work / case.id, edit_for(engine, case), case.reshape
             )
             spec = spec_for(engine, case, target, draft)
             record = run_driver(engine, python, spec, work / case.id, extra)

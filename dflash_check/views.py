@@ -243,6 +243,9 @@ class DraftView:
     nextn_layers: tuple[int, ...] = ()
     """Decoder-layer indices a NextN checkpoint's weights carry (its MTP layer sits at the
     target's N), from the header."""
+    top_level_keys: tuple[str, ...] = ()
+    """Which of the keys some runtime requires at the top level (``RuntimeProfile.
+    top_level_only``) the config states there, whatever ``dflash_config`` says."""
 
 
 def _names_lm_head(name: object) -> bool:

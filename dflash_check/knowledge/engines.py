@@ -368,12 +368,40 @@ MLX_010 = Release(
     notes="dflash 0.1.0's model_mlx.py (the package is named dflash)",
 )
 MLX = Engine("mlx", "z-lab dflash (MLX)", "z-lab/dflash", (MLX_010,), ("dflash",))
+
+# --- dflash-mlx --------------------------------------------------------------------------------
+# bstnxbt's MLX runtime, what people serve DFlash drafts with on Apple Silicon. Read from the
+# released wheel (dflash-mlx 0.1.8 on the package index).
+DFLASH_MLX_018 = Release(
+    "dflash-mlx",
+    "0.1.8",
+    repository="bstnxbt/dflash-mlx",
+    pypi=True,
+    distributions=("dflash-mlx",),
+    notes="Apple Silicon (Metal); imports and runs on Linux with mlx[cpu]. Drafts load through "
+    "mlx-lm's load_model into DFlashDraftModelArgs, whose fields are read at the top level only: "
+    "block_size (checked, DF012), and also rope_theta, max_position_embeddings, head_dim, "
+    "tie_word_embeddings and num_target_layers have no default "
+    "(dflash-mlx==0.1.8:dflash_mlx/model.py:222-236)",
+)
+DFLASH_MLX = Engine(
+    "dflash-mlx", "dflash-mlx (MLX runtime)", "bstnxbt/dflash-mlx", (DFLASH_MLX_018,), ("dflash",)
+)
 SPECFORGE_A6B6B023 = Release("specforge", "a6b6b023", repository="sgl-project/SpecForge")
 SPECFORGE = Engine(
     "specforge", "SpecForge (training)", "sgl-project/SpecForge", (SPECFORGE_A6B6B023,), ("eagle3",)
 )
 
-ENGINES: tuple[Engine, ...] = (REFERENCE, VLLM, SGLANG, TRTLLM, LLAMACPP, MLX, SPECFORGE)
+ENGINES: tuple[Engine, ...] = (
+    REFERENCE,
+    VLLM,
+    SGLANG,
+    TRTLLM,
+    LLAMACPP,
+    MLX,
+    DFLASH_MLX,
+    SPECFORGE,
+)
 """Every engine the tool models, in the order reports list them."""
 ENGINES_BY_NAME: Mapping[str, Engine] = MappingProxyType({e.name: e for e in ENGINES})
 

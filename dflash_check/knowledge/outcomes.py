@@ -55,6 +55,8 @@ _RANGE = {
     "reference": _D,
     "llamacpp": _D,
     "mlx": _D,
+    # dflash-mlx: a key past N is never captured, KeyError when the prefill gathers it.
+    "dflash-mlx": _D,
     "trtllm": _S,
 }
 
@@ -64,16 +66,32 @@ STAGES: Mapping[str, tuple[Stage, Mapping[str, Stage]]] = MappingProxyType(
         # No ids: the references and SGLang guess with the z-lab formula and serve; llama.cpp
         # and MLX refuse the draft; vLLM sizes fc from num_hidden_layers (load) unless the
         # sizes happen to agree (rules.py says so per pair).
-        "DF001": (_L, {"reference": _L, "sglang": _S, "trtllm": _S, "vllm": _L, "vllm-v1": _D}),
+        # dflash-mlx guesses as many ids as the draft has layers and sizes fc from them.
+        "DF001": (
+            _L,
+            {
+                "reference": _L,
+                "sglang": _S,
+                "trtllm": _S,
+                "vllm": _L,
+                "vllm-v1": _D,
+                "dflash-mlx": _S,
+            },
+        ),
         # Negative ids: the references wrap them (-1 the embeddings), llama.cpp reads -1 as
         # the embeddings (run on 0c1e57098); an empty list fails when the draft is built.
-        "DF002": (_L, {"reference": _S, "mlx": _S, "llamacpp": _S}),
+        # dflash-mlx captures key t + 1: -1 is key 0, the embeddings.
+        "DF002": (_L, {"reference": _S, "mlx": _S, "llamacpp": _S, "dflash-mlx": _S}),
         "DF003": (_S, {}),
         "DF004": (_L, _RANGE),
         "DF005": (_L, {}),
-        "DF006": (_D, {}),
-        "DF007": (_D, {"llamacpp": _S, "mlx": _S}),
-        "DF008": (_L, {}),
+        # dflash-mlx sizes fc from the draft's own hidden size: the checkpoint's fc is refused
+        # at load (run on dflash-mlx 0.1.8).
+        "DF006": (_D, {"dflash-mlx": _L}),
+        # dflash-mlx drafts through the target's embeddings and head (draft_backend.py:131-142).
+        "DF007": (_D, {"llamacpp": _S, "mlx": _S, "dflash-mlx": _S}),
+        # dflash-mlx takes token 0 for a missing mask token and serves (model.py:696).
+        "DF008": (_L, {"dflash-mlx": _S}),
         "DF009": (_S, {}),
         "DF011": (_L, {}),
         "DF012": (_L, {}),

@@ -158,7 +158,7 @@ def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None
     """Return the ``DraftView`` fields that every ``dflash_config``-style format (z-lab,
     SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
     every id list, its layer kinds and window, vLLM's anchor switch, and the file facts."""
-    from dflash_check.knowledge.runtimes import read_id_keys
+    from dflash_check.knowledge.runtimes import read_id_keys, top_level_only_keys
 
     hidden = top.integer("hidden_size", required=True)
     # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
@@ -177,5 +177,6 @@ def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None
         "sliding_window": first_value((top, dflash), "sliding_window")[0]
         or first_value((dflash,), "swa_window_size")[0],
         "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
+        "top_level_keys": tuple(k for k in top_level_only_keys() if top.data.get(k) is not None),
         **file_fields(files),
     }

@@ -25,7 +25,9 @@ from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
     "is nothing to draft. The references fall back to 16 when it is absent (a warning: the "
     "draft may have been trained with another size), the speculators converter refuses, "
     "SGLang defaults --speculative-num-draft-tokens to it (sglang 0.5.23 "
-    "speculative/dflash_worker_v2.py:507) and TensorRT-LLM caps max_draft_len with it; vLLM "
+    "speculative/dflash_worker_v2.py:507) and TensorRT-LLM caps max_draft_len with it; "
+    "dflash-mlx reads it at the top level only and refuses a draft that states it only in "
+    "dflash_config (dflash-mlx==0.1.8:dflash_mlx/model.py:236, :246-268); vLLM "
     "ignores it for DFlash and drafts num_speculative_tokens positions "
     f"({V033}:vllm/config/speculative.py:1616-1620). DF019 checks the "
     "engine setting against it.",
@@ -49,6 +51,19 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
             f"positions (the bonus token and one draft slot)",
             field=d.block_size_key,
         )
+    if d.block_size is not None and "block_size" not in d.top_level_keys:
+        # dflash-mlx builds its arguments from the top-level keys only: block_size in
+        # dflash_config alone is no argument, and the draft fails to load.
+        for p in ctx.profiles:
+            if "block_size" in p.top_level_only:
+                yield Issue(
+                    f"draft {d.name} states block_size only in {d.block_size_key}; {p.name} "
+                    "reads it at the top level only and fails to load the draft (TypeError: "
+                    "… missing 1 required positional argument: 'block_size')",
+                    runtime=p.name,
+                    field="block_size",
+                    hint=f"Add top-level block_size ({d.block_size}) to the draft's config.json.",
+                )
 
 
 @rule(

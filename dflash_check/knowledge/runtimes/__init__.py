@@ -14,6 +14,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.engines import (
+    DFLASH_MLX,
+    DFLASH_MLX_018,
     ENGINES_BY_NAME,
     INSTALLED,
     LLAMACPP,
@@ -26,6 +28,7 @@ from dflash_check.knowledge.engines import (
     VLLM_033,
     Release,
 )
+from dflash_check.knowledge.families import FAMILIES
 
 if TYPE_CHECKING:
     from dflash_check.views import DraftView
@@ -212,6 +215,9 @@ class RuntimeProfile:
     some families), None: the readings' own numbering."""
     release: Release | None = None
     """The engine release this row describes (``at_release``); None: the general row."""
+    top_level_only: tuple[str, ...] = ()
+    """Keys the draft loader requires at the top level of config.json, ignoring a copy in
+    ``dflash_config`` (dflash-mlx's ``block_size``): without them the draft fails to load."""
 
     @property
     def engine_name(self) -> str:
@@ -420,6 +426,38 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         family_independent=True,
         citation="z-lab/dflash@07ebd93d:dflash/model_mlx.py:448-457 (load_draft), _patch_model",
     ),
+    RuntimeProfile(
+        name=DFLASH_MLX.name,
+        title="dflash-mlx (bstnxbt's MLX runtime for Apple Silicon)",
+        index_name="capture key (after layer t)",
+        # Captures key t + 1 = the output of layer t, key 0 the embeddings
+        # (target_qwen_gdn.py:853-880), so ids 0..N-1 exist.
+        shift=1,
+        max_id_from_end=1,
+        # DFlashDraftModel.__init__: dflash_config.get("target_layer_ids") or the formula; a
+        # top-level list is dropped by from_dict (it is no field of the arguments).
+        id_readings=(IdReading(NESTED_IDS),),
+        first_present=False,
+        mask_keys=(NESTED_MASK,),
+        mask_default="token id 0 (int(dflash_config.get('mask_token_id', 0) or 0))",
+        without_ids="guesses ids with the z-lab formula from num_target_layers "
+        "(build_target_layer_ids: 1 to N-3 over the draft's layers)",
+        default_ids="zlab",
+        out_of_range="KeyError in extract_context_feature at the first decode: a key past N "
+        "is never captured; -1 reads key 0, the embeddings, silently",
+        # num_target_layers and block_size are fields without defaults of
+        # DFlashDraftModelArgs, filled from the top level only.
+        reads_num_target_layers=True,
+        top_level_only=("block_size",),
+        # Opt-in: it serves Qwen-family and Gemma 4 targets only, and refuses every draft that
+        # states block_size only in dflash_config (z-lab's Qwen3.5 drafts among them).
+        portable=False,
+        citation=DFLASH_MLX_018.cite("dflash_mlx/model.py", "222-268")
+        + " (DFlashDraftModelArgs, from_dict keeps top-level fields only), :687-696 (ids, "
+        "block_size, mask token), :14-23 (build_target_layer_ids); "
+        "dflash_mlx/engine/spec_epoch.py:615-618 (capture t + 1); "
+        "dflash_mlx/engine/target_qwen_gdn.py:835 (extract_context_feature), :853-880 (capture)",
+    ),
 )
 
 
@@ -466,6 +504,11 @@ _SGL_NO_HOOK = (
 
 # The draft architectures SGLang gives +1 on a Muse Glimmer target (the others go in raw).
 MUSE_REMAPPED = ("MuseGlimmerAssistantModel", "DFlash2DraftModel")
+
+# The families whose model_type contains "qwen": dflash-mlx's qwen_gdn backend takes them.
+_DFLASH_MLX_QWEN = tuple(
+    f.name for f in FAMILIES if any("qwen" in m for m in (f.name, *f.model_types))
+)
 
 FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # vLLM: aux index k = the residual after k layers, captured after each layer (1..N).
@@ -665,6 +708,31 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
             IdReading(TOP_IDS, AUX_READING),
         ),
     ),
+    # dflash-mlx: one target backend per family; a model_type containing "qwen" (with a text
+    # model that has layers and embed_tokens) or gemma4. Both capture after layer t at key t + 1.
+    FamilyCell(
+        DFLASH_MLX.name,
+        _DFLASH_MLX_QWEN,
+        DFLASH_MLX_018.cite("dflash_mlx/engine/target_qwen_gdn.py", "745-756")
+        + " (supports_model), :853-880 (capture)",
+    ),
+    FamilyCell(
+        DFLASH_MLX.name,
+        ("gemma4",),
+        DFLASH_MLX_018.cite("dflash_mlx/engine/target_gemma4.py", "274-286")
+        + " (supports_model), :441-445 (capture)",
+    ),
+    FamilyCell(
+        DFLASH_MLX.name,
+        tuple(f.name for f in FAMILIES if f.name not in (*_DFLASH_MLX_QWEN, "gemma4")),
+        DFLASH_MLX_018.cite("dflash_mlx/engine/target_ops.py", "116-145")
+        + " (TARGET_BACKENDS: qwen_gdn, gemma4)",
+        cannot_capture="dflash-mlx has no target backend for this family; loading the target "
+        "raises NotImplementedError 'Unsupported target architecture for DFlash target ops: "
+        "model_type=…, supported target backends: qwen_gdn, gemma4' ("
+        + DFLASH_MLX_018.cite("dflash_mlx/engine/target_ops.py", "129-145")
+        + ")",
+    ),
 )
 
 
@@ -733,6 +801,15 @@ def read_id_keys() -> tuple[str, ...]:
     readings = [r for rows in METHOD_PROFILES.values() for p in rows for r in p.id_readings]
     readings += [r for c in cells for r in c.id_readings or ()]
     return tuple(dict.fromkeys(r.key for r in readings))
+
+
+def top_level_only_keys() -> tuple[str, ...]:
+    """Return every key some runtime requires at the top level of a draft's config.json."""
+    return tuple(
+        dict.fromkeys(
+            k for rows in METHOD_PROFILES.values() for p in rows for k in p.top_level_only
+        )
+    )
 
 
 def method_rows(method: str) -> tuple[RuntimeProfile, ...]:

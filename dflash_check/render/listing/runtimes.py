@@ -6,7 +6,33 @@ from __future__ import annotations
 import json
 
 from dflash_check.knowledge.runtimes import AUX_READING, PROFILES, portable_max_id_from_end
+from dflash_check.knowledge.verified import Verification, verifications
 from dflash_check.render.diagnostics import wrap
+
+
+def verified_cell(runtime: str) -> str:
+    """Return the runs that confirmed a runtime row, for a table cell (``-``: none)."""
+    runs = verifications(runtime)
+    return (
+        "; ".join(
+            f"{v.ran}, {v.date[:7]}: {v.agreed} of {v.cases} verdicts agree "
+            "([conformance](conformance.md))"
+            for v in runs
+        )
+        or "-"
+    )
+
+
+def _verified_json(v: Verification) -> dict[str, object]:
+    """Return one conformance run of a runtime row as JSON."""
+    return {
+        "ran": v.ran,
+        "release": v.release,
+        "runner": v.runner,
+        "date": v.date,
+        "cases": v.cases,
+        "agreed": v.agreed,
+    }
 
 
 def runtimes_markdown() -> str:
@@ -31,8 +57,8 @@ def runtimes_markdown() -> str:
         "",
         "| runtime | captures id `t` as | valid ids | ids read from, in order | without ids | "
         "top-level `mask_token_id` read | needs `num_target_layers` | null ids fail | "
-        "past the range | source |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "past the range | source | verified by running |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     yes = {True: "yes", False: "no"}
     for p in PROFILES:
@@ -44,7 +70,7 @@ def runtimes_markdown() -> str:
             f"| `{p.name}` ({p.title}) | {p.index_name} `{shift}` | `0..N-{p.max_id_from_end}` | "
             f"{keys} | {p.without_ids} | {yes[p.reads_top_level_mask]} | "
             f"{yes[p.reads_num_target_layers]} | {yes[p.null_ids_fail]} | {p.out_of_range} | "
-            f"{p.citation} |"
+            f"{p.citation} | {verified_cell(p.name)} |"
         )
     lines += family_matrix_markdown()
     lines += [
@@ -352,6 +378,7 @@ def runtimes_json() -> str:
             "null_ids_fail": p.null_ids_fail,
             "out_of_range": p.out_of_range,
             "citation": p.citation,
+            "verified": [_verified_json(v) for v in verifications(p.name)],
         }
         for p in PROFILES
     ]
@@ -427,5 +454,7 @@ def runtimes_text(width: int) -> str:
             lines += wrap(f"without ids: {p.without_ids}", width, "  ", "    ")
             lines += wrap(f"past the range: {p.out_of_range}", width, "  ", "    ")
             lines += wrap(f"source: {p.citation}", width, "  ", "    ")
+            for mark in verifications(p.name, method):
+                lines += wrap(mark.text, width, "  ", "    ")
             blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
