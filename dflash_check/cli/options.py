@@ -211,6 +211,34 @@ NumSpeculativeTokensOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def _method(value: str | None) -> str | None:
+    """Check ``--speculative-method`` against vLLM's methods (a usage error otherwise)."""
+    from dflash_check.knowledge.engines import SPECULATIVE_METHODS, known_method, vllm_method
+
+    if value is None:
+        return None
+    if not known_method(value):
+        raise typer.BadParameter(
+            f"unknown method '{value}'; choose from {', '.join(SPECULATIVE_METHODS)} "
+            "or a model's *_mtp"
+        )
+    return vllm_method(value)
+
+
+SpeculativeMethodOpt = Annotated[
+    str | None,
+    panel_option(
+        "--speculative-method",
+        panel=CHECK,
+        metavar="METHOD",
+        callback=_method,
+        help="vLLM's speculative_config.method (dflash, dspark, eagle3, mtp...), checked "
+        "against the method the draft declares.",
+        show_default=False,
+    ),
+]
 TokenOpt = Annotated[
     str | None,
     panel_option(
