@@ -178,9 +178,7 @@ OutputOpt = Annotated[
         dir_okay=False,
     ),
 ]
-StrictOpt = Annotated[
-    bool, panel_option("--strict", panel=CHECK, help="Fail (exit 1) on warnings too.")
-]
+StrictOpt = Annotated[bool, panel_option("--strict", panel=CHECK, help="Exit 1 on warnings too.")]
 VerboseOpt = Annotated[
     bool,
     panel_option(
@@ -196,7 +194,7 @@ IgnoreOpt = Annotated[
         "--ignore",
         panel=CHECK,
         metavar="ID",
-        help="Skip a rule by id (repeatable), e.g. --ignore DF013.",
+        help="Skip a rule (repeatable): --ignore DF013.",
     ),
 ]
 NumSpeculativeTokensOpt = Annotated[
@@ -234,8 +232,7 @@ SpeculativeMethodOpt = Annotated[
         panel=CHECK,
         metavar="METHOD",
         callback=_method,
-        help="vLLM's speculative_config.method (dflash, dspark, eagle3, mtp...), checked "
-        "against the method the draft declares.",
+        help="vLLM's method, checked against the draft's.",
         show_default=False,
     ),
 ]
