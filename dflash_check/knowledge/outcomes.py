@@ -123,7 +123,7 @@ STAGES: Mapping[str, tuple[Stage, Mapping[str, Stage]]] = MappingProxyType(
         "DF053": (_L, {}),
         # vLLM 0.34 raises a ValueError while it builds the speculative config: the server
         # refuses to start (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413).
-        "DF093": (_L, {}),
+        "DF054": (_L, {}),
     }
 )
 """Rule id -> (its default stage, runtime -> stage where an engine does otherwise)."""

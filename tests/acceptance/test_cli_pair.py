@@ -249,7 +249,7 @@ def test_num_speculative_tokens_against_the_block_size(
 
 
 def test_speculative_method_is_checked_per_vllm_release(tmp_path: Path) -> None:
-    """A DSpark draft asked for as dflash: vLLM 0.34 refuses it at load (DF093), 0.33 has no
+    """A DSpark draft asked for as dflash: vLLM 0.34 refuses it at load (DF054), 0.33 has no
     such check, and the method the draft declares passes; an unknown method is a usage error."""
     cfg = {
         **draft_config(),
@@ -275,12 +275,12 @@ def test_speculative_method_is_checked_per_vllm_release(tmp_path: Path) -> None:
         return code, {f["rule"] for f in report["findings"]}, report
 
     code, found, report = rules("vllm==0.34.0", "dflash")
-    assert code == 1 and "DF093" in found
-    (df093,) = [f for f in report["findings"] if f["rule"] == "DF093"]
-    assert "'dspark' checkpoint" in json.dumps(df093)
+    assert code == 1 and "DF054" in found
+    (df054,) = [f for f in report["findings"] if f["rule"] == "DF054"]
+    assert "'dspark' checkpoint" in json.dumps(df054)
     assert "refuses at load" in json.dumps(report)
     code, found, _ = rules("vllm==0.33.0", "dflash")
-    assert "DF093" not in found
+    assert "DF054" not in found
     code, found, _ = rules("vllm==0.34.0", "dspark")
     assert code == 0 and not found
     code, _, err = invoke("pair", draft, str(QWEN3_4B), "--speculative-method", "medusa2")

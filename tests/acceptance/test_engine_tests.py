@@ -422,7 +422,7 @@ def test_speculative_method_of_an_entry_is_checked_at_its_line(
     hub: LoopbackHub, tmp_path: Path
 ) -> None:
     """An entry's speculative_method reaches the check: a DSpark draft asked for as dflash
-    fails vLLM 0.34 (DF093) at its entry's line; as dspark it passes; 0.33 has no such check."""
+    fails vLLM 0.34 (DF054) at its entry's line; as dspark it passes; 0.33 has no such check."""
     from tests.support.helpers import draft_config, encode_header, fc_tensors
 
     cfg = {
@@ -457,6 +457,6 @@ def test_speculative_method_of_an_entry_is_checked_at_its_line(
     assert proc.returncode == 1, proc.stdout + proc.stderr
     pairs = json.loads(proc.stdout)["pairs"]
     assert [(p["line"], p["status"]) for p in pairs] == [(2, "ok"), (7, "mismatch")]
-    assert [f["rule"] for f in pairs[1]["report"]["findings"]] == ["DF093"]
+    assert [f["rule"] for f in pairs[1]["report"]["findings"]] == ["DF054"]
     old = registry(hub, tmp_path / "home", *args, "vllm==0.33.0", cwd=tmp_path)
     assert old.returncode == 0, old.stdout + old.stderr

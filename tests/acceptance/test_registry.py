@@ -191,7 +191,7 @@ def test_num_speculative_tokens_is_checked_per_entry(tmp_path: Path) -> None:
 
 
 def test_method_is_checked_per_entry(tmp_path: Path) -> None:
-    """An entry's method reaches the check (DF093): a DSpark draft asked for as dflash fails
+    """An entry's method reaches the check (DF054): a DSpark draft asked for as dflash fails
     vLLM 0.34 at its own line; asked for as dspark, or on vLLM 0.33, it passes."""
     cfg = {
         **draft_config(),
@@ -218,7 +218,7 @@ def test_method_is_checked_per_entry(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     failed = [p for p in json.loads(proc.stdout)["pairs"] if p["status"] != "ok"]
     assert [p["line"] for p in failed] == [4]
-    assert "DF093" in json.dumps(failed)
+    assert "DF054" in json.dumps(failed)
 
 
 def test_broken_registry_through_cli(tmp_path: Path) -> None:

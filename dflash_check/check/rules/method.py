@@ -18,7 +18,7 @@ from dflash_check.knowledge.engines import VLLM, vllm_method
 
 
 @rule(
-    "DF093",
+    "DF054",
     "method-mismatch",
     Severity.ERROR,
     "The requested speculative method is not the one the draft checkpoint declares",

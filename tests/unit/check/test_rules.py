@@ -221,7 +221,7 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(target=with_top(architectures=["Qwen4ExpForCausalLM"]), runtime="vllm"),
     ),
     # vLLM 0.34 compares the requested method with the one the draft's class declares.
-    "DF093": (
+    "DF054": (
         Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dspark"),
         Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dflash"),
     ),
@@ -367,28 +367,28 @@ def test_identical_tokenizer_files_pass() -> None:
     assert not [f for f in report.findings if f.rule == "DF015"]
 
 
-def df093(case: Case) -> list[str]:
-    """Return the DF093 messages of a case."""
-    return [f.message for f in run_case(case).findings if f.rule == "DF093"]
+def df054(case: Case) -> list[str]:
+    """Return the DF054 messages of a case."""
+    return [f.message for f in run_case(case).findings if f.rule == "DF054"]
 
 
 def test_method_check_is_per_release() -> None:
     """A DSpark draft asked for as dflash: vLLM 0.34 refuses it at load, 0.33 has no check."""
     wrong = Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dflash")
     report = run_case(wrong)
-    (finding,) = [f for f in report.findings if f.rule == "DF093"]
+    (finding,) = [f for f in report.findings if f.rule == "DF054"]
     assert finding.stage is not None and finding.stage.text == "refuses at load"
     assert "'dspark' checkpoint" in finding.message and "method 'dflash'" in finding.message
     assert "speculator_config.py:413" in finding.message
     assert report.verdict is Verdict.INCOMPATIBLE
-    assert df093(replace(wrong, runtime="vllm==0.33.0")) == []
+    assert df054(replace(wrong, runtime="vllm==0.33.0")) == []
 
 
 def test_method_check_maps_the_tools_methods_to_vllms() -> None:
     """DFlash 2 drafts declare vLLM's dflash; an MTP alias is mtp; no method: nothing."""
-    assert df093(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dflash")) == []
-    assert df093(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dspark"))
-    assert df093(Case(runtime="vllm==0.34.0", method="eagle3"))
-    assert df093(Case(runtime="vllm==0.34.0", method="qwen3_next_mtp"))
-    assert df093(Case(runtime="vllm==0.34.0")) == []
-    assert df093(Case(runtime="sglang", method="dspark")) == []
+    assert df054(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dflash")) == []
+    assert df054(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dspark"))
+    assert df054(Case(runtime="vllm==0.34.0", method="eagle3"))
+    assert df054(Case(runtime="vllm==0.34.0", method="qwen3_next_mtp"))
+    assert df054(Case(runtime="vllm==0.34.0")) == []
+    assert df054(Case(runtime="sglang", method="dspark")) == []
