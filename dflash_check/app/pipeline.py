@@ -43,6 +43,8 @@ class CheckRequest:
     """Warnings and rules not checked make the pair incompatible (``--strict``)."""
     num_speculative_tokens: int | None = None
     """The engine's draft tokens per step the pair will be served with, if given."""
+    speculative_method: str | None = None
+    """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if given."""
 
 
 @dataclass
@@ -124,6 +126,7 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
         tokenizers,
         strict=request.strict,
         num_speculative_tokens=request.num_speculative_tokens,
+        speculative_method=request.speculative_method,
     )
     unavailable = draft.extras.get("tensors_unavailable")
     if unavailable and report.verdict is Verdict.COMPATIBLE:

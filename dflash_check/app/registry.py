@@ -21,6 +21,7 @@ from dflash_check.check.outcome import PairOutcome, PairSpec
 from dflash_check.check.report import Verdict
 from dflash_check.engines.command import MAX_SPECULATIVE_TOKENS
 from dflash_check.errors import CheckError, ConfigError, RegistryError
+from dflash_check.knowledge.engines import SPECULATIVE_METHODS, known_method, vllm_method
 from dflash_check.knowledge.runtimes import (
     PORTABLE,
     RUNTIME_NAMES,
@@ -53,6 +54,11 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
         "Draft tokens per step the engine serves with (vLLM num_speculative_tokens, "
         "TensorRT-LLM max_draft_len; SGLang --speculative-num-draft-tokens minus one), "
         "checked against the draft's block size.",
+    ),
+    "method": (
+        False,
+        "The method the engine is asked for (vLLM's speculative_config.method: dflash, dspark, "
+        "eagle3, mtp, ...), checked against the method the draft's class declares.",
     ),
     "reason": (False, "Why the pairing is expected to be (in)compatible."),
     "source": (False, "Where the pairing is documented."),
@@ -218,6 +224,15 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
                 f"{MAX_SPECULATIVE_TOKENS}",
             )
         speculative = int(vnode.value)
+    method = values.get("method")
+    if method is not None and not known_method(method):
+        vnode = fields["method"][1]
+        raise _fail(
+            name,
+            vnode.start_mark.line + 1,
+            f"{where}: unknown method '{method}'{_suggest(method, SPECULATIVE_METHODS)}; "
+            f"choose from {', '.join(SPECULATIVE_METHODS)} or a model's *_mtp",
+        )
     spec = PairSpec(
         draft=values["draft"],
         target=values["target"],
@@ -232,6 +247,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         reason=values.get("reason"),
         source=values.get("source"),
         num_speculative_tokens=speculative,
+        method=vllm_method(method) if method is not None else None,
     )
     for role in ("draft", "target"):
         try:
@@ -275,6 +291,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
         target=ref(spec.target, spec.target_revision, spec.target_subfolder),
         runtime=runtime,
         num_speculative_tokens=spec.num_speculative_tokens,
+        speculative_method=spec.method,
     )
 
 

@@ -152,12 +152,21 @@ def check_views(
     tokenizers: TokenizerComparison | None = None,
     strict: bool = False,
     num_speculative_tokens: int | None = None,
+    speculative_method: str | None = None,
 ) -> CheckReport:
     """Apply every rule (except those in ``ignore``) to a normalised pair; the engine's draft
     length, when given, is checked against the draft's block size."""
     profiles = profiles_for(runtime, draft, target)
     resolutions = resolve_layers(draft, target, profiles)
-    ctx = PairContext(draft, target, profiles, resolutions, tokenizers, num_speculative_tokens)
+    ctx = PairContext(
+        draft,
+        target,
+        profiles,
+        resolutions,
+        tokenizers,
+        num_speculative_tokens,
+        speculative_method,
+    )
     findings = [
         Finding(
             rule=r.id,
@@ -198,6 +207,7 @@ def run_check(
     tokenizers: TokenizerComparison | None = None,
     strict: bool = False,
     num_speculative_tokens: int | None = None,
+    speculative_method: str | None = None,
 ) -> CheckReport:
     """Normalise both models' files and check the pair."""
     report = check_views(
@@ -208,6 +218,7 @@ def run_check(
         tokenizers,
         strict,
         num_speculative_tokens,
+        speculative_method,
     )
     # Provenance belongs to the files, not the views; attach it for the renderers.
     return replace(

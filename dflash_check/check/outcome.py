@@ -48,6 +48,8 @@ class PairSpec:
     """Where the pairing is documented."""
     num_speculative_tokens: int | None = None
     """The engine's draft tokens per step the pairing is served with (DF019), if stated."""
+    method: str | None = None
+    """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if stated."""
 
     @property
     def label(self) -> str:

@@ -178,9 +178,7 @@ OutputOpt = Annotated[
         dir_okay=False,
     ),
 ]
-StrictOpt = Annotated[
-    bool, panel_option("--strict", panel=CHECK, help="Fail (exit 1) on warnings too.")
-]
+StrictOpt = Annotated[bool, panel_option("--strict", panel=CHECK, help="Exit 1 on warnings too.")]
 VerboseOpt = Annotated[
     bool,
     panel_option(
@@ -196,7 +194,7 @@ IgnoreOpt = Annotated[
         "--ignore",
         panel=CHECK,
         metavar="ID",
-        help="Skip a rule by id (repeatable), e.g. --ignore DF013.",
+        help="Skip a rule (repeatable): --ignore DF013.",
     ),
 ]
 NumSpeculativeTokensOpt = Annotated[
@@ -208,6 +206,33 @@ NumSpeculativeTokensOpt = Annotated[
         min=1,
         max=MAX_SPECULATIVE_TOKENS,
         help="vLLM's num_speculative_tokens, checked against the block size or MTP layers.",
+        show_default=False,
+    ),
+]
+
+
+def _method(value: str | None) -> str | None:
+    """Check ``--speculative-method`` against vLLM's methods (a usage error otherwise)."""
+    from dflash_check.knowledge.engines import SPECULATIVE_METHODS, known_method, vllm_method
+
+    if value is None:
+        return None
+    if not known_method(value):
+        raise typer.BadParameter(
+            f"unknown method '{value}'; choose from {', '.join(SPECULATIVE_METHODS)} "
+            "or a model's *_mtp"
+        )
+    return vllm_method(value)
+
+
+SpeculativeMethodOpt = Annotated[
+    str | None,
+    panel_option(
+        "--speculative-method",
+        panel=CHECK,
+        metavar="METHOD",
+        callback=_method,
+        help="vLLM's method, checked against the draft's.",
         show_default=False,
     ),
 ]

@@ -40,6 +40,7 @@ from dflash_check.cli.options import (
     OutputOptions,
     RevisionOpt,
     RuntimeOpt,
+    SpeculativeMethodOpt,
     StrictOpt,
     TargetRevisionOpt,
     TargetSubfolderOpt,
@@ -115,6 +116,7 @@ def pair(
     verbose: VerboseOpt = False,
     ignore: IgnoreOpt = None,
     num_speculative_tokens: NumSpeculativeTokensOpt = None,
+    speculative_method: SpeculativeMethodOpt = None,
     revision: RevisionOpt = None,
     draft_revision: DraftRevisionOpt = None,
     target_revision: TargetRevisionOpt = None,
@@ -173,7 +175,7 @@ def pair(
         engine_binary, tuple(engine_arg or ()),
     )  # fmt: skip
     if target is None:  # one model given: it is the target
-        refuse_with_one_model(out, smoke.smoke_run, engines, models, ignore)
+        refuse_with_one_model(out, smoke.smoke_run, engines, models, ignore, speculative_method)
         ref = models.target(draft)
         target_alone(ref, selection, strict, num_speculative_tokens, out, hub)
     engines.check(smoke.smoke_run)
@@ -184,7 +186,13 @@ def pair(
     if smoke.smoke_run:  # the static verdict is for the release an attached server reports
         selection = engines.served_selection(selection)
     request = CheckRequest(
-        draft_ref, target_ref, selection, ignored, strict, num_speculative_tokens
+        draft_ref,
+        target_ref,
+        selection,
+        ignored,
+        strict,
+        num_speculative_tokens,
+        speculative_method,
     )
     report = run_check(request, ModelCache(hub_factory=hub.factory()), f"{draft} -> {target}", out)
     if engines.print_command and engines.engine is not None:
@@ -203,12 +211,14 @@ def refuse_with_one_model(
     engines: EngineFlags,
     models: ModelFlags,
     ignore: list[str] | None,
+    speculative_method: str | None = None,
 ) -> None:
     """Refuse the options that need a draft when only a target is given (usage error)."""
     refused = {
         "--smoke-run": smoke_run,
         "--engine": engines.engine is not None,
         "--ignore": bool(ignore),
+        "--speculative-method": speculative_method is not None,
         "--draft-revision": models.draft_revision is not None,
         "--draft-subfolder": models.draft_subfolder is not None,
         f"--format {out.format_name}": out.format_name not in MTP_FORMATS,

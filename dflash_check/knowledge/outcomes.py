@@ -121,6 +121,9 @@ STAGES: Mapping[str, tuple[Stage, Mapping[str, Stage]]] = MappingProxyType(
         # capture for the target: the engine refuses the pair when the draft is attached.
         "DF052": (_L, {}),
         "DF053": (_L, {}),
+        # vLLM 0.34 raises a ValueError while it builds the speculative config: the server
+        # refuses to start (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413).
+        "DF054": (_L, {}),
     }
 )
 """Rule id -> (its default stage, runtime -> stage where an engine does otherwise)."""

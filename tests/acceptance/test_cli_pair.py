@@ -246,3 +246,42 @@ def test_num_speculative_tokens_against_the_block_size(
         assert "Lower max_draft_len to at most 15.Current max_draft_len=16." in message
     # Without the option the rule says nothing.
     assert not [f for f in json.loads(invoke(*args)[1])["findings"] if f["rule"] == "DF019"]
+
+
+def test_speculative_method_is_checked_per_vllm_release(tmp_path: Path) -> None:
+    """A DSpark draft asked for as dflash: vLLM 0.34 refuses it at load (DF054), 0.33 has no
+    such check, and the method the draft declares passes; an unknown method is a usage error."""
+    cfg = {
+        **draft_config(),
+        "architectures": ["Qwen3DSparkModel"],
+        "markov_rank": 256,
+        "markov_head_type": "vanilla",
+    }
+    draft = str(write_draft(tmp_path / "draft", cfg))
+
+    def rules(release: str, method: str) -> tuple[int, set[str], dict]:
+        code, out, _ = invoke(
+            "pair",
+            draft,
+            str(QWEN3_4B),
+            "-r",
+            release,
+            "--speculative-method",
+            method,
+            "-f",
+            "json",
+        )
+        report = json.loads(out)
+        return code, {f["rule"] for f in report["findings"]}, report
+
+    code, found, report = rules("vllm==0.34.0", "dflash")
+    assert code == 1 and "DF054" in found
+    (df054,) = [f for f in report["findings"] if f["rule"] == "DF054"]
+    assert "'dspark' checkpoint" in json.dumps(df054)
+    assert "refuses at load" in json.dumps(report)
+    code, found, _ = rules("vllm==0.33.0", "dflash")
+    assert "DF054" not in found
+    code, found, _ = rules("vllm==0.34.0", "dspark")
+    assert code == 0 and not found
+    code, _, err = invoke("pair", draft, str(QWEN3_4B), "--speculative-method", "medusa2")
+    assert code == 2 and "unknown method 'medusa2'" in err

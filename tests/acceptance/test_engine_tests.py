@@ -416,3 +416,47 @@ def test_only_and_runtime_narrow_an_engine_file(hub: LoopbackHub, tmp_path: Path
     ]
     assert [k["key"] for k in data["skipped"]] == ["ExtractHiddenStatesModel"]
     assert "checked for sglang" in data["about"]
+
+
+def test_speculative_method_of_an_entry_is_checked_at_its_line(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    """An entry's speculative_method reaches the check: a DSpark draft asked for as dflash
+    fails vLLM 0.34 (DF054) at its entry's line; as dspark it passes; 0.33 has no such check."""
+    from tests.support.helpers import draft_config, encode_header, fc_tensors
+
+    cfg = {
+        **draft_config(),
+        "architectures": ["Qwen3DSparkModel"],
+        "markov_rank": 256,
+        "markov_head_type": "vanilla",
+    }
+    hub.add(
+        "someone/qwen3-dspark",
+        {
+            "config.json": json.dumps(cfg).encode(),
+            "model.safetensors": encode_header(fc_tensors(cfg)),
+        },
+    )
+    entry = (
+        '    "{key}": _HfExamplesInfo(\n'
+        '        "Qwen/Qwen3-4B",\n'
+        '        speculative_model="someone/qwen3-dspark",\n'
+        '        speculative_method="{method}",\n'
+        "    ),\n"
+    )
+    text = (
+        "_SPECULATIVE_DECODING_EXAMPLE_MODELS = {\n"
+        + entry.format(key="Qwen3DSparkModel", method="dspark")
+        + entry.format(key="DSparkAsDFlash", method="dflash")
+        + "}\n"
+    )
+    (tmp_path / "registry.py").write_text(text)
+    args = ("registry.py", "-f", "json", "-r")
+    proc = registry(hub, tmp_path / "home", *args, "vllm==0.34.0", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    pairs = json.loads(proc.stdout)["pairs"]
+    assert [(p["line"], p["status"]) for p in pairs] == [(2, "ok"), (7, "mismatch")]
+    assert [f["rule"] for f in pairs[1]["report"]["findings"]] == ["DF054"]
+    old = registry(hub, tmp_path / "home", *args, "vllm==0.33.0", cwd=tmp_path)
+    assert old.returncode == 0, old.stdout + old.stderr

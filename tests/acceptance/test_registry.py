@@ -15,7 +15,7 @@ import yaml
 
 from dflash_check.app.registry import PAIR_KEYS, load_pairs
 from dflash_check.errors import RegistryError
-from tests.support.helpers import QWEN3_4B, REPO, SEED_DRAFT, run_cli
+from tests.support.helpers import QWEN3_4B, REPO, SEED_DRAFT, draft_config, run_cli, write_draft
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
 
 GOLDEN = REPO / "tests" / "golden"
@@ -151,6 +151,10 @@ BAD_FILES = {
         "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, num_speculative_tokens: 0}\n",
         "x.yaml:2: pair 1: 'num_speculative_tokens' must be an integer from 1 to 1024",
     ),
+    "bad-method": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible,\n     method: dflsh}\n",
+        "x.yaml:3: pair 1: unknown method 'dflsh' (did you mean 'dflash'?)",
+    ),
     "speculative-tokens-as-text": (
         "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, num_speculative_tokens: '7'}\n",
         "x.yaml:2: pair 1: 'num_speculative_tokens' must be an integer",
@@ -184,6 +188,37 @@ def test_num_speculative_tokens_is_checked_per_entry(tmp_path: Path) -> None:
     assert [s.num_speculative_tokens for s in load_pairs(tmp_path / "pairs.yaml")] == [16, 15]
     proc = run_cli("registry", str(tmp_path / "pairs.yaml"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_method_is_checked_per_entry(tmp_path: Path) -> None:
+    """An entry's method reaches the check (DF054): a DSpark draft asked for as dflash fails
+    vLLM 0.34 at its own line; asked for as dspark, or on vLLM 0.33, it passes."""
+    cfg = {
+        **draft_config(),
+        "architectures": ["Qwen3DSparkModel"],
+        "markov_rank": 256,
+        "markov_head_type": "vanilla",
+    }
+    draft = write_draft(tmp_path / "draft", cfg)
+    entry = (
+        "  - {{draft: ./draft, target: {t}, runtimes: [{r}], expect: compatible, method: {m}}}\n"
+    )
+    text = "pairs:\n" + "".join(
+        entry.format(t=QWEN3_4B, r=r, m=m)
+        for r, m in (
+            ("vllm==0.34.0", "dspark"),
+            ("vllm==0.33.0", "dflash"),
+            ("vllm==0.34.0", "DFlash"),
+        )
+    )
+    (tmp_path / "pairs.yaml").write_text(text)
+    assert [s.method for s in load_pairs(tmp_path / "pairs.yaml")] == ["dspark", "dflash", "dflash"]
+    assert draft.exists()
+    proc = run_cli("registry", str(tmp_path / "pairs.yaml"), "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    failed = [p for p in json.loads(proc.stdout)["pairs"] if p["status"] != "ok"]
+    assert [p["line"] for p in failed] == [4]
+    assert "DF054" in json.dumps(failed)
 
 
 def test_broken_registry_through_cli(tmp_path: Path) -> None:

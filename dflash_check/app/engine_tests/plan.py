@@ -163,6 +163,8 @@ def make_plan(file: EngineFile, overrides: dict[str, Override], runtime: str, di
                 target_revision=entry.revision,
                 reason=override.reason if override else None,
                 source=f"{display}:{entry.line} ({entry.key})",
+                # As the engine's tests ask for it: vLLM checks it against the draft's class.
+                method=entry.method if file.engine == VLLM.name else None,
             )
         )
     return Plan(tuple(specs), frozenset(alone), tuple(skipped), keys)

@@ -11,7 +11,8 @@ sizes, context length), ``vocab`` (vocabulary, tokenizer), ``mask_token``, ``blo
 size, draft length, anchor), ``identity`` (named target, format, capture), ``dflash2``
 (DFlash 2's keys and tensors), ``formats`` (DSpark, Laguna), ``eagle3`` and ``eagle3_shapes``
 (EAGLE-3 heads: ids; widths and maps), ``mtp`` (NextN checkpoints), ``draft`` (the draft's own
-layers), ``target`` and ``coverage`` (what is known of the target's engine code), and
+layers), ``target`` and ``coverage`` (what is known of the target's engine code), ``method`` (the
+requested method against the draft's), and
 ``outcomes`` (rules a run's result raises).
 """
 
@@ -34,6 +35,7 @@ from dflash_check.check.rules import (
     identity,
     layer_ids,
     mask_token,
+    method,
     mtp,
     outcomes,
     target,
@@ -76,6 +78,7 @@ RULES: tuple[Rule, ...] = tuple(
             *draft.RULES,
             *target.RULES,
             *coverage.RULES,
+            *method.RULES,
         ),
         key=lambda r: r.id,
     )

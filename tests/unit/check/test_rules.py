@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dflash_check.check.check import run_check
-from dflash_check.check.report import CheckReport, Severity
+from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.rules import RULES
 from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.sources.safetensors_header import dflash2_draft_tensors
@@ -32,6 +32,8 @@ class Case:
     tokenizers: TokenizerComparison | None = None
     spec_tokens: int | None = None
     """``--num-speculative-tokens``."""
+    method: str | None = None
+    """``--speculative-method``."""
     header: Callable[[Config, dict[str, TensorInfo]], dict[str, TensorInfo]] = lambda c, t: t
     """A mutation of the draft's header tensors (after the DFlash 2 ones are added)."""
 
@@ -218,6 +220,11 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(runtime="vllm"),
         Case(target=with_top(architectures=["Qwen4ExpForCausalLM"]), runtime="vllm"),
     ),
+    # vLLM 0.34 compares the requested method with the one the draft's class declares.
+    "DF054": (
+        Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dspark"),
+        Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dflash"),
+    ),
     "DF050": (
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),
@@ -276,6 +283,7 @@ def run_case(case: Case) -> CheckReport:
         case.runtime,
         tokenizers=case.tokenizers,
         num_speculative_tokens=case.spec_tokens,
+        speculative_method=case.method,
     )
 
 
@@ -357,3 +365,30 @@ def test_identical_tokenizer_files_pass() -> None:
     """Same hash: no comparison, no finding."""
     report = run_case(Case(tokenizers=TokenizerComparison(same_file=True)))
     assert not [f for f in report.findings if f.rule == "DF015"]
+
+
+def df054(case: Case) -> list[str]:
+    """Return the DF054 messages of a case."""
+    return [f.message for f in run_case(case).findings if f.rule == "DF054"]
+
+
+def test_method_check_is_per_release() -> None:
+    """A DSpark draft asked for as dflash: vLLM 0.34 refuses it at load, 0.33 has no check."""
+    wrong = Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dflash")
+    report = run_case(wrong)
+    (finding,) = [f for f in report.findings if f.rule == "DF054"]
+    assert finding.stage is not None and finding.stage.text == "refuses at load"
+    assert "'dspark' checkpoint" in finding.message and "method 'dflash'" in finding.message
+    assert "speculator_config.py:413" in finding.message
+    assert report.verdict is Verdict.INCOMPATIBLE
+    assert df054(replace(wrong, runtime="vllm==0.33.0")) == []
+
+
+def test_method_check_maps_the_tools_methods_to_vllms() -> None:
+    """DFlash 2 drafts declare vLLM's dflash; an MTP alias is mtp; no method: nothing."""
+    assert df054(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dflash")) == []
+    assert df054(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dspark"))
+    assert df054(Case(runtime="vllm==0.34.0", method="eagle3"))
+    assert df054(Case(runtime="vllm==0.34.0", method="qwen3_next_mtp"))
+    assert df054(Case(runtime="vllm==0.34.0")) == []
+    assert df054(Case(runtime="sglang", method="dspark")) == []
