@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from dflash_check.check.check import run_check
 from dflash_check.check.formats.common import stated_mask_token
-from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.check.report import CheckReport
 from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
-from dflash_check.errors import CheckError, NotCachedError
+from dflash_check.errors import CheckError
 from dflash_check.knowledge.runtimes import SGLANG_DEFAULT_MASK_TOKEN
 from dflash_check.sources.interface import ModelRef, ModelSource, Role
 from dflash_check.sources.local import LocalSource
@@ -128,17 +128,6 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
         num_speculative_tokens=request.num_speculative_tokens,
         speculative_method=request.speculative_method,
     )
-    unavailable = draft.extras.get("tensors_unavailable")
-    if unavailable and report.verdict is Verdict.COMPATIBLE:
-        # The configs alone cannot clear a Hub draft whose header an earlier run never read:
-        # "compatible" would rest on the fc width unchecked (an incompatible verdict stands,
-        # the configs prove it whatever the header says).
-        raise NotCachedError(
-            f"{draft.who}: the safetensors header is not in the cache and offline mode is on "
-            "(the configs agree, but the fc width cannot be checked)",
-            hint="run the same check once online to cache the header (a few KB), or "
-            "'hf download' the draft's weights",
-        )
     return report
 
 

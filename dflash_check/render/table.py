@@ -120,17 +120,36 @@ def models_table(report: CheckReport, width: int = 120) -> RenderableType:
     return Group(*lines)
 
 
+INDEX_COLUMN = "index of id t"
+"""The resolution table's column of capture indices: each cell names its numbering."""
+
+INDEX_LEGEND = (
+    f"{INDEX_COLUMN}: each runtime's own numbering of the draft's layer id t (layer output t "
+    "is hidden_states[t+1], hidden_states[0] being the embeddings)"
+)
+
+
+def numbered(shift: int, indices: list[int] | tuple[int, ...]) -> str:
+    """Return capture indices labelled with their numbering (``t+1 [2, 10]``): runtimes count
+    from different origins, so a bare list would read as the draft's own ids."""
+    return f"{f't+{shift}' if shift else 't'} {fmt_ids(indices)}"
+
+
 def resolution_table(report: CheckReport, width: int = 120) -> Table:
     """Return how each runtime resolves the ids: capture indices, need, verdict.
 
     Below 100 columns the prose column (what each runtime's index means) is left out rather
-    than squeezed; ``dflash-check runtimes`` has it.
+    than squeezed; ``dflash-check runtimes`` has it, and the index column's cells still
+    name their numbering (``t`` or ``t+1``), as the legend under the table says. The target's
+    layer count is left out there too: it is the same on every row, and the valid-id range
+    (``0–35 (N-1)``) and the models table above already give it.
     """
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    columns = ["runtime", "captures as", "indices", "valid ids", "needs", "has", "verdict"]
+    columns = ["runtime", "captures as", INDEX_COLUMN, "valid ids", "needs", "has", "verdict"]
     prose = width >= 100
     if not prose:
         columns.remove("captures as")
+        columns.remove("has")
     for name in columns:
         # Only the prose column may wrap; ids, ranges and verdicts stay whole.
         table.add_column(name, no_wrap=name != "captures as")
@@ -150,7 +169,9 @@ def resolution_table(report: CheckReport, width: int = 120) -> Table:
             cells = [
                 Text(visible(p.name)),
                 Text(visible(p.index_name)),
-                Text(fmt_ids(res.capture_indices) + (" (default)" if res.guessed else "")),
+                Text(
+                    numbered(p.shift, res.capture_indices) + (" (default)" if res.guessed else "")
+                ),
                 Text(f"0–{res.max_valid_id} (N-{p.max_id_from_end})"),
                 Text(f"≥ {res.layers_needed} layers"),
             ]
@@ -158,7 +179,7 @@ def resolution_table(report: CheckReport, width: int = 120) -> Table:
             Text(str(report.target.num_hidden_layers)),
             Text(verdict.value, style=VERDICT_STYLE[verdict]),
         ]
-        table.add_row(*(cells if prose else cells[:1] + cells[2:]))
+        table.add_row(*(cells if prose else cells[:1] + cells[2:5] + cells[6:]))
     return table
 
 
@@ -222,6 +243,8 @@ def layer_picture(report: CheckReport, width: int) -> list[Text]:
         else report.runtime
     )
     legend = "● tapped"
+    if "░" in line.plain:
+        legend += "  ░ past the target's last layer"
     if beyond:
         legend += (
             f"  ✗ missing: {fmt_ids(beyond)}; {rule} needs ≥ {res.layers_needed} layers, "
@@ -477,6 +500,7 @@ def verbose_parts(report: CheckReport, width: int) -> list[RenderableType]:
         Text(""),
         resolution_table(report, width),
     ]
+    parts += [Text(s, style="dim") for s in wrap(INDEX_LEGEND, width, "", "  ")]
     picture = layer_picture(report, width)
     if picture:
         parts += picture

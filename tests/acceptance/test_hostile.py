@@ -99,15 +99,19 @@ def test_swapped_run_does_not_poison_the_cache(hub: LoopbackHub, home: Path) -> 
     assert cli(hub, home, "pair", BAD_FC, TARGET).returncode == 1
 
 
-def test_swapped_run_offline_first_is_not_cached_not_compatible(
+def test_swapped_run_offline_first_lists_the_fc_width_as_not_checked(
     hub: LoopbackHub, home: Path
 ) -> None:
-    """Offline after only a swapped run: the draft's header was never read, so it is a cache
-    miss (exit 3), never a verdict built without it."""
+    """Offline after only a swapped run: the draft's header was never read, so the run gets
+    what a folder without safetensors gets (DF005 not checked, the DF010 warning; --strict
+    fails it), never facts the swapped run stored for the target role."""
     cli(hub, home, "pair", TARGET, BAD_FC)
     # the swapped run read the draft as a target: its config is cached, its header is not
-    line = error_line(cli(hub, home, "pair", BAD_FC, TARGET, "--offline"))
-    assert "safetensors header is not in the cache" in line
+    proc = cli(hub, home, "pair", BAD_FC, TARGET, "--offline", "-f", "json")
+    assert verdict(proc) == (0, ["DF010"]), proc.stderr
+    (not_checked,) = json.loads(proc.stdout)["not_checked"]
+    assert not_checked["rule"] == "DF005" and "offline cache" in not_checked["reason"]
+    assert cli(hub, home, "pair", BAD_FC, TARGET, "--offline", "--strict").returncode == 1
 
 
 def test_manifest_of_another_repo_or_config_is_ignored(hub: LoopbackHub, home: Path) -> None:
@@ -129,10 +133,15 @@ def test_manifest_of_another_repo_or_config_is_ignored(hub: LoopbackHub, home: P
         bad.write_text(text)
         for extra in ((), ("--offline",)):
             proc = cli(hub, home, "pair", BAD_FC, TARGET, "-f", "json", *extra)
-            assert proc.returncode in (1, 3), proc.stderr
+            assert proc.returncode in (0, 1, 3), proc.stderr
             if proc.returncode == 1:
                 assert "DF005" in verdict(proc)[1]
-            else:  # offline with nothing usable: a cache miss, never a verdict
+            elif proc.returncode == 0:
+                # offline, the manifest rejected: the config alone, the fc width not checked
+                assert extra and verdict(proc)[1] == ["DF010"], proc.stdout
+                not_checked = json.loads(proc.stdout)["not_checked"]
+                assert [n["rule"] for n in not_checked] == ["DF005"]
+            else:  # offline with no usable config: a cache miss, never a verdict
                 assert "not in the cache" in error_line(proc)
 
 

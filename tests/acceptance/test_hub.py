@@ -362,9 +362,10 @@ def test_subfolder_draft_on_the_hub(hub: LoopbackHub, home: Path) -> None:
 
 
 def test_offline_with_only_configs_cached(hub: LoopbackHub, home: Path) -> None:
-    """Offline with only config.json in the cache: the seed mismatch still exits 1 (the
-    configs prove it), the fc width listed as not checked; the right pair cannot be cleared
-    without the header (exit 3, never "compatible" on an unchecked fc width)."""
+    """Offline with only config.json in the cache: the verdict a local folder without
+    safetensors gets. The seed mismatch still exits 1 (the configs prove it) and the right
+    pair exits 0, each with the fc width listed as not checked; --strict fails the right pair
+    on that warning (DF010)."""
     import subprocess
     import sys
 
@@ -379,9 +380,62 @@ def test_offline_with_only_configs_cached(hub: LoopbackHub, home: Path) -> None:
     assert report["verdict"] == "incompatible"
     (not_checked,) = report["not_checked"]
     assert not_checked["rule"] == "DF005" and "offline cache" in not_checked["reason"]
-    right = cli(hub, home, "pair", DRAFT, RIGHT, "--offline")
-    assert right.returncode == 3 and "fc width cannot be checked" in right.stderr
-    assert cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "--strict").returncode == 1
+    right = cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "-f", "json")
+    assert right.returncode == 0, right.stderr
+    report = json.loads(right.stdout)
+    assert report["verdict"] == "compatible"
+    (not_checked,) = report["not_checked"]
+    assert not_checked["rule"] == "DF005" and "offline cache" in not_checked["reason"]
+    assert [f["rule"] for f in report["findings"] if f["severity"] == "warning"] == ["DF010"]
+    # Nothing was asked of the Hub offline: the header is never fetched behind the flag.
+    requests = len(hub.state.log)
+    table = cli(hub, home, "pair", DRAFT, RIGHT, "--offline")
+    assert table.returncode == 0, table.stderr
+    assert "DF005 not checked" in table.stdout and "offline cache" in table.stdout
+    strict = cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "--strict")
+    assert strict.returncode == 1, strict.stderr
+    assert "DF010" in strict.stdout
+    assert len(hub.state.log) == requests
+
+
+def test_config_only_cache_matches_a_local_folder_without_safetensors(
+    hub: LoopbackHub, home: Path, tmp_path: Path
+) -> None:
+    """The seed pair, cached online with the draft's config.json only, then checked offline:
+    the same verdict, warnings and not-checked rules as the draft's folder without its
+    safetensors file (exit 0; --strict exit 1), with the reason naming the offline cache."""
+    import shutil
+    import subprocess
+    import sys
+
+    local = tmp_path / "draft-without-safetensors"
+    local.mkdir()
+    shutil.copy(SEED_DRAFT / "config.json", local / "config.json")
+    for repo in (DRAFT, RIGHT):
+        fetch = f"from huggingface_hub import hf_hub_download as d; d({repo!r}, 'config.json')"
+        subprocess.run(
+            [sys.executable, "-c", fetch], env={**os.environ, **hub.env(home)}, check=True
+        )
+
+    def summary(proc: subprocess.CompletedProcess[str]) -> tuple:
+        report = json.loads(proc.stdout)
+        rules = sorted((f["rule"], f["severity"]) for f in report["findings"])
+        return report["verdict"], rules, [n["rule"] for n in report["not_checked"]]
+
+    hub_run = cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "-f", "json")
+    local_run = cli(hub, home, "pair", str(local), RIGHT, "--offline", "-f", "json")
+    assert (hub_run.returncode, local_run.returncode) == (0, 0), hub_run.stderr
+    assert (
+        summary(hub_run) == summary(local_run) == ("compatible", [("DF010", "warning")], ["DF005"])
+    )
+    (not_checked,) = json.loads(hub_run.stdout)["not_checked"]
+    assert "offline cache" in not_checked["reason"]
+    for args in ((), ("--strict",)):
+        hub_table = cli(hub, home, "pair", DRAFT, RIGHT, "--offline", *args)
+        local_table = cli(hub, home, "pair", str(local), RIGHT, "--offline", *args)
+        assert hub_table.returncode == local_table.returncode == (1 if args else 0)
+        assert "DF005 not checked" in hub_table.stdout
+        assert "offline cache" in hub_table.stdout
 
 
 def test_target_alone_from_the_hub_reads_its_config_only(hub: LoopbackHub, home: Path) -> None:

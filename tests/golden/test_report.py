@@ -130,13 +130,20 @@ def test_compatible_report_is_short() -> None:
 def test_verbose_keeps_the_tables(report: CheckReport) -> None:
     """--verbose adds the side-by-side models, the per-runtime resolution and the picture."""
     out = render_text(report, 120, verbose=True)
-    assert re.search(r"vllm +aux layer +\[2, 10, 18, 26, 34\] +0–31 \(N-1\)", out)
+    # Each runtime's indices name their numbering: t+1 (hidden_states) or t (layer output).
+    assert re.search(r"vllm +aux layer +t\+1 \[2, 10, 18, 26, 34\] +0–31 \(N-1\)", out)
+    assert re.search(r"trtllm +capture after( layer)? +t \[1, 9, 17, 25, 33\] +0–31", out)
     assert "✗ missing: [33]" in out
+    assert "░ past the target's last layer" in out  # the picture's every mark is explained
     assert out.count("error[DF004]") == 1
     narrow = render_text(report, 80, verbose=True)
     for word in ("Qwen3_5ForConditionalGeneration", "(text_config.num_hidden_layers)"):
         assert word in narrow.split(), word  # stacked, not folded mid-word
-    assert re.search(r"sglang +\[2, 10, 18, 26, 34\] +0–30 \(N-2\) +≥ 35 layers", narrow)
+    assert re.search(
+        r"sglang +t\+1 \[2, 10, 18, 26, 34\] +0–30 \(N-2\) +≥ 35 layers +incompatible", narrow
+    )
+    assert "index of id t: each runtime's own numbering" in narrow
+    assert max(len(line) for line in narrow.splitlines()) <= 80, narrow
 
 
 def test_wrap_keeps_short_lists_and_bounds_whole() -> None:

@@ -346,7 +346,9 @@ class HubSource:
             if role == "draft" and weights is None:
                 # The configs alone still decide the layer, size and vocabulary rules: check
                 # them, and list the fc width as not checked (as for a local folder).
-                unavailable = "has no safetensors header in the offline cache"
+                unavailable = (
+                    "has no safetensors header in the offline cache (one online run caches it)"
+                )
             manifest = Manifest(
                 repo_id=ref.repo_id,
                 commit=commit,
