@@ -13,6 +13,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+# The docs describe the checkout this script sits in, not whatever install the environment has
+# (an editable install of another clone would otherwise write that tree's docs here).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from dflash_check.cli.app import app
 from dflash_check.cli.options import fill_help_slots
 from dflash_check.render.listing.formats import formats_markdown
