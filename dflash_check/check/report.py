@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.outcomes import Stage, earliest, stage_of
 from dflash_check.knowledge.runtimes import RuntimeProfile
-from dflash_check.smoke.report import SmokeReport
 from dflash_check.views import DraftView, TargetView
+
+if TYPE_CHECKING:  # a type only: a plain check never loads the smoke report's module
+    from dflash_check.smoke.report import SmokeReport
 
 
 class Severity(str, Enum):

@@ -29,13 +29,14 @@ def pair_report(result: RunResult) -> CheckReport | None:
 
 def render_run_table(result: RunResult, page: Page) -> str | RenderableType:
     """The human report: rich for the console, plain text at the page's width for a file."""
-    from dflash_check.render.registry import render_registry_table
     from dflash_check.render.table import export_text, render_table
 
     report = pair_report(result)
     if report is not None:
         table = render_table(report, page.width, page.verbose)
-    else:
+    else:  # imported only here: one pair's report needs none of the registry's renderer
+        from dflash_check.render.registry import render_registry_table
+
         table = render_registry_table(result, page.width)
     return table if page.console else export_text(table, page.width)
 

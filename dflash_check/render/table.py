@@ -7,6 +7,7 @@ Every line is wrapped here at spaces, so no name, id, path or number is split ac
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -27,7 +28,9 @@ from dflash_check.render.diagnostics import (
     wrap,
 )
 from dflash_check.sanitize import safe_console, visible
-from dflash_check.smoke.report import EngineRun, SmokeReport
+
+if TYPE_CHECKING:  # types only: a report without a smoke run never loads their module
+    from dflash_check.smoke.report import EngineRun, SmokeReport
 
 RULES_TITLE = {r.id: r.title for r in ALL_RULES}
 
