@@ -34,12 +34,14 @@ class Verification:
     """The drafting method the cases ran (the row of that method's table it confirms)."""
 
     @property
+    def summary(self) -> str:
+        """What ran, when, and how many verdicts agreed (the text and the docs cell share it)."""
+        return f"{self.ran}, {self.date[:7]}: {self.agreed} of {self.cases} verdicts agree"
+
+    @property
     def text(self) -> str:
         """The mark as a report prints it."""
-        return (
-            f"verified by running {self.ran}, {self.date[:7]}: {self.agreed} of {self.cases} "
-            "verdicts agree (docs/conformance.md)"
-        )
+        return f"verified by running {self.summary} (docs/conformance.md)"
 
 
 VERIFIED: tuple[Verification, ...] = (

@@ -13,14 +13,7 @@ from dflash_check.render.diagnostics import wrap
 def verified_cell(runtime: str) -> str:
     """Return the runs that confirmed a runtime row, for a table cell (``-``: none)."""
     runs = verifications(runtime)
-    return (
-        "; ".join(
-            f"{v.ran}, {v.date[:7]}: {v.agreed} of {v.cases} verdicts agree "
-            "([conformance](conformance.md))"
-            for v in runs
-        )
-        or "-"
-    )
+    return "; ".join(f"{v.summary} ([conformance](conformance.md))" for v in runs) or "-"
 
 
 def _verified_json(v: Verification) -> dict[str, object]:
