@@ -170,6 +170,16 @@ def test_server_error_then_success(hub: LoopbackHub, home: Path) -> None:
     assert cli(hub, home, "pair", DRAFT, "org/flaky").returncode == 0
 
 
+def test_connection_dropped_before_an_answer_is_retried(hub: LoopbackHub, home: Path) -> None:
+    """A server that closes a kept-alive connection as the request goes out (its idle
+    timeout) never answered it: the request is sent again, and the check succeeds."""
+    hub.add("org/drops", QWEN3_4B, fault="drop-once")
+    proc = cli(hub, home, "pair", DRAFT, "org/drops")
+    assert proc.returncode == 0, proc.stderr
+    assert hub.state.repos["org/drops"].failures == 1
+    assert "the connection broke while fetching config.json; retrying (2/3)" in proc.stderr
+
+
 def test_server_error_persists(hub: LoopbackHub, home: Path) -> None:
     """A 500 that persists: bounded retries, then one line."""
     hub.add("org/down", QWEN3_4B, fault="500")

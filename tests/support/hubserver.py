@@ -43,7 +43,8 @@ class FakeRepo:
     """``500`` always, ``500-once`` then fine, ``slow`` (5 s per answer), ``short-body``
     (announces more bytes than it sends), ``403`` (forbidden files), ``stall`` (never
     answers), ``trickle`` (one body byte per ``HubState.trickle_seconds``), ``ignore-range``
-    (answers a ranged GET with the whole file, 200)."""
+    (answers a ranged GET with the whole file, 200), ``drop-once`` (closes the connection
+    without an answer once, as a server does to a keep-alive connection it has timed out)."""
     fault_files: frozenset[str] | None = None
     """Apply ``fault`` only to these files (GETs of ``/resolve/``); None: every request."""
     huge: dict[str, int] = field(default_factory=dict)
@@ -182,7 +183,9 @@ class _Handler(BaseHTTPRequestHandler):
                     sent,
                 )
             )
-        if announce is not None and announce != len(body):
+        if announce is not None and announce != len(body) and not head:
+            # A short body: the connection cannot carry another answer. (A HEAD has no body,
+            # so its announced length is honest and the connection stays open, as on the Hub.)
             self.close_connection = True
 
     def _error(self, status: int, code: str | None, message: str, head: bool) -> None:
@@ -201,6 +204,10 @@ class _Handler(BaseHTTPRequestHandler):
         if repo.fault == "500" or (repo.fault == "500-once" and repo.failures < 1):
             repo.failures += 1
             self._error(500, None, "Internal Error", head)
+            return True
+        if repo.fault == "drop-once" and repo.failures < 1:
+            repo.failures += 1
+            self.close_connection = True
             return True
         if repo.fault == "slow":
             time.sleep(self.server.state.slow_seconds)

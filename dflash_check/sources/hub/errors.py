@@ -125,9 +125,11 @@ def translate(
                 f"{who}: cannot connect to the Hub to fetch {what}", hint=network_hint("connect")
             )
         if isinstance(cause, httpx2.RemoteProtocolError):
-            # huggingface_hub has already resumed and retried this download itself.
             broken = NetworkError(f"{who}: the connection broke while fetching {what}")
-            broken.retryable = False
+            # Closed before any answer: the server dropped a kept-alive connection as the
+            # request went out (its idle timeout), and a GET or HEAD can be sent again.
+            # Broken mid-answer: huggingface_hub has already resumed and retried a download.
+            broken.retryable = "without sending a response" in str(cause)
             return broken
         if isinstance(cause, hf.HfHubHTTPError):
             status = _status(cause)
