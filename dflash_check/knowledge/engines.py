@@ -1,6 +1,6 @@
 """One entity per serving engine: its releases, runners, the methods it loads, and citations.
 
-Every knowledge row (``core/runtimes*.py``, the rules' rationale, the outcome table) names an
+Every knowledge row (``knowledge/runtimes/``, the rules' rationale, the outcome table) names an
 engine through ``ENGINES`` and cites code through ``Release.cite`` (``vllm==0.34.0:path:line``),
 so a revision is written once, here. Adding a release is one ``Release`` in its engine's tuple
 (plus what changed in it); adding an engine is one ``Engine``.

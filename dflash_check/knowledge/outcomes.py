@@ -6,7 +6,7 @@ draft's acceptance collapsed and no error at all (the worst case: nothing tells 
 stage is data per rule, refined per runtime where engines differ; the checker attaches it to
 each error finding and the reports carry it.
 
-Sources: the engines' code read per release (``core/runtimes.py`` citations) and the runs on
+Sources: the engines' code read per release (``knowledge/runtimes/`` citations) and the runs on
 real engines recorded in December 2026 (vLLM 0.32.0 CPU build, Model Runner V1; llama.cpp
 ``0c1e57098``; dflash 0.1.0 MLX): out-of-range ids, hidden-size and vocabulary mismatches fail at
 the first decode in vLLM V1 after the server reports healthy; an fc-width mismatch and a missing

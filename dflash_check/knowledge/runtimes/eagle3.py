@@ -8,7 +8,7 @@ at ``id + 1``), vLLM's V1 runner reads that nested list raw, and llama.cpp's con
 neither. Every profile here states its readings in canonical ids (``t``: output of layer t),
 so two runtimes that feed different tensors are found by comparing lists.
 
-This module is imported by ``core/runtimes.py`` (at its end) and only through it.
+The package (``knowledge/runtimes/__init__.py``) looks these rows up with DFlash's.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from dflash_check.knowledge.engines import (
     VLLM,
     VLLM_033,
 )
-from dflash_check.knowledge.runtimes import (
+from dflash_check.knowledge.runtimes.dflash import FAMILY_CELLS
+from dflash_check.knowledge.runtimes.rows import (
     AUX_READING,
     EAGLE_AUX_IDS,
-    FAMILY_CELLS,
     NESTED_EAGLE_IDS,
     FamilyCell,
     IdReading,

@@ -2,13 +2,13 @@
 
 Only SGLang's NextN loader was read. vLLM serves MTP from the target's own checkpoint
 (its ``num_nextn_predict_layers`` layers); that path and TensorRT-LLM's were not read, so they
-have no row. Imported by ``core/runtimes.py`` (at its end) and only through it.
+have no row. The package (``knowledge/runtimes/__init__.py``) looks these rows up with the others.
 """
 
 from __future__ import annotations
 
 from dflash_check.knowledge.engines import SGLANG
-from dflash_check.knowledge.runtimes import RuntimeProfile
+from dflash_check.knowledge.runtimes.rows import RuntimeProfile
 
 MTP_PROFILES: tuple[RuntimeProfile, ...] = (
     RuntimeProfile(

@@ -1,0 +1,487 @@
+"""DFlash's rows of the runtime table (they cover DFlash 2 and DSpark): each runtime's general
+convention (``PROFILES``) and what it does on each reviewed target family (``FAMILY_CELLS``).
+"""
+
+from __future__ import annotations
+
+from dflash_check.knowledge.engines import (
+    DFLASH_MLX,
+    DFLASH_MLX_018,
+    LLAMACPP,
+    MLX,
+    REFERENCE,
+    SGLANG,
+    SGLANG_0523,
+    TRTLLM,
+    VLLM,
+    VLLM_033,
+)
+from dflash_check.knowledge.families import FAMILIES
+from dflash_check.knowledge.runtimes.rows import (
+    AUX_READING,
+    DSPARK_IDS,
+    EAGLE_AUX_IDS,
+    NESTED_EAGLE_IDS,
+    NESTED_IDS,
+    NESTED_MASK,
+    SPECULATORS_AUX_IDS,
+    TOP_IDS,
+    TOP_MASK,
+    FamilyCell,
+    IdReading,
+    RuntimeProfile,
+)
+
+# Both vLLM runners resolve the parallel-drafting token the same way (V2 spec_decode/utils.py
+# :92-114, V1 llm_base_proposer.py:358-379).
+_VLLM_MASK_KEYS = (NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id")
+
+PROFILES: tuple[RuntimeProfile, ...] = (
+    RuntimeProfile(
+        name=REFERENCE.name,
+        title="z-lab dflash 0.1.0 (transformers reference)",
+        index_name="hidden_states",
+        shift=1,
+        max_id_from_end=1,
+        # _draft_value = dflash_config.get(name, getattr(config, name)): a null stays a null.
+        id_readings=(IdReading(NESTED_IDS), IdReading(TOP_IDS)),
+        mask_keys=(NESTED_MASK, TOP_MASK),
+        without_ids="guesses ids with the z-lab formula from num_target_layers (0.1.0; "
+        "z-lab/dflash#157 makes the ids required)",
+        default_ids="zlab",
+        out_of_range="IndexError in extract_context_feature at the first decode; at t = N-1 it "
+        "feeds the post-norm state, unlike every other runtime",
+        # build_target_layer_ids(config.num_target_layers, …) runs on every load.
+        reads_num_target_layers=True,
+        null_ids_fail=True,
+        family_independent=True,
+        citation="z-lab/dflash@07ebd93d:dflash/model.py:131-132 (_draft_value), :560-570 "
+        "(DFlashDraftModel.__init__), :37-43 (extract_context_feature, offset 1)",
+    ),
+    RuntimeProfile(
+        name=VLLM.name,
+        title="vLLM Model Runner V2 (the default runner since 0.33)",
+        index_name="aux layer",
+        shift=1,
+        max_id_from_end=1,
+        # get_eagle3_aux_layers_from_config: the first non-empty list wins. A top-level eagle
+        # list is taken raw as aux indices; the speculators loader copies its
+        # aux_hidden_state_layer_ids there (speculators/algos.py:90-126).
+        id_readings=(
+            IdReading(SPECULATORS_AUX_IDS, AUX_READING),
+            IdReading(EAGLE_AUX_IDS, AUX_READING),
+            IdReading(NESTED_IDS),
+            # DeepSeek-V4.1 DSpark drafts state aux indices (eagle3_utils.py:125-135).
+            IdReading(DSPARK_IDS, AUX_READING, draft_model_type="deepseek_v41"),
+            IdReading(DSPARK_IDS),
+            IdReading(TOP_IDS),
+            IdReading("dflash_config.layer_ids", AUX_READING),
+            IdReading("eagle_config.layer_ids", AUX_READING),
+        ),
+        first_present=False,
+        mask_keys=_VLLM_MASK_KEYS,
+        without_ids="captures its default aux layers (2, N//2, N-3) and sizes fc from the "
+        "draft's num_hidden_layers",
+        default_ids="three",
+        out_of_range="missing aux state: ValueError 'DFlash drafter expects … concatenated aux "
+        "hidden features' (earlier: 'mat1 and mat2 shapes cannot be multiplied') at engine start "
+        "(Model Runner V2) or the first decode (V1)",
+        runner="V2",
+        citation=VLLM_033.cite("vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py")
+        + ":113-150 (get_eagle3_aux_layers_from_config), :34-39 (default); "
+        "vllm/v1/worker/gpu/spec_decode/utils.py:92-114 (mask token); "
+        "vllm/config/vllm.py:730-766 (V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or an unsupported "
+        "feature)",
+    ),
+    RuntimeProfile(
+        name="vllm-v1",
+        title="vLLM Model Runner V1 (VLLM_USE_V2_MODEL_RUNNER=0, or a feature V2 lacks)",
+        index_name="aux layer",
+        shift=1,
+        max_id_from_end=1,
+        # _get_eagle3_aux_layers_from_config: the top-level eagle list raw, then
+        # dflash_config.target_layer_ids (+1), which a non-empty eagle_config's nested list
+        # overrides raw. No top-level target_layer_ids, no dspark ids. fc is still sized from
+        # the V2 reader's list (qwen3_dflash.py:84-93), so a list V1 does not read leaves fc
+        # expecting other features than V1 captures.
+        id_readings=(
+            IdReading(SPECULATORS_AUX_IDS, AUX_READING),
+            IdReading(EAGLE_AUX_IDS, AUX_READING),
+            IdReading(NESTED_EAGLE_IDS, AUX_READING),
+            IdReading(NESTED_IDS),
+        ),
+        first_present=False,
+        mask_keys=_VLLM_MASK_KEYS,
+        without_ids="captures its default aux layers (2, N//2, N-3) while fc is sized from "
+        "the draft's own list: 'DFlash drafter expects … concatenated aux hidden features' at "
+        "the first decode, or silently the wrong layers when the draft has 3 ids",
+        default_ids="three",
+        out_of_range="missing aux state: ValueError 'DFlash drafter expects … concatenated aux "
+        "hidden features' at the first decode",
+        runner="V1",
+        engine=VLLM.name,
+        portable=False,
+        refuses={
+            "dflash2": "Model Runner V1 does not support: DFlash candidate-head drafts",
+            "dspark": "Model Runner V1 does not support: dspark speculative decoding",
+        },
+        citation=VLLM_033.cite("vllm/v1/worker/gpu_model_runner.py", "5190-5225")
+        + " (_get_eagle3_aux_layers_from_config); vllm/config/vllm.py:768-782, :3089-3151 "
+        "(V1-unsupported features); vllm/model_executor/models/qwen3_dflash.py:84-93 (fc)",
+    ),
+    RuntimeProfile(
+        name=SGLANG.name,
+        title="SGLang",
+        index_name="capture point (before layer)",
+        shift=1,
+        max_id_from_end=2,
+        # dict.get on dflash_config, then the top level: a null in dflash_config is kept and
+        # the ids fall back to the formula (dflash_utils.py:611-613).
+        # Only SGLang's DSpark parser reads dspark_target_layer_ids (dspark_config.py:299-309).
+        id_readings=(
+            IdReading(DSPARK_IDS, draft_methods=("dspark",)),
+            IdReading(NESTED_IDS),
+            IdReading(TOP_IDS),
+        ),
+        mask_keys=(NESTED_MASK, TOP_MASK),
+        without_ids="guesses ids with the z-lab formula from num_target_layers",
+        default_ids="zlab-target",
+        mask_default_is_real=True,
+        mask_default="the tokenizer's mask_token (default '<|MASK|>', added when absent)",
+        out_of_range="ValueError 'DFLASH target_layer_ids contains an out-of-range layer id' at "
+        "startup for t >= N; for t = N-1 no capture runs after the last layer (IndexError at "
+        "startup or 'target_hidden feature dim mismatch' at the first decode)",
+        citation="sgl-project/sglang@d315eb72:python/sglang/srt/speculative/dflash_utils.py:"
+        "611-643; dflash_worker_v2.py:876-937 (mask token)",
+    ),
+    RuntimeProfile(
+        name=TRTLLM.name,
+        title="TensorRT-LLM (PyTorch backend)",
+        index_name="capture after layer",
+        shift=0,
+        max_id_from_end=1,
+        # modeling_dflash.py: dflash_config.get("target_layer_ids", None) only.
+        id_readings=(IdReading(NESTED_IDS),),
+        mask_keys=(NESTED_MASK, TOP_MASK),
+        without_ids="captures no draft-chosen layers (target_layer_ids None)",
+        mask_default="vocab_size, one past the embedding",
+        out_of_range="no check: an id that never fires leaves its slot of a torch.empty buffer "
+        "unwritten, garbage features, silent acceptance loss",
+        citation="NVIDIA/TensorRT-LLM@7c7504c0:tensorrt_llm/_torch/models/modeling_dflash.py; "
+        "tensorrt_llm/_torch/speculative/dflash.py@00679c66",
+    ),
+    RuntimeProfile(
+        name=LLAMACPP.name,
+        title="llama.cpp",
+        index_name="GGUF target_layers (input of layer)",
+        shift=1,
+        max_id_from_end=1,
+        # The converter reads dflash_config only (upstream review of ggml-org/llama.cpp#25110);
+        # t = N-1 reads the post-norm embeddings (llama_get_embeddings_nextn).
+        id_readings=(IdReading(NESTED_IDS),),
+        mask_keys=(NESTED_MASK,),
+        without_ids="refuses to load: 'DFlash model requires 'target_layers' in GGUF metadata'",
+        out_of_range="GGML_ABORT 'DFlash: target layer %d input not extracted' at the first decode",
+        citation="ggml-org/llama.cpp@001d906a:common/speculative.cpp (target_layer_ids[k] == "
+        "n_layer_tgt); src/models/dflash.cpp@01b78a15 (#22105)",
+    ),
+    RuntimeProfile(
+        name=MLX.name,
+        title="MLX reference (dflash 0.1.0 model_mlx)",
+        index_name="layers[t] output",
+        shift=0,
+        max_id_from_end=1,
+        id_readings=(IdReading(NESTED_IDS),),
+        mask_keys=(NESTED_MASK,),
+        without_ids="fails when the draft loads: KeyError 'target_layer_ids'",
+        out_of_range="IndexError when the layer hooks are installed at the start of generation",
+        # load_draft: config["num_target_layers"], dflash_config["target_layer_ids"].
+        reads_num_target_layers=True,
+        null_ids_fail=True,
+        family_independent=True,
+        citation="z-lab/dflash@07ebd93d:dflash/model_mlx.py:448-457 (load_draft), _patch_model",
+    ),
+    RuntimeProfile(
+        name=DFLASH_MLX.name,
+        title="dflash-mlx (bstnxbt's MLX runtime for Apple Silicon)",
+        index_name="capture key (after layer t)",
+        # Captures key t + 1 = the output of layer t, key 0 the embeddings
+        # (target_qwen_gdn.py:853-880), so ids 0..N-1 exist.
+        shift=1,
+        max_id_from_end=1,
+        # DFlashDraftModel.__init__: dflash_config.get("target_layer_ids") or the formula; a
+        # top-level list is dropped by from_dict (it is no field of the arguments).
+        id_readings=(IdReading(NESTED_IDS),),
+        first_present=False,
+        mask_keys=(NESTED_MASK,),
+        mask_default="token id 0 (int(dflash_config.get('mask_token_id', 0) or 0))",
+        without_ids="guesses ids with the z-lab formula from num_target_layers "
+        "(build_target_layer_ids: 1 to N-3 over the draft's layers)",
+        default_ids="zlab",
+        out_of_range="KeyError in extract_context_feature at the first decode: a key past N "
+        "is never captured; -1 reads key 0, the embeddings, silently",
+        # num_target_layers and block_size are fields without defaults of
+        # DFlashDraftModelArgs, filled from the top level only.
+        reads_num_target_layers=True,
+        top_level_only=("block_size",),
+        # Opt-in: it serves Qwen-family and Gemma 4 targets only, and refuses every draft that
+        # states block_size only in dflash_config (z-lab's Qwen3.5 drafts among them).
+        portable=False,
+        citation=DFLASH_MLX_018.cite("dflash_mlx/model.py", "222-268")
+        + " (DFlashDraftModelArgs, from_dict keeps top-level fields only), :687-696 (ids, "
+        "block_size, mask token), :14-23 (build_target_layer_ids); "
+        "dflash_mlx/engine/spec_epoch.py:615-618 (capture t + 1); "
+        "dflash_mlx/engine/target_qwen_gdn.py:835 (extract_context_feature), :853-880 (capture)",
+    ),
+)
+
+
+_VLLM = VLLM.at("c2057261") + ":vllm/model_executor/models/"
+# vLLM 0.33.0's wheel (commit 4ba787ec, 2026-11): the cells read after the first pass.
+_VLLM_033 = VLLM_033.cite("vllm/model_executor/models/")
+_SGL = SGLANG_0523.cite("sglang/srt/models/")
+# Cells taken from reading the model code only: the failure was not reproduced on a server.
+_NOT_RUN = "; read from the code, not run"
+# The engine's own message follows, per release and runner (``Release.no_capture``).
+_VLLM_NO_INTERFACE = (
+    "vLLM has no aux-hidden-state interface (SupportsEagle3) for this model class; the engine "
+    "fails at load"
+)
+_SGL_NO_HOOK = (
+    "SGLang's model class has no DFlash capture hook; the worker fails at startup: 'Model X "
+    "implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture, one of "
+    "which is required for DFLASH/DSPARK.'"
+)
+
+# The draft architectures SGLang gives +1 on a Muse Glimmer target (the others go in raw).
+MUSE_REMAPPED = ("MuseGlimmerAssistantModel", "DFlash2DraftModel")
+
+# The families whose model_type contains "qwen": dflash-mlx's qwen_gdn backend takes them.
+_DFLASH_MLX_QWEN = tuple(
+    f.name for f in FAMILIES if any("qwen" in m for m in (f.name, *f.model_types))
+)
+
+FAMILY_CELLS: tuple[FamilyCell, ...] = (
+    # vLLM: aux index k = the residual after k layers, captured after each layer (1..N).
+    FamilyCell(VLLM.name, ("llama",), _VLLM + "llama.py:420-429"),
+    FamilyCell(VLLM.name, ("qwen2", "qwen3"), _VLLM + "qwen2.py:415-420"),
+    FamilyCell(
+        VLLM.name, ("qwen3_next", "qwen3_5", "qwen3_5_text"), _VLLM + "qwen3_next.py:632-644"
+    ),
+    FamilyCell(VLLM.name, ("gpt_oss",), _VLLM + "gpt_oss.py:349-355"),
+    FamilyCell(VLLM.name, ("gemma4",), _VLLM + "gemma4.py:1312-1333"),
+    FamilyCell(VLLM.name, ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
+    FamilyCell(VLLM.name, ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
+    FamilyCell(VLLM.name, ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
+    FamilyCell(VLLM.name, ("qwen3_moe",), _VLLM_033 + "qwen3_moe.py:435, :505-515"),
+    FamilyCell(
+        VLLM.name,
+        ("qwen3_vl", "qwen3_vl_moe"),
+        _VLLM_033 + "qwen3_vl.py:1846, :1869-1888 (Qwen3LLMModel); qwen3_vl_moe.py:230",
+    ),
+    FamilyCell(
+        VLLM.name,
+        ("llama4", "llama4_text"),
+        _VLLM_033 + "llama4.py:384 (Llama4Model(LlamaModel): llama.py:428-441); "
+        "mllama4.py:803-813 (delegates)",
+    ),
+    FamilyCell(VLLM.name, ("laguna",), _VLLM_033 + "laguna.py:656-666"),
+    FamilyCell(
+        VLLM.name, ("muse_glimmer",), _VLLM_033 + "muse_glimmer.py:1066 (after-loop capture)"
+    ),
+    # DeepSeek's generic model captures before layer k and after the last layer: aux 1..N,
+    # i.e. DFlash ids 0..N-1 (aux 0, t = -1, is a TypeError: residual is None at layer 0).
+    FamilyCell(
+        VLLM.name,
+        ("deepseek_v3", "kimi_k25"),
+        _VLLM + "deepseek_v2.py:1515-1541; " + _VLLM_033 + "deepseek_v2.py:1561-1568, :1586-1587 "
+        "(aux 1..N); kimi_k25.py:376-380, :470-474",
+    ),
+    FamilyCell(
+        VLLM.name,
+        ("deepseek_v32", "glm_moe_dsa"),
+        _VLLM + "deepseek_v32/nvidia/model.py:277 (capture before each layer, none after the "
+        "last); deepseek_v32/__init__.py:19-21 (the CUDA path)",
+        index_name="aux layer (captured before the layer)",
+        max_id_from_end=2,
+    ),
+    FamilyCell(
+        VLLM.name,
+        ("glm4_moe",),
+        _VLLM + "glm4_moe.py (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    FamilyCell(
+        VLLM.name,
+        ("gemma3",),
+        _VLLM + "gemma3.py (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    FamilyCell(
+        VLLM.name,
+        ("mixtral",),
+        _VLLM_033 + "mixtral.py:375 (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    FamilyCell(
+        VLLM.name,
+        ("glm4_moe_lite",),
+        _VLLM_033 + "registry.py:125 -> glm4_moe.py (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    FamilyCell(
+        VLLM.name,
+        ("step3",),
+        _VLLM_033 + "step3_text.py, step3_vl.py, step3p5.py, step3p7.py:21 (no SupportsEagle3)",
+        cannot_capture=_VLLM_NO_INTERFACE,
+    ),
+    # SGLang: capture before layer c = t + 1 < N, so t = N-1 never fires, except in the
+    # families that also capture after the last layer.
+    FamilyCell(
+        SGLANG.name, ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
+    ),
+    FamilyCell(SGLANG.name, ("qwen3",), _SGL + "qwen3.py:793-805"),
+    FamilyCell(
+        SGLANG.name,
+        ("qwen3_moe", "qwen3_next"),
+        _SGL + "qwen3_moe.py:1145-1155 (Model :987-990), qwen3_next.py:1303-1313 (Model "
+        ":959-962): +1, capture before the layer; N-1 is an IndexError at setup",
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("glm4_moe_lite",),
+        _SGL + "glm4_moe_lite.py:822-832 (+1), :648-658 (capture before layer i, none after "
+        "the last)",
+    ),
+    FamilyCell(SGLANG.name, ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
+    FamilyCell(SGLANG.name, ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
+    FamilyCell(
+        SGLANG.name,
+        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k25"),
+        _SGL + "deepseek_v2.py:3475-3485 (GlmMoeDsaForCausalLM inherits: glm4_moe.py:1284)",
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("gpt_oss",),
+        _SGL + "gpt_oss.py:726-741 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("gemma4",),
+        _SGL + "gemma4_causal.py:1090-1094, :1208-1214 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("laguna",),
+        _SGL + "laguna.py:632 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("mimo_v2",),
+        _SGL + "mimo_v2.py:1186-1195, :1501-1513 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("nemotron_h",),
+        _SGL + "nemotron_h.py:895-898, :1225-1234 (also after the last layer)",
+        max_id_from_end=1,
+    ),
+    FamilyCell(
+        SGLANG.name, ("qwen2",), _SGL + "qwen2.py:797 (no hook)", cannot_capture=_SGL_NO_HOOK
+    ),
+    FamilyCell(
+        SGLANG.name, ("glm4_moe",), _SGL + "glm4_moe.py:983 (no hook)", cannot_capture=_SGL_NO_HOOK
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("minimax_m2",),
+        _SGL + "minimax_m2.py:1249 (EAGLE-3 hook only)",
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("gemma3",),
+        _SGL + "gemma3_causal.py (EAGLE-3 hook only)",
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("qwen3_vl_moe",),
+        _SGL + "qwen3_vl.py:1680-1688 -> qwen3_vl_moe.py:197 (Qwen3MoeModel, qwen3_moe.py:987-990)",
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("qwen3_vl",),
+        _SGL + "qwen3_vl.py:1680-1688 delegates to Qwen3LLMModel (:1169, :1320), which has no "
+        "hook" + _NOT_RUN,
+        cannot_capture="SGLang's Qwen3VLForConditionalGeneration hands DFlash capture to its "
+        "dense language model, which has no hook; startup fails with AttributeError "
+        "\"'Qwen3LLMModel' object has no attribute 'set_dflash_layers_to_capture'\"",
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("llama4",),
+        _SGL + "mllama4.py:443, :971 (EAGLE-3 hook only)" + _NOT_RUN,
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("step3",),
+        _SGL + "step3_vl.py:1034, step3p5.py:952, step3p7.py:199 (no hook)" + _NOT_RUN,
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("mixtral",),
+        _SGL + "mixtral.py (no set_dflash_layers_to_capture; not among the 0.5.23 files with a "
+        "DFlash hook, docs/engine-reading/sglang.md Q1)" + _NOT_RUN,
+        cannot_capture=_SGL_NO_HOOK,
+    ),
+    # Muse Glimmer's hook captures raw ids before layer i (muse_glimmer.py:866-879); SGLang adds
+    # one first only for the drafts it remaps (spec_aux_hidden_state.py:17-29, :254-258), so a
+    # plain DFlash draft is fed every feature one layer early.
+    FamilyCell(
+        SGLANG.name,
+        ("muse_glimmer",),
+        _SGL + "muse_glimmer.py:866-879 (capture before layer i, raw); "
+        "speculative/spec_aux_hidden_state.py:17-29, :254-258 (+1 for MuseGlimmerAssistantModel "
+        "and DFlash2DraftModel drafts only)",
+        index_name="capture point (before layer; +1 only for Muse-remapped drafts)",
+        max_id_from_end=2,
+        id_readings=(
+            IdReading(NESTED_IDS, draft_architectures=MUSE_REMAPPED),
+            IdReading(TOP_IDS, draft_architectures=MUSE_REMAPPED),
+            IdReading(NESTED_IDS, AUX_READING),
+            IdReading(TOP_IDS, AUX_READING),
+        ),
+    ),
+    # dflash-mlx: one target backend per family; a model_type containing "qwen" (with a text
+    # model that has layers and embed_tokens) or gemma4. Both capture after layer t at key t + 1.
+    FamilyCell(
+        DFLASH_MLX.name,
+        _DFLASH_MLX_QWEN,
+        DFLASH_MLX_018.cite("dflash_mlx/engine/target_qwen_gdn.py", "745-756")
+        + " (supports_model), :853-880 (capture)",
+    ),
+    FamilyCell(
+        DFLASH_MLX.name,
+        ("gemma4",),
+        DFLASH_MLX_018.cite("dflash_mlx/engine/target_gemma4.py", "274-286")
+        + " (supports_model), :441-445 (capture)",
+    ),
+    FamilyCell(
+        DFLASH_MLX.name,
+        tuple(f.name for f in FAMILIES if f.name not in (*_DFLASH_MLX_QWEN, "gemma4")),
+        DFLASH_MLX_018.cite("dflash_mlx/engine/target_ops.py", "116-145")
+        + " (TARGET_BACKENDS: qwen_gdn, gemma4)",
+        cannot_capture="dflash-mlx has no target backend for this family; loading the target "
+        "raises NotImplementedError 'Unsupported target architecture for DFlash target ops: "
+        "model_type=…, supported target backends: qwen_gdn, gemma4' ("
+        + DFLASH_MLX_018.cite("dflash_mlx/engine/target_ops.py", "129-145")
+        + ")",
+    ),
+)
