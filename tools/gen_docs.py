@@ -17,7 +17,7 @@ from pathlib import Path
 # (an editable install of another clone would otherwise write that tree's docs here).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dflash_check.cli.app import app
+from dflash_check.cli import app
 from dflash_check.cli.options import fill_help_slots
 from dflash_check.render.listing.formats import formats_markdown
 from dflash_check.render.listing.rules import rules_markdown

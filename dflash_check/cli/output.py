@@ -145,7 +145,9 @@ def emit(result: RunResult, fmt: OutputFormat, output: Path | None, verbose: boo
     ``pair`` and ``registry`` hand a report over, whatever its format."""
     from dflash_check.render import Page
 
-    console = stdout_console() if output is None else None
+    # Only the table is laid out for the terminal; a document (JSON, SARIF…) has no width, so
+    # it is written without a rich console (rich costs ~30 ms of start-up).
+    console = stdout_console() if output is None and fmt.for_terminal else None
     width = console.width if console is not None else FILE_WIDTH
     rendered = fmt.render(result, Page(width, verbose, console=console is not None))
     if isinstance(rendered, str):
@@ -158,7 +160,13 @@ def emit(result: RunResult, fmt: OutputFormat, output: Path | None, verbose: boo
 def summarise(text: str, output: Path | None) -> None:
     """Print the one-line summary on stderr, naming the file the report went to."""
     where = f"; report written to {output}" if output is not None else ""
-    stderr_console().print(f"dflash-check: {text}{where}", markup=False)
+    line = f"dflash-check: {text}{where}"
+    if line.count(":") < 2:
+        # What rich would write: no markup, no style, no wrapping (soft wrap); with one colon
+        # there is no :emoji: code for it to replace. Plain, it spares the run rich's import.
+        note(line)
+        return
+    stderr_console().print(line, markup=False)
 
 
 EXIT_CODES = {

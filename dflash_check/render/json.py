@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dflash_check.check.report import CheckReport, Finding, LayerResolution
 from dflash_check.knowledge.outcomes import earliest
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.render.diagnostics import Diagnostic, counts, grouped
-from dflash_check.smoke.report import SmokeReport
 from dflash_check.views import DraftView, TargetView
+
+if TYPE_CHECKING:  # a type only: a plain check never loads the smoke report's module
+    from dflash_check.smoke.report import SmokeReport
 
 SCHEMA_VERSION = 2
 """2: one finding per problem with the runtimes it applies to, and a ``summary`` of counts

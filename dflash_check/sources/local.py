@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
@@ -198,6 +197,8 @@ class LocalSource:
 
     def tokenizer_fingerprint(self, files: ModelFiles) -> str:
         """Return the sha256 of the model's ``tokenizer.json``."""
+        import hashlib  # here: most pairs have no tokenizer.json to compare (OpenSSL's load)
+
         path = Path(files.extras["tokenizer"])
         return hashlib.sha256(read_capped(path, TOKENIZER_FILE, files.who)).hexdigest()
 
