@@ -282,7 +282,7 @@ def test_layer_picture_is_bounded(tmp_path: Path) -> None:
 
 def test_picture_cells_match_the_full_drawing_when_small() -> None:
     """The bounded picture draws every layer when they fit, eliding only beyond that."""
-    from dflash_check.render.table import MAX_PICTURE_CELLS, picture_cells
+    from dflash_check.render.grid import MAX_PICTURE_CELLS, picture_cells
 
     small = "".join(c for c, _ in picture_cells(6, [1, 4, 8], 3))
     assert small == "│·●··✗·│░░✗"

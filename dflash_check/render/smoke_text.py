@@ -1,0 +1,119 @@
+"""The smoke run's block of the human report: speed-up, acceptance, each prompt's outcome, the
+engine that served it and its cache rollback (``--smoke-run``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from dflash_check.render.diagnostics import plural, wrap
+
+if TYPE_CHECKING:  # types only: a report without a smoke run never loads their module
+    from dflash_check.smoke.report import EngineRun, SmokeReport
+
+
+def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
+    """Return the smoke run: verdict line, tau, speed, histogram and per-position acceptance."""
+    if smoke.failure is not None:
+        return failure_lines(smoke, width)
+    ok = smoke.passed
+    lossless = {True: "lossless", False: "NOT lossless", None: "sampling (not compared)"}
+    if smoke.engine is not None and smoke.lossless is None and smoke.temperature <= 0:
+        lossless[None] = "lossless not checked: no --baseline-endpoint"
+    where = f"{smoke.device}, {smoke.dtype}"
+    if smoke.engine is not None:
+        where = engine_line(smoke.engine)
+    status = "passed" if ok else "FAILED"
+    head_text = (
+        f"smoke run {status}: {where}, block {smoke.block_size}, "
+        f"{plural(len(smoke.cases), 'prompt')}; {lossless[smoke.lossless]}"
+    )
+    out = [Text(s) for s in wrap(head_text, width, "", "  ")]
+    out[0].stylize("bold", 0, 10)
+    out[0].stylize("bold green" if ok else "bold red", 10, 10 + len(status))
+    tau = (
+        f"tau = {smoke.mean_acceptance_length:.2f} tokens per target step "
+        f"(minimum {smoke.min_acceptance:g})."
+    )
+    runs = smoke.speedups
+    spread = f", range {min(runs):.2f}–{max(runs):.2f}x" if len(runs) > 1 else ""
+    speed = (
+        f"Measured speedup {smoke.speedup:.2f}x: {smoke.tokens_per_second:.1f} tok/s "
+        f"speculative vs {smoke.baseline_tokens_per_second:.1f} tok/s plain (median of "
+        f"{plural(smoke.repeats, 'timed run')} after a warm-up{spread}). Wall-clock speed "
+        "is noisy (shared machines, small models, the CPU); tau is the stable figure."
+    )
+    if smoke.engine is not None and smoke.engine.baseline_endpoint is None:
+        speed = f"{smoke.tokens_per_second:.1f} tok/s (one request at a time, client clock)."
+    out += [Text(s) for s in wrap(tau, width, "  ", "  ")]
+    out += [Text(s) for s in wrap(speed, width, "  ", "  ")]
+    if smoke.engine is not None:
+        out += [Text(s) for s in wrap(draft_line(smoke.engine), width, "  ", "    ")]
+    if smoke.prompts_note:
+        out += [
+            Text(s, style="dim") for s in wrap(f"Prompts: {smoke.prompts_note}.", width, "  ", "  ")
+        ]
+    hist = smoke.histogram()
+    most = max(hist.values()) if hist else 1
+    if hist or smoke.counts is None:
+        out.append(Text("  acceptance lengths:"))
+        bar_width = max(5, min(20, width - 20))
+        for length in range(1, smoke.block_size + 1):
+            count = hist.get(length, 0)
+            bar = "█" * round(bar_width * count / most) if count else ""
+            out.append(Text(f"    {length:>2} │{bar} {count}"))
+    else:
+        out.append(Text(f"  acceptance lengths: not exposed by {smoke.device}"))
+    rates = "  ".join(
+        f"{j}:{r:.0%}" for j, r in enumerate(smoke.acceptance_rate_per_position, start=1)
+    )
+    out += [Text(s) for s in wrap(f"accepted per draft position: {rates}", width, "  ", "    ")]
+    if smoke.rollbacks:
+        rollback = f"target cache rollback: {rollback_summary(smoke)}"
+        out += [Text(s) for s in wrap(rollback, width, "  ", "    ")]
+    return out
+
+
+def failure_lines(smoke: SmokeReport, width: int) -> list[Text]:
+    """Return a launched engine's failure: the stage, the log's root cause, the log."""
+    failure = smoke.failure
+    assert failure is not None
+    head = f"smoke run FAILED: {smoke.device} failed at the {failure.stage}"
+    out = [Text(s) for s in wrap(head, width, "", "  ")]
+    out[0].stylize("bold", 0, 10)
+    out[0].stylize("bold red", 10, 16)
+    why = f"engine log: {failure.root_cause}" if failure.root_cause else failure.message
+    out += [Text(s) for s in wrap(why, width, "  ", "    ")]
+    out += [Text(s, style="dim") for s in wrap(f"log: {failure.log}", width, "  ", "    ")]
+    return out
+
+
+def draft_line(run: EngineRun) -> str:
+    """Return which draft the engine served, and how that is known (or that it is not)."""
+    if run.draft_evidence == "server":
+        return f"served draft: {run.draft_model} (reported by the server)"
+    if run.draft_evidence == "launch":
+        return f"served draft: {run.draft_model} (dflash-check started the engine with it)"
+    return (
+        f"served draft not verified: {run.engine} does not report its draft (vLLM names it "
+        "only in /server_info, with VLLM_SERVER_DEV_MODE=1); the counters are those of "
+        "whatever draft the server loaded"
+    )
+
+
+def engine_line(run: EngineRun) -> str:
+    """Return where an engine smoke run ran: engine, version, mode, endpoint, parallelism."""
+    parts = [f"{run.engine} {run.version}" if run.version else run.engine]
+    parts.append(f"{run.mode} {run.endpoint}")
+    if run.tensor_parallel or run.pipeline_parallel:
+        parts.append(f"TP {run.tensor_parallel or 1} x PP {run.pipeline_parallel or 1}")
+    return ", ".join(parts)
+
+
+def rollback_summary(smoke: SmokeReport) -> str:
+    """Return how each layer kind was rolled back, and how many replays that took."""
+    parts = [f"{r.layers}: {r.method}" for r in smoke.rollbacks]
+    if smoke.replays:
+        parts.append(f"{smoke.replays} replays of {smoke.replayed_tokens} accepted tokens")
+    return "; ".join(parts)
