@@ -59,21 +59,30 @@ for path in sys.argv[1:]:
 """
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Run ``cmd`` once and return its wall time and its CPU time (user + system), in seconds."""
+def checkout_env(root: Path) -> dict[str, str]:
+    """Return an environment that imports ``dflash_check`` from the checkout at ``root``."""
+    return {**os.environ, "PYTHONPATH": str(root)}
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run ``cmd`` once from the checkout ``env`` imports (``python -m`` puts the working
+    directory first on sys.path: run from another checkout, a baseline would time this one's
+    code) and return its wall time and its CPU time (user + system), in seconds."""
     # Runs are sequential, so the growth of the waited-for children's usage is this one's.
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
+    subprocess.run(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=False,
+        env=env,
+        cwd=env["PYTHONPATH"],
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return wall, cpu
-
-
-def checkout_env(root: Path) -> dict[str, str]:
-    """Return an environment that imports ``dflash_check`` from the checkout at ``root``."""
-    return {**os.environ, "PYTHONPATH": str(root)}
 
 
 def main() -> None:

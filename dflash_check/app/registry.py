@@ -19,9 +19,13 @@ from typing import Any
 from dflash_check.app.pipeline import CheckRequest, ModelCache, check_pair
 from dflash_check.check.outcome import PairOutcome, PairSpec
 from dflash_check.check.report import Verdict
-from dflash_check.engines.command import MAX_SPECULATIVE_TOKENS
 from dflash_check.errors import CheckError, ConfigError, RegistryError
-from dflash_check.knowledge.engines import SPECULATIVE_METHODS, known_method, vllm_method
+from dflash_check.knowledge.engines import (
+    MAX_SPECULATIVE_TOKENS,
+    SPECULATIVE_METHODS,
+    known_method,
+    vllm_method,
+)
 from dflash_check.knowledge.runtimes import (
     PORTABLE,
     RUNTIME_NAMES,

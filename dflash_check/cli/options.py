@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperCommand
 
 from dflash_check.cli.engine import finite_timeout
-from dflash_check.engines.command import MAX_SPECULATIVE_TOKENS
+from dflash_check.knowledge.engines import MAX_SPECULATIVE_TOKENS
 from dflash_check.sources.limits import DEADLINE_FACTOR
 
 if TYPE_CHECKING:

@@ -35,9 +35,6 @@ from dflash_check.knowledge.engines import SGLANG, VLLM
 
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
-MAX_SPECULATIVE_TOKENS = 1024
-"""Largest draft length accepted as an engine setting: drafts train blocks of 8-32, so more is
-a typo, not a setting (``--num-speculative-tokens``, ``pairs.yaml``)."""
 
 
 @dataclass(frozen=True)

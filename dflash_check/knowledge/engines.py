@@ -294,6 +294,10 @@ VLLM = Engine(
     drivable=True,
 )
 
+MAX_SPECULATIVE_TOKENS = 1024
+"""Largest draft length accepted as an engine setting: drafts train blocks of 8-32, so more is
+a typo, not a setting (``--num-speculative-tokens``, ``pairs.yaml``)."""
+
 SPECULATIVE_METHODS: tuple[str, ...] = (
     "dflash",
     "dspark",
