@@ -10,7 +10,7 @@ from dflash_check.knowledge.outcomes import earliest
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.render.diagnostics import Diagnostic, counts, grouped
 from dflash_check.smoke.report import SmokeReport
-from dflash_check.views import DraftView, Eagle3Facts, TargetView
+from dflash_check.views import DFlashFacts, DraftView, DSparkFacts, Eagle3Facts, TargetView
 
 SCHEMA_VERSION = 2
 """2: one finding per problem with the runtimes it applies to, and a ``summary`` of counts
@@ -46,8 +46,11 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
 
     Schema 2 published every field the view had when it was built with ``asdict``, in that
     order; they are kept, in that order, so that version 2 stays what it was (a field is
-    dropped or moved only with a new ``SCHEMA_VERSION``).
+    dropped or moved only with a new ``SCHEMA_VERSION``). The facets are flattened back into
+    it: a method's keys are null or empty for a draft without that method's facet.
     """
+    f = d.dflash or DFlashFacts()  # null and empty for a draft of another method
+    k = d.dspark or DSparkFacts()
     return {
         "name": d.name,
         "method": d.method,
@@ -58,10 +61,10 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
         "target_hidden_size": d.target_hidden_size,
         "target_layer_ids": _list(d.target_layer_ids),
         "layer_ids_key": d.layer_ids_key,
-        "block_size": d.block_size,
-        "block_size_key": d.block_size_key,
-        "mask_token_id": d.mask_token_id,
-        "mask_token_key": d.mask_token_key,
+        "block_size": f.block_size,
+        "block_size_key": f.block_size_key,
+        "mask_token_id": f.mask_token_id,
+        "mask_token_key": f.mask_token_key,
         "num_target_layers": d.num_target_layers,
         "max_position_embeddings": d.max_position_embeddings,
         "fc_weight_name": d.fc_weight_name,
@@ -71,7 +74,7 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
         "format": d.format,
         "layer_ids_conversion": d.layer_ids_conversion,
         "layer_ids_null_key": d.layer_ids_null_key,
-        "mask_null_key": d.mask_null_key,
+        "mask_null_key": f.mask_null_key,
         "num_target_layers_key": d.num_target_layers_key,
         "verifier": d.verifier,
         "verifier_key": d.verifier_key,
@@ -80,25 +83,25 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
         "vocab_tensor": list(d.vocab_tensor) if d.vocab_tensor else None,
         "has_d2t": d.has_d2t,
         "unverified_reason": d.unverified_reason,
-        "dflash2_keys": [list(k) for k in d.dflash2_keys],
+        "dflash2_keys": [list(key) for key in d.dflash2.keys] if d.dflash2 else [],
         # Every id key as the config states it (EAGLE-3 heads may state several).
         "id_sources": [{"key": s.key, "ids": _list(s.ids)} for s in d.id_sources],
         "layer_types": _list(d.layer_types),
         "sliding_window": d.sliding_window,
         "dflash2_tensors": [[name, list(shape)] for name, shape in d.dflash2_tensors],
-        "sample_from_anchor_key": d.sample_from_anchor_key,
-        "mask_token": d.mask_token,
+        "sample_from_anchor_key": f.sample_from_anchor_key,
+        "mask_token": f.mask_token,
         "model_type": d.model_type,
-        "markov_rank": d.markov_rank,
-        "markov_rank_key": d.markov_rank_key,
-        "markov_head_type": d.markov_head_type,
-        "markov_head_type_key": d.markov_head_type_key,
-        "markov_rank_keys": list(d.markov_rank_keys),
+        "markov_rank": k.markov_rank,
+        "markov_rank_key": k.markov_rank_key,
+        "markov_head_type": k.markov_head_type,
+        "markov_head_type_key": k.markov_head_type_key,
+        "markov_rank_keys": list(k.markov_rank_keys),
         "has_lm_head": d.has_lm_head,
-        "mask_sources": [list(s) for s in d.mask_sources],
+        "mask_sources": [list(s) for s in k.mask_sources],
         "eagle3": None if d.eagle3 is None else eagle3_dict(d.eagle3),
-        "nextn_layers": list(d.nextn_layers),
-        "top_level_keys": list(d.top_level_keys),
+        "nextn_layers": list(d.nextn.layers) if d.nextn else [],
+        "top_level_keys": list(f.top_level_keys),
     }
 
 

@@ -18,7 +18,7 @@ from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.cli import app
 from dflash_check.errors import NotADraftError
 from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
-from dflash_check.views import ModelFiles, TensorInfo
+from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
 from tests.support.helpers import files, write_model
 from tests.support.paths import FIXTURES
 from tests.support.rule_cases import RuleCases
@@ -109,7 +109,7 @@ test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
 
 def test_nextn_checkpoint_is_read_as_mtp() -> None:
     view = normalise_draft(files("draft", NEXTN, header(61)))
-    assert (view.method, view.format, view.nextn_layers) == ("mtp", "nextn", (61,))
+    assert (view.method, view.format, view.nextn) == ("mtp", "nextn", NextNFacts((61,)))
     assert RULES_BY_ID["DF040"].methods == ("mtp",)
 
 

@@ -31,7 +31,10 @@ from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_conf
 )
 def check_fake(ctx: PairContext) -> Iterator[Issue]:
     """Report the draft's block size once, for vLLM."""
-    yield Issue(f"draft {ctx.draft.name} block_size {ctx.draft.block_size}", runtime="vllm")
+    yield Issue(
+        f"draft {ctx.draft.name} block_size {ctx.draft.dflash and ctx.draft.dflash.block_size}",
+        runtime="vllm",
+    )
 
 
 FAKE_MODULE_RULES: tuple[Rule, ...] = (check_fake,)
