@@ -232,7 +232,8 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
             {"fact": e.fact, "draft": e.draft, "target": e.target, "agrees": e.agrees}
             for e in report.identity
         ],
-        "smoke": smoke_dict(report.smoke) if report.smoke is not None else None,
+        # The check names a smoke run by what it reads of it (SmokeResult); this is the run.
+        "smoke": smoke_dict(report.smoke) if isinstance(report.smoke, SmokeReport) else None,
     }
 
 
