@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import format_named
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     Issue,
@@ -21,7 +21,7 @@ def _loading(ctx: PairContext, runtimes: tuple[str, ...]) -> Iterator[str]:
     """Yield the selected runtimes among ``runtimes`` that load the draft's architecture (the
     others fail DF016 instead)."""
     d = ctx.draft
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     for p in ctx.profiles:
         if p.name in runtimes and fmt.serves(p.name, d.architectures):
             yield p.name
@@ -187,7 +187,7 @@ def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
     stated = dict(k.mask_sources)
     if len(set(stated.values())) < 2:
         return
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     # Judged over every engine that loads the draft, selected or not: the draft was trained with
     # one mask, so keys that disagree put a wrong mask into one of them.
     picks = {

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from dflash_check.check.check import run_check
-from dflash_check.check.formats import FORMATS_BY_NAME, normalise_draft
+from dflash_check.check.formats import format_named, normalise_draft
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
@@ -212,7 +212,7 @@ def test_dspark_architectures_decide_the_runtimes() -> None:
     named = check(cfg, QWEN36_27B, runtime="vllm")
     (finding,) = [f for f in named.findings if f.rule == "DF016"]
     assert "loaded by: sglang, trtllm" in finding.message
-    assert FORMATS_BY_NAME["dspark"].runtimes_for(("LingDSparkModel",)) == ("sglang", "trtllm")
+    assert format_named("dspark").runtimes_for(("LingDSparkModel",)) == ("sglang", "trtllm")
 
 
 @pytest.mark.parametrize(
