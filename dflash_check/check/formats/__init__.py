@@ -316,7 +316,10 @@ each use (``format_named``, ``draft_format_of``), never copied into an index."""
 
 def format_named(name: str) -> DraftFormat:
     """Return the format a view names (``DraftView.format``)."""
-    return next(f for f in FORMATS if f.name == name)
+    found = next((f for f in FORMATS if f.name == name), None)
+    if found is None:  # a view is only built by a format's normaliser
+        raise KeyError(f"no draft format {name!r} in FORMATS")
+    return found
 
 
 def draft_format_of(config: Mapping[str, Any]) -> DraftFormat | None:
