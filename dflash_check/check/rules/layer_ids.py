@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import format_named
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.rules.base import (
     V033,
@@ -19,8 +19,8 @@ from dflash_check.check.rules.base import (
 from dflash_check.knowledge.engines import DFLASH_MLX, LLAMACPP, MLX, TRTLLM, VLLM
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
-    PROFILES,
     RuntimeProfile,
+    method_rows,
     on_family,
 )
 
@@ -199,7 +199,7 @@ def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
     """Return the fix for ids the target has but a runtime cannot capture."""
     if ctx.draft.num_target_layers == res.layers_present:
         # Judged on this target's family, as every other range check is.
-        on_target = (on_family(p, ctx.target.family) for p in PROFILES)
+        on_target = (on_family(p, ctx.target.family) for p in method_rows(ctx.draft.method))
         able = [
             p.name
             for p in on_target
@@ -295,7 +295,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, ids or a mask that runtime does not read where the draft keeps
     them: it then feeds other layers (another key, its default) or none."""
     d = ctx.draft
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     trained = d.target_layer_ids
     by_runtime = {r.runtime.name: r for r in ctx.resolutions}
     if trained and d.layer_ids_key and min(trained) >= 0:
@@ -333,10 +333,10 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 runtime=p.name,
                 field=d.layer_ids_key,
             )
-    if not fmt.dflash_config_keys:
+    if not fmt.dflash_config_keys or d.dflash is None:
         return  # the format has its own canonical mask place (speculators: top level)
     for p in ctx.profiles:
-        if d.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
+        if d.dflash.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
             yield Issue(
                 f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
                 f"dflash_config.mask_token_id"

@@ -44,7 +44,6 @@ __all__ = [
     "PROFILES",
     "PROFILES_BY_NAME",
     "RELEASE_SEP",
-    "RUNTIME_NAMES",
     "SGLANG_DEFAULT_MASK_TOKEN",
     "IdReading",
     "ResolvedIds",
@@ -61,6 +60,7 @@ __all__ = [
     "read_id_keys",
     "release_for",
     "resolve_ids",
+    "runtime_names",
     "select_profiles",
     "selection_names",
     "split_spec",
@@ -110,14 +110,20 @@ METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {
     "eagle3": EAGLE3_PROFILES,
     "mtp": MTP_PROFILES,
 }
-"""Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark)."""
+"""Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark):
+the one table every selection, name list and check reads at call time, so that a runtime is
+added by its row alone."""
 CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}
 """Each method's family cells, where they differ from DFlash's ``FAMILY_CELLS``."""
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
-RUNTIME_NAMES: tuple[str, ...] = (
-    PORTABLE,
-    *dict.fromkeys(p.name for rows in METHOD_PROFILES.values() for p in rows),
-)
+
+
+def runtime_names() -> tuple[str, ...]:
+    """Return every name a runtime selection accepts: ``portable``, then each row's name."""
+    return (
+        PORTABLE,
+        *dict.fromkeys(p.name for rows in METHOD_PROFILES.values() for p in rows),
+    )
 
 
 @cache
@@ -141,7 +147,7 @@ def top_level_only_keys() -> tuple[str, ...]:
 
 def method_rows(method: str) -> tuple[RuntimeProfile, ...]:
     """Return the runtime rows of a draft method (DFlash 2 and DSpark use DFlash's rows)."""
-    return METHOD_PROFILES.get(method, PROFILES)
+    return METHOD_PROFILES.get(method, METHOD_PROFILES["dflash"])
 
 
 RELEASE_SEP = "=="
@@ -231,11 +237,12 @@ def parse_part(part: str) -> tuple[str, str | None]:
         version: str | None = INSTALLED
     else:
         name, version = split_spec(text)
-    if name not in RUNTIME_NAMES:
-        close = difflib.get_close_matches(name, RUNTIME_NAMES, n=1)
+    names = runtime_names()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
         suggestion = f" (did you mean {close[0]!r}?)" if close else ""
         raise SelectionError(
-            f"unknown runtime {text!r}{suggestion}; choose from {', '.join(RUNTIME_NAMES)}"
+            f"unknown runtime {text!r}{suggestion}; choose from {', '.join(names)}"
         )
     if name == PORTABLE:
         if version is not None:
@@ -282,7 +289,7 @@ def selection_names(runtime: str) -> tuple[str, ...]:
 
 def portable_max_id_from_end() -> int:
     """Return the strictest ``N - k`` bound over the portable profiles: the portable rule."""
-    return max(p.max_id_from_end for p in PROFILES if p.portable)
+    return max(p.max_id_from_end for p in METHOD_PROFILES["dflash"] if p.portable)
 
 
 @dataclass(frozen=True)
