@@ -23,4 +23,4 @@ def __getattr__(name: str) -> typer.Typer:
     if name != "app":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # The submodule, not the function ``main`` this package binds under the same name.
-    return sys.modules["dflash_check.cli.main"].app
+    return sys.modules["dflash_check.cli.main"].full_app()

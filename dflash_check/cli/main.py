@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from functools import cache
 from typing import Annotated
 
 import typer
@@ -130,16 +131,17 @@ def chosen_command(argv: list[str]) -> str | None:
     return argv[0]
 
 
-_FULL: list[typer.Typer] = []
+@cache
+def full_app() -> typer.Typer:
+    """Return the app with every command, built once (tests, tools/gen_docs.py)."""
+    return build_app()
 
 
 def __getattr__(name: str) -> typer.Typer:
-    """``app``: the app with every command, built once, when first asked for."""
+    """``app``: the app with every command, built when first asked for."""
     if name != "app":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if not _FULL:
-        _FULL.append(build_app())
-    return _FULL[0]
+    return full_app()
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The check path never imports torch or transformers."""
+"""The check path never imports torch or transformers, nor what only other commands need."""
 
 from __future__ import annotations
 
@@ -15,17 +15,28 @@ try:
     runpy.run_module("dflash_check", run_name="__main__")
 except SystemExit as exc:
     code = exc.code
+# Start-up (benchmarks/bench_pair.py): what a pair written as a document does not need.
+unneeded = (
+    "rich",
+    "dflash_check.cli.registry",
+    "dflash_check.cli.rules",
+    "dflash_check.cli.info",
+    "dflash_check.smoke.report",
+    "dflash_check.engines.command",
+)
+print("LOADED=" + ",".join(m for m in unneeded if m in sys.modules), file=sys.stderr)
 heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
 print("HEAVY=" + ",".join(heavy), "CODE=" + str(code), file=sys.stderr)
 """
 
 
-def probe(*args: str) -> str:
-    """Run the CLI with ``args`` in a fresh interpreter; return its probe line."""
+def probe(*args: str, line: int = -1) -> str:
+    """Run the CLI with ``args`` in a fresh interpreter; return a probe line (the last:
+    torch and the exit code; the one before: the start-up modules loaded)."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120
     )
-    return proc.stderr.strip().splitlines()[-1]
+    return proc.stderr.strip().splitlines()[line]
 
 
 def test_pair_on_local_dirs_imports_no_torch() -> None:
@@ -36,3 +47,10 @@ def test_pair_on_local_dirs_imports_no_torch() -> None:
 def test_help_imports_no_torch() -> None:
     """--help too."""
     assert probe("--help").startswith("HEAVY= ")
+
+
+def test_pair_as_a_document_loads_only_its_command() -> None:
+    """``pair`` builds only its own command, and a JSON report needs no rich console, no smoke
+    report and no engine command: each would cost start-up time (benchmarks/bench_pair.py)."""
+    args = ("pair", str(SEED_DRAFT), str(QWEN3_4B), "--format", "json")
+    assert probe(*args, line=-2) == "LOADED="
