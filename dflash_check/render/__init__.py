@@ -31,7 +31,8 @@ class Page:
     """``--verbose``: the table adds both models and each runtime's layer resolution."""
     console: bool = False
     """The report goes to the console (stdout), which prints rich renderables itself; else it
-    goes to a file or a pipe as plain text."""
+    goes to a file or a pipe as plain text (and a document format, ``for_terminal`` False, is
+    always written as plain text)."""
 
 
 class Renderer(Protocol):
@@ -60,7 +61,8 @@ class OutputFormat:
     for_terminal: bool = False
     """A report a person reads at the terminal: printed there, it is its own summary (no
     summary line on stderr), and it shows each registry pair that could not be checked (no
-    error line per pair on stderr)."""
+    error line per pair on stderr). Only such a format is laid out for the terminal (its width,
+    ``Page.console``) and may return a rich renderable; any other is a document, a string."""
 
     def renderer(self) -> Renderer:
         """Import and return the renderer."""
