@@ -314,8 +314,11 @@ def target_alone(
 
         names = selection_names(selection)
         report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
-    width = stdout_console().width if out.output is None else FILE_WIDTH
-    text = render_mtp_json(report) if out.json else render_mtp_text(report, width)
+    if out.json:  # a document: no width, so no rich console to ask for one
+        text = render_mtp_json(report)
+    else:
+        width = stdout_console().width if out.output is None else FILE_WIDTH
+        text = render_mtp_text(report, width)
     if out.json or out.output is not None:
         write_output(text, out.output)
         summarise(summary_line(report), out.output)
