@@ -11,7 +11,7 @@ nowhere served?) is judged in ``coverage.py``, beside this loader, not in the da
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -132,6 +132,30 @@ def _target(arch: str, raw: Mapping[str, Any]) -> TargetFacts:
     )
 
 
+class _Targets(Mapping[str, TargetFacts]):
+    """A release's targets by architecture, read-only, each built from its entry in the data
+    when first read: a check reads the few its target names, of the hundreds a registry has."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self._raw = raw
+        self._built: dict[str, TargetFacts] = {}
+
+    def __getitem__(self, arch: str) -> TargetFacts:
+        found = self._built.get(arch)
+        if found is None:
+            found = self._built[arch] = _target(arch, self._raw[arch])
+        return found
+
+    def __contains__(self, arch: object) -> bool:
+        return arch in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 @cache
 def load(engine: str, release: str) -> ReleaseFacts | None:
     """Return the facts of ``engine`` at ``release`` (None: no data for that release)."""
@@ -144,7 +168,7 @@ def load(engine: str, release: str) -> ReleaseFacts | None:
         release=raw["release"],
         cite_as=raw["cite_as"],
         archive=raw["archive"],
-        targets=MappingProxyType({a: _target(a, t) for a, t in raw.get("targets", {}).items()}),
+        targets=_Targets(raw.get("targets", {})),
         drafts=MappingProxyType(raw.get("drafts", {})),
         speculators=MappingProxyType(raw.get("speculators", {})),
         messages=MappingProxyType(raw.get("messages", {})),
