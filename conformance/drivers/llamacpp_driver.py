@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _record import Recording
+
 
 def _convert(src: Path, out: Path, target: Path | None) -> subprocess.CompletedProcess:
     tree = Path(os.environ["LLAMACPP_DIR"])
@@ -46,8 +48,13 @@ def _last_error(text: str) -> str:
 def main(spec_path: str, out_path: str) -> int:
     """Run the case in ``spec_path``; write what happened to ``out_path``."""
     spec = json.loads(Path(spec_path).read_text())
-    work = Path(out_path).parent
-    record: dict = {"stage": "config", "error": None, "outputs": [], "counters": {}}
+    with Recording(out_path, "config") as record:
+        run(spec, Path(out_path).parent, record)
+    return 0
+
+
+def run(spec: dict, work: Path, record: dict) -> None:
+    """Convert the pair, decode each prompt; fill in ``record``."""
     tree = Path(os.environ["LLAMACPP_DIR"])
     target = Path(spec["target"])
     t_gguf, d_gguf = work / "target.gguf", work / "draft.gguf"
@@ -56,8 +63,7 @@ def main(spec_path: str, out_path: str) -> int:
         done = _convert(Path(spec["draft"]), d_gguf, target)
     if done.returncode != 0:
         record["error"] = {"type": "ConversionError", "message": _last_error(done.stderr)}
-        Path(out_path).write_text(json.dumps(record, indent=1))
-        return 0
+        return
     record["stage"] = "load"
     drafts = predicted = accepted = 0
     for prompt in spec["prompts"]:
@@ -74,7 +80,7 @@ def main(spec_path: str, out_path: str) -> int:
             encoded = "encoded" in text or "prompt eval" in text
             record["stage"] = "first decode" if encoded else "load"
             record["error"] = {"type": "Abort", "message": _last_error(text)}
-            break
+            return
         record["stage"] = "first decode"
         found = {k: re.search(rf"{k}\s*=\s*(\d+)", text) for k in ("n_predict", "n_accept")}
         if spec.get("draft") and all(found.values()):
@@ -83,12 +89,9 @@ def main(spec_path: str, out_path: str) -> int:
             accepted += n_accept
             drafts += n_predict - n_accept
         record["outputs"].append(proc.stdout.strip())
-    else:
-        record["stage"] = "done"
-        if spec.get("draft"):
-            record["counters"] = {"drafts": drafts, "accepted": accepted}
-    Path(out_path).write_text(json.dumps(record, indent=1))
-    return 0
+    record["stage"] = "done"
+    if spec.get("draft"):
+        record["counters"] = {"drafts": drafts, "accepted": accepted}
 
 
 if __name__ == "__main__":
