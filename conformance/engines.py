@@ -94,7 +94,7 @@ ENGINES: dict[str, Engine] = {
         # The llama-cpp-python 0.3.36 sdist vendors llama.cpp 0c1e57098 (its CHANGELOG);
         # gguf runs its converter.
         install=("gguf", "numpy", "torch==2.13.0", "transformers", "sentencepiece"),
-        size="about 30 minutes of cmake build at -j2 and 1 GB",
+        size="about 15 minutes of cmake build at -j2 and 1.6 GB; its cases about 5 minutes",
         source="llama-cpp-python==0.3.36",
         sentencepiece=True,
     ),

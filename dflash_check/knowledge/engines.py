@@ -350,10 +350,9 @@ LLAMACPP_001D906A = Release(
     repository=_LLAMA_REPO,
     notes="read at the commit on GitHub; an id of N-1 reads the NextN (post-norm) embeddings",
 )
-# At 0c1e57098 DFlash extracts the *input* of layer t + 1 and has no NextN path: for t = N-1 the
-# graph has no such tensor unless the model builds one after its last layer (DeepSeek-V4,
-# Nemotron-H, MiMo-V2), and the first decode aborts; for t >= N the capture cannot even be turned
-# on, and the engine aborts at load. Both ran on 0c1e57098 (conformance/results).
+# At 0c1e57098 DFlash extracts the *input* of layer t + 1, no NextN path: t = N-1 aborts at the
+# first decode unless the model builds one after its last layer (DeepSeek-V4, Nemotron-H,
+# MiMo-V2); for t >= N the capture cannot be turned on, an abort at load. Both ran (conformance).
 _LLAMA_0C1E_SRC = "vendor/llama.cpp/"
 LLAMACPP_0C1E5709 = Release(
     "llamacpp",
@@ -375,19 +374,16 @@ LLAMACPP_0C1E5709 = Release(
                     "layer input on most families); past the last layer (t >= N) GGML_ASSERT "
                     "'lid <= model.hparams.n_layer()' when the draft is attached, at load",
                     "missing_layer_stage": "load",
-                    # The converter writes a mask token only from dflash_config (qwen.py:696-698);
-                    # without one llama_vocab_mask is -1 (speculative.cpp:997), which the first
-                    # draft block cannot embed (speculative.cpp:1209, common/common.cpp:2165-2167).
                     "mask_default": "mask id -1 (none in the GGUF), and the first draft aborts: "
                     "GGML_ABORT 'get_sub_batch: failed to add embedding'",
-                    # convert_hf_to_gguf: dflash_config.get("target_layer_ids",
-                    # hparams.get("target_layer_ids", [])) -- the nested key when present.
                     "id_keys": ("dflash_config.target_layer_ids", "target_layer_ids"),
                     "citation": "llama-cpp-python==0.3.36:" + _LLAMA_0C1E_SRC + "conversion/"
-                    "qwen.py:735-738 (ids, + 1); common/speculative.cpp:1056-1059 (capture "
-                    "turned on, at load: tools/server/server-context.cpp:1242); "
-                    "src/llama-context.cpp:1240 (t >= N); src/llama-graph.cpp:1381-1387, "
-                    "src/models/qwen3.cpp:72 (t = N-1, first decode)",
+                    "qwen.py:735-738 (ids: the nested key, else the top-level one; + 1), :696-698 "
+                    "(mask: nested only); common/speculative.cpp:1056-1059 (capture turned on, "
+                    "at load: tools/server/server-context.cpp:1242); src/llama-context.cpp:1240 "
+                    "(t >= N); src/llama-graph.cpp:1381-1387, src/models/qwen3.cpp:72 (t = N-1, "
+                    "first decode); common/speculative.cpp:997, :1209, common/common.cpp:2165-2167 "
+                    "(mask id -1, first draft)",
                 }
             )
         }
