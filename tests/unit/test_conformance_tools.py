@@ -166,3 +166,89 @@ def test_sentencepiece_model_refuses_another_tokenizer_kind(tmp_path: Path) -> N
     (tmp_path / "tokenizer_config.json").write_text("{}")
     with pytest.raises(SystemExit, match="WordLevel"):
         sentencepiece_model(tmp_path)
+
+
+# --- reading llama.cpp's output (shortened from the 0c1e57098 run) -----------------------------
+
+TREE = "/cache/build/llama.cpp"
+GDB_DECODE = """#1  0x7f in ggml_print_backtrace () from libggml-base.so.0
+#3  0x7f in llm_graph_result::set_outputs(llm_graph_params const&) () from libllama.so.0
+#6  0x7f in llama_context::sched_reserve() () from libllama.so.0
+#7  0x7f in llama_context::decode(llama_batch_ext const&) () from libllama.so.0
+#8  0x55 in main ()"""
+GDB_ATTACH = """#3  0x7f in llama_context::set_embeddings_layer_inp(unsigned int, bool) () from lib
+#4  0x7f in common_speculative_impl_draft_dflash::common_speculative_impl_draft_dflash(\
+common_params_speculative const&, unsigned int, common_speculative_type) () from libllama-common
+#5  0x7f in common_speculative_init(common_params_speculative&, unsigned int) () from libllama-c
+#6  0x55 in main ()"""
+GDB_DRAFT = """#3  0x7f in common_batch::get_sub_batch(int, int) () from libllama-common.so.0
+#4  0x7f in common_speculative_impl_draft_dflash::draft(std::vector<…>&) () from libllama-common
+#5  0x7f in common_speculative_draft(common_speculative*) () from libllama-common.so.0
+#6  0x55 in main ()"""
+SYMBOLS_ATTACH = (
+    "libllama-common.so.0(_Z23common_speculative_initR25common_params_speculativej+0x53) [0x7f]"
+)
+SYMBOLS_DECODE = "libllama.so.0(_ZN13llama_context6decodeERK15llama_batch_ext+0x2b4) [0x7f]"
+
+
+@pytest.fixture(scope="module")
+def llamacpp_driver():
+    """The driver as the engine's Python runs it: its folder first on sys.path."""
+    sys.path.insert(0, str(DRIVERS))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "llamacpp_driver", DRIVERS / "llamacpp_driver.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(DRIVERS))
+    return module
+
+
+@pytest.mark.parametrize(
+    ("backtrace", "stage"),
+    [
+        (GDB_DECODE, "first decode"),  # id N-1: the graph of the first decode
+        (GDB_ATTACH, "load"),  # id N: the capture turned on when the draft is attached
+        (GDB_DRAFT, "first decode"),  # no mask token: the first draft block
+        (SYMBOLS_ATTACH, "load"),  # glibc's backtrace_symbols, mangled names
+        (SYMBOLS_DECODE, "first decode"),
+    ],
+)
+def test_abort_stage_from_the_backtrace(llamacpp_driver, backtrace: str, stage: str) -> None:
+    assert llamacpp_driver._abort_stage("<bos> 1 2 3\n" + backtrace) == stage
+
+
+def test_the_line_that_says_why(llamacpp_driver) -> None:
+    """The assertion first, then a refused file, else the last error line; the log prefix and
+    the tree's own path dropped."""
+    noise = (
+        "0.00.010.357 E llama_init_from_model: failed to initialize the context: dflash requires "
+        "ctx_other to be set (this warning is normal during memory fitting)"
+    )
+    assert_line = f"{TREE}/src/llama-graph.cpp:1384: GGML_ASSERT(t_layer_inp[il] != nullptr) failed"
+    why = llamacpp_driver._last_error(f"{noise}\n{assert_line}\n30\tNo such file", Path(TREE))
+    assert why == "src/llama-graph.cpp:1384: GGML_ASSERT(t_layer_inp[il] != nullptr) failed"
+    refused = (
+        "0.00.010.922 E llama_model_load: error loading model: check_tensor_dims: tensor "
+        "'fc.weight' has wrong shape"
+    )
+    text = f"{noise}\n{refused}\n0.00.170.718 E failed to initialize speculative decoding"
+    assert llamacpp_driver._last_error(text).startswith("llama_model_load: error loading model")
+    assert llamacpp_driver._last_error(f"{noise}\nplain") == noise.split(" E ", 1)[1]
+    assert llamacpp_driver._last_error("") == "no output"
+
+
+def test_generated_words_and_totals(llamacpp_driver) -> None:
+    """The words after the prompt, cut at max_tokens (speculative-simple commits a few past
+    it); tau's counters from its totals."""
+    out = "\n\n<bos> 1 2 3 4 5 6 7\n\n\n\n"
+    assert llamacpp_driver.generated(out, "1 2 3", 3) == ["4", "5", "6"]
+    assert llamacpp_driver.generated("<bos> 7 9 11 0\n", "7 9", 40) == ["11", "0"]
+    with pytest.raises(ValueError, match="not in the tool's output"):
+        llamacpp_driver.generated("<bos> 1 2", "5 10", 4)
+    log = "I n_draft   = 7\nI n_predict = 48\nI n_drafted = 60\nI n_accept  = 39\n"
+    assert llamacpp_driver._totals(log) == (48, 39)
+    assert llamacpp_driver._totals("I n_draft   = 7\n") is None
