@@ -218,6 +218,11 @@ class RuntimeProfile:
     top_level_only: tuple[str, ...] = ()
     """Keys the draft loader requires at the top level of config.json, ignoring a copy in
     ``dflash_config`` (dflash-mlx's ``block_size``): without them the draft fails to load."""
+    missing_layer_stage: str | None = None
+    """When an id names a layer the target does not have (``t >= N``), the ``Stage`` value at
+    which the engine shows it, where that differs from the rest of the range's (llama.cpp
+    0c1e57098 refuses it when it turns the capture on, at load, and fails on ``t = N-1`` only
+    at the first decode); None: the outcome table's stage for the rule."""
 
     @property
     def engine_name(self) -> str:
@@ -862,9 +867,10 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     """Return ``profile`` as the named release of its engine behaves (None: the newest release
     that has its runner): the release's own differences applied, the release recorded."""
     rel = release_for(profile, version)
-    return replace(
-        profile, release=rel, **rel.overrides.get(f"{profile.method}/{profile.name}", {})
-    )
+    fields = dict(rel.overrides.get(f"{profile.method}/{profile.name}", {}))
+    if "id_keys" in fields:  # engines.py names plain keys (it cannot build IdReadings)
+        fields["id_readings"] = tuple(IdReading(k) for k in fields.pop("id_keys"))
+    return replace(profile, release=rel, **fields)
 
 
 def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
