@@ -126,7 +126,7 @@ CASES: tuple[Case, ...] = (
         "no target_layer_ids",
         _drop_ids,
         trained=True,
-        engines=("vllm", "mlx", "dflash-mlx"),
+        engines=("vllm", "mlx", "llamacpp", "dflash-mlx"),
     ),
     Case(
         "ids-top-level", "ids at the top level, not in dflash_config", _top_level_ids, trained=True
@@ -136,14 +136,17 @@ CASES: tuple[Case, ...] = (
     Case("hidden-size", "draft hidden 128, target 64", _hidden, reshape=True),
     Case("vocabulary", "draft vocabulary 128, target 64", _vocab),
     Case(
-        "mask-token-missing", "no mask_token_id", _drop_mask, engines=("vllm", "mlx", "dflash-mlx")
+        "mask-token-missing",
+        "no mask_token_id",
+        _drop_mask,
+        engines=("vllm", "mlx", "llamacpp", "dflash-mlx"),
     ),
     Case(
         "draft-tokens-over-block",
         "15 draft tokens for a block of 8",
         _unchanged,
         num_speculative_tokens=15,
-        engines=("vllm",),
+        engines=("vllm", "llamacpp"),
     ),
     Case(
         "speculators-format",
@@ -159,6 +162,6 @@ CASES: tuple[Case, ...] = (
         trained=True,
         engines=("dflash-mlx",),
     ),
-    Case("dflash2", "DFlash 2 draft", _dflash2, reshape=True, engines=("vllm", "mlx")),
+    Case("dflash2", "DFlash 2 draft", _dflash2, reshape=True, engines=("vllm", "mlx", "llamacpp")),
 )
 CASES_BY_ID = {c.id: c for c in CASES}

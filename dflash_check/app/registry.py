@@ -20,12 +20,6 @@ from dflash_check.app.pipeline import CheckRequest, ModelCache, check_pair
 from dflash_check.check.outcome import PairOutcome, PairSpec
 from dflash_check.check.report import Verdict
 from dflash_check.errors import CheckError, ConfigError, RegistryError
-from dflash_check.knowledge.engines import (
-    MAX_SPECULATIVE_TOKENS,
-    SPECULATIVE_METHODS,
-    known_method,
-    vllm_method,
-)
 from dflash_check.knowledge.runtimes import (
     PORTABLE,
     SelectionError,
@@ -33,6 +27,12 @@ from dflash_check.knowledge.runtimes import (
     parse_part,
     runtime_names,
     split_spec,
+)
+from dflash_check.knowledge.settings import (
+    MAX_SPECULATIVE_TOKENS,
+    SPECULATIVE_METHODS,
+    known_method,
+    vllm_method,
 )
 from dflash_check.sources.interface import BadModelSpec, ModelRef, Role, parse_model_ref
 from dflash_check.sources.local import read_capped

@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperCommand
 
 from dflash_check.cli.engine import finite_timeout
-from dflash_check.knowledge.engines import MAX_SPECULATIVE_TOKENS
+from dflash_check.knowledge.settings import MAX_SPECULATIVE_TOKENS
 from dflash_check.sources.limits import DEADLINE_FACTOR
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ NumSpeculativeTokensOpt = Annotated[
 
 def _method(value: str | None) -> str | None:
     """Check ``--speculative-method`` against vLLM's methods (a usage error otherwise)."""
-    from dflash_check.knowledge.engines import SPECULATIVE_METHODS, known_method, vllm_method
+    from dflash_check.knowledge.settings import SPECULATIVE_METHODS, known_method, vllm_method
 
     if value is None:
         return None

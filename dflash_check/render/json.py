@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from dflash_check.check.report import CheckReport, Finding, LayerResolution
-from dflash_check.knowledge.outcomes import earliest
+from dflash_check.knowledge.outcomes import Stage, earliest
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.render.diagnostics import Diagnostic, counts, grouped
 from dflash_check.views import DFlashFacts, DraftView, DSparkFacts, Eagle3Facts, TargetView
@@ -151,6 +151,7 @@ def problem_dict(report: CheckReport, d: Diagnostic, group: tuple[Finding, ...])
     for f in group:
         by_message.setdefault(f.message, []).extend([f.runtime] if f.runtime else every)
     messages = [{"runtimes": rts, "message": m} for m, rts in by_message.items()]
+    stages = problem_stages(report, group, every)
     return {
         "rule": d.rule,
         "severity": d.severity.value,
@@ -163,9 +164,27 @@ def problem_dict(report: CheckReport, d: Diagnostic, group: tuple[Finding, ...])
         "model": d.model,
         # When each engine shows the error: load, first-decode or silent (the earliest under
         # "stage"; null: not an error, or not known).
-        "stage": stage.value if (stage := earliest(f.stage for f in group)) else None,
-        "stages": {f.runtime: f.stage.value for f in group if f.runtime and f.stage},
+        "stage": stage.value
+        if (stage := earliest(stages.values()) or earliest(f.stage for f in group))
+        else None,
+        "stages": {runtime: s.value for runtime, s in stages.items()},
     }
+
+
+def problem_stages(
+    report: CheckReport, group: tuple[Finding, ...], every: list[str]
+) -> dict[str, Stage]:
+    """Return runtime -> when it shows the problem: a finding about every runtime takes each
+    runtime's own stage (``Finding.stage_for``), as the runtimes' verdicts do, so that the
+    problem's stage and ``runtime_releases`` never disagree."""
+    stages: dict[str, Stage] = {}
+    for f in group:
+        runtimes = [f.runtime] if f.runtime else [r for r in every if report.applies(f, r)]
+        for runtime in runtimes:
+            stage = earliest((stages.get(runtime), f.stage_for(runtime)))
+            if stage is not None:
+                stages[runtime] = stage
+    return stages
 
 
 def resolution_dict(r: LayerResolution) -> dict[str, Any]:

@@ -220,7 +220,8 @@ def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
     "Each runtime captures layer ids at its own index and supports its own range (see "
     "docs/runtimes.md). Past it, vLLM fails at engine start or the first decode ('mat1 and mat2 "
     "shapes cannot be multiplied', vllm-project/vllm#48113), SGLang at startup, llama.cpp "
-    "aborts at the first decode, and TensorRT-LLM silently reads garbage. The portable rule, "
+    "aborts (0c1e57098: at the first decode for N-1, at load for a layer the target lacks), and "
+    "TensorRT-LLM silently reads garbage. The portable rule, "
     "t <= N-2, is the one every runtime accepts.",
     "Pair the draft with the target it was trained for (same layer count as the draft's "
     "num_target_layers), or choose a runtime that accepts these ids.",
@@ -270,6 +271,8 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             field=res.key or d.layer_ids_key,
             # The layers exist, only this runtime cannot capture them: say what it does then.
             hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
+            # An engine may refuse a layer the target lacks earlier than one it cannot capture.
+            stage=Stage(p.missing_layer_stage) if missing and p.missing_layer_stage else None,
         )
 
 
@@ -279,7 +282,8 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     Severity.ERROR,
     "A runtime reads its ids or mask token from other keys than the draft keeps them in",
     "Each runtime reads layer ids from its own keys, in its own order (docs/runtimes.md): "
-    "TensorRT-LLM, llama.cpp and the MLX reference only dflash_config.target_layer_ids; vLLM's "
+    "TensorRT-LLM, llama.cpp 001d906a and the MLX reference only dflash_config.target_layer_ids "
+    "(llama.cpp 0c1e57098's converter falls back to the top-level list); vLLM's "
     "Model Runner V1 never the top-level target_layer_ids, so it captures its default aux "
     "layers (2, N//2, N-3) while fc is sized from the draft's list ('DFlash drafter expects … "
     "concatenated aux hidden features', or silently the wrong layers with 3 ids); a top-level "

@@ -24,7 +24,8 @@ from dflash_check.knowledge.runtimes import (
     Severity.ERROR,
     "mask_token_id is missing or outside the target vocabulary",
     "DFlash fills the draft block with mask_token_id and embeds it with the target's embedding. "
-    "vLLM and the MLX reference refuse to load without it; TensorRT-LLM defaults it to "
+    "vLLM and the MLX reference refuse to load without it; llama.cpp (0c1e57098) loads and "
+    "aborts on the first draft block; TensorRT-LLM defaults it to "
     "vocab_size, one past the embedding; SGLang rejects an id 'outside the target vocab size' "
     "(runtime-semantics §7), and resolves a missing one from the tokenizer's mask token "
     "(default '<|MASK|>', dflash_worker_v2.py:899-937) except for DSpark drafts, which must "

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dflash_check.check.formats import format_named
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
-from dflash_check.knowledge.engines import VLLM, vllm_method
+from dflash_check.knowledge.engines import VLLM
+from dflash_check.knowledge.settings import vllm_method
 
 
 @rule(

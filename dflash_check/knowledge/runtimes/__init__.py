@@ -189,9 +189,10 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     """Return ``profile`` as the named release of its engine behaves (None: the newest release
     that has its runner): the release's own differences applied, the release recorded."""
     rel = release_for(profile, version)
-    return replace(
-        profile, release=rel, **rel.overrides.get(f"{profile.method}/{profile.name}", {})
-    )
+    fields = dict(rel.overrides.get(f"{profile.method}/{profile.name}", {}))
+    if "id_keys" in fields:  # engines.py names plain keys (it cannot build IdReadings)
+        fields["id_readings"] = tuple(IdReading(k) for k in fields.pop("id_keys"))
+    return replace(profile, release=rel, **fields)
 
 
 def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:

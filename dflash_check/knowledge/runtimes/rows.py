@@ -196,6 +196,11 @@ class RuntimeProfile:
     top_level_only: tuple[str, ...] = ()
     """Keys the draft loader requires at the top level of config.json, ignoring a copy in
     ``dflash_config`` (dflash-mlx's ``block_size``): without them the draft fails to load."""
+    missing_layer_stage: str | None = None
+    """When an id names a layer the target does not have (``t >= N``), the ``Stage`` value at
+    which the engine shows it, where that differs from the rest of the range's (llama.cpp
+    0c1e57098 refuses it when it turns the capture on, at load, and fails on ``t = N-1`` only
+    at the first decode); None: the outcome table's stage for the rule."""
 
     @property
     def engine_name(self) -> str:

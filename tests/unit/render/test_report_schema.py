@@ -71,3 +71,18 @@ def test_views_print_exactly_the_documented_fields(role: str) -> None:
     proc = invoke_cli("pair", DRAFT, str(EXAMPLES / "Qwen3-4B"), "--format", "json")
     printed = json.loads(proc.stdout)[role]
     assert list(printed) == list(SCHEMA["$defs"][role]["properties"])
+
+
+@pytest.mark.parametrize(
+    ("runtime", "stage"), [("vllm", "first-decode"), ("llamacpp", "silent"), ("mlx", "silent")]
+)
+def test_a_problem_states_each_runtime_own_stage(runtime: str, stage: str) -> None:
+    """DF007 (another vocabulary) is a problem for every runtime; each shows it at its own
+    stage, and the problem's stage is the one its runtime's release entry gives."""
+    proc = invoke_cli(
+        "pair", DRAFT, str(EXAMPLES / "Qwen3.5-4B"), "-r", runtime, "--format", "json"
+    )
+    report = json.loads(proc.stdout)
+    (vocab,) = [f for f in report["findings"] if f["rule"] == "DF007"]
+    assert vocab["stages"] == {runtime: stage}
+    assert vocab["stage"] == stage
