@@ -196,6 +196,7 @@ def check_views(
         identity=identity_evidence(draft, target, tokenizers),
         strict=strict,
         num_speculative_tokens=num_speculative_tokens,
+        speculative_method=speculative_method,
     )
 
 

@@ -187,6 +187,9 @@ class CheckReport:
     num_speculative_tokens: int | None = None
     """The engine's draft tokens per step the pair was checked for (``--num-speculative-tokens``);
     the engine command uses it too."""
+    speculative_method: str | None = None
+    """The speculative method the engine is asked for, as stated (``--speculative-method``,
+    pairs.yaml ``method``, a vLLM test entry); None: the draft's own, nothing requested."""
 
     def applies(self, finding: Finding, runtime: str) -> bool:
         """Return whether ``finding`` counts against ``runtime``."""

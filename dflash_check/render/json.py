@@ -230,6 +230,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "strict": report.strict,
         "runtime": report.runtime,
         "num_speculative_tokens": report.num_speculative_tokens,
+        "speculative_method": report.speculative_method,
         "draft": {
             **draft_dict(report.draft),
             "revision": report.draft_revision,

@@ -86,3 +86,12 @@ def test_a_problem_states_each_runtime_own_stage(runtime: str, stage: str) -> No
     (vocab,) = [f for f in report["findings"] if f["rule"] == "DF007"]
     assert vocab["stages"] == {runtime: stage}
     assert vocab["stage"] == stage
+
+
+def test_the_requested_method_is_echoed() -> None:
+    """The JSON report says which method the engine was asked for (null: none requested)."""
+    pair = (DRAFT, str(EXAMPLES / "Qwen3-4B"), "--format", "json")
+    asked = json.loads(invoke_cli("pair", *pair, "--speculative-method", "eagle3").stdout)
+    assert asked["speculative_method"] == "eagle3"
+    assert json.loads(invoke_cli("pair", *pair).stdout)["speculative_method"] is None
+    jsonschema.validate(asked, SCHEMA)
