@@ -196,9 +196,10 @@ class _Head:
 
         p = self.p
         b, _, t, _ = attn.shape
-        a = attn.transpose(1, 2).reshape(b, t, HEADS * HEAD_DIM) @ p[
-            "midlayer.self_attn.o_proj.weight"
-        ].T
+        a = (
+            attn.transpose(1, 2).reshape(b, t, HEADS * HEAD_DIM)
+            @ p["midlayer.self_attn.o_proj.weight"].T
+        )
         s = a + hidden
         h = _rms(s, p["midlayer.post_attention_layernorm.weight"])
         gate = F.silu(h @ p["midlayer.mlp.gate_proj.weight"].T)
@@ -305,8 +306,9 @@ def _train(target_dir: Path, steps: int, rng: random.Random) -> dict[str, Any]:
     embed = target.get_input_embeddings().weight.detach()
     state["embed_tokens.weight"] = embed.clone()  # identical: vLLM shares the target's
     trainable = {
-        k: v.requires_grad_() for k, v in state.items() if k not in ("embed_tokens.weight",)
-        and v.is_floating_point()
+        k: v.requires_grad_()
+        for k, v in state.items()
+        if k != "embed_tokens.weight" and v.is_floating_point()
     }
     opt = torch.optim.AdamW(list(trainable.values()), lr=3e-3, weight_decay=0.0)
     to_draft = torch.full((int(target.config.vocab_size),), -100)
@@ -346,9 +348,7 @@ def _train(target_dir: Path, steps: int, rng: random.Random) -> dict[str, Any]:
     return {k: v.detach().contiguous() for k, v in state.items()}
 
 
-def write_head(
-    folder: Path, state: dict[str, Any], config: dict[str, Any], source: Path
-) -> Path:
+def write_head(folder: Path, state: dict[str, Any], config: dict[str, Any], source: Path) -> Path:
     """Write a head (weights, config, the target's tokenizer files) to ``folder``."""
     import shutil
 
