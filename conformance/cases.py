@@ -119,6 +119,25 @@ def _eagle3_target_hidden(c: Config) -> None:
     c["target_hidden_size"] = 128
 
 
+def _eagle3_four_ids(c: Config) -> None:
+    # A head built for four aux states (with _fc_for_four): vllm-project/vllm#54526.
+    c["eagle_aux_hidden_state_layer_ids"] = [1, 3, 5, 6]
+
+
+def _eagle3_drop_ids(c: Config) -> None:
+    # As many published heads ship (lmsys' SpecForge heads): no ids, every runtime guesses.
+    del c["eagle_aux_hidden_state_layer_ids"]
+
+
+def _fc_for_four(state: State) -> None:
+    """fc.weight as a head built for four aux states has it: [64, 4 x 64] (random)."""
+    import torch
+
+    fc = state["fc.weight"]
+    extra = torch.randn(fc.shape[0], fc.shape[1] // 3, generator=torch.Generator().manual_seed(0))
+    state["fc.weight"] = torch.cat([fc, extra * 0.02], 1)
+
+
 def _fc_for_two(state: State) -> None:
     """fc.weight as a head built for two aux states has it: [64, 2 x 64] (the first two of
     the three trained states' columns)."""
@@ -222,6 +241,21 @@ CASES: tuple[Case, ...] = (
         _eagle3_beyond,
         engines=("vllm",),
         method="eagle3",
+    ),
+    Case(
+        "eagle3-ids-missing",
+        "EAGLE-3 head without ids (default aux (2, N//2, N-3) = (2, 3, 3))",
+        _eagle3_drop_ids,
+        engines=("vllm",),
+        method="eagle3",
+    ),
+    Case(
+        "eagle3-four-ids",
+        "EAGLE-3 four top-level ids, fc for four (no num_aux_hidden_states)",
+        _eagle3_four_ids,
+        engines=("vllm",),
+        method="eagle3",
+        weights=_fc_for_four,
     ),
     Case(
         "eagle3-fc-width",
