@@ -4,6 +4,10 @@ The base draft was trained on target layers 1 and 3 of a 6-layer target (N = 6),
 engine that serves it as trained reaches tau > 5. Every case changes one thing; ``trained``
 says whether the engine should still see the trained layers (then a low tau is a silent
 acceptance collapse, not just an untrained draft).
+
+The ``eagle3`` cases start instead from a one-layer EAGLE-3 head trained at run time on vLLM
+aux states [1, 3, 5] of the same target (``conformance/eagle3.py``), served with 5 draft
+tokens; a case that varies a tensor rather than the config says so in ``weights``.
 """
 
 from __future__ import annotations

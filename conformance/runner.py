@@ -4,7 +4,9 @@
 
 1. installs the engine into its own virtual environment under ``$DFLASH_CONFORMANCE_HOME``
    (default ``~/.cache/dflash-check-conformance``), never into the project's;
-2. builds the tiny pairs at run time (``conformance/build.py``) in a temporary folder there;
+2. builds the tiny pairs at run time (``conformance/build.py``) in a temporary folder there,
+   and, when an EAGLE-3 case runs, trains the tiny EAGLE-3 head (``conformance/eagle3.py``,
+   about 3 minutes);
 3. runs each case in the engine through its driver (``conformance/drivers/``), niced, with a
    time limit, plus the target alone once (the lossless baseline);
 4. asks ``dflash-check pair DRAFT TARGET -r RUNTIME --format json`` for the runtime that models
