@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 TINY = REPO / "tests" / "fixtures" / "tiny"
 HEAD_DIM = 32
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
 
 
 def _rope_slot(i: int, half_old: int, half_new: int) -> int:
@@ -137,6 +138,89 @@ def widen(out: Path) -> tuple[Path, Path]:
         raise SystemExit(f"widening changed the target's logits (max difference {diff:g})")
     print(f"widened target matches the original (max logit difference {diff:.2e})")
     return target_dir, draft_dir
+
+
+# --- a SentencePiece tokenizer.model for llama.cpp's converter ---------------------------------
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _field(number: int, value: bytes | str | int | float) -> bytes:
+    """Return one protobuf field: bytes/str length-delimited, float fixed32, int varint."""
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    if isinstance(value, bytes):
+        return _varint(number << 3 | 2) + _varint(len(value)) + value
+    if isinstance(value, float):
+        return _varint(number << 3 | 5) + struct.pack("<f", value)
+    return _varint(number << 3) + _varint(int(value))
+
+
+# sentencepiece_model.proto: SentencePiece.Type, and the fields written below.
+SP_NORMAL, SP_UNKNOWN, SP_CONTROL = 1, 2, 3
+SP_UNIGRAM = 1
+
+
+def sentencepiece_model(folder: Path) -> bytes:
+    """Return a SentencePiece ``ModelProto`` with exactly the ids of ``folder``'s word-level
+    ``tokenizer.json`` (the tiny pair's).
+
+    llama.cpp's converter takes a SentencePiece ``tokenizer.model`` before any
+    ``tokenizer.json`` for Qwen2-family models (``llama-cpp-python==0.3.36:vendor/llama.cpp/
+    conversion/qwen.py:60-64``) and refuses a word-level one. Its SPM tokenizer marks spaces
+    as "▁" and prefixes one, so the prompt "1 2 3" becomes "▁1▁2▁3"; each word piece is
+    therefore the word with "▁" in front, and every word of the vocabulary ("10" .. "58") is
+    reached by merging "▁1" + "0" from its one-digit prefix, which is also a piece. The
+    special tokens keep their names: the unknown one as UNKNOWN, the others as CONTROL (never
+    printed, end-of-generation for the eos). Written by hand (protobuf wire format) so the
+    project's environment needs neither sentencepiece nor protobuf.
+    """
+    data = json.loads((folder / "tokenizer.json").read_text())
+    model = data["model"]
+    if model.get("type") != "WordLevel":
+        raise SystemExit(f"{folder}: expected a WordLevel tokenizer.json, got {model.get('type')}")
+    settings = json.loads((folder / "tokenizer_config.json").read_text())
+    unk = settings.get("unk_token", model.get("unk_token"))
+    roles = {k: settings.get(f"{k}_token") for k in ("unk", "bos", "eos", "pad")}
+    special = {v for k, v in settings.items() if k.endswith("_token") and isinstance(v, str)}
+    vocab = sorted(model["vocab"].items(), key=lambda item: item[1])
+    if [i for _, i in vocab] != list(range(len(vocab))):
+        raise SystemExit(f"{folder}: tokenizer.json ids are not 0..{len(vocab) - 1}")
+    pieces = b""
+    for word, _ in vocab:
+        if word == unk:
+            piece = _field(1, word) + _field(2, 0.0) + _field(3, SP_UNKNOWN)
+        elif word in special:
+            piece = _field(1, word) + _field(2, 0.0) + _field(3, SP_CONTROL)
+        else:  # one score for all: every word has a single way to be merged
+            piece = _field(1, "\u2581" + word) + _field(2, -1.0) + _field(3, SP_NORMAL)
+        pieces += _field(1, piece)
+    ids = {name: model["vocab"].get(token, -1) for name, token in roles.items()}
+    # TrainerSpec: model_type 3, vocab_size 4, unk/bos/eos/pad ids 40-43 and pieces 45-48.
+    trainer = _field(3, SP_UNIGRAM) + _field(4, len(vocab))
+    for number, name in ((40, "unk"), (41, "bos"), (42, "eos"), (43, "pad")):
+        trainer += _field(number, ids[name] & 0xFFFFFFFFFFFFFFFF)
+    for number, name in ((45, "unk"), (46, "bos"), (47, "eos"), (48, "pad")):
+        if roles[name]:
+            trainer += _field(number, roles[name])
+    # NormalizerSpec: name 1, add_dummy_prefix 3, remove_extra_whitespaces 4,
+    # escape_whitespaces 5 (what llama.cpp's SPM tokenizer does itself).
+    normalizer = _field(1, "identity") + _field(3, 1) + _field(4, 1) + _field(5, 1)
+    return pieces + _field(2, trainer) + _field(3, normalizer)
+
+
+def write_sentencepiece_model(folder: Path) -> Path:
+    """Write ``folder/tokenizer.model`` (see ``sentencepiece_model``); return its path."""
+    path = folder / "tokenizer.model"
+    path.write_bytes(sentencepiece_model(folder))
+    return path
 
 
 # --- case edits -------------------------------------------------------------------------------

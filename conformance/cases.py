@@ -189,7 +189,7 @@ CASES: tuple[Case, ...] = (
         "no target_layer_ids",
         _drop_ids,
         trained=True,
-        engines=("vllm", "mlx", "dflash-mlx"),
+        engines=("vllm", "mlx", "llamacpp", "dflash-mlx"),
     ),
     Case(
         "ids-top-level", "ids at the top level, not in dflash_config", _top_level_ids, trained=True
@@ -199,14 +199,17 @@ CASES: tuple[Case, ...] = (
     Case("hidden-size", "draft hidden 128, target 64", _hidden, reshape=True),
     Case("vocabulary", "draft vocabulary 128, target 64", _vocab),
     Case(
-        "mask-token-missing", "no mask_token_id", _drop_mask, engines=("vllm", "mlx", "dflash-mlx")
+        "mask-token-missing",
+        "no mask_token_id",
+        _drop_mask,
+        engines=("vllm", "mlx", "llamacpp", "dflash-mlx"),
     ),
     Case(
         "draft-tokens-over-block",
         "15 draft tokens for a block of 8",
         _unchanged,
         num_speculative_tokens=15,
-        engines=("vllm",),
+        engines=("vllm", "llamacpp"),
     ),
     Case(
         "speculators-format",
@@ -222,7 +225,7 @@ CASES: tuple[Case, ...] = (
         trained=True,
         engines=("dflash-mlx",),
     ),
-    Case("dflash2", "DFlash 2 draft", _dflash2, reshape=True, engines=("vllm", "mlx")),
+    Case("dflash2", "DFlash 2 draft", _dflash2, reshape=True, engines=("vllm", "mlx", "llamacpp")),
     Case(
         "eagle3-in-range",
         "EAGLE-3 head, top-level aux ids [1, 3, 5] (as trained)",

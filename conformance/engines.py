@@ -33,6 +33,9 @@ class Engine:
     """Disk and time the install takes (documentation)."""
     source: str = ""
     """A source distribution the engine is built from (llama.cpp), downloaded without deps."""
+    sentencepiece: bool = False
+    """The engine's converter needs a SentencePiece ``tokenizer.model`` next to the target's
+    word-level ``tokenizer.json`` (``conformance/build.py``, ``sentencepiece_model``)."""
     draft_edit: Callable[[dict[str, Any]], None] | None = None
     """An edit every case's draft config gets before its own (what the engine needs of every
     draft, so that each case still varies one thing)."""
@@ -91,7 +94,8 @@ ENGINES: dict[str, Engine] = {
         # The llama-cpp-python 0.3.36 sdist vendors llama.cpp 0c1e57098 (its CHANGELOG);
         # gguf runs its converter.
         install=("gguf", "numpy", "torch==2.13.0", "transformers", "sentencepiece"),
-        size="about 30 minutes of cmake build at -j2 and 1 GB",
+        size="about 15 minutes of cmake build at -j2 and 1.6 GB; its cases about 5 minutes",
         source="llama-cpp-python==0.3.36",
+        sentencepiece=True,
     ),
 }

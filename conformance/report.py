@@ -130,6 +130,16 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
         "level only, so its base draft gets one there and `block-size-nested` tests the draft "
         "as z-lab's Qwen3.5 drafts state it.",
         "",
+        "`llamacpp` builds `llama-speculative-simple` and `llama-simple` with cmake from the "
+        "llama.cpp vendored in the llama-cpp-python 0.3.36 sdist (`0c1e57098`) and converts each "
+        "pair with that tree's own `convert_hf_to_gguf.py`. The converter refuses the tiny "
+        "pair's word-level `tokenizer.json`, so the run writes a SentencePiece `tokenizer.model` "
+        "with exactly the same ids next to the target (`conformance/build.py`, "
+        "`sentencepiece_model`), which the converter prefers for Qwen models. An abort's stage "
+        "comes from its backtrace: at load when it passes through what a server runs before it "
+        "reports healthy (creating the speculative implementation), else at the first decode "
+        "(`conformance/drivers/llamacpp_driver.py`).",
+        "",
         MISSING_CASES,
         "",
         "| engine | release | install | status |",

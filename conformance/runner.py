@@ -32,13 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.build import REPO, TINY, build_case, widen
+from conformance.build import REPO, build_case, widen, write_sentencepiece_model
 from conformance.cases import CASES, Case
 from conformance.classify import Result, classify, compare, tool_summary
 from conformance.engines import ENGINES, Engine
 
 RESULTS = REPO / "conformance" / "results"
-TINY_TARGET = TINY / "target"
 DRIVERS = REPO / "conformance" / "drivers"
 PROMPTS = ("1 2 3", "5 10 15", "7 9", "2 4 6 8")
 MAX_TOKENS = 40
@@ -187,25 +186,14 @@ def run(
     """Run the engine's cases (or, with ``records``, reuse the records of an earlier run's
     folder); write each row to the results file as it comes."""
     cases = [c for c in CASES if engine.name in c.engines and (not case_ids or c.id in case_ids)]
-    if (
-        records is None
-        and engine.name == "llamacpp"
-        and not (TINY_TARGET / "tokenizer.model").exists()
-    ):
-        # llama.cpp's converter refuses a word-level tokenizer.json (the tiny pair's); it takes
-        # a SentencePiece tokenizer.model, which the tiny pair does not have yet. Without it
-        # every case would "fail" at conversion, which says nothing about the rules.
-        raise SystemExit(
-            "conformance/run llamacpp: the tiny pair has no SentencePiece tokenizer.model, "
-            "which llama.cpp's convert_hf_to_gguf.py needs (it refuses word-level tokenizers); "
-            "see docs/conformance.md"
-        )
     if records is None:
         python = venv_python(engine)
         extra = built_source(engine, python)
         work = Path(tempfile.mkdtemp(prefix=f"{engine.slug}-", dir=home()))
         print(f"building the tiny pairs in {work}")
         base_target, base_draft = widen(work / "base")
+        if engine.sentencepiece:
+            write_sentencepiece_model(base_target)
         base_head = None
         if any(c.method == "eagle3" for c in cases):
             from conformance.eagle3 import build_head

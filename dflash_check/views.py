@@ -1,9 +1,11 @@
-"""Normalised views of a target model and a DFlash draft, built from their raw files.
+"""Normalised views of a target model and a draft, built from their raw files.
 
 Configs put the same fact in different places: multimodal targets keep their text dimensions
 under ``text_config``; older drafts keep ``block_size`` at the top level and newer ones in
 ``dflash_config``. The views below record each value once, plus the key it came from, so that
-rules compare like with like and messages can name the exact field.
+rules compare like with like and messages can name the exact field. A draft's view holds what
+every method has; each method's own keys sit in a facet of it (``DFlashFacts``, ``Eagle3Facts``,
+…), present only for that method's drafts.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class TensorInfo:
 
 @dataclass(frozen=True)
 class Eagle3Facts:
-    """What an EAGLE-3 head states beyond the DFlash facts: the keys its runtimes size it by."""
+    """What an EAGLE-3 head states beyond the common facts: the keys its runtimes size it by."""
 
     num_aux_hidden_states: int | None = None
     """``num_aux_hidden_states``: vLLM sizes fc by it before any id list."""
@@ -136,13 +138,95 @@ class TargetView:
 
 
 @dataclass(frozen=True)
+class DFlashFacts:
+    """What a DFlash-family draft (DFlash, DFlash 2, DSpark) states beyond the common facts: its
+    block, its mask token and where it keeps them."""
+
+    block_size: int | None = None
+    """Tokens drafted per block (bonus token plus mask slots)."""
+    block_size_key: str | None = None
+    """Where ``block_size`` was found."""
+    mask_token_id: int | None = None
+    """Token id that fills the block's draft slots, embedded with the target's embedding."""
+    mask_token_key: str | None = None
+    """Where ``mask_token_id`` was found."""
+    mask_null_key: str | None = None
+    """The ``mask_token_id`` key a reader that takes the first present key finds explicitly
+    null, if any."""
+    sample_from_anchor_key: str | None = None
+    """The key that sets ``sample_from_anchor`` to a true value, if any (vLLM refuses it)."""
+    mask_token: str | None = None
+    """The mask token's text (``dflash_config.mask_token``, else top level), if stated; SGLang
+    looks it up in the tokenizer (default ``<|MASK|>``)."""
+    top_level_keys: tuple[str, ...] = ()
+    """Which of the keys some runtime requires at the top level (``RuntimeProfile.
+    top_level_only``) the config states there, whatever ``dflash_config`` says."""
+
+
+@dataclass(frozen=True)
+class DFlash2Facts:
+    """What a DFlash 2 draft states beyond the DFlash facts: its convolution and selector keys."""
+
+    keys: tuple[tuple[str, int | None, str | None], ...] = ()
+    """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
+
+
+@dataclass(frozen=True)
+class DSparkFacts:
+    """What a DSpark draft states beyond the DFlash facts: its Markov head and every mask id."""
+
+    markov_rank: int | None = None
+    """DSpark's Markov-head rank as SGLang resolves it (``dspark_markov_rank``, the nested
+    ``dspark_config`` / ``dflash_config``, ``text_config``, then the top level)."""
+    markov_rank_key: str | None = None
+    """Where ``markov_rank`` was found."""
+    markov_head_type: str | None = None
+    """DSpark's Markov-head type (``vanilla``, ``gated``, ``rnn``), resolved like the rank."""
+    markov_head_type_key: str | None = None
+    """Where ``markov_head_type`` was found."""
+    markov_rank_keys: tuple[str, ...] = ()
+    """Every dotted key that states a Markov rank (engines read different ones: vLLM's model
+    classes only a top-level ``markov_rank`` or ``dspark_markov_rank``)."""
+    mask_sources: tuple[tuple[str, int], ...] = ()
+    """Every mask token id the config states (dotted key, id): engines take them in different
+    orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
+
+
+@dataclass(frozen=True)
+class NextNFacts:
+    """What a NextN (MTP) checkpoint states beyond the common facts: where its layer sits."""
+
+    layers: tuple[int, ...] = ()
+    """Decoder-layer indices the checkpoint's weights carry (its MTP layer sits at the
+    target's N), from the header."""
+
+
+FACET_METHODS: dict[str, tuple[str, ...]] = {
+    "dflash": DFLASH_METHODS,
+    "dflash2": ("dflash2",),
+    "dspark": ("dspark",),
+    "eagle3": ("eagle3",),
+    "nextn": ("mtp",),
+}
+"""Each facet of ``DraftView`` and the methods whose drafts have it (and no others do)."""
+
+
+@dataclass(frozen=True)
 class DraftView:
-    """The DFlash draft facts the rules check."""
+    """The draft facts every method has, plus one facet per method family.
+
+    The common part is what every normaliser reads: identity, method and format, dimensions,
+    the layer ids as read, the header's fc and vocabulary facts, the evidence of the target it
+    was trained for. A method's own keys sit in its facet (``dflash``, ``dflash2``, ``dspark``,
+    ``eagle3``, ``nextn``), present exactly for the methods of ``FACET_METHODS``: a rule that
+    needs a facet takes it and says nothing when it is absent.
+    """
 
     name: str
     """The draft as the user named it."""
     method: DraftMethod
-    """``dflash`` (DFlashDraftModel), ``dflash2`` (DFlash2DraftModel) or ``dspark``."""
+    """``dflash`` (DFlashDraftModel), ``dflash2`` (DFlash2DraftModel), ``dspark``, ``eagle3``
+    or ``mtp``."""
     architectures: tuple[str, ...]
     """``architectures`` of the config."""
     num_hidden_layers: int | None
@@ -157,14 +241,6 @@ class DraftView:
     """The target layers whose outputs the draft reads (DFlash numbering: output of layer t)."""
     layer_ids_key: str | None
     """Where the ids were found: ``dflash_config.target_layer_ids`` or ``target_layer_ids``."""
-    block_size: int | None
-    """Tokens drafted per block (bonus token plus mask slots)."""
-    block_size_key: str | None
-    """Where ``block_size`` was found."""
-    mask_token_id: int | None
-    """Token id that fills the block's draft slots, embedded with the target's embedding."""
-    mask_token_key: str | None
-    """Where ``mask_token_id`` was found."""
     num_target_layers: int | None
     """Layer count of the target the draft was trained against."""
     max_position_embeddings: int | None
@@ -182,9 +258,7 @@ class DraftView:
     layer_ids_conversion: str | None = None
     """How the ids were converted to DFlash numbering, when the format numbers them otherwise."""
     layer_ids_null_key: str | None = None
-    """The key a reader that takes the first present key finds explicitly null, if any."""
-    mask_null_key: str | None = None
-    """Same for ``mask_token_id``."""
+    """The ids key a reader that takes the first present key finds explicitly null, if any."""
     num_target_layers_key: str | None = None
     """Where ``num_target_layers`` was found."""
     verifier: str | None = None
@@ -201,8 +275,6 @@ class DraftView:
     """Whether the header has a ``d2t`` draft-to-target id map."""
     unverified_reason: str | None = None
     """Why the safetensors header is unavailable, when the source knows (e.g. offline cache)."""
-    dflash2_keys: tuple[tuple[str, int | None, str | None], ...] = ()
-    """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
     id_sources: tuple[IdSource, ...] = ()
     """Every layer-id list the config has, raw: each runtime reads its own keys among them
     (``runtimes.resolve_ids``)."""
@@ -211,41 +283,34 @@ class DraftView:
     sliding_window: int | None = None
     """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
-    """(name, shape) of every convolution and candidate-selector tensor in the header."""
-    sample_from_anchor_key: str | None = None
-    """The key that sets ``sample_from_anchor`` to a true value, if any (vLLM refuses it)."""
-    mask_token: str | None = None
-    """The mask token's text (``dflash_config.mask_token``, else top level), if stated; SGLang
-    looks it up in the tokenizer (default ``<|MASK|>``)."""
+    """(name, shape) of every convolution and candidate-selector tensor in the header (a
+    header fact, read for every draft; DFlash 2's rules judge them)."""
     model_type: str | None = None
     """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
     normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux
     indices, ``qwen3`` routes DSparkDraftModel to Qwen3)."""
-    markov_rank: int | None = None
-    """DSpark's Markov-head rank as SGLang resolves it (``dspark_markov_rank``, the nested
-    ``dspark_config`` / ``dflash_config``, ``text_config``, then the top level)."""
-    markov_rank_key: str | None = None
-    """Where ``markov_rank`` was found."""
-    markov_head_type: str | None = None
-    """DSpark's Markov-head type (``vanilla``, ``gated``, ``rnn``), resolved like the rank."""
-    markov_head_type_key: str | None = None
-    """Where ``markov_head_type`` was found."""
-    markov_rank_keys: tuple[str, ...] = ()
-    """Every dotted key that states a Markov rank (engines read different ones: vLLM's model
-    classes only a top-level ``markov_rank`` or ``dspark_markov_rank``)."""
     has_lm_head: bool = False
     """Whether the header has an ``lm_head`` weight of the draft's own."""
-    mask_sources: tuple[tuple[str, int], ...] = ()
-    """Every mask token id a DSpark config states (dotted key, id): engines take them in
-    different orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
+    dflash: DFlashFacts | None = None
+    """The DFlash-family facts (block, mask token), for a DFlash, DFlash 2 or DSpark draft."""
+    dflash2: DFlash2Facts | None = None
+    """The DFlash 2 facts, for a DFlash 2 draft."""
+    dspark: DSparkFacts | None = None
+    """The DSpark facts, for a DSpark draft."""
     eagle3: Eagle3Facts | None = None
-    """The EAGLE-3 facts, for an EAGLE-3 head (None for DFlash drafts)."""
-    nextn_layers: tuple[int, ...] = ()
-    """Decoder-layer indices a NextN checkpoint's weights carry (its MTP layer sits at the
-    target's N), from the header."""
-    top_level_keys: tuple[str, ...] = ()
-    """Which of the keys some runtime requires at the top level (``RuntimeProfile.
-    top_level_only``) the config states there, whatever ``dflash_config`` says."""
+    """The EAGLE-3 facts, for an EAGLE-3 head."""
+    nextn: NextNFacts | None = None
+    """The NextN facts, for a NextN (MTP) checkpoint."""
+
+    def __post_init__(self) -> None:
+        # A facet present for another method would be read by that method's rules: a
+        # normaliser that builds one must match the method it names.
+        for facet, methods in FACET_METHODS.items():
+            if (getattr(self, facet) is not None) != (self.method in methods):
+                raise ValueError(
+                    f"DraftView of a {self.method} draft: facet {facet} must be "
+                    + ("present" if self.method in methods else "absent")
+                )
 
 
 def _names_lm_head(name: object) -> bool:

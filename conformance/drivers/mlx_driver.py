@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 import sys
-import traceback
 from pathlib import Path
+
+from _record import Recording
 
 
 def main(spec_path: str, out_path: str) -> int:
     """Run the case in ``spec_path``; write what happened to ``out_path``."""
     spec = json.loads(Path(spec_path).read_text())
-    record: dict = {"stage": "load", "error": None, "outputs": [], "counters": {}}
-    try:
+    with Recording(out_path, "load") as record:
         from dflash import model_mlx
         from mlx_lm import load as mlx_lm_load
         from mlx_lm.generate import stream_generate as plain_generate
@@ -49,11 +49,6 @@ def main(spec_path: str, out_path: str) -> int:
                 record["outputs"].append(tokens)
             record["counters"] = {"drafts": steps, "accepted": committed - steps}
             record["stage"] = "done"
-    except BaseException as err:  # noqa: BLE001 - every failure is the case's outcome
-        record["error"] = {"type": type(err).__name__, "message": str(err)[:2000]}
-        record["traceback"] = traceback.format_exc()[-4000:]
-    with open(out_path, "w") as out:
-        json.dump(record, out, indent=1)
     return 0
 
 

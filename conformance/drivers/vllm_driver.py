@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
+
+from _record import Recording
 
 COUNTERS = {
     "vllm:spec_decode_num_drafts": "drafts",
@@ -28,8 +29,7 @@ def main(spec_path: str, out_path: str) -> int:
     """Run the case in ``spec_path``; write what happened to ``out_path``."""
     spec = json.loads(Path(spec_path).read_text())
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    record: dict = {"stage": "config", "error": None, "outputs": [], "counters": {}}
-    try:
+    with Recording(out_path, "config") as record:
         import vllm
         from vllm import LLM, SamplingParams
         from vllm.engine.arg_utils import EngineArgs
@@ -64,11 +64,6 @@ def main(spec_path: str, out_path: str) -> int:
             elif metric.name == "vllm:spec_decode_num_accepted_tokens_per_pos":
                 record["counters"]["accepted_per_position"] = [int(v) for v in metric.values]
         record["stage"] = "done"
-    except BaseException as err:  # noqa: BLE001 - every failure is the case's outcome
-        record["error"] = {"type": type(err).__name__, "message": str(err)[:2000]}
-        record["traceback"] = traceback.format_exc()[-4000:]
-    with open(out_path, "w") as out:
-        json.dump(record, out, indent=1)
     return 0
 
 

@@ -24,10 +24,10 @@ from dflash_check.errors import CheckError, ConfigError, RegistryError
 from dflash_check.knowledge.engines import SPECULATIVE_METHODS, known_method, vllm_method
 from dflash_check.knowledge.runtimes import (
     PORTABLE,
-    RUNTIME_NAMES,
     SelectionError,
     join_selection,
     parse_part,
+    runtime_names,
     split_spec,
 )
 from dflash_check.sources.interface import BadModelSpec, ModelRef, Role, parse_model_ref
@@ -193,12 +193,12 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         parsed: dict[str, str | None] = {}
         for item, value in zip(items, runtimes, strict=True):
             name_only = split_spec(value)[0]
-            if name_only not in RUNTIME_NAMES:
+            if name_only not in (known := runtime_names()):
                 raise _fail(
                     name,
                     item.start_mark.line + 1,
-                    f"{where}: unknown runtime '{value}'{_suggest(name_only, RUNTIME_NAMES)}"
-                    f"; choose from {', '.join(RUNTIME_NAMES)}",
+                    f"{where}: unknown runtime '{value}'{_suggest(name_only, known)}"
+                    f"; choose from {', '.join(known)}",
                 )
             try:
                 runtime_name, version = parse_part(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dflash_check.check import rules
-from dflash_check.check.formats import FORMATS_BY_NAME, normalise_draft
+from dflash_check.check.formats import format_named, normalise_draft
 from dflash_check.check.report import (
     CheckReport,
     Evidence,
@@ -51,7 +51,7 @@ def profiles_for(
             hint=f"runtimes for {kind}: {', '.join(sorted(rows))} (or portable)",
         )
     if PORTABLE in names:
-        fmt = FORMATS_BY_NAME[draft.format]
+        fmt = format_named(draft.format)
         profiles = tuple(p for p in profiles if fmt.serves(p.name, draft.architectures))
     family = target.family if target is not None else None
     return tuple(on_family(p, family) for p in profiles)

@@ -28,6 +28,8 @@ from dflash_check.knowledge.mtp import (
     engine_rows,
     family,
 )
+from dflash_check.knowledge.outcomes import Stage
+from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.views import ModelFiles, TargetView
 
 
@@ -158,6 +160,17 @@ class MtpReport:
     def smoke(self) -> None:
         """No smoke run answers for a target alone (read like a pair's report)."""
         return None
+
+    @property
+    def profiles(self) -> tuple[RuntimeProfile, ...]:
+        """No runtime profile is judged for a target alone (its engines are ``engines``): none,
+        so that renderers read it like a pair's report."""
+        return ()
+
+    @property
+    def runtime_stages(self) -> dict[str, Stage | None]:
+        """No runtime profile, so no stage per runtime (read like a pair's report)."""
+        return {}
 
     def count(self, severity: Severity) -> int:
         """Return how many findings have ``severity``."""

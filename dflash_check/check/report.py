@@ -5,14 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from dflash_check.knowledge.outcomes import Stage, earliest, stage_of
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.views import DraftView, TargetView
 
-if TYPE_CHECKING:  # a type only: a plain check never loads the smoke report's module
-    from dflash_check.smoke.report import SmokeReport
+
+class SmokeResult(Protocol):
+    """What the check reads of a smoke run attached to its report: whether it passed.
+
+    The run itself is measured above the check (``smoke/``, ``engines/``) and its values are
+    ``smoke.report.SmokeReport``, which the renderers read in full; the check room names only
+    this much of it, so that it imports nothing from the rooms above it.
+    """
+
+    @property
+    def passed(self) -> bool:
+        """Whether the run met its bar (lossless where greedy, acceptance at least the
+        minimum, no engine failure)."""
+        ...
 
 
 class Severity(str, Enum):
@@ -163,8 +175,9 @@ class CheckReport:
     """Bytes the draft cost on the network."""
     target_fetched_bytes: int = 0
     """Bytes the target cost on the network."""
-    smoke: SmokeReport | None = None
-    """The smoke run's measurements, when ``--smoke-run`` ran."""
+    smoke: SmokeResult | None = None
+    """The smoke run's measurements (a ``smoke.report.SmokeReport``), when ``--smoke-run``
+    ran."""
     not_checked: tuple[NotChecked, ...] = ()
     """Rules that could not be applied (no safetensors header, …)."""
     identity: tuple[Evidence, ...] = ()

@@ -286,11 +286,12 @@ def launch_spec(
     the draft length the pair was checked for (``--num-speculative-tokens``), if given."""
     from dflash_check.engines.command import LaunchSpec
 
+    dflash = report.draft.dflash  # the block size of a DFlash-family draft
     return LaunchSpec(
         engine=engine,
         target=target.spec,
         draft=draft.spec,
-        block_size=report.draft.block_size,
+        block_size=dflash.block_size if dflash is not None else None,
         num_speculative_tokens=report.num_speculative_tokens,
         method=report.draft.method,
         tensor_parallel=tensor_parallel,
@@ -352,6 +353,9 @@ def run_engine(
     from dflash_check.engines.smoke_run import run_engine_smoke
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 
+    dflash = report.draft.dflash  # the block size of a DFlash-family draft
+    block_size = options.block_size or (dflash.block_size if dflash is not None else None)
+
     def attach(engine: EngineOptions) -> SmokeReport:
         return run_engine_smoke(
             draft,
@@ -362,7 +366,7 @@ def run_engine(
             options.seed,
             options.chat_template,
             options.min_acceptance,
-            options.block_size or report.draft.block_size,
+            block_size,
             engine,
             say,
         )

@@ -38,9 +38,9 @@ FORMATS_SLOT = "{formats}"
 
 def runtime_names() -> tuple[str, ...]:
     """Return every name ``--runtime`` accepts, from the one runtime table (help and errors)."""
-    from dflash_check.knowledge.runtimes import RUNTIME_NAMES
+    from dflash_check.knowledge import runtimes
 
-    return RUNTIME_NAMES
+    return runtimes.runtime_names()
 
 
 def format_names() -> tuple[str, ...]:

@@ -256,10 +256,11 @@ def smoke_pair(
                 # with the static verdict kept (a --force run on a broken pair shows both).
                 from dflash_check.smoke.report import SmokeReport
 
+                dflash = report.draft.dflash  # the block size of a DFlash-family draft
                 measured = SmokeReport(
                     device=engine.engine,
                     dtype="as served",
-                    block_size=options.block_size or report.draft.block_size or 16,
+                    block_size=options.block_size or (dflash.block_size if dflash else None) or 16,
                     temperature=options.temperature,
                     min_acceptance=options.min_acceptance,
                     cases=(),

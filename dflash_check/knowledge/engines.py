@@ -59,7 +59,7 @@ class Release:
 
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
     """``method/profile`` (``dflash/llamacpp``) -> ``RuntimeProfile`` fields that differ in this
-    release from the general row."""
+    release from the general row (``id_keys``: the keys of ``id_readings``, each read as is)."""
     family_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
     """``method/family`` (``dflash/nemotron_h``) -> ``RuntimeProfile`` fields for this release on
     that target family."""
@@ -350,9 +350,9 @@ LLAMACPP_001D906A = Release(
     repository=_LLAMA_REPO,
     notes="read at the commit on GitHub; an id of N-1 reads the NextN (post-norm) embeddings",
 )
-# At 0c1e57098 DFlash extracts the *input* of layer t + 1 and has no NextN path: for t = N-1 the
-# graph has no such tensor unless the model builds one after its last layer (DeepSeek-V4,
-# Nemotron-H, MiMo-V2), and the first decode aborts.
+# At 0c1e57098 DFlash extracts the *input* of layer t + 1, no NextN path: t = N-1 aborts at the
+# first decode unless the model builds one after its last layer (DeepSeek-V4, Nemotron-H,
+# MiMo-V2); for t >= N the capture cannot be turned on, an abort at load. Both ran (conformance).
 _LLAMA_0C1E_SRC = "vendor/llama.cpp/"
 LLAMACPP_0C1E5709 = Release(
     "llamacpp",
@@ -362,7 +362,8 @@ LLAMACPP_0C1E5709 = Release(
     distributions=("llama-cpp-python",),
     read_from="llama-cpp-python==0.3.36",
     notes="the llama.cpp vendored by llama-cpp-python 0.3.36 (its CHANGELOG); an id of N-1 "
-    "aborts unless the target's model builds the input of a layer past the last",
+    "aborts unless the target's model builds the input of a layer past the last; the converter "
+    "takes a top-level target_layer_ids when dflash_config has none",
     overrides=MappingProxyType(
         {
             "dflash/llamacpp": MappingProxyType(
@@ -370,12 +371,19 @@ LLAMACPP_0C1E5709 = Release(
                     "max_id_from_end": 2,
                     "out_of_range": "GGML_ASSERT 't_layer_inp[il] != nullptr && \"layer input "
                     "tensor is null\"' when the first decode builds the graph (t = N-1 has no "
-                    "layer input on most families); GGML_ABORT 'DFlash: target layer %d input "
-                    "not extracted' past that",
-                    "citation": "llama-cpp-python==0.3.36:" + _LLAMA_0C1E_SRC + "common/"
-                    "speculative.cpp:1056-1059 (layer inputs), :1153-1157; "
-                    + _LLAMA_0C1E_SRC
-                    + "src/llama-graph.cpp:1381-1387; src/models/qwen3.cpp:72",
+                    "layer input on most families); past the last layer (t >= N) GGML_ASSERT "
+                    "'lid <= model.hparams.n_layer()' when the draft is attached, at load",
+                    "missing_layer_stage": "load",
+                    "mask_default": "mask id -1 (none in the GGUF), and the first draft aborts: "
+                    "GGML_ABORT 'get_sub_batch: failed to add embedding'",
+                    "id_keys": ("dflash_config.target_layer_ids", "target_layer_ids"),
+                    "citation": "llama-cpp-python==0.3.36:" + _LLAMA_0C1E_SRC + "conversion/"
+                    "qwen.py:735-738 (ids: the nested key, else the top-level one; + 1), :696-698 "
+                    "(mask: nested only); common/speculative.cpp:1056-1059 (capture turned on, "
+                    "at load: tools/server/server-context.cpp:1242); src/llama-context.cpp:1240 "
+                    "(t >= N); src/llama-graph.cpp:1381-1387, src/models/qwen3.cpp:72 (t = N-1, "
+                    "first decode); common/speculative.cpp:997, :1209, common/common.cpp:2165-2167 "
+                    "(mask id -1, first draft)",
                 }
             )
         }

@@ -115,9 +115,6 @@ FAMILIES: tuple[TargetFamily, ...] = (
         ("muse_glimmer",),
     ),
 )
-FAMILIES_BY_NAME: dict[str, TargetFamily] = {f.name: f for f in FAMILIES}
-_BY_ARCHITECTURE: dict[str, TargetFamily] = {a: f for f in FAMILIES for a in f.architectures}
-_BY_MODEL_TYPE: dict[str, TargetFamily] = {m: f for f in FAMILIES for m in f.model_types}
 
 
 def family_of(architectures: tuple[str, ...], model_types: tuple[str, ...]) -> TargetFamily | None:
@@ -125,11 +122,15 @@ def family_of(architectures: tuple[str, ...], model_types: tuple[str, ...]) -> T
 
     Architectures decide, because engines dispatch on them: ``Qwen3_5ForCausalLM`` and
     ``Qwen3_5ForConditionalGeneration`` share a text model type but not the capture code.
+    ``FAMILIES`` is read at each call (a few dozen rows, no index kept beside it), so that the
+    one list is the one place a family is added.
     """
     for name in architectures:
-        if name in _BY_ARCHITECTURE:
-            return _BY_ARCHITECTURE[name]
+        for fam in FAMILIES:
+            if name in fam.architectures:
+                return fam
     for model_type in model_types:
-        if model_type in _BY_MODEL_TYPE:
-            return _BY_MODEL_TYPE[model_type]
+        for fam in FAMILIES:
+            if model_type in fam.model_types:
+                return fam
     return None

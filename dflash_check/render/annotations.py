@@ -63,8 +63,7 @@ def collect_annotations(result: RunResult) -> Iterator[Annotation]:
                 continue
             merged.setdefault((f.rule, f.message, level), []).append(f)
         # Each runtime is named with the release its verdict is for (vllm==0.34.0).
-        # (A target asked about alone has an MTP report, which names no runtime profiles.)
-        labels = {p.name: p.label for p in getattr(outcome.report, "profiles", ())}
+        labels = {p.name: p.label for p in outcome.report.profiles}
         for (rule, _, level), findings in merged.items():
             runtimes = [labels.get(f.runtime, f.runtime) for f in findings if f.runtime]
             first = replace(findings[0], runtime=", ".join(runtimes) or None)

@@ -3,55 +3,126 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any
 
 from dflash_check.check.report import CheckReport, Finding, LayerResolution
-from dflash_check.knowledge.outcomes import earliest
+from dflash_check.knowledge.outcomes import Stage, earliest
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.render.diagnostics import Diagnostic, counts, grouped
 from dflash_check.smoke.report import SmokeReport
-from dflash_check.views import DraftView, TargetView
+from dflash_check.views import DFlashFacts, DraftView, DSparkFacts, Eagle3Facts, TargetView
 
 SCHEMA_VERSION = 2
 """2: one finding per problem with the runtimes it applies to, and a ``summary`` of counts
 (1 had one finding per runtime and no counts). docs/report.schema.json describes it."""
 
 
+def _list(values: tuple[Any, ...] | None) -> list[Any] | None:
+    """Return a tuple as a JSON list (None stays null)."""
+    return None if values is None else list(values)
+
+
+def _tensor(fact: tuple[str, tuple[int, ...]] | None) -> dict[str, Any] | None:
+    """Return a header tensor's (dtype, shape) as ``{"dtype", "shape"}`` (None stays null)."""
+    return None if fact is None else {"dtype": fact[0], "shape": list(fact[1])}
+
+
+def eagle3_dict(e: Eagle3Facts) -> dict[str, Any]:
+    """Return an EAGLE-3 head's own facts as plain JSON data."""
+    return {
+        "num_aux_hidden_states": e.num_aux_hidden_states,
+        "num_aux_layers": e.num_aux_layers,
+        "d2t": _tensor(e.d2t),
+        "t2d": _tensor(e.t2d),
+        "lm_head_rows": e.lm_head_rows,
+        "rope": dict(e.rope),
+        "layer_model_type": e.layer_model_type,
+        "use_aux_hidden_state": e.use_aux_hidden_state,
+    }
+
+
 def draft_dict(d: DraftView) -> dict[str, Any]:
-    """Return the draft view as plain JSON data."""
-    data = asdict(d)
-    for key in ("architectures", "target_layer_ids", "fc_weight_shape", "base_model"):
-        if data[key] is not None:
-            data[key] = list(data[key])
-    data["token_ids"] = {key: i for key, i in d.token_ids}
-    data["vocab_tensor"] = list(d.vocab_tensor) if d.vocab_tensor else None
-    # Every id key as the config states it (EAGLE-3 heads may state several).
-    data["id_sources"] = [
-        {"key": s.key, "ids": None if s.ids is None else list(s.ids)} for s in d.id_sources
-    ]
-    if d.eagle3 is not None:
-        e = d.eagle3
-        data["eagle3"] = {
-            "num_aux_hidden_states": e.num_aux_hidden_states,
-            "num_aux_layers": e.num_aux_layers,
-            "d2t": None if e.d2t is None else {"dtype": e.d2t[0], "shape": list(e.d2t[1])},
-            "t2d": None if e.t2d is None else {"dtype": e.t2d[0], "shape": list(e.t2d[1])},
-            "lm_head_rows": e.lm_head_rows,
-            "rope": dict(e.rope),
-            "layer_model_type": e.layer_model_type,
-            "use_aux_hidden_state": e.use_aux_hidden_state,
-        }
-    return data
+    """Return the draft view as plain JSON data: schema 2's ``draft`` object, field by field.
+
+    Schema 2 published every field the view had when it was built with ``asdict``, in that
+    order; they are kept, in that order, so that version 2 stays what it was (a field is
+    dropped or moved only with a new ``SCHEMA_VERSION``). The facets are flattened back into
+    it: a method's keys are null or empty for a draft without that method's facet.
+    """
+    f = d.dflash or DFlashFacts()  # null and empty for a draft of another method
+    k = d.dspark or DSparkFacts()
+    return {
+        "name": d.name,
+        "method": d.method,
+        "architectures": list(d.architectures),
+        "num_hidden_layers": d.num_hidden_layers,
+        "hidden_size": d.hidden_size,
+        "vocab_size": d.vocab_size,
+        "target_hidden_size": d.target_hidden_size,
+        "target_layer_ids": _list(d.target_layer_ids),
+        "layer_ids_key": d.layer_ids_key,
+        "block_size": f.block_size,
+        "block_size_key": f.block_size_key,
+        "mask_token_id": f.mask_token_id,
+        "mask_token_key": f.mask_token_key,
+        "num_target_layers": d.num_target_layers,
+        "max_position_embeddings": d.max_position_embeddings,
+        "fc_weight_name": d.fc_weight_name,
+        "fc_weight_shape": _list(d.fc_weight_shape),
+        "has_safetensors": d.has_safetensors,
+        "base_model": list(d.base_model),
+        "format": d.format,
+        "layer_ids_conversion": d.layer_ids_conversion,
+        "layer_ids_null_key": d.layer_ids_null_key,
+        "mask_null_key": f.mask_null_key,
+        "num_target_layers_key": d.num_target_layers_key,
+        "verifier": d.verifier,
+        "verifier_key": d.verifier_key,
+        "draft_vocab_size": d.draft_vocab_size,
+        "token_ids": dict(d.token_ids),
+        "vocab_tensor": list(d.vocab_tensor) if d.vocab_tensor else None,
+        "has_d2t": d.has_d2t,
+        "unverified_reason": d.unverified_reason,
+        "dflash2_keys": [list(key) for key in d.dflash2.keys] if d.dflash2 else [],
+        # Every id key as the config states it (EAGLE-3 heads may state several).
+        "id_sources": [{"key": s.key, "ids": _list(s.ids)} for s in d.id_sources],
+        "layer_types": _list(d.layer_types),
+        "sliding_window": d.sliding_window,
+        "dflash2_tensors": [[name, list(shape)] for name, shape in d.dflash2_tensors],
+        "sample_from_anchor_key": f.sample_from_anchor_key,
+        "mask_token": f.mask_token,
+        "model_type": d.model_type,
+        "markov_rank": k.markov_rank,
+        "markov_rank_key": k.markov_rank_key,
+        "markov_head_type": k.markov_head_type,
+        "markov_head_type_key": k.markov_head_type_key,
+        "markov_rank_keys": list(k.markov_rank_keys),
+        "has_lm_head": d.has_lm_head,
+        "mask_sources": [list(s) for s in k.mask_sources],
+        "eagle3": None if d.eagle3 is None else eagle3_dict(d.eagle3),
+        "nextn_layers": list(d.nextn.layers) if d.nextn else [],
+        "top_level_keys": list(f.top_level_keys),
+    }
 
 
 def target_dict(t: TargetView) -> dict[str, Any]:
-    """Return the target view as plain JSON data."""
-    data = asdict(t)
-    data["architectures"] = list(data["architectures"])
-    data["token_ids"] = {key: i for key, i in t.token_ids}
-    data["rope"] = dict(t.rope)
-    return data
+    """Return the target view as plain JSON data: schema 2's ``target`` object."""
+    return {
+        "name": t.name,
+        "architectures": list(t.architectures),
+        "model_type": t.model_type,
+        "nested": t.nested,
+        "num_hidden_layers": t.num_hidden_layers,
+        "layers_key": t.layers_key,
+        "hidden_size": t.hidden_size,
+        "vocab_size": t.vocab_size,
+        "max_position_embeddings": t.max_position_embeddings,
+        "token_ids": dict(t.token_ids),
+        "family": t.family,
+        "model_types": list(t.model_types),
+        "lm_head_quantization": t.lm_head_quantization,
+        "rope": dict(t.rope),
+    }
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -78,6 +149,7 @@ def problem_dict(report: CheckReport, d: Diagnostic, group: tuple[Finding, ...])
     for f in group:
         by_message.setdefault(f.message, []).extend([f.runtime] if f.runtime else every)
     messages = [{"runtimes": rts, "message": m} for m, rts in by_message.items()]
+    stages = problem_stages(report, group, every)
     return {
         "rule": d.rule,
         "severity": d.severity.value,
@@ -90,9 +162,27 @@ def problem_dict(report: CheckReport, d: Diagnostic, group: tuple[Finding, ...])
         "model": d.model,
         # When each engine shows the error: load, first-decode or silent (the earliest under
         # "stage"; null: not an error, or not known).
-        "stage": stage.value if (stage := earliest(f.stage for f in group)) else None,
-        "stages": {f.runtime: f.stage.value for f in group if f.runtime and f.stage},
+        "stage": stage.value
+        if (stage := earliest(stages.values()) or earliest(f.stage for f in group))
+        else None,
+        "stages": {runtime: s.value for runtime, s in stages.items()},
     }
+
+
+def problem_stages(
+    report: CheckReport, group: tuple[Finding, ...], every: list[str]
+) -> dict[str, Stage]:
+    """Return runtime -> when it shows the problem: a finding about every runtime takes each
+    runtime's own stage (``Finding.stage_for``), as the runtimes' verdicts do, so that the
+    problem's stage and ``runtime_releases`` never disagree."""
+    stages: dict[str, Stage] = {}
+    for f in group:
+        runtimes = [f.runtime] if f.runtime else [r for r in every if report.applies(f, r)]
+        for runtime in runtimes:
+            stage = earliest((stages.get(runtime), f.stage_for(runtime)))
+            if stage is not None:
+                stages[runtime] = stage
+    return stages
 
 
 def resolution_dict(r: LayerResolution) -> dict[str, Any]:
@@ -161,7 +251,8 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
             {"fact": e.fact, "draft": e.draft, "target": e.target, "agrees": e.agrees}
             for e in report.identity
         ],
-        "smoke": smoke_dict(report.smoke) if report.smoke is not None else None,
+        # The check names a smoke run by what it reads of it (SmokeResult); this is the run.
+        "smoke": smoke_dict(report.smoke) if isinstance(report.smoke, SmokeReport) else None,
     }
 
 

@@ -7,13 +7,10 @@ from typing import Any
 
 from dflash_check.check.mtp import MtpReport, fill
 from dflash_check.check.report import Verdict
-from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.mtp import EngineMtp
 from dflash_check.render.diagnostics import wrap
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
-
-# The engines a target's MTP rows name, titled as the engine table titles them.
-ENGINE_TITLES = {e.name: e.title for e in (VLLM, SGLANG, TRTLLM, LLAMACPP)}
 
 
 def summary_line(report: MtpReport) -> str:
@@ -100,14 +97,17 @@ def render_mtp_text(report: MtpReport, width: int = 100) -> str:
         else:
             lines.append(f"Weights     present in {tensors.location}")
     for row in report.engines:
-        lines += ["", f"{ENGINE_TITLES[row.engine]}{'' if row.verified else ' (not verified)'}"]
+        # Each engine titled as the engine table titles it (a new MTP row needs no title here).
+        title = ENGINES_BY_NAME[row.engine].title
+        lines += ["", f"{title}{'' if row.verified else ' (not verified)'}"]
         lines.append(f"  draft     {fill(row.draft, k, n)}")
         lines.append(f"  ask with  {fill(row.request, k, n)}")
         lines.append(f"  tokens    {row.tokens}")
         lines.append(f"  missing   {fill(row.on_missing, k, n)}")
         lines.append(f"  source    {row.citation}")
     for f in report.findings:  # the pair report's layout: severity[ID]: message, = help: fix
-        where = f" ({ENGINE_TITLES[f.runtime]})" if f.runtime in ENGINE_TITLES else ""
+        engine = ENGINES_BY_NAME.get(f.runtime or "")
+        where = f" ({engine.title})" if engine is not None else ""
         lines.append("")
         lines += wrap(f"{f.severity.value}[{f.rule}]{where}: {f.message}", width, "", "  ")
         lines += wrap(f"= help: {f.hint}", width, "   ", "     ")

@@ -52,9 +52,10 @@ def render_sarif(result: RunResult) -> str:
             "verdict": a.outcome.verdict_text,
             "expect": a.outcome.expect.value,
         }
-        if a.outcome.report is not None and hasattr(a.outcome.report, "profiles"):
-            # The engine releases the verdict is for, and when each failing one fails.
-            report = a.outcome.report
+        report = a.outcome.report
+        if report is not None and report.profiles:
+            # The engine releases the verdict is for, and when each failing one fails (a
+            # target asked about alone judges no runtime profile: nothing to name).
             entry["properties"]["releases"] = [p.label for p in report.profiles]
             stages = {p.label: report.runtime_stages.get(p.name) for p in report.profiles}
             entry["properties"]["stages"] = {k: v.value for k, v in stages.items() if v}

@@ -28,6 +28,7 @@ from dflash_check.render.diagnostics import (
     wrap,
 )
 from dflash_check.sanitize import safe_console, visible
+from dflash_check.views import DFlashFacts
 
 if TYPE_CHECKING:  # types only: a report without a smoke run never loads their module
     from dflash_check.smoke.report import EngineRun, SmokeReport
@@ -58,6 +59,7 @@ def _opt(value: object) -> str:
 def model_rows(report: CheckReport) -> list[tuple[str, str, str]]:
     """Return (fact, draft value, target value) for every compared fact."""
     d, t = report.draft, report.target
+    f = d.dflash or DFlashFacts()  # the block and mask rows read "–" for other methods
     fc = (
         f"{d.fc_weight_name} {list(d.fc_weight_shape)}"
         if d.fc_weight_shape is not None
@@ -76,8 +78,8 @@ def model_rows(report: CheckReport) -> list[tuple[str, str, str]]:
         ("vocab size", _opt(d.vocab_size), str(t.vocab_size)),
         ("max positions", _opt(d.max_position_embeddings), _opt(t.max_position_embeddings)),
         ("target_layer_ids", f"{_opt(d.target_layer_ids)} ({_opt(d.layer_ids_key)})", ""),
-        ("block_size", f"{_opt(d.block_size)} ({_opt(d.block_size_key)})", ""),
-        ("mask_token_id", f"{_opt(d.mask_token_id)} ({_opt(d.mask_token_key)})", ""),
+        ("block_size", f"{_opt(f.block_size)} ({_opt(f.block_size_key)})", ""),
+        ("mask_token_id", f"{_opt(f.mask_token_id)} ({_opt(f.mask_token_key)})", ""),
         ("fc.weight", fc, ""),
     ]
     if d.method == "eagle3":

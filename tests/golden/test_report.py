@@ -422,14 +422,17 @@ def test_smoke_report_golden() -> None:
 
 
 def test_findings_that_name_their_runtime_merge_into_one(tmp_path: Path) -> None:
-    """DF009 for llama.cpp and mlx differ only in the runtime named: one headline naming both
-    (vLLM reads a top-level mask since vllm-project/vllm#46995)."""
+    """DF009 for llama.cpp 001d906a and mlx differ only in the runtime named: one headline
+    naming both (vLLM reads a top-level mask since vllm-project/vllm#46995; llama.cpp
+    0c1e57098 says what it does instead, a mask id of -1, so its finding stands apart)."""
     from tests.support.helpers import draft_config, write_draft
 
     cfg = draft_config()
     cfg["mask_token_id"] = cfg["dflash_config"].pop("mask_token_id")
     draft = write_draft(tmp_path / "draft", cfg)
-    report = check_pair(CheckRequest(parse_model_ref(str(draft)), parse_model_ref(str(QWEN3_4B))))
+    pinned = "vllm,llamacpp==001d906a,mlx"
+    refs = parse_model_ref(str(draft)), parse_model_ref(str(QWEN3_4B))
+    report = check_pair(CheckRequest(*refs, runtime=pinned))
     assert [f.runtime for f in report.findings if f.rule == "DF009"] == ["llamacpp", "mlx"]
     (diag,) = [d for d in diagnostics(report) if d.rule == "DF009"]
     assert diag.runtimes == ("llamacpp", "mlx") and diag.per_runtime == ()

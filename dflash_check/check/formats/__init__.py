@@ -58,6 +58,9 @@ class DraftFormat:
     architecture_runtimes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """(architecture, runtimes whose registry holds it), when engines register different
     architectures of the format; empty when ``runtimes`` holds for all of them."""
+    architectures: tuple[str, ...] = ()
+    """The architectures that name a draft of this format, when they alone identify it (the
+    message for a config in no known format lists them)."""
 
     def runtimes_for(self, architectures: tuple[str, ...] = ()) -> tuple[str, ...] | None:
         """Return the runtimes that load a draft of this format with these architectures
@@ -118,6 +121,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         dflash_config_keys=True,
         source="z-lab/dflash@07ebd93d:dflash/model.py (_draft_value, extract_context_feature)",
         matches=_has_architecture(zlab.ARCHITECTURES),
+        architectures=tuple(zlab.ARCHITECTURES),
         normalise=zlab.normalise,
     ),
     DraftFormat(
@@ -153,6 +157,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         dflash_config_keys=True,
         source="sgl-project/SpecForge specforge/modeling/draft/deepseek_dflash.py",
         matches=_has_architecture(specforge.ARCHITECTURES),
+        architectures=tuple(specforge.ARCHITECTURES),
         normalise=specforge.normalise,
     ),
     DraftFormat(
@@ -192,6 +197,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         "206-322, srt/models/dspark.py:995; NVIDIA/TensorRT-LLM tensorrt_llm/_torch/speculative/"
         "dspark*.py; sgl-project/SpecForge@a6b6b023 configs/*dspark*.json",
         matches=_has_architecture(dspark.ARCHITECTURES),
+        architectures=tuple(dspark.ARCHITECTURES),
         normalise=dspark.normalise,
         architecture_runtimes=tuple(dspark.ARCHITECTURE_RUNTIMES.items()),
     ),
@@ -215,6 +221,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         "srt/models/dflash.py:1317-1324, model_runner_components/spec_aux_hidden_state.py:17-29, "
         "254-258 (Muse remap)",
         matches=_has_architecture(muse.ARCHITECTURES),
+        architectures=tuple(muse.ARCHITECTURES),
         normalise=muse.normalise,
     ),
     DraftFormat(
@@ -239,6 +246,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         source=f"{V033}:vllm/model_executor/models/laguna_dflash.py:44-60, "
         ":78-91, :238-258, registry.py:696; sglang 0.5.23: srt/models/dflash.py:1317-1324",
         matches=_has_architecture(laguna.ARCHITECTURES),
+        architectures=tuple(laguna.ARCHITECTURES),
         normalise=laguna.normalise,
     ),
     DraftFormat(
@@ -302,16 +310,16 @@ FORMATS: tuple[DraftFormat, ...] = (
         normalise=nextn.normalise,
     ),
 )
-FORMATS_BY_NAME: dict[str, DraftFormat] = {f.name: f for f in FORMATS}
+"""Every draft format, in detection order: the one place a format is added. It is read at
+each use (``format_named``, ``draft_format_of``), never copied into an index."""
 
 
-_KNOWN_ARCHITECTURES = {
-    *zlab.ARCHITECTURES,
-    *specforge.ARCHITECTURES,
-    *dspark.ARCHITECTURES,
-    *muse.ARCHITECTURES,
-    *laguna.ARCHITECTURES,
-}
+def format_named(name: str) -> DraftFormat:
+    """Return the format a view names (``DraftView.format``)."""
+    found = next((f for f in FORMATS if f.name == name), None)
+    if found is None:  # a view is only built by a format's normaliser
+        raise KeyError(f"no draft format {name!r} in FORMATS")
+    return found
 
 
 def draft_format_of(config: Mapping[str, Any]) -> DraftFormat | None:
@@ -444,9 +452,10 @@ def normalise_draft(files: ModelFiles) -> DraftView:
             hint=f"supported draft formats: {_supported()}",
         )
     looks_like_target = top.has("num_hidden_layers") and not top.has("dflash_config")
+    known = sorted({a for f in FORMATS for a in f.architectures})
     raise NotADraftError(
         f"{where}: not a DFlash draft or EAGLE-3 head (field 'architectures' is {shown}; expected "
-        f"one of {', '.join(sorted(_KNOWN_ARCHITECTURES))}, an EAGLE-3 architecture, or "
+        f"one of {', '.join(known)}, an EAGLE-3 architecture, or "
         "speculators_model_type dflash / eagle3)",
         hint="the arguments are DRAFT then TARGET: did you swap them?"
         if looks_like_target

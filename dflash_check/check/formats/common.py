@@ -154,15 +154,27 @@ def stated_mask_token(config: Mapping[str, Any]) -> str | None:
     return None
 
 
+def dflash_config_facts(top: FieldReader, dflash: FieldReader | None) -> dict[str, Any]:
+    """Return the ``DFlashFacts`` fields that every ``dflash_config``-style format (z-lab,
+    SpecForge, DSpark, Muse, Laguna) reads the same way: vLLM's anchor switch, and which keys
+    some runtime reads only at the top level the config states there."""
+    from dflash_check.knowledge.runtimes import top_level_only_keys
+
+    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
+    anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
+    return {
+        "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
+        "top_level_keys": tuple(k for k in top_level_only_keys() if top.data.get(k) is not None),
+    }
+
+
 def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None) -> dict[str, Any]:
     """Return the ``DraftView`` fields that every ``dflash_config``-style format (z-lab,
     SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
-    every id list, its layer kinds and window, vLLM's anchor switch, and the file facts."""
-    from dflash_check.knowledge.runtimes import read_id_keys, top_level_only_keys
+    every id list, its layer kinds and window, and the file facts."""
+    from dflash_check.knowledge.runtimes import read_id_keys
 
     hidden = top.integer("hidden_size", required=True)
-    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
-    anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
     return {
         "name": files.name,
         "architectures": top.strings("architectures") or (),
@@ -176,7 +188,5 @@ def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None
         "layer_types": top.strings("layer_types"),
         "sliding_window": first_value((top, dflash), "sliding_window")[0]
         or first_value((dflash,), "swa_window_size")[0],
-        "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
-        "top_level_keys": tuple(k for k in top_level_only_keys() if top.data.get(k) is not None),
         **file_fields(files),
     }

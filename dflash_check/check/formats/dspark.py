@@ -26,6 +26,7 @@ from __future__ import annotations
 from dflash_check.check.formats.common import (
     Readers,
     at_path,
+    dflash_config_facts,
     draft_fields,
     first_null,
     first_value,
@@ -34,7 +35,14 @@ from dflash_check.check.formats.common import (
 )
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
-from dflash_check.views import DraftMethod, DraftView, ModelFiles, special_token_ids
+from dflash_check.views import (
+    DFlashFacts,
+    DraftMethod,
+    DraftView,
+    DSparkFacts,
+    ModelFiles,
+    special_token_ids,
+)
 
 # Architecture -> the runtimes whose registries hold it (vLLM registry.py:676-697; SGLang
 # models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16).
@@ -137,25 +145,30 @@ def normalise(files: ModelFiles) -> DraftView:
         method="dspark",
         target_layer_ids=ids,
         layer_ids_key=ids_key,
-        block_size=block,
-        block_size_key=block_key,
-        mask_token_id=mask,
-        mask_token_key=mask_key,
         num_target_layers=ntl,
         format="dspark",
         layer_ids_conversion=conversion,
         layer_ids_null_key=first_null((dflash, top), "target_layer_ids"),
-        mask_null_key=first_null((*nested, top), "mask_token_id"),
         num_target_layers_key=ntl_key,
         token_ids=token_id_facts(mask_key, mask, tokens),
         model_type=model_type,
-        markov_rank=rank,
-        markov_rank_key=rank_key,
-        markov_head_type=head_type,
-        markov_head_type_key=head_type_key,
-        markov_rank_keys=present(top, MARKOV_KEYS),
-        mask_sources=mask_sources(top),
-        # vLLM's DSpark speculator extends the DFlash one, which refuses a true
-        # dflash_config.sample_from_anchor (DF021); DSpark's own switch is top-level.
+        dflash=DFlashFacts(
+            block_size=block,
+            block_size_key=block_key,
+            mask_token_id=mask,
+            mask_token_key=mask_key,
+            mask_null_key=first_null((*nested, top), "mask_token_id"),
+            # vLLM's DSpark speculator extends the DFlash one, which refuses a true
+            # dflash_config.sample_from_anchor (DF021); DSpark's own switch is top-level.
+            **dflash_config_facts(top, dflash),
+        ),
+        dspark=DSparkFacts(
+            markov_rank=rank,
+            markov_rank_key=rank_key,
+            markov_head_type=head_type,
+            markov_head_type_key=head_type_key,
+            markov_rank_keys=present(top, MARKOV_KEYS),
+            mask_sources=mask_sources(top),
+        ),
         **draft_fields(files, top, dflash),
     )

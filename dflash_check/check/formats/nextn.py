@@ -17,7 +17,7 @@ from typing import Any
 
 from dflash_check.check.formats.common import file_fields
 from dflash_check.fields import FieldReader
-from dflash_check.views import DraftView, ModelFiles, special_token_ids
+from dflash_check.views import DraftView, ModelFiles, NextNFacts, special_token_ids
 
 ARCHITECTURE_SUFFIX = "ForCausalLMNextN"
 _LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
@@ -57,16 +57,12 @@ def normalise(files: ModelFiles) -> DraftView:
         target_hidden_size=None,
         target_layer_ids=None,
         layer_ids_key=None,
-        block_size=None,
-        block_size_key=None,
-        mask_token_id=None,
-        mask_token_key=None,
         # Its num_hidden_layers is the depth of the target it was exported from.
         num_target_layers=layers,
         num_target_layers_key=f"{text.prefix}num_hidden_layers" if layers else None,
         max_position_embeddings=text.integer("max_position_embeddings"),
         format="nextn",
         token_ids=special_token_ids((text,)),
-        nextn_layers=tuple(indices),
+        nextn=NextNFacts(tuple(indices)),
         **file_fields(files),
     )

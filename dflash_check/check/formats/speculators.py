@@ -24,7 +24,14 @@ from dflash_check.check.formats.common import (
 from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.runtimes import read_id_keys
-from dflash_check.views import DraftView, ModelFiles, special_token_ids
+from dflash_check.views import (
+    DFlash2Facts,
+    DFlashFacts,
+    DraftView,
+    DSparkFacts,
+    ModelFiles,
+    special_token_ids,
+)
 
 MODEL_TYPE = "dflash"
 METHODS: dict[str, str] = {"dflash": "dflash", "dflash2": "dflash2", "dspark": "dspark"}
@@ -60,11 +67,19 @@ def normalise(files: ModelFiles) -> DraftView:
     verifier_reader = spec.child("verifier") if spec is not None else None
     verifier = verifier_reader.string("name_or_path") if verifier_reader is not None else None
     tokens = special_token_ids((layer, top))
-    return DraftView(
+    method = METHODS.get(str(top.data.get("speculators_model_type")), "dflash")
+    facts = DFlashFacts(
+        block_size=block,
+        block_size_key=block_key,
+        mask_token_id=mask,
+        mask_token_key=mask_key,
+        mask_null_key=first_null((top,), "mask_token_id"),
         # vLLM's loader copies it into dflash_config.sample_from_anchor (speculators/algos.py).
         sample_from_anchor_key="sample_from_anchor" if top.data.get("sample_from_anchor") else None,
+    )
+    return DraftView(
         name=files.name,
-        method=METHODS.get(str(top.data.get("speculators_model_type")), "dflash"),  # type: ignore[arg-type]
+        method=method,  # type: ignore[arg-type]
         architectures=top.strings("architectures") or (),
         num_hidden_layers=layer.integer("num_hidden_layers"),
         hidden_size=hidden,
@@ -73,16 +88,11 @@ def normalise(files: ModelFiles) -> DraftView:
         target_hidden_size=top.integer("target_hidden_size"),
         target_layer_ids=ids,
         layer_ids_key=AUX_KEY if aux is not None else None,
-        block_size=block,
-        block_size_key=block_key,
-        mask_token_id=mask,
-        mask_token_key=mask_key,
         num_target_layers=ntl,
         max_position_embeddings=layer.integer("max_position_embeddings"),
         format="speculators",
         layer_ids_conversion=conversion,
         layer_ids_null_key=first_null((top,), AUX_KEY),
-        mask_null_key=first_null((top,), "mask_token_id"),
         num_target_layers_key=ntl_key,
         verifier=verifier,
         verifier_key="speculators_config.verifier.name_or_path" if verifier else None,
@@ -92,5 +102,9 @@ def normalise(files: ModelFiles) -> DraftView:
         # vLLM's speculators loader lifts transformer_layer_config to the top level.
         layer_types=layer.strings("layer_types"),
         sliding_window=layer.integer("sliding_window"),
+        dflash=facts,
+        # This reader takes no DFlash 2 or DSpark key of the format: those facets are empty.
+        dflash2=DFlash2Facts() if method == "dflash2" else None,
+        dspark=DSparkFacts() if method == "dspark" else None,
         **file_fields(files),
     )

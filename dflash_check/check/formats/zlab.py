@@ -7,6 +7,7 @@ config attribute). Ids are DFlash layer-output ids (the reference reads ``hidden
 from __future__ import annotations
 
 from dflash_check.check.formats.common import (
+    dflash_config_facts,
     draft_fields,
     first_null,
     first_value,
@@ -14,7 +15,14 @@ from dflash_check.check.formats.common import (
     token_id_facts,
 )
 from dflash_check.fields import FieldReader
-from dflash_check.views import DraftMethod, DraftView, ModelFiles, special_token_ids
+from dflash_check.views import (
+    DFlash2Facts,
+    DFlashFacts,
+    DraftMethod,
+    DraftView,
+    ModelFiles,
+    special_token_ids,
+)
 
 # DFlash 2's convolution and candidate-selector keys (z-lab/dflash@07ebd93d:dflash/model.py:518,
 # :641; every engine reads them from dflash_config).
@@ -43,27 +51,31 @@ def read_dflash_config_draft(
     # The reference and MLX read num_target_layers at the top level only.
     ntl, ntl_key = first_value((top, dflash), "num_target_layers")
     tokens = special_token_ids((top,))
-    dflash2 = (
-        tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS)
-        if method == "dflash2"
-        else ()
-    )
-    return DraftView(
-        dflash2_keys=dflash2,
-        mask_token=stated_mask_token(files.config),
-        method=method,
-        target_layer_ids=ids,
-        layer_ids_key=ids_key,
+    facts = DFlashFacts(
         block_size=block,
         block_size_key=block_key,
         mask_token_id=mask,
         mask_token_key=mask_key,
+        mask_null_key=first_null(sources, "mask_token_id"),
+        mask_token=stated_mask_token(files.config),
+        **dflash_config_facts(top, dflash),
+    )
+    dflash2 = (
+        DFlash2Facts(tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS))
+        if method == "dflash2"
+        else None
+    )
+    return DraftView(
+        method=method,
+        target_layer_ids=ids,
+        layer_ids_key=ids_key,
         num_target_layers=ntl,
         format=format_name,
         layer_ids_null_key=first_null(sources, "target_layer_ids"),
-        mask_null_key=first_null(sources, "mask_token_id"),
         num_target_layers_key=ntl_key,
         token_ids=token_id_facts(mask_key, mask, tokens),
+        dflash=facts,
+        dflash2=dflash2,
         **draft_fields(files, top, dflash),
     )
 

@@ -36,33 +36,35 @@ from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
 def check_block_size(ctx: PairContext) -> Iterator[Issue]:
     """Require a block size of at least 2 (1 for DSpark, whose block size counts draft tokens
     only: SGLang drafts gamma + 1 positions, dspark_config.py:51-58)."""
-    d = ctx.draft
-    least = 1 if d.method == "dspark" else 2
-    if d.block_size is None:
+    d, f = ctx.draft, ctx.draft.dflash
+    if f is None:
+        return
+    least = 1 if d.dspark is not None else 2
+    if f.block_size is None:
         yield Issue(
             f"draft {d.name} has no block_size (neither dflash_config.block_size nor top-level); "
             f"the references would assume 16",
             severity=Severity.WARNING,
             field="dflash_config.block_size",
         )
-    elif d.block_size < least:
+    elif f.block_size < least:
         yield Issue(
-            f"draft {d.name}: {d.block_size_key} is {d.block_size}; a block needs at least 2 "
+            f"draft {d.name}: {f.block_size_key} is {f.block_size}; a block needs at least 2 "
             f"positions (the bonus token and one draft slot)",
-            field=d.block_size_key,
+            field=f.block_size_key,
         )
-    if d.block_size is not None and "block_size" not in d.top_level_keys:
+    if f.block_size is not None and "block_size" not in f.top_level_keys:
         # dflash-mlx builds its arguments from the top-level keys only: block_size in
         # dflash_config alone is no argument, and the draft fails to load.
         for p in ctx.profiles:
             if "block_size" in p.top_level_only:
                 yield Issue(
-                    f"draft {d.name} states block_size only in {d.block_size_key}; {p.name} "
+                    f"draft {d.name} states block_size only in {f.block_size_key}; {p.name} "
                     "reads it at the top level only and fails to load the draft (TypeError: "
                     "… missing 1 required positional argument: 'block_size')",
                     runtime=p.name,
                     field="block_size",
-                    hint=f"Add top-level block_size ({d.block_size}) to the draft's config.json.",
+                    hint=f"Add top-level block_size ({f.block_size}) to the draft's config.json.",
                 )
 
 
@@ -90,14 +92,14 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
 )
 def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     """Compare the engine setting the user serves with against the draft's block size."""
-    d, n = ctx.draft, ctx.num_speculative_tokens
-    if n is None or d.block_size is None or d.block_size < 2:
+    d, f, n = ctx.draft, ctx.draft.dflash, ctx.num_speculative_tokens
+    if n is None or f is None or f.block_size is None or f.block_size < 2:
         return  # DF012 speaks for a missing or unusable block size
-    if d.method == "dspark":
+    if d.dspark is not None:
         return  # DSpark's block size counts draft tokens; engines derive N from it
-    block, most = d.block_size, d.block_size - 1
+    block, most = f.block_size, f.block_size - 1
     selected = {p.name for p in ctx.profiles}
-    where = f"draft {d.name} was trained with {d.block_size_key} {block}"
+    where = f"draft {d.name} was trained with {f.block_size_key} {block}"
     # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
     vllm_runners = [name for name in (VLLM.name, "vllm-v1") if name in selected]
     hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
@@ -106,7 +108,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             f"{where}: {name} with num_speculative_tokens {n} drafts {1 + n} positions, "
             f"{n - most} past the {block} the draft was trained on (acceptance drops there)",
             runtime=name,
-            field=d.block_size_key,
+            field=f.block_size_key,
             hint=hint,
         )
     if SGLANG.name in selected and n + 1 != block:
@@ -115,7 +117,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             f"size mismatch: using speculative_num_draft_tokens={n + 1} but draft config "
             f"block_size={block}.' and drafts {n + 1} positions",
             runtime=SGLANG.name,
-            field=d.block_size_key,
+            field=f.block_size_key,
             hint=f"Serve with --speculative-num-draft-tokens {block} "
             f"(--num-speculative-tokens {most}).",
         )
@@ -126,7 +128,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             f"{most}.Current max_draft_len={n}.'",
             runtime=TRTLLM.name,
             severity=Severity.ERROR,
-            field=d.block_size_key,
+            field=f.block_size_key,
             hint=hint,
         )
 
@@ -148,14 +150,15 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
 )
 def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
     """Flag sample_from_anchor: true for vLLM."""
-    d = ctx.draft
-    if d.sample_from_anchor_key is None or VLLM.name not in {p.name for p in ctx.profiles}:
+    d, f = ctx.draft, ctx.draft.dflash
+    key = f.sample_from_anchor_key if f is not None else None
+    if key is None or VLLM.name not in {p.name for p in ctx.profiles}:
         return
     yield Issue(
-        f"draft {d.name}: {d.sample_from_anchor_key} is true; vllm refuses it at load: "
+        f"draft {d.name}: {key} is true; vllm refuses it at load: "
         "'sample_from_anchor=True is not supported for DFlash.'",
         runtime=VLLM.name,
-        field=d.sample_from_anchor_key,
+        field=key,
     )
 
 

@@ -76,11 +76,11 @@ _DFLASH2_TOP_K_MIN = (TRTLLM.name,)
 )
 def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
     """Check DFlash 2's keys, per engine that rejects each defect."""
-    d = ctx.draft
-    if d.method != "dflash2":
+    d, facts = ctx.draft, ctx.draft.dflash2
+    if facts is None:
         return
     selected = {p.name for p in ctx.profiles}
-    values = {name: (value, key) for name, value, key in d.dflash2_keys}
+    values = {name: (value, key) for name, value, key in facts.keys}
     nested = {
         name: (value if key == f"dflash_config.{name}" else None)
         for name, (value, key) in values.items()
@@ -205,10 +205,10 @@ _SELECTOR_PARTS = ("predecessor_codebook", "successor_codebook", "hidden_project
 )
 def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
     """Compare DFlash 2's conv and selector tensors in the header with the config."""
-    d = ctx.draft
-    if d.method != "dflash2" or not d.has_safetensors:
+    d, facts = ctx.draft, ctx.draft.dflash2
+    if facts is None or not d.has_safetensors:
         return
-    keys = {name: value for name, value, _ in d.dflash2_keys}
+    keys = {name: value for name, value, _ in facts.keys}
     h = d.hidden_size
     kernel, group, rank = (keys.get(k) for k in DFLASH2_SHAPE_KEYS)
     vocab = d.vocab_size or ctx.target.vocab_size
@@ -299,7 +299,7 @@ def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
     """Warn for SGLang when a DFlash 2 draft meets a target with a quantised LM head."""
     d, t = ctx.draft, ctx.target
     if (
-        d.method != "dflash2"
+        d.dflash2 is None
         or t.lm_head_quantization is None
         or SGLANG.name not in {p.name for p in ctx.profiles}
     ):

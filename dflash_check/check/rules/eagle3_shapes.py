@@ -13,6 +13,7 @@ from dflash_check.check.rules.eagle3 import (
     EAGLE3,
     EAGLE3_RUNTIMES,
 )
+from dflash_check.check.rules.widths import fc_shape_issues
 from dflash_check.knowledge.engines import LLAMACPP
 
 # Integer dtypes a d2t map may be stored in: engines add it to an arange of draft ids.
@@ -47,27 +48,17 @@ def check_eagle3_fc_width(ctx: PairContext) -> Iterator[Issue]:
             hint="Publish the head as safetensors with its fc.weight tensor.",
         )
         return
-    if len(shape) != 2:
-        yield Issue(
-            f"EAGLE-3 head {d.name}: {d.fc_weight_name} has shape {list(shape)}, expected a 2-D "
-            "linear weight",
-            field=d.fc_weight_name,
-        )
-        return
-    out_features, in_features = shape
-    if in_features % t.hidden_size:
-        yield Issue(
-            f"EAGLE-3 head {d.name}: {d.fc_weight_name} takes {in_features} inputs, not a "
-            f"multiple of target {t.name}'s hidden size {t.hidden_size}: it was built for "
-            "another target",
-            field=d.fc_weight_name,
-        )
-    if out_features != d.hidden_size:
-        yield Issue(
-            f"EAGLE-3 head {d.name}: {d.fc_weight_name} outputs {out_features} features, but "
-            f"its hidden_size is {d.hidden_size}",
-            field=d.fc_weight_name,
-        )
+
+    def inputs(in_features: int) -> Iterator[Issue]:
+        if in_features % t.hidden_size:
+            yield Issue(
+                f"EAGLE-3 head {d.name}: {d.fc_weight_name} takes {in_features} inputs, not a "
+                f"multiple of target {t.name}'s hidden size {t.hidden_size}: it was built for "
+                "another target",
+                field=d.fc_weight_name,
+            )
+
+    yield from fc_shape_issues(d, shape, f"EAGLE-3 head {d.name}", "its hidden_size", inputs)
 
 
 @rule(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import format_named
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     Issue,
@@ -14,14 +14,14 @@ from dflash_check.check.rules.base import (
     rule,
 )
 from dflash_check.knowledge.engines import SGLANG, VLLM
-from dflash_check.views import DraftView
+from dflash_check.views import DFlashFacts, DraftView, DSparkFacts
 
 
 def _loading(ctx: PairContext, runtimes: tuple[str, ...]) -> Iterator[str]:
     """Yield the selected runtimes among ``runtimes`` that load the draft's architecture (the
     others fail DF016 instead)."""
     d = ctx.draft
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     for p in ctx.profiles:
         if p.name in runtimes and fmt.serves(p.name, d.architectures):
             yield p.name
@@ -77,23 +77,23 @@ def _vllm_dspark_class(d: DraftView) -> str | None:
 )
 def check_dspark_markov(ctx: PairContext) -> Iterator[Issue]:
     """Check the Markov head the way SGLang parses it and vLLM's model classes read it."""
-    d = ctx.draft
-    if d.method != "dspark":
+    d, f, k = ctx.draft, ctx.draft.dflash, ctx.draft.dspark
+    if f is None or k is None:
         return
     for name in _loading(ctx, (VLLM.name, SGLANG.name)):
         if name == SGLANG.name:
-            yield from _sglang_markov(d)
+            yield from _sglang_markov(d, f, k)
         else:
-            yield from _vllm_markov(d)
+            yield from _vllm_markov(d, k)
 
 
-def _sglang_markov(d: DraftView) -> Iterator[Issue]:
+def _sglang_markov(d: DraftView, f: DFlashFacts, k: DSparkFacts) -> Iterator[Issue]:
     """SGLang's checks (dspark_config.py:94-98, :265-275)."""
-    rank = d.markov_rank or 0
-    where = d.markov_rank_key or "markov_rank"
+    rank = k.markov_rank or 0
+    where = k.markov_rank_key or "markov_rank"
     if rank <= 0:
         yield Issue(
-            f"DSpark draft {d.name}: {where} is {rank if d.markov_rank_key else 'not set'}; "
+            f"DSpark draft {d.name}: {where} is {rank if k.markov_rank_key else 'not set'}; "
             f"sglang refuses it at load ('DSpark draft requires markov_rank > 0; got "
             f"markov_rank={rank}.')",
             runtime=SGLANG.name,
@@ -102,36 +102,36 @@ def _sglang_markov(d: DraftView) -> Iterator[Issue]:
         return
     prefixed = (
         d.layer_ids_key == "dspark_target_layer_ids"
-        or d.mask_token_key == "dspark_noise_token_id"
-        or d.block_size_key == "dspark_block_size"
-        or "dspark_markov_rank" in d.markov_rank_keys
+        or f.mask_token_key == "dspark_noise_token_id"
+        or f.block_size_key == "dspark_block_size"
+        or "dspark_markov_rank" in k.markov_rank_keys
     )
-    if d.markov_head_type is None and not prefixed:
+    if k.markov_head_type is None and not prefixed:
         yield Issue(
             f"DSpark draft {d.name} has {where} {rank} but no markov_head_type; sglang refuses "
             "it at load ('DSpark requires markov_head_type when markov_rank > 0, got None.')",
             runtime=SGLANG.name,
             field="markov_head_type",
         )
-    elif d.markov_head_type is not None and d.markov_head_type.lower() not in DSPARK_HEAD_TYPES:
+    elif k.markov_head_type is not None and k.markov_head_type.lower() not in DSPARK_HEAD_TYPES:
         yield Issue(
-            f"DSpark draft {d.name}: {d.markov_head_type_key} is {d.markov_head_type!r}; sglang "
+            f"DSpark draft {d.name}: {k.markov_head_type_key} is {k.markov_head_type!r}; sglang "
             f"builds only {', '.join(DSPARK_HEAD_TYPES)} heads ('Unsupported DSpark "
-            f"markov_head_type={d.markov_head_type!r}.')",
+            f"markov_head_type={k.markov_head_type!r}.')",
             runtime=SGLANG.name,
-            field=d.markov_head_type_key,
+            field=k.markov_head_type_key,
         )
 
 
-def _vllm_markov(d: DraftView) -> Iterator[Issue]:
+def _vllm_markov(d: DraftView, k: DSparkFacts) -> Iterator[Issue]:
     """vLLM's model classes (qwen3_dspark.py:209-216, deepseek_v4/nvidia/dspark.py:172,
     config/speculative.py:312-317)."""
     arch = _vllm_dspark_class(d)
     if arch is None:
         return
     key = VLLM_MARKOV_KEY[arch]
-    if key not in d.markov_rank_keys:
-        keys = d.markov_rank_keys
+    if key not in k.markov_rank_keys:
+        keys = k.markov_rank_keys
         found = f"only in {', '.join(keys)}" if keys else "nowhere"
         yield Issue(
             f"DSpark draft {d.name}: vllm's {arch} reads top-level {key}, but the config "
@@ -139,13 +139,13 @@ def _vllm_markov(d: DraftView) -> Iterator[Issue]:
             runtime=VLLM.name,
             field=key,
         )
-    if arch == "Qwen3OmniDSparkModel" and (d.markov_head_type or "").lower() != "vanilla":
+    if arch == "Qwen3OmniDSparkModel" and (k.markov_head_type or "").lower() != "vanilla":
         yield Issue(
             f"DSpark draft {d.name}: vllm refuses a Qwen3-Omni DSpark head that is not vanilla "
             f"('Qwen3-Omni DSpark currently requires markov_head_type='vanilla'; got "
-            f"{d.markov_head_type!r}.')",
+            f"{k.markov_head_type!r}.')",
             runtime=VLLM.name,
-            field=d.markov_head_type_key or "markov_head_type",
+            field=k.markov_head_type_key or "markov_head_type",
         )
 
 
@@ -181,11 +181,13 @@ DSPARK_MASK_ORDER: dict[str, tuple[str, ...]] = {
 )
 def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per engine, a mask id that differs from another engine's pick."""
-    d = ctx.draft
-    stated = dict(d.mask_sources)
+    d, k = ctx.draft, ctx.draft.dspark
+    if k is None:
+        return
+    stated = dict(k.mask_sources)
     if len(set(stated.values())) < 2:
         return
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     # Judged over every engine that loads the draft, selected or not: the draft was trained with
     # one mask, so keys that disagree put a wrong mask into one of them.
     picks = {
@@ -229,7 +231,7 @@ def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
     d = ctx.draft
     reduced = d.draft_vocab_size
     if (
-        d.method != "dspark"
+        d.dspark is None
         or _vllm_dspark_class(d) not in _QWEN3_DSPARK
         or reduced is None
         or d.vocab_size is None

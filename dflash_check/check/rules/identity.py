@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import format_named
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     ALL_METHODS,
@@ -134,7 +134,7 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
 def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     """Flag selected runtimes that cannot load the draft's format at all."""
     d = ctx.draft
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     for p in ctx.profiles:
         refusal = (p.refuses or {}).get(d.method)
         if refusal is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import format_named
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.rules.base import (
     V033,
@@ -19,8 +19,8 @@ from dflash_check.check.rules.base import (
 from dflash_check.knowledge.engines import DFLASH_MLX, LLAMACPP, MLX, TRTLLM, VLLM
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
-    PROFILES,
     RuntimeProfile,
+    method_rows,
     on_family,
 )
 
@@ -199,7 +199,7 @@ def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
     """Return the fix for ids the target has but a runtime cannot capture."""
     if ctx.draft.num_target_layers == res.layers_present:
         # Judged on this target's family, as every other range check is.
-        on_target = (on_family(p, ctx.target.family) for p in PROFILES)
+        on_target = (on_family(p, ctx.target.family) for p in method_rows(ctx.draft.method))
         able = [
             p.name
             for p in on_target
@@ -220,7 +220,8 @@ def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
     "Each runtime captures layer ids at its own index and supports its own range (see "
     "docs/runtimes.md). Past it, vLLM fails at engine start or the first decode ('mat1 and mat2 "
     "shapes cannot be multiplied', vllm-project/vllm#48113), SGLang at startup, llama.cpp "
-    "aborts at the first decode, and TensorRT-LLM silently reads garbage. The portable rule, "
+    "aborts (0c1e57098: at the first decode for N-1, at load for a layer the target lacks), and "
+    "TensorRT-LLM silently reads garbage. The portable rule, "
     "t <= N-2, is the one every runtime accepts.",
     "Pair the draft with the target it was trained for (same layer count as the draft's "
     "num_target_layers), or choose a runtime that accepts these ids.",
@@ -270,6 +271,8 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             field=res.key or d.layer_ids_key,
             # The layers exist, only this runtime cannot capture them: say what it does then.
             hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
+            # An engine may refuse a layer the target lacks earlier than one it cannot capture.
+            stage=Stage(p.missing_layer_stage) if missing and p.missing_layer_stage else None,
         )
 
 
@@ -279,7 +282,8 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     Severity.ERROR,
     "A runtime reads its ids or mask token from other keys than the draft keeps them in",
     "Each runtime reads layer ids from its own keys, in its own order (docs/runtimes.md): "
-    "TensorRT-LLM, llama.cpp and the MLX reference only dflash_config.target_layer_ids; vLLM's "
+    "TensorRT-LLM, llama.cpp 001d906a and the MLX reference only dflash_config.target_layer_ids "
+    "(llama.cpp 0c1e57098's converter falls back to the top-level list); vLLM's "
     "Model Runner V1 never the top-level target_layer_ids, so it captures its default aux "
     "layers (2, N//2, N-3) while fc is sized from the draft's list ('DFlash drafter expects … "
     "concatenated aux hidden features', or silently the wrong layers with 3 ids); a top-level "
@@ -295,7 +299,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, ids or a mask that runtime does not read where the draft keeps
     them: it then feeds other layers (another key, its default) or none."""
     d = ctx.draft
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     trained = d.target_layer_ids
     by_runtime = {r.runtime.name: r for r in ctx.resolutions}
     if trained and d.layer_ids_key and min(trained) >= 0:
@@ -333,10 +337,10 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 runtime=p.name,
                 field=d.layer_ids_key,
             )
-    if not fmt.dflash_config_keys:
+    if not fmt.dflash_config_keys or d.dflash is None:
         return  # the format has its own canonical mask place (speculators: top level)
     for p in ctx.profiles:
-        if d.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
+        if d.dflash.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
             yield Issue(
                 f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
                 f"dflash_config.mask_token_id"

@@ -24,7 +24,8 @@ from dflash_check.knowledge.runtimes import (
     Severity.ERROR,
     "mask_token_id is missing or outside the target vocabulary",
     "DFlash fills the draft block with mask_token_id and embeds it with the target's embedding. "
-    "vLLM and the MLX reference refuse to load without it; TensorRT-LLM defaults it to "
+    "vLLM and the MLX reference refuse to load without it; llama.cpp (0c1e57098) loads and "
+    "aborts on the first draft block; TensorRT-LLM defaults it to "
     "vocab_size, one past the embedding; SGLang rejects an id 'outside the target vocab size' "
     "(runtime-semantics §7), and resolves a missing one from the tokenizer's mask token "
     "(default '<|MASK|>', dflash_worker_v2.py:899-937) except for DSpark drafts, which must "
@@ -35,16 +36,18 @@ from dflash_check.knowledge.runtimes import (
 def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
     """Require a mask token id inside the target vocabulary; without one, each runtime that
     cannot fall back to a real token fails (SGLang resolves DFlash's from the tokenizer)."""
-    d, t = ctx.draft, ctx.target
-    if d.mask_token_id is None:
+    d, f, t = ctx.draft, ctx.draft.dflash, ctx.target
+    if f is None:
+        return
+    if f.mask_token_id is None:
         where = (
-            f"{d.mask_null_key} is null"
-            if d.mask_null_key is not None
+            f"{f.mask_null_key} is null"
+            if f.mask_null_key is not None
             else "neither dflash_config.mask_token_id nor top-level"
         )
-        field = d.mask_null_key or "dflash_config.mask_token_id"
+        field = f.mask_null_key or "dflash_config.mask_token_id"
         for p in ctx.profiles:
-            if p.mask_default_is_real and d.method != "dspark":
+            if p.mask_default_is_real and d.dspark is None:
                 yield Issue(
                     f"draft {d.name} has no mask_token_id ({where}); {p.name} uses "
                     f"{p.mask_default}",
@@ -60,11 +63,11 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
                     runtime=p.name,
                     field=field,
                 )
-    elif d.mask_token_id >= t.vocab_size:
+    elif f.mask_token_id >= t.vocab_size:
         yield Issue(
-            f"draft {d.name}: {d.mask_token_key} {d.mask_token_id} is outside target {t.name}'s "
+            f"draft {d.name}: {f.mask_token_key} {f.mask_token_id} is outside target {t.name}'s "
             f"vocabulary (vocab_size {t.vocab_size}, ids 0–{t.vocab_size - 1})",
-            field=d.mask_token_key,
+            field=f.mask_token_key,
         )
 
 
@@ -87,21 +90,23 @@ def check_mask_token(ctx: PairContext) -> Iterator[Issue]:
 )
 def check_sglang_mask_token(ctx: PairContext) -> Iterator[Issue]:
     """Compare the draft's mask id with the target tokenizer's id of the mask token's text."""
-    d, tk = ctx.draft, ctx.tokenizers
-    if tk is None or d.mask_token_id is None or SGLANG.name not in {p.name for p in ctx.profiles}:
+    d, f, tk = ctx.draft, ctx.draft.dflash, ctx.tokenizers
+    if tk is None or f is None or f.mask_token_id is None:
         return
-    text = d.mask_token or SGLANG_DEFAULT_MASK_TOKEN
+    if SGLANG.name not in {p.name for p in ctx.profiles}:
+        return
+    text = f.mask_token or SGLANG_DEFAULT_MASK_TOKEN
     found = dict(tk.target_token_ids).get(text)
-    if found is None or found == d.mask_token_id:
+    if found is None or found == f.mask_token_id:
         return
     yield Issue(
-        f"draft {d.name}: {d.mask_token_key} {d.mask_token_id}, but target {ctx.target.name}'s "
+        f"draft {d.name}: {f.mask_token_key} {f.mask_token_id}, but target {ctx.target.name}'s "
         f"tokenizer has mask token {json.dumps(text)} at id {found}; sglang refuses it at "
         f"startup ('DFLASH config mismatch: dflash_config.mask_token_id conflicts with "
         f"tokenizer vocab id for dflash_config.mask_token. mask_token={text!r}, "
-        f"mask_token_id={d.mask_token_id}, tokenizer_vocab_id={found}.')",
+        f"mask_token_id={f.mask_token_id}, tokenizer_vocab_id={found}.')",
         runtime=SGLANG.name,
-        field=d.mask_token_key,
+        field=f.mask_token_key,
     )
 
 

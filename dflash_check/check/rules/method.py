@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_check.check.formats import FORMATS_BY_NAME
+from dflash_check.check.formats import format_named
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
 from dflash_check.knowledge.engines import VLLM, vllm_method
@@ -41,7 +41,7 @@ def check_method(ctx: PairContext) -> Iterator[Issue]:
         return
     d = ctx.draft
     requested = vllm_method(ctx.speculative_method)
-    fmt = FORMATS_BY_NAME[d.format]
+    fmt = format_named(d.format)
     for p in ctx.profiles:
         release = p.release
         if p.engine_name != VLLM.name or release is None or release.checks_method is None:

@@ -53,9 +53,10 @@ def check_nextn_target(ctx: PairContext) -> Iterator[Issue]:
             f"but target {t.name} has {n} ({t.layers_key})",
             field="num_hidden_layers",
         )
-    if d.nextn_layers and d.nextn_layers != (n,):
+    layers = d.nextn.layers if d.nextn is not None else ()
+    if layers and layers != (n,):
         yield Issue(
-            f"{name}: its weights sit under layer {fmt_ids(d.nextn_layers)}, but on target "
+            f"{name}: its weights sit under layer {fmt_ids(layers)}, but on target "
             f"{t.name} the MTP layer is model.layers.{n}",
             severity=Severity.ERROR,
             field=d.fc_weight_name or "model.safetensors",

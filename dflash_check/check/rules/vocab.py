@@ -44,7 +44,7 @@ def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
             f"the draft ships its own {name} ({rows} rows) instead of borrowing the target's, so "
             "the sizes must match"
         )
-    if d.method == "dflash2":
+    if d.dflash2 is not None:
         return False, "DFlash 2's candidate selector has a codebook row per vocabulary entry"
     tk = ctx.tokenizers
     if tk is not None and tk.target_tokens is not None:
@@ -134,7 +134,7 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
             f"draft {d.name}: draft_vocab_size {reduced} > target {t.name} {tkey} "
             f"{t.vocab_size}: the draft can propose ids the target does not have"
         )
-        if d.method != "dspark":
+        if d.dspark is None:
             yield Issue(said, field="draft_vocab_size")
             return
         # DSpark per engine: vLLM builds d2t only for a smaller draft vocabulary and maps a

@@ -3,7 +3,7 @@ context length (DF005, DF006, DF010, DF013)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
@@ -13,6 +13,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
+from dflash_check.views import DraftView
 
 
 @rule(
@@ -34,31 +35,49 @@ def check_fc_width(ctx: PairContext) -> Iterator[Issue]:
     ids = d.target_layer_ids
     if shape is None or not ids:
         return
-    if len(shape) != 2:
-        yield Issue(
-            f"draft {d.name}: {d.fc_weight_name} has shape {list(shape)}, expected a 2-D "
-            f"linear weight",
-            field=d.fc_weight_name,
-        )
-        return
-    out_features, in_features = shape
     expected = len(ids) * t.hidden_size
-    if in_features != expected:
-        yield Issue(
-            f"draft {d.name}: {d.fc_weight_name} takes {in_features} inputs, but "
-            f"{len(ids)} ids x target hidden size {t.hidden_size} = {expected}"
-            + (
+
+    def inputs(in_features: int) -> Iterator[Issue]:
+        if in_features != expected:
+            built_for = (
                 f" ({in_features} = {in_features // t.hidden_size} x {t.hidden_size}: the draft "
                 f"was built for {in_features // t.hidden_size} ids)"
                 if in_features % t.hidden_size == 0
                 else ""
-            ),
+            )
+            yield Issue(
+                f"draft {d.name}: {d.fc_weight_name} takes {in_features} inputs, but "
+                f"{len(ids)} ids x target hidden size {t.hidden_size} = {expected}{built_for}",
+                field=d.fc_weight_name,
+            )
+
+    yield from fc_shape_issues(d, shape, f"draft {d.name}", "the draft hidden_size", inputs)
+
+
+def fc_shape_issues(
+    d: DraftView,
+    shape: tuple[int, ...],
+    who: str,
+    own_width: str,
+    inputs: Callable[[int], Iterator[Issue]],
+) -> Iterator[Issue]:
+    """Check an fc.weight shape: 2-D, its inputs (by ``inputs``, which knows what the method
+    concatenates), then its outputs against the draft's own hidden size.
+
+    DFlash (DF005) and EAGLE-3 (DF034) both project concatenated target states to the draft
+    width; only what the input width must be differs."""
+    if len(shape) != 2:
+        yield Issue(
+            f"{who}: {d.fc_weight_name} has shape {list(shape)}, expected a 2-D linear weight",
             field=d.fc_weight_name,
         )
+        return
+    out_features, in_features = shape
+    yield from inputs(in_features)
     if out_features != d.hidden_size:
         yield Issue(
-            f"draft {d.name}: {d.fc_weight_name} outputs {out_features} features, but the "
-            f"draft hidden_size is {d.hidden_size}",
+            f"{who}: {d.fc_weight_name} outputs {out_features} features, but {own_width} "
+            f"is {d.hidden_size}",
             field=d.fc_weight_name,
         )
 

@@ -218,6 +218,11 @@ class RuntimeProfile:
     top_level_only: tuple[str, ...] = ()
     """Keys the draft loader requires at the top level of config.json, ignoring a copy in
     ``dflash_config`` (dflash-mlx's ``block_size``): without them the draft fails to load."""
+    missing_layer_stage: str | None = None
+    """When an id names a layer the target does not have (``t >= N``), the ``Stage`` value at
+    which the engine shows it, where that differs from the rest of the range's (llama.cpp
+    0c1e57098 refuses it when it turns the capture on, at load, and fails on ``t = N-1`` only
+    at the first decode); None: the outcome table's stage for the rule."""
 
     @property
     def engine_name(self) -> str:
@@ -783,14 +788,20 @@ METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {
     "eagle3": EAGLE3_PROFILES,
     "mtp": MTP_PROFILES,
 }
-"""Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark)."""
+"""Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark):
+the one table every selection, name list and check reads at call time, so that a runtime is
+added by its row alone."""
 CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}
 """Each method's family cells, where they differ from DFlash's ``FAMILY_CELLS``."""
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
-RUNTIME_NAMES: tuple[str, ...] = (
-    PORTABLE,
-    *dict.fromkeys(p.name for rows in METHOD_PROFILES.values() for p in rows),
-)
+
+
+def runtime_names() -> tuple[str, ...]:
+    """Return every name a runtime selection accepts: ``portable``, then each row's name."""
+    return (
+        PORTABLE,
+        *dict.fromkeys(p.name for rows in METHOD_PROFILES.values() for p in rows),
+    )
 
 
 @cache
@@ -814,7 +825,7 @@ def top_level_only_keys() -> tuple[str, ...]:
 
 def method_rows(method: str) -> tuple[RuntimeProfile, ...]:
     """Return the runtime rows of a draft method (DFlash 2 and DSpark use DFlash's rows)."""
-    return METHOD_PROFILES.get(method, PROFILES)
+    return METHOD_PROFILES.get(method, METHOD_PROFILES["dflash"])
 
 
 RELEASE_SEP = "=="
@@ -856,9 +867,10 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     """Return ``profile`` as the named release of its engine behaves (None: the newest release
     that has its runner): the release's own differences applied, the release recorded."""
     rel = release_for(profile, version)
-    return replace(
-        profile, release=rel, **rel.overrides.get(f"{profile.method}/{profile.name}", {})
-    )
+    fields = dict(rel.overrides.get(f"{profile.method}/{profile.name}", {}))
+    if "id_keys" in fields:  # engines.py names plain keys (it cannot build IdReadings)
+        fields["id_readings"] = tuple(IdReading(k) for k in fields.pop("id_keys"))
+    return replace(profile, release=rel, **fields)
 
 
 def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
@@ -904,11 +916,12 @@ def parse_part(part: str) -> tuple[str, str | None]:
         version: str | None = INSTALLED
     else:
         name, version = split_spec(text)
-    if name not in RUNTIME_NAMES:
-        close = difflib.get_close_matches(name, RUNTIME_NAMES, n=1)
+    names = runtime_names()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
         suggestion = f" (did you mean {close[0]!r}?)" if close else ""
         raise SelectionError(
-            f"unknown runtime {text!r}{suggestion}; choose from {', '.join(RUNTIME_NAMES)}"
+            f"unknown runtime {text!r}{suggestion}; choose from {', '.join(names)}"
         )
     if name == PORTABLE:
         if version is not None:
@@ -955,7 +968,7 @@ def selection_names(runtime: str) -> tuple[str, ...]:
 
 def portable_max_id_from_end() -> int:
     """Return the strictest ``N - k`` bound over the portable profiles: the portable rule."""
-    return max(p.max_id_from_end for p in PROFILES if p.portable)
+    return max(p.max_id_from_end for p in METHOD_PROFILES["dflash"] if p.portable)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from dflash_check.knowledge.runtimes import AUX_READING, PROFILES, portable_max_id_from_end
+from dflash_check.knowledge.runtimes import AUX_READING, method_rows, portable_max_id_from_end
 from dflash_check.knowledge.verified import Verification, verifications
 from dflash_check.render.diagnostics import wrap
 
@@ -55,7 +55,7 @@ def runtimes_markdown() -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     yes = {True: "yes", False: "no"}
-    for p in PROFILES:
+    for p in method_rows("dflash"):
         shift = f"t+{p.shift}" if p.shift else "t"
         keys = ", ".join(
             f"`{r.key}`" + (" *(aux)*" if r.to_output == AUX_READING else "") for r in p.id_readings
@@ -161,6 +161,12 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
                     for f in fields(p):
                         if f.name in skip or getattr(a, f.name) == getattr(b, f.name):
                             continue
+                        if f.name == "id_readings":  # the keys, in order, as the table has them
+                            changes.append(
+                                f"`{p.name}` ({method}) reads ids from: {', '.join(b.id_keys)} "
+                                f"(was {', '.join(a.id_keys)})"
+                            )
+                            continue
                         changes.append(
                             f"`{p.name}` ({method}) {f.name}: {getattr(b, f.name)} "
                             f"(was {getattr(a, f.name)})"
@@ -251,7 +257,7 @@ def target_mtp_markdown() -> list[str]:
 def eagle3_markdown() -> list[str]:
     """Return the EAGLE-3 rows of the runtime table (``METHOD_PROFILES['eagle3']``), their
     fc sizing rules, family numbering rules and family cells, as Markdown lines."""
-    from dflash_check.knowledge.runtimes import EAGLE3_CELLS, EAGLE3_PROFILES, NUMBERINGS
+    from dflash_check.knowledge.runtimes import EAGLE3_CELLS, NUMBERINGS
     from dflash_check.knowledge.runtimes.eagle3 import AUX_COUNTS
 
     lines = [
@@ -271,7 +277,7 @@ def eagle3_markdown() -> list[str]:
         "for | in `portable` | source | verified by running |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for p in EAGLE3_PROFILES:
+    for p in method_rows("eagle3"):
         keys = (
             ", ".join(
                 f"`{r.key}`" + (" *(aux)*" if r.to_output == AUX_READING else "")
@@ -319,12 +325,14 @@ def family_matrix_markdown() -> list[str]:
         "(its general convention above is assumed). The Python references capture through "
         "transformers' generic hidden states, the same for every family.",
         "",
-        "| family | architectures | " + " | ".join(f"`{p.name}`" for p in PROFILES) + " |",
-        "|---|---|" + "---|" * len(PROFILES),
+        "| family | architectures | "
+        + " | ".join(f"`{p.name}`" for p in method_rows("dflash"))
+        + " |",
+        "|---|---|" + "---|" * len(method_rows("dflash")),
     ]
     for fam in FAMILIES:
         cells = []
-        for p in PROFILES:
+        for p in method_rows("dflash"):
             q = on_family(p, fam.name)
             if q.cannot_capture is not None:
                 text = "**no capture**"
@@ -375,9 +383,8 @@ def runtimes_json() -> str:
             "citation": p.citation,
             "verified": [_verified_json(v) for v in verifications(p.name)],
         }
-        for p in PROFILES
+        for p in method_rows("dflash")
     ]
-    from dflash_check.knowledge.runtimes import EAGLE3_PROFILES
 
     eagle3 = [
         {
@@ -392,7 +399,7 @@ def runtimes_json() -> str:
             "citation": p.citation,
             "verified": [_verified_json(v) for v in verifications(p.name, "eagle3")],
         }
-        for p in EAGLE3_PROFILES
+        for p in method_rows("eagle3")
     ]
     from dflash_check.knowledge.engines import ENGINES
 

@@ -94,7 +94,8 @@ def test_speculators_draft_is_read_from_its_own_keys() -> None:
     assert (view.hidden_size, view.num_hidden_layers, view.vocab_size) == (2048, 8, 248320)
     assert view.target_layer_ids == (1, 10, 19, 28, 37)  # aux [2, 11, 20, 29, 38] - 1
     assert view.layer_ids_key == "aux_hidden_state_layer_ids"
-    assert view.mask_token_id == 248070 and view.mask_token_key == "mask_token_id"
+    assert view.dflash is not None
+    assert view.dflash.mask_token_id == 248070 and view.dflash.mask_token_key == "mask_token_id"
     assert view.verifier == "RedHatAI/Qwen3.6-35B-A3B-NVFP4"
     assert view.target_hidden_size is None
     # The same draft in z-lab layout reads to the same ids: one common numbering.

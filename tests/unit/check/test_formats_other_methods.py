@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from dflash_check.check.check import run_check
-from dflash_check.check.formats import FORMATS_BY_NAME, normalise_draft
+from dflash_check.check.formats import format_named, normalise_draft
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
@@ -82,10 +82,16 @@ def test_dspark_training_layout_is_read_from_dflash_config() -> None:
     assert (view.format, view.method) == ("dspark", "dspark")
     assert view.target_layer_ids == (1, 9, 17, 25, 33)
     assert view.layer_ids_key == "dflash_config.target_layer_ids"
-    assert (view.mask_token_id, view.mask_token_key) == (151669, "dflash_config.mask_token_id")
-    assert (view.block_size, view.block_size_key) == (16, "block_size")
-    assert (view.markov_rank, view.markov_rank_key) == (256, "dflash_config.markov_rank")
-    assert view.markov_head_type == "vanilla"
+    assert (view.dflash.mask_token_id, view.dflash.mask_token_key) == (
+        151669,
+        "dflash_config.mask_token_id",
+    )
+    assert (view.dflash.block_size, view.dflash.block_size_key) == (16, "block_size")
+    assert (view.dspark.markov_rank, view.dspark.markov_rank_key) == (
+        256,
+        "dflash_config.markov_rank",
+    )
+    assert view.dspark.markov_head_type == "vanilla"
     assert view.id_sources == (IdSource("dflash_config.target_layer_ids", (1, 9, 17, 25, 33)),)
 
 
@@ -141,9 +147,9 @@ def test_dspark_prefixed_keys_come_first_and_every_id_list_is_kept() -> None:
         "dspark_target_layer_ids",
     )
     assert view.layer_ids_conversion is None  # +1 in vLLM, like DFlash ids
-    assert view.mask_token_key == "dspark_noise_token_id"
-    assert (view.block_size, view.block_size_key) == (7, "dspark_block_size")
-    assert (view.markov_rank, view.markov_rank_key) == (128, "dspark_markov_rank")
+    assert view.dflash.mask_token_key == "dspark_noise_token_id"
+    assert (view.dflash.block_size, view.dflash.block_size_key) == (7, "dspark_block_size")
+    assert (view.dspark.markov_rank, view.dspark.markov_rank_key) == (128, "dspark_markov_rank")
     assert view.id_sources == (
         IdSource("dflash_config.target_layer_ids", (2, 17, 32, 47, 62)),
         IdSource("dspark_target_layer_ids", (3, 18, 33, 48, 62)),
@@ -155,8 +161,11 @@ def test_dspark_config_wins_over_dflash_config() -> None:
     cfg = config(DSPARK_TRAINING)
     cfg["dspark_config"] = {"markov_rank": 64, "markov_head_type": "gated"}
     view = normalise_draft(files("draft", cfg))
-    assert (view.markov_rank, view.markov_rank_key) == (64, "dspark_config.markov_rank")
-    assert (view.markov_head_type, view.markov_head_type_key) == (
+    assert (view.dspark.markov_rank, view.dspark.markov_rank_key) == (
+        64,
+        "dspark_config.markov_rank",
+    )
+    assert (view.dspark.markov_head_type, view.dspark.markov_head_type_key) == (
         "gated",
         "dspark_config.markov_head_type",
     )
@@ -203,7 +212,7 @@ def test_dspark_architectures_decide_the_runtimes() -> None:
     named = check(cfg, QWEN36_27B, runtime="vllm")
     (finding,) = [f for f in named.findings if f.rule == "DF016"]
     assert "loaded by: sglang, trtllm" in finding.message
-    assert FORMATS_BY_NAME["dspark"].runtimes_for(("LingDSparkModel",)) == ("sglang", "trtllm")
+    assert format_named("dspark").runtimes_for(("LingDSparkModel",)) == ("sglang", "trtllm")
 
 
 @pytest.mark.parametrize(
@@ -327,8 +336,8 @@ def test_muse_assistant_is_read_from_the_top_level() -> None:
     view = normalise_draft(files("draft", config(MUSE)))
     assert (view.format, view.method) == ("muse", "dflash")
     assert (view.target_layer_ids, view.layer_ids_key) == ((1, 13, 25, 37, 49), "target_layer_ids")
-    assert (view.mask_token_id, view.mask_token_key) == (201818, "mask_token_id")
-    assert (view.block_size, view.num_target_layers) == (16, None)
+    assert (view.dflash.mask_token_id, view.dflash.mask_token_key) == (201818, "mask_token_id")
+    assert (view.dflash.block_size, view.num_target_layers) == (16, None)
     assert view.id_sources == (IdSource("target_layer_ids", (1, 13, 25, 37, 49)),)
 
 

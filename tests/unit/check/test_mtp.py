@@ -18,7 +18,7 @@ from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.cli import app
 from dflash_check.errors import NotADraftError
 from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
-from dflash_check.views import ModelFiles, TensorInfo
+from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
 from tests.support.helpers import files, write_model
 from tests.support.paths import FIXTURES
 from tests.support.rule_cases import RuleCases
@@ -109,7 +109,7 @@ test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
 
 def test_nextn_checkpoint_is_read_as_mtp() -> None:
     view = normalise_draft(files("draft", NEXTN, header(61)))
-    assert (view.method, view.format, view.nextn_layers) == ("mtp", "nextn", (61,))
+    assert (view.method, view.format, view.nextn) == ("mtp", "nextn", NextNFacts((61,)))
     assert RULES_BY_ID["DF040"].methods == ("mtp",)
 
 
@@ -356,3 +356,24 @@ def test_cli_num_speculative_tokens_with_one_model() -> None:
     )
     assert code == 0 and json.loads(out)["num_speculative_tokens"] == 3
     assert [f["rule"] for f in json.loads(out)["findings"]] == ["DF045"]
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "junit"])
+def test_a_target_alone_renders_like_a_pair(fmt: str) -> None:
+    """The MTP report has a pair report's interface (no runtime profiles, no stages), so the
+    CI renderers take it as they take a pair's: its finding is annotated, no release named."""
+    from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+    from dflash_check.render import OUTPUT_FORMATS, Page
+
+    report = run_case(CASES["DF043"][1])
+    assert isinstance(report, MtpReport)
+    assert (report.profiles, report.runtime_stages) == ((), {})
+    # As an engine's test registry lists a target alone (app/engine_tests): an entry's line.
+    spec = PairSpec("", "deepseek", Verdict.COMPATIBLE, line=3, index=0)
+    outcome = PairOutcome("-> deepseek", Verdict.COMPATIBLE, report, spec=spec)
+    result = RunResult((outcome,), file="registry.py")
+    text = str(OUTPUT_FORMATS[fmt].render(result, Page(width=100)))
+    assert "DF043" in text
+    if fmt == "sarif":
+        (result,) = json.loads(text)["runs"][0]["results"]
+        assert "releases" not in result["properties"]

@@ -177,6 +177,58 @@ def test_llamacpp_last_layer_on_a_family_that_builds_layer_n_input() -> None:
     assert target.family == "nemotron_h"
 
 
+def _llamacpp_findings(draft: dict, release: str, rule: str) -> list:
+    """Check ``draft`` on Qwen3-4B (36 layers) with one llama.cpp release; ``rule``'s findings."""
+    from dflash_check.check.check import run_check
+    from tests.support.helpers import fc_tensors
+
+    report = run_check(
+        files("draft", draft, fc_tensors(draft)),
+        files("target", qwen3_4b_config()),
+        f"llamacpp=={release}",
+    )
+    return [f for f in report.findings if f.rule == rule]
+
+
+def test_llamacpp_top_level_ids_read_from_0c1e57098_on() -> None:
+    """0c1e57098's converter falls back to a top-level target_layer_ids (conversion/qwen.py:735,
+    run: the pair served at full tau); 001d906a reads dflash_config only."""
+    draft = draft_config()
+    draft["target_layer_ids"] = draft["dflash_config"].pop("target_layer_ids")
+    assert _llamacpp_findings(draft, "0c1e57098", "DF009") == []
+    (old,) = _llamacpp_findings(draft, "001d906a", "DF009")
+    assert "reads only dflash_config.target_layer_ids" in old.message
+
+
+@pytest.mark.parametrize(
+    ("last", "release", "stage"),
+    [
+        (35, "0c1e57098", "first-decode"),  # N-1: the graph has no input of layer N
+        (36, "0c1e57098", "load"),  # a layer the target lacks: refused when the draft attaches
+        (36, "001d906a", "first-decode"),
+    ],
+)
+def test_llamacpp_out_of_range_stage(last: int, release: str, stage: str) -> None:
+    """On 0c1e57098 an id the target does not have aborts at load (GGML_ASSERT 'lid <=
+    n_layer' when the capture is turned on), N-1 only at the first decode: both ran."""
+    draft = draft_config()
+    draft["dflash_config"]["target_layer_ids"] = [1, 9, 17, 25, last]
+    (finding,) = _llamacpp_findings(draft, release, "DF004")
+    assert finding.stage is not None and finding.stage.value == stage
+
+
+def test_llamacpp_missing_mask_token_aborts_on_the_first_draft() -> None:
+    """0c1e57098 loads a draft without a mask token (mask id -1) and aborts when the first draft
+    block is built: the first decode, with what happens in the message."""
+    draft = draft_config()
+    del draft["dflash_config"]["mask_token_id"]
+    draft.pop("mask_token_id", None)
+    (finding,) = _llamacpp_findings(draft, "0c1e57098", "DF008")
+    assert finding.stage_for("llamacpp") is not None
+    assert finding.stage_for("llamacpp").value == "first-decode"
+    assert "mask id -1" in finding.message and "get_sub_batch" in finding.message
+
+
 def test_vllm_no_capture_message_is_the_runner_s_own(tmp_path: Path) -> None:
     """V2 says 'Model does not support EAGLE3 interface'; only V1 said '… but
     aux_hidden_state_outputs was requested', and 0.34 has no V1."""

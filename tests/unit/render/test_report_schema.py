@@ -62,3 +62,27 @@ def test_schema_version_is_the_one_published() -> None:
     from dflash_check.render.json import SCHEMA_VERSION
 
     assert SCHEMA["$defs"]["schema_version"] == {"const": SCHEMA_VERSION}
+
+
+@pytest.mark.parametrize("role", ["draft", "target"])
+def test_views_print_exactly_the_documented_fields(role: str) -> None:
+    """The serialiser writes each documented field of a view and nothing else: a view field
+    that is not in the schema does not leak into the report, and none documented is missing."""
+    proc = invoke_cli("pair", DRAFT, str(EXAMPLES / "Qwen3-4B"), "--format", "json")
+    printed = json.loads(proc.stdout)[role]
+    assert list(printed) == list(SCHEMA["$defs"][role]["properties"])
+
+
+@pytest.mark.parametrize(
+    ("runtime", "stage"), [("vllm", "first-decode"), ("llamacpp", "silent"), ("mlx", "silent")]
+)
+def test_a_problem_states_each_runtime_own_stage(runtime: str, stage: str) -> None:
+    """DF007 (another vocabulary) is a problem for every runtime; each shows it at its own
+    stage, and the problem's stage is the one its runtime's release entry gives."""
+    proc = invoke_cli(
+        "pair", DRAFT, str(EXAMPLES / "Qwen3.5-4B"), "-r", runtime, "--format", "json"
+    )
+    report = json.loads(proc.stdout)
+    (vocab,) = [f for f in report["findings"] if f["rule"] == "DF007"]
+    assert vocab["stages"] == {runtime: stage}
+    assert vocab["stage"] == stage
