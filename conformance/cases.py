@@ -4,6 +4,10 @@ The base draft was trained on target layers 1 and 3 of a 6-layer target (N = 6),
 engine that serves it as trained reaches tau > 5. Every case changes one thing; ``trained``
 says whether the engine should still see the trained layers (then a low tau is a silent
 acceptance collapse, not just an untrained draft).
+
+The ``eagle3`` cases start instead from a one-layer EAGLE-3 head trained at run time on vLLM
+aux states [1, 3, 5] of the same target (``conformance/eagle3.py``), served with 5 draft
+tokens; a case that varies a tensor rather than the config says so in ``weights``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Config = dict[str, Any]
+State = dict[str, Any]
+"""A state dict (tensor name -> torch tensor)."""
 
 
 def _ids(ids: list[int]) -> Callable[[Config], None]:
@@ -98,6 +104,58 @@ def _unchanged(_c: Config) -> None:
     pass
 
 
+# --- EAGLE-3 (conformance/eagle3.py): the head reads vLLM aux states [1, 3, 5] of N = 6 ------
+
+
+def _eagle3_nested(c: Config) -> None:
+    """SpecForge's layout: the same trained states as layer outputs [0, 2, 4], nested only."""
+    ids = c.pop("eagle_aux_hidden_state_layer_ids")
+    c["eagle_config"]["eagle_aux_hidden_state_layer_ids"] = [k - 1 for k in ids]
+
+
+def _eagle3_beyond(c: Config) -> None:
+    # Aux state 7 would follow layer 7: the target has 6 (aux 0..6 exist).
+    c["eagle_aux_hidden_state_layer_ids"] = [1, 3, 7]
+
+
+def _eagle3_target_hidden(c: Config) -> None:
+    # A head built for a target of hidden size 128 (its fc takes 3 x 128).
+    c["target_hidden_size"] = 128
+
+
+def _eagle3_four_ids(c: Config) -> None:
+    # A head built for four aux states (with _fc_for_four): vllm-project/vllm#54526.
+    c["eagle_aux_hidden_state_layer_ids"] = [1, 3, 5, 6]
+
+
+def _eagle3_drop_ids(c: Config) -> None:
+    # As many published heads ship (lmsys' SpecForge heads): no ids, every runtime guesses.
+    del c["eagle_aux_hidden_state_layer_ids"]
+
+
+def _fc_for_four(state: State) -> None:
+    """fc.weight as a head built for four aux states has it: [64, 4 x 64] (random)."""
+    import torch
+
+    fc = state["fc.weight"]
+    extra = torch.randn(fc.shape[0], fc.shape[1] // 3, generator=torch.Generator().manual_seed(0))
+    state["fc.weight"] = torch.cat([fc, extra * 0.02], 1)
+
+
+def _fc_for_two(state: State) -> None:
+    """fc.weight as a head built for two aux states has it: [64, 2 x 64] (the first two of
+    the three trained states' columns)."""
+    fc = state["fc.weight"]
+    state["fc.weight"] = fc[:, : fc.shape[1] // 3 * 2].clone()
+
+
+def _d2t_other_vocab(state: State) -> None:
+    """A d2t map of 64 rows (built for another draft vocabulary), where the config says 60."""
+    import torch
+
+    state["d2t"] = torch.zeros(64, dtype=torch.int64)
+
+
 @dataclass(frozen=True)
 class Case:
     """One rule class as a pair."""
@@ -113,6 +171,11 @@ class Case:
     num_speculative_tokens: int | None = None
     """Served draft length when not the block's (block - 1); passed to dflash-check too."""
     engines: tuple[str, ...] = ("vllm", "mlx", "llamacpp", "dflash-mlx")
+    method: str = "dflash"
+    """The drafting method: ``dflash`` cases edit the tiny DFlash draft, ``eagle3`` ones the
+    EAGLE-3 head trained at run time (``conformance/eagle3.py``)."""
+    weights: Callable[[State], None] | None = field(default=None, repr=False)
+    """An edit of the draft's weights (after the config edit), for cases that vary a tensor."""
 
 
 CASES: tuple[Case, ...] = (
@@ -163,5 +226,67 @@ CASES: tuple[Case, ...] = (
         engines=("dflash-mlx",),
     ),
     Case("dflash2", "DFlash 2 draft", _dflash2, reshape=True, engines=("vllm", "mlx", "llamacpp")),
+    Case(
+        "eagle3-in-range",
+        "EAGLE-3 head, top-level aux ids [1, 3, 5] (as trained)",
+        _unchanged,
+        trained=True,
+        engines=("vllm",),
+        method="eagle3",
+    ),
+    Case(
+        "eagle3-nested-ids",
+        "EAGLE-3 ids as SpecForge writes them: eagle_config [0, 2, 4] (layer outputs)",
+        _eagle3_nested,
+        trained=True,
+        engines=("vllm",),
+        method="eagle3",
+    ),
+    Case(
+        "eagle3-id-beyond",
+        "EAGLE-3 aux id 7, past the last layer (aux 0..6)",
+        _eagle3_beyond,
+        engines=("vllm",),
+        method="eagle3",
+    ),
+    Case(
+        "eagle3-ids-missing",
+        "EAGLE-3 head without ids (default aux (2, N//2, N-3) = (2, 3, 3))",
+        _eagle3_drop_ids,
+        engines=("vllm",),
+        method="eagle3",
+    ),
+    Case(
+        "eagle3-four-ids",
+        "EAGLE-3 four top-level ids, fc for four (no num_aux_hidden_states)",
+        _eagle3_four_ids,
+        engines=("vllm",),
+        method="eagle3",
+        weights=_fc_for_four,
+    ),
+    Case(
+        "eagle3-fc-width",
+        "EAGLE-3 three ids, fc sized for two aux states",
+        _unchanged,
+        engines=("vllm",),
+        method="eagle3",
+        weights=_fc_for_two,
+    ),
+    Case(
+        "eagle3-hidden-size",
+        "EAGLE-3 target_hidden_size 128, target 64",
+        _eagle3_target_hidden,
+        reshape=True,
+        engines=("vllm",),
+        method="eagle3",
+    ),
+    Case(
+        "eagle3-vocab",
+        "EAGLE-3 d2t of 64 rows, draft_vocab_size 60",
+        _unchanged,
+        engines=("vllm",),
+        method="eagle3",
+        weights=_d2t_other_vocab,
+    ),
 )
 CASES_BY_ID = {c.id: c for c in CASES}

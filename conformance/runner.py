@@ -4,7 +4,9 @@
 
 1. installs the engine into its own virtual environment under ``$DFLASH_CONFORMANCE_HOME``
    (default ``~/.cache/dflash-check-conformance``), never into the project's;
-2. builds the tiny pairs at run time (``conformance/build.py``) in a temporary folder there;
+2. builds the tiny pairs at run time (``conformance/build.py``) in a temporary folder there,
+   and, when an EAGLE-3 case runs, trains the tiny EAGLE-3 head (``conformance/eagle3.py``,
+   about 3 minutes);
 3. runs each case in the engine through its driver (``conformance/drivers/``), niced, with a
    time limit, plus the target alone once (the lossless baseline);
 4. asks ``dflash-check pair DRAFT TARGET -r RUNTIME --format json`` for the runtime that models
@@ -160,11 +162,16 @@ def scrub(text: str | None, work: Path) -> str | None:
 def spec_for(engine: Engine, case: Case | None, target: Path, draft: Path | None) -> dict:
     """Return the driver spec of a case (``case`` None: the target alone)."""
     block = 8  # the base draft's block size
+    default = block - 1
+    if case is not None and case.method == "eagle3":
+        from conformance.eagle3 import STEPS
+
+        default = STEPS  # the draft steps the head was trained for
     return {
         "target": str(target),
         "draft": str(draft) if draft else None,
-        "method": "dflash",
-        "num_speculative_tokens": (case.num_speculative_tokens if case else None) or block - 1,
+        "method": case.method if case else "dflash",
+        "num_speculative_tokens": (case.num_speculative_tokens if case else None) or default,
         "prompts": list(PROMPTS),
         "max_tokens": MAX_TOKENS,
     }
@@ -187,6 +194,11 @@ def run(
         base_target, base_draft = widen(work / "base")
         if engine.sentencepiece:
             write_sentencepiece_model(base_target)
+        base_head = None
+        if any(c.method == "eagle3" for c in cases):
+            from conformance.eagle3 import build_head
+
+            base_head = build_head(base_target, work / "base" / "eagle3")
         baseline: dict[str, Any] = {}
         if baseline_run and any(c.trained for c in cases):  # compared only where trained
             plain_spec = spec_for(engine, None, base_target, None)
@@ -203,9 +215,18 @@ def run(
     for case in cases:
         started = time.monotonic()
         if records is None:
-            target, draft = build_case(
-                base_target, base_draft, work / case.id, edit_for(engine, case), case.reshape
-            )
+            if case.method == "eagle3":
+                from conformance.eagle3 import build_head_case
+
+                assert base_head is not None
+                target = base_target
+                draft = build_head_case(
+                    base_head, work / case.id, case.edit, case.reshape, case.weights
+                )
+            else:
+                target, draft = build_case(
+                    base_target, base_draft, work / case.id, edit_for(engine, case), case.reshape
+                )
             spec = spec_for(engine, case, target, draft)
             record = run_driver(engine, python, spec, work / case.id, extra)
         else:

