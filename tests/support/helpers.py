@@ -109,19 +109,24 @@ def invoke_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
     """Run the CLI in this process (typer's CliRunner), with ``run_cli``'s environment.
 
     For tests about what the CLI says and its exit code, not about its process: a subprocess
-    costs a Python start-up and every import again (~0.3 s of CPU each). An exception the CLI
-    does not turn into an exit code is raised here, not hidden in the result.
+    costs a Python start-up and every import again (~0.3 s of CPU each). huggingface_hub is
+    pointed at the environment's Hub and cache as a new process would be (``hf_environment``),
+    so ``env=hub.env(home)`` works as with ``run_cli``. An exception the CLI does not turn into
+    an exit code is raised here, not hidden in the result.
     """
     from typer.testing import CliRunner
 
     from dflash_check.cli import app
+    from tests.support.hfenv import hf_environment
 
-    result = CliRunner().invoke(
-        app,
-        list(args),
-        env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})},
-        prog_name="python -m dflash_check",  # what click names the program when run with -m
-    )
+    full_env = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    with hf_environment(full_env):
+        result = CliRunner().invoke(
+            app,
+            list(args),
+            env=full_env,
+            prog_name="python -m dflash_check",  # what click names the program when run with -m
+        )
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(
