@@ -93,7 +93,9 @@ def write_draft(folder: Path, config: dict[str, Any], fc_in: int | None = None) 
     return write_model(folder, config, fc_tensors(config, fc_in))
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m dflash_check`` in a subprocess, as a user would."""
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     return subprocess.run(
@@ -101,18 +103,22 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         capture_output=True,
         text=True,
         env=full_env,
-        timeout=120,
+        cwd=cwd,
+        timeout=timeout,
     )
 
 
-def invoke_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def invoke_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI in this process (typer's CliRunner), with ``run_cli``'s environment.
 
     For tests about what the CLI says and its exit code, not about its process: a subprocess
     costs a Python start-up and every import again (~0.3 s of CPU each). huggingface_hub is
     pointed at the environment's Hub and cache as a new process would be (``hf_environment``),
-    so ``env=hub.env(home)`` works as with ``run_cli``. An exception the CLI does not turn into
-    an exit code is raised here, not hidden in the result.
+    so ``env=hub.env(home)`` works as with ``run_cli``; ``cwd`` is the working directory during
+    the run. An exception the CLI does not turn into an exit code is raised here, not hidden in
+    the result.
     """
     from typer.testing import CliRunner
 
@@ -120,13 +126,19 @@ def invoke_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
     from tests.support.hfenv import hf_environment
 
     full_env = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    before = os.getcwd()
     with hf_environment(full_env):
-        result = CliRunner().invoke(
-            app,
-            list(args),
-            env=full_env,
-            prog_name="python -m dflash_check",  # what click names the program when run with -m
-        )
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            result = CliRunner().invoke(
+                app,
+                list(args),
+                env=full_env,
+                prog_name="python -m dflash_check",  # what click names the program with -m
+            )
+        finally:
+            os.chdir(before)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(
