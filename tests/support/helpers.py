@@ -7,8 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from dflash_check.sources.safetensors_header import dflash_draft_tensors, encode_header
 from dflash_check.views import ModelFiles
@@ -127,7 +130,11 @@ def invoke_cli(
 
     full_env = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     before = os.getcwd()
-    with hf_environment(full_env):
+    # tempfile reads TMPDIR once per process: forget its choice so that this run's TMPDIR counts.
+    fresh_tempdir = (
+        mock.patch.object(tempfile, "tempdir", None) if "TMPDIR" in full_env else nullcontext()
+    )
+    with hf_environment(full_env), fresh_tempdir:
         try:
             if cwd is not None:
                 os.chdir(cwd)
