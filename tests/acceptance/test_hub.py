@@ -286,18 +286,19 @@ def test_invalid_safetensors_header(hub: LoopbackHub, home: Path) -> None:
 
 
 def test_token_never_printed(hub: LoopbackHub, home: Path) -> None:
-    """Neither --token nor HF_TOKEN shows up in any output, even with debug tracebacks."""
+    """Neither --token nor HF_TOKEN shows up in any output, even with debug tracebacks (those
+    runs in real processes: everything they write counts, huggingface_hub's logging too)."""
     hub.add("meta/gated", QWEN3_4B, gated=True)
     runs = [
-        cli_process(hub, home, "pair", DRAFT, "meta/gated", "--token", GOOD_TOKEN, "-f", "json"),
-        cli_process(hub, home, "pair", DRAFT, "nobody/x", "--token", GOOD_TOKEN),
+        cli(hub, home, "pair", DRAFT, "meta/gated", "--token", GOOD_TOKEN, "-f", "json"),
+        cli(hub, home, "pair", DRAFT, "nobody/x", "--token", GOOD_TOKEN),
         cli_process(
             hub, home, "pair", DRAFT, "nobody/x", "--token", GOOD_TOKEN, DFLASH_CHECK_DEBUG="1"
         ),
         cli_process(
             hub, home, "pair", DRAFT, "meta/gated", HF_TOKEN=GOOD_TOKEN, DFLASH_CHECK_DEBUG="1"
         ),
-        cli_process(hub, home, "pair", DRAFT, "nobody/x", "-f", "json", HF_TOKEN=GOOD_TOKEN),
+        cli(hub, home, "pair", DRAFT, "nobody/x", "-f", "json", HF_TOKEN=GOOD_TOKEN),
     ]
     assert runs[0].returncode == 0
     for proc in runs:
