@@ -73,6 +73,11 @@ def hf_environment(env: Mapping[str, str]) -> Iterator[None]:
             for name, (old, new) in changed.items():
                 if name in vars(module) and vars(module)[name] == old:
                     stack.enter_context(mock.patch.object(module, name, new))
+        # huggingface_hub.model_info & co. are methods of one HfApi built at import, with the
+        # endpoint of that moment.
+        hf_api = sys.modules.get("huggingface_hub.hf_api")
+        if "ENDPOINT" in changed and hf_api is not None and hasattr(hf_api, "api"):
+            stack.enter_context(mock.patch.object(hf_api.api, "endpoint", changed["ENDPOINT"][1]))
         stack.callback(hf_logging.set_verbosity, verbosity)
         stack.callback(close_session)  # after the block, before the patches are undone
         close_session()
