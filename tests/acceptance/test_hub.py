@@ -221,7 +221,9 @@ def test_timeout(hub: LoopbackHub, home: Path) -> None:
     """A Hub slower than --timeout."""
     hub.state.slow_seconds = 3
     hub.add("org/slow", QWEN3_4B, fault="slow")
-    proc = cli(hub, home, "pair", DRAFT, "org/slow", "--timeout", "0.5")
+    # The draft is a local folder: the tight deadline applies to the slow Hub alone, not to
+    # fetching a healthy draft on a loaded machine.
+    proc = cli(hub, home, "pair", str(SEED_DRAFT), "org/slow", "--timeout", "0.5")
     line = one_error_line(proc)
     assert "no answer from the Hub after 0.5 s" in line
     # The wait is announced before each retry, not left as silence.
