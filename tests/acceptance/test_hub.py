@@ -208,10 +208,10 @@ def test_connection_dropped_before_an_answer_is_retried(hub: LoopbackHub, home: 
 def test_server_error_persists(hub: LoopbackHub, home: Path) -> None:
     """A 500 that persists: bounded retries, then one line."""
     hub.add("org/down", QWEN3_4B, fault="500")
-    line = one_error_line(cli(hub, home, "pair", DRAFT, "org/down"))
+    proc = cli(hub, home, "pair", DRAFT, "org/down")
+    line = one_error_line(proc)
     assert "HTTP 500" in line and "after 3 attempts" in line
     assert hub.state.repos["org/down"].failures == 3
-    proc = cli(hub, home, "pair", DRAFT, "org/down")
     retries = [line for line in proc.stderr.splitlines() if line.startswith("Hub: ")]
     assert [r.rsplit(" ", 1)[-1] for r in retries] == ["(2/3)", "(3/3)"], proc.stderr
     assert "HTTP 500" in retries[0] and "retry later" in proc.stderr
