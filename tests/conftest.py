@@ -47,6 +47,14 @@ def _isolate(
 SMOKE = Path(__file__).resolve().parent / "smoke"
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m "not smoke"`` (the inner loop), leave tests/smoke/ unimported: every test there
+    is deselected anyway, and importing its modules imports torch (seconds of CPU)."""
+    if " ".join(config.option.markexpr.split()) == "not smoke" and collection_path == SMOKE:
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test under tests/smoke/ ``smoke`` (torch): ``-m "not smoke"`` leaves them out."""
     for item in items:

@@ -180,7 +180,7 @@ def test_registry_without_network_gives_the_hint_once(tmp_path: Path) -> None:
     """Three Hub pairs and no Hub: one error line each, the network hint once, no retry lines."""
     import socket
 
-    from tests.support.helpers import run_cli
+    from tests.support.helpers import invoke_cli
 
     with socket.socket() as sock:  # a loopback port nobody listens on: connection refused
         sock.bind(("127.0.0.1", 0))
@@ -193,7 +193,7 @@ def test_registry_without_network_gives_the_hint_once(tmp_path: Path) -> None:
     )
     pairs.write_text(f"version: 1\npairs:\n{entries}")
     env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path / "hf")}
-    proc = run_cli("registry", str(pairs), "--timeout", "0.5", env={**env, "COLUMNS": "80"})
+    proc = invoke_cli("registry", str(pairs), "--timeout", "0.5", env={**env, "COLUMNS": "80"})
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert proc.stdout.count("HF_ENDPOINT") == 1, proc.stdout
     assert proc.stdout.count("cannot connect") == 3

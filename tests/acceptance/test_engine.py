@@ -38,7 +38,7 @@ from dflash_check.sources.safetensors_header import (
 )
 from tests.support.engineserver import Decoded, EngineState, scripted_decoder, serve, table_decoder
 from tests.support.fake_engine_main import parse_command
-from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, run_cli
+from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, invoke_cli, run_cli
 
 TINY = REPO / "tests" / "fixtures" / "tiny"
 DRAFT, TARGET = TINY / "draft", TINY / "target"
@@ -47,12 +47,13 @@ KEY = "sk-engine-SECRET-4242"
 
 
 def engine_cli(url: str, engine: str, *extra: str, prompts: tuple[str, ...] = PROMPTS):
-    """Run `pair TINY-DRAFT TINY-TARGET --smoke-run --engine E --endpoint URL` as a user would."""
+    """Run `pair TINY-DRAFT TINY-TARGET --smoke-run --engine E --endpoint URL` (in this
+    process: the fake engine runs in a thread here, the client is the real one)."""
     args = ["pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", engine]
     args += ["--endpoint", url, "--max-new-tokens", "40", *extra]
     for p in prompts:
         args += ["--prompt", p]
-    return run_cli(*args)
+    return invoke_cli(*args)
 
 
 def errors(stderr: str) -> list[str]:
@@ -404,7 +405,7 @@ def test_api_key_is_sent_and_never_printed() -> None:
 )
 def test_flag_conflicts_are_usage_errors(args: list[str], needle: str) -> None:
     """Engine flags that cannot work together: exit 2, naming the flags."""
-    proc = run_cli("pair", str(DRAFT), str(TARGET), *args)
+    proc = invoke_cli("pair", str(DRAFT), str(TARGET), *args)
     assert proc.returncode == 2
     assert needle in proc.stderr
 
@@ -523,7 +524,7 @@ def test_print_command_uses_the_engines_flags(engine: str, pair: str, tmp_path: 
         draft, target, block = SEED_DRAFT, QWEN3_4B, 16
     else:
         draft, target, block = dflash2_draft(tmp_path), TARGET, 8
-    proc = run_cli(
+    proc = invoke_cli(
         "pair", str(draft), str(target), "--engine", engine, "--print-command",
         "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2",
     )  # fmt: skip
@@ -542,7 +543,7 @@ def test_print_command_uses_the_engines_flags(engine: str, pair: str, tmp_path: 
 def test_print_command_uses_the_checked_draft_length(engine: str, flag: int) -> None:
     """--num-speculative-tokens 7 is the setting checked (DF019) and the one printed: vLLM's
     num_speculative_tokens 7, SGLang's --speculative-num-draft-tokens 8 (with the bonus)."""
-    proc = run_cli(
+    proc = invoke_cli(
         "pair", str(SEED_DRAFT), str(QWEN3_4B), "--engine", engine, "--print-command",
         "--num-speculative-tokens", "7",
     )  # fmt: skip
@@ -558,7 +559,9 @@ def test_print_command_uses_the_checked_draft_length(engine: str, flag: int) -> 
 
 def test_print_command_refuses_a_broken_pair() -> None:
     """No command for a pair the static check fails (exit 1)."""
-    proc = run_cli("pair", str(SEED_DRAFT), str(QWEN35_4B), "--engine", "vllm", "--print-command")
+    proc = invoke_cli(
+        "pair", str(SEED_DRAFT), str(QWEN35_4B), "--engine", "vllm", "--print-command"
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert "No command printed" in proc.stderr
 
@@ -586,20 +589,26 @@ def fake_binary(tmp_path: Path) -> Path:
     return script
 
 
-def launch_cli(tmp_path: Path, engine: str, *extra: str, fault: str | None = None):
-    """Run `pair … --smoke-run --engine E --launch` with the fake engine as the executable."""
+def launch_cli(
+    tmp_path: Path, engine: str, *extra: str, fault: str | None = None, process: bool = False
+):
+    """Run `pair … --smoke-run --engine E --launch` with the fake engine as the executable
+    (a process in any case); ``process`` runs dflash-check itself in a subprocess too."""
     env = {"TMPDIR": str(tmp_path)}
     if fault:
         env["FAKE_ENGINE_FAULT"] = fault
     args = ["pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", engine, "--launch"]
     args += ["--engine-binary", str(fake_binary(tmp_path)), "--max-new-tokens", "24", *extra]
-    return run_cli(*args, "--prompt", "1 2 3", env=env)
+    return (run_cli if process else invoke_cli)(*args, "--prompt", "1 2 3", env=env)
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_launch_starts_measures_and_stops(engine: str, tmp_path: Path) -> None:
     """--launch: the engine starts from the built command, the smoke run passes, it stops."""
-    proc = launch_cli(tmp_path, engine, "-f", "json", "--tensor-parallel-size", "2")
+    # vLLM end to end: dflash-check's own process starts and stops the engine's.
+    proc = launch_cli(
+        tmp_path, engine, "-f", "json", "--tensor-parallel-size", "2", process=engine == "vllm"
+    )
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)["smoke"]["engine"]
     assert info["mode"] == "launch" and info["endpoint"].startswith("http://127.0.0.1:")
@@ -642,7 +651,7 @@ def test_launch_timeout(tmp_path: Path) -> None:
 
 def test_launch_without_the_engine_installed(tmp_path: Path) -> None:
     """No such executable: exit 3 and what to do."""
-    proc = run_cli(
+    proc = invoke_cli(
         "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm", "--launch",
         "--engine-binary", str(tmp_path / "no-such-vllm"),
     )  # fmt: skip
@@ -652,7 +661,7 @@ def test_launch_without_the_engine_installed(tmp_path: Path) -> None:
 
 def test_launch_and_endpoint_conflict() -> None:
     """--launch and --endpoint name two different servers: exit 2 naming both."""
-    proc = run_cli(
+    proc = invoke_cli(
         "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm", "--launch",
         "--endpoint", "http://127.0.0.1:1",
     )  # fmt: skip
@@ -697,12 +706,12 @@ def test_launch_force_on_a_broken_pair_keeps_the_static_verdict(tmp_path: Path) 
     args = ["pair", str(broken), str(TARGET), "--smoke-run", "--engine", "vllm", "--launch"]
     args += ["--engine-binary", str(fake_binary(tmp_path)), "--force"]
     env = {"TMPDIR": str(tmp_path), "FAKE_ENGINE_FAULT": "start-error"}
-    proc = run_cli(*args, "--prompt", "1 2 3", env=env)
+    proc = invoke_cli(*args, "--prompt", "1 2 3", env=env)
     assert proc.returncode == 1, proc.stderr
     assert "smoke run FAILED: vllm failed at the start" in proc.stdout
     assert f"engine log: ValueError: {LOAD_ERROR}" in proc.stdout
     assert "INCOMPATIBLE" in proc.stdout.upper() and "Error:" not in proc.stderr
-    proc = run_cli(*args, "--prompt", "1 2 3", "-f", "json", env=env)
+    proc = invoke_cli(*args, "--prompt", "1 2 3", "-f", "json", env=env)
     report = json.loads(proc.stdout)
     assert report["verdict"] == "incompatible"
     assert report["smoke"]["failure"]["root_cause"] == f"ValueError: {LOAD_ERROR}"

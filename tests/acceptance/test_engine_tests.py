@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
 from dflash_check.app.engine_tests.vllm_registry import read_vllm_registry
 from dflash_check.errors import RegistryError
 from tests.acceptance.test_registry import sarif_schema
-from tests.support.helpers import REPO
+from tests.support.helpers import REPO, invoke_cli, run_cli
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
 
 FIXTURES = REPO / "tests" / "fixtures" / "engine_tests"
@@ -57,16 +55,15 @@ def checkout(root: Path, text: str, version: str | None = "0.34.0") -> Path:
 
 
 def registry(hub: LoopbackHub, home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """Run `dflash-check registry` against the loopback Hub."""
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **hub.env(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "dflash_check", "registry", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
+    """Run `dflash-check registry` in this process against the loopback Hub."""
+    return invoke_cli("registry", *args, env=hub.env(home), cwd=cwd)
+
+
+def registry_process(
+    hub: LoopbackHub, home: Path, *args: str, cwd: Path
+) -> subprocess.CompletedProcess:
+    """Run `dflash-check registry` in a subprocess against the loopback Hub, as CI does."""
+    return run_cli("registry", *args, env=hub.env(home), cwd=cwd, timeout=300)
 
 
 # -- reading the files -----------------------------------------------------------------------
@@ -357,7 +354,7 @@ def test_sglang_constants_through_the_gate(hub: LoopbackHub, tmp_path: Path) -> 
         "entries:\n  DFLASH: {skip: draft not in the loopback Hub}\n"
         "  EAGLE_DP_ATTN: {skip: models not in the loopback Hub}\n"
     )
-    proc = registry(
+    proc = registry_process(  # an engine's test file, end to end in a real process
         hub, tmp_path / "home", "test_utils.py", "--overrides", "overrides.yaml", cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -369,9 +366,7 @@ def test_sglang_constants_through_the_gate(hub: LoopbackHub, tmp_path: Path) -> 
 
 def test_runtime_and_overrides_refused_for_pairs_yaml() -> None:
     """--runtime and --overrides belong to engine files: a usage error for pairs.yaml."""
-    from tests.support.helpers import run_cli
-
-    proc = run_cli("registry", str(REPO / "pairs.yaml"), "-r", "vllm")
+    proc = invoke_cli("registry", str(REPO / "pairs.yaml"), "-r", "vllm")
     assert proc.returncode == 2 and "apply to an engine's test file" in proc.stderr
 
 

@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from dflash_check.sources.safetensors_header import encode_header
-from tests.support.helpers import QWEN3_4B, SEED_DRAFT, fc_tensors, run_cli, seed_draft_config
+from tests.support.helpers import (
+    QWEN3_4B,
+    SEED_DRAFT,
+    fc_tensors,
+    invoke_cli,
+    run_cli,
+    seed_draft_config,
+)
 from tests.support.hubserver import LoopbackHub, commit_of, read_folder, serve
 
 DRAFT = "z-lab/Qwen3-4B-DFlash-b16"
@@ -52,8 +59,10 @@ def home(tmp_path: Path) -> Path:
 
 
 def cli(hub: LoopbackHub, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI against the loopback Hub."""
-    return run_cli(*args, env={**hub.env(home), **env})
+    """Run the CLI in this process against the loopback Hub (huggingface_hub pointed at it and
+    at ``home`` as a new process would be); memory and blocking on FIFOs are measured on a
+    real process below."""
+    return invoke_cli(*args, env={**hub.env(home), **env})
 
 
 def error_line(proc: subprocess.CompletedProcess[str], code: int = 3) -> str:
@@ -218,7 +227,7 @@ def test_pr_revisions_are_hub_revisions(hub: LoopbackHub, home: Path) -> None:
 )
 def test_invalid_repo_ids_are_usage_errors(home: Path, name: str, needle: str) -> None:
     """Repo ids huggingface_hub would refuse are refused first, naming the rule (exit 2)."""
-    proc = run_cli("pair", name, str(QWEN3_4B), env={"HF_HOME": str(home)})
+    proc = invoke_cli("pair", name, str(QWEN3_4B), env={"HF_HOME": str(home)})
     assert proc.returncode == 2, proc.stderr
     assert needle in plain(proc.stderr) and "unexpected" not in proc.stderr
 
@@ -273,7 +282,7 @@ def test_empty_revision_and_odd_timeouts_are_usage_errors(home: Path) -> None:
         ("--timeout", "inf"),
         ("--timeout", "0"),
     ):
-        proc = run_cli("pair", DRAFT, TARGET, *args, env=env)
+        proc = invoke_cli("pair", DRAFT, TARGET, *args, env=env)
         assert proc.returncode == 2, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
 
@@ -319,7 +328,8 @@ def test_stalled_config_download_ends_within_the_deadline(hub: LoopbackHub, home
     """A Hub that answers the HEAD but never the config GET: given up on within
     --timeout x the deadline factor (198 s before), with one line."""
     hub.add("org/stall", QWEN3_4B, fault="stall", fault_files=frozenset({"config.json"}))
-    seconds, proc = timed(cli, hub, home, "pair", DRAFT, "org/stall", "--timeout", "1")
+    # A local draft: the deadline under test is the faulty target's alone.
+    seconds, proc = timed(cli, hub, home, "pair", str(SEED_DRAFT), "org/stall", "--timeout", "1")
     line = error_line(proc)  # type: ignore[arg-type]
     assert "target org/stall" in line and "config.json" in line
     assert seconds < 3 * 1 + 6, seconds  # the deadline, plus the CLI's start-up
@@ -328,7 +338,8 @@ def test_stalled_config_download_ends_within_the_deadline(hub: LoopbackHub, home
 def test_trickling_hub_is_given_up_on(hub: LoopbackHub, home: Path) -> None:
     """One byte every 0.2 s never trips a per-read timeout; the overall deadline ends it."""
     hub.add("org/trickle", QWEN3_4B, fault="trickle", fault_files=frozenset({"config.json"}))
-    seconds, proc = timed(cli, hub, home, "pair", DRAFT, "org/trickle", "--timeout", "1")
+    # A local draft: the deadline under test is the faulty target's alone.
+    seconds, proc = timed(cli, hub, home, "pair", str(SEED_DRAFT), "org/trickle", "--timeout", "1")
     line = error_line(proc)  # type: ignore[arg-type]
     assert "did not finish sending config.json in time" in line
     assert seconds < 3 * 1 + 6, seconds

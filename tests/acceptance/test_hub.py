@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -11,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import FIXTURES, QWEN3_4B, QWEN35_4B, SEED_DRAFT, draft_config, run_cli
+from tests.support.helpers import (
+    FIXTURES,
+    QWEN3_4B,
+    QWEN35_4B,
+    SEED_DRAFT,
+    draft_config,
+    invoke_cli,
+    run_cli,
+)
+from tests.support.hfenv import hf_environment
 from tests.support.hubserver import GOOD_TOKEN, LoopbackHub, commit_of, read_folder, serve
 
 DRAFT = "z-lab/Qwen3-4B-DFlash-b16"
@@ -36,8 +44,25 @@ def home(tmp_path: Path) -> Path:
 
 
 def cli(hub: LoopbackHub, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI against the loopback Hub."""
+    """Run the CLI in this process against the loopback Hub (huggingface_hub pointed at it and
+    at ``home`` as a new process would be)."""
+    return invoke_cli(*args, env={**hub.env(home), **env})
+
+
+def cli_process(
+    hub: LoopbackHub, home: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a subprocess against the loopback Hub: for what only a process
+    shows (everything it writes, huggingface_hub's own logging included)."""
     return run_cli(*args, env={**hub.env(home), **env})
+
+
+def fetch(hub: LoopbackHub, home: Path, repo_id: str, filename: str) -> None:
+    """Put one file in ``home``'s cache with huggingface_hub alone (as another tool would)."""
+    from huggingface_hub import hf_hub_download
+
+    with hf_environment(hub.env(home)):
+        hf_hub_download(repo_id, filename)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -54,7 +79,7 @@ def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 def test_online_verdicts_and_provenance(hub: LoopbackHub, home: Path) -> None:
     """Right pair exits 0, wrong pair exits 1; JSON records commits and bytes."""
-    ok = cli(hub, home, "pair", DRAFT, RIGHT, "-f", "json")
+    ok = cli_process(hub, home, "pair", DRAFT, RIGHT, "-f", "json")  # the real process, once
     assert ok.returncode == 0, ok.stderr
     report = json.loads(ok.stdout)
     assert report["draft"]["revision"] == commit_of(read_folder(SEED_DRAFT))
@@ -183,10 +208,10 @@ def test_connection_dropped_before_an_answer_is_retried(hub: LoopbackHub, home: 
 def test_server_error_persists(hub: LoopbackHub, home: Path) -> None:
     """A 500 that persists: bounded retries, then one line."""
     hub.add("org/down", QWEN3_4B, fault="500")
-    line = one_error_line(cli(hub, home, "pair", DRAFT, "org/down"))
+    proc = cli(hub, home, "pair", DRAFT, "org/down")
+    line = one_error_line(proc)
     assert "HTTP 500" in line and "after 3 attempts" in line
     assert hub.state.repos["org/down"].failures == 3
-    proc = cli(hub, home, "pair", DRAFT, "org/down")
     retries = [line for line in proc.stderr.splitlines() if line.startswith("Hub: ")]
     assert [r.rsplit(" ", 1)[-1] for r in retries] == ["(2/3)", "(3/3)"], proc.stderr
     assert "HTTP 500" in retries[0] and "retry later" in proc.stderr
@@ -196,7 +221,9 @@ def test_timeout(hub: LoopbackHub, home: Path) -> None:
     """A Hub slower than --timeout."""
     hub.state.slow_seconds = 3
     hub.add("org/slow", QWEN3_4B, fault="slow")
-    proc = cli(hub, home, "pair", DRAFT, "org/slow", "--timeout", "0.5")
+    # The draft is a local folder: the tight deadline applies to the slow Hub alone, not to
+    # fetching a healthy draft on a loaded machine.
+    proc = cli(hub, home, "pair", str(SEED_DRAFT), "org/slow", "--timeout", "0.5")
     line = one_error_line(proc)
     assert "no answer from the Hub after 0.5 s" in line
     # The wait is announced before each retry, not left as silence.
@@ -209,7 +236,7 @@ def test_connection_refused(home: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = run_cli(
+    proc = invoke_cli(
         "pair",
         DRAFT,
         RIGHT,
@@ -261,13 +288,18 @@ def test_invalid_safetensors_header(hub: LoopbackHub, home: Path) -> None:
 
 
 def test_token_never_printed(hub: LoopbackHub, home: Path) -> None:
-    """Neither --token nor HF_TOKEN shows up in any output, even with debug tracebacks."""
+    """Neither --token nor HF_TOKEN shows up in any output, even with debug tracebacks (those
+    runs in real processes: everything they write counts, huggingface_hub's logging too)."""
     hub.add("meta/gated", QWEN3_4B, gated=True)
     runs = [
         cli(hub, home, "pair", DRAFT, "meta/gated", "--token", GOOD_TOKEN, "-f", "json"),
         cli(hub, home, "pair", DRAFT, "nobody/x", "--token", GOOD_TOKEN),
-        cli(hub, home, "pair", DRAFT, "nobody/x", "--token", GOOD_TOKEN, DFLASH_CHECK_DEBUG="1"),
-        cli(hub, home, "pair", DRAFT, "meta/gated", HF_TOKEN=GOOD_TOKEN, DFLASH_CHECK_DEBUG="1"),
+        cli_process(
+            hub, home, "pair", DRAFT, "nobody/x", "--token", GOOD_TOKEN, DFLASH_CHECK_DEBUG="1"
+        ),
+        cli_process(
+            hub, home, "pair", DRAFT, "meta/gated", HF_TOKEN=GOOD_TOKEN, DFLASH_CHECK_DEBUG="1"
+        ),
         cli(hub, home, "pair", DRAFT, "nobody/x", "-f", "json", HF_TOKEN=GOOD_TOKEN),
     ]
     assert runs[0].returncode == 0
@@ -325,12 +357,9 @@ def test_pinned_commit_is_served_from_the_cache(hub: LoopbackHub, home: Path) ->
 def test_offline_reads_the_header_of_cached_full_weights(hub: LoopbackHub, home: Path) -> None:
     """Offline, with full weights in the HF cache but no manifest, the header is read there."""
     import shutil
-    import subprocess
-    import sys
 
     assert cli(hub, home, "pair", DRAFT, RIGHT).returncode == 0
-    fetch = f"from huggingface_hub import hf_hub_download as d; d({DRAFT!r}, 'model.safetensors')"
-    subprocess.run([sys.executable, "-c", fetch], env={**os.environ, **hub.env(home)}, check=True)
+    fetch(hub, home, DRAFT, "model.safetensors")
     shutil.rmtree(home / "dflash-check")
     proc = cli(hub, home, "pair", DRAFT, RIGHT, "--offline", "-f", "json")
     assert proc.returncode == 0, proc.stderr
@@ -376,14 +405,9 @@ def test_offline_with_only_configs_cached(hub: LoopbackHub, home: Path) -> None:
     safetensors gets. The seed mismatch still exits 1 (the configs prove it) and the right
     pair exits 0, each with the fc width listed as not checked; --strict fails the right pair
     on that warning (DF010)."""
-    import subprocess
-    import sys
 
     for repo in (DRAFT, WRONG, RIGHT):
-        fetch = f"from huggingface_hub import hf_hub_download as d; d({repo!r}, 'config.json')"
-        subprocess.run(
-            [sys.executable, "-c", fetch], env={**os.environ, **hub.env(home)}, check=True
-        )
+        fetch(hub, home, repo, "config.json")
     proc = cli(hub, home, "pair", DRAFT, WRONG, "--offline", "-f", "json")
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
@@ -415,17 +439,12 @@ def test_config_only_cache_matches_a_local_folder_without_safetensors(
     the same verdict, warnings and not-checked rules as the draft's folder without its
     safetensors file (exit 0; --strict exit 1), with the reason naming the offline cache."""
     import shutil
-    import subprocess
-    import sys
 
     local = tmp_path / "draft-without-safetensors"
     local.mkdir()
     shutil.copy(SEED_DRAFT / "config.json", local / "config.json")
     for repo in (DRAFT, RIGHT):
-        fetch = f"from huggingface_hub import hf_hub_download as d; d({repo!r}, 'config.json')"
-        subprocess.run(
-            [sys.executable, "-c", fetch], env={**os.environ, **hub.env(home)}, check=True
-        )
+        fetch(hub, home, repo, "config.json")
 
     def summary(proc: subprocess.CompletedProcess[str]) -> tuple:
         report = json.loads(proc.stdout)

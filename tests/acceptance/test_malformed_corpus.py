@@ -424,20 +424,22 @@ print(len(tensors), ({HWM} - before) // 1024)
 needs_proc = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux /proc")
 
 
-def big_header(path: Path, count: int = 200_000) -> Path:
-    """Write a header-only safetensors file of ``count`` one-byte tensors (~14 MB of JSON)."""
+@pytest.fixture(scope="module")
+def big_header() -> bytes:
+    """A header-only safetensors file of 200,000 one-byte tensors (~14 MB of JSON), built once
+    for the module (building it costs more than either test that reads it)."""
     from dflash_check.views import TensorInfo
 
-    tensors = {f"model.layers.{i}.w": TensorInfo("U8", (1,)) for i in range(count)}
-    path.write_bytes(encode_header(tensors))
-    return path
+    tensors = {f"model.layers.{i}.w": TensorInfo("U8", (1,)) for i in range(200_000)}
+    return encode_header(tensors)
 
 
 @needs_proc
-def test_header_of_200k_tensors_parses_in_bounded_memory(tmp_path: Path) -> None:
+def test_header_of_200k_tensors_parses_in_bounded_memory(tmp_path: Path, big_header: bytes) -> None:
     """The parse of a 14 MB header of 200,000 tensors adds well under 100 MB to the process
     (it added ~150 MB when the header became 200,000 dicts first)."""
-    path = big_header(tmp_path / "model.safetensors")
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(big_header)
     assert path.stat().st_size < 16 << 20  # under the cap: it must be read, not refused
     proc = subprocess.run(
         [sys.executable, "-c", RSS_PROBE, str(path)], capture_output=True, text=True, check=True
@@ -448,13 +450,15 @@ def test_header_of_200k_tensors_parses_in_bounded_memory(tmp_path: Path) -> None
 
 
 @needs_proc
-def test_pair_target_alone_on_a_200k_tensor_header_stays_under_100_mb(tmp_path: Path) -> None:
+def test_pair_target_alone_on_a_200k_tensor_header_stays_under_100_mb(
+    tmp_path: Path, big_header: bytes
+) -> None:
     """The README's bound, for a whole run: `pair TARGET` on the largest header under the cap."""
     folder = tmp_path / "target"
     folder.mkdir()
     config = DEEPSEEK_MTP | {"num_nextn_predict_layers": 1}
     (folder / "config.json").write_text(json.dumps(config))
-    big_header(folder / "model.safetensors")
+    (folder / "model.safetensors").write_bytes(big_header)
     probe = (
         "import atexit, runpy, sys\n"
         f"atexit.register(lambda: print('RSS', {HWM}, file=sys.stderr))\n"

@@ -15,7 +15,15 @@ import yaml
 
 from dflash_check.app.registry import PAIR_KEYS, load_pairs
 from dflash_check.errors import RegistryError
-from tests.support.helpers import QWEN3_4B, REPO, SEED_DRAFT, draft_config, run_cli, write_draft
+from tests.support.helpers import (
+    QWEN3_4B,
+    REPO,
+    SEED_DRAFT,
+    draft_config,
+    invoke_cli,
+    run_cli,
+    write_draft,
+)
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
 
 GOLDEN = REPO / "tests" / "golden"
@@ -31,24 +39,18 @@ def hub() -> Iterator[LoopbackHub]:
 
 
 def registry(hub: LoopbackHub, home: Path, *args: str, cwd: Path = REPO):
-    """Run `dflash-check registry` against the loopback Hub."""
-    import subprocess
-    import sys
+    """Run `dflash-check registry` in this process against the loopback Hub."""
+    return invoke_cli("registry", *args, env=hub.env(home), cwd=cwd)
 
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **hub.env(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "dflash_check", "registry", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
+
+def registry_process(hub: LoopbackHub, home: Path, *args: str, cwd: Path = REPO):
+    """Run `dflash-check registry` in a subprocess against the loopback Hub, as CI does."""
+    return run_cli("registry", *args, env=hub.env(home), cwd=cwd, timeout=300)
 
 
 def test_shipped_registry_passes(hub: LoopbackHub, tmp_path: Path) -> None:
     """Every documented pairing gets its expected verdict; each model is fetched once."""
-    proc = registry(hub, tmp_path / "home", "pairs.yaml", "-f", "json")
+    proc = registry_process(hub, tmp_path / "home", "pairs.yaml", "-f", "json")  # end to end
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(proc.stdout)
     assert data["summary"]["not_as_expected"] == data["summary"]["not_checked"] == 0
@@ -186,7 +188,7 @@ def test_num_speculative_tokens_is_checked_per_entry(tmp_path: Path) -> None:
     )
     (tmp_path / "pairs.yaml").write_text(text)
     assert [s.num_speculative_tokens for s in load_pairs(tmp_path / "pairs.yaml")] == [16, 15]
-    proc = run_cli("registry", str(tmp_path / "pairs.yaml"))
+    proc = invoke_cli("registry", str(tmp_path / "pairs.yaml"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -214,7 +216,7 @@ def test_method_is_checked_per_entry(tmp_path: Path) -> None:
     (tmp_path / "pairs.yaml").write_text(text)
     assert [s.method for s in load_pairs(tmp_path / "pairs.yaml")] == ["dspark", "dflash", "dflash"]
     assert draft.exists()
-    proc = run_cli("registry", str(tmp_path / "pairs.yaml"), "--format", "json")
+    proc = invoke_cli("registry", str(tmp_path / "pairs.yaml"), "--format", "json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     failed = [p for p in json.loads(proc.stdout)["pairs"] if p["status"] != "ok"]
     assert [p["line"] for p in failed] == [4]
@@ -224,10 +226,10 @@ def test_method_is_checked_per_entry(tmp_path: Path) -> None:
 def test_broken_registry_through_cli(tmp_path: Path) -> None:
     """Through the CLI: exit 3, one Error line, no traceback; missing file too."""
     (tmp_path / "pairs.yaml").write_text(BAD_FILES["typo-key"][0])
-    proc = run_cli("registry", str(tmp_path / "pairs.yaml"))
+    proc = invoke_cli("registry", str(tmp_path / "pairs.yaml"))
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     assert "unknown key 'expected' (did you mean 'expect'?)" in proc.stderr
-    missing = run_cli("registry", str(tmp_path / "nope.yaml"))
+    missing = invoke_cli("registry", str(tmp_path / "nope.yaml"))
     assert missing.returncode == 3 and "file not found" in missing.stderr
 
 
@@ -307,7 +309,7 @@ def check_golden(name: str, text: str) -> None:
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_registry_golden(fmt: str) -> None:
     """Each format of the same local registry run, byte for byte."""
-    proc = run_cli("registry", LOCAL_REGISTRY, "-f", fmt, "-j", "1")
+    proc = invoke_cli("registry", LOCAL_REGISTRY, "-f", fmt, "-j", "1", cwd=REPO)
     # The file has a mismatch and a pair it could not check: not checked wins (README).
     assert proc.returncode == 3, proc.stderr
     assert "1 not as expected, 1 not checked" in proc.stderr
@@ -320,7 +322,7 @@ PAIR_ARGS = ("examples/Qwen3-4B-DFlash-b16", "examples/Qwen3.5-4B")
 @pytest.mark.parametrize("fmt", ["sarif", "junit", "github"])
 def test_pair_golden(fmt: str) -> None:
     """The CI formats of `pair` point at the model's config.json."""
-    proc = run_cli("pair", *PAIR_ARGS, "-f", fmt)
+    proc = invoke_cli("pair", *PAIR_ARGS, "-f", fmt, cwd=REPO)
     assert proc.returncode == 1, proc.stderr
     check_golden(
         f"pair.{ {'sarif': 'sarif', 'junit': 'junit.xml', 'github': 'github.txt'}[fmt] }",
@@ -338,7 +340,7 @@ def test_sarif_is_valid(args: tuple[str, ...]) -> None:
     """SARIF output validates against the 2.1.0 schema, with a rule for every rule id."""
     from dflash_check.check.rules import ALL_RULES
 
-    proc = run_cli(*args, "-f", "sarif")
+    proc = invoke_cli(*args, "-f", "sarif", cwd=REPO)
     log = json.loads(proc.stdout)
     jsonschema.Draft4Validator(sarif_schema()).validate(log)
     rules = log["runs"][0]["tool"]["driver"]["rules"]
@@ -371,7 +373,7 @@ def test_sarif_rule_table_is_the_registry() -> None:
 def test_output_file(tmp_path: Path) -> None:
     """--output writes the report file; stdout stays empty."""
     out = tmp_path / "r.sarif"
-    proc = run_cli("registry", LOCAL_REGISTRY, "-f", "sarif", "-o", str(out))
+    proc = invoke_cli("registry", LOCAL_REGISTRY, "-f", "sarif", "-o", str(out), cwd=REPO)
     assert proc.stdout == "" and json.loads(out.read_text())["version"] == "2.1.0"
 
 

@@ -205,6 +205,8 @@ class EngineState:
 class _Handler(BaseHTTPRequestHandler):
     """Answer one request from ``self.server.state``."""
 
+    # Headers and body are two writes; without this the body waits for a delayed ACK.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -7,8 +7,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from dflash_check.sources.safetensors_header import dflash_draft_tensors, encode_header
 from dflash_check.views import ModelFiles
@@ -93,7 +96,9 @@ def write_draft(folder: Path, config: dict[str, Any], fc_in: int | None = None) 
     return write_model(folder, config, fc_tensors(config, fc_in))
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m dflash_check`` in a subprocess, as a user would."""
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     return subprocess.run(
@@ -101,27 +106,46 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         capture_output=True,
         text=True,
         env=full_env,
-        timeout=120,
+        cwd=cwd,
+        timeout=timeout,
     )
 
 
-def invoke_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def invoke_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI in this process (typer's CliRunner), with ``run_cli``'s environment.
 
     For tests about what the CLI says and its exit code, not about its process: a subprocess
-    costs a Python start-up and every import again (~0.3 s of CPU each). An exception the CLI
-    does not turn into an exit code is raised here, not hidden in the result.
+    costs a Python start-up and every import again (~0.3 s of CPU each). huggingface_hub is
+    pointed at the environment's Hub and cache as a new process would be (``hf_environment``),
+    so ``env=hub.env(home)`` works as with ``run_cli``; ``cwd`` is the working directory during
+    the run. An exception the CLI does not turn into an exit code is raised here, not hidden in
+    the result.
     """
     from typer.testing import CliRunner
 
     from dflash_check.cli import app
+    from tests.support.hfenv import hf_environment
 
-    result = CliRunner().invoke(
-        app,
-        list(args),
-        env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})},
-        prog_name="python -m dflash_check",  # what click names the program when run with -m
+    full_env = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    before = os.getcwd()
+    # tempfile reads TMPDIR once per process: forget its choice so that this run's TMPDIR counts.
+    fresh_tempdir = (
+        mock.patch.object(tempfile, "tempdir", None) if "TMPDIR" in full_env else nullcontext()
     )
+    with hf_environment(full_env), fresh_tempdir:
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            result = CliRunner().invoke(
+                app,
+                list(args),
+                env=full_env,
+                prog_name="python -m dflash_check",  # what click names the program with -m
+            )
+        finally:
+            os.chdir(before)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(
