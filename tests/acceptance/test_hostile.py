@@ -329,20 +329,22 @@ def test_stalled_config_download_ends_within_the_deadline(hub: LoopbackHub, home
     --timeout x the deadline factor (198 s before), with one line."""
     hub.add("org/stall", QWEN3_4B, fault="stall", fault_files=frozenset({"config.json"}))
     # A local draft: the deadline under test is the faulty target's alone.
-    seconds, proc = timed(cli, hub, home, "pair", str(SEED_DRAFT), "org/stall", "--timeout", "1")
+    seconds, proc = timed(cli, hub, home, "pair", str(SEED_DRAFT), "org/stall", "--timeout", "0.5")
     line = error_line(proc)  # type: ignore[arg-type]
     assert "target org/stall" in line and "config.json" in line
-    assert seconds < 3 * 1 + 6, seconds  # the deadline, plus the CLI's start-up
+    assert seconds < 3 * 0.5 + 6, seconds  # the deadline, plus the CLI's start-up
 
 
 def test_trickling_hub_is_given_up_on(hub: LoopbackHub, home: Path) -> None:
     """One byte every 0.2 s never trips a per-read timeout; the overall deadline ends it."""
     hub.add("org/trickle", QWEN3_4B, fault="trickle", fault_files=frozenset({"config.json"}))
     # A local draft: the deadline under test is the faulty target's alone.
-    seconds, proc = timed(cli, hub, home, "pair", str(SEED_DRAFT), "org/trickle", "--timeout", "1")
+    seconds, proc = timed(
+        cli, hub, home, "pair", str(SEED_DRAFT), "org/trickle", "--timeout", "0.5"
+    )
     line = error_line(proc)  # type: ignore[arg-type]
     assert "did not finish sending config.json in time" in line
-    assert seconds < 3 * 1 + 6, seconds
+    assert seconds < 3 * 0.5 + 6, seconds
     assert not list((home / "hub").rglob("*.incomplete"))
 
 

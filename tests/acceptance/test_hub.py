@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -271,8 +273,12 @@ def test_truncated_json(hub: LoopbackHub, home: Path) -> None:
     assert "target org/cut" in line and "config.json: malformed JSON" in line
 
 
-def test_short_body(hub: LoopbackHub, home: Path) -> None:
+def test_short_body(hub: LoopbackHub, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A body shorter than its Content-Length is a broken transfer, not a verdict."""
+    # huggingface_hub resumes a broken download five times, a second apart; the pause is its
+    # own, not what is tested (the run is in-process, so its module's clock can be stubbed).
+    clock = SimpleNamespace(**{**vars(time), "sleep": lambda seconds: None})
+    monkeypatch.setattr("huggingface_hub.file_download.time", clock)
     hub.add("org/short", QWEN3_4B, fault="short-body")
     proc = cli(hub, home, "pair", DRAFT, "org/short")
     line = one_error_line(proc)

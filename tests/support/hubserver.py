@@ -426,7 +426,8 @@ def serve() -> Iterator[LoopbackHub]:
     """Run a loopback Hub in a background thread for the duration of the block."""
     state = HubState()
     server = _Server(state)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: the default 0.5 s would be paid by every test.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield LoopbackHub(url=f"http://127.0.0.1:{server.server_address[1]}", state=state)
