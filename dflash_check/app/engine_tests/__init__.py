@@ -10,6 +10,7 @@ which are checked (and how) and which are listed as not checked with their reaso
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,18 @@ VLLM_TABLE = "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
 """The vLLM table of speculative examples (one ``_HfExamplesInfo`` per draft architecture)."""
 SGLANG_MARKER = "DEFAULT_DRAFT_MODEL_"
 """The prefix of SGLang's draft constants."""
+
+
+def parse_python(text: str, display: str) -> ast.Module:
+    """Parse an engine's test file (never run it); a file that is not Python is one line."""
+    try:
+        return ast.parse(text, filename=display)
+    except SyntaxError as err:
+        raise RegistryError(
+            f"{display}:{err.lineno or 1}: not valid Python ({err.msg}); nothing was checked"
+        ) from None
+    except ValueError as err:  # e.g. a NUL byte
+        raise RegistryError(f"{display}: not valid Python ({err})") from None
 
 
 @dataclass(frozen=True)

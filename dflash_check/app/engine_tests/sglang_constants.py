@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from dflash_check.app.engine_tests import EngineEntry
+from dflash_check.app.engine_tests import EngineEntry, parse_python
 from dflash_check.errors import RegistryError
 
 _CONSTANT = re.compile(r"^DEFAULT_(DRAFT|TARGET)_MODEL_(\w+)$")
@@ -20,14 +20,7 @@ _CONSTANT = re.compile(r"^DEFAULT_(DRAFT|TARGET)_MODEL_(\w+)$")
 
 def read_sglang_constants(text: str, display: str) -> tuple[EngineEntry, ...]:
     """Return one entry per suffix that names a draft or a target, at the draft's line."""
-    try:
-        tree = ast.parse(text, filename=display)
-    except SyntaxError as err:
-        raise RegistryError(
-            f"{display}:{err.lineno or 1}: not valid Python ({err.msg}); nothing was checked"
-        ) from None
-    except ValueError as err:
-        raise RegistryError(f"{display}: not valid Python ({err})") from None
+    tree = parse_python(text, display)
     found: dict[str, dict[str, tuple[str, int]]] = {}
     for node in tree.body:
         if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:

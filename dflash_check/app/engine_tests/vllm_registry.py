@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from dflash_check.app.engine_tests import VLLM_TABLE, EngineEntry
+from dflash_check.app.engine_tests import VLLM_TABLE, EngineEntry, parse_python
 from dflash_check.errors import RegistryError
 
 INFO_CLASS = "_HfExamplesInfo"
@@ -167,14 +167,7 @@ def _depth(text: str) -> int:
 
 def read_vllm_registry(text: str, display: str) -> tuple[EngineEntry, ...]:
     """Return every speculative entry of a vLLM test registry, in file order."""
-    try:
-        tree = ast.parse(text, filename=display)
-    except SyntaxError as err:
-        raise RegistryError(
-            f"{display}:{err.lineno or 1}: not valid Python ({err.msg}); nothing was checked"
-        ) from None
-    except ValueError as err:  # e.g. a NUL byte
-        raise RegistryError(f"{display}: not valid Python ({err})") from None
+    tree = parse_python(text, display)
     reader = _Reader(tree, display)
     live = list(reader.table(VLLM_TABLE))
     entries = live + list(_commented(reader, text.splitlines()))
