@@ -47,6 +47,15 @@ class Diagnostic:
     model: str | None
     """``draft`` or ``target``: whose file holds ``field``."""
 
+    def runtime_notes(self) -> list[str]:
+        """Return what differs per runtime, each led by its runtimes' names (unless the note
+        already starts with them)."""
+        notes = []
+        for names, tail in self.per_runtime:
+            lead = ", ".join(names)
+            notes.append(tail if tail.startswith(lead) else f"{lead}: {tail}")
+        return notes
+
 
 def _split_common(messages: list[str]) -> tuple[str, list[str]] | None:
     """Split messages at the last clause boundary (``": "``) they all share, else None."""

@@ -27,12 +27,7 @@ def report_markdown(report: CheckReport) -> list[str]:
         lines += ["", "| rule | severity | runtimes | problem | fix |", "|---|---|---|---|---|"]
         for d in diags:
             runtimes = ", ".join(d.runtimes) or "all"
-            problem = d.headline + "".join(
-                f"; {tail}"
-                if tail.startswith(", ".join(names))
-                else f"; {', '.join(names)}: {tail}"
-                for names, tail in d.per_runtime
-            )
+            problem = d.headline + "".join(f"; {note}" for note in d.runtime_notes())
             lines.append(
                 f"| {d.rule} | {d.severity.value} | {runtimes} | {cell(problem)} | {cell(d.hint)} |"
             )

@@ -73,8 +73,7 @@ def _details(o: PairOutcome, width: int, shared: list[str]) -> list[Text]:
             continue
         head = f"{d.severity.value}[{d.rule}]: {d.headline or d.rule}"
         out += [Text(s) for s in wrap(head, width, "    ", "      ")]
-        for names, tail in d.per_runtime:
-            note = tail if tail.startswith(", ".join(names)) else f"{', '.join(names)}: {tail}"
+        for note in d.runtime_notes():
             out += [Text(s) for s in wrap(note, width, "      = ", "        ")]
     return out
 

@@ -93,8 +93,7 @@ def diagnostic_block(report: CheckReport, diag: Diagnostic, width: int) -> list[
         location = f"the {diag.model}'s {file}" + (f": {field}" if field else "")
     out += [Text(s, style="dim") for s in wrap(location, width, "  --> ", "      ")]
     if diag.per_runtime:
-        for names, tail in diag.per_runtime:
-            text = tail if tail.startswith(", ".join(names)) else f"{', '.join(names)}: {tail}"
+        for text in diag.runtime_notes():
             out += [Text(s) for s in wrap(text, width, "   = ", "     ")]
     elif diag.runtimes:
         out += [
