@@ -26,6 +26,15 @@ if TYPE_CHECKING:
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
+# The verdict's colours: the report's answer (``table.py``) and the ``--verbose`` grid's
+# verdict column (``grid.py``, imported only with ``--verbose``: it loads rich.table).
+VERDICT_STYLE = {
+    Verdict.COMPATIBLE: "bold green",
+    Verdict.INCOMPATIBLE: "bold red",
+    Verdict.UNKNOWN: "bold yellow",
+}
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One problem, as shown once however many runtimes it concerns."""

@@ -9,19 +9,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.check.report import CheckReport
 from dflash_check.check.rules import fmt_ids
 from dflash_check.knowledge.runtimes import PORTABLE
-from dflash_check.render.diagnostics import strictest, wrap
+from dflash_check.render.diagnostics import VERDICT_STYLE, strictest, wrap
 from dflash_check.sanitize import visible
 from dflash_check.views import DFlashFacts
-
-# The verdict's colours: the grid's verdict column, and the report's answer (``table.py``).
-VERDICT_STYLE = {
-    Verdict.COMPATIBLE: "bold green",
-    Verdict.INCOMPATIBLE: "bold red",
-    Verdict.UNKNOWN: "bold yellow",
-}
 
 
 def _opt(value: object) -> str:

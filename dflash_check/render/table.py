@@ -16,6 +16,7 @@ from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.rules import ALL_RULES, fmt_ids
 from dflash_check.knowledge.runtimes import PORTABLE
 from dflash_check.render.diagnostics import (
+    VERDICT_STYLE,
     Diagnostic,
     answer,
     count_text,
@@ -23,7 +24,6 @@ from dflash_check.render.diagnostics import (
     runtime_text,
     wrap,
 )
-from dflash_check.render.grid import VERDICT_STYLE, verbose_parts
 from dflash_check.render.smoke_text import smoke_lines
 from dflash_check.sanitize import safe_console
 
@@ -167,6 +167,8 @@ def render_table(report: CheckReport, width: int = 80, verbose: bool = False) ->
     diags = diagnostics(report)
     parts: list[RenderableType] = []
     if verbose:
+        from dflash_check.render.grid import verbose_parts  # rich.table: only for --verbose
+
         parts += [*verbose_parts(report, width), Text("")]
     parts += answer_lines(report, diags, width)
     feeds = feeds_lines(report, width)
