@@ -341,6 +341,12 @@ def served_name(ref: ModelRef) -> str:
     return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
 
 
+def block_size_of(report: CheckReport, given: int | None) -> int | None:
+    """Return ``--block-size``, else the draft's own (a DFlash-family draft states one)."""
+    dflash = report.draft.dflash
+    return given or (dflash.block_size if dflash is not None else None)
+
+
 def run_engine(
     report: CheckReport,
     draft: ModelRef,
@@ -353,8 +359,7 @@ def run_engine(
     from dflash_check.engines.smoke_run import run_engine_smoke
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 
-    dflash = report.draft.dflash  # the block size of a DFlash-family draft
-    block_size = options.block_size or (dflash.block_size if dflash is not None else None)
+    block_size = block_size_of(report, options.block_size)
 
     def attach(engine: EngineOptions) -> SmokeReport:
         return run_engine_smoke(

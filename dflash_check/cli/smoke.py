@@ -254,13 +254,15 @@ def smoke_pair(
             else:
                 # The engine dflash-check launched failed on the pair: a failed smoke run,
                 # with the static verdict kept (a --force run on a broken pair shows both).
+                from dflash_check.cli.engine import block_size_of
+                from dflash_check.engines.command import DEFAULT_BLOCK_SIZE
                 from dflash_check.smoke.report import SmokeReport
 
-                dflash = report.draft.dflash  # the block size of a DFlash-family draft
+                given = block_size_of(report, options.block_size)
                 measured = SmokeReport(
                     device=engine.engine,
                     dtype="as served",
-                    block_size=options.block_size or (dflash.block_size if dflash else None) or 16,
+                    block_size=given or DEFAULT_BLOCK_SIZE,
                     temperature=options.temperature,
                     min_acceptance=options.min_acceptance,
                     cases=(),

@@ -21,6 +21,7 @@ from dflash_check.engines.client import (
     served_model,
     server_info,
 )
+from dflash_check.engines.command import DEFAULT_BLOCK_SIZE
 from dflash_check.engines.errors import (
     CountersNotMovingError,
     EngineError,
@@ -156,7 +157,7 @@ def run_engine_smoke(
             options.engine, options.baseline_endpoint, options.api_key, options.timeout
         )
         base_model = served_model(baseline, target)
-    block = info.draft_tokens or block_size or 16
+    block = info.draft_tokens or block_size or DEFAULT_BLOCK_SIZE
     # SGLang's /generate takes raw text: the chat template is vLLM-only here.
     chat = chat_template and options.engine == VLLM.name
     sampling = {"temperature": temperature, "max_tokens": max_new_tokens, "seed": seed}
