@@ -9,6 +9,7 @@ from __future__ import annotations
 from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import CheckReport
 from dflash_check.render.diagnostics import answer, count_text, diagnostics
+from dflash_check.render.locations import smoke_text
 
 
 def cell(text: str) -> str:
@@ -43,6 +44,9 @@ def outcome_text(o: PairOutcome) -> str:
         return f"not checked: {o.error}"
     if o.status == "ok":
         return f"{o.verdict_text}, as expected"
+    failed_smoke = smoke_text(o)  # the verdict may be the expected one: the smoke run failed
+    if failed_smoke is not None:
+        return failed_smoke.removeprefix(f"{o.label}: ")
     rules = [] if o.report is None else [d.rule for d in diagnostics(o.report)]
     why = f" ({', '.join(dict.fromkeys(rules))})" if rules else ""
     return f"{o.verdict_text}, expected {o.expect.value}{why}"
