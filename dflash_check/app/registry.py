@@ -19,7 +19,7 @@ from typing import Any
 from dflash_check.app.pipeline import CheckRequest, ModelCache, check_pair
 from dflash_check.check.outcome import PairOutcome, PairSpec
 from dflash_check.check.report import Verdict
-from dflash_check.errors import CheckError, ConfigError, RegistryError
+from dflash_check.errors import CheckError, RegistryError
 from dflash_check.knowledge.runtimes import (
     PORTABLE,
     SelectionError,
@@ -35,7 +35,6 @@ from dflash_check.knowledge.settings import (
     vllm_method,
 )
 from dflash_check.sources.interface import BadModelSpec, ModelRef, Role, parse_model_ref
-from dflash_check.sources.local import read_capped
 
 # key -> (required, description); the JSON schema in docs/ is checked against this table.
 PAIR_KEYS: dict[str, tuple[bool, str]] = {
@@ -83,28 +82,44 @@ def _suggest(key: str, allowed: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def load_pairs(path: Path, display: str | None = None) -> tuple[PairSpec, ...]:
-    """Parse and validate ``pairs.yaml``; raise ``RegistryError`` naming file, line and key."""
+def compose_yaml(text: str, name: str) -> Any:
+    """Return the YAML node tree of ``text`` (None when empty); a syntax error is one line
+    naming file and line. Nodes, not values: every key keeps its line for later messages."""
     import yaml
 
-    name = display or str(path)
-    try:
-        # A regular file of bounded size only: a FIFO would block, a huge file exhaust memory.
-        text = read_capped(path, "pairs.yaml", "registry", name).decode("utf-8")
-    except ConfigError as err:
-        raise RegistryError(str(err).removeprefix("registry: ")) from None
-    except UnicodeDecodeError as err:
-        raise RegistryError(f"{name}: not UTF-8 text (byte {err.start})") from None
     try:
         # libyaml's loader when PyYAML has it (10x faster on large registries); same marks.
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        root = yaml.compose(text, Loader=loader)
+        return yaml.compose(text, Loader=loader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         line = mark.line + 1 if mark else 1
         raise _fail(name, line, f"invalid YAML: {err.problem}") from None
     except yaml.YAMLError as err:
         raise RegistryError(f"{name}: invalid YAML: {err}") from None
+
+
+def check_version(top: dict[str, Any], name: str) -> None:
+    """Refuse a ``version`` other than 1 (a file without one is taken as version 1)."""
+    import yaml
+
+    if "version" in top:
+        vnode = top["version"][1]
+        if not (isinstance(vnode, yaml.ScalarNode) and vnode.value == "1"):
+            raise _fail(name, vnode.start_mark.line + 1, "'version' must be 1")
+
+
+def load_pairs(
+    path: Path, display: str | None = None, text: str | None = None
+) -> tuple[PairSpec, ...]:
+    """Parse and validate ``pairs.yaml`` (``text``: its content, when already read); raise
+    ``RegistryError`` naming file, line and key."""
+    import yaml
+
+    from dflash_check.app.engine_tests import read_text
+
+    name = display or str(path)
+    root = compose_yaml(read_text(path, name) if text is None else text, name)
     if root is None:
         raise RegistryError(f"{name}: empty file (expected 'version: 1' and 'pairs:')")
     if not isinstance(root, yaml.MappingNode):
@@ -115,10 +130,7 @@ def load_pairs(path: Path, display: str | None = None) -> tuple[PairSpec, ...]:
             raise _fail(
                 name, knode.start_mark.line + 1, f"unknown key '{key}'{_suggest(key, TOP_KEYS)}"
             )
-    if "version" in top:
-        vnode = top["version"][1]
-        if not (isinstance(vnode, yaml.ScalarNode) and vnode.value == "1"):
-            raise _fail(name, vnode.start_mark.line + 1, "'version' must be 1")
+    check_version(top, name)
     if "pairs" not in top:
         raise _fail(name, root.start_mark.line + 1, "missing key 'pairs'")
     pairs_node = top["pairs"][1]

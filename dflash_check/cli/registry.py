@@ -154,7 +154,7 @@ def read_registry(
                 "expect and runtimes per pair"
             )
         try:
-            return None, None, select(load_pairs(file, str(file)), only)
+            return None, None, select(load_pairs(file, str(file), text), only)
         except CheckError as err:
             fail(err, out.json, out.output)
     from dflash_check.app.engine_tests.plan import narrow, prepare

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dflash_check.app.engine_tests import read_text
-from dflash_check.app.registry import _fail, _mapping, _string, _suggest
+from dflash_check.app.registry import (
+    _fail,
+    _mapping,
+    _string,
+    _suggest,
+    check_version,
+    compose_yaml,
+)
 from dflash_check.check.report import Verdict
 from dflash_check.errors import RegistryError
 
@@ -48,24 +55,14 @@ def load_overrides(path: Path, names: set[str]) -> dict[str, Override]:
     import yaml
 
     display = str(path)
-    text = read_text(path, display)
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as err:
-        line = err.problem_mark.line + 1 if err.problem_mark else 1
-        raise _fail(display, line, f"invalid YAML: {err.problem}") from None
-    except yaml.YAMLError as err:
-        raise RegistryError(f"{display}: invalid YAML: {err}") from None
+    root = compose_yaml(read_text(path, display), display)
     if not isinstance(root, yaml.MappingNode):
         raise RegistryError(f"{display}: expected a mapping with 'version: 1' and 'entries:'")
     top = _mapping(root, display)
     for key, (knode, _) in top.items():
         if key not in ("version", "entries"):
             raise _fail(display, knode.start_mark.line + 1, f"unknown key '{key}'")
-    if "version" in top:
-        vnode = top["version"][1]
-        if not (isinstance(vnode, yaml.ScalarNode) and vnode.value == "1"):
-            raise _fail(display, vnode.start_mark.line + 1, "'version' must be 1")
+    check_version(top, display)
     entries = top.get("entries")
     if entries is None or not isinstance(entries[1], yaml.MappingNode):
         raise _fail(display, root.start_mark.line + 1, "'entries' must be a mapping")
