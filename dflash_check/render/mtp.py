@@ -22,7 +22,8 @@ def summary_line(report: MtpReport) -> str:
     if report.verdict is Verdict.INCOMPATIBLE:
         return f"target {t.name}: {s.layers} MTP layer(s) stated ({s.key}) but not servable"
     held = "weights present" if report.tensors else "weights not checked"
-    return f"target {t.name}: {s.layers} MTP layer(s) ({s.key}) at {where}, {held}"
+    at = f"at {where}" if report.family else "their place not known for this family"
+    return f"target {t.name}: {s.layers} MTP layer(s) ({s.key}) {at}, {held}"
 
 
 def engine_dict(row: EngineMtp, k: int, n: int) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.cli import app
 from dflash_check.errors import NotADraftError
 from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
+from dflash_check.render.mtp import summary_line
 from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
 from tests.support.helpers import files, write_model
 from tests.support.paths import FIXTURES
@@ -244,6 +245,8 @@ def test_unknown_architecture_is_said_not_guessed() -> None:
     assert [f.rule for f in report.findings] == ["DF043"]
     assert report.verdict is Verdict.COMPATIBLE  # a warning: only --strict fails it
     assert replace(report, strict=True).verdict is Verdict.INCOMPATIBLE
+    line = summary_line(report)
+    assert "their place not known for this family" in line and " at not known" not in line
 
 
 def test_every_engine_row_cites_its_source() -> None:
