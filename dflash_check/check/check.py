@@ -23,6 +23,7 @@ from dflash_check.knowledge.runtimes import (
     PORTABLE,
     RuntimeProfile,
     method_rows,
+    method_rows_title,
     on_family,
     resolve_ids,
     select_profiles,
@@ -44,7 +45,7 @@ def profiles_for(
     if foreign:
         # A runtime with no row for this method (the z-lab reference for an EAGLE-3 head,
         # SpecForge's EAGLE-3 reading for a DFlash draft) cannot be judged, only refused.
-        kind = "EAGLE-3 heads" if draft.method == "eagle3" else "DFlash drafts"
+        kind = method_rows_title(draft.method)
         raise ConfigError(
             f"draft {draft.name}: runtime {', '.join(foreign)} has no reading of {kind} in "
             f"this tool's table",

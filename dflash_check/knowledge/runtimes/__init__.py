@@ -39,6 +39,7 @@ __all__ = [
     "EAGLE3_PROFILES",
     "FAMILY_CELLS",
     "METHOD_PROFILES",
+    "METHOD_ROWS_TITLE",
     "NUMBERINGS",
     "PORTABLE",
     "PROFILES",
@@ -54,6 +55,7 @@ __all__ = [
     "cell_for",
     "join_selection",
     "method_rows",
+    "method_rows_title",
     "on_family",
     "parse_part",
     "portable_max_id_from_end",
@@ -113,6 +115,12 @@ METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {
 """Each drafting method's rows of the runtime table (DFlash's rows cover DFlash 2 and DSpark):
 the one table every selection, name list and check reads at call time, so that a runtime is
 added by its row alone."""
+METHOD_ROWS_TITLE: dict[str, str] = {
+    "dflash": "DFlash drafts",
+    "eagle3": "EAGLE-3 heads",
+    "mtp": "NextN checkpoints",
+}
+"""What each method's rows read, in messages (a runtime asked for a method it has no row of)."""
 CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}
 """Each method's family cells, where they differ from DFlash's ``FAMILY_CELLS``."""
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
@@ -148,6 +156,11 @@ def top_level_only_keys() -> tuple[str, ...]:
 def method_rows(method: str) -> tuple[RuntimeProfile, ...]:
     """Return the runtime rows of a draft method (DFlash 2 and DSpark use DFlash's rows)."""
     return METHOD_PROFILES.get(method, METHOD_PROFILES["dflash"])
+
+
+def method_rows_title(method: str) -> str:
+    """Return what a method's rows read (``DFlash drafts`` for DFlash 2 and DSpark too)."""
+    return METHOD_ROWS_TITLE.get(method, METHOD_ROWS_TITLE["dflash"])
 
 
 RELEASE_SEP = "=="

@@ -16,7 +16,7 @@ from dflash_check.check.mtp import MtpReport, check_target_mtp
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.cli import app
-from dflash_check.errors import NotADraftError
+from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
 from dflash_check.render.mtp import summary_line
 from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
@@ -118,6 +118,14 @@ def test_nextn_with_its_target_passes() -> None:
     report = check(DEEPSEEK_V3)
     assert [f for f in report.findings if f.rule == "DF040"] == []
     assert report.verdict is Verdict.COMPATIBLE
+
+
+def test_a_runtime_without_a_nextn_row_is_named_as_such() -> None:
+    """A runtime with no row for NextN checkpoints is refused in their terms, not DFlash's."""
+    with pytest.raises(ConfigError) as caught:
+        run_check(files("draft", NEXTN, header(61)), files("target", DEEPSEEK_V3), "reference")
+    assert "has no reading of NextN checkpoints" in str(caught.value)
+    assert "runtimes for NextN checkpoints" in (caught.value.hint or "")
 
 
 @pytest.mark.parametrize(
