@@ -35,6 +35,7 @@ from dflash_check.check.formats.common import (
 )
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
+from dflash_check.knowledge.runtimes.rows import AUX_READING, DSPARK_AUX_MODEL_TYPE, DSPARK_IDS
 from dflash_check.views import (
     DFlashFacts,
     DraftMethod,
@@ -63,12 +64,14 @@ ARCHITECTURE_RUNTIMES: dict[str, tuple[str, ...]] = {
 }
 ARCHITECTURES: dict[str, DraftMethod] = {a: "dspark" for a in ARCHITECTURE_RUNTIMES}
 
-IDS_KEY = "dspark_target_layer_ids"
+IDS_KEY = DSPARK_IDS
 # vLLM reads a deepseek_v41 draft's dspark_target_layer_ids as raw aux indices k (the residual
 # stream after k layers) and every other list with +1 (eagle3_utils.py:125-135), so in DFlash
 # layer-output numbering a deepseek_v41 id is t = k - V41_AUX_SHIFT.
-V41_MODEL_TYPE = "deepseek_v41"
-V41_AUX_SHIFT = 1
+V41_MODEL_TYPE = DSPARK_AUX_MODEL_TYPE
+V41_AUX_SHIFT = -AUX_READING
+# Every key a DSpark mask (noise) token id is read from, in SGLang's order (dspark_config.py
+# :277-288: dspark_noise_token_id, {**dflash_config, **dspark_config}, text_config, top level).
 MASK_KEYS = (
     "dspark_noise_token_id",
     "dspark_config.mask_token_id",

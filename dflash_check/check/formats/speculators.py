@@ -24,6 +24,7 @@ from dflash_check.check.formats.common import (
 from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.runtimes import read_id_keys
+from dflash_check.knowledge.runtimes.rows import AUX_READING, SPECULATORS_AUX_IDS
 from dflash_check.views import (
     DFlash2Facts,
     DFlashFacts,
@@ -36,9 +37,10 @@ from dflash_check.views import (
 MODEL_TYPE = "dflash"
 METHODS: dict[str, str] = {"dflash": "dflash", "dflash2": "dflash2", "dspark": "dspark"}
 """speculators_model_type -> the drafting method the vLLM loader of that name builds."""
-AUX_KEY = "aux_hidden_state_layer_ids"
-# vLLM aux index k is the residual stream after k layers: DFlash id t = k - AUX_SHIFT.
-AUX_SHIFT = 1
+AUX_KEY = SPECULATORS_AUX_IDS
+# vLLM aux index k is the residual stream after k layers: DFlash id t = k - AUX_SHIFT (the
+# runtime table's aux reading, to_output = AUX_READING).
+AUX_SHIFT = -AUX_READING
 
 
 def normalise(files: ModelFiles) -> DraftView:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dflash_check.check.formats import format_named
+from dflash_check.check.formats import dspark, format_named
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     Issue,
@@ -14,6 +14,7 @@ from dflash_check.check.rules.base import (
     rule,
 )
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.runtimes import PROFILES_BY_NAME
 from dflash_check.views import DFlashFacts, DraftView, DSparkFacts
 
 
@@ -150,18 +151,12 @@ def _vllm_markov(d: DraftView, k: DSparkFacts) -> Iterator[Issue]:
 
 
 # The order in which each engine takes a DSpark mask token id from the keys it reads (dotted
-# paths as in DraftView.mask_sources). vLLM: vllm/v1/worker/gpu/spec_decode/utils.py:92-114
-# (dflash_config, top level, then dspark_noise_token_id); SGLang: dspark_config.py:277-288
-# (dspark_noise_token_id, {**dflash_config, **dspark_config}, text_config, top level).
+# paths as in DraftView.mask_sources): SGLang's is the order the normaliser reads them in;
+# vLLM's is its runtime row's mask keys (spec_decode/utils.py:92-114: dflash_config, top
+# level, then dspark_noise_token_id), restricted to DSpark's.
 DSPARK_MASK_ORDER: dict[str, tuple[str, ...]] = {
-    VLLM.name: ("dflash_config.mask_token_id", "mask_token_id", "dspark_noise_token_id"),
-    SGLANG.name: (
-        "dspark_noise_token_id",
-        "dspark_config.mask_token_id",
-        "dflash_config.mask_token_id",
-        "text_config.mask_token_id",
-        "mask_token_id",
-    ),
+    VLLM.name: tuple(k for k in PROFILES_BY_NAME[VLLM.name].mask_keys if k in dspark.MASK_KEYS),
+    SGLANG.name: dspark.MASK_KEYS,
 }
 
 

@@ -19,6 +19,7 @@ from dflash_check.knowledge.engines import (
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.runtimes.rows import (
     AUX_READING,
+    DSPARK_AUX_MODEL_TYPE,
     DSPARK_IDS,
     EAGLE_AUX_IDS,
     NESTED_EAGLE_IDS,
@@ -72,7 +73,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
             IdReading(EAGLE_AUX_IDS, AUX_READING),
             IdReading(NESTED_IDS),
             # DeepSeek-V4.1 DSpark drafts state aux indices (eagle3_utils.py:125-135).
-            IdReading(DSPARK_IDS, AUX_READING, draft_model_type="deepseek_v41"),
+            IdReading(DSPARK_IDS, AUX_READING, draft_model_type=DSPARK_AUX_MODEL_TYPE),
             IdReading(DSPARK_IDS),
             IdReading(TOP_IDS),
             IdReading("dflash_config.layer_ids", AUX_READING),
