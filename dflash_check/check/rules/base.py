@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.tokenizers import TokenizerComparison
@@ -43,6 +44,11 @@ class PairContext:
     speculative_method: str | None = None
     """The ``method`` the engine is asked for (``--speculative-method``, vLLM's
     ``speculative_config.method``), if given; None: the engine detects it from the draft."""
+
+    @cached_property
+    def selected(self) -> frozenset[str]:
+        """The names of the runtimes being checked (rules that speak for one engine ask)."""
+        return frozenset(p.name for p in self.profiles)
 
 
 @dataclass(frozen=True)

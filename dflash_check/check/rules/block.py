@@ -98,7 +98,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     if d.dspark is not None:
         return  # DSpark's block size counts draft tokens; engines derive N from it
     block, most = f.block_size, f.block_size - 1
-    selected = {p.name for p in ctx.profiles}
+    selected = ctx.selected
     where = f"draft {d.name} was trained with {f.block_size_key} {block}"
     # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
     vllm_runners = [name for name in (VLLM.name, "vllm-v1") if name in selected]
@@ -152,7 +152,7 @@ def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
     """Flag sample_from_anchor: true for vLLM."""
     d, f = ctx.draft, ctx.draft.dflash
     key = f.sample_from_anchor_key if f is not None else None
-    if key is None or VLLM.name not in {p.name for p in ctx.profiles}:
+    if key is None or VLLM.name not in ctx.selected:
         return
     yield Issue(
         f"draft {d.name}: {key} is true; vllm refuses it at load: "

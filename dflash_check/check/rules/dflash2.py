@@ -79,7 +79,7 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
     d, facts = ctx.draft, ctx.draft.dflash2
     if facts is None:
         return
-    selected = {p.name for p in ctx.profiles}
+    selected = ctx.selected
     values = {name: (value, key) for name, value, key in facts.keys}
     nested = {
         name: (value if key == f"dflash_config.{name}" else None)
@@ -298,11 +298,7 @@ def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
 def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
     """Warn for SGLang when a DFlash 2 draft meets a target with a quantised LM head."""
     d, t = ctx.draft, ctx.target
-    if (
-        d.dflash2 is None
-        or t.lm_head_quantization is None
-        or SGLANG.name not in {p.name for p in ctx.profiles}
-    ):
+    if d.dflash2 is None or t.lm_head_quantization is None or SGLANG.name not in ctx.selected:
         return
     yield Issue(
         f"target {t.name} quantises its lm_head ({t.lm_head_quantization}, "

@@ -59,7 +59,7 @@ _MIXED = {
 def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, layer kinds, windows and keys the runtime's loader rejects."""
     d = ctx.draft
-    selected = {p.name for p in ctx.profiles}
+    selected = ctx.selected
 
     def each(rejects: dict[str, str], problem: str, key: str) -> Iterator[Issue]:
         for name, message in rejects.items():

@@ -249,7 +249,7 @@ def check_eagle3_rope(ctx: PairContext) -> Iterator[Issue]:
 def check_eagle3_llamacpp(ctx: PairContext) -> Iterator[Issue]:
     """Check the two keys llama.cpp's converter detects an EAGLE-3 head by."""
     d = ctx.draft
-    if LLAMACPP.name not in {p.name for p in ctx.profiles}:
+    if LLAMACPP.name not in ctx.selected:
         return
     missing = []
     if d.draft_vocab_size is None:
