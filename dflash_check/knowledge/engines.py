@@ -293,6 +293,10 @@ VLLM = Engine(
     ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
     drivable=True,
 )
+VLLM_V1 = "vllm-v1"
+"""The runtime of vLLM's Model Runner V1 (opt-in: CPU builds and releases before 0.34 run it)."""
+VLLM_RUNNERS = (VLLM.name, VLLM_V1)
+"""vLLM's runtimes, V2 first: a rule about every vLLM runner names these."""
 
 # --- SGLang ------------------------------------------------------------------------------------
 

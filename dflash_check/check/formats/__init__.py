@@ -24,7 +24,7 @@ from dflash_check.check.formats import (
 )
 from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
-from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM, VLLM_033
+from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM, VLLM_033, VLLM_RUNNERS
 from dflash_check.views import DraftView, ModelFiles
 
 V033 = VLLM_033.source
@@ -140,7 +140,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         ),
         numbering="vLLM aux indices k = t + 1 (k is the residual stream after k layers); "
         "converted once to DFlash ids t = k - 1, and the conversion is shown in the report",
-        runtimes=(VLLM.name, "vllm-v1"),
+        runtimes=VLLM_RUNNERS,
         dflash_config_keys=False,
         source="vllm-project/speculators@c05b95b3:src/speculators/convert/dflash/converter.py; "
         "vLLM's speculators loader (speculators/algos.py)",
@@ -214,7 +214,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         ),
         numbering="DFlash layer-output ids: vLLM's V2 reader adds 1 to the top-level list; SGLang "
         "adds 1 before a Muse Glimmer target's raw hook, as its DFlash hooks do elsewhere",
-        runtimes=(VLLM.name, "vllm-v1", SGLANG.name),
+        runtimes=(*VLLM_RUNNERS, SGLANG.name),
         dflash_config_keys=False,
         source=f"{V033}:vllm/model_executor/models/registry.py:674-675, "
         "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:136-140; sglang 0.5.23: "
@@ -241,7 +241,7 @@ FORMATS: tuple[DraftFormat, ...] = (
             ("attention", "top-level layer_types, one uniform entry per draft layer"),
         ),
         numbering="DFlash layer-output ids (the runners add 1 on the dflash_config path)",
-        runtimes=(VLLM.name, "vllm-v1", SGLANG.name),
+        runtimes=(*VLLM_RUNNERS, SGLANG.name),
         dflash_config_keys=True,
         source=f"{V033}:vllm/model_executor/models/laguna_dflash.py:44-60, "
         ":78-91, :238-258, registry.py:696; sglang 0.5.23: srt/models/dflash.py:1317-1324",
@@ -261,7 +261,7 @@ FORMATS: tuple[DraftFormat, ...] = (
             ("verifier", "speculators_config.verifier.name_or_path"),
         ),
         numbering="vLLM aux indices k (hidden_states[k]); as canonical ids t = k - 1",
-        runtimes=(VLLM.name, "vllm-v1", LLAMACPP.name),
+        runtimes=(*VLLM_RUNNERS, LLAMACPP.name),
         dflash_config_keys=False,
         source=f"{V033}:vllm/transformers_utils/configs/speculators/"
         "algos.py:15-50; ggml-org/llama.cpp@0274f0fc:conversion/llama.py (Eagle3Speculator)",
@@ -286,7 +286,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         numbering="nested ids are layer outputs t (SGLang captures t + 1); top-level and "
         "legacy ids are vLLM aux indices k = t + 1; each runtime's reading is in the runtime "
         "table",
-        runtimes=(VLLM.name, "vllm-v1", SGLANG.name, TRTLLM.name, LLAMACPP.name, "specforge"),
+        runtimes=(*VLLM_RUNNERS, SGLANG.name, TRTLLM.name, LLAMACPP.name, "specforge"),
         dflash_config_keys=False,
         source="sgl-project/SpecForge@a6b6b023:specforge/algorithms/model_providers.py:188-211, "
         "configs/*-eagle3.json",

@@ -13,7 +13,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
-from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM, VLLM_RUNNERS
 
 
 @rule(
@@ -101,7 +101,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     selected = ctx.selected
     where = f"draft {d.name} was trained with {f.block_size_key} {block}"
     # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
-    vllm_runners = [name for name in (VLLM.name, "vllm-v1") if name in selected]
+    vllm_runners = [name for name in VLLM_RUNNERS if name in selected]
     hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
     for name in vllm_runners if n > most else ():
         yield Issue(

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
-from dflash_check.knowledge.engines import MLX, REFERENCE, VLLM, VLLM_033
+from dflash_check.knowledge.engines import MLX, REFERENCE, VLLM, VLLM_033, VLLM_RUNNERS, VLLM_V1
 
 V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
@@ -32,10 +32,10 @@ _VLLM_NO_WINDOW = (
 _NO_WINDOW = {
     MLX.name: "Draft config must define sliding_window for sliding_attention layers.",
     VLLM.name: _VLLM_NO_WINDOW,  # the draft model class, the same under both runners
-    "vllm-v1": _VLLM_NO_WINDOW,
+    VLLM_V1: _VLLM_NO_WINDOW,
 }
 _MIXED = {
-    "vllm-v1": "DFlash drafters with mixed sliding/full attention require the V2 model runner; "
+    VLLM_V1: "DFlash drafters with mixed sliding/full attention require the V2 model runner; "
     "relaunch with VLLM_USE_V2_MODEL_RUNNER=1.",
 }
 
@@ -54,7 +54,7 @@ _MIXED = {
     f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154).",
     "Publish the draft's config as trained: one layer_types entry per draft layer, and the "
     "sliding_window its sliding layers were trained with.",
-    runtimes=(REFERENCE.name, VLLM.name, "vllm-v1", MLX.name),
+    runtimes=(REFERENCE.name, *VLLM_RUNNERS, MLX.name),
 )
 def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, layer kinds, windows and keys the runtime's loader rejects."""

@@ -13,7 +13,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
-from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.engines import SGLANG, VLLM, VLLM_RUNNERS
 from dflash_check.knowledge.runtimes import PROFILES_BY_NAME
 from dflash_check.views import DFlashFacts, DraftView, DSparkFacts
 
@@ -244,10 +244,6 @@ def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
-# Both vLLM runners build the Laguna drafter with the same model class (laguna_dflash.py).
-_VLLM_RUNNERS = (VLLM.name, "vllm-v1")
-
-
 @rule(
     "DF028",
     "laguna-config",
@@ -264,14 +260,15 @@ _VLLM_RUNNERS = (VLLM.name, "vllm-v1")
     "needs one layer_types entry per draft layer too (models/dflash.py:171-176).",
     "Publish the Laguna draft's config as trained: ids in dflash_config, layer_types for every "
     "draft layer, and draft_vocab_size equal to the target's vocab_size.",
-    runtimes=(VLLM.name, "vllm-v1", SGLANG.name),
+    runtimes=(*VLLM_RUNNERS, SGLANG.name),
 )
 def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
     """Check what vLLM's and SGLang's Laguna DFlash loaders require of the config."""
     d, t = ctx.draft, ctx.target
     if d.format != "laguna":
         return
-    loading = set(_loading(ctx, (*_VLLM_RUNNERS, SGLANG.name)))
+    # Both vLLM runners build the Laguna drafter with the same model class (laguna_dflash.py).
+    loading = set(_loading(ctx, (*VLLM_RUNNERS, SGLANG.name)))
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
         for name in runtimes:
@@ -282,40 +279,40 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
     if d.layer_ids_key != nested:
         state = f"has them only in {d.layer_ids_key}" if d.layer_ids_key else "has none"
         yield from each(
-            _VLLM_RUNNERS,
+            VLLM_RUNNERS,
             f"Laguna DFlash draft {d.name} reads ids only from {nested}, and {state}",
             nested,
         )
     types, layers = d.layer_types, d.num_hidden_layers
     if types is None:
         yield from each(
-            _VLLM_RUNNERS, f"Laguna DFlash draft {d.name} has no layer_types", "layer_types"
+            VLLM_RUNNERS, f"Laguna DFlash draft {d.name} has no layer_types", "layer_types"
         )
     else:
         if layers is not None and len(types) != layers:
             yield from each(
-                (*_VLLM_RUNNERS, SGLANG.name) if len(types) < layers else _VLLM_RUNNERS,
+                (*VLLM_RUNNERS, SGLANG.name) if len(types) < layers else VLLM_RUNNERS,
                 f"Laguna DFlash draft {d.name}: layer_types has {len(types)} entries for "
                 f"num_hidden_layers {layers}",
                 "layer_types",
             )
         if len(set(types)) > 1:
             yield from each(
-                _VLLM_RUNNERS,
+                VLLM_RUNNERS,
                 f"Laguna DFlash draft {d.name}: layer_types mixes {', '.join(sorted(set(types)))}; "
                 "the drafter requires one kind for every layer",
                 "layer_types",
             )
     if d.draft_vocab_size is None:
         yield from each(
-            _VLLM_RUNNERS,
+            VLLM_RUNNERS,
             f"Laguna DFlash draft {d.name} has no draft_vocab_size",
             "draft_vocab_size",
         )
     elif d.draft_vocab_size != t.vocab_size:
         tkey = t.key("vocab_size")
         yield from each(
-            _VLLM_RUNNERS,
+            VLLM_RUNNERS,
             f"Laguna DFlash draft {d.name}: draft_vocab_size {d.draft_vocab_size} != target "
             f"{t.name} {tkey} {t.vocab_size}; the drafter shares the target's LM head",
             "draft_vocab_size",

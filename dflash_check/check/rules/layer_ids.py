@@ -16,7 +16,7 @@ from dflash_check.check.rules.base import (
     fmt_ids,
     rule,
 )
-from dflash_check.knowledge.engines import DFLASH_MLX, LLAMACPP, MLX, TRTLLM, VLLM
+from dflash_check.knowledge.engines import DFLASH_MLX, LLAMACPP, MLX, TRTLLM, VLLM, VLLM_RUNNERS
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
     RuntimeProfile,
@@ -293,7 +293,7 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     "checkpoints keep some keys at the top level (InternLM/lmdeploy#4991).",
     "Move the ids and mask token into dflash_config (keeping a top-level copy is harmless), "
     "and keep every copy of the ids the same list.",
-    runtimes=(VLLM.name, "vllm-v1", TRTLLM.name, LLAMACPP.name, MLX.name, DFLASH_MLX.name),
+    runtimes=(*VLLM_RUNNERS, TRTLLM.name, LLAMACPP.name, MLX.name, DFLASH_MLX.name),
 )
 def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, ids or a mask that runtime does not read where the draft keeps

@@ -15,6 +15,7 @@ from dflash_check.knowledge.engines import (
     TRTLLM,
     VLLM,
     VLLM_033,
+    VLLM_V1,
 )
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.runtimes.rows import (
@@ -95,7 +96,7 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         "feature)",
     ),
     RuntimeProfile(
-        name="vllm-v1",
+        name=VLLM_V1,
         title="vLLM Model Runner V1 (VLLM_USE_V2_MODEL_RUNNER=0, or a feature V2 lacks)",
         index_name="aux layer",
         shift=1,

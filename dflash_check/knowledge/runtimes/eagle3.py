@@ -24,6 +24,7 @@ from dflash_check.knowledge.engines import (
     TRTLLM,
     VLLM,
     VLLM_033,
+    VLLM_V1,
 )
 from dflash_check.knowledge.runtimes.dflash import FAMILY_CELLS
 from dflash_check.knowledge.runtimes.rows import (
@@ -178,7 +179,7 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
         runner="V2",
     ),
     RuntimeProfile(
-        name="vllm-v1",
+        name=VLLM_V1,
         title="vLLM, Model Runner V1 (VLLM_USE_V2_MODEL_RUNNER=0, P-EAGLE)",
         index_name="aux layer k = hidden_states[k]",
         shift=1,
