@@ -166,12 +166,15 @@ MAX_PICTURE_CELLS = 100
 """Widest layer picture drawn; longer stretches without a tapped layer are elided as '…'."""
 
 
-def picture_cells(n: int, tapped: list[int], max_valid: int) -> list[tuple[str, str]]:
+def picture_cells(
+    n: int, tapped: list[int], max_valid: int, max_cells: int = MAX_PICTURE_CELLS
+) -> list[tuple[str, str]]:
     """Return the picture's cells: one per layer (with '│' at both ends of the N present
-    ones), eliding untapped stretches as '…' so its width stays bounded whatever N or the
-    ids are (a target of 2^31-1 layers, an id of 2^31-1)."""
+    ones), eliding untapped stretches as '…' when they do not fit in ``max_cells``, so its
+    width stays bounded whatever N or the ids are (a target of 2^31-1 layers, an id of
+    2^31-1)."""
     last = max(n - 1, tapped[-1] if tapped else 0)
-    wanted = set(tapped[: MAX_PICTURE_CELLS // 2])
+    wanted = set(tapped[: max_cells // 2])
     cells: list[tuple[str, str]] = [("│", "")]
 
     def cell(layer: int) -> tuple[str, str]:
@@ -182,7 +185,7 @@ def picture_cells(n: int, tapped: list[int], max_valid: int) -> list[tuple[str, 
         return ("·", "dim")
 
     # Draw every layer when it fits; else the tapped ones, the ends, and '…' between.
-    if last + 1 <= MAX_PICTURE_CELLS - 2:
+    if last + 1 <= max_cells - 2:
         marks = list(range(last + 1))
     else:
         marks = sorted(wanted | {0, n - 1, n, last} - {-1})
@@ -213,7 +216,9 @@ def layer_picture(report: CheckReport, width: int) -> list[Text]:
     tapped = set(res.layer_ids)
     prefix = f"target layers 0–{n - 1} "
     line = Text(prefix)
-    for char, style in picture_cells(n, sorted(tapped), res.max_valid_id):
+    # One cell per layer while that fits the line; longer targets are drawn elided.
+    cells = min(MAX_PICTURE_CELLS, max(width - len(prefix), 24))
+    for char, style in picture_cells(n, sorted(tapped), res.max_valid_id, cells):
         line.append(char, style=style)
     beyond = [t for t in sorted(tapped) if t >= n]
     rule = (
