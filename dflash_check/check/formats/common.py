@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
 from dflash_check.views import IdSource, ModelFiles, TensorInfo, find_fc_weight
 
@@ -57,6 +58,26 @@ DFLASH2_MODULES = ("attention_conv.", "mlp_conv.", "candidate_selector.")
 # Tensors that would make a draft own a vocabulary-sized table instead of borrowing the
 # target's embedding and LM head (the DFlash design).
 _VOCAB_TENSOR_SUFFIXES = ("embed_tokens.weight", "lm_head.weight")
+
+
+def speculators_layer(top: FieldReader, files: ModelFiles, kind: str) -> FieldReader:
+    """Return a speculators-format config's ``transformer_layer_config``, where it keeps its
+    dimensions; without it the ``kind`` (draft, head) cannot be read: one ConfigError."""
+    layer = top.child("transformer_layer_config")
+    if layer is None:
+        raise ConfigError(
+            f"{files.who}: {files.config_location}: field 'transformer_layer_config' is "
+            f"missing (a speculators-format {kind} keeps its dimensions there)"
+        )
+    return layer
+
+
+def speculators_verifier(top: FieldReader) -> str | None:
+    """Return the target a speculators-format config was trained for
+    (``speculators_config.verifier.name_or_path``), if stated."""
+    spec = top.child("speculators_config")
+    verifier = spec.child("verifier") if spec is not None else None
+    return verifier.string("name_or_path") if verifier is not None else None
 
 
 def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:

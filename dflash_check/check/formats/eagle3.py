@@ -19,8 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dflash_check.check.formats.common import file_fields, id_sources
-from dflash_check.errors import ConfigError
+from dflash_check.check.formats.common import (
+    file_fields,
+    id_sources,
+    speculators_layer,
+    speculators_verifier,
+)
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.runtimes import AUX_READING, IdReading, read_id_keys
 from dflash_check.knowledge.runtimes.eagle3 import LEGACY_AUX, NESTED_AUX, TOP_AUX
@@ -108,23 +112,13 @@ def _normalise(files: ModelFiles, format_name: str) -> DraftView:
     eagle = top.child("eagle_config")  # not an object: one line naming the field
     dims = top
     if format_name == "speculators-eagle3":
-        layer = top.child("transformer_layer_config")
-        if layer is None:
-            raise ConfigError(
-                f"{files.who}: {files.config_location}: field 'transformer_layer_config' is "
-                "missing (a speculators-format head keeps its dimensions there)"
-            )
-        dims = layer
+        dims = speculators_layer(top, files, "head")
     hidden = dims.integer("hidden_size", required=True)
     assert hidden is not None  # required=True guarantees it
     # Every key some runtime reads (vLLM's reader also applies the DFlash-style keys to heads).
     sources = id_sources(top, read_id_keys())
     ids, key, conversion = trained_ids(format_name, sources)
-    verifier = None
-    spec = top.child("speculators_config") if format_name == "speculators-eagle3" else None
-    verifier_reader = spec.child("verifier") if spec is not None else None
-    if verifier_reader is not None:
-        verifier = verifier_reader.string("name_or_path")
+    verifier = speculators_verifier(top) if format_name == "speculators-eagle3" else None
     use_aux = eagle.data.get("use_aux_hidden_state", True) if eagle is not None else True
     lm_head = _tensor(files.tensors, "lm_head.weight")
     facts = Eagle3Facts(

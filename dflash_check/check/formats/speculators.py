@@ -19,9 +19,10 @@ from dflash_check.check.formats.common import (
     first_null,
     first_value,
     id_sources,
+    speculators_layer,
+    speculators_verifier,
     token_id_facts,
 )
-from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.runtimes import read_id_keys
 from dflash_check.knowledge.runtimes.rows import AUX_READING, SPECULATORS_AUX_IDS
@@ -46,12 +47,7 @@ AUX_SHIFT = -AUX_READING
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a speculators-format DFlash draft."""
     top = FieldReader(files.who, files.config_location, files.config)
-    layer = top.child("transformer_layer_config")
-    if layer is None:
-        raise ConfigError(
-            f"{files.who}: {files.config_location}: field 'transformer_layer_config' is missing "
-            "(a speculators-format draft keeps its dimensions there)"
-        )
+    layer = speculators_layer(top, files, "draft")
     hidden = layer.integer("hidden_size", required=True)
     assert hidden is not None  # required=True guarantees it
     aux = top.integers(AUX_KEY)
@@ -65,9 +61,7 @@ def normalise(files: ModelFiles) -> DraftView:
     mask, mask_key = first_value((top,), "mask_token_id")
     block, block_key = first_value((top,), "block_size")
     ntl, ntl_key = first_value((top,), "num_target_layers")
-    spec = top.child("speculators_config")
-    verifier_reader = spec.child("verifier") if spec is not None else None
-    verifier = verifier_reader.string("name_or_path") if verifier_reader is not None else None
+    verifier = speculators_verifier(top)
     tokens = special_token_ids((layer, top))
     method = METHODS.get(str(top.data.get("speculators_model_type")), "dflash")
     facts = DFlashFacts(
