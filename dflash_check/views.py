@@ -312,6 +312,13 @@ class DraftView:
                     + ("present" if self.method in methods else "absent")
                 )
 
+    def fc_unverified(self, no_header: str) -> str:
+        """Return why fc.weight's shape is unknown: no such tensor in the header, else why
+        there is no header (``no_header`` when the source did not say)."""
+        if self.has_safetensors:
+            return "no fc.weight tensor in the safetensors header"
+        return self.unverified_reason or no_header
+
 
 def _names_lm_head(name: object) -> bool:
     """Return whether a module name or pattern in a quantisation config is the LM head."""

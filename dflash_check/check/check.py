@@ -64,11 +64,7 @@ def rules_not_checked(draft: DraftView) -> tuple[NotChecked, ...]:
     eagle3 = draft.method == "eagle3"
     if draft.fc_weight_shape is not None or not (eagle3 or draft.target_layer_ids):
         return ()
-    reason = (
-        "no fc.weight tensor in the safetensors header"
-        if draft.has_safetensors
-        else draft.unverified_reason or "no safetensors header"
-    )
+    reason = draft.fc_unverified("no safetensors header")
     return (NotChecked("DF034" if eagle3 else "DF005", f"fc width: {reason}"),)
 
 

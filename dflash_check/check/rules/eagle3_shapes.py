@@ -37,11 +37,7 @@ def check_eagle3_fc_width(ctx: PairContext) -> Iterator[Issue]:
     d, t = ctx.draft, ctx.target
     shape = d.fc_weight_shape
     if shape is None:
-        why = (
-            "no fc.weight tensor in the safetensors header"
-            if d.has_safetensors
-            else d.unverified_reason or "has no safetensors file"
-        )
+        why = d.fc_unverified("has no safetensors file")
         yield Issue(
             f"EAGLE-3 head {d.name}: {why}; fc width not verified",
             severity=Severity.WARNING,
