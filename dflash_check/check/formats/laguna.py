@@ -12,10 +12,7 @@ the keys that way, and DF028 says where vLLM needs them.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dflash_check.check.formats.zlab import read_dflash_config_draft
-from dflash_check.fields import FieldReader
 from dflash_check.views import DraftMethod, DraftView, ModelFiles
 
 ARCHITECTURES: dict[str, DraftMethod] = {"DFlashLagunaForCausalLM": "dflash"}
@@ -23,6 +20,4 @@ ARCHITECTURES: dict[str, DraftMethod] = {"DFlashLagunaForCausalLM": "dflash"}
 
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a Laguna DFlash draft."""
-    top = FieldReader(files.who, files.config_location, files.config)
-    view = read_dflash_config_draft(files, "laguna", ARCHITECTURES)
-    return replace(view, model_type=top.string("model_type"))
+    return read_dflash_config_draft(files, "laguna", ARCHITECTURES, read_model_type=True)

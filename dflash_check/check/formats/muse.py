@@ -13,10 +13,7 @@ when present, then the top level), which is how both engines read them.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dflash_check.check.formats.zlab import read_dflash_config_draft
-from dflash_check.fields import FieldReader
 from dflash_check.views import DraftMethod, DraftView, ModelFiles
 
 ARCHITECTURES: dict[str, DraftMethod] = {"MuseGlimmerAssistantModel": "dflash"}
@@ -24,6 +21,4 @@ ARCHITECTURES: dict[str, DraftMethod] = {"MuseGlimmerAssistantModel": "dflash"}
 
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a Muse Glimmer assistant draft."""
-    top = FieldReader(files.who, files.config_location, files.config)
-    view = read_dflash_config_draft(files, "muse", ARCHITECTURES)
-    return replace(view, model_type=top.string("model_type"))
+    return read_dflash_config_draft(files, "muse", ARCHITECTURES, read_model_type=True)

@@ -35,9 +35,14 @@ ARCHITECTURES: dict[str, DraftMethod] = {
 
 
 def read_dflash_config_draft(
-    files: ModelFiles, format_name: str, methods: dict[str, DraftMethod]
+    files: ModelFiles,
+    format_name: str,
+    methods: dict[str, DraftMethod],
+    read_model_type: bool = False,
 ) -> DraftView:
-    """Read a draft that keeps its DFlash keys in ``dflash_config`` (or at the top level)."""
+    """Read a draft that keeps its DFlash keys in ``dflash_config`` (or at the top level);
+    ``read_model_type``: keep its top-level ``model_type`` (vLLM routes Muse and Laguna
+    drafts by it)."""
     top = FieldReader(files.who, files.config_location, files.config)
     architectures = top.strings("architectures") or ()
     method = next((methods[a] for a in architectures if a in methods), "dflash")
@@ -76,6 +81,7 @@ def read_dflash_config_draft(
         token_ids=token_id_facts(mask_key, mask, tokens),
         dflash=facts,
         dflash2=dflash2,
+        model_type=top.string("model_type") if read_model_type else None,
         **draft_fields(files, top, dflash),
     )
 
