@@ -21,7 +21,12 @@ def first_value(readers: Readers, key: str, read: str = "integer") -> tuple[Any,
     """
     for reader in readers:
         if reader is not None and reader.has(key):
-            value = reader.integers(key) if read == "integers" else reader.integer(key, minimum=0)
+            if read == "integers":
+                value: Any = reader.integers(key)
+            elif read == "string":
+                value = reader.string(key)
+            else:
+                value = reader.integer(key, minimum=0)
             return value, f"{reader.prefix}{key}"
     return None, None
 

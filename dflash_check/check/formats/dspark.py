@@ -24,7 +24,6 @@ read another one first.
 from __future__ import annotations
 
 from dflash_check.check.formats.common import (
-    Readers,
     at_path,
     dflash_config_facts,
     draft_fields,
@@ -88,14 +87,6 @@ MARKOV_KEYS = (
 )
 
 
-def first_string(readers: Readers, key: str) -> tuple[str | None, str | None]:
-    """Return the first non-null string ``key`` among ``readers`` and its dotted path."""
-    for reader in readers:
-        if reader is not None and reader.has(key):
-            return reader.string(key), f"{reader.prefix}{key}"
-    return None, None
-
-
 def mask_sources(top: FieldReader) -> tuple[tuple[str, int], ...]:
     """Return every mask token id the config states, with its dotted key (``MASK_KEYS`` order)."""
     out = []
@@ -141,7 +132,7 @@ def normalise(files: ModelFiles) -> DraftView:
     rank, rank_key = first_value((top,), "dspark_markov_rank")
     if rank is None:
         rank, rank_key = first_value((*nested, text, top), "markov_rank")
-    head_type, head_type_key = first_string((*nested, text, top), "markov_head_type")
+    head_type, head_type_key = first_value((*nested, text, top), "markov_head_type", read="string")
     ntl, ntl_key = first_value((top, dflash), "num_target_layers")
     tokens = special_token_ids((top,))
     return DraftView(

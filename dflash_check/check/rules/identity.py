@@ -41,6 +41,8 @@ VARIANT_SUFFIXES = (
     "4bit",
     "8bit",
 )
+# The order _strip_variant tries them in, longest first; sorted once, not on every call.
+_SUFFIXES_LONGEST_FIRST = sorted(VARIANT_SUFFIXES, key=len, reverse=True)
 
 
 def model_name_parts(name: str) -> tuple[str | None, str]:
@@ -64,7 +66,7 @@ def _strip_variant(name: str) -> str:
     changed = True
     while changed:
         changed = False
-        for suffix in sorted(VARIANT_SUFFIXES, key=len, reverse=True):
+        for suffix in _SUFFIXES_LONGEST_FIRST:
             if name.endswith("-" + suffix):
                 name = name[: -len(suffix) - 1]
                 changed = True
