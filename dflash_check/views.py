@@ -404,11 +404,17 @@ def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> tup
     return tuple(round(start + i * span / (num_draft_layers - 1)) for i in range(num_draft_layers))
 
 
+def find_tensor(tensors: Mapping[str, TensorInfo], name: str) -> tuple[str, TensorInfo] | None:
+    """Return the header entry ``name``, else the first (sorted) one under a module prefix
+    (``model.name``), if any."""
+    if name in tensors:
+        return name, tensors[name]
+    for key in sorted(tensors):
+        if key.endswith("." + name):
+            return key, tensors[key]
+    return None
+
+
 def find_fc_weight(tensors: Mapping[str, TensorInfo]) -> tuple[str, TensorInfo] | None:
     """Return the draft's ``fc.weight`` entry (possibly under a module prefix), if any."""
-    if "fc.weight" in tensors:
-        return "fc.weight", tensors["fc.weight"]
-    for name in sorted(tensors):
-        if name.endswith(".fc.weight"):
-            return name, tensors[name]
-    return None
+    return find_tensor(tensors, "fc.weight")

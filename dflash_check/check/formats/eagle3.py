@@ -34,6 +34,7 @@ from dflash_check.views import (
     IdSource,
     ModelFiles,
     TensorInfo,
+    find_tensor,
     rope_facts,
     special_token_ids,
 )
@@ -75,12 +76,8 @@ def _tensor(
     tensors: Mapping[str, TensorInfo] | None, name: str
 ) -> tuple[str, tuple[int, ...]] | None:
     """Return (dtype, shape) of the tensor ``name`` (or ``*.name``) in a header, if present."""
-    if tensors is None:
-        return None
-    for key in sorted(tensors):
-        if key == name or key.endswith("." + name):
-            return tensors[key].dtype, tensors[key].shape
-    return None
+    found = find_tensor(tensors, name) if tensors is not None else None
+    return (found[1].dtype, found[1].shape) if found else None
 
 
 def trained_ids(
