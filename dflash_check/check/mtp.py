@@ -18,10 +18,9 @@ from dflash_check.check.report import Finding, Severity, Verdict
 from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
 from dflash_check.check.target import normalise_target
 from dflash_check.fields import FieldReader
-from dflash_check.knowledge.engines import VLLM as VLLM_ENGINE
+from dflash_check.knowledge.engines import VLLM, VLLM_033
 from dflash_check.knowledge.mtp import (
     MTP_KEYS,
-    VLLM,
     EngineMtp,
     MtpFamily,
     Placement,
@@ -203,16 +202,16 @@ def _finding(rule: str, message: str, hint: str, field: str | None = None) -> Fi
 
 def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:
     """vLLM's reading of num_speculative_tokens against k (speculative.py:1600-1612)."""
-    if tokens <= k or not any(r.engine == VLLM_ENGINE.name and r.match for r in engines):
+    if tokens <= k or not any(r.engine == VLLM.name and r.match for r in engines):
         return
     if tokens % k:
         yield Finding(
             "DF044",
             Severity.ERROR,
-            VLLM_ENGINE.name,
+            VLLM.name,
             f"num_speculative_tokens {tokens} is more than the target's {k} MTP layers and not "
             f"a multiple of them: vLLM refuses it ('must be divisible by n_predict={k}', "
-            f"{VLLM}:vllm/config/speculative.py:1604-1612)",
+            f"{VLLM_033.source}:vllm/config/speculative.py:1604-1612)",
             f"use {k} or a multiple of {k}",
             model="target",
         )
@@ -220,10 +219,10 @@ def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iter
         yield Finding(
             "DF045",
             Severity.INFO,
-            VLLM_ENGINE.name,
+            VLLM.name,
             f"num_speculative_tokens {tokens} reruns the target's {k} MTP layer(s) "
             f"{tokens // k} times per step; vLLM warns the acceptance rate may drop "
-            f"({VLLM}:vllm/config/speculative.py:1486-1495)",
+            f"({VLLM_033.source}:vllm/config/speculative.py:1486-1495)",
             f"{k} draft tokens use each MTP layer once",
             model="target",
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM, VLLM_033
 
 MTP_KEYS: tuple[str, ...] = ("mtp_num_hidden_layers", "num_mtp_modules", "num_nextn_predict_layers")
 """The keys that count a target's MTP layers, in the order they are taken as k when a config
@@ -19,9 +19,10 @@ multimodal wrappers); MiniMax ``num_mtp_modules`` (MiniMax-M3 also states
 ``vllm/config/speculative.py:1131``); DeepSeek, GLM-5, MiMo, Nemotron 3, Step and Kimi
 ``num_nextn_predict_layers`` (Kimi states 0: none)."""
 
-VLLM = VLLM_033.source
-SGLANG = "sglang@0.5.23:sglang/srt"
-TRTLLM = "NVIDIA/TensorRT-LLM@fcd3f316"
+# Where each engine's MTP rows were read (TensorRT-LLM at the revision its MTP code was read).
+_VLLM_SRC = VLLM_033.source
+_SGLANG_SRC = "sglang@0.5.23:sglang/srt"
+_TRTLLM_SRC = "NVIDIA/TensorRT-LLM@fcd3f316"
 
 Placement = Literal["after", "mtp_layers", "mtp"]
 """Where a checkpoint keeps its MTP weights: ``after`` the decoder (``model.layers.{N}`` …
@@ -49,31 +50,31 @@ FAMILIES: tuple[MtpFamily, ...] = (
         "DeepSeek-V3/R1/V3.2, GLM-5",
         ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k2"),
         "after",
-        f"{VLLM}:vllm/model_executor/models/deepseek_mtp.py:151-163,541-575",
+        f"{_VLLM_SRC}:vllm/model_executor/models/deepseek_mtp.py:151-163,541-575",
     ),
     MtpFamily(
         "MiMo",
         ("mimo",),
         "mtp_layers",
-        f"{VLLM}:vllm/model_executor/models/mimo_mtp.py:96-115,183",
+        f"{_VLLM_SRC}:vllm/model_executor/models/mimo_mtp.py:96-115,183",
     ),
     MtpFamily(
         "Nemotron-H (Nemotron 3)",
         ("nemotron_h",),
         "mtp",
-        f"{VLLM}:vllm/model_executor/models/nemotron_h_mtp.py:424,462",
+        f"{_VLLM_SRC}:vllm/model_executor/models/nemotron_h_mtp.py:424,462",
     ),
     MtpFamily(
         "Qwen3-Next",
         ("qwen3_next",),
         "mtp",
-        f"{VLLM}:vllm/model_executor/models/qwen3_next_mtp.py:231-241",
+        f"{_VLLM_SRC}:vllm/model_executor/models/qwen3_next_mtp.py:231-241",
     ),
     MtpFamily(
         "Qwen3.5/3.6",
         ("qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"),
         "mtp",
-        f"{VLLM}:vllm/model_executor/models/qwen3_5_mtp.py:302-318",
+        f"{_VLLM_SRC}:vllm/model_executor/models/qwen3_5_mtp.py:302-318",
     ),
 )
 """Families whose MTP weight names were read; for any other the weights are not looked for."""
@@ -104,21 +105,21 @@ class EngineMtp:
 _VLLM_ASK = '--speculative-config \'{"method": "mtp", "num_speculative_tokens": {k}}\''
 _VLLM_TOKENS = (
     "default k; above k only multiples of k (the layers are rerun), "
-    f"{VLLM}:vllm/config/speculative.py:1600-1612"
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1600-1612"
 )
 _VLLM_MISSING = (
     "refuses to load: 'MTP speculative decoding layer {N} weights missing from checkpoint' "
-    f"({VLLM}:vllm/model_executor/models/deepseek_mtp.py:529-538)"
+    f"({_VLLM_SRC}:vllm/model_executor/models/deepseek_mtp.py:529-538)"
 )
 _VLLM_METHOD = (
     "the per-family method names (deepseek_mtp, qwen3_5_mtp, …) are deprecated aliases of mtp, "
-    f"{VLLM}:vllm/config/speculative.py:1246-1250"
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
 )
 _SGL_ASK = "--speculative-algorithm NEXTN (an alias of EAGLE) --speculative-num-steps {k}"
 _SGL_ASK_PATH = _SGL_ASK + " --speculative-draft-model-path <the target>"
 _SGL_ONE_LAYER = (
     "builds one MTP layer (num_nextn_predict_layers set to 1) and reruns it per step, "
-    f"{SGLANG}/configs/model_config.py"
+    f"{_SGLANG_SRC}/configs/model_config.py"
 )
 
 
@@ -130,13 +131,13 @@ def _vllm(
 ) -> EngineMtp:
     """One branch of vLLM's ``hf_config_override``: how it asks and what it builds."""
     return EngineMtp(
-        "vllm",
+        VLLM.name,
         match,
         draft,
         _VLLM_ASK,
         _VLLM_TOKENS,
         on_missing,
-        f"{VLLM}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
+        f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
     )
 
 
@@ -166,66 +167,68 @@ MTP_ENGINE_ROWS: tuple[EngineMtp, ...] = (
         "1118-1134",
     ),
     EngineMtp(
-        "vllm",
+        VLLM.name,
         (),
         "none: vLLM 0.33.0 maps no MTP draft for this architecture",
         "not available",
         "-",
         "-",
-        f"{VLLM}:vllm/config/speculative.py:710-1165 (hf_config_override has no branch for it)",
+        f"{_VLLM_SRC}:vllm/config/speculative.py:710-1165 "
+        "(hf_config_override has no branch for it)",
     ),
     # SGLang 0.5.23 swaps the target's architecture for its NextN/MTP class when the draft is
     # the target (ModelConfig, is_draft_model), and fills the draft path in itself only for
     # the DeepSeek family (speculative_hook.py:1120-1147).
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         ("DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"),
         "DeepseekV3ForCausalLMNextN (weights from model.layers.{N})",
         _SGL_ASK + " (the draft path defaults to the target)",
         "one MTP layer rerun per step (not verified for k > 1)",
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1032-1036; {SGLANG}/models/deepseek_nextn.py:123; "
-        f"{SGLANG}/arg_groups/speculative_hook.py:109-115,1120-1147",
+        f"{_SGLANG_SRC}/configs/model_config.py:1032-1036; "
+        f"{_SGLANG_SRC}/models/deepseek_nextn.py:123; "
+        f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:109-115,1120-1147",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         ("GlmMoeDsaForCausalLM",),
         "GlmMoeDsaForCausalLMNextN",
         _SGL_ASK + " (the draft path defaults to the target)",
         "not verified",
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1038-1039; "
-        f"{SGLANG}/arg_groups/speculative_hook.py:1120-1147",
+        f"{_SGLANG_SRC}/configs/model_config.py:1038-1039; "
+        f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:1120-1147",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         ("DeepseekV4ForCausalLM",),
         "DeepseekV4ForCausalLMNextN (one layer), or its DSpark head when the checkpoint has one",
         _SGL_ASK + " (the draft path defaults to the target)",
         "one MTP layer (num_nextn_predict_layers set to 1)",
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1041-1060",
+        f"{_SGLANG_SRC}/configs/model_config.py:1041-1060",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         ("MiMoForCausalLM",),
         "MiMoMTP",
         _SGL_ASK_PATH,
         "not verified",
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1093",
+        f"{_SGLANG_SRC}/configs/model_config.py:1093",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         ("Qwen3NextForCausalLM",),
         "Qwen3NextForCausalLMMTP",
         _SGL_ASK_PATH,
         _SGL_ONE_LAYER,
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1134-1136",
+        f"{_SGLANG_SRC}/configs/model_config.py:1134-1136",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         (
             "Qwen3_5ForConditionalGeneration",
             "Qwen3_5MoeForConditionalGeneration",
@@ -236,51 +239,52 @@ MTP_ENGINE_ROWS: tuple[EngineMtp, ...] = (
         _SGL_ASK_PATH,
         _SGL_ONE_LAYER,
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1159-1181; {SGLANG}/models/qwen3_5_mtp.py:365",
+        f"{_SGLANG_SRC}/configs/model_config.py:1159-1181; {_SGLANG_SRC}/models/qwen3_5_mtp.py:365",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         ("NemotronHForCausalLM",),
         "NemotronHForCausalLMMTP",
         _SGL_ASK_PATH,
         _SGL_ONE_LAYER,
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1198-1203",
+        f"{_SGLANG_SRC}/configs/model_config.py:1198-1203",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         ("Step3p5ForCausalLM", "Step3p7ForConditionalGeneration"),
         "Step3p5MTP",
         _SGL_ASK_PATH,
         "not verified",
         "not verified",
-        f"{SGLANG}/configs/model_config.py:1096-1097,1115-1120",
+        f"{_SGLANG_SRC}/configs/model_config.py:1096-1097,1115-1120",
     ),
     EngineMtp(
-        "sglang",
+        SGLANG.name,
         (),
         "none found: SGLang 0.5.23 swaps in no NextN/MTP class for this architecture",
         "not available",
         "-",
         "-",
-        f"{SGLANG}/configs/model_config.py:1032-1210 (no branch for it)",
+        f"{_SGLANG_SRC}/configs/model_config.py:1032-1210 (no branch for it)",
     ),
     # TensorRT-LLM: its stored source (no line numbers could be read) gives the config class;
     # which architectures its PyTorch backend builds MTP for was not read.
     EngineMtp(
-        "trtllm",
+        TRTLLM.name,
         (),
         "MTP in the PyTorch backend (one-model MTP-EAGLE when k is 1); "
         "architectures served not verified",
         "speculative_config=MTPDecodingConfig(num_nextn_predict_layers={k})",
         "max_draft_len = num_nextn_predict_layers",
         "not verified",
-        f"{TRTLLM}:tensorrt_llm/llmapi/llm_args.py (MTPDecodingConfig.set_max_total_draft_tokens, "
+        f"{_TRTLLM_SRC}:tensorrt_llm/llmapi/llm_args.py "
+        "(MTPDecodingConfig.set_max_total_draft_tokens, "
         "spec_dec_mode)",
         verified=False,
     ),
     EngineMtp(
-        "llamacpp",
+        LLAMACPP.name,
         (),
         "not verified: whether llama.cpp drafts from a GGUF's NextN layers was not read",
         "not verified",
@@ -293,7 +297,7 @@ MTP_ENGINE_ROWS: tuple[EngineMtp, ...] = (
 """Per engine, the first row whose ``match`` names the target's architecture or one of its
 model types wins; the engine's last row (empty ``match``) answers for every other target."""
 
-ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "llamacpp")
+ENGINES: tuple[str, ...] = (VLLM.name, SGLANG.name, TRTLLM.name, LLAMACPP.name)
 
 
 def engine_rows(architectures: tuple[str, ...], model_type: str | None) -> tuple[EngineMtp, ...]:
