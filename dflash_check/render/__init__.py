@@ -74,17 +74,18 @@ class OutputFormat:
         return self.renderer()(result, page)
 
 
-RUN = "dflash_check.render.run"  # the built-in renderers
+PACKAGE = "dflash_check.render"
+RUN = f"{PACKAGE}.run"  # the table and JSON renderers (one pair or a registry)
 
 OUTPUT_FORMATS: dict[str, OutputFormat] = {
     f.name: f
     for f in (
         OutputFormat("table", RUN, "render_run_table", for_terminal=True),
         OutputFormat("json", RUN, "render_run_json", error_object=True),
-        OutputFormat("sarif", RUN, "render_run_sarif", renders_failures=True),
-        OutputFormat("junit", RUN, "render_run_junit", renders_failures=True),
-        OutputFormat("github", RUN, "render_run_github", renders_failures=True),
-        OutputFormat("markdown", RUN, "render_run_markdown", renders_failures=True),
+        OutputFormat("sarif", f"{PACKAGE}.sarif", "render_sarif", renders_failures=True),
+        OutputFormat("junit", f"{PACKAGE}.junit", "render_junit", renders_failures=True),
+        OutputFormat("github", f"{PACKAGE}.github", "render_github", renders_failures=True),
+        OutputFormat("markdown", f"{PACKAGE}.markdown", "render_markdown", renders_failures=True),
     )
 }
 """Every output format by name, in the order ``--help`` lists them."""

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dflash_check.check.outcome import RunResult
 from dflash_check.check.report import Severity
 from dflash_check.render.annotations import collect_annotations
 from dflash_check.sanitize import visible
+
+if TYPE_CHECKING:
+    from dflash_check.render import Page
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -20,8 +25,11 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(result: RunResult) -> str:
-    """Render a run as workflow commands, then a one-line notice with the counts."""
+def render_github(result: RunResult, page: Page | None = None) -> str:
+    """Render a run as workflow commands, then a one-line notice with the counts.
+
+    A document: ``page`` (a width) is not used; it is there to be a ``Renderer``.
+    """
     lines = []
     for a in collect_annotations(result):
         props = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 from dflash_check.check.outcome import RunResult
 from dflash_check.check.report import Severity
@@ -10,9 +11,15 @@ from dflash_check.render.annotations import collect_annotations
 from dflash_check.render.locations import expectation_text, smoke_text
 from dflash_check.sanitize import xml_text
 
+if TYPE_CHECKING:
+    from dflash_check.render import Page
 
-def render_junit(result: RunResult) -> str:
-    """Render a run as a JUnit XML document (no timings: output is reproducible)."""
+
+def render_junit(result: RunResult, page: Page | None = None) -> str:
+    """Render a run as a JUnit XML document (no timings: output is reproducible).
+
+    A document: ``page`` (a width) is not used; it is there to be a ``Renderer``.
+    """
     name = xml_text(result.file or "dflash-check pair")
     failures = result.count("mismatch") + (
         sum(

@@ -6,10 +6,15 @@ groups them, each with the runtimes it applies to); a registry run gives one row
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import CheckReport
 from dflash_check.render.diagnostics import answer, count_text, diagnostics
 from dflash_check.render.locations import smoke_text
+
+if TYPE_CHECKING:
+    from dflash_check.render import Page
 
 
 def cell(text: str) -> str:
@@ -52,8 +57,11 @@ def outcome_text(o: PairOutcome) -> str:
     return f"{o.verdict_text}, expected {o.expect.value}{why}"
 
 
-def render_markdown(result: RunResult) -> str:
-    """Render a ``pair`` or ``registry`` run as Markdown."""
+def render_markdown(result: RunResult, page: Page | None = None) -> str:
+    """Render a ``pair`` or ``registry`` run as Markdown.
+
+    A document: ``page`` (a width) is not used; it is there to be a ``Renderer``.
+    """
     if result.file is None and len(result.outcomes) == 1:
         o = result.outcomes[0]
         lines = [f"## dflash-check: `{o.label}`", ""]

@@ -1,8 +1,8 @@
-"""Each output format's ``Renderer`` over a ``RunResult`` (the rows of ``OUTPUT_FORMATS``).
+"""The table and JSON ``Renderer``s over a ``RunResult`` (rows of ``OUTPUT_FORMATS``).
 
 The table and JSON reports of one pair differ from those of a registry (one pair's report in
-full against a line per pair), so their renderers tell the two apart; the CI formats render
-any run alike and ignore the page (a document has no width).
+full against a line per pair), so their renderers tell the two apart here; the CI formats
+render any run alike, and their rows name their own modules.
 """
 
 from __future__ import annotations
@@ -51,31 +51,3 @@ def render_run_json(result: RunResult, page: Page) -> str:
     from dflash_check.render.registry import render_registry_json
 
     return render_registry_json(result)
-
-
-def render_run_sarif(result: RunResult, page: Page) -> str:
-    """SARIF 2.1.0 (code scanning)."""
-    from dflash_check.render.sarif import render_sarif
-
-    return render_sarif(result)
-
-
-def render_run_junit(result: RunResult, page: Page) -> str:
-    """JUnit XML (a test case per pair)."""
-    from dflash_check.render.junit import render_junit
-
-    return render_junit(result)
-
-
-def render_run_github(result: RunResult, page: Page) -> str:
-    """GitHub workflow annotations."""
-    from dflash_check.render.github import render_github
-
-    return render_github(result)
-
-
-def render_run_markdown(result: RunResult, page: Page) -> str:
-    """Markdown (a job summary)."""
-    from dflash_check.render.markdown import render_markdown
-
-    return render_markdown(result)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dflash_check import __version__
 from dflash_check.check.outcome import RunResult
 from dflash_check.check.report import Severity
 from dflash_check.check.rules import ALL_RULES
 from dflash_check.render.annotations import collect_annotations
+
+if TYPE_CHECKING:
+    from dflash_check.render import Page
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -31,8 +34,11 @@ def rule_entries() -> list[dict[str, Any]]:
     ]
 
 
-def render_sarif(result: RunResult) -> str:
-    """Render a run as one SARIF log with one run."""
+def render_sarif(result: RunResult, page: Page | None = None) -> str:
+    """Render a run as one SARIF log with one run.
+
+    A document: ``page`` (a width) is not used; it is there to be a ``Renderer``.
+    """
     index = {r.id: i for i, r in enumerate(ALL_RULES)}
     results = []
     for a in collect_annotations(result):
