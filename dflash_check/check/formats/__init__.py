@@ -22,6 +22,7 @@ from dflash_check.check.formats import (
     speculators,
     zlab,
 )
+from dflash_check.check.formats.common import config_architectures
 from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
 from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM, VLLM_033, VLLM_RUNNERS
@@ -77,27 +78,19 @@ class DraftFormat:
         return runtimes is None or runtime in runtimes
 
 
-def _architectures(config: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return the string entries of ``architectures`` (ill-typed values count as none)."""
-    value = config.get("architectures")
-    if not isinstance(value, list):
-        return ()
-    return tuple(a for a in value if isinstance(a, str))
-
-
 def _is_speculators(config: Mapping[str, Any]) -> bool:
     """speculators_model_type decides, before architectures (converted files keep
     ``DFlashDraftModel`` there)."""
     kind = config.get("speculators_model_type")
     return (isinstance(kind, str) and kind in speculators.METHODS) or (
-        kind is None and "DFlashSpeculator" in _architectures(config)
+        kind is None and "DFlashSpeculator" in config_architectures(config)
     )
 
 
 def _has_architecture(names: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
     def matches(config: Mapping[str, Any]) -> bool:
         return config.get("speculators_model_type") is None and any(
-            a in names for a in _architectures(config)
+            a in names for a in config_architectures(config)
         )
 
     return matches
@@ -339,7 +332,7 @@ class OtherMethod:
 
 def _arch_contains(*needles: str) -> Callable[[Mapping[str, Any]], bool]:
     def matches(config: Mapping[str, Any]) -> bool:
-        return any(n in a.lower() for a in _architectures(config) for n in needles)
+        return any(n in a.lower() for a in config_architectures(config) for n in needles)
 
     return matches
 
@@ -372,7 +365,9 @@ OTHER_METHODS: tuple[OtherMethod, ...] = (
         "with use_aux_hidden_state false",
         lambda c: (
             _speculators_type("eagle")(c)
-            or any("eagle" in a.lower() and "eagle3" not in a.lower() for a in _architectures(c))
+            or any(
+                "eagle" in a.lower() and "eagle3" not in a.lower() for a in config_architectures(c)
+            )
             or (
                 isinstance(c.get("eagle_config"), dict)
                 and c["eagle_config"].get("use_aux_hidden_state", True) is False

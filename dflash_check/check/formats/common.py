@@ -13,6 +13,14 @@ from dflash_check.views import IdSource, ModelFiles, TensorInfo, find_fc_weight
 Readers = tuple[FieldReader | None, ...]
 
 
+def config_architectures(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the string entries of ``architectures`` (ill-typed values count as none)."""
+    value = config.get("architectures")
+    if not isinstance(value, list):
+        return ()
+    return tuple(a for a in value if isinstance(a, str))
+
+
 def first_value(readers: Readers, key: str, read: str = "integer") -> tuple[Any, str | None]:
     """Return the first non-null ``key`` among ``readers`` and its dotted path.
 

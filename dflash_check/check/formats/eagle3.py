@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dflash_check.check.formats.common import (
+    config_architectures,
     file_fields,
     id_sources,
     speculators_layer,
@@ -166,9 +167,8 @@ def normalise_speculators(files: ModelFiles) -> DraftView:
 def matches_speculators(config: Mapping[str, Any]) -> bool:
     """``speculators_model_type: eagle3`` decides (or an Eagle3Speculator without a type)."""
     kind = config.get("speculators_model_type")
-    archs = config.get("architectures")
     return kind == SPECULATORS_TYPE or (
-        kind is None and isinstance(archs, list) and "Eagle3Speculator" in archs
+        kind is None and "Eagle3Speculator" in config_architectures(config)
     )
 
 
@@ -176,8 +176,7 @@ def matches(config: Mapping[str, Any]) -> bool:
     """An EAGLE-3 architecture, or SpecForge's nested ``eagle_config`` (that keeps aux states)."""
     if config.get("speculators_model_type") is not None:
         return False
-    archs = config.get("architectures")
-    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    names = config_architectures(config)
     if any(is_eagle3_architecture(a) for a in names):
         return True
     eagle = config.get("eagle_config")

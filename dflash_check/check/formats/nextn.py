@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from dflash_check.check.formats.common import file_fields
+from dflash_check.check.formats.common import config_architectures, file_fields
 from dflash_check.fields import FieldReader
 from dflash_check.views import DraftView, ModelFiles, NextNFacts, special_token_ids
 
@@ -30,10 +30,8 @@ def is_nextn_architecture(name: str) -> bool:
 
 def matches(config: Mapping[str, Any]) -> bool:
     """A NextN architecture (DeepseekV3ForCausalLMNextN, Glm4MoeForCausalLMNextN, …)."""
-    archs = config.get("architectures")
     return config.get("speculators_model_type") is None and any(
-        isinstance(a, str) and is_nextn_architecture(a)
-        for a in (archs if isinstance(archs, list) else [])
+        is_nextn_architecture(a) for a in config_architectures(config)
     )
 
 
