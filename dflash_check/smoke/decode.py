@@ -237,14 +237,14 @@ def speculative_decode(
     t0 = time.perf_counter()
     n_prompt = len(prompt_ids)
     max_length = n_prompt + max_new_tokens
-    cache = TargetCache(target)
+    cache = TargetCache(target, block_size=block_size)
     kv = _cache_kwarg(target)
 
     # Prefill: the target reads the prompt; its layer outputs become the first context.
     prompt = torch.tensor([prompt_ids], device=device)
     out = _forward(target, kv, cache.cache, prompt, 0, output_hidden_states=True, logits_to_keep=1)
     tokens = [*prompt_ids, int(_pick(out.logits[:, -1], temperature, generator)[0])]
-    cache.crop(0)
+    cache.end_prefill(n_prompt)
     drafter.begin(prompt_ids, out.hidden_states)
     result = DecodeResult([], 0.0, rollbacks=cache.rollbacks())
     start = n_prompt  # position of the last committed token, not yet seen by the target

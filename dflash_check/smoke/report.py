@@ -40,8 +40,9 @@ class LayerRollback:
     layers: str
     """The layer kind, e.g. ``sliding-window attention (past recorded)``."""
     method: str
-    """``crop``, ``restore+replay`` (recurrent state snapshotted, accepted tokens re-run) or
-    ``shared`` (the layer reads another layer's keys and values)."""
+    """``crop``, ``crop (recorded states)`` (the cache recorded the recurrent state after each
+    block position: transformers 5.25+), ``restore+replay`` (recurrent state snapshotted,
+    accepted tokens re-run) or ``shared`` (the layer reads another layer's keys and values)."""
 
 
 @dataclass(frozen=True)

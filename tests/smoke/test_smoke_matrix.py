@@ -18,11 +18,15 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from transformers import DynamicCache  # noqa: E402
+
 from dflash_check.smoke.cache import (  # noqa: E402
     CROP,
+    RECORDED,
     REPLAY,
     SHARED,
     RollbackUnsupportedError,
+    records_intermediate_states,
 )
 from dflash_check.smoke.decode import DFlashDrafter, plain_decode, speculative_decode  # noqa: E402
 from dflash_check.smoke.draft_model import DFlashDraft, DraftConfig  # noqa: E402
@@ -50,6 +54,11 @@ BLOCK = 4
 PLAN = [0, 3, 1, 2, 3, 0, 2, 1]
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+RECORDS = records_intermediate_states(DynamicCache)
+"""This transformers records per-token recurrent states (5.25+): recurrent targets crop them
+instead of replaying the accepted tokens."""
+RECURRENT_METHOD = RECORDED if RECORDS else REPLAY
 
 _targets: dict[str, object] = {}
 
@@ -84,9 +93,10 @@ def test_oracle_acceptance_is_exact_and_lossless(name: str) -> None:
         assert spec.acceptance_lengths == oracle_lengths(len(prompt), NEW_TOKENS, BLOCK, PLAN)
         methods = {r.method for r in spec.rollbacks.values()}
         if name in RECURRENT:
-            assert REPLAY in methods and spec.replays > 0
+            assert RECURRENT_METHOD in methods
+            assert (spec.replays > 0) == (not RECORDS), "a replay only without recorded states"
         else:
-            assert REPLAY not in methods and spec.replays == 0
+            assert not methods & {REPLAY, RECORDED} and spec.replays == 0
     assert len(distinct) >= 4, "the tiny target is degenerate: the test would prove little"
 
 
@@ -149,17 +159,32 @@ def _reference_pair(model, tmp_path: Path, seed: int = 3):
 
 def _decode_both(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Yield (prompt, reference tokens, reference lengths, our decode) for every prompt, the
-    same random draft in both runtimes."""
+    same random draft in both runtimes. Where z-lab's decode raises on this transformers, its
+    tokens and lengths are None and the third item is the reason."""
     dflash = _reference()
     monkeypatch.setattr(dflash, "_cuda_time", time.perf_counter)
     model = target_of(name)
     reference, ours, block, mask = _reference_pair(model, tmp_path)
     for prompt in PROMPTS:
-        ref = dflash.dflash_generate(
-            reference, model, torch.tensor([prompt]), NEW_TOKENS, None, return_stats=True
-        )
         mine = speculative_decode(model, ours, prompt, NEW_TOKENS, set(), block, mask)
+        try:
+            ref = dflash.dflash_generate(
+                reference, model, torch.tensor([prompt]), NEW_TOKENS, None, return_stats=True
+            )
+        except Exception as err:  # noqa: BLE001 - whatever the reference raises on this release
+            yield prompt, None, f"{type(err).__name__}: {err}", mine
+            continue
         yield prompt, ref.output_ids[0, len(prompt) :].tolist(), list(ref.acceptance_lengths), mine
+
+
+def _reference_cannot_run(reason: str) -> None:
+    """Say, as the test's outcome, that z-lab's reference failed on this transformers."""
+    import transformers
+
+    pytest.xfail(
+        f"z-lab's dflash_generate cannot run on transformers {transformers.__version__} "
+        f"({reason}); checked against the plain decode only"
+    )
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")  # the reference uses past_key_values
@@ -168,7 +193,11 @@ def test_same_as_the_reference_on_attention_targets(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Tokens and acceptance lengths identical to dflash_generate."""
-    for _, ref_tokens, ref_lengths, mine in _decode_both(name, tmp_path, monkeypatch):
+    for prompt, ref_tokens, ref_lengths, mine in _decode_both(name, tmp_path, monkeypatch):
+        if ref_tokens is None:
+            base = plain_decode(target_of(name), prompt, NEW_TOKENS, set())
+            assert mine.output_ids == base.output_ids
+            _reference_cannot_run(str(ref_lengths))
         assert ref_tokens == mine.output_ids
         assert ref_lengths == mine.acceptance_lengths
 
@@ -178,13 +207,25 @@ def test_same_as_the_reference_on_attention_targets(
 def test_reference_diverges_on_recurrent_targets_and_we_do_not(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """dflash_generate keeps rejected tokens in the Gated DeltaNet state; the replay does not."""
-    diverged = 0
-    for prompt, ref_tokens, _, mine in _decode_both(name, tmp_path, monkeypatch):
+    """dflash_generate keeps rejected tokens in the Gated DeltaNet state; our rollback does not.
+
+    Our own oracle (greedy equality with the plain decode) is checked first, so it holds
+    where the reference cannot run at all (transformers 5.25: it never passes a count of
+    states to record, and the model's forward compares None with an int).
+    """
+    diverged, failed = 0, []
+    for prompt, ref_tokens, reason, mine in _decode_both(name, tmp_path, monkeypatch):
         base = plain_decode(target_of(name), prompt, NEW_TOKENS, set())
         assert mine.output_ids == base.output_ids
-        assert mine.replays > 0  # random drafts: every block partly accepted
+        # Random drafts: every block partly accepted, so the recurrent rollback ran each time.
+        assert RECURRENT_METHOD in {r.method for r in mine.rollbacks.values()}
+        assert (mine.replays > 0) == (not RECORDS)
+        if ref_tokens is None:
+            failed.append(str(reason))
+            continue
         diverged += ref_tokens != base.output_ids
+    if failed:
+        _reference_cannot_run(failed[0])
     assert diverged >= 1
 
 
@@ -273,5 +314,5 @@ def test_smoke_run_on_saved_targets(name: str, tmp_path: Path) -> None:
     smoke = json.loads(proc.stdout)["smoke"]
     assert smoke["lossless"] is True and "Traceback" not in proc.stderr
     methods = {r["method"] for r in smoke["rollbacks"]}
-    assert (REPLAY in methods) == (name in RECURRENT)
+    assert (RECURRENT_METHOD in methods) == (name in RECURRENT)
     assert len(smoke["cases"][0]["output_token_ids"]) == 24

@@ -259,7 +259,8 @@ RECURRENT = (
     "jamba",
     "olmo_hybrid",
 )
-"""Architectures with a recurrent state: rolled back by restore + replay."""
+"""Architectures with a recurrent state: rolled back from the states the cache records per token
+(transformers 5.25 and later), else by restore + replay."""
 
 
 def build_target(arch: Arch, seed: int = 0) -> Any:
