@@ -109,7 +109,8 @@ class TargetView:
     model_type: str | None
     """``model_type`` of the text model (``text_config.model_type`` when nested)."""
     nested: bool
-    """Whether the text dimensions were read from ``text_config``."""
+    """Whether the text dimensions were read from a nested text config (``text_config``, or
+    Qwen3-Omni's ``thinker_config.text_config``)."""
     num_hidden_layers: int
     """N: decoder layers of the text model, the range every layer id is checked against."""
     layers_key: str
@@ -132,9 +133,13 @@ class TargetView:
     rope: tuple[tuple[str, str], ...] = ()
     """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
 
+    text_prefix: str = ""
+    """Dotted path of the text model inside the config (``text_config.``,
+    ``thinker_config.text_config.``), empty when it is the top level."""
+
     def key(self, name: str) -> str:
         """Return the dotted key of a text-model field, e.g. ``text_config.hidden_size``."""
-        return f"text_config.{name}" if self.nested else name
+        return f"{self.text_prefix}{name}"
 
 
 @dataclass(frozen=True)
