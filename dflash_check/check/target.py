@@ -11,11 +11,13 @@ from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.families import family_of
 from dflash_check.views import (
+    ATTENTION_KEYS,
     ModelFiles,
     TargetView,
     lm_head_quantization,
     rope_facts,
     special_token_ids,
+    stated,
 )
 
 
@@ -98,5 +100,6 @@ def normalise_target(files: ModelFiles) -> TargetView:
         or (top.integer("max_position_embeddings") if nested else None),
         token_ids=special_token_ids((text, top) if nested else (top,)),
         rope=rope_facts(text),
+        attention=stated(text, ATTENTION_KEYS),
         lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
     )
