@@ -380,7 +380,10 @@ def find_messages(source: Source, anchors: Mapping[str, tuple[str, str]]) -> dic
     """Each anchored message: the full text of the string that contains the phrase, where.
 
     A message a release no longer has is recorded as absent (``null``): that is a fact too
-    (vLLM 0.34 dropped the V1 runner's text).
+    (vLLM 0.34 dropped the V1 runner's text). A string an exception is raised with wins over
+    one that is only logged: vLLM 0.34's ``platforms/interface.py`` raises "Model Runner V1 has
+    been removed" at 1483-1486 for ``VLLM_USE_V2_MODEL_RUNNER=0`` and logs the same phrase at
+    1488 for ``=1``; the refusal is the fact.
     """
     out: dict[str, object] = {}
     for key, (path, phrase) in sorted(anchors.items()):
@@ -388,13 +391,23 @@ def find_messages(source: Source, anchors: Mapping[str, tuple[str, str]]) -> dic
         if path not in source.files:
             continue
         tree = ast.parse(source.files[path])
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Constant, ast.JoinedStr)):
-                text = message_text(node)
-                if text and phrase in text:
-                    out[key] = {"at": at(path, node.lineno), "text": text}
-                    break
+        raised = [n for n in ast.walk(tree) if isinstance(n, ast.Raise)]
+        for scope in (*raised, tree):
+            found = _first_message(scope, phrase)
+            if found is not None:
+                out[key] = {"at": at(path, found[0]), "text": found[1]}
+                break
     return out
+
+
+def _first_message(scope: ast.AST, phrase: str) -> tuple[int, str] | None:
+    """The first string under ``scope`` (in ``ast.walk`` order) containing ``phrase``."""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)):
+            text = message_text(node)
+            if text and phrase in text:
+                return node.lineno, text
+    return None
 
 
 # --- vLLM --------------------------------------------------------------------------------------

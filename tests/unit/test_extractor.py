@@ -77,6 +77,12 @@ def test_vllm_patterns() -> None:
     assert targets["OlmoForCausalLM"]["capture"] is True
     assert set(facts["speculators"]) == {"dflash", "eagle3"}
     assert facts["messages"]["no_capture_v1"] is None
+    # The refusal raised, not the warning logged with the same phrase two lines below.
+    assert facts["messages"]["v1_removed"] == {
+        "at": "vllm/platforms/interface.py:14",
+        "text": "VLLM_USE_V2_MODEL_RUNNER={value} is no longer supported: Model Runner V1 has "
+        "been removed. Unset this variable.",
+    }
 
 
 def test_sglang_patterns() -> None:
