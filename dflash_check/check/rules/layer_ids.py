@@ -189,10 +189,23 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
         return
     duplicates = sorted(t for t, count in Counter(ids).items() if count > 1)  # O(n), not O(n²)
     if duplicates:
-        yield Issue(
-            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} repeats {fmt_ids(duplicates)}",
-            field=d.layer_ids_key,
-        )
+        said = f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} repeats {fmt_ids(duplicates)}"
+        refusing = {
+            p.name: p.release.duplicate_ids_refused
+            for p in ctx.profiles
+            if p.runner == "V2" and p.release is not None and p.release.duplicate_ids_refused
+        }
+        if not refusing:
+            yield Issue(said, field=d.layer_ids_key)
+            return
+        for p in ctx.profiles:
+            why = refusing.get(p.name)
+            yield Issue(
+                said + (f": {p.label} refuses it at start-up ({why})" if why else ""),
+                runtime=p.name,
+                field=d.layer_ids_key,
+                stage=Stage.LOAD if why else None,
+            )
     elif list(ids) != sorted(ids):
         yield Issue(
             f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} is not ascending",
@@ -276,9 +289,17 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             field=res.key or d.layer_ids_key,
             # The layers exist, only this runtime cannot capture them: say what it does then.
             hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
-            # An engine may refuse a layer the target lacks earlier than one it cannot capture.
-            stage=Stage(p.missing_layer_stage) if missing and p.missing_layer_stage else None,
+            # An engine may refuse a layer the target lacks earlier than one it cannot capture,
+            # or have no load-time check for a layer it has but does not capture.
+            stage=_range_stage(p, bool(missing)),
         )
+
+
+def _range_stage(p: RuntimeProfile, missing: bool) -> Stage | None:
+    """Return the stage of an out-of-range id where the profile overrides the outcome table's:
+    ``missing_layer_stage`` for a layer the target lacks, ``uncaptured_stage`` for one it has."""
+    stage = p.missing_layer_stage if missing else p.uncaptured_stage
+    return Stage(stage) if stage else None
 
 
 @rule(

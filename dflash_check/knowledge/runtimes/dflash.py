@@ -153,6 +153,9 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         out_of_range="ValueError 'DFLASH target_layer_ids contains an out-of-range layer id' at "
         "startup for t >= N; for t = N-1 no capture runs after the last layer (IndexError at "
         "startup or 'target_hidden feature dim mismatch' at the first decode)",
+        # The startup check (dflash_utils.py:611-643) refuses only t >= N: N-1 passes it and
+        # the missing capture shows when the first batch runs.
+        uncaptured_stage="first-decode",
         citation="sgl-project/sglang@d315eb72:python/sglang/srt/speculative/dflash_utils.py:"
         "611-643; dflash_worker_v2.py:876-937 (mask token)",
     ),
