@@ -151,8 +151,8 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         mask_default_is_real=True,
         mask_default="the tokenizer's mask_token (default '<|MASK|>', added when absent)",
         out_of_range="ValueError 'DFLASH target_layer_ids contains an out-of-range layer id' at "
-        "startup for t >= N; for t = N-1 no capture runs after the last layer (IndexError at "
-        "startup or 'target_hidden feature dim mismatch' at the first decode)",
+        "startup for t >= N; t = N-1 passes that check, but no capture runs after the last "
+        "layer ('target_hidden feature dim mismatch' at the first decode)",
         # The startup check (dflash_utils.py:611-643) refuses only t >= N: N-1 passes it and
         # the missing capture shows when the first batch runs.
         uncaptured_stage="first-decode",
