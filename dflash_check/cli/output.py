@@ -178,16 +178,26 @@ EXIT_CODES = {
 }
 REGISTRY_EXIT_CODES = {
     ExitCode.COMPATIBLE: "every pair as expected",
-    ExitCode.INCOMPATIBLE: "a pair not as expected",
+    ExitCode.INCOMPATIBLE: "a pair not as expected, whatever else happened",
     ExitCode.USAGE: "usage error",
-    ExitCode.NOT_CHECKED: "a pair could not be checked (and none was not as expected)",
+    ExitCode.NOT_CHECKED: "none was not as expected, and a pair could not be checked",
 }
+# The one statement of the registry's exit codes: the README and docs/ci.md quote it word for
+# word, and a test reads all three (with --help) against it.
+REGISTRY_EXIT_RULE = (
+    "`registry` exits 1 when any pair is not as expected, whatever else happened; "
+    "3 only when none was not as expected and some pair could not be checked; "
+    "0 when every pair was checked and as expected."
+)
 
 
-def epilog(examples: list[str], codes: dict[ExitCode, str]) -> str:
-    """Return a command's help epilog: examples, then its exit codes."""
+def epilog(examples: list[str], codes: dict[ExitCode, str], rule: str | None = None) -> str:
+    """Return a command's help epilog: examples, then its exit codes (and ``rule``, the one
+    sentence that orders them, when outcomes can mix)."""
     example_lines = "\n".join(["Examples:", *(f"  $ {e}" for e in examples)])
     code_lines = "\n".join(["Exit codes:", *(f"  {int(c)}  {text}" for c, text in codes.items())])
+    if rule is not None:
+        code_lines += "\n\n" + rule.replace("`", "")
     return f"{example_lines}\n\n{code_lines}"
 
 
@@ -205,13 +215,14 @@ def exit_code(report: CheckReport, strict: bool) -> int:
 
 
 def registry_exit_code(result: RunResult) -> int:
-    """Return the registry's exit code: 3 when any pair could not be checked (even if others
-    are not as expected: the file has no verdict then, and an unchecked pair must not hide
-    behind a mismatch), else 1 when any pair is not as expected, else 0 (README)."""
-    if result.count("error"):
-        return ExitCode.NOT_CHECKED
+    """Return the registry's exit code by severity (``REGISTRY_EXIT_RULE``): 1 when any pair is
+    not as expected, whatever else happened (an unchecked pair must never hide a known
+    incompatibility: CI retries 3 as "infrastructure"); else 3 when any pair could not be
+    checked; else 0."""
     if result.count("mismatch"):
         return ExitCode.INCOMPATIBLE
+    if result.count("error"):
+        return ExitCode.NOT_CHECKED
     return ExitCode.COMPATIBLE
 
 
