@@ -182,6 +182,7 @@ def run_pairs(
     from dflash_check.app.pipeline import ModelCache
     from dflash_check.app.registry import run_registry
     from dflash_check.check.outcome import RunResult, SkippedEntry
+    from dflash_check.cli.terminal import shown
 
     err_console = stderr_console()
     retry = [""]  # the latest retry, shown in the bar's status line (never one line per retry)
@@ -204,7 +205,7 @@ def run_pairs(
         transient=True,
         disable=not err_console.is_terminal,
     )
-    with progress:
+    with shown(progress):
         task = progress.add_task("", total=len(selected), status="")
 
         def done(outcome: PairOutcome) -> None:
