@@ -63,12 +63,17 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
         "The method the engine is asked for (vLLM's speculative_config.method: dflash, dspark, "
         "eagle3, mtp, ...), checked against the method the draft's class declares.",
     ),
+    "ignore": (
+        False,
+        "Rule ids this pairing does not count (like --ignore): every format still reports what "
+        "they find, as suppressed.",
+    ),
     "reason": (False, "Why the pairing is expected to be (in)compatible."),
     "source": (False, "Where the pairing is documented."),
 }
 TOP_KEYS = ("version", "pairs")
 # Keys whose values are not plain strings, each read by its own check below.
-NON_STRING_KEYS = ("runtimes", "num_speculative_tokens")
+NON_STRING_KEYS = ("runtimes", "num_speculative_tokens", "ignore")
 
 
 def _fail(path: str, line: int, message: str) -> RegistryError:
@@ -240,6 +245,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
                 f"{MAX_SPECULATIVE_TOKENS}",
             )
         speculative = int(vnode.value)
+    ignore = _ignore(fields, where, name)
     method = values.get("method")
     if method is not None and not known_method(method):
         vnode = fields["method"][1]
@@ -264,6 +270,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         source=values.get("source"),
         num_speculative_tokens=speculative,
         method=vllm_method(method) if method is not None else None,
+        ignore=ignore,
     )
     for role in ("draft", "target"):
         try:
@@ -276,6 +283,32 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
             vnode = fields[role][1]
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: '{role}': {err}") from None
     return spec
+
+
+def _ignore(fields: dict[str, tuple[Any, Any]], where: str, name: str) -> tuple[str, ...]:
+    """Return a pair's ``ignore`` rule ids (one id or a list), upper-cased and sorted; an
+    unknown id fails at its line, as ``--ignore`` does."""
+    import yaml
+
+    from dflash_check.check.rules import RULES_BY_ID
+
+    if "ignore" not in fields:
+        return ()
+    vnode = fields["ignore"][1]
+    items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
+    if not items:
+        raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'ignore' is empty")
+    ids = []
+    for item in items:
+        rule = _string(item, "ignore", name).upper()
+        if rule not in RULES_BY_ID:
+            raise _fail(
+                name,
+                item.start_mark.line + 1,
+                f"{where}: unknown rule id '{rule}'{_suggest(rule, list(RULES_BY_ID))}",
+            )
+        ids.append(rule)
+    return tuple(sorted(set(ids)))
 
 
 def select(specs: tuple[PairSpec, ...], pattern: str | None) -> tuple[PairSpec, ...]:
@@ -308,6 +341,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
         runtime=runtime,
         num_speculative_tokens=spec.num_speculative_tokens,
         speculative_method=spec.method,
+        ignore=frozenset(spec.ignore),
     )
 
 

@@ -37,6 +37,10 @@ def render_github(result: RunResult, page: Page | None = None) -> str:
             props.append(f"file={escape_property(a.location.uri)}")
             if a.location.line is not None:
                 props.append(f"line={a.location.line}")
+        if a.suppressed:  # shown, never failing the job: a notice that says it was ignored
+            props.append(f"title={escape_property(a.rule)} (ignored)")
+            lines.append(f"::notice {','.join(props)}::{escape_data(a.text)}")
+            continue
         props.append(f"title={escape_property(a.rule)}")
         lines.append(f"::{COMMAND[a.level]} {','.join(props)}::{escape_data(a.text)}")
     for k in result.skipped:  # an engine test entry the tool does not check: a notice

@@ -51,7 +51,8 @@ def render_junit(result: RunResult, page: Page | None = None) -> str:
     )
     by_outcome: dict[int, list[str]] = {}
     for a in collect_annotations(result):
-        by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {a.level.value}: {a.text}")
+        level = f"{a.level.value} (ignored)" if a.suppressed else a.level.value
+        by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {level}: {a.text}")
     for outcome in result.outcomes:
         attrs = {"classname": name, "name": xml_text(outcome.label)}
         if outcome.spec is not None and result.file is not None:

@@ -38,6 +38,8 @@ def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
         outcome = f"{o.verdict.value}, smoke run failed"
     else:
         outcome = f"{o.verdict.value}, expected {o.expect.value}"
+    if o.report is not None and o.report.ignored:  # a pass must never hide what it ignored
+        outcome += f" ({o.report.ignored_summary})"
     # The arrow stays with the draft, so a wrapped line ends in "->" rather than starting with it.
     label = spec.label.replace(" -> ", f"{NBSP}-> ", 1)
     text = f"{mark} {result.file}:{spec.line}  {label}  [{', '.join(spec.runtimes)}]  "

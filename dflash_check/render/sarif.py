@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from dflash_check.render import Page
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+IGNORED_BY = "rule ignored (--ignore, or the pair's ignore in pairs.yaml)"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -53,6 +54,10 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
             if a.location.line is not None:
                 physical["region"] = {"startLine": a.location.line}
             entry["locations"] = [{"physicalLocation": physical}]
+        if a.suppressed:
+            # SARIF's own place for a result the user chose not to count: viewers grey it
+            # out, and the log still shows what a clean verdict did not count.
+            entry["suppressions"] = [{"kind": "external", "justification": IGNORED_BY}]
         entry["properties"] = {
             "pair": a.outcome.label,
             "verdict": a.outcome.verdict_text,
