@@ -78,7 +78,7 @@ NON_STRING_KEYS = ("runtimes", "num_speculative_tokens", "ignore")
 
 def _fail(path: str, line: int, message: str) -> RegistryError:
     """Build an error that points at ``path:line``."""
-    return RegistryError(f"{path}:{line}: {message}")
+    return RegistryError.at(path, line, message)
 
 
 def _suggest(key: str, allowed: tuple[str, ...] | list[str]) -> str:
@@ -101,7 +101,7 @@ def compose_yaml(text: str, name: str) -> Any:
         line = mark.line + 1 if mark else 1
         raise _fail(name, line, f"invalid YAML: {err.problem}") from None
     except yaml.YAMLError as err:
-        raise RegistryError(f"{name}: invalid YAML: {err}") from None
+        raise RegistryError.at(name, None, f"invalid YAML: {err}") from None
 
 
 def check_version(top: dict[str, Any], name: str) -> None:
@@ -126,7 +126,7 @@ def load_pairs(
     name = display or str(path)
     root = compose_yaml(read_text(path, name) if text is None else text, name)
     if root is None:
-        raise RegistryError(f"{name}: empty file (expected 'version: 1' and 'pairs:')")
+        raise RegistryError.at(name, None, "empty file (expected 'version: 1' and 'pairs:')")
     if not isinstance(root, yaml.MappingNode):
         raise _fail(name, root.start_mark.line + 1, "expected a mapping with 'version' and 'pairs'")
     top = _mapping(root, name)
@@ -145,7 +145,15 @@ def load_pairs(
         raise _fail(
             name, pairs_node.start_mark.line + 1, "'pairs' is empty: list at least one pair"
         )
-    specs = [_pair(node, i, name) for i, node in enumerate(pairs_node.value)]
+    # Each entry is checked on its own: every broken entry is reported in one run.
+    specs, problems = [], []
+    for i, node in enumerate(pairs_node.value):
+        try:
+            specs.append(_pair(node, i, name))
+        except RegistryError as err:
+            problems += err.problems_in(name)
+    if problems:
+        raise RegistryError.collected(problems)
     return tuple(specs)
 
 

@@ -100,18 +100,7 @@ def fail(err: CheckError, json_output: bool = False, output: Path | None = None)
     With ``--format json`` the error object is the report: it goes where the report would go
     (``--output`` or stdout).
     """
-    console = stderr_console()
-    if debug_enabled():
-        import traceback
-
-        console.print(redact("".join(traceback.format_exception(err))), markup=False)
-    console.print(
-        terminal_lines(console, f"Error: {redact(str(err))}"), markup=False, style="bold red"
-    )
-    if err.hint:
-        console.print(terminal_lines(console, f"Hint: {redact(err.hint)}"), markup=False)
-    if not debug_enabled():
-        console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
+    print_error(err)
     if json_output:
         import json
 
@@ -122,6 +111,24 @@ def fail(err: CheckError, json_output: bool = False, output: Path | None = None)
         )
         write_output(json.dumps(payload, indent=2) + "\n", output)
     raise typer.Exit(ExitCode.NOT_CHECKED)
+
+
+def print_error(err: CheckError, lines: tuple[str, ...] = ()) -> None:
+    """Print ``err`` on stderr: an ``Error:`` line per entry of ``lines`` (default: the
+    error's own message), its hint, and the traceback under ``DFLASH_CHECK_DEBUG``."""
+    console = stderr_console()
+    if debug_enabled():
+        import traceback
+
+        console.print(redact("".join(traceback.format_exception(err))), markup=False)
+    for text in lines or (str(err),):
+        console.print(
+            terminal_lines(console, f"Error: {redact(text)}"), markup=False, style="bold red"
+        )
+    if err.hint:
+        console.print(terminal_lines(console, f"Hint: {redact(err.hint)}"), markup=False)
+    if not debug_enabled():
+        console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
 
 
 def write_output(text: str, output: Path | None) -> None:

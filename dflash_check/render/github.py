@@ -31,6 +31,12 @@ def render_github(result: RunResult, page: Page | None = None) -> str:
     A document: ``page`` (a width) is not used; it is there to be a ``Renderer``.
     """
     lines = []
+    for p in result.problems:  # a broken input file: an error at its line, nothing checked
+        props = [f"file={escape_property(p.file)}"]
+        if p.line is not None:
+            props.append(f"line={p.line}")
+        props.append("title=invalid input")
+        lines.append(f"::error {','.join(props)}::{escape_data(p.message)}")
     for a in collect_annotations(result):
         props = []
         if a.location.uri is not None and a.location.is_local:

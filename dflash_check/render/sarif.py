@@ -35,6 +35,17 @@ def rule_entries() -> list[dict[str, Any]]:
     ]
 
 
+def notification(level: str, text: str, file: str | None, line: int | None) -> dict[str, Any]:
+    """Return one SARIF notification at ``file:line`` (no location when the file is unknown)."""
+    note: dict[str, Any] = {"level": level, "message": {"text": text}}
+    if file is not None:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": file}}
+        if line is not None:
+            physical["region"] = {"startLine": line}
+        note["locations"] = [{"physicalLocation": physical}]
+    return note
+
+
 def render_sarif(result: RunResult, page: Page | None = None) -> str:
     """Render a run as one SARIF log with one run.
 
@@ -81,27 +92,20 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
         },
         "results": results,
     }
-    if result.skipped:
+    notifications = [notification("error", p.message, p.file, p.line) for p in result.problems] + [
+        notification("note", f"{k.key}: {k.label}: not checked: {k.reason}", result.file, k.line)
+        for k in result.skipped
+    ]
+    if notifications:
         # Entries the tool does not check are not findings: SARIF's place for what a tool
         # did not do is a notification of its invocation, at the entry's line.
+        # What the tool did not do (an entry it does not check) or could not do (a broken
+        # input file) is no finding: SARIF's place for it is a notification of the invocation,
+        # at its line; a broken file makes the invocation unsuccessful.
         run["invocations"] = [
             {
-                "executionSuccessful": True,
-                "toolExecutionNotifications": [
-                    {
-                        "level": "note",
-                        "message": {"text": f"{k.key}: {k.label}: not checked: {k.reason}"},
-                        "locations": [
-                            {
-                                "physicalLocation": {
-                                    "artifactLocation": {"uri": result.file},
-                                    "region": {"startLine": k.line},
-                                }
-                            }
-                        ],
-                    }
-                    for k in result.skipped
-                ],
+                "executionSuccessful": not result.problems,
+                "toolExecutionNotifications": notifications,
             }
         ]
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
