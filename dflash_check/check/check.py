@@ -164,7 +164,7 @@ def check_views(
         num_speculative_tokens,
         speculative_method,
     )
-    findings = [
+    every = [
         Finding(
             rule=r.id,
             severity=issue.severity or r.severity,
@@ -179,9 +179,13 @@ def check_views(
             stage_fixed=issue.stage is not None,
         )
         for r in rules.RULES  # read at call time: the one table, tests may extend it
-        if r.id not in ignore and draft.method in r.methods
+        if draft.method in r.methods
         for issue in r.check(ctx)
     ]
+    # An ignored rule still runs: its findings are kept as suppressed, so that every format
+    # can say what a clean verdict did not count (as SARIF ``suppressions`` and ruff's noqa).
+    findings = [f for f in every if f.rule not in ignore]
+    suppressed = tuple(f for f in every if f.rule in ignore)
     return CheckReport(
         draft=draft,
         target=target,
@@ -194,6 +198,8 @@ def check_views(
         strict=strict,
         num_speculative_tokens=num_speculative_tokens,
         speculative_method=speculative_method,
+        ignored=tuple(sorted(ignore)),
+        suppressed=suppressed,
     )
 
 
