@@ -8,8 +8,9 @@ One table row per engine, each flag named as the engine's own argument parser sp
   ``vllm/config/vllm.py``), ``model`` the draft and ``num_speculative_tokens`` = block size - 1
   (the proposer drafts ``1 + num_speculative_tokens`` positions, bonus token plus mask slots);
   ``--tensor-parallel-size`` / ``--pipeline-parallel-size`` (``vllm/engine/arg_utils.py``).
-* SGLang: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH
-  --speculative-draft-model-path DRAFT --speculative-num-draft-tokens BLOCK`` (the block size
+* SGLang: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH``
+  (``DSPARK``, ``EAGLE3`` for those drafts: ``SGLANG_ALGORITHMS``)
+  ``--speculative-draft-model-path DRAFT --speculative-num-draft-tokens BLOCK`` (the block size
   itself, not minus one; DFlash 2 uses the same algorithm since sgl-project/sglang#35371),
   ``--tp-size`` / ``--pp-size`` and ``--enable-metrics``
   (``sgl-project/sglang:python/sglang/srt/server_args.py``).
@@ -59,15 +60,34 @@ class LaunchSpec:
     """Draft tokens per step the user serves with (``--num-speculative-tokens``); None: derived
     from the block size."""
     method: str = "dflash"
-    """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``)."""
+    """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``,
+    ``eagle3``)."""
 
 
 def vllm_method(method: str) -> str:
     """Return vLLM's ``speculative_config.method`` for a draft of ``method``: ``dspark`` for
-    DSpark drafts, ``dflash`` for DFlash and DFlash 2 (whose speculator config subclasses
-    DFlash's, base method ``dflash``). vLLM 0.34 refuses another method than the one the draft
-    checkpoint's class declares, at load (``VLLM_034.checks_method``)."""
-    return "dspark" if method == "dspark" else "dflash"
+    DSpark drafts, ``eagle3`` for EAGLE-3 heads, ``dflash`` for DFlash and DFlash 2 (whose
+    speculator config subclasses DFlash's, base method ``dflash``). vLLM 0.34 refuses another
+    method than the one the draft checkpoint's class declares, at load
+    (``VLLM_034.checks_method``)."""
+    return method if method in ("dspark", "eagle3") else "dflash"
+
+
+SGLANG_ALGORITHMS = {
+    "dflash": "DFLASH",
+    "dflash2": "DFLASH",
+    "dspark": "DSPARK",
+    "eagle3": "EAGLE3",
+}
+"""The draft's method -> SGLang's ``--speculative-algorithm`` (the names of
+``SpeculativeAlgorithm``, sglang==0.5.23:sglang/srt/speculative/spec_info.py:39-43, read
+case-insensitively by ``from_string`` at :50-58; DFlash 2 runs as DFLASH since
+sgl-project/sglang#35371)."""
+
+
+def sglang_algorithm(method: str) -> str:
+    """Return SGLang's ``--speculative-algorithm`` for a draft of ``method``."""
+    return SGLANG_ALGORITHMS.get(method, "DFLASH")
 
 
 def draft_tokens(engine: str, block_size: int | None, num_speculative: int | None = None) -> int:
@@ -100,12 +120,20 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
         if spec.speculative:
             argv += [
                 "--speculative-algorithm",
-                "DFLASH",
+                sglang_algorithm(spec.method),
                 "--speculative-draft-model-path",
                 spec.draft,
-                "--speculative-num-draft-tokens",
-                str(draft_tokens(SGLANG.name, spec.block_size, spec.num_speculative_tokens)),
             ]
+            # An EAGLE-3 head has no block: SGLang picks its own draft length unless given one.
+            if (
+                spec.block_size is not None
+                or spec.num_speculative_tokens
+                or spec.method != "eagle3"
+            ):
+                argv += [
+                    "--speculative-num-draft-tokens",
+                    str(draft_tokens(SGLANG.name, spec.block_size, spec.num_speculative_tokens)),
+                ]
         if spec.tensor_parallel:
             argv += ["--tp-size", str(spec.tensor_parallel)]
         if spec.pipeline_parallel:
