@@ -282,7 +282,7 @@ def check_omni_dspark(ctx: PairContext) -> Iterator[Issue]:
             continue
         for field, message in refusals:
             yield Issue(
-                f"draft {ctx.draft.name} for the Qwen3-Omni target {ctx.target.name}: {p.label} "
+                f"draft {ctx.draft.name} with target {ctx.target.name} (Qwen3-Omni): {p.label} "
                 f"refuses it at load ('{message}', {release.omni_dspark_contract})",
                 runtime=p.name,
                 field=field,
