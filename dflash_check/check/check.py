@@ -159,7 +159,7 @@ def check_views(
         settings.num_speculative_tokens,
         settings.speculative_method,
     )
-    findings = [
+    every = [
         Finding(
             rule=r.id,
             severity=issue.severity or r.severity,
@@ -174,9 +174,13 @@ def check_views(
             stage_fixed=issue.stage is not None,
         )
         for r in rules.RULES  # read at call time: the one table, tests may extend it
-        if r.id not in settings.ignore and draft.method in r.methods
+        if draft.method in r.methods
         for issue in r.check(ctx)
     ]
+    # An ignored rule still runs: its findings are kept as suppressed, so that every format
+    # can say what a clean verdict did not count (as SARIF ``suppressions`` and ruff's noqa).
+    findings = [f for f in every if f.rule not in settings.ignore]
+    suppressed = tuple(f for f in every if f.rule in settings.ignore)
     return CheckReport(
         draft=draft,
         target=target,
@@ -189,6 +193,8 @@ def check_views(
         strict=settings.strict,
         num_speculative_tokens=settings.num_speculative_tokens,
         speculative_method=settings.speculative_method,
+        ignored=tuple(sorted(settings.ignore)),
+        suppressed=suppressed,
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.errors import FileProblem
 from dflash_check.knowledge.selection import DEFAULT, Selection
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ class PairSpec:
     """The engine's draft tokens per step the pairing is served with (DF019), if stated."""
     method: str | None = None
     """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if stated."""
+    ignore: tuple[str, ...] = ()
+    """Rule ids this pair does not count (``ignore:``); reported as suppressed, like
+    ``--ignore``."""
 
     @property
     def runtimes(self) -> tuple[str, ...]:
@@ -139,6 +143,9 @@ class RunResult:
     """Entries of an engine's test registry listed as not checked (never a failure)."""
     about: str | None = None
     """What the file is, for an engine's test registry (``vLLM 0.34.0 test registry``)."""
+    problems: tuple[FileProblem, ...] = ()
+    """Mistakes in the input files (pairs.yaml, overrides, an engine's test file): nothing was
+    checked, and every format reports each at its file and line."""
 
     def count(self, status: Status) -> int:
         """Return how many outcomes have ``status``."""

@@ -34,8 +34,8 @@ def parse_python(text: str, display: str) -> ast.Module:
     try:
         return ast.parse(text, filename=display)
     except SyntaxError as err:
-        raise RegistryError(
-            f"{display}:{err.lineno or 1}: not valid Python ({err.msg}); nothing was checked"
+        raise RegistryError.at(
+            display, err.lineno or 1, f"not valid Python ({err.msg}); nothing was checked"
         ) from None
     except ValueError as err:  # e.g. a NUL byte
         raise RegistryError(f"{display}: not valid Python ({err})") from None

@@ -25,7 +25,7 @@ from dflash_check.app.pipeline import ModelCache, check_target_alone
 from dflash_check.app.registry import check_one, request_for, select
 from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
-from dflash_check.errors import CheckError, NotADraftError, RegistryError
+from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.knowledge.selection import Selection
 from dflash_check.sources.interface import BadModelSpec, parse_model_ref
@@ -122,6 +122,17 @@ def _why_not(entry: EngineEntry, method: str | None, override: Override | None) 
     return None
 
 
+def _bad_names(entry: EngineEntry) -> str | None:
+    """Return why the entry's target or draft is not a model name (None: both are)."""
+    for name, revision in ((entry.target, entry.revision), (entry.draft, None)):
+        try:
+            if name is not None:
+                parse_model_ref(name, revision)
+        except BadModelSpec as err:
+            return str(err)
+    return None
+
+
 def make_plan(
     file: EngineFile, overrides: dict[str, Override], selection: Selection, display: str
 ) -> Plan:
@@ -130,26 +141,30 @@ def make_plan(
     alone: set[int] = set()
     skipped: list[SkippedEntry] = []
     keys: dict[int, str] = {}
+    problems: list[FileProblem] = []  # every broken entry, reported in one run
     for entry in file.entries:
         method = method_of(entry, file.engine)
         override = overrides.get(entry.key)
         reason = _why_not(entry, method, override)
         if reason is not None:
             if override is not None and override.expect is Verdict.INCOMPATIBLE:
-                raise RegistryError(
-                    f"{display}:{entry.line}: '{entry.key}' is not checked ({reason}); "
-                    "an 'expect' override does not apply to it"
+                problems.append(
+                    FileProblem(
+                        display,
+                        entry.line,
+                        f"'{entry.key}' is not checked ({reason}); "
+                        "an 'expect' override does not apply to it",
+                    )
                 )
+                continue
             skipped.append(SkippedEntry(entry.line, entry.key, _label(entry), reason))
             continue
         assert entry.target is not None  # _why_not lists an entry without a target
         is_alone = entry.draft is None or entry.draft == entry.target
-        for name, revision in ((entry.target, entry.revision), (entry.draft, None)):
-            try:
-                if name is not None:
-                    parse_model_ref(name, revision)
-            except BadModelSpec as err:
-                raise RegistryError(f"{display}:{entry.line}: '{entry.key}': {err}") from None
+        bad = _bad_names(entry)
+        if bad is not None:
+            problems.append(FileProblem(display, entry.line, f"'{entry.key}': {bad}"))
+            continue
         index = len(specs)
         keys[index] = entry.key
         if is_alone:
@@ -170,6 +185,8 @@ def make_plan(
                 method=entry.method if file.engine == VLLM.name else None,
             )
         )
+    if problems:
+        raise RegistryError.collected(problems)
     return Plan(tuple(specs), frozenset(alone), tuple(skipped), keys)
 
 
