@@ -136,6 +136,9 @@ class Engine:
     """Whether the engine smoke run can drive a server of it (``--engine``)."""
     readable: bool = True
     """Whether its code was read (TensorRT-LLM's model code is read at one commit only)."""
+    extracted: bool = False
+    """Whether ``tools/extract_engine_facts.py`` reads its releases: each release then has its
+    data file (``knowledge/data/<engine>-<version>.json``), and the coverage rules judge it."""
 
     @property
     def newest(self) -> Release:
@@ -307,6 +310,7 @@ VLLM = Engine(
     (VLLM_032, VLLM_033, VLLM_034),
     ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
     drivable=True,
+    extracted=True,
 )
 VLLM_V1 = "vllm-v1"
 """The runtime of vLLM's Model Runner V1 (opt-in: CPU builds and releases before 0.34 run it)."""
@@ -330,6 +334,7 @@ SGLANG = Engine(
     (SGLANG_0523,),
     ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
     drivable=True,
+    extracted=True,
 )
 
 # --- llama.cpp ---------------------------------------------------------------------------------
