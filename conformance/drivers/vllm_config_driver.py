@@ -23,7 +23,6 @@ import json
 import os
 import sys
 import time
-import types
 from pathlib import Path
 from typing import Any
 
