@@ -109,7 +109,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         config = args.create_engine_config()
         stage = "load"
         _load_stage(config)
-    except Exception as err:  # every refusal is the pair's outcome
+    except Exception as err:  # noqa: BLE001 - whatever the engine raises is its verdict
         return {
             "id": job["id"],
             "outcome": "refused",
