@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Finding
 from dflash_check.knowledge.outcomes import Stage
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 
 def _check(cfg: dict[str, Any], runtime: str, fc_in: int | None = None) -> CheckReport:
     draft = files("draft", cfg, fc_tensors(cfg, fc_in))
-    return run_check(draft, files("target", qwen3_4b_config()), runtime)
+    return check_files(draft, files("target", qwen3_4b_config()), runtime)
 
 
 def _finding(report: CheckReport, rule: str, runtime: str) -> Finding:
@@ -96,21 +95,6 @@ def test_v1_feeding_its_defaults_to_an_fc_of_another_count_fails_at_the_first_de
     cfg = draft_config(target_layer_ids=[1, 2, 3, 4, 5])
     del cfg["dflash_config"]["target_layer_ids"]
     target = qwen3_4b_config() | {"num_hidden_layers": 8}
-    report = run_check(files("draft", cfg, fc_tensors(cfg)), files("target", target), "vllm-v1")
+    report = check_files(files("draft", cfg, fc_tensors(cfg)), files("target", target), "vllm-v1")
     assert _finding(report, "DF009", "vllm-v1").stage is Stage.FIRST_DECODE
 
-
-def test_every_error_rule_has_a_stage_for_every_runtime_it_names() -> None:
-    """The contract of the stage table: an error says when each engine shows it."""
-    from dflash_check.check.report import Severity
-    from dflash_check.check.rules import RULES
-    from dflash_check.knowledge.outcomes import stage_of
-
-    missing = [
-        (r.id, runtime)
-        for r in RULES
-        if r.severity is Severity.ERROR
-        for runtime in r.runtimes
-        if stage_of(r.id, runtime) is None
-    ]
-    assert missing == []

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.views import TensorInfo
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 
 def _legacy_pair(section: str, runtime: str) -> CheckReport:
@@ -18,7 +17,7 @@ def _legacy_pair(section: str, runtime: str) -> CheckReport:
     ids = cfg["dflash_config"].pop("target_layer_ids")
     cfg.setdefault(section, {})["layer_ids"] = [t + 1 for t in ids]
     tensors = fc_tensors({**cfg, "dflash_config": {"target_layer_ids": ids}})
-    return run_check(files("draft", cfg, tensors), files("target", qwen3_4b_config()), runtime)
+    return check_files(files("draft", cfg, tensors), files("target", qwen3_4b_config()), runtime)
 
 
 @pytest.mark.parametrize("section", ["dflash_config", "eagle_config"])
@@ -48,9 +47,9 @@ def test_llamacpp_takes_the_vocabulary_from_the_tensors() -> None:
     cfg = draft_config(vocab_size=32000)
     target = files("target", qwen3_4b_config())
     tensors = fc_tensors(cfg) | {"lm_head.weight": TensorInfo("BF16", (151936, 2560))}
-    report = run_check(files("draft", cfg, tensors), target, "llamacpp,vllm")
+    report = check_files(files("draft", cfg, tensors), target, "llamacpp,vllm")
     named = {f.runtime for f in report.findings if f.rule == "DF007"}
     assert named == {"vllm"}
     # No vocabulary tensor: nothing shows the vocabularies agree.
-    borrowed = run_check(files("draft", cfg, fc_tensors(cfg)), target, "llamacpp")
+    borrowed = check_files(files("draft", cfg, fc_tensors(cfg)), target, "llamacpp")
     assert "DF007" in {f.rule for f in borrowed.findings}
