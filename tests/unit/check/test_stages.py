@@ -97,4 +97,3 @@ def test_v1_feeding_its_defaults_to_an_fc_of_another_count_fails_at_the_first_de
     target = qwen3_4b_config() | {"num_hidden_layers": 8}
     report = check_files(files("draft", cfg, fc_tensors(cfg)), files("target", target), "vllm-v1")
     assert _finding(report, "DF009", "vllm-v1").stage is Stage.FIRST_DECODE
-
