@@ -90,11 +90,18 @@ def sglang_algorithm(method: str) -> str:
     return SGLANG_ALGORITHMS.get(method, "DFLASH")
 
 
-def draft_tokens(engine: str, block_size: int | None, num_speculative: int | None = None) -> int:
+def draft_tokens(
+    engine: str, block_size: int | None, num_speculative: int | None = None, method: str = "dflash"
+) -> int:
     """Return the engine's draft-length setting: ``num_speculative`` draft tokens when given
     (the setting DF019 checked), else what a draft of ``block_size`` was trained for. vLLM
-    counts the draft tokens; SGLang counts the bonus token too."""
-    drafted = num_speculative or (block_size or DEFAULT_BLOCK_SIZE) - 1
+    counts the draft tokens; SGLang counts the bonus token too. A DFlash block holds the bonus
+    token and block - 1 draft slots; a DSpark block counts draft tokens only (vLLM derives
+    num_speculative_tokens = block_size, vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/dspark/
+    config.py:78-85, and the Qwen3-Omni contract refuses another, config/speculative.py:239-243;
+    SGLang drafts gamma + 1 positions)."""
+    block = block_size or DEFAULT_BLOCK_SIZE
+    drafted = num_speculative or (block if method == "dspark" else block - 1)
     return drafted if engine == VLLM.name else drafted + 1
 
 
@@ -107,7 +114,7 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
                 "method": vllm_method(spec.method),
                 "model": spec.draft,
                 "num_speculative_tokens": draft_tokens(
-                    VLLM.name, spec.block_size, spec.num_speculative_tokens
+                    VLLM.name, spec.block_size, spec.num_speculative_tokens, spec.method
                 ),
             }
             argv += ["--speculative-config", json.dumps(config)]
@@ -132,7 +139,11 @@ def build_command(spec: LaunchSpec) -> tuple[str, ...]:
             ):
                 argv += [
                     "--speculative-num-draft-tokens",
-                    str(draft_tokens(SGLANG.name, spec.block_size, spec.num_speculative_tokens)),
+                    str(
+                        draft_tokens(
+                            SGLANG.name, spec.block_size, spec.num_speculative_tokens, spec.method
+                        )
+                    ),
                 ]
         if spec.tensor_parallel:
             argv += ["--tp-size", str(spec.tensor_parallel)]

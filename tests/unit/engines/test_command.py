@@ -44,3 +44,15 @@ def test_vllm_method_per_method(method: str, expected: str) -> None:
     argv = build_command(_spec("vllm", method, 16))
     config = json.loads(_flag(argv, "--speculative-config") or "{}")
     assert config["method"] == expected
+
+
+def test_a_dspark_block_counts_draft_tokens() -> None:
+    """vLLM derives num_speculative_tokens = block_size for DSpark (0.34.0 dspark/config.py
+    :78-85; the Qwen3-Omni contract refuses another); a DFlash block keeps a bonus slot."""
+    dspark = json.loads(_flag(build_command(_spec("vllm", "dspark", 7)), "--speculative-config"))
+    assert dspark["num_speculative_tokens"] == 7
+    dflash = json.loads(_flag(build_command(_spec("vllm", "dflash", 16)), "--speculative-config"))
+    assert dflash["num_speculative_tokens"] == 15
+    assert _flag(build_command(_spec("sglang", "dspark", 7)), "--speculative-num-draft-tokens") == (
+        "8"
+    )
