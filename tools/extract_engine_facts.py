@@ -528,6 +528,27 @@ VLLM_REVIEWED = (
 )
 """vLLM's reviewed functions; a fingerprint is added here only after the facts are reviewed."""
 
+SGLANG_DFLASH_UTILS = "sglang/srt/speculative/dflash_utils.py"
+SGLANG_REVIEWED = (
+    Reviewed(
+        SGLANG_DFLASH_UTILS,
+        "DFlashDraftConfig.resolve_target_layer_ids",
+        "SGLang's startup range check (only t >= N refused, so N-1 fails later): the SGLang "
+        "row's out_of_range and uncaptured_stage in knowledge/runtimes/dflash.py, DF004's stage",
+        # sglang==0.5.23: dflash_utils.py:556-585.
+        ("a04a34fdc5a30720",),
+    ),
+    Reviewed(
+        SGLANG_DFLASH_UTILS,
+        "build_target_layer_ids",
+        "the z-lab formula SGLang guesses ids with when a draft states none: the SGLang row's "
+        "default_ids ('zlab-target') in knowledge/runtimes/dflash.py, DF001's message",
+        # sglang==0.5.23: dflash_utils.py:348-385.
+        ("0b4c6078fa732e93",),
+    ),
+)
+"""SGLang's reviewed functions (see ``VLLM_REVIEWED``)."""
+
 
 _UNSTABLE_FIELDS = frozenset({"type_comment", "type_params", "kind"})
 """AST fields that some Python versions lack or fill differently and that carry no meaning."""
@@ -897,6 +918,7 @@ def extract_sglang(source: Source) -> dict[str, object]:
         "targets": targets,
         "drafts": drafts,
         "messages": find_messages(source, SGLANG_MESSAGES),
+        "reviewed": reviewed_functions(source, SGLANG_REVIEWED),
     }
 
 

@@ -259,3 +259,18 @@ def test_a_change_of_layout_and_wording_is_not_a_change_of_meaning(tmp_path: Pat
     assert {k: v["fingerprint"] for k, v in after.items()} == {
         k: v["fingerprint"] for k, v in before.items()
     }
+
+
+def test_an_sglang_range_check_that_changes_fails_loudly(tmp_path: Path) -> None:
+    """SGLang's startup check refusing N-1 too would change DF004's stage there."""
+    tree = tmp_path / "sglang"
+    shutil.copytree(SRC / "sglang", tree)
+    utils = tree / "sglang/srt/speculative/dflash_utils.py"
+    text = utils.read_text(encoding="utf-8")
+    assert "val >= target_num_layers:" in text
+    utils.write_text(
+        text.replace("val >= target_num_layers:", "val >= target_num_layers - 1:"),
+        encoding="utf-8",
+    )
+    with pytest.raises(MeaningChanged, match=r"DFlashDraftConfig\.resolve_target_layer_ids"):
+        extract("sglang", "fixture", tree)
