@@ -488,7 +488,7 @@ CAPTURE_HELPERS = ("_maybe_add_hidden_state",)
 
 
 @dataclass(frozen=True)
-class Reviewed:
+class ReviewedFunction:
     """An engine function whose meaning the tool's hand-typed knowledge was read from."""
 
     path: str
@@ -502,7 +502,7 @@ class Reviewed:
 
 VLLM_EAGLE3_UTILS = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
 VLLM_REVIEWED = (
-    Reviewed(
+    ReviewedFunction(
         VLLM_EAGLE3_UTILS,
         "get_eagle3_aux_layers_from_config",
         "the numbering per key of the vLLM (V2) rows: id_readings in knowledge/runtimes/"
@@ -511,14 +511,14 @@ VLLM_REVIEWED = (
         # 0.32.0, 0.33.0 and 0.34.0 (vllm==0.34.0: eagle3_utils.py:103-140).
         ("a28fb3de4a3cfe88",),
     ),
-    Reviewed(
+    ReviewedFunction(
         VLLM_INTERFACES,
         "EagleModelMixin._maybe_add_hidden_state",
         "the capture position of vLLM (shift 1: the output of layer t, hidden_states + "
         "residual, is aux layer t + 1) in knowledge/runtimes/dflash.py and eagle3.py",
         ("fdf828ff45beb5a6",),
     ),
-    Reviewed(
+    ReviewedFunction(
         VLLM_INTERFACES,
         "EagleModelMixin._set_aux_hidden_state_layers",
         "the de-duplication and sorting of the capture list (sorted(set(layers))) behind "
@@ -530,7 +530,7 @@ VLLM_REVIEWED = (
 
 SGLANG_DFLASH_UTILS = "sglang/srt/speculative/dflash_utils.py"
 SGLANG_REVIEWED = (
-    Reviewed(
+    ReviewedFunction(
         SGLANG_DFLASH_UTILS,
         "DFlashDraftConfig.resolve_target_layer_ids",
         "SGLang's startup range check (only t >= N refused, so N-1 fails later): the SGLang "
@@ -538,7 +538,7 @@ SGLANG_REVIEWED = (
         # sglang==0.5.23: dflash_utils.py:556-585.
         ("a04a34fdc5a30720",),
     ),
-    Reviewed(
+    ReviewedFunction(
         SGLANG_DFLASH_UTILS,
         "build_target_layer_ids",
         "the z-lab formula SGLang guesses ids with when a draft states none: the SGLang row's "
@@ -591,7 +591,7 @@ def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
     return next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == name), None)
 
 
-def reviewed_functions(source: Source, reviewed: tuple[Reviewed, ...]) -> dict[str, object]:
+def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -> dict[str, object]:
     """Fingerprint each reviewed function of this release (``qualname`` -> ``at`` and
     ``fingerprint``); a missing one is a missing anchor, and every one that differs from all
     its reviewed versions is named in one ``MeaningChanged`` with the facts to review."""
@@ -611,7 +611,7 @@ def reviewed_functions(source: Source, reviewed: tuple[Reviewed, ...]) -> dict[s
     if changed:
         raise MeaningChanged(
             "the meaning of reviewed code may have changed; after review, add the new "
-            "fingerprints to the Reviewed table of tools/extract_engine_facts.py:\n  "
+            "fingerprints to VLLM_REVIEWED / SGLANG_REVIEWED in tools/extract_engine_facts.py:\n  "
             + "\n  ".join(changed)
         )
     return out
