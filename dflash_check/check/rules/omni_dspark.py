@@ -16,6 +16,7 @@ the Markov head, ``use_aux_hidden_state``, the noise token) are refused when abs
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -61,7 +62,7 @@ def contract_refusals(
     """Yield (field, vLLM's message) for each check of the contract the pair fails, in the
     order of vllm==0.34.0:vllm/config/speculative.py:209-434."""
     assert draft.dspark is not None  # the rule asks only for DSpark drafts
-    found = {name: (key, value) for name, key, value in draft.dspark.omni_contract}
+    found = {name: (key, json.loads(text)) for name, key, text in draft.dspark.omni_contract}
     values = {name: value for name, (_, value) in found.items()}
 
     def where(name: str) -> str:
@@ -119,7 +120,7 @@ def _attention_refusals(
 ) -> Iterator[tuple[str, str]]:
     """:268-300: heads, key/value heads and head width equal the thinker's (compared only where
     both configs state them: an absent one is the config class's default)."""
-    theirs = dict(target.attention)
+    theirs: dict[str, Any] = {name: json.loads(text) for name, text in target.attention}
     if "hidden_size" not in theirs:
         theirs["hidden_size"] = target.hidden_size
     for name in ("num_attention_heads", "num_key_value_heads", "head_dim"):
@@ -241,7 +242,7 @@ def vocabulary_by_contract(ctx: PairContext) -> frozenset[str]:
         return frozenset()
     if OMNI_DRAFT_ARCHITECTURE not in d.architectures:
         return frozenset()
-    found = {name: value for name, _, value in d.dspark.omni_contract}
+    found = {name: json.loads(text) for name, _, text in d.dspark.omni_contract}
     if list(_vocab_refusals(found, lambda name: name, ctx.target)):
         return frozenset()
     return frozenset(
