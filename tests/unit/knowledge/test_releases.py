@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
-from dflash_check.knowledge.engines import ENGINES, VLLM_033, VLLM_034
+from dflash_check.knowledge.engines import ENGINES, VLLM, VLLM_033, VLLM_034
 from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from tests.support.helpers import (
@@ -53,10 +53,10 @@ def last_layer_draft(tmp_path: Path) -> Path:
 
 def test_bare_engine_name_is_its_newest_release_and_the_report_says_which() -> None:
     report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm")
-    assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.34.0"
+    assert report["runtime_releases"]["vllm"]["release"] == VLLM.newest.spec
     assert report["runtime_releases"]["vllm"]["runner"] == "V2"
     code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm")
-    assert code == 0 and "on vllm==0.34.0" in out
+    assert code == 0 and f"on {VLLM.newest.spec}" in out
 
 
 def test_v1_runner_alone_is_the_last_release_that_has_it() -> None:
@@ -72,7 +72,7 @@ def test_v1_runner_on_0_34_is_a_usage_error_naming_the_removal() -> None:
     assert "Model Runner V1 has been removed" in " ".join(out.split())
 
 
-@pytest.mark.parametrize("spec", ["vllm==0.35.0", "sglang==0.4", "llamacpp==deadbeef"])
+@pytest.mark.parametrize("spec", ["vllm==99.0.0", "sglang==0.4", "llamacpp==deadbeef"])
 def test_unknown_release_is_a_usage_error_listing_the_known_ones(spec: str) -> None:
     code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", spec)
     flat = " ".join(out.split())
