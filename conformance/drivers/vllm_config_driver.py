@@ -23,7 +23,6 @@ import json
 import os
 import sys
 import time
-import types
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +88,20 @@ def _load_stage(config: Any) -> None:
     DSparkSpeculatorConfig(spec)
 
 
+def _aux_layers(config: Any) -> list[int] | None:
+    """The target layers whose outputs the runner captures for the draft, as the release's own
+    ``get_eagle3_aux_layers_from_config`` computes them (executed, not read: a change of its
+    numbering shows in the recorded results). None where the release has no such function."""
+    try:
+        from vllm.v1.worker.gpu.spec_decode.eagle.eagle3_utils import (
+            get_eagle3_aux_layers_from_config,
+        )
+    except ImportError:
+        return None
+    layers = get_eagle3_aux_layers_from_config(config.speculative_config)
+    return list(layers) if layers is not None else None
+
+
 def run_one(job: dict[str, Any]) -> dict[str, Any]:
     """Validate one pair; return its record (an exception is the pair's outcome)."""
     from vllm.engine.arg_utils import EngineArgs
@@ -110,7 +123,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         config = args.create_engine_config()
         stage = "load"
         _load_stage(config)
-    except Exception as err:  # every refusal is the pair's outcome
+        aux = _aux_layers(config)
+    except Exception as err:  # noqa: BLE001 - any refusal is the pair's outcome
         return {
             "id": job["id"],
             "outcome": "refused",
@@ -123,6 +137,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "outcome": "accepted",
         "stage": None,
         "error": None,
+        "aux_layers": aux,
         "seconds": round(time.monotonic() - started, 3),
     }
 
