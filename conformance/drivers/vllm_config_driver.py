@@ -83,8 +83,10 @@ def _load_stage(config: Any) -> None:
     spec = config.speculative_config
     if spec is None or not spec.use_dspark():
         return
-    from vllm.v1.worker.gpu.spec_decode.dspark.config import DSparkSpeculatorConfig
-
+    try:
+        from vllm.v1.worker.gpu.spec_decode.dspark.config import DSparkSpeculatorConfig
+    except ImportError:  # a release without it: nothing more runs before the drafter is built
+        return
     DSparkSpeculatorConfig(spec)
 
 
