@@ -1,0 +1,84 @@
+"""The tool against the engines' own start-up code, as recorded by the oracle
+(``conformance/oracle.py``, ``conformance/results/oracle-*.json``): no engine is imported.
+
+Every recorded case must agree (``conformance/agreement.py`` says what agreement is, stage
+included), be a difference the engine explains (``conformance/oracle-explained.json``, cited),
+or be a known disagreement whose knowledge fix is pending (``KNOWN``: strict xfails, which fail
+once the fix lands so that the entry is removed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.agreement import RESULTS, Row, explained, judge, rows, tool_report, tool_view
+
+ROWS = list(rows())
+OMNI = "issue 29: Qwen3-Omni targets keep their decoder under thinker_config.text_config (vllm==0.34.0:vllm/config/speculative.py:167-172) and the Omni DSpark contract (:209-419) is not known to the tool"  # noqa: E501
+LEGACY = "issue 29: legacy dflash_config/eagle_config layer_ids are vLLM's aux ids as they are (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:128-135)"  # noqa: E501
+KNOWN: dict[str, str] = {
+    **{r.id: OMNI for r in ROWS if r.case["case"].startswith("qwen3_omni_dspark")},
+    "vllm-0.34.0:dflash-legacy-layer-ids-dflash_config": LEGACY,
+    "vllm-0.34.0:dflash-legacy-layer-ids-eagle_config": LEGACY,
+}
+"""Disagreements the knowledge fix of issue 29 (another change) removes, by row id."""
+
+
+def test_results_are_recorded() -> None:
+    assert ROWS, "no oracle results under conformance/results"
+    for path in RESULTS.glob("oracle-*.json"):
+        text = path.read_text()
+        assert not re.search(r"/(tmp|home|root|work)/", text), f"{path.name}: a machine path"
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.mined], ids=lambda r: r.id)
+def test_the_oracle_reproduces_the_engine_test(row: Row) -> None:
+    """The release's code did what its own test asserts (else the case is mis-transcribed)."""
+    assert row.mined is not None
+    assert row.case["outcome"] == row.mined["expect"], row.case["engine_error"]
+    if row.mined.get("expect_match"):
+        assert re.search(row.mined["expect_match"], row.case["engine_error"])
+    if row.mined.get("expect_aux_layers") is not None:
+        assert row.case["aux_layers"] == row.mined["expect_aux_layers"]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
+def test_the_tool_agrees_with_the_engine(
+    row: Row, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if row.id in KNOWN:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[row.id]))
+    verdict, stages = tool_view(tool_report(row, tmp_path), row.engine)
+    got = judge(row, verdict, stages)
+    note = explained().get(row.id)
+    if note is not None:
+        assert got == "disagree", f"explained difference no longer differs: remove {row.id}"
+        assert re.search(r"==[\w.]+:\S+:\d+", note["cite"]), "an explanation cites the engine"
+        return
+    assert got in ("agree", "beyond"), (
+        f"{row.id}: engine {row.case['outcome']} ({row.case['stage']}: "
+        f"{row.case['engine_error']}); tool {verdict}, error stages {sorted(stages)}"
+    )
+
+
+def test_the_judge_can_fail() -> None:
+    """A refusal the tool calls compatible, or places after start-up, disagrees."""
+    refused = Row("vllm", "0", {"case": "x", "outcome": "refused", "kind": "corpus"}, None)
+    assert judge(refused, "compatible", set()) == "disagree"
+    assert judge(refused, "incompatible", {"first-decode"}) == "disagree"
+    assert judge(refused, "incompatible", {"load"}) == "agree"
+    accepted = Row("vllm", "0", {"case": "x", "outcome": "accepted", "kind": "mined"}, {})
+    assert judge(accepted, "incompatible", {"load"}) == "disagree"
+    assert judge(accepted, "unknown", set()) == "disagree"
+
+
+def test_every_mined_case_was_run() -> None:
+    for path in RESULTS.glob("oracle-*.json"):
+        data = json.loads(path.read_text())
+        mined = RESULTS.parent / "mined" / f"{data['engine']}-{data['release']}.json"
+        wanted = {c["id"] for c in json.loads(mined.read_text())["cases"]}
+        assert wanted <= {r["case"] for r in data["results"]}, path.name
