@@ -6,6 +6,7 @@ it into one line on stderr and exit code 3; nothing below the CLI prints or exit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 
 
@@ -84,5 +85,48 @@ class MissingExtraError(CheckError):
     """An optional dependency group is not installed."""
 
 
+@dataclass(frozen=True)
+class FileProblem:
+    """One mistake in an input file (pairs.yaml, an overrides file, an engine's test file)."""
+
+    file: str
+    """The file, as the user named it."""
+    line: int | None
+    """1-based line, when known."""
+    message: str
+    """What is wrong there (without the ``file:line:`` prefix)."""
+
+    @property
+    def text(self) -> str:
+        """Return ``file:line: message``, as every error line reads."""
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.message}"
+
+
 class RegistryError(CheckError):
     """``pairs.yaml`` is unreadable or does not follow its schema."""
+
+    problems: tuple[FileProblem, ...] = ()
+    """Every mistake found, each at its line (empty: only the message is known)."""
+
+    @classmethod
+    def at(cls, file: str, line: int | None, message: str) -> RegistryError:
+        """Build the error of one mistake at ``file:line``."""
+        problem = FileProblem(file, line, message)
+        err = cls(problem.text)
+        err.problems = (problem,)
+        return err
+
+    @classmethod
+    def collected(cls, problems: list[FileProblem]) -> RegistryError:
+        """Build one error of all the mistakes of a file (the first one is its message), so
+        that a file with three mistakes takes one run to fix, not three."""
+        more = len(problems) - 1
+        suffix = f" (and {more} more mistake{'s' if more > 1 else ''} in this file)" if more else ""
+        err = cls(problems[0].text + suffix)
+        err.problems = tuple(problems)
+        return err
+
+    def problems_in(self, file: str) -> tuple[FileProblem, ...]:
+        """Return the mistakes, or the message as one mistake of ``file`` (line unknown)."""
+        return self.problems or (FileProblem(file, None, str(self).removeprefix(f"{file}: ")),)

@@ -126,7 +126,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         stage = "load"
         _load_stage(config)
         aux = _aux_layers(config)
-    except Exception as err:  # noqa: BLE001 - any refusal is the pair's outcome
+    except Exception as err:  # noqa: BLE001 - whatever the engine raises is its verdict
         return {
             "id": job["id"],
             "outcome": "refused",

@@ -19,14 +19,16 @@ from typing import Any
 from dflash_check.app.pipeline import CheckRequest, ModelCache, check_pair
 from dflash_check.check.outcome import PairOutcome, PairSpec
 from dflash_check.check.report import Verdict
+from dflash_check.check.request import CheckSettings
 from dflash_check.errors import CheckError, RegistryError
-from dflash_check.knowledge.runtimes import (
-    PORTABLE,
+from dflash_check.knowledge.selection import (
+    DEFAULT,
+    Choice,
+    Selection,
     SelectionError,
-    join_selection,
     parse_part,
+    part_name,
     runtime_names,
-    split_spec,
 )
 from dflash_check.knowledge.settings import (
     MAX_SPECULATIVE_TOKENS,
@@ -63,17 +65,22 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
         "The method the engine is asked for (vLLM's speculative_config.method: dflash, dspark, "
         "eagle3, mtp, ...), checked against the method the draft's class declares.",
     ),
+    "ignore": (
+        False,
+        "Rule ids this pairing does not count (like --ignore): every format still reports what "
+        "they find, as suppressed.",
+    ),
     "reason": (False, "Why the pairing is expected to be (in)compatible."),
     "source": (False, "Where the pairing is documented."),
 }
 TOP_KEYS = ("version", "pairs")
 # Keys whose values are not plain strings, each read by its own check below.
-NON_STRING_KEYS = ("runtimes", "num_speculative_tokens")
+NON_STRING_KEYS = ("runtimes", "num_speculative_tokens", "ignore")
 
 
 def _fail(path: str, line: int, message: str) -> RegistryError:
     """Build an error that points at ``path:line``."""
-    return RegistryError(f"{path}:{line}: {message}")
+    return RegistryError.at(path, line, message)
 
 
 def _suggest(key: str, allowed: tuple[str, ...] | list[str]) -> str:
@@ -96,7 +103,7 @@ def compose_yaml(text: str, name: str) -> Any:
         line = mark.line + 1 if mark else 1
         raise _fail(name, line, f"invalid YAML: {err.problem}") from None
     except yaml.YAMLError as err:
-        raise RegistryError(f"{name}: invalid YAML: {err}") from None
+        raise RegistryError.at(name, None, f"invalid YAML: {err}") from None
 
 
 def check_version(top: dict[str, Any], name: str) -> None:
@@ -121,7 +128,7 @@ def load_pairs(
     name = display or str(path)
     root = compose_yaml(read_text(path, name) if text is None else text, name)
     if root is None:
-        raise RegistryError(f"{name}: empty file (expected 'version: 1' and 'pairs:')")
+        raise RegistryError.at(name, None, "empty file (expected 'version: 1' and 'pairs:')")
     if not isinstance(root, yaml.MappingNode):
         raise _fail(name, root.start_mark.line + 1, "expected a mapping with 'version' and 'pairs'")
     top = _mapping(root, name)
@@ -140,7 +147,15 @@ def load_pairs(
         raise _fail(
             name, pairs_node.start_mark.line + 1, "'pairs' is empty: list at least one pair"
         )
-    specs = [_pair(node, i, name) for i, node in enumerate(pairs_node.value)]
+    # Each entry is checked on its own: every broken entry is reported in one run.
+    specs, problems = [], []
+    for i, node in enumerate(pairs_node.value):
+        try:
+            specs.append(_pair(node, i, name))
+        except RegistryError as err:
+            problems += err.problems_in(name)
+    if problems:
+        raise RegistryError.collected(problems)
     return tuple(specs)
 
 
@@ -201,14 +216,15 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
             vnode.start_mark.line + 1,
             f"{where}: 'expect' must be compatible or incompatible, not '{expect}'",
         )
-    runtimes: tuple[str, ...] = (PORTABLE,)
+    selection = DEFAULT
     if "runtimes" in fields:
         vnode = fields["runtimes"][1]
         items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
         runtimes = tuple(_string(item, "runtimes", name) for item in items)
-        parsed: dict[str, str | None] = {}
+        parsed: dict[str, Choice] = {}
+        portable = False
         for item, value in zip(items, runtimes, strict=True):
-            name_only = split_spec(value)[0]
+            name_only = part_name(value)
             if name_only not in (known := runtime_names()):
                 raise _fail(
                     name,
@@ -217,12 +233,15 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
                     f"; choose from {', '.join(known)}",
                 )
             try:
-                runtime_name, version = parse_part(value)
+                choice = parse_part(value)
             except SelectionError as err:
                 raise _fail(name, item.start_mark.line + 1, f"{where}: {err}") from None
-            parsed[runtime_name] = version
-        runtimes = tuple(join_selection(parsed).split(",")) if parsed else ()
-        if not runtimes:
+            if choice is None:
+                portable = True
+            else:
+                parsed[choice.runtime] = choice
+        selection = Selection.of(parsed.values(), portable)
+        if not selection.names:
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'runtimes' is empty")
     speculative = None
     if "num_speculative_tokens" in fields:
@@ -240,6 +259,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
                 f"{MAX_SPECULATIVE_TOKENS}",
             )
         speculative = int(vnode.value)
+    ignore = _ignore(fields, where, name)
     method = values.get("method")
     if method is not None and not known_method(method):
         vnode = fields["method"][1]
@@ -255,7 +275,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         expect=Verdict(expect),
         line=line,
         index=index,
-        runtimes=runtimes,
+        selection=selection,
         draft_revision=values.get("draft_revision"),
         target_revision=values.get("target_revision"),
         draft_subfolder=values.get("draft_subfolder"),
@@ -264,6 +284,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         source=values.get("source"),
         num_speculative_tokens=speculative,
         method=vllm_method(method) if method is not None else None,
+        ignore=ignore,
     )
     for role in ("draft", "target"):
         try:
@@ -276,6 +297,32 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
             vnode = fields[role][1]
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: '{role}': {err}") from None
     return spec
+
+
+def _ignore(fields: dict[str, tuple[Any, Any]], where: str, name: str) -> tuple[str, ...]:
+    """Return a pair's ``ignore`` rule ids (one id or a list), upper-cased and sorted; an
+    unknown id fails at its line, as ``--ignore`` does."""
+    import yaml
+
+    from dflash_check.check.rules import RULES_BY_ID
+
+    if "ignore" not in fields:
+        return ()
+    vnode = fields["ignore"][1]
+    items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
+    if not items:
+        raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'ignore' is empty")
+    ids = []
+    for item in items:
+        rule = _string(item, "ignore", name).upper()
+        if rule not in RULES_BY_ID:
+            raise _fail(
+                name,
+                item.start_mark.line + 1,
+                f"{where}: unknown rule id '{rule}'{_suggest(rule, list(RULES_BY_ID))}",
+            )
+        ids.append(rule)
+    return tuple(sorted(set(ids)))
 
 
 def select(specs: tuple[PairSpec, ...], pattern: str | None) -> tuple[PairSpec, ...]:
@@ -301,13 +348,15 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
             return replace(parsed, path=base / parsed.path)
         return parsed
 
-    runtime = ",".join(spec.runtimes)
     return CheckRequest(
         draft=ref(spec.draft, spec.draft_revision, spec.draft_subfolder),
         target=ref(spec.target, spec.target_revision, spec.target_subfolder),
-        runtime=runtime,
-        num_speculative_tokens=spec.num_speculative_tokens,
-        speculative_method=spec.method,
+        settings=CheckSettings(
+            spec.selection,
+            ignore=frozenset(spec.ignore),
+            num_speculative_tokens=spec.num_speculative_tokens,
+            speculative_method=spec.method,
+        ),
     )
 
 

@@ -141,6 +141,11 @@ class MtpReport:
     """The draft tokens per step the user means to serve with (``--num-speculative-tokens``)."""
     strict: bool = False
     """Warnings make it incompatible (``--strict``)."""
+    ignored: tuple[str, ...] = ()
+    """No rule is ignored for a target alone (``--ignore`` is refused with one model); here so
+    that renderers read either report alike."""
+    suppressed: tuple[Finding, ...] = ()
+    """Always empty, as ``ignored``."""
 
     @property
     def verdict(self) -> Verdict:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.errors import FileProblem
+from dflash_check.knowledge.selection import DEFAULT, Selection
 
 if TYPE_CHECKING:
     from dflash_check.check.mtp import MtpReport
@@ -32,8 +34,8 @@ class PairSpec:
     """1-based line of the entry in the file."""
     index: int
     """0-based position in the file's list."""
-    runtimes: tuple[str, ...] = ("portable",)
-    """Runtimes the pairing is meant for."""
+    selection: Selection = DEFAULT
+    """Runtimes the pairing is meant for (``runtimes:``, parsed)."""
     draft_revision: str | None = None
     """Pinned draft revision."""
     target_revision: str | None = None
@@ -50,6 +52,14 @@ class PairSpec:
     """The engine's draft tokens per step the pairing is served with (DF019), if stated."""
     method: str | None = None
     """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if stated."""
+    ignore: tuple[str, ...] = ()
+    """Rule ids this pair does not count (``ignore:``); reported as suppressed, like
+    ``--ignore``."""
+
+    @property
+    def runtimes(self) -> tuple[str, ...]:
+        """The runtimes as the entry names them (``portable``, ``vllm==0.34.0``), for display."""
+        return self.selection.texts
 
     @property
     def label(self) -> str:
@@ -133,6 +143,9 @@ class RunResult:
     """Entries of an engine's test registry listed as not checked (never a failure)."""
     about: str | None = None
     """What the file is, for an engine's test registry (``vLLM 0.34.0 test registry``)."""
+    problems: tuple[FileProblem, ...] = ()
+    """Mistakes in the input files (pairs.yaml, overrides, an engine's test file): nothing was
+    checked, and every format reports each at its file and line."""
 
     def count(self, status: Status) -> int:
         """Return how many outcomes have ``status``."""

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from dflash_check.knowledge.outcomes import Stage, earliest, stage_of
 from dflash_check.knowledge.runtimes import RuntimeProfile
+from dflash_check.knowledge.selection import Selection
 from dflash_check.views import DraftView, TargetView
 
 
@@ -155,8 +156,8 @@ class CheckReport:
     """Normalised draft."""
     target: TargetView
     """Normalised target."""
-    runtime: str
-    """The ``--runtime`` selection (``portable`` or one profile name)."""
+    selection: Selection
+    """The runtimes judged (``--runtime``, pinned to a server's release where one decodes)."""
     profiles: tuple[RuntimeProfile, ...]
     """The runtimes checked."""
     findings: tuple[Finding, ...]
@@ -190,6 +191,11 @@ class CheckReport:
     speculative_method: str | None = None
     """The speculative method the engine is asked for, as stated (``--speculative-method``,
     pairs.yaml ``method``, a vLLM test entry); None: the draft's own, nothing requested."""
+    ignored: tuple[str, ...] = ()
+    """The rule ids asked to be ignored (``--ignore``, a pair's ``ignore`` in pairs.yaml),
+    sorted; the verdict text names them, so that a clean verdict never hides them."""
+    suppressed: tuple[Finding, ...] = ()
+    """What the ignored rules found: not counted in any verdict, shown as suppressed."""
 
     def applies(self, finding: Finding, runtime: str) -> bool:
         """Return whether ``finding`` counts against ``runtime``."""
@@ -246,7 +252,8 @@ class CheckReport:
     @property
     def verdict_text(self) -> str:
         """Return the verdict as printed: ``incompatible (strict: 2 warnings)`` when only
-        ``--strict`` makes it so, so that the text agrees with the exit code."""
+        ``--strict`` makes it so, so that the text agrees with the exit code; the rules ignored
+        follow (``compatible (3 rules ignored: DF004, DF007, DF011)``)."""
         v = self.verdict.value
         if self.verdict is Verdict.INCOMPATIBLE and self.strict:
             lenient = not any(
@@ -255,5 +262,14 @@ class CheckReport:
                 for p in self.profiles
             )
             if lenient:
-                return f"{v} (strict: {', '.join(self.strict_reasons)})"
-        return v
+                ignored = f"; {self.ignored_summary}" if self.ignored else ""
+                return f"{v} (strict: {', '.join(self.strict_reasons)}{ignored})"
+        return f"{v} ({self.ignored_summary})" if self.ignored else v
+
+    @property
+    def ignored_summary(self) -> str:
+        """Return ``3 rules ignored: DF004, DF007, DF011`` (empty when none was)."""
+        if not self.ignored:
+            return ""
+        n = len(self.ignored)
+        return f"{n} rule{'' if n == 1 else 's'} ignored: {', '.join(self.ignored)}"

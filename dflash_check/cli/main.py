@@ -68,11 +68,10 @@ def _pair(app: typer.Typer) -> None:
 def _registry(app: typer.Typer) -> None:
     from dflash_check.cli import registry
     from dflash_check.cli.options import UsageCommand
-    from dflash_check.cli.output import REGISTRY_EXIT_CODES, epilog
+    from dflash_check.cli.output import REGISTRY_EXIT_CODES, REGISTRY_EXIT_RULE, epilog
 
-    app.command(cls=UsageCommand, epilog=epilog(registry.REGISTRY_EXAMPLES, REGISTRY_EXIT_CODES))(
-        registry.registry
-    )
+    text = epilog(registry.REGISTRY_EXAMPLES, REGISTRY_EXIT_CODES, REGISTRY_EXIT_RULE)
+    app.command(cls=UsageCommand, epilog=text)(registry.registry)
 
 
 def _rules(app: typer.Typer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -22,14 +22,14 @@ from dflash_check.cli.options import (
 )
 from dflash_check.cli.output import (
     emit,
-    fail,
+    print_error,
     redact,
     registry_exit_code,
     remember_secrets,
     stderr_console,
     summarise,
 )
-from dflash_check.errors import CheckError
+from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:
     from dflash_check.app.engine_tests.plan import Plan
@@ -115,7 +115,7 @@ def registry(
     try:
         text = read_text(file, str(file))
     except CheckError as err:
-        fail(err, out.json, output)
+        input_failed(err, file, out)
     found = detect_kind(file, text) if kind is RegistryKind.auto else kind.value
     plan, about, selected = read_registry(file, text, found, only, overrides, runtime, out)
     if not selected and (plan is None or only):
@@ -156,16 +156,37 @@ def read_registry(
         try:
             return None, None, select(load_pairs(file, str(file), text), only)
         except CheckError as err:
-            fail(err, out.json, out.output)
+            input_failed(err, file, out)
     from dflash_check.app.engine_tests.plan import narrow, prepare
 
     selection = parse_runtimes(runtime) if runtime else None
     try:
         plan, about = prepare(file, str(file), found, text, overrides, selection)
     except CheckError as err:
-        fail(err, out.json, out.output)
+        input_failed(err, file, out)
     plan = narrow(plan, only)
     return plan, about, plan.specs
+
+
+def input_failed(err: CheckError, file: Path, out: OutputOptions) -> NoReturn:
+    """End a run whose input files are broken: the report (in the asked format, to ``-o`` or
+    stdout, replacing any earlier one) holds every mistake at its file and line; stderr has
+    one ``Error:`` line each; exit 3 (nothing was checked, so nothing was not as expected)."""
+    from dflash_check.check.outcome import RunResult
+    from dflash_check.errors import FileProblem, RegistryError
+
+    problems = (
+        err.problems_in(str(file))
+        if isinstance(err, RegistryError)
+        else (FileProblem(str(file), None, str(err)),)
+    )
+    result = RunResult((), file=str(file), problems=problems)
+    # On a terminal the Error lines below are the report; a file (-o) is always rewritten, so
+    # that no report of an earlier run is left behind.
+    if not out.format.for_terminal or out.output is not None:
+        emit(result, out.format, out.output)
+    print_error(err, tuple(p.text for p in problems))
+    raise typer.Exit(ExitCode.NOT_CHECKED)
 
 
 def run_pairs(
@@ -182,6 +203,7 @@ def run_pairs(
     from dflash_check.app.pipeline import ModelCache
     from dflash_check.app.registry import run_registry
     from dflash_check.check.outcome import RunResult, SkippedEntry
+    from dflash_check.cli.terminal import shown
 
     err_console = stderr_console()
     retry = [""]  # the latest retry, shown in the bar's status line (never one line per retry)
@@ -204,7 +226,7 @@ def run_pairs(
         transient=True,
         disable=not err_console.is_terminal,
     )
-    with progress:
+    with shown(progress):
         task = progress.add_task("", total=len(selected), status="")
 
         def done(outcome: PairOutcome) -> None:

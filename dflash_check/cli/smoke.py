@@ -225,6 +225,8 @@ def smoke_pair(
         return report
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    from dflash_check.cli.terminal import shown
+
     progress = Progress(
         SpinnerColumn(),
         TextColumn("smoke run: {task.description}"),
@@ -234,7 +236,7 @@ def smoke_pair(
         disable=not err_console.is_terminal,
     )
     failed: CheckError | None = None
-    with progress:
+    with shown(progress):
         task = progress.add_task("starting", total=None)
         try:
 

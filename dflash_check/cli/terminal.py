@@ -105,3 +105,13 @@ def install() -> None:
         current: Any = getattr(sys, name)
         if not isinstance(current, SafeStream):
             setattr(sys, name, SafeStream(current))
+
+
+def shown(progress: Any) -> contextlib.AbstractContextManager[Any]:
+    """Enter a rich ``Progress`` only where it is drawn (a terminal).
+
+    rich before 14.3 writes a blank line to its console when a disabled transient progress
+    stops: in a pipe that is one stray line of stderr before the summary. Updating a progress
+    that was never started is harmless, so the callers keep one code path.
+    """
+    return contextlib.nullcontext(progress) if progress.disable else progress

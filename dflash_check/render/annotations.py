@@ -5,6 +5,8 @@ One decision, made once: which findings of which outcomes are shown, at what lev
 * A pair that could not be checked shows DF091 with the error.
 * A pair expected compatible shows its warnings (and with ``--strict`` they are errors).
 * A pair expected and found incompatible shows nothing: the registry says it is known.
+* What an ignored rule found (``--ignore``, a pair's ``ignore``) is shown as suppressed, at
+  the level it would have had, so that no format presents a clean verdict without it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class Annotation:
     text: str
     location: Location
     outcome: PairOutcome
+    suppressed: bool = False
+    """The rule was ignored: shown, never counted (SARIF ``suppressions``)."""
 
 
 def outcome_annotation(result: RunResult, outcome: PairOutcome, rule: str) -> Annotation:
@@ -53,18 +57,20 @@ def collect_annotations(result: RunResult) -> Iterator[Annotation]:
             continue
         assert outcome.report is not None
         # Runtimes that share a range share a message: one annotation lists them all.
-        merged: dict[tuple[str, str, Severity], list[Finding]] = {}
-        for f in outcome.report.findings:
-            if f.severity is Severity.ERROR and outcome.status == "mismatch":
+        merged: dict[tuple[str, str, Severity, bool], list[Finding]] = {}
+        report = outcome.report
+        for f in (*report.findings, *report.suppressed):
+            suppressed = f.rule in report.ignored
+            if f.severity is Severity.ERROR and (outcome.status == "mismatch" or suppressed):
                 level = Severity.ERROR
             elif f.severity is Severity.WARNING and outcome.expect is Verdict.COMPATIBLE:
-                level = Severity.ERROR if result.strict else Severity.WARNING
+                level = Severity.ERROR if result.strict and not suppressed else Severity.WARNING
             else:
                 continue
-            merged.setdefault((f.rule, f.message, level), []).append(f)
+            merged.setdefault((f.rule, f.message, level, suppressed), []).append(f)
         # Each runtime is named with the release its verdict is for (vllm==0.34.0).
-        labels = {p.name: p.label for p in outcome.report.profiles}
-        for (rule, _, level), findings in merged.items():
+        labels = {p.name: p.label for p in report.profiles}
+        for (rule, _, level, suppressed), findings in merged.items():
             runtimes = [labels.get(f.runtime, f.runtime) for f in findings if f.runtime]
             first = replace(findings[0], runtime=", ".join(runtimes) or None)
             yield Annotation(
@@ -73,6 +79,7 @@ def collect_annotations(result: RunResult) -> Iterator[Annotation]:
                 f"{outcome.label}: {message(first)}",
                 finding_location(result, outcome, first),
                 outcome,
+                suppressed,
             )
         if smoke_text(outcome) is not None:
             yield outcome_annotation(result, outcome, "DF092")

@@ -31,12 +31,22 @@ def render_github(result: RunResult, page: Page | None = None) -> str:
     A document: ``page`` (a width) is not used; it is there to be a ``Renderer``.
     """
     lines = []
+    for p in result.problems:  # a broken input file: an error at its line, nothing checked
+        props = [f"file={escape_property(p.file)}"]
+        if p.line is not None:
+            props.append(f"line={p.line}")
+        props.append("title=invalid input")
+        lines.append(f"::error {','.join(props)}::{escape_data(p.message)}")
     for a in collect_annotations(result):
         props = []
         if a.location.uri is not None and a.location.is_local:
             props.append(f"file={escape_property(a.location.uri)}")
             if a.location.line is not None:
                 props.append(f"line={a.location.line}")
+        if a.suppressed:  # shown, never failing the job: a notice that says it was ignored
+            props.append(f"title={escape_property(a.rule)} (ignored)")
+            lines.append(f"::notice {','.join(props)}::{escape_data(a.text)}")
+            continue
         props.append(f"title={escape_property(a.rule)}")
         lines.append(f"::{COMMAND[a.level]} {','.join(props)}::{escape_data(a.text)}")
     for k in result.skipped:  # an engine test entry the tool does not check: a notice

@@ -228,7 +228,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "verdict": report.verdict.value,
         "verdict_text": report.verdict_text,
         "strict": report.strict,
-        "runtime": report.runtime,
+        "runtime": report.selection.spec,
         "num_speculative_tokens": report.num_speculative_tokens,
         "speculative_method": report.speculative_method,
         "draft": {
@@ -250,6 +250,18 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "summary": {**counts(tuple(d for d, _ in problems)), "problems": len(problems)},
         "findings": [problem_dict(report, d, group) for d, group in problems],
         "not_checked": [{"rule": n.rule, "reason": n.reason} for n in report.not_checked],
+        # Rules asked to be ignored, and what they found: never counted, always listed.
+        "ignored_rules": list(report.ignored),
+        "suppressed": [
+            {
+                "rule": f.rule,
+                "severity": f.severity.value,
+                "runtime": f.runtime,
+                "message": f.message,
+                "hint": f.hint,
+            }
+            for f in report.suppressed
+        ],
         "identity": [
             {"fact": e.fact, "draft": e.draft, "target": e.target, "agrees": e.agrees}
             for e in report.identity

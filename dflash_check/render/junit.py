@@ -31,8 +31,8 @@ def render_junit(result: RunResult, page: Page | None = None) -> str:
             and o.report.count(Severity.WARNING)
         )
     )
-    errors = result.count("error")
-    tests = str(len(result.outcomes) + len(result.skipped))
+    errors = result.count("error") + len(result.problems)
+    tests = str(len(result.outcomes) + len(result.skipped) + len(result.problems))
     suites = ET.Element(
         "testsuites",
         name="dflash-check",
@@ -51,7 +51,15 @@ def render_junit(result: RunResult, page: Page | None = None) -> str:
     )
     by_outcome: dict[int, list[str]] = {}
     for a in collect_annotations(result):
-        by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {a.level.value}: {a.text}")
+        level = f"{a.level.value} (ignored)" if a.suppressed else a.level.value
+        by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {level}: {a.text}")
+    for p in result.problems:  # a broken input file: one error case per mistake, at its line
+        where = f"{p.file}:{p.line}" if p.line is not None else p.file
+        attrs = {"classname": name, "name": xml_text(f"{where}: invalid input"), "file": p.file}
+        if p.line is not None:
+            attrs["line"] = str(p.line)
+        case = ET.SubElement(suite, "testcase", attrs)
+        ET.SubElement(case, "error", message=xml_text(p.message), type="invalid input")
     for outcome in result.outcomes:
         attrs = {"classname": name, "name": xml_text(outcome.label)}
         if outcome.spec is not None and result.file is not None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import CheckReport
-from dflash_check.render.diagnostics import answer, count_text, diagnostics
+from dflash_check.render.diagnostics import answer, count_text, diagnostics, plural
 from dflash_check.render.locations import smoke_text
 
 if TYPE_CHECKING:
@@ -71,9 +71,20 @@ def render_markdown(result: RunResult, page: Page | None = None) -> str:
             lines += report_markdown(o.report)
         return "\n".join(lines) + "\n"
     mark = {"ok": "✅", "mismatch": "❌", "error": "❓"}
-    lines = [
-        f"## dflash-check: `{result.file}`",
-        "",
+    lines = [f"## dflash-check: `{result.file}`", ""]
+    if result.problems:  # a broken input file: one row per mistake, nothing checked
+        lines += [
+            f"{plural(len(result.problems), 'mistake')} in the input, nothing checked.",
+            "",
+            "| | file | line | error |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| ❌ | `{cell(p.file)}` | {p.line or ''} | {cell(p.message)} |"
+            for p in result.problems
+        ]
+        return "\n".join(lines) + "\n"
+    lines += [
         f"{len(result.outcomes)} pairs: {result.count('ok')} as expected, "
         f"{result.count('mismatch')} not as expected, {result.count('error')} not checked.",
         "",

@@ -38,6 +38,8 @@ def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
         outcome = f"{o.verdict.value}, smoke run failed"
     else:
         outcome = f"{o.verdict.value}, expected {o.expect.value}"
+    if o.report is not None and o.report.ignored:  # a pass must never hide what it ignored
+        outcome += f" ({o.report.ignored_summary})"
     # The arrow stays with the draft, so a wrapped line ends in "->" rather than starting with it.
     label = spec.label.replace(" -> ", f"{NBSP}-> ", 1)
     text = f"{mark} {result.file}:{spec.line}  {label}  [{', '.join(spec.runtimes)}]  "
@@ -98,6 +100,8 @@ def render_registry_table(result: RunResult, width: int = 80) -> RenderableType:
     ]
     rows += [(k.line, k) for k in result.skipped]
     parts: list[Text] = []
+    for p in result.problems:  # a broken input file: each mistake at its line, nothing checked
+        parts += [Text(s) for s in wrap(f"✗ {p.text}", width, "", "    ")]
     for _, row in sorted(rows, key=lambda r: r[0]) if result.skipped else rows:
         if isinstance(row, SkippedEntry):
             parts += _skipped_line(result, row, width)
@@ -146,6 +150,8 @@ def registry_dict(result: RunResult) -> dict[str, Any]:
             "not_checked": result.count("error"),
         },
         "pairs": pairs,
+        # Mistakes in the input files: each at its file and line (nothing checked then).
+        "errors": [{"file": p.file, "line": p.line, "message": p.message} for p in result.problems],
     }
     if result.about is not None:  # an engine's test registry: its entries not checked too
         data["about"] = result.about

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from dflash_check.render import Page
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+IGNORED_BY = "rule ignored (--ignore, or the pair's ignore in pairs.yaml)"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -32,6 +33,17 @@ def rule_entries() -> list[dict[str, Any]]:
         }
         for r in ALL_RULES
     ]
+
+
+def notification(level: str, text: str, file: str | None, line: int | None) -> dict[str, Any]:
+    """Return one SARIF notification at ``file:line`` (no location when the file is unknown)."""
+    note: dict[str, Any] = {"level": level, "message": {"text": text}}
+    if file is not None:
+        physical: dict[str, Any] = {"artifactLocation": {"uri": file}}
+        if line is not None:
+            physical["region"] = {"startLine": line}
+        note["locations"] = [{"physicalLocation": physical}]
+    return note
 
 
 def render_sarif(result: RunResult, page: Page | None = None) -> str:
@@ -53,6 +65,10 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
             if a.location.line is not None:
                 physical["region"] = {"startLine": a.location.line}
             entry["locations"] = [{"physicalLocation": physical}]
+        if a.suppressed:
+            # SARIF's own place for a result the user chose not to count: viewers grey it
+            # out, and the log still shows what a clean verdict did not count.
+            entry["suppressions"] = [{"kind": "external", "justification": IGNORED_BY}]
         entry["properties"] = {
             "pair": a.outcome.label,
             "verdict": a.outcome.verdict_text,
@@ -76,27 +92,20 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
         },
         "results": results,
     }
-    if result.skipped:
+    notifications = [notification("error", p.message, p.file, p.line) for p in result.problems] + [
+        notification("note", f"{k.key}: {k.label}: not checked: {k.reason}", result.file, k.line)
+        for k in result.skipped
+    ]
+    if notifications:
         # Entries the tool does not check are not findings: SARIF's place for what a tool
         # did not do is a notification of its invocation, at the entry's line.
+        # What the tool did not do (an entry it does not check) or could not do (a broken
+        # input file) is no finding: SARIF's place for it is a notification of the invocation,
+        # at its line; a broken file makes the invocation unsuccessful.
         run["invocations"] = [
             {
-                "executionSuccessful": True,
-                "toolExecutionNotifications": [
-                    {
-                        "level": "note",
-                        "message": {"text": f"{k.key}: {k.label}: not checked: {k.reason}"},
-                        "locations": [
-                            {
-                                "physicalLocation": {
-                                    "artifactLocation": {"uri": result.file},
-                                    "region": {"startLine": k.line},
-                                }
-                            }
-                        ],
-                    }
-                    for k in result.skipped
-                ],
+                "executionSuccessful": not result.problems,
+                "toolExecutionNotifications": notifications,
             }
         ]
     log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -107,6 +107,35 @@ def test_pair_not_checked_exits_3_and_says_which(hub: LoopbackHub, tmp_path: Pat
     assert "Traceback" not in proc.stderr + machine.stderr
 
 
+def test_mixed_outcomes_exit_1_never_3() -> None:
+    """A registry with a pair as expected, one not as expected and one not checked exits 1:
+    an unchecked pair (3, "infrastructure, retry" to a CI) must never hide an incompatibility.
+    Without the mismatch the same file exits 3."""
+    proc = invoke_cli("registry", LOCAL_REGISTRY, "-j", "1", cwd=REPO)
+    assert "3 as expected, 1 not as expected, 1 not checked" in proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    unchecked = invoke_cli("registry", LOCAL_REGISTRY, "--only", "*missing-draft*", cwd=REPO)
+    assert unchecked.returncode == 3, unchecked.stderr
+    checked = invoke_cli("registry", LOCAL_REGISTRY, "--only", "*gpt-oss*", cwd=REPO)
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_exit_codes_stated_once_everywhere() -> None:
+    """`registry --help`, the README and docs/ci.md give the same exit rule, word for word."""
+    from dflash_check.cli.output import REGISTRY_EXIT_RULE
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    help_text = invoke_cli("registry", "--help", env={"COLUMNS": "400"}).stdout
+    assert flat(REGISTRY_EXIT_RULE.replace("`", "")) in flat(help_text)
+    for doc in ("README.md", "docs/ci.md"):
+        assert flat(REGISTRY_EXIT_RULE) in flat((REPO / doc).read_text()), doc
+    # Nothing else in them states an order that contradicts it.
+    for doc in ("README.md", "docs/ci.md"):
+        assert "exits 3 when any" not in flat((REPO / doc).read_text()), doc
+
+
 def test_only_selects_pairs(hub: LoopbackHub, tmp_path: Path) -> None:
     """--only narrows the run to matching pairs."""
     proc = registry(hub, tmp_path / "home", "pairs.yaml", "--only", "z-lab/Qwen3.5-*", "-f", "json")
@@ -310,8 +339,8 @@ def check_golden(name: str, text: str) -> None:
 def test_registry_golden(fmt: str) -> None:
     """Each format of the same local registry run, byte for byte."""
     proc = invoke_cli("registry", LOCAL_REGISTRY, "-f", fmt, "-j", "1", cwd=REPO)
-    # The file has a mismatch and a pair it could not check: not checked wins (README).
-    assert proc.returncode == 3, proc.stderr
+    # The file has a mismatch and a pair it could not check: the mismatch decides (README).
+    assert proc.returncode == 1, proc.stderr
     assert "1 not as expected, 1 not checked" in proc.stderr
     check_golden(FORMATS[fmt], proc.stdout)
 

@@ -119,7 +119,11 @@ def test_rollback_names_each_layer_kind() -> None:
     )
     kinds = {r.what: r.method for r in gemma4.rollbacks.values()}
     assert kinds["sliding-window attention (past recorded)"] == CROP
-    assert SHARED in kinds.values()
+    # Gemma 4's shared-KV layers keep no cache of their own: transformers gives them a
+    # placeholder layer (DummyLayer, named "shared") in 5.25; 5.18 gives them no layer at all.
+    from transformers import cache_utils
+
+    assert (SHARED in kinds.values()) == hasattr(cache_utils, "DummyLayer")
     lfm2 = speculative_decode(
         target_of("lfm2"), random_draft(target_of("lfm2")), PROMPTS[0], 12, set(), BLOCK, 4
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dflash_check.app.engine_tests import read_text
 from dflash_check.app.registry import (
@@ -31,7 +32,7 @@ from dflash_check.app.registry import (
     compose_yaml,
 )
 from dflash_check.check.report import Verdict
-from dflash_check.errors import RegistryError
+from dflash_check.errors import FileProblem, RegistryError
 
 ENTRY_KEYS = ("expect", "reason", "skip")
 
@@ -57,7 +58,7 @@ def load_overrides(path: Path, names: set[str]) -> dict[str, Override]:
     display = str(path)
     root = compose_yaml(read_text(path, display), display)
     if not isinstance(root, yaml.MappingNode):
-        raise RegistryError(f"{display}: expected a mapping with 'version: 1' and 'entries:'")
+        raise RegistryError.at(display, None, "expected a mapping with 'version: 1' and 'entries:'")
     top = _mapping(root, display)
     for key, (knode, _) in top.items():
         if key not in ("version", "entries"):
@@ -66,31 +67,45 @@ def load_overrides(path: Path, names: set[str]) -> dict[str, Override]:
     entries = top.get("entries")
     if entries is None or not isinstance(entries[1], yaml.MappingNode):
         raise _fail(display, root.start_mark.line + 1, "'entries' must be a mapping")
-    out = {}
+    out: dict[str, Override] = {}
+    problems: list[FileProblem] = []
     for name, (knode, vnode) in _mapping(entries[1], display).items():
-        line = knode.start_mark.line + 1
-        if name not in names:
+        # Each entry is checked on its own: every broken one is reported in one run.
+        try:
+            out[name] = _override(name, knode, vnode, names, display)
+        except RegistryError as err:
+            problems += err.problems_in(display)
+    if problems:
+        raise RegistryError.collected(problems)
+    return out
+
+
+def _override(name: str, knode: Any, vnode: Any, names: set[str], display: str) -> Override:
+    """Validate one entry of the overrides file."""
+    import yaml
+
+    line = knode.start_mark.line + 1
+    if name not in names:
+        raise _fail(
+            display,
+            line,
+            f"no entry '{name}' in the registry file{_suggest(name, sorted(names))}",
+        )
+    if not isinstance(vnode, yaml.MappingNode):
+        raise _fail(display, line, f"'{name}' must be a mapping (expect, reason or skip)")
+    fields = _mapping(vnode, display)
+    values = {}
+    for key, (fknode, fvnode) in fields.items():
+        if key not in ENTRY_KEYS:
             raise _fail(
                 display,
-                line,
-                f"no entry '{name}' in the registry file{_suggest(name, sorted(names))}",
+                fknode.start_mark.line + 1,
+                f"'{name}': unknown key '{key}'{_suggest(key, ENTRY_KEYS)}",
             )
-        if not isinstance(vnode, yaml.MappingNode):
-            raise _fail(display, line, f"'{name}' must be a mapping (expect, reason or skip)")
-        fields = _mapping(vnode, display)
-        values = {}
-        for key, (fknode, fvnode) in fields.items():
-            if key not in ENTRY_KEYS:
-                raise _fail(
-                    display,
-                    fknode.start_mark.line + 1,
-                    f"'{name}': unknown key '{key}'{_suggest(key, ENTRY_KEYS)}",
-                )
-            values[key] = _string(fvnode, key, display)
-        expect = values.get("expect", Verdict.COMPATIBLE.value)
-        if expect not in (Verdict.COMPATIBLE.value, Verdict.INCOMPATIBLE.value):
-            raise _fail(display, line, f"'{name}': 'expect' must be compatible or incompatible")
-        if "skip" in values and "expect" in values:
-            raise _fail(display, line, f"'{name}': give 'skip' or 'expect', not both")
-        out[name] = Override(Verdict(expect), values.get("reason"), values.get("skip"), line)
-    return out
+        values[key] = _string(fvnode, key, display)
+    expect = values.get("expect", Verdict.COMPATIBLE.value)
+    if expect not in (Verdict.COMPATIBLE.value, Verdict.INCOMPATIBLE.value):
+        raise _fail(display, line, f"'{name}': 'expect' must be compatible or incompatible")
+    if "skip" in values and "expect" in values:
+        raise _fail(display, line, f"'{name}': give 'skip' or 'expect', not both")
+    return Override(Verdict(expect), values.get("reason"), values.get("skip"), line)

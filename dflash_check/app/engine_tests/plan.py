@@ -18,15 +18,16 @@ from dflash_check.app.engine_tests import (
     EngineFile,
     Kind,
     load_engine_file,
-    release_runtime,
+    release_selection,
 )
 from dflash_check.app.engine_tests.overrides import Override, load_overrides
 from dflash_check.app.pipeline import ModelCache, check_target_alone
 from dflash_check.app.registry import check_one, request_for, select
 from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
-from dflash_check.errors import CheckError, NotADraftError, RegistryError
+from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.selection import Selection
 from dflash_check.sources.interface import BadModelSpec, parse_model_ref
 
 CHECKED_METHODS = ("dflash", "dflash2", "dspark", "eagle3", "mtp")
@@ -121,32 +122,49 @@ def _why_not(entry: EngineEntry, method: str | None, override: Override | None) 
     return None
 
 
-def make_plan(file: EngineFile, overrides: dict[str, Override], runtime: str, display: str) -> Plan:
+def _bad_names(entry: EngineEntry) -> str | None:
+    """Return why the entry's target or draft is not a model name (None: both are)."""
+    for name, revision in ((entry.target, entry.revision), (entry.draft, None)):
+        try:
+            if name is not None:
+                parse_model_ref(name, revision)
+        except BadModelSpec as err:
+            return str(err)
+    return None
+
+
+def make_plan(
+    file: EngineFile, overrides: dict[str, Override], selection: Selection, display: str
+) -> Plan:
     """Sort every entry into a check or the not-checked list."""
     specs: list[PairSpec] = []
     alone: set[int] = set()
     skipped: list[SkippedEntry] = []
     keys: dict[int, str] = {}
+    problems: list[FileProblem] = []  # every broken entry, reported in one run
     for entry in file.entries:
         method = method_of(entry, file.engine)
         override = overrides.get(entry.key)
         reason = _why_not(entry, method, override)
         if reason is not None:
             if override is not None and override.expect is Verdict.INCOMPATIBLE:
-                raise RegistryError(
-                    f"{display}:{entry.line}: '{entry.key}' is not checked ({reason}); "
-                    "an 'expect' override does not apply to it"
+                problems.append(
+                    FileProblem(
+                        display,
+                        entry.line,
+                        f"'{entry.key}' is not checked ({reason}); "
+                        "an 'expect' override does not apply to it",
+                    )
                 )
+                continue
             skipped.append(SkippedEntry(entry.line, entry.key, _label(entry), reason))
             continue
         assert entry.target is not None  # _why_not lists an entry without a target
         is_alone = entry.draft is None or entry.draft == entry.target
-        for name, revision in ((entry.target, entry.revision), (entry.draft, None)):
-            try:
-                if name is not None:
-                    parse_model_ref(name, revision)
-            except BadModelSpec as err:
-                raise RegistryError(f"{display}:{entry.line}: '{entry.key}': {err}") from None
+        bad = _bad_names(entry)
+        if bad is not None:
+            problems.append(FileProblem(display, entry.line, f"'{entry.key}': {bad}"))
+            continue
         index = len(specs)
         keys[index] = entry.key
         if is_alone:
@@ -158,7 +176,7 @@ def make_plan(file: EngineFile, overrides: dict[str, Override], runtime: str, di
                 expect=override.expect if override else Verdict.COMPATIBLE,
                 line=entry.line,
                 index=index,
-                runtimes=tuple(runtime.split(",")),
+                selection=selection,
                 draft_revision=entry.revision if is_alone else None,
                 target_revision=entry.revision,
                 reason=override.reason if override else None,
@@ -167,6 +185,8 @@ def make_plan(file: EngineFile, overrides: dict[str, Override], runtime: str, di
                 method=entry.method if file.engine == VLLM.name else None,
             )
         )
+    if problems:
+        raise RegistryError.collected(problems)
     return Plan(tuple(specs), frozenset(alone), tuple(skipped), keys)
 
 
@@ -233,20 +253,20 @@ def prepare(
     kind: Kind,
     text: str,
     overrides_path: Path | None,
-    runtime: str | None,
+    selection: Selection | None,
 ) -> tuple[Plan, str]:
     """Read an engine's test file (and its overrides); return the plan and what the file is.
 
-    ``runtime`` is the ``--runtime`` selection; without it, the engine at the checkout's
-    release (``release_runtime``).
+    ``selection`` is the ``--runtime`` selection; without it, the engine at the checkout's
+    release (``release_selection``).
     """
     file = load_engine_file(path, display, kind, text)
     overrides = {}
     if overrides_path is not None:
         overrides = load_overrides(overrides_path, {e.key for e in file.entries})
-    chosen = runtime or release_runtime(file.engine, file.version)
+    chosen = selection or release_selection(file.engine, file.version)
     release = file.version or "(release unknown)"
-    about = f"{ENGINE_TITLES[file.engine]} {release} test registry, checked for {chosen}"
+    about = f"{ENGINE_TITLES[file.engine]} {release} test registry, checked for {chosen.spec}"
     return make_plan(file, overrides, chosen, display), about
 
 

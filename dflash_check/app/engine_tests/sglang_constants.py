@@ -32,9 +32,10 @@ def read_sglang_constants(text: str, display: str) -> tuple[EngineEntry, ...]:
                 continue
             value = node.value
             if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
-                raise RegistryError(
-                    f"{display}:{node.lineno}: unexpected shape: {target.id} is not a string "
-                    "literal"
+                raise RegistryError.at(
+                    display,
+                    node.lineno,
+                    f"unexpected shape: {target.id} is not a string literal",
                 )
             role, suffix = match.group(1).lower(), match.group(2)
             found.setdefault(suffix, {})[role] = (value.value, node.lineno)

@@ -43,7 +43,7 @@ class _Reader:
 
     def fail(self, node: ast.AST, message: str) -> RegistryError:
         """Build an error pointing at ``node``'s line."""
-        return RegistryError(f"{self.display}:{getattr(node, 'lineno', 1)}: {message}")
+        return RegistryError.at(self.display, getattr(node, "lineno", 1), message)
 
     def table(self, name: str, seen: tuple[str, ...] = ()) -> Iterator[EngineEntry]:
         """Yield the entries of the dict ``name``, following its ``**`` merges."""
