@@ -18,14 +18,10 @@ import pytest
 from conformance.agreement import RESULTS, Row, explained, judge, rows, tool_report, tool_view
 
 ROWS = list(rows())
-OMNI = "issue 29: Qwen3-Omni targets keep their decoder under thinker_config.text_config (vllm==0.34.0:vllm/config/speculative.py:167-172) and the Omni DSpark contract (:209-419) is not known to the tool"  # noqa: E501
-LEGACY = "issue 29: legacy dflash_config/eagle_config layer_ids are vLLM's aux ids as they are (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:128-135)"  # noqa: E501
-KNOWN: dict[str, str] = {
-    **{r.id: OMNI for r in ROWS if r.case["case"].startswith("qwen3_omni_dspark")},
-    "vllm-0.34.0:dflash-legacy-layer-ids-dflash_config": LEGACY,
-    "vllm-0.34.0:dflash-legacy-layer-ids-eagle_config": LEGACY,
-}
-"""Disagreements the knowledge fix of issue 29 (another change) removes, by row id."""
+KNOWN: dict[str, str] = {}
+"""Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
+(cited)". Empty: the Qwen3-Omni thinker_config and DSpark contract cases and the legacy
+layer_ids cases, strict xfails here, flipped when issue 29's knowledge fix reached main."""
 
 
 def test_results_are_recorded() -> None:
