@@ -38,6 +38,15 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "conformance" / "results"
 MINED = REPO / "conformance" / "mined"
 DRIVER = REPO / "conformance" / "drivers" / "vllm_config_driver.py"
+TESTS_DRIVER = REPO / "conformance" / "drivers" / "vllm_tests_driver.py"
+ENGINE_TESTS: tuple[tuple[str, ...], ...] = (
+    ("tests/test_config.py", "-k", "qwen3_omni_dspark"),
+    ("tests/v1/spec_decode/test_dflash_causality.py",),
+)
+"""The release's own speculative-decoding tests run against its installed wheel (pytest
+arguments, from the source archive's root): the tests the mined cases come from."""
+TEST_TOOLS = ("pytest", "tblib")
+"""What the release's ``tests/conftest.py`` imports beyond the wheel's dependencies."""
 TORCH = "torch==2.13.0"
 """The CPU torch (``/opt/wheels`` or the CPU index); the wheel asks for its GPU torch, which
 pip must never resolve (it pulls the CUDA packages)."""
@@ -248,12 +257,49 @@ def run(engine: str, release: str) -> Path:
     return path
 
 
+def run_engine_tests(engine: str, release: str, src: Path) -> Path:
+    """Run ``ENGINE_TESTS`` of the release (its source archive unpacked at ``src``) against
+    its installed wheel; add what each test did to the release's results file."""
+    python = install(engine, release)
+    niced([str(python), "-m", "pip", "install", "-q", *TEST_TOOLS], check=True)
+    records = []
+    for args in ENGINE_TESTS:
+        with tempfile.TemporaryDirectory(dir=home()) as tmp:
+            work = Path(tmp)
+            env = {**os.environ, "VLLM_CACHE_ROOT": str(work / "vllm-cache"),
+                   "HF_HUB_OFFLINE": "1", "VLLM_TARGET_DEVICE": "cpu"}  # fmt: skip
+            out = work / "out.json"
+            niced([str(python), str(TESTS_DRIVER), str(src), str(out), "--", *args],
+                  check=True, env=env)  # fmt: skip
+            records += json.loads(out.read_text())["records"]
+    path = RESULTS / f"oracle-{engine}-{release}.json"
+    data = json.loads(path.read_text())
+    data["engine_tests"] = {
+        "run": [" ".join(a) for a in ENGINE_TESTS],
+        "stubs": "conformance/drivers/vllm_config_driver.py (Triton flag, torchvision stand-in)",
+        "records": records,
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.oracle")
     parser.add_argument("engine", choices=["vllm"])
     parser.add_argument("release")
+    parser.add_argument(
+        "--engine-tests",
+        type=Path,
+        metavar="SRC",
+        help="run the release's own tests (ENGINE_TESTS) from its unpacked source archive "
+        "against the installed wheel, and add them to the results file (needs a run first)",
+    )
     args = parser.parse_args(argv)
-    print(run(args.engine, args.release).relative_to(REPO))
+    if args.engine_tests:
+        path = run_engine_tests(args.engine, args.release, args.engine_tests.resolve())
+    else:
+        path = run(args.engine, args.release)
+    print(path.relative_to(REPO))
     return 0
 
 

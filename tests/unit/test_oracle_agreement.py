@@ -78,3 +78,18 @@ def test_every_mined_case_was_run() -> None:
         mined = RESULTS.parent / "mined" / f"{data['engine']}-{data['release']}.json"
         wanted = {c["id"] for c in json.loads(mined.read_text())["cases"]}
         assert wanted <= {r["case"] for r in data["results"]}, path.name
+
+
+def test_the_mined_tests_pass_against_the_installed_release() -> None:
+    """Each mined case's own test passed against the release's wheel where they were run
+    (``python -m conformance.oracle ENGINE RELEASE --engine-tests SRC``)."""
+    for path in RESULTS.glob("oracle-*.json"):
+        data = json.loads(path.read_text())
+        if "engine_tests" not in data:
+            continue
+        outcome: dict[str, set[str]] = {}
+        for record in data["engine_tests"]["records"]:
+            outcome.setdefault(record["test"].split("[")[0], set()).add(record["outcome"])
+        mined = RESULTS.parent / "mined" / f"{data['engine']}-{data['release']}.json"
+        for case in json.loads(mined.read_text())["cases"]:
+            assert outcome.get(case["test"].split("[")[0]) == {"passed"}, case["test"]
