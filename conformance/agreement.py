@@ -1,5 +1,5 @@
 """Whether dflash-check agrees with an engine's own start-up code (the oracle's recorded
-results, ``conformance/results/oracle-*.json``): pure, no engine imported.
+results, ``conformance/results/oracle/*.json``): pure, no engine imported.
 
 The oracle runs the release's start-up validation (``conformance/oracle.py``); the tool's
 stage ``load`` covers it (a refusal there is a refusal at start-up). So, per case:
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "conformance" / "results"
+RESULTS = REPO / "conformance" / "results" / "oracle"
 MINED = REPO / "conformance" / "mined"
 EXPLAINED = REPO / "conformance" / "oracle-explained.json"
 """Differences the engine explains (cited), by release and case: the tool is right."""
@@ -49,7 +49,7 @@ class Row:
 
 def rows() -> Iterator[Row]:
     """Every recorded oracle result, oldest release first."""
-    for path in sorted(RESULTS.glob("oracle-*.json")):
+    for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
         engine, release = data["engine"], data["release"]
         mined_path = MINED / f"{engine}-{release}.json"

@@ -11,7 +11,7 @@ case and every pair of the real-config corpus, and record what it did.
    .json``, from ``tools/mine_engine_tests.py``) and takes the corpus pairs (``CORPUS``) as
    they lie in ``tests/fixtures``;
 3. runs ``conformance/drivers/vllm_config_driver.py`` with that Python over all of them;
-4. writes ``conformance/results/oracle-<engine>-<release>.json``: per case, accepted or refused
+4. writes ``conformance/results/oracle/<engine>-<release>.json``: per case, accepted or refused
    with the engine's message and stage, and the aux layers the release computes.
 
 ``tests/unit/test_oracle_agreement.py`` compares the tool with these files; nothing at check
@@ -35,7 +35,8 @@ from typing import Any
 from conformance.runner import home, niced
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "conformance" / "results"
+RESULTS = REPO / "conformance" / "results" / "oracle"
+"""Beside the real-engine runs, in a folder of their own (another schema)."""
 MINED = REPO / "conformance" / "mined"
 DRIVER = REPO / "conformance" / "drivers" / "vllm_config_driver.py"
 TESTS_DRIVER = REPO / "conformance" / "drivers" / "vllm_tests_driver.py"
@@ -252,7 +253,7 @@ def run(engine: str, release: str) -> Path:
         "results": results,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"oracle-{engine}-{release}.json"
+    path = RESULTS / f"{engine}-{release}.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
     return path
 
@@ -272,7 +273,7 @@ def run_engine_tests(engine: str, release: str, src: Path) -> Path:
             niced([str(python), str(TESTS_DRIVER), str(src), str(out), "--", *args],
                   check=True, env=env)  # fmt: skip
             records += json.loads(out.read_text())["records"]
-    path = RESULTS / f"oracle-{engine}-{release}.json"
+    path = RESULTS / f"{engine}-{release}.json"
     data = json.loads(path.read_text())
     data["engine_tests"] = {
         "run": [" ".join(a) for a in ENGINE_TESTS],

@@ -1,5 +1,5 @@
 """The tool against the engines' own start-up code, as recorded by the oracle
-(``conformance/oracle.py``, ``conformance/results/oracle-*.json``): no engine is imported.
+(``conformance/oracle.py``, ``conformance/results/oracle/*.json``): no engine is imported.
 
 Every recorded case must agree (``conformance/agreement.py`` says what agreement is, stage
 included), be a difference the engine explains (``conformance/oracle-explained.json``, cited),
@@ -25,8 +25,8 @@ layer_ids cases, strict xfails here, flipped when issue 29's knowledge fix reach
 
 
 def test_results_are_recorded() -> None:
-    assert ROWS, "no oracle results under conformance/results"
-    for path in RESULTS.glob("oracle-*.json"):
+    assert ROWS, "no oracle results under conformance/results/oracle"
+    for path in RESULTS.glob("*.json"):
         text = path.read_text()
         assert not re.search(r"/(tmp|home|root|work)/", text), f"{path.name}: a machine path"
 
@@ -73,9 +73,9 @@ def test_the_judge_can_fail() -> None:
 
 
 def test_every_mined_case_was_run() -> None:
-    for path in RESULTS.glob("oracle-*.json"):
+    for path in RESULTS.glob("*.json"):
         data = json.loads(path.read_text())
-        mined = RESULTS.parent / "mined" / f"{data['engine']}-{data['release']}.json"
+        mined = RESULTS.parents[1] / "mined" / f"{data['engine']}-{data['release']}.json"
         wanted = {c["id"] for c in json.loads(mined.read_text())["cases"]}
         assert wanted <= {r["case"] for r in data["results"]}, path.name
 
@@ -83,13 +83,13 @@ def test_every_mined_case_was_run() -> None:
 def test_the_mined_tests_pass_against_the_installed_release() -> None:
     """Each mined case's own test passed against the release's wheel where they were run
     (``python -m conformance.oracle ENGINE RELEASE --engine-tests SRC``)."""
-    for path in RESULTS.glob("oracle-*.json"):
+    for path in RESULTS.glob("*.json"):
         data = json.loads(path.read_text())
         if "engine_tests" not in data:
             continue
         outcome: dict[str, set[str]] = {}
         for record in data["engine_tests"]["records"]:
             outcome.setdefault(record["test"].split("[")[0], set()).add(record["outcome"])
-        mined = RESULTS.parent / "mined" / f"{data['engine']}-{data['release']}.json"
+        mined = RESULTS.parents[1] / "mined" / f"{data['engine']}-{data['release']}.json"
         for case in json.loads(mined.read_text())["cases"]:
             assert outcome.get(case["test"].split("[")[0]) == {"passed"}, case["test"]
