@@ -187,6 +187,7 @@ def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[st
                 "draft": _folder(case["draft"], work / f"case{i}" / "draft"),
                 "method": case["method"],
                 "num_speculative_tokens": case["num_speculative_tokens"],
+                "model_stage": True,
             }
         )
         rows[case["id"]] = {"kind": "mined", **{k: case[k] for k in ("test", "source")}}
@@ -199,6 +200,7 @@ def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[st
                 "draft": str(REPO / pair.draft),
                 "method": pair.method,
                 "num_speculative_tokens": pair.num_speculative_tokens,
+                "model_stage": True,
             }
         )
         rows[pair.id] = {"kind": "corpus", "draft": pair.draft, "target": pair.target}
@@ -210,6 +212,14 @@ def scrub(text: str | None, work: Path) -> str | None:
     if text is None:
         return None
     return text.replace(str(work), "WORK").replace(str(REPO), "REPO")
+
+
+def _scrub_model(model: dict[str, Any] | None, work: Path) -> dict[str, Any] | None:
+    """The model stage's record with its error message scrubbed of this run's folders."""
+    if model is None or "error" not in model:
+        return model
+    error = model["error"]
+    return {"error": scrub(f"{error['type']}: {error['message']}", work)}
 
 
 def run(engine: str, release: str) -> Path:
@@ -239,15 +249,22 @@ def run(engine: str, release: str) -> Path:
                     if error is None
                     else scrub(f"{error['type']}: {error['message']}", work),
                     "aux_layers": record.get("aux_layers"),
+                    "model": _scrub_model(record.get("model"), work),
                 }
             )
     data = {
         "engine": engine,
         "release": out["release"],
         "oracle": "EngineArgs(..., load_format='dummy', enforce_eager=True, "
-        "skip_tokenizer_init=True).create_engine_config(), then the DSpark speculator config "
+        "skip_tokenizer_init=True).create_engine_config(), then the DSpark speculator config, "
+        "then target and draft built on the meta device with the runner's aux-layer capture "
         "(conformance/drivers/vllm_config_driver.py)",
-        "stages": {"config": "create_engine_config", "load": "the speculator config set-up"},
+        "stages": {
+            "config": "create_engine_config",
+            "load": "the speculator config set-up",
+            "model": "recorded as data under 'model' (captured layers, fc input width), or "
+            "the error that stopped it there; not an outcome",
+        },
         "seconds": seconds,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "results": results,
