@@ -271,6 +271,10 @@ def run(engine: str, release: str) -> Path:
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{engine}-{release}.json"
+    if path.exists():  # the engine's own tests are run apart (--engine-tests): keep them
+        kept = json.loads(path.read_text()).get("engine_tests")
+        if kept is not None:
+            data["engine_tests"] = kept
     path.write_text(json.dumps(data, indent=1) + "\n")
     return path
 
