@@ -448,7 +448,11 @@ def endpoint_selection(
     try:
         release = ENGINES_BY_NAME[engine].release(version)
     except UnknownRelease as err:
-        sys.stderr.write(f"dflash-check: the server reports {engine} {info.version}: {err}\n")
+        from dflash_check.sanitize import one_line
+
+        # The version is the server's (already one line); the error quotes it too.
+        line = f"dflash-check: the server reports {engine} {info.version}: {err}"
+        sys.stderr.write(one_line(line) + "\n")
         return selection
     pinned = f"{engine}{RELEASE_SEP}{release.version}"
     names = [name for name, _ in parts]

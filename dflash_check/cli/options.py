@@ -326,7 +326,10 @@ def parse_runtimes(values: list[str] | None) -> str:
         if not chosen:
             raise SelectionError("no runtime given")
     except SelectionError as err:
-        raise typer.BadParameter(str(err), param_hint="--runtime") from None
+        from dflash_check.sanitize import data
+
+        # The message quotes the value (and package metadata): one line, no escape sequence.
+        raise typer.BadParameter(data(str(err), 2000), param_hint="--runtime") from None
     return join_selection(chosen)
 
 

@@ -18,6 +18,7 @@ from typing import Literal
 
 from dflash_check.errors import ConfigError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.sanitize import data
 from dflash_check.sources.local import read_capped
 
 Kind = Literal["pairs", "vllm", "sglang"]
@@ -139,7 +140,9 @@ def checkout_version(path: Path, engine: str) -> str | None:
             continue
         found = _VERSION.search(text.decode("utf-8", "replace"))
         if found:
-            return found.group(1)
+            # Shown in every format's messages: one line, cut (a 3 MB or multi-line "version"
+            # from a pull request must not reach the CI log as it is).
+            return data(found.group(1))
     return None
 
 

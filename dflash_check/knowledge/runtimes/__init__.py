@@ -251,6 +251,11 @@ def parse_part(part: str) -> tuple[str, str | None]:
         version: str | None = INSTALLED
     else:
         name, version = split_spec(text)
+        if version is None and RELEASE_SEP in text:  # `vllm==`: not the newest, a typo
+            raise SelectionError(
+                f"{text!r} names no release after {RELEASE_SEP}: write {name}{RELEASE_SEP}VERSION, "
+                f"or {name} alone for the newest release"
+            )
     names = runtime_names()
     if name not in names:
         close = difflib.get_close_matches(name, names, n=1)
