@@ -72,7 +72,7 @@ def one_line(text: str) -> str:
 
 
 DATA_LIMIT = 200
-"""How many characters of one value from data a message shows (README "Output")."""
+"""How many characters of one value from data a message shows (docs/limits.md)."""
 
 
 def clip(text: str, limit: int = DATA_LIMIT) -> str:
@@ -117,13 +117,17 @@ def command_head(tail: str) -> str | None:
     return rest if re.fullmatch(f"[^\\S{_BREAKS}]*:?", rest) else None
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&])")
+# What starts Markdown inline syntax where a cell or sentence holds data: emphasis, code,
+# links and images (``[``; ``](`` needs it), raw HTML and autolinks (``<``), entities (``&``),
+# table cells (``|``), strikethrough (``~``). Line-start syntax (``#``, ``-``, ``>``) cannot
+# occur: a value from data never starts a line of a report.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 
 
 def markdown_text(text: object) -> str:
     """Return a value from data as Markdown text that renders as itself: every character with
-    a meaning in GitHub Markdown is backslash-escaped (``<`` too, so no HTML element from data
-    is ever written), controls and newlines made visible."""
+    an inline meaning in GitHub Markdown is backslash-escaped (``<`` too, so no HTML element
+    from data is ever written), controls and newlines made visible."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", one_line(str(text)))
 
 

@@ -18,7 +18,13 @@ from dflash_check.sanitize import DATA_LIMIT
 from tests.acceptance.test_engine import engine_cli, fake
 from tests.acceptance.test_engine_tests import FIXED, checkout
 from tests.support.engineserver import serve as serve_engine
-from tests.support.helpers import invoke_cli, seed_draft_config, write_draft, write_model
+from tests.support.helpers import (
+    invoke_cli,
+    qwen3_4b_config,
+    seed_draft_config,
+    write_draft,
+    write_model,
+)
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
 
 COMMAND_LINE = re.compile(r"^\s*::", re.MULTILINE)
@@ -158,3 +164,50 @@ def test_installed_metadata_that_lies_is_a_usage_error(
     assert result.returncode == 2, result.stderr
     assert "vllm" in result.stderr
     assert_obeys_nothing(result)
+
+
+# -- documents: Markdown (the job summary) and SARIF --------------------------------------------
+
+
+def hostile_pair(tmp_path: Path, folder: str, arch: str) -> tuple[Path, Path]:
+    """A draft in ``folder`` (fc.weight one layer too narrow: DF005 at its file) and a Qwen3
+    target whose ``architectures`` is ``arch``."""
+    draft = write_draft(tmp_path / folder / "draft", seed_draft_config(), fc_in=4 * 2560)
+    target = write_model(
+        tmp_path / folder / "target", {**qwen3_4b_config(), "architectures": [arch]}
+    )
+    return draft, target
+
+
+@pytest.mark.parametrize(
+    "arch", ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "[link](https://e.x)"]
+)
+def test_markdown_renders_data_as_text(tmp_path: Path, arch: str) -> None:
+    """No HTML element and no link from a config reaches the job summary; a folder with
+    backticks stays inside its code span."""
+    draft, target = hostile_pair(tmp_path, "we``ird`", arch)
+    result = invoke_cli("pair", str(draft), str(target), "--format", "markdown", "--offline")
+    assert arch.split("(")[0] in result.stdout.replace("\\", "")  # shown, as text
+    assert not re.search(r"(?<!\\)<(img|script)", result.stdout), result.stdout
+    assert not re.search(r"(?<!\\)\[link\\?\]\(", result.stdout), result.stdout
+    heading = result.stdout.splitlines()[0]
+    fence = re.match(r"## dflash-check: (`+)", heading)
+    assert fence is not None and heading.endswith(fence.group(1)), heading
+    inner = heading[len(fence.group(0)) : -len(fence.group(1))]
+    assert fence.group(1) not in inner and "we``ird`" in inner
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path: Path) -> None:
+    """artifactLocation.uri is a URI reference: space, '#', '?', '%' and non-ASCII encoded."""
+    import json
+    from urllib.parse import unquote
+
+    draft, target = hostile_pair(tmp_path, "my dir#1?x%ü", "NoSuchForCausalLM")
+    result = invoke_cli("pair", str(draft), str(target), "--format", "sarif", "--offline")
+    uris = re.findall(r'"uri": "([^"]*)"', result.stdout)
+    local = [u for u in uris if "dir" in unquote(u)]
+    assert local, result.stdout[:2000]
+    for u in local:
+        assert not re.search(r"[ #?\u0080-\uffff]|%(?![0-9A-F]{2})", u), u
+        assert "my dir#1?x%ü" in unquote(u)
+    json.loads(result.stdout)

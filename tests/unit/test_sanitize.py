@@ -257,8 +257,8 @@ def test_the_stream_follows_a_line_across_writes() -> None:
 def test_markdown_text_and_code_spans() -> None:
     from dflash_check.sanitize import code_span, markdown_text
 
-    assert markdown_text("<img src=x onerror=a()>") == "\\<img src=x onerror=a\\(\\)\\>"
-    assert markdown_text("[l](https://x)") == "\\[l\\]\\(https://x\\)"
+    assert markdown_text("<img src=x onerror=a()>") == "\\<img src=x onerror=a()\\>"
+    assert markdown_text("[l](https://x)") == "\\[l\\](https://x)"
     assert code_span("a``b") == "```a``b```"
     assert code_span("`x") == "`` `x ``"
     assert code_span("a|b") == "`a\\|b`"
