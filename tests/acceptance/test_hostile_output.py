@@ -211,3 +211,24 @@ def test_sarif_uris_are_percent_encoded(tmp_path: Path) -> None:
         assert not re.search(r"[ #?\u0080-\uffff]|%(?![0-9A-F]{2})", u), u
         assert "my dir#1?x%ü" in unquote(u)
     json.loads(result.stdout)
+
+
+# -- crashes ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_self_drafting_entry_not_as_expected_is_reported(
+    hub: LoopbackHub, tmp_path: Path, fmt: str
+) -> None:
+    """An MTP entry whose target has no MTP layers is a mismatch in every format (the table
+    renderer read a pair's ``.draft`` of it)."""
+    mtp = '"Qwen/Qwen3.5-35B-A3B",\n        speculative_model="Qwen/Qwen3.5-35B-A3B",'
+    assert mtp in FIXED
+    text = FIXED.replace(mtp, '"Qwen/Qwen3-4B",\n        speculative_model="Qwen/Qwen3-4B",')
+    path = checkout(tmp_path, text)
+    result = invoke_cli(
+        "registry", str(path), "--format", fmt, env=hub.env(tmp_path / "h"), cwd=tmp_path
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Qwen/Qwen3-4B" in result.stdout
+    assert "unexpected" not in result.stderr
