@@ -97,6 +97,15 @@ EngineTimeoutOpt = Annotated[
         rich_help_panel=ENGINE,
     ),
 ]
+TrustServedDraftOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust-served-draft",
+        help="Pass a server that does not name its draft (vLLM without dev mode); "
+        "otherwise exit 3.",
+        rich_help_panel=ENGINE,
+    ),
+]
 LaunchOpt = Annotated[
     bool,
     typer.Option(
@@ -180,6 +189,7 @@ class EngineFlags:
     launch_timeout: float
     binary: str | None
     extra_args: tuple[str, ...]
+    trust_served_draft: bool
 
     @classmethod
     def parse(
@@ -196,12 +206,13 @@ class EngineFlags:
         launch_timeout: LaunchTimeoutOpt = 1800.0,
         engine_binary: EngineBinaryOpt = None,
         engine_arg: EngineArgOpt = None,
+        trust_served_draft: TrustServedDraftOpt = False,
     ) -> EngineFlags:
         """Return the group from its options (``cli.groups.grouped``)."""
         return cls(
             engine, endpoint, baseline_endpoint, engine_api_key, engine_timeout, launch,
             print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
-            engine_binary, tuple(engine_arg or ()),
+            engine_binary, tuple(engine_arg or ()), trust_served_draft,
         )  # fmt: skip
 
     def check(self, smoke_run: bool) -> None:
@@ -255,6 +266,7 @@ class EngineFlags:
             launch_timeout=self.launch_timeout,
             binary=self.binary,
             extra_args=self.extra_args,
+            trust_served_draft=self.trust_served_draft,
         )
 
 

@@ -22,6 +22,11 @@ class WrongModelError(EngineError):
     """The server serves another target (or another draft) than the pair's."""
 
 
+class DraftNotVerifiedError(EngineError):
+    """The server does not say which draft it serves: its counters cannot be vouched for as the
+    pair's draft's (exit 3 unless ``--trust-served-draft``)."""
+
+
 class MissingMetricsError(EngineError):
     """``/metrics`` lacks the engine's speculative-decoding counters."""
 

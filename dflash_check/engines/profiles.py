@@ -107,3 +107,6 @@ class EngineOptions:
     """``--launch``: the Python (or ``vllm`` executable) that starts the engine."""
     extra_args: tuple[str, ...] = ()
     """``--launch``: ``--engine-arg`` values appended to the engine command."""
+    trust_served_draft: bool = False
+    """``--trust-served-draft``: accept a server that does not name its draft (vLLM without
+    dev mode) as serving the pair's; the report still says the draft is not verified."""

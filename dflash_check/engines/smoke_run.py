@@ -17,6 +17,7 @@ from typing import Any
 
 from dflash_check.engines.client import (
     EngineClient,
+    ServerInfo,
     check_draft,
     served_model,
     server_info,
@@ -24,6 +25,7 @@ from dflash_check.engines.client import (
 from dflash_check.engines.command import DEFAULT_BLOCK_SIZE
 from dflash_check.engines.errors import (
     CountersNotMovingError,
+    DraftNotVerifiedError,
     EngineError,
     EngineResponseError,
     SharedServerError,
@@ -148,6 +150,7 @@ def run_engine_smoke(
     model = served_model(client, target)
     info = server_info(client, profile)
     check_draft(client, info, draft, options.engine)
+    require_draft_evidence(client, info, draft, options)
     before = scrape(client)
     require_metrics(client, profile, before)
     baseline = None
@@ -246,6 +249,26 @@ def run_engine_smoke(
         engine=run,
         counts=counts,
         prompts_note=prompts_note,
+    )
+
+
+def require_draft_evidence(
+    client: EngineClient, info: ServerInfo, draft: ModelRef, options: EngineOptions
+) -> None:
+    """Refuse to vouch for a draft nothing showed the server to serve: not the server's info
+    (vLLM names it only in dev mode), not the command dflash-check launched it with. A server
+    drafting with another model would otherwise pass with that model's tau."""
+    if info.draft_model is not None or options.mode == "launch" or options.trust_served_draft:
+        return
+    how = (
+        "start vLLM with VLLM_SERVER_DEV_MODE=1 (its /server_info names the draft)"
+        if options.engine == VLLM.name
+        else "use a server whose /get_server_info reports speculative_draft_model_path"
+    )
+    raise DraftNotVerifiedError(
+        f"{options.engine} server at {client.base} does not say which draft it serves: its "
+        f"acceptance cannot be vouched for as the draft {draft.spec}'s",
+        hint=f"{how}, or --launch it here, or pass --trust-served-draft to take it on trust",
     )
 
 

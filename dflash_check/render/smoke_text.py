@@ -97,8 +97,8 @@ def draft_line(run: EngineRun) -> str:
         return f"served draft: {run.draft_model} (dflash-check started the engine with it)"
     return (
         f"served draft not verified: {run.engine} does not report its draft (vLLM names it "
-        "only in /server_info, with VLLM_SERVER_DEV_MODE=1); the counters are those of "
-        "whatever draft the server loaded"
+        "only in /server_info, with VLLM_SERVER_DEV_MODE=1); taken on trust "
+        "(--trust-served-draft): the counters are those of whatever draft the server loaded"
     )
 
 

@@ -62,8 +62,11 @@ def errors(stderr: str) -> list[str]:
 
 
 def fake(engine: str, **kwargs: object) -> EngineState:
-    """Return a fake engine serving the tiny target (by path, as engines show local models)."""
+    """Return a fake engine serving the tiny target (by path, as engines show local models);
+    a fake vLLM runs in dev mode, where /server_info names its draft (z-lab/draft: the same
+    last component as the pair's), unless a test says otherwise."""
     kwargs.setdefault("decoder", scripted_decoder(8))
+    kwargs.setdefault("dev_mode", True)
     return EngineState(engine, str(TARGET), **kwargs)  # type: ignore[arg-type]
 
 
@@ -202,17 +205,33 @@ def test_cli_json_says_which_engine(engine: str) -> None:
     assert info["counters"]["verify_steps"] == expected_counts(scripted_decoder(8)).steps
     # No plain decode ran: no baseline speed and no speedup (null, not 0).
     assert smoke["speedup"] is None and smoke["baseline_tokens_per_second"] is None
-    # SGLang names its draft (the fake's z-lab/draft, another than the pair's, is refused in
-    # test_sglang_with_another_draft); vLLM's /version does not: never claimed as verified.
-    assert info["draft_verified"] is (engine == "sglang")
+    # Both name their draft (SGLang's server info, vLLM's /server_info in dev mode).
+    assert info["draft_verified"] is True and info["draft_evidence"] == "server"
 
 
-def test_vllm_served_draft_not_verified_says_so() -> None:
-    """vLLM without dev mode names no draft: the report says the draft is not verified."""
-    with serve(fake("vllm", draft="some-org/other-draft")) as server:
-        proc = engine_cli(server.url, "vllm")
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_server_that_does_not_name_its_draft_does_not_pass(engine: str) -> None:
+    """A server serving draft A that does not say so (vLLM without dev mode, an SGLang whose
+    info omits the draft) cannot pass for the pair's draft B: exit 3 naming what could not be
+    verified, before any prompt; --trust-served-draft opts in, and the report says it is
+    taken on trust."""
+    state = fake(engine, draft="some-org/other-draft", dev_mode=False)
+    if engine == "sglang":
+        state.fault, state.fault_arg = "info", {"speculative_draft_model_path": None}
+    with serve(state) as server:
+        proc = engine_cli(server.url, engine)
+    assert_exit_3(proc, "does not say which draft it serves", str(DRAFT))
+    assert "--trust-served-draft" in proc.stderr
+    assert not [p for m, p, _ in state.log if m == "POST"]  # refused before decoding
+    with serve(state) as server:
+        proc = engine_cli(server.url, engine, "--trust-served-draft", "-f", "json")
     assert proc.returncode == 0, proc.stderr
-    assert "served draft not verified: vllm does not report its draft" in proc.stdout
+    info = json.loads(proc.stdout)["smoke"]["engine"]
+    assert info["draft_verified"] is False and info["draft_evidence"] is None
+    with serve(state) as server:
+        proc = engine_cli(server.url, engine, "--trust-served-draft")
+    assert f"served draft not verified: {engine} does not report its draft" in proc.stdout
+    assert "taken on trust (--trust-served-draft)" in proc.stdout
     assert "some-org/other-draft" not in proc.stdout
 
 

@@ -155,7 +155,13 @@ def test_a_served_version_selects_the_release(tmp_path: Path) -> None:
     from tests.acceptance.test_engine import DRAFT, TARGET
     from tests.support.engineserver import EngineState, scripted_decoder, serve
 
-    state = EngineState("vllm", str(TARGET), decoder=scripted_decoder(8), version="0.33.0")
+    state = EngineState(
+        "vllm",
+        str(TARGET),
+        decoder=scripted_decoder(8),
+        version="0.33.0",
+        dev_mode=True,
+    )
     with serve(state) as server:
         code, out = cli(
             "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm",
@@ -171,7 +177,13 @@ def _served_report(version: str, *runtime: str) -> dict:
     from tests.acceptance.test_engine import DRAFT, TARGET
     from tests.support.engineserver import EngineState, scripted_decoder, serve
 
-    state = EngineState("vllm", str(TARGET), decoder=scripted_decoder(8), version=version)
+    state = EngineState(
+        "vllm",
+        str(TARGET),
+        decoder=scripted_decoder(8),
+        version=version,
+        dev_mode=True,
+    )
     with serve(state) as server:
         code, out = cli(
             "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm",
