@@ -151,8 +151,8 @@ def run_engine_smoke(
     info = server_info(client, profile)
     check_draft(client, info, draft, options.engine)
     require_draft_evidence(client, info, draft, options)
-    before = scrape(client)
-    require_metrics(client, profile, before)
+    first = scrape(client)
+    require_metrics(client, profile, first)
     baseline = None
     base_model = None
     if options.baseline_endpoint:
@@ -166,20 +166,21 @@ def run_engine_smoke(
     sampling = {"temperature": temperature, "max_tokens": max_new_tokens, "seed": seed}
     if temperature <= 0:
         sampling["temperature"] = 0.0  # greedy in both engines
+    say(f"warming up {options.engine} (one untimed request)")
+    chat, warm_tokens = warm_up(client, model, prompts[0], chat, sampling)
+    prompts_note = None
+    if chat_template and options.engine == VLLM.name and not chat:
+        prompts_note = "the served tokenizer has no chat template: prompts sent raw"
+    if baseline is not None:
+        assert base_model is not None
+        warm_up(baseline, base_model, prompts[0], chat, sampling)
+    # The warm-up's counts are not the run's: wait until they are in, then start counting.
+    before = settled(client, profile, first, warm_tokens)
     answers: list[Completion] = []
     bases: list[Completion | None] = []
-    prompts_note = None
     for i, prompt in enumerate(prompts):
         say(f"decoding prompt {i + 1}/{len(prompts)} on {options.engine}")
-        try:
-            answers.append(_complete(client, model, prompt, chat, sampling))
-        except EngineResponseError as err:
-            if not (chat and i == 0 and no_chat_template(err)):
-                raise
-            # The served tokenizer has no chat template: raw prompts, as the bundled runtime.
-            chat = False
-            prompts_note = "the served tokenizer has no chat template: prompts sent raw"
-            answers.append(_complete(client, model, prompt, chat, sampling))
+        answers.append(_complete(client, model, prompt, chat, sampling))
         if baseline is not None:
             assert base_model is not None
             bases.append(_complete(baseline, base_model, prompt, chat, sampling))
@@ -270,6 +271,29 @@ def require_draft_evidence(
         f"acceptance cannot be vouched for as the draft {draft.spec}'s",
         hint=f"{how}, or --launch it here, or pass --trust-served-draft to take it on trust",
     )
+
+
+WARM_UP_TOKENS = 8
+"""Tokens the untimed warm-up request decodes: enough to run the draft (compilation, graph
+capture and caches happen on a cold server's first requests: one took 20 s, and its speedup
+read 0.036x), short enough to cost little on a slow target."""
+
+
+def warm_up(
+    client: EngineClient, model: str, prompt: str, chat: bool, sampling: Mapping[str, Any]
+) -> tuple[bool, int]:
+    """Decode ``prompt`` once, untimed, before anything is timed or counted; return whether
+    the chat template is usable (a tokenizer without one makes vLLM refuse chat requests: the
+    prompts then go raw, as the bundled runtime encodes them) and the tokens decoded."""
+    short = {**sampling, "max_tokens": min(WARM_UP_TOKENS, int(sampling["max_tokens"]))}
+    try:
+        answer = _complete(client, model, prompt, chat, short)
+    except EngineResponseError as err:
+        if not (chat and no_chat_template(err)):
+            raise
+        chat = False
+        answer = _complete(client, model, prompt, chat, short)
+    return chat, len(answer.output_token_ids)
 
 
 def no_chat_template(err: EngineError) -> bool:

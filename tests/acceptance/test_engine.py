@@ -169,9 +169,9 @@ def test_vllm_requests_are_greedy_with_token_ids() -> None:
     """Each prompt goes through the chat API with greedy sampling, the seed and the budget."""
     with serve(fake("vllm")) as server:
         attach(server.url, "vllm")
-        posts = [body for method, _path, body in server.state.log if method == "POST"]
+        posts = [body for method, _path, body in server.state.log if method == "POST"][1:]
         paths = [path for method, path, _ in server.state.log if method == "POST"]
-    assert paths == ["/v1/chat/completions"] * 3
+    assert paths == ["/v1/chat/completions"] * 4  # the warm-up, then the prompts
     assert [b["messages"][0]["content"] for b in posts] == list(PROMPTS)
     for body in posts:
         assert body["temperature"] == 0.0 and body["seed"] == 0 and body["max_tokens"] == 40
@@ -183,7 +183,8 @@ def test_sglang_requests_use_generate() -> None:
     with serve(fake("sglang")) as server:
         attach(server.url, "sglang")
         posts = [(path, body) for method, path, body in server.state.log if method == "POST"]
-    assert [p for p, _ in posts] == ["/generate"] * 3
+    assert [p for p, _ in posts] == ["/generate"] * 4  # the warm-up, then the prompts
+    posts = posts[1:]
     assert all(b["sampling_params"] == {"temperature": 0.0, "max_new_tokens": 40} for _, b in posts)
 
 
@@ -255,6 +256,27 @@ def test_vllm_dev_mode_server_info_names_the_draft(config_format: str) -> None:
     assert _vllm_speculative({"vllm_config": "speculative_config=None"}) == (None, None)
 
 
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_timing_starts_after_a_warm_up_request(engine: str) -> None:
+    """A cold server's first request is slow (compilation): one short untimed request goes
+    first, on the baseline server too, so no timed prompt pays for it, and its counts are not
+    the run's (tau equals the scripted decoder's over the prompts alone)."""
+    with (
+        serve(fake(engine, cold=1.5)) as spec,
+        serve(fake(engine, cold=1.5, speculative=False)) as plain,
+    ):
+        report = attach(spec.url, engine, baseline_endpoint=plain.url)
+    assert all(c.seconds < 1.0 and c.baseline_seconds < 1.0 for c in report.cases)
+    for server in (spec, plain):
+        posts = [body for method, _, body in server.state.log if method == "POST"]
+        assert len(posts) == 1 + len(PROMPTS)
+        first = posts[0] if engine == "vllm" else posts[0]["sampling_params"]
+        assert first["max_tokens" if engine == "vllm" else "max_new_tokens"] == 8
+    counts, expected = report.counts, expected_counts(scripted_decoder(8))
+    assert counts is not None
+    assert (counts.steps, counts.accepted_tokens) == (expected.steps, expected.accepted_tokens)
+
+
 def test_raw_prompts_when_the_tokenizer_has_no_chat_template() -> None:
     """vLLM refuses chat requests for a tokenizer without a template: the prompts go raw to
     /v1/completions (as the bundled runtime encodes them), on both servers, and the report
@@ -268,7 +290,8 @@ def test_raw_prompts_when_the_tokenizer_has_no_chat_template() -> None:
     smoke = json.loads(proc.stdout)["smoke"]
     assert smoke["lossless"] is True and "no chat template" in smoke["prompts_note"]
     posts = [path for method, path, _ in spec.state.log if method == "POST"]
-    assert posts == ["/v1/chat/completions"] + ["/v1/completions"] * len(PROMPTS)
+    # The untimed warm-up finds the template missing; every timed prompt goes raw.
+    assert posts == ["/v1/chat/completions"] + ["/v1/completions"] * (1 + len(PROMPTS))
     assert all(path == "/v1/completions" for m, path, _ in plain.state.log if m == "POST")
 
 

@@ -107,6 +107,9 @@ class EngineState:
     """The Authorization header of every request received."""
     chat_template: bool = True
     """False: /v1/chat/completions answers 400 as vLLM does for a tokenizer without one."""
+    cold: float = 0.0
+    """Seconds the first decode request takes on top (a cold server compiling, capturing)."""
+    warmed: bool = False
     dev_mode: bool = False
     """vLLM with VLLM_SERVER_DEV_MODE=1: /server_info names the draft."""
     decode_error: str | None = None
@@ -156,6 +159,9 @@ class EngineState:
 
     def decode(self, prompt: str, max_tokens: int) -> tuple[Decoded, dict[str, Any]]:
         """Decode one prompt, count it as the engine would, and return SGLang's meta_info."""
+        if self.cold and not self.warmed:
+            time.sleep(self.cold)
+        self.warmed = True
         out = self.decoder(prompt, max_tokens)
         ids = list(out.output_ids)
         if self.perturb and ids:
