@@ -181,6 +181,29 @@ class EngineFlags:
     binary: str | None
     extra_args: tuple[str, ...]
 
+    @classmethod
+    def parse(
+        cls,
+        engine: EngineOpt = None,
+        endpoint: EndpointOpt = None,
+        baseline_endpoint: BaselineEndpointOpt = None,
+        engine_api_key: EngineApiKeyOpt = None,
+        engine_timeout: EngineTimeoutOpt = 300.0,
+        launch: LaunchOpt = False,
+        print_command: PrintCommandOpt = False,
+        tensor_parallel_size: TensorParallelOpt = None,
+        pipeline_parallel_size: PipelineParallelOpt = None,
+        launch_timeout: LaunchTimeoutOpt = 1800.0,
+        engine_binary: EngineBinaryOpt = None,
+        engine_arg: EngineArgOpt = None,
+    ) -> EngineFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(
+            engine, endpoint, baseline_endpoint, engine_api_key, engine_timeout, launch,
+            print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
+            engine_binary, tuple(engine_arg or ()),
+        )  # fmt: skip
+
     def check(self, smoke_run: bool) -> None:
         """Refuse flags that cannot work together (usage error, exit 2)."""
         check_engine_flags(
@@ -347,12 +370,6 @@ def served_name(ref: ModelRef) -> str:
     return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
 
 
-def block_size_of(report: CheckReport, given: int | None) -> int | None:
-    """Return ``--block-size``, else the draft's own (a DFlash-family draft states one)."""
-    dflash = report.draft.dflash
-    return given or (dflash.block_size if dflash is not None else None)
-
-
 def run_engine(
     report: CheckReport,
     draft: ModelRef,
@@ -362,6 +379,7 @@ def run_engine(
     say: Callable[[str], None],
 ) -> SmokeReport:
     """Run the smoke prompts on the engine (attached, or launched here first)."""
+    from dflash_check.app.engine_smoke import block_size_of
     from dflash_check.engines.smoke_run import run_engine_smoke
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 

@@ -347,12 +347,43 @@ def check_output(output: Path | None) -> None:
 
 
 @dataclass(frozen=True)
+class CheckFlags:
+    """``--runtime``, ``--strict``, ``--ignore`` and the engine settings, as given (parsed into
+    the check's settings once the usage checks pass)."""
+
+    runtime: list[str] | None
+    strict: bool
+    ignore: list[str] | None
+    num_speculative_tokens: int | None
+    speculative_method: str | None
+
+    @classmethod
+    def parse(
+        cls,
+        runtime: RuntimeOpt = None,
+        strict: StrictOpt = False,
+        ignore: IgnoreOpt = None,
+        num_speculative_tokens: NumSpeculativeTokensOpt = None,
+        speculative_method: SpeculativeMethodOpt = None,
+    ) -> CheckFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(runtime, strict, ignore, num_speculative_tokens, speculative_method)
+
+
+@dataclass(frozen=True)
 class HubFlags:
     """``--token``, ``--offline``, ``--timeout``: how models are fetched from the Hub."""
 
     token: str | None
     offline: bool
     timeout: float
+
+    @classmethod
+    def parse(
+        cls, token: TokenOpt = None, offline: OfflineOpt = False, timeout: TimeoutOpt = 10.0
+    ) -> HubFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(token, offline, timeout)
 
     def options(self, on_retry: Callable[[str], None] | None = None) -> HubOptions:
         """Return the Hub options, with retries announced on stderr (one line each, unless
@@ -389,6 +420,16 @@ class OutputOptions:
     output: Path | None
     verbose: bool = False
 
+    @classmethod
+    def parse(
+        cls,
+        output_format: FormatOpt = "table",
+        output: OutputOpt = None,
+        verbose: VerboseOpt = False,
+    ) -> OutputOptions:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(output_format, output, verbose)
+
     @property
     def format(self) -> OutputFormat:
         """The output format's row (``dflash_check.render.OUTPUT_FORMATS``)."""
@@ -411,6 +452,18 @@ class ModelFlags:
     target_revision: str | None
     draft_subfolder: str | None
     target_subfolder: str | None
+
+    @classmethod
+    def parse(
+        cls,
+        revision: RevisionOpt = None,
+        draft_revision: DraftRevisionOpt = None,
+        target_revision: TargetRevisionOpt = None,
+        draft_subfolder: DraftSubfolderOpt = None,
+        target_subfolder: TargetSubfolderOpt = None,
+    ) -> ModelFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(revision, draft_revision, target_revision, draft_subfolder, target_subfolder)
 
     def draft(self, spec: str) -> ModelRef:
         """Return the draft's reference (a bad spec is a usage error)."""
