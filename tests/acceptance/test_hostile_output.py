@@ -106,10 +106,11 @@ def test_a_huge_version_is_cut(hub: LoopbackHub, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "version", ["0.99\x1b]0;PWNED\x07\x1b[2J", "0.99\n::error title=X::X", "0.99\r::warning ::Y"]
 )
-def test_a_server_version_is_shown_not_obeyed(version: str) -> None:
-    """vLLM's /version is a value from the server: one visible line on stderr."""
-    with serve_engine(fake("vllm", version=version)) as server:
-        result = engine_cli(server.url, "vllm")
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_server_version_is_shown_not_obeyed(version: str, engine: str) -> None:
+    """vLLM's /version and SGLang's server info are the server's: one visible line."""
+    with serve_engine(fake(engine, version=version)) as server:
+        result = engine_cli(server.url, engine)
     assert_obeys_nothing(result)
 
 
@@ -261,3 +262,17 @@ def test_an_error_line_is_one_line(tmp_path: Path) -> None:
     assert lines and lines[0].startswith("Error:") and "X\\n::warning ::Y" in result.stderr, (
         result.stderr
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("pair", "a", "b", "--\x1b]0;X\x07"),
+        ("pair", "a", "b", "--format", "x\n::error ::y"),
+        ("registry", "p.yaml", "--nope\x9b2J"),
+    ],
+)
+def test_usage_errors_quote_the_command_line_visibly(args: tuple[str, ...]) -> None:
+    result = invoke_cli(*args)
+    assert result.returncode == 2, result.stderr
+    assert_obeys_nothing(result)
