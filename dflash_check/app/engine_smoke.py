@@ -9,7 +9,6 @@ static verdict, so that a ``--force`` run on a broken pair shows both.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -125,13 +124,12 @@ def launch_and_attach(
     say: Callable[[str], None],
 ) -> SmokeReport:
     """Start the engine on a free loopback port, run the attach flow on it, and stop it."""
-    import tempfile
     import threading
     from dataclasses import replace
 
     from dflash_check.engines.command import launch_command
     from dflash_check.engines.errors import EngineError
-    from dflash_check.engines.launch import free_port, launch_failure, launched
+    from dflash_check.engines.launch import free_port, launch_failure, launched, private_log
 
     port = free_port()
     spec = launch_spec(
@@ -145,7 +143,7 @@ def launch_and_attach(
         port,
     )
     argv = [*launch_command(spec, engine.binary), *engine.extra_args]
-    log = Path(tempfile.gettempdir()) / f"dflash-check-{engine.engine}-{os.getpid()}.log"
+    log = private_log(engine.engine)  # a fresh 0700 folder: nothing planted at a known name
     url = f"http://127.0.0.1:{port}"
     ready = threading.Event()  # set once /health answered: later failures are at decode
     try:
@@ -153,4 +151,7 @@ def launch_and_attach(
             return attach(replace(engine, endpoint=url))
     except EngineError as err:
         # The engine we started failed: the root cause sits in its log, not in the HTTP error.
-        raise launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url) from None
+        names = (draft.spec, target.spec, Path(draft.spec).name, Path(target.spec).name)
+        raise launch_failure(
+            err, engine.engine, log, ready=ready.is_set(), url=url, names=names
+        ) from None

@@ -314,7 +314,10 @@ def parse_runtimes(values: list[str] | None) -> Selection:
     try:
         return parse_selection(values or ())
     except SelectionError as err:
-        raise typer.BadParameter(str(err), param_hint="--runtime") from None
+        from dflash_check.sanitize import data
+
+        # The message quotes the value (and package metadata): one line, no escape sequence.
+        raise typer.BadParameter(data(str(err), 2000), param_hint="--runtime") from None
 
 
 def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | None:
