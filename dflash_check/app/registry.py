@@ -350,6 +350,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
         num_speculative_tokens=spec.num_speculative_tokens,
         speculative_method=spec.method,
         ignore=frozenset(spec.ignore),
+        strict=spec.strict,
     )
 
 

@@ -3,6 +3,7 @@ own test registry, against its expected verdict (a CI gate)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -93,6 +94,14 @@ def registry(
             dir_okay=False,
         ),
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Warnings (and rules not checked) make a pair incompatible, as with "
+            "'pair --strict': a pair expected compatible then fails the gate on a warning.",
+        ),
+    ] = False,
     runtime: Annotated[
         list[str] | None,
         typer.Option(
@@ -120,7 +129,12 @@ def registry(
     plan, about, selected = read_registry(file, text, found, only, overrides, runtime, out)
     if not selected and (plan is None or only):
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
+    if strict:  # each pair is checked as `pair --strict` would check it
+        selected = tuple(replace(s, strict=True) for s in selected)
+        if plan is not None:
+            plan = replace(plan, specs=selected)
     result = run_pairs(file, selected, plan, about, workers, HubFlags(token, offline, timeout))
+    result = replace(result, strict=strict)
     emit(result, out.format, output)
     if not out.format.for_terminal:  # the table already shows each error
         for o in result.outcomes:

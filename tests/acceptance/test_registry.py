@@ -407,8 +407,22 @@ def test_output_file(tmp_path: Path) -> None:
 
 
 def test_pre_commit_hook_definition() -> None:
-    """.pre-commit-hooks.yaml runs the registry gate on pairs.yaml changes."""
+    """.pre-commit-hooks.yaml runs the hook on each pairs file pre-commit passes it."""
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     (hook,) = hooks
-    assert hook["entry"].startswith("dflash-check registry")
-    assert re.search(hook["files"], "pairs.yaml")
+    assert hook["entry"] == "dflash-check-hook" and hook["pass_filenames"] is True
+    assert re.search(hook["files"], "pairs.yaml") and re.search(hook["files"], "sub/pairs.yml")
+
+
+def test_strict_fails_a_pair_expected_compatible_on_a_warning() -> None:
+    """registry --strict checks each pair as `pair --strict` does: the gpt-oss draft (no
+    vocab_size, a warning) passes without it and is not as expected with it, the warning named."""
+    args = ("registry", LOCAL_REGISTRY, "--only", "*gpt-oss*")
+    assert invoke_cli(*args, cwd=REPO).returncode == 0
+    strict = invoke_cli(*args, "--strict", cwd=REPO)
+    assert strict.returncode == 1, strict.stderr
+    assert "incompatible, expected compatible" in strict.stdout
+    assert "warning[DF007]: the draft states no vocab_size" in strict.stdout
+    sarif = json.loads(invoke_cli(*args, "--strict", "-f", "sarif", cwd=REPO).stdout)
+    levels = {r["ruleId"]: r["level"] for r in sarif["runs"][0]["results"]}
+    assert levels["DF007"] == "error" and "DF090" in levels
