@@ -233,6 +233,19 @@ def registry_exit_code(result: RunResult) -> int:
     return ExitCode.COMPATIBLE
 
 
+# REGISTRY_EXIT_RULE as an order: a later code never hides an earlier one.
+SEVERITY_ORDER = (ExitCode.INCOMPATIBLE, ExitCode.NOT_CHECKED, ExitCode.USAGE)
+
+
+def most_severe(codes: list[int]) -> int:
+    """Return the code of several runs (the pre-commit hook's files): 1 when any run found a
+    pair not as expected, else 3, else 2, else 0; an unknown code (a crash) wins over all."""
+    unknown = [c for c in codes if c not in (ExitCode.COMPATIBLE, *SEVERITY_ORDER)]
+    if unknown:
+        return unknown[0]
+    return next((int(c) for c in SEVERITY_ORDER if c in codes), int(ExitCode.COMPATIBLE))
+
+
 def print_listing(kind: str, output_format: str) -> None:
     """Print the rule, runtime or format listing (``dflash_check.render.listing``) in the asked
     format: ``table`` (terminal text), ``json`` or ``markdown``."""
