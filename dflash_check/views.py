@@ -109,7 +109,8 @@ class TargetView:
     model_type: str | None
     """``model_type`` of the text model (``text_config.model_type`` when nested)."""
     nested: bool
-    """Whether the text dimensions were read from ``text_config``."""
+    """Whether the text dimensions were read from a nested text config (``text_config``, or
+    Qwen3-Omni's ``thinker_config.text_config``)."""
     num_hidden_layers: int
     """N: decoder layers of the text model, the range every layer id is checked against."""
     layers_key: str
@@ -131,10 +132,18 @@ class TargetView:
     W4A16_NVFP4``); None for a dense head or one the config does not name."""
     rope: tuple[tuple[str, str], ...] = ()
     """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
+    attention: tuple[tuple[str, Any], ...] = ()
+    """(name, raw JSON value) of ``num_attention_heads``, ``num_key_value_heads`` and
+    ``head_dim`` where the text model states them (vLLM's Qwen3-Omni DSpark contract compares
+    them with the draft's)."""
+
+    text_prefix: str = ""
+    """Dotted path of the text model inside the config (``text_config.``,
+    ``thinker_config.text_config.``), empty when it is the top level."""
 
     def key(self, name: str) -> str:
         """Return the dotted key of a text-model field, e.g. ``text_config.hidden_size``."""
-        return f"text_config.{name}" if self.nested else name
+        return f"{self.text_prefix}{name}"
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,10 @@ class DSparkFacts:
     mask_sources: tuple[tuple[str, int], ...] = ()
     """Every mask token id the config states (dotted key, id): engines take them in different
     orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
+    omni_contract: tuple[tuple[str, str, Any], ...] = ()
+    """The values vLLM's Qwen3-Omni DSpark contract reads, as the JSON states them (name, dotted
+    key where found, raw value), each resolved in vLLM's own order; a name it does not find is
+    absent (``check/rules/omni_dspark.py`` judges them)."""
 
 
 @dataclass(frozen=True)
@@ -368,6 +381,16 @@ def rope_facts(reader: FieldReader) -> tuple[tuple[str, str], ...]:
         if key in reader.data and reader.data[key] is not None:
             out.append((key, json.dumps(reader.data[key], sort_keys=True)))
     return tuple(out)
+
+
+ATTENTION_KEYS = ("num_attention_heads", "num_key_value_heads", "head_dim")
+"""The attention shape of a decoder: heads, key/value heads, width per head."""
+
+
+def stated(reader: FieldReader, keys: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+    """Return (key, raw value) for each of ``keys`` the object states with a non-null value,
+    unvalidated: a contract that checks the types itself needs them as written."""
+    return tuple((key, reader.data[key]) for key in keys if reader.has(key))
 
 
 def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[str, int], ...]:

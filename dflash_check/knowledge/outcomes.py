@@ -127,6 +127,8 @@ STAGES: Mapping[str, tuple[Stage, Mapping[str, Stage]]] = MappingProxyType(
         # vLLM 0.34 raises a ValueError while it builds the speculative config: the server
         # refuses to start (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413).
         "DF054": (_L, {}),
+        # vLLM checks the Qwen3-Omni DSpark contract while it resolves the config.
+        "DF055": (_L, {}),
     }
 )
 """Rule id -> (its default stage, runtime -> stage where an engine does otherwise)."""

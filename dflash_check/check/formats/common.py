@@ -202,10 +202,13 @@ def dflash_config_facts(top: FieldReader, dflash: FieldReader | None) -> dict[st
     }
 
 
-def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None) -> dict[str, Any]:
+def draft_fields(
+    files: ModelFiles, top: FieldReader, dflash: FieldReader | None, *, empty_vocab: bool = False
+) -> dict[str, Any]:
     """Return the ``DraftView`` fields that every ``dflash_config``-style format (z-lab,
     SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
-    every id list, its layer kinds and window, and the file facts."""
+    every id list, its layer kinds and window, and the file facts. With ``empty_vocab`` a
+    ``vocab_size`` of 0 reads as not stated instead of failing the read (a rule judges it)."""
     from dflash_check.knowledge.runtimes import read_id_keys
 
     hidden = top.integer("hidden_size", required=True)
@@ -214,7 +217,7 @@ def draft_fields(files: ModelFiles, top: FieldReader, dflash: FieldReader | None
         "architectures": top.strings("architectures") or (),
         "num_hidden_layers": top.integer("num_hidden_layers"),
         "hidden_size": hidden,
-        "vocab_size": top.integer("vocab_size"),
+        "vocab_size": top.integer("vocab_size", minimum=0 if empty_vocab else 1) or None,
         "target_hidden_size": top.integer("target_hidden_size"),
         "max_position_embeddings": top.integer("max_position_embeddings"),
         "draft_vocab_size": top.integer("draft_vocab_size"),

@@ -99,6 +99,64 @@ def mask_sources(top: FieldReader) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+# What vLLM's Qwen3-Omni DSpark contract reads from the draft, and where, in its order
+# (vllm==0.34.0:vllm/config/speculative.py:198-206 _get_qwen3_dspark_value: dflash_config,
+# eagle_config, top level; the other names are read at the top level only, except the ids
+# (:304-309) and the noise token (:398-408), which try the keys in the order listed).
+_OMNI_NESTED = ("dflash_config.", "eagle_config.", "")
+OMNI_CONTRACT_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("block_size", tuple(f"{s}block_size" for s in _OMNI_NESTED)),
+    ("dspark_block_size", tuple(f"{s}dspark_block_size" for s in _OMNI_NESTED)),
+    ("use_aux_hidden_state", tuple(f"{s}use_aux_hidden_state" for s in _OMNI_NESTED)),
+    (
+        "target_layer_ids",
+        ("dflash_config.target_layer_ids", "dspark_target_layer_ids", "target_layer_ids"),
+    ),
+    (
+        "mask_token_id",
+        (
+            "dflash_config.mask_token_id",
+            "mask_token_id",
+            "dspark_noise_token_id",
+            "pard_token",
+            "ptd_token_id",
+        ),
+    ),
+    *(
+        (name, (name,))
+        for name in (
+            "hidden_size",
+            "target_hidden_size",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+            "markov_rank",
+            "markov_head_type",
+            "sample_from_anchor",
+            "dspark_bonus_anchor",
+            "vocab_size",
+            "draft_vocab_size",
+            "mrope_section",
+            "rope_parameters",
+            "rope_scaling",
+        )
+    ),
+)
+
+
+def omni_contract_values(top: FieldReader) -> tuple[tuple[str, str, object], ...]:
+    """Return (name, dotted key, raw value) for each name of ``OMNI_CONTRACT_KEYS`` the draft
+    states, from the first of its keys holding a non-null value (as vLLM's getattr chain)."""
+    out = []
+    for name, keys in OMNI_CONTRACT_KEYS:
+        for key in keys:
+            reader, last = at_path(top, key)
+            if reader is not None and reader.has(last):
+                out.append((name, key, reader.data[last]))
+                break
+    return tuple(out)
+
+
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a DSpark draft."""
     top = FieldReader(files.who, files.config_location, files.config)
@@ -163,6 +221,9 @@ def normalise(files: ModelFiles) -> DraftView:
             markov_head_type_key=head_type_key,
             markov_rank_keys=present(top, MARKOV_KEYS),
             mask_sources=mask_sources(top),
+            omni_contract=omni_contract_values(top),
         ),
-        **draft_fields(files, top, dflash),
+        # vLLM's Qwen3-Omni DSpark contract refuses a vocab_size of 0 with its own message
+        # (DF055, from omni_contract); the view reads it as not stated.
+        **draft_fields(files, top, dflash, empty_vocab=True),
     )

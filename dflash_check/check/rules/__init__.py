@@ -12,7 +12,7 @@ size, draft length, anchor), ``identity`` (named target, format, capture), ``dfl
 (DFlash 2's keys and tensors), ``formats`` (DSpark, Laguna), ``eagle3`` and ``eagle3_shapes``
 (EAGLE-3 heads: ids; widths and maps), ``mtp`` (NextN checkpoints), ``draft`` (the draft's own
 layers), ``target`` and ``coverage`` (what is known of the target's engine code), ``method`` (the
-requested method against the draft's), and
+requested method against the draft's), ``omni_dspark`` (vLLM's Qwen3-Omni DSpark contract), and
 ``outcomes`` (rules a run's result raises).
 """
 
@@ -37,6 +37,7 @@ from dflash_check.check.rules import (
     mask_token,
     method,
     mtp,
+    omni_dspark,
     outcomes,
     target,
     vocab,
@@ -79,6 +80,7 @@ RULES: tuple[Rule, ...] = tuple(
             *target.RULES,
             *coverage.RULES,
             *method.RULES,
+            *omni_dspark.RULES,
         ),
         key=lambda r: r.id,
     )

@@ -82,6 +82,11 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
     for p in ctx.profiles:
         if d.layer_ids_null_key is not None and p.null_ids_fail:
             continue  # said above, in the null's own words
+        if any(r.runtime.name == p.name and r.key is not None for r in ctx.resolutions):
+            # This runtime found ids under another of its keys (vLLM V2 takes a legacy
+            # dflash_config.layer_ids / eagle_config.layer_ids as aux ids): the layer table and
+            # the range rules judge them, not this one.
+            continue
         guess = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
         # vLLM sizes fc from num_hidden_layers: when that matches the defaults' count, the
         # draft loads and serves whatever the defaults capture, repeated layers included.

@@ -13,6 +13,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
+from dflash_check.check.rules.omni_dspark import except_on, vocabulary_by_contract
 from dflash_check.knowledge.engines import SGLANG, VLLM
 
 # Why a padded size difference is not a different tokenizer: a DFlash draft has no embedding
@@ -106,7 +107,7 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
         )
     elif d.vocab_size != t.vocab_size:
         padding, because = _vocab_decision(ctx)
-        yield Issue(
+        issue = Issue(
             f"draft {d.name} vocab_size {d.vocab_size} != target {t.name} {tkey} "
             f"{t.vocab_size}; {because}",
             severity=Severity.INFO if padding else None,
@@ -115,6 +116,8 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
             if padding
             else None,
         )
+        # A Qwen3-Omni DSpark draft's own input vocabulary is the contract's to judge (DF055).
+        yield from except_on(ctx, issue, vocabulary_by_contract(ctx))
     reduced = d.draft_vocab_size
     # Without a header the d2t map cannot be looked for; DF010 already says so.
     if (

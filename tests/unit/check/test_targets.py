@@ -57,3 +57,15 @@ def test_real_targets(folder: str) -> None:
 def test_z_lab_formula(n: int, layers: int, ids: tuple[int, ...]) -> None:
     """The reference's default ids, as tabulated in runtime-semantics §9."""
     assert build_target_layer_ids(n, layers) == ids
+
+
+def test_qwen3_omni_reads_the_thinker_text_config() -> None:
+    """Qwen3-Omni keeps its decoder under thinker_config.text_config, where vLLM reads it
+    (0.34.0 vllm/config/speculative.py:167-172): N, hidden and vocab come from there, and every
+    key names the nesting."""
+    cfg = json.loads((FIXTURES / "vllm_tests" / "qwen3-omni-target" / "config.json").read_text())
+    view = normalise_target(files("target", cfg))
+    assert (view.num_hidden_layers, view.hidden_size, view.vocab_size) == (48, 2048, 152064)
+    assert view.layers_key == "thinker_config.text_config.num_hidden_layers"
+    assert view.key("vocab_size") == "thinker_config.text_config.vocab_size"
+    assert view.model_types == ("qwen3_omni_moe", "qwen3_omni_moe_text")
