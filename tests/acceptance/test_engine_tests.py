@@ -321,6 +321,8 @@ def test_overrides_mark_expected_failures_and_skips(hub: LoopbackHub, tmp_path: 
     proc = registry(hub, home, *args, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
+    # An engine file's JSON (about, skipped, MTP reports) validates against the schema too.
+    jsonschema.validate(data, json.loads((REPO / "docs" / "report.schema.json").read_text()))
     assert {k["key"]: k["reason"] for k in data["skipped"]}["Eagle3LlamaForCausalLM"] == (
         "not in this CI (overrides file)"
     )
