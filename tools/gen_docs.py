@@ -17,6 +17,7 @@ from pathlib import Path
 # (an editable install of another clone would otherwise write that tree's docs here).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dflash_check.app.pairs_schema import pairs_schema_json
 from dflash_check.cli import app
 from dflash_check.cli.options import fill_help_slots
 from dflash_check.render.listing.formats import formats_markdown
@@ -78,6 +79,7 @@ DOCS: dict[str, Callable[[], str]] = {
     "docs/runtimes.md": runtimes_markdown,
     "docs/formats.md": formats_markdown,
     "docs/cli.md": cli_markdown,
+    "docs/pairs.schema.json": pairs_schema_json,
 }
 
 

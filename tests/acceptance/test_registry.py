@@ -275,6 +275,47 @@ def test_schema_matches_the_loader() -> None:
         jsonschema.validate(yaml.safe_load(BAD_FILES["typo-key"][0]), schema)
 
 
+def test_pairs_schema_is_generated_from_the_reader() -> None:
+    """docs/pairs.schema.json is what the reader's tables give (tools/gen_docs.py)."""
+    from dflash_check.app.pairs_schema import pairs_schema_json
+
+    assert (REPO / "docs" / "pairs.schema.json").read_text() == pairs_schema_json()
+
+
+def runtime_candidates() -> list[str]:
+    """Runtime selections to try: every name bare, upper-cased, padded, at each release its
+    engine knows, and =installed; plus misspellings."""
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME
+    from dflash_check.knowledge.runtimes import runtime_names
+
+    out = ["vlm", "vllm=0.34.0", "vllm==", "portable!"]
+    releases = [r.version for e in ENGINES_BY_NAME.values() for r in e.releases]
+    for name in runtime_names():
+        out += [name, name.upper(), f" {name} ", f"{name}=installed", f"{name} = INSTALLED"]
+        out += [f"{name}=={v}" for v in releases]
+    return out
+
+
+def test_every_runtime_the_reader_accepts_validates(tmp_path: Path) -> None:
+    """An editor never flags a runtime the tool accepts (dflash-mlx, vllm==0.33.0, vllm-v1
+    were refused by the hand-written schema); a misspelt name is flagged."""
+    schema = json.loads((REPO / "docs" / "pairs.schema.json").read_text())
+    accepted = []
+    for runtime in runtime_candidates():
+        entry = {"draft": "a/b", "target": "c/d", "expect": "compatible", "runtimes": [runtime]}
+        path = tmp_path / "pairs.yaml"
+        path.write_text(yaml.safe_dump({"version": 1, "pairs": [entry]}))
+        try:
+            load_pairs(path)
+        except RegistryError:
+            continue
+        accepted.append(runtime)
+        jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+    assert {"dflash-mlx", "vllm==0.33.0", "vllm-v1", "VLLM", " sglang "} <= set(accepted)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"pairs": [{**entry, "runtimes": ["vlm"]}]}, schema)
+
+
 def test_every_shipped_pair_has_a_source() -> None:
     """Every entry of pairs.yaml says where the pairing is documented."""
     specs = load_pairs(REPO / "pairs.yaml")
