@@ -84,7 +84,7 @@ def test_markdown_pair_report_states_the_table_counts() -> None:
     assert md.returncode == table.returncode == 1
     counts = re.search(r"(\d+ errors?, \d+ warnings?)", table.stdout)
     assert counts is not None
-    assert f"**incompatible** ({counts.group(1)})" in md.stdout
+    assert f"**incompatible on all 6 runtimes** ({counts.group(1)})" in md.stdout
     rows = [line for line in md.stdout.splitlines() if re.match(r"\| DF\d{3} \|", line)]
     n_errors, n_warnings = (int(n) for n in re.findall(r"\d+", counts.group(1)))
     assert len(rows) == n_errors + n_warnings
