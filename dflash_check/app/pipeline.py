@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from dflash_check.check.check import run_check
 from dflash_check.check.formats.common import stated_mask_token
 from dflash_check.check.report import CheckReport
+from dflash_check.check.request import DEFAULT_SETTINGS, CheckSettings
 from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.errors import CheckError
 from dflash_check.knowledge.runtimes import SGLANG_DEFAULT_MASK_TOKEN
@@ -35,16 +36,8 @@ class CheckRequest:
     """The draft model."""
     target: ModelRef
     """The target model."""
-    runtime: str = "portable"
-    """``portable`` or one runtime profile name."""
-    ignore: frozenset[str] = frozenset()
-    """Rule ids to skip."""
-    strict: bool = False
-    """Warnings and rules not checked make the pair incompatible (``--strict``)."""
-    num_speculative_tokens: int | None = None
-    """The engine's draft tokens per step the pair will be served with, if given."""
-    speculative_method: str | None = None
-    """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if given."""
+    settings: CheckSettings = DEFAULT_SETTINGS
+    """How to check it (the runtime selection, ignored rules, ``--strict``...)."""
 
 
 @dataclass
@@ -118,17 +111,7 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
     draft = cache.fetch(request.draft, "draft")
     target = cache.fetch(request.target, "target")
     tokenizers = compare_tokenizers(cache, request, draft, target)
-    report = run_check(
-        draft,
-        target,
-        request.runtime,
-        request.ignore,
-        tokenizers,
-        strict=request.strict,
-        num_speculative_tokens=request.num_speculative_tokens,
-        speculative_method=request.speculative_method,
-    )
-    return report
+    return run_check(draft, target, request.settings, tokenizers)
 
 
 def check_target_alone(

@@ -19,14 +19,16 @@ from typing import Any
 from dflash_check.app.pipeline import CheckRequest, ModelCache, check_pair
 from dflash_check.check.outcome import PairOutcome, PairSpec
 from dflash_check.check.report import Verdict
+from dflash_check.check.request import CheckSettings
 from dflash_check.errors import CheckError, RegistryError
-from dflash_check.knowledge.runtimes import (
-    PORTABLE,
+from dflash_check.knowledge.selection import (
+    DEFAULT,
+    Choice,
+    Selection,
     SelectionError,
-    join_selection,
     parse_part,
+    part_name,
     runtime_names,
-    split_spec,
 )
 from dflash_check.knowledge.settings import (
     MAX_SPECULATIVE_TOKENS,
@@ -214,14 +216,15 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
             vnode.start_mark.line + 1,
             f"{where}: 'expect' must be compatible or incompatible, not '{expect}'",
         )
-    runtimes: tuple[str, ...] = (PORTABLE,)
+    selection = DEFAULT
     if "runtimes" in fields:
         vnode = fields["runtimes"][1]
         items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
         runtimes = tuple(_string(item, "runtimes", name) for item in items)
-        parsed: dict[str, str | None] = {}
+        parsed: dict[str, Choice] = {}
+        portable = False
         for item, value in zip(items, runtimes, strict=True):
-            name_only = split_spec(value)[0]
+            name_only = part_name(value)
             if name_only not in (known := runtime_names()):
                 raise _fail(
                     name,
@@ -230,12 +233,15 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
                     f"; choose from {', '.join(known)}",
                 )
             try:
-                runtime_name, version = parse_part(value)
+                choice = parse_part(value)
             except SelectionError as err:
                 raise _fail(name, item.start_mark.line + 1, f"{where}: {err}") from None
-            parsed[runtime_name] = version
-        runtimes = tuple(join_selection(parsed).split(",")) if parsed else ()
-        if not runtimes:
+            if choice is None:
+                portable = True
+            else:
+                parsed[choice.runtime] = choice
+        selection = Selection.of(parsed.values(), portable)
+        if not selection.names:
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'runtimes' is empty")
     speculative = None
     if "num_speculative_tokens" in fields:
@@ -269,7 +275,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         expect=Verdict(expect),
         line=line,
         index=index,
-        runtimes=runtimes,
+        selection=selection,
         draft_revision=values.get("draft_revision"),
         target_revision=values.get("target_revision"),
         draft_subfolder=values.get("draft_subfolder"),
@@ -342,15 +348,16 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
             return replace(parsed, path=base / parsed.path)
         return parsed
 
-    runtime = ",".join(spec.runtimes)
     return CheckRequest(
         draft=ref(spec.draft, spec.draft_revision, spec.draft_subfolder),
         target=ref(spec.target, spec.target_revision, spec.target_subfolder),
-        runtime=runtime,
-        num_speculative_tokens=spec.num_speculative_tokens,
-        speculative_method=spec.method,
-        ignore=frozenset(spec.ignore),
-        strict=spec.strict,
+        settings=CheckSettings(
+            spec.selection,
+            ignore=frozenset(spec.ignore),
+            strict=spec.strict,
+            num_speculative_tokens=spec.num_speculative_tokens,
+            speculative_method=spec.method,
+        ),
     )
 
 

@@ -14,34 +14,33 @@ from dflash_check.check.report import (
     NotChecked,
     Severity,
 )
+from dflash_check.check.request import DEFAULT_SETTINGS, CheckSettings
 from dflash_check.check.rules import PairContext, name_relation
 from dflash_check.check.target import normalise_target
 from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.outcomes import stage_of
 from dflash_check.knowledge.runtimes import (
-    PORTABLE,
     RuntimeProfile,
     method_rows,
     method_rows_title,
     on_family,
     resolve_ids,
     select_profiles,
-    selection_names,
 )
+from dflash_check.knowledge.selection import Selection
 from dflash_check.views import DraftView, ModelFiles, TargetView
 
 
 def profiles_for(
-    runtime: str, draft: DraftView, target: TargetView | None = None
+    selection: Selection, draft: DraftView, target: TargetView | None = None
 ) -> tuple[RuntimeProfile, ...]:
     """Return the runtimes to check, each as it behaves on the target's family: the
     selection, and for ``portable`` only the runtimes that load the draft's format (a runtime
     named explicitly is kept, and DF016 says why it cannot load the draft)."""
-    profiles = select_profiles(runtime, draft.method)
+    profiles = select_profiles(selection, draft.method)
     rows = {p.name for p in method_rows(draft.method)}
-    names = selection_names(runtime)
-    foreign = [n for n in names if n != PORTABLE and n not in rows]
+    foreign = [c.runtime for c in selection.choices if c.runtime not in rows]
     if foreign:
         # A runtime with no row for this method (the z-lab reference for an EAGLE-3 head,
         # SpecForge's EAGLE-3 reading for a DFlash draft) cannot be judged, only refused.
@@ -51,7 +50,7 @@ def profiles_for(
             f"this tool's table",
             hint=f"runtimes for {kind}: {', '.join(sorted(rows))} (or portable)",
         )
-    if PORTABLE in names:
+    if selection.portable:
         fmt = format_named(draft.format)
         profiles = tuple(p for p in profiles if fmt.serves(p.name, draft.architectures))
     family = target.family if target is not None else None
@@ -144,16 +143,12 @@ def resolve_layers(
 def check_views(
     draft: DraftView,
     target: TargetView,
-    runtime: str = "portable",
-    ignore: frozenset[str] = frozenset(),
+    settings: CheckSettings = DEFAULT_SETTINGS,
     tokenizers: TokenizerComparison | None = None,
-    strict: bool = False,
-    num_speculative_tokens: int | None = None,
-    speculative_method: str | None = None,
 ) -> CheckReport:
-    """Apply every rule (except those in ``ignore``) to a normalised pair; the engine's draft
+    """Apply every rule (except the ignored ones) to a normalised pair; the engine's draft
     length, when given, is checked against the draft's block size."""
-    profiles = profiles_for(runtime, draft, target)
+    profiles = profiles_for(settings.selection, draft, target)
     resolutions = resolve_layers(draft, target, profiles)
     ctx = PairContext(
         draft,
@@ -161,8 +156,8 @@ def check_views(
         profiles,
         resolutions,
         tokenizers,
-        num_speculative_tokens,
-        speculative_method,
+        settings.num_speculative_tokens,
+        settings.speculative_method,
     )
     every = [
         Finding(
@@ -184,21 +179,21 @@ def check_views(
     ]
     # An ignored rule still runs: its findings are kept as suppressed, so that every format
     # can say what a clean verdict did not count (as SARIF ``suppressions`` and ruff's noqa).
-    findings = [f for f in every if f.rule not in ignore]
-    suppressed = tuple(f for f in every if f.rule in ignore)
+    findings = [f for f in every if f.rule not in settings.ignore]
+    suppressed = tuple(f for f in every if f.rule in settings.ignore)
     return CheckReport(
         draft=draft,
         target=target,
-        runtime=runtime,
+        selection=settings.selection,
         profiles=profiles,
         findings=tuple(findings),
         resolutions=resolutions,
-        not_checked=tuple(n for n in rules_not_checked(draft) if n.rule not in ignore),
+        not_checked=tuple(n for n in rules_not_checked(draft) if n.rule not in settings.ignore),
         identity=identity_evidence(draft, target, tokenizers),
-        strict=strict,
-        num_speculative_tokens=num_speculative_tokens,
-        speculative_method=speculative_method,
-        ignored=tuple(sorted(ignore)),
+        strict=settings.strict,
+        num_speculative_tokens=settings.num_speculative_tokens,
+        speculative_method=settings.speculative_method,
+        ignored=tuple(sorted(settings.ignore)),
         suppressed=suppressed,
     )
 
@@ -206,23 +201,12 @@ def check_views(
 def run_check(
     draft_files: ModelFiles,
     target_files: ModelFiles,
-    runtime: str = "portable",
-    ignore: frozenset[str] = frozenset(),
+    settings: CheckSettings = DEFAULT_SETTINGS,
     tokenizers: TokenizerComparison | None = None,
-    strict: bool = False,
-    num_speculative_tokens: int | None = None,
-    speculative_method: str | None = None,
 ) -> CheckReport:
     """Normalise both models' files and check the pair."""
     report = check_views(
-        normalise_draft(draft_files),
-        normalise_target(target_files),
-        runtime,
-        ignore,
-        tokenizers,
-        strict,
-        num_speculative_tokens,
-        speculative_method,
+        normalise_draft(draft_files), normalise_target(target_files), settings, tokenizers
     )
     # Provenance belongs to the files, not the views; attach it for the renderers.
     return replace(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.errors import FileProblem
+from dflash_check.knowledge.selection import DEFAULT, Selection
 
 if TYPE_CHECKING:
     from dflash_check.check.mtp import MtpReport
@@ -33,8 +34,8 @@ class PairSpec:
     """1-based line of the entry in the file."""
     index: int
     """0-based position in the file's list."""
-    runtimes: tuple[str, ...] = ("portable",)
-    """Runtimes the pairing is meant for."""
+    selection: Selection = DEFAULT
+    """Runtimes the pairing is meant for (``runtimes:``, parsed)."""
     draft_revision: str | None = None
     """Pinned draft revision."""
     target_revision: str | None = None
@@ -56,6 +57,11 @@ class PairSpec:
     ignore: tuple[str, ...] = ()
     """Rule ids this pair does not count (``ignore:``); reported as suppressed, like
     ``--ignore``."""
+
+    @property
+    def runtimes(self) -> tuple[str, ...]:
+        """The runtimes as the entry names them (``portable``, ``vllm==0.34.0``), for display."""
+        return self.selection.texts
 
     @property
     def label(self) -> str:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from dflash_check.knowledge.outcomes import Stage, earliest, stage_of
 from dflash_check.knowledge.runtimes import RuntimeProfile
+from dflash_check.knowledge.selection import Selection
 from dflash_check.views import DraftView, TargetView
 
 
@@ -155,8 +156,8 @@ class CheckReport:
     """Normalised draft."""
     target: TargetView
     """Normalised target."""
-    runtime: str
-    """The ``--runtime`` selection (``portable`` or one profile name)."""
+    selection: Selection
+    """The runtimes judged (``--runtime``, pinned to a server's release where one decodes)."""
     profiles: tuple[RuntimeProfile, ...]
     """The runtimes checked."""
     findings: tuple[Finding, ...]

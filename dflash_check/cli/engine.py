@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.command import LaunchSpec
     from dflash_check.engines.profiles import EngineOptions
+    from dflash_check.knowledge.selection import Selection
     from dflash_check.smoke.report import SmokeReport
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
@@ -192,10 +193,16 @@ class EngineFlags:
             self.print_command,
         )
 
-    def served_selection(self, selection: str) -> str:
-        """Return ``selection`` pinned to the release an attached server reports (the smoke
-        run decodes there, so the static verdict is for that release); else unchanged."""
-        if self.engine is None or not self.endpoint or self.launch:
+    def served_selection(self, selection: Selection) -> Selection:
+        """Return ``selection`` pinned to the release the smoke run decodes on: the one an
+        attached server reports, or the one ``--launch`` starts; else unchanged."""
+        from dflash_check.app.served import endpoint_selection, launch_selection
+
+        if self.engine is None:
+            return selection
+        if self.launch:
+            return launch_selection(selection, self.engine.value)
+        if not self.endpoint:
             return selection
         return endpoint_selection(
             selection, self.engine.value, self.endpoint, self.api_key, self.timeout
@@ -419,42 +426,3 @@ def launch_and_attach(
     except EngineError as err:
         # The engine we started failed: the root cause sits in its log, not in the HTTP error.
         raise launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url) from None
-
-
-def endpoint_selection(
-    selection: str, engine: str, endpoint: str, api_key: str | None, timeout: float
-) -> str:
-    """Return ``selection`` with ``engine`` pinned to the release the server at ``endpoint``
-    reports (vLLM ``/version``, SGLang server info), so the static verdict is for the engine
-    that will decode. A selection that already pins the engine is kept; a server that says no
-    version, or one this tool does not know, keeps the newest release known (said on stderr).
-    """
-    from dflash_check.engines.client import EngineClient, server_info
-    from dflash_check.engines.profiles import ENGINES
-    from dflash_check.errors import CheckError
-    from dflash_check.knowledge.engines import ENGINES_BY_NAME, UnknownRelease
-    from dflash_check.knowledge.runtimes import RELEASE_SEP, split_spec
-
-    parts = [split_spec(p) for p in selection.split(",")]
-    if any(name == engine and version for name, version in parts):
-        return selection
-    try:
-        info = server_info(EngineClient(engine, endpoint, api_key, timeout), ENGINES[engine])
-    except CheckError:
-        return selection  # the smoke run reports the unreachable server in its own words
-    if info.version is None:
-        return selection
-    version = info.version.split("+", 1)[0]
-    try:
-        release = ENGINES_BY_NAME[engine].release(version)
-    except UnknownRelease as err:
-        sys.stderr.write(f"dflash-check: the server reports {engine} {info.version}: {err}\n")
-        return selection
-    pinned = f"{engine}{RELEASE_SEP}{release.version}"
-    names = [name for name, _ in parts]
-    if engine in names:
-        return ",".join(
-            pinned if name == engine else spec
-            for (name, _), spec in zip(parts, selection.split(","), strict=True)
-        )
-    return f"{selection},{pinned}"

@@ -25,6 +25,7 @@ from dflash_check.sources.limits import DEADLINE_FACTOR
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from dflash_check.knowledge.selection import Selection
     from dflash_check.render import OutputFormat
     from dflash_check.sources.hub import HubOptions
     from dflash_check.sources.interface import ModelRef, ModelSource
@@ -300,34 +301,20 @@ TimeoutOpt = Annotated[
 ]
 
 
-def parse_runtimes(values: list[str] | None) -> str:
+def parse_runtimes(values: list[str] | None) -> Selection:
     """Return the runtime selection of repeated or comma-separated ``--runtime`` values.
 
     Every value counts (a repeated option never drops one); ``portable`` among them means every
     runtime. A runtime may name its release pip-style (``vllm==0.34.0``; alone, the newest
     release known) or ``vllm=installed`` (the version installed here, from package metadata).
-    The result is the core's selection string (``portable`` or ``vllm==0.34.0,sglang``); an
-    unknown runtime or release, or a runner the release lacks, is a usage error.
+    An unknown runtime or release, or a runner the release lacks, is a usage error.
     """
-    from dflash_check.knowledge.runtimes import SelectionError, join_selection, parse_part
+    from dflash_check.knowledge.selection import SelectionError, parse_selection
 
-    chosen: dict[str, str | None] = {}
     try:
-        for value in values or ["portable"]:
-            for part in value.split(","):
-                if part.strip():
-                    name, version = parse_part(part)
-                    if name in chosen and chosen[name] != version:
-                        raise SelectionError(
-                            f"{name} is named with two releases ({chosen[name] or 'newest'} and "
-                            f"{version or 'newest'}); check one release per run"
-                        )
-                    chosen[name] = version
-        if not chosen:
-            raise SelectionError("no runtime given")
+        return parse_selection(values or ())
     except SelectionError as err:
         raise typer.BadParameter(str(err), param_hint="--runtime") from None
-    return join_selection(chosen)
 
 
 def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | None:

@@ -72,6 +72,7 @@ from dflash_check.errors import CheckError, ExitCode
 if TYPE_CHECKING:
     from dflash_check.app.pipeline import CheckRequest, ModelCache
     from dflash_check.check.report import CheckReport
+    from dflash_check.knowledge.selection import Selection
     from dflash_check.sources.interface import ModelRef
 
 PAIR_EXAMPLES = [
@@ -182,18 +183,12 @@ def pair(
     ignored = checked_ignores(ignore)
     draft_ref, target_ref = models.draft(draft), models.target(target)
     from dflash_check.app.pipeline import CheckRequest, ModelCache
+    from dflash_check.check.request import CheckSettings
 
     if smoke.smoke_run:  # the static verdict is for the release an attached server reports
         selection = engines.served_selection(selection)
-    request = CheckRequest(
-        draft_ref,
-        target_ref,
-        selection,
-        ignored,
-        strict,
-        num_speculative_tokens,
-        speculative_method,
-    )
+    settings = CheckSettings(selection, ignored, strict, num_speculative_tokens, speculative_method)
+    request = CheckRequest(draft_ref, target_ref, settings)
     report = run_check(request, ModelCache(hub_factory=hub.factory()), f"{draft} -> {target}", out)
     if engines.print_command and engines.engine is not None:
         engines.print_command_for(report, draft_ref, target_ref)
@@ -259,7 +254,7 @@ def run_check(
             outcome = PairOutcome(
                 label, Verdict.COMPATIBLE, error=redact(str(err)), error_hint=err.hint
             )
-            emit(RunResult((outcome,), strict=request.strict), out.format, out.output)
+            emit(RunResult((outcome,), strict=request.settings.strict), out.format, out.output)
         fail(err, out.json, out.output)
 
 
@@ -279,7 +274,7 @@ def report_pair(report: CheckReport, label: str, out: OutputOptions, strict: boo
 
 def target_alone(
     ref: ModelRef,
-    selection: str,
+    selection: Selection,
     strict: bool,
     num_speculative_tokens: int | None,
     out: OutputOptions,
@@ -309,10 +304,8 @@ def target_alone(
         report = check_target_alone(ref, cache, strict, num_speculative_tokens)
     except CheckError as err:
         fail(err, out.json, out.output)
-    if selection != "portable":
-        from dflash_check.knowledge.runtimes import selection_names
-
-        names = selection_names(selection)
+    if not selection.portable_only:
+        names = selection.names
         report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
     if out.json:  # a document: no width, so no rich console to ask for one
         text = render_mtp_json(report)

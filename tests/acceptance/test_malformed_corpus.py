@@ -293,13 +293,12 @@ def test_picture_cells_match_the_full_drawing_when_small() -> None:
 
 def test_duplicate_check_is_linear() -> None:
     """1,024 ids (the most accepted) with duplicates are checked in well under a second."""
-    from dflash_check.check.check import run_check
-    from tests.support.helpers import files, qwen3_4b_config
+    from tests.support.helpers import check_files, files, qwen3_4b_config
 
     cfg = draft_config()
     cfg["dflash_config"]["target_layer_ids"] = [i % 512 for i in range(1024)]
     start = time.monotonic()
-    report = run_check(
+    report = check_files(
         files("draft", cfg, fc_tensors(cfg)), files("target", qwen3_4b_config()), "portable"
     )
     assert time.monotonic() - start < 1

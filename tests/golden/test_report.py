@@ -20,7 +20,7 @@ from dflash_check.render.diagnostics import diagnostics, summary_line, wrap
 from dflash_check.render.table import render_text
 from dflash_check.smoke.report import SmokeCase, SmokeReport
 from dflash_check.sources.interface import parse_model_ref
-from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, invoke_cli
+from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, invoke_cli, settings
 from tests.support.hubserver import LoopbackHub, serve
 
 SEED = ("examples/Qwen3-4B-DFlash-b16", "examples/Qwen3.5-4B")
@@ -32,7 +32,7 @@ def seed_report(target: Path = QWEN35_4B, runtime: str = "portable") -> CheckRep
     request = CheckRequest(
         parse_model_ref(str(SEED_DRAFT.relative_to(REPO))),
         parse_model_ref(str(target.relative_to(REPO))),
-        runtime,
+        settings(runtime),
     )
     return check_pair(request)
 
@@ -437,7 +437,7 @@ def test_findings_that_name_their_runtime_merge_into_one(tmp_path: Path) -> None
     draft = write_draft(tmp_path / "draft", cfg)
     pinned = "vllm,llamacpp==001d906a,mlx"
     refs = parse_model_ref(str(draft)), parse_model_ref(str(QWEN3_4B))
-    report = check_pair(CheckRequest(*refs, runtime=pinned))
+    report = check_pair(CheckRequest(*refs, settings(pinned)))
     assert [f.runtime for f in report.findings if f.rule == "DF009"] == ["llamacpp", "mlx"]
     (diag,) = [d for d in diagnostics(report) if d.rule == "DF009"]
     assert diag.runtimes == ("llamacpp", "mlx") and diag.per_runtime == ()

@@ -13,8 +13,13 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from dflash_check.check.check import check_views, run_check
+from dflash_check.check.report import CheckReport
+from dflash_check.check.request import CheckSettings
+from dflash_check.check.tokenizers import TokenizerComparison
+from dflash_check.knowledge.selection import parse_selection
 from dflash_check.sources.safetensors_header import dflash_draft_tensors, encode_header
-from dflash_check.views import ModelFiles
+from dflash_check.views import DraftView, ModelFiles, TargetView
 from tests.support.paths import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -151,3 +156,40 @@ def invoke_cli(
     return subprocess.CompletedProcess(
         ["dflash_check", *args], result.exit_code, result.stdout, result.stderr
     )
+
+
+def settings(
+    runtime: str = "portable",
+    ignore: frozenset[str] = frozenset(),
+    strict: bool = False,
+    num_speculative_tokens: int | None = None,
+    speculative_method: str | None = None,
+) -> CheckSettings:
+    """Return check settings with ``runtime`` parsed as ``--runtime`` parses it."""
+    return CheckSettings(
+        parse_selection([runtime]), ignore, strict, num_speculative_tokens, speculative_method
+    )
+
+
+def check_files(
+    draft: ModelFiles,
+    target: ModelFiles,
+    runtime: str = "portable",
+    ignore: frozenset[str] = frozenset(),
+    tokenizers: TokenizerComparison | None = None,
+    **given: Any,
+) -> CheckReport:
+    """Check a pair of built files for ``runtime`` (a ``--runtime`` value)."""
+    return run_check(draft, target, settings(runtime, ignore, **given), tokenizers)
+
+
+def check_pair_views(
+    draft: DraftView,
+    target: TargetView,
+    runtime: str = "portable",
+    ignore: frozenset[str] = frozenset(),
+    tokenizers: TokenizerComparison | None = None,
+    **given: Any,
+) -> CheckReport:
+    """Check a pair of normalised views for ``runtime`` (a ``--runtime`` value)."""
+    return check_views(draft, target, settings(runtime, ignore, **given), tokenizers)

@@ -21,7 +21,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dflash_check.check.check import run_check
 from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.render.github import render_github
@@ -42,6 +41,7 @@ from tests.acceptance.test_registry import registry
 from tests.support.helpers import (
     QWEN3_4B,
     SEED_DRAFT,
+    check_files,
     draft_config,
     fc_tensors,
     files,
@@ -101,7 +101,7 @@ def hostile_report(text: str) -> CheckReport:
     """A real check whose target (and draft) strings hold ``text`` wherever data can."""
     cfg = draft_config()
     target = qwen3_4b_config() | {"architectures": [text], "model_type": text}
-    report = run_check(
+    report = check_files(
         replace(files("draft", cfg, fc_tensors(cfg)), name=f"org/draft{text}"),
         replace(files("target", target), name=f"org/target{text}"),
         "portable",

@@ -18,6 +18,7 @@ from typing import Literal
 
 from dflash_check.errors import ConfigError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.selection import Selection
 from dflash_check.sources.local import read_capped
 
 Kind = Literal["pairs", "vllm", "sglang"]
@@ -143,19 +144,13 @@ def checkout_version(path: Path, engine: str) -> str | None:
     return None
 
 
-def release_runtime(engine: str, version: str | None) -> str:
+def release_selection(engine: str, version: str | None) -> Selection:
     """Return the runtime selection an engine file's entries are expected compatible with.
 
-    The one place that turns "this checkout is vLLM X" into a runtime string: the release the
-    tool knows (``vllm==0.34.0``), else the bare engine, which selects the newest release known
-    (a development checkout of a release the tool has not read yet).
+    The one place that turns "this checkout is vLLM X" into a selection: the release the tool
+    knows (``vllm==0.34.0``), else the bare engine, which selects the newest release known (a
+    development checkout of a release the tool has not read yet).
     """
-    from dflash_check.knowledge.engines import ENGINES_BY_NAME, UnknownRelease
+    from dflash_check.knowledge.selection import engine_release
 
-    known = ENGINES_BY_NAME.get(engine)
-    if known is None or version is None:
-        return engine
-    try:
-        return known.release(version).spec
-    except UnknownRelease:
-        return engine
+    return engine_release(engine, version)

@@ -18,7 +18,7 @@ from dflash_check.app.engine_tests import (
     EngineFile,
     Kind,
     load_engine_file,
-    release_runtime,
+    release_selection,
 )
 from dflash_check.app.engine_tests.overrides import Override, load_overrides
 from dflash_check.app.pipeline import ModelCache, check_target_alone
@@ -27,6 +27,7 @@ from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
 from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.selection import Selection
 from dflash_check.sources.interface import BadModelSpec, parse_model_ref
 
 CHECKED_METHODS = ("dflash", "dflash2", "dspark", "eagle3", "mtp")
@@ -132,7 +133,9 @@ def _bad_names(entry: EngineEntry) -> str | None:
     return None
 
 
-def make_plan(file: EngineFile, overrides: dict[str, Override], runtime: str, display: str) -> Plan:
+def make_plan(
+    file: EngineFile, overrides: dict[str, Override], selection: Selection, display: str
+) -> Plan:
     """Sort every entry into a check or the not-checked list."""
     specs: list[PairSpec] = []
     alone: set[int] = set()
@@ -173,7 +176,7 @@ def make_plan(file: EngineFile, overrides: dict[str, Override], runtime: str, di
                 expect=override.expect if override else Verdict.COMPATIBLE,
                 line=entry.line,
                 index=index,
-                runtimes=tuple(runtime.split(",")),
+                selection=selection,
                 draft_revision=entry.revision if is_alone else None,
                 target_revision=entry.revision,
                 reason=override.reason if override else None,
@@ -250,20 +253,20 @@ def prepare(
     kind: Kind,
     text: str,
     overrides_path: Path | None,
-    runtime: str | None,
+    selection: Selection | None,
 ) -> tuple[Plan, str]:
     """Read an engine's test file (and its overrides); return the plan and what the file is.
 
-    ``runtime`` is the ``--runtime`` selection; without it, the engine at the checkout's
-    release (``release_runtime``).
+    ``selection`` is the ``--runtime`` selection; without it, the engine at the checkout's
+    release (``release_selection``).
     """
     file = load_engine_file(path, display, kind, text)
     overrides = {}
     if overrides_path is not None:
         overrides = load_overrides(overrides_path, {e.key for e in file.entries})
-    chosen = runtime or release_runtime(file.engine, file.version)
+    chosen = selection or release_selection(file.engine, file.version)
     release = file.version or "(release unknown)"
-    about = f"{ENGINE_TITLES[file.engine]} {release} test registry, checked for {chosen}"
+    about = f"{ENGINE_TITLES[file.engine]} {release} test registry, checked for {chosen.spec}"
     return make_plan(file, overrides, chosen, display), about
 
 

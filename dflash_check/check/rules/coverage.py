@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
-from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME
 from dflash_check.knowledge.runtimes import RuntimeProfile
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.coverage import Status
 
-_DATA_ENGINES = (VLLM.name, SGLANG.name)
-"""Engines with extracted facts (``dflash_check/knowledge/data``)."""
+_DATA_ENGINES = tuple(e.name for e in ENGINES if e.extracted)
+"""Engines with extracted facts (``Engine.extracted``: ``dflash_check/knowledge/data``)."""
 
 
 def _judged(ctx: PairContext) -> Iterator[tuple[RuntimeProfile, Status]]:
@@ -33,13 +33,12 @@ def _judged(ctx: PairContext) -> Iterator[tuple[RuntimeProfile, Status]]:
     from dflash_check.knowledge import coverage, facts
 
     for p in ctx.profiles:
-        if p.engine_name not in _DATA_ENGINES or p.family_independent:
+        engine = ENGINES_BY_NAME[p.engine_name]
+        if not engine.extracted or p.family_independent:
             continue
         if p.cannot_capture is not None:
             continue  # DF017 reports the family from the reviewed cell
-        found = facts.for_profile(p)
-        if found is None:
-            continue
+        found = facts.for_release(p.release or engine.newest)
         judged = coverage.status(found, ctx.target.architectures, ctx.draft.method, p.runner)
         if judged is not None:
             yield p, judged

@@ -10,12 +10,12 @@ family, by a ``--runtime`` selection and release, and the ids a row reads from a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED, Release
+from dflash_check.knowledge import facts
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.runtimes.dflash import FAMILY_CELLS, PROFILES
 from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_CELLS, EAGLE3_PROFILES, NUMBERINGS
 from dflash_check.knowledge.runtimes.mtp import MTP_PROFILES
@@ -27,6 +27,7 @@ from dflash_check.knowledge.runtimes.rows import (
     IdReading,
     RuntimeProfile,
 )
+from dflash_check.knowledge.selection import PORTABLE, Selection, release_for, runtime_names
 
 if TYPE_CHECKING:
     from dflash_check.views import DraftView
@@ -44,33 +45,23 @@ __all__ = [
     "PORTABLE",
     "PROFILES",
     "PROFILES_BY_NAME",
-    "RELEASE_SEP",
     "SGLANG_DEFAULT_MASK_TOKEN",
     "IdReading",
     "ResolvedIds",
-    "RunnerRemoved",
     "RuntimeProfile",
-    "SelectionError",
     "at_release",
     "cell_for",
-    "join_selection",
     "method_rows",
     "method_rows_title",
     "on_family",
-    "parse_part",
     "portable_max_id_from_end",
     "read_id_keys",
     "release_for",
     "resolve_ids",
     "runtime_names",
     "select_profiles",
-    "selection_names",
-    "split_spec",
     "top_level_only_keys",
 ]
-
-PORTABLE = "portable"
-"""The pseudo-runtime that must satisfy every profile (the default of ``--runtime``)."""
 
 
 def cell_for(runtime: str, family: str | None, method: str = "dflash") -> FamilyCell | None:
@@ -99,8 +90,8 @@ def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
         for key in (*keys, "min_id", "numbering")
         if (value := getattr(cell, key)) is not None
     }
-    said = release.no_capture_text(profile.runner)
-    if cell.cannot_capture is not None and said is not None:
+    said = None if cell.cannot_capture is None else facts.no_capture(release, profile.runner)
+    if said is not None:
         # The engine's words differ by release and runner (vLLM V1 vs V2).
         overrides["cannot_capture"] = f"{cell.cannot_capture}: {said} in {release.spec}"
     overrides.update(release.family_overrides.get(f"{profile.method}/{family}", {}))
@@ -124,14 +115,6 @@ METHOD_ROWS_TITLE: dict[str, str] = {
 CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}
 """Each method's family cells, where they differ from DFlash's ``FAMILY_CELLS``."""
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
-
-
-def runtime_names() -> tuple[str, ...]:
-    """Return every name a runtime selection accepts: ``portable``, then each row's name."""
-    return (
-        PORTABLE,
-        *dict.fromkeys(p.name for rows in METHOD_PROFILES.values() for p in rows),
-    )
 
 
 @cache
@@ -163,41 +146,6 @@ def method_rows_title(method: str) -> str:
     return METHOD_ROWS_TITLE.get(method, METHOD_ROWS_TITLE["dflash"])
 
 
-RELEASE_SEP = "=="
-"""Between a runtime and its release in a selection: ``vllm==0.34.0`` (pip's spelling)."""
-
-
-class RunnerRemoved(ValueError):
-    """A runner the named release no longer has (``vllm-v1==0.34.0``)."""
-
-
-def split_spec(part: str) -> tuple[str, str | None]:
-    """Return ``(runtime, release or None)`` of one selection part (``vllm==0.34.0``)."""
-    name, _, version = part.strip().partition(RELEASE_SEP)
-    return name.strip().lower(), version.strip() or None
-
-
-def release_for(profile: RuntimeProfile, version: str | None) -> Release:
-    """Return the release of ``profile``'s engine that ``version`` names: None is the newest
-    release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
-
-    Raise ``UnknownRelease`` (the message lists the known ones) or ``RunnerRemoved``.
-    """
-    eng = ENGINES_BY_NAME[profile.engine_name]
-    if version is None:
-        having = [r for r in eng.releases if r.has_runner(profile.runner)]
-        return having[-1] if having else eng.newest
-    rel = eng.release(version)
-    if not rel.has_runner(profile.runner):
-        removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
-        with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]
-        raise RunnerRemoved(
-            f"{profile.name} (Model Runner {profile.runner}) does not exist in {rel.spec}: "
-            f"{removed}; it exists in {', '.join(with_runner)}"
-        )
-    return rel
-
-
 def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimeProfile:
     """Return ``profile`` as the named release of its engine behaves (None: the newest release
     that has its runner): the release's own differences applied, the release recorded."""
@@ -208,97 +156,24 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     return replace(profile, release=rel, **fields)
 
 
-def select_profiles(runtime: str, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
-    """Return the profiles a runtime selection stands for, each at its release.
+def select_profiles(selection: Selection, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
+    """Return the profiles a selection stands for among ``method``'s rows, each at its release.
 
     ``portable`` is every profile a default install serves with (not opt-in runners such as
-    ``vllm-v1``), each at its newest release; otherwise a comma-separated list of profile names,
-    each optionally pinned to a release (``vllm==0.33.0,sglang``), from ``--runtime`` or a
-    ``pairs.yaml`` entry.
+    ``vllm-v1``), each at its newest release; a named choice is its row at its release.
     """
     rows = method_rows(method)
-    wanted = dict(split_spec(part) for part in runtime.split(","))
-    if PORTABLE in wanted:
-        chosen = tuple(p for p in rows if p.portable or p.name in wanted)
+    names = set(selection.names)
+    if selection.portable:
+        chosen = tuple(p for p in rows if p.portable or p.name in names)
     else:
-        chosen = tuple(p for p in rows if p.name in wanted)
-    return tuple(at_release(p, wanted.get(p.name)) for p in chosen)
+        chosen = tuple(p for p in rows if p.name in names)
 
+    def version(p: RuntimeProfile) -> str | None:
+        choice = selection.choice(p.name)
+        return None if choice is None else choice.version
 
-class SelectionError(ValueError):
-    """A runtime selection that names no known runtime, release or runner (a usage error)."""
-
-
-def parse_part(part: str) -> tuple[str, str | None]:
-    """Return ``(runtime, release version or None)`` of one selection part, validated.
-
-    ``vllm`` (the newest release known), ``vllm==0.34.0`` (pip's spelling; a commit prefix for
-    engines read at commits), ``vllm=installed`` (the version installed here, read from package
-    metadata). Raise ``SelectionError`` naming what is known instead.
-    """
-    import difflib
-
-    from dflash_check.knowledge.engines import UnknownRelease
-
-    text = part.strip()
-    if "=" in text and RELEASE_SEP not in text:
-        name, _, asked = text.partition("=")
-        name = name.strip().lower()
-        if asked.strip().lower() != INSTALLED:
-            raise SelectionError(
-                f"{text!r}: name a release as {name}{RELEASE_SEP}VERSION or {name}={INSTALLED}"
-            )
-        version: str | None = INSTALLED
-    else:
-        name, version = split_spec(text)
-    names = runtime_names()
-    if name not in names:
-        close = difflib.get_close_matches(name, names, n=1)
-        suggestion = f" (did you mean {close[0]!r}?)" if close else ""
-        raise SelectionError(
-            f"unknown runtime {text!r}{suggestion}; choose from {', '.join(names)}"
-        )
-    if name == PORTABLE:
-        if version is not None:
-            raise SelectionError(
-                "portable checks each runtime at its newest release; name a runtime to pin a "
-                f"release (vllm{RELEASE_SEP}0.33.0)"
-            )
-        return name, None
-    row = next(p for rows in METHOD_PROFILES.values() for p in rows if p.name == name)
-    try:
-        if version == INSTALLED:
-            # importlib.metadata is imported only when asked: most runs never need it.
-            from dflash_check.knowledge.installed import installed_version
-
-            version = installed_version(row.engine_name)
-        return name, None if version is None else release_for(row, version).version
-    except (UnknownRelease, RunnerRemoved, ValueError) as err:
-        raise SelectionError(str(err)) from None
-
-
-def join_selection(chosen: Mapping[str, str | None]) -> str:
-    """Return the core's selection string of parsed parts (``portable``, ``vllm==0.34.0,sglang``).
-
-    ``portable`` stands for every default runtime at its newest release; an opt-in runner
-    (``vllm-v1``) or a pinned release stays named. Rows of every method count (``specforge``
-    exists for EAGLE-3 only).
-    """
-
-    def spec(name: str) -> str:
-        version = chosen[name]
-        return name if version is None else f"{name}{RELEASE_SEP}{version}"
-
-    if PORTABLE in chosen:
-        portable = {p.name for rows in METHOD_PROFILES.values() for p in rows if p.portable}
-        kept = (n for n in chosen if n != PORTABLE and (n not in portable or chosen[n]))
-        return ",".join([PORTABLE, *(spec(n) for n in kept)])
-    return ",".join(spec(n) for n in chosen)
-
-
-def selection_names(runtime: str) -> tuple[str, ...]:
-    """Return the runtime names of a selection, without their releases."""
-    return tuple(split_spec(part)[0] for part in runtime.split(","))
+    return tuple(at_release(p, version(p)) for p in chosen)
 
 
 def portable_max_id_from_end() -> int:

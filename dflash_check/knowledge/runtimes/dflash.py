@@ -244,7 +244,7 @@ _VLLM_033 = VLLM_033.cite("vllm/model_executor/models/")
 _SGL = SGLANG_0523.cite("sglang/srt/models/")
 # Cells taken from reading the model code only: the failure was not reproduced on a server.
 _NOT_RUN = "; read from the code, not run"
-# The engine's own message follows, per release and runner (``Release.no_capture``).
+# The engine's own message follows, per release and runner, from its facts (facts.no_capture).
 _VLLM_NO_INTERFACE = (
     "vLLM has no aux-hidden-state interface (SupportsEagle3) for this model class; the engine "
     "fails at load"

@@ -133,6 +133,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
     from dataclasses import fields
 
     from dflash_check.knowledge.engines import ENGINES
+    from dflash_check.knowledge.facts import no_capture
     from dflash_check.knowledge.runtimes import METHOD_PROFILES, at_release
 
     skip = {"release", "title", "citation"}
@@ -145,12 +146,10 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
                 changes.append(f"Model Runner {runner} removed" + (f": {why}" if why else ""))
             for runner in sorted(set(new.runners) - set(old.runners)):
                 changes.append(f"Model Runner {runner} added")
-            for runner in sorted(set(old.no_capture) & set(new.no_capture)):
-                if old.no_capture[runner][0] != new.no_capture[runner][0]:
-                    changes.append(
-                        f"{runner} no-capture message: {new.no_capture_text(runner)} (was "
-                        f"{old.no_capture_text(runner)})"
-                    )
+            for runner in sorted(set(old.runners) & set(new.runners)):
+                was, now = no_capture(old, runner), no_capture(new, runner)
+                if was and now and was.split("' (")[0] != now.split("' (")[0]:
+                    changes.append(f"{runner} no-capture message: {now} (was {was})")
             for method, rows in METHOD_PROFILES.items():
                 for p in rows:
                     if p.engine_name != e.name:

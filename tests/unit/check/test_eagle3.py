@@ -11,19 +11,19 @@ from typing import Any
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.rules import RULES, RULES_BY_ID
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
+from dflash_check.knowledge.selection import parse_selection
 from dflash_check.render.json import render_json
 from dflash_check.render.table import render_text
 from dflash_check.sources.safetensors_header import parse_file_prefix
 from dflash_check.views import DraftView, TensorInfo
 from tests.acceptance.test_imports import probe
-from tests.support.helpers import FIXTURES, files, invoke_cli, write_model
+from tests.support.helpers import FIXTURES, check_files, files, invoke_cli, write_model
 from tests.support.rule_cases import RuleCases
 
 EAGLE3_FIXTURES = FIXTURES / "eagle3"
@@ -60,7 +60,7 @@ class Case:
 def run_case(case: Case, head: Path = LLAMA_HEAD, target: Path = LLAMA_31) -> CheckReport:
     d = case.draft(copy.deepcopy(config(head)))
     t = case.target(copy.deepcopy(config(target)))
-    return run_check(
+    return check_files(
         files("draft", d, case.tensors(dict(header(head)))), files("target", t), case.runtime
     )
 
@@ -225,10 +225,14 @@ def test_defaults_name_the_same_tensors_and_trt_refuses_small_targets() -> None:
 
 def test_opt_in_rows_are_checked_only_when_named() -> None:
     """SpecForge is a training framework and vLLM V1 serves only when forced (or P-EAGLE)."""
-    portable = {p.name for p in select_profiles("portable", "eagle3")}
+    portable = {p.name for p in select_profiles(parse_selection(["portable"]), "eagle3")}
     assert portable == {"vllm", "sglang", "trtllm", "llamacpp"}
-    assert [p.name for p in select_profiles("specforge", "eagle3")] == ["specforge"]
-    assert "vllm-v1" in {p.name for p in select_profiles("portable,vllm-v1", "eagle3")}
+    assert [p.name for p in select_profiles(parse_selection(["specforge"]), "eagle3")] == [
+        "specforge"
+    ]
+    assert "vllm-v1" in {
+        p.name for p in select_profiles(parse_selection(["portable,vllm-v1"]), "eagle3")
+    }
 
 
 def test_sglang_deepseek_adds_one_only_to_lists_starting_at_1() -> None:

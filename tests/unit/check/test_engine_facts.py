@@ -11,13 +11,19 @@ from typing import Any
 import pytest
 
 from dflash_check.app.pipeline import CheckRequest, check_pair
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.target import normalise_target
 from dflash_check.sources.interface import parse_model_ref
 from dflash_check.sources.safetensors_header import dflash2_draft_tensors
 from dflash_check.views import TensorInfo
-from tests.support.helpers import FIXTURES, draft_config, fc_tensors, files, write_model
+from tests.support.helpers import (
+    FIXTURES,
+    check_files,
+    draft_config,
+    fc_tensors,
+    files,
+    write_model,
+)
 
 DFLASH2 = FIXTURES / "drafts" / "z-lab--Qwen3.8-27B-DFlash2"
 TARGETS = FIXTURES / "targets"
@@ -67,7 +73,7 @@ def check_dflash2(
     """Check the real DFlash 2 draft config (with a header) against a target."""
     cfg = draft or config(DFLASH2)
     header = dflash2_header(cfg) if tensors is None else tensors
-    return run_check(files("draft", cfg, header), files("target", config(target)))
+    return check_files(files("draft", cfg, header), files("target", config(target)))
 
 
 def hits(report: CheckReport, rule: str) -> dict[str | None, str]:
@@ -142,7 +148,7 @@ def test_missing_dflash2_tensors_and_module_prefixes() -> None:
 
 def test_dflash2_tensors_are_not_judged_without_a_header() -> None:
     """Config only (no safetensors): nothing to compare, so DF020 is silent."""
-    report = run_check(files("draft", config(DFLASH2)), files("target", config(QWEN36_27B)))
+    report = check_files(files("draft", config(DFLASH2)), files("target", config(QWEN36_27B)))
     assert not hits(report, "DF020")
 
 
@@ -162,7 +168,7 @@ def dflash2_with(**dfc: Any) -> dict[str, Any]:
 
 def df018(cfg: dict[str, Any]) -> dict[str | None, str]:
     """Return DF018's findings for a DFlash 2 config on its target (no header)."""
-    report = run_check(files("draft", cfg), files("target", config(QWEN36_27B)))
+    report = check_files(files("draft", cfg), files("target", config(QWEN36_27B)))
     return hits(report, "DF018")
 
 
@@ -254,16 +260,16 @@ def test_speculators_sample_from_anchor_reaches_vllm() -> None:
     it into dflash_config, where the DFlash speculator refuses it."""
     cfg = config(FIXTURES / "hub" / "huaxuan250" / "dflash_zlab_full_atten_speculators")
     target = config(FIXTURES / "hub" / "nvidia" / "Qwen3.6-35B-A3B-NVFP4")
-    assert not hits(run_check(files("draft", cfg), files("target", target)), "DF021")
+    assert not hits(check_files(files("draft", cfg), files("target", target)), "DF021")
     cfg["sample_from_anchor"] = True
-    found = hits(run_check(files("draft", cfg), files("target", target)), "DF021")
+    found = hits(check_files(files("draft", cfg), files("target", target)), "DF021")
     assert set(found) == {"vllm"} and "sample_from_anchor is true" in found["vllm"]
 
 
 def test_top_level_sample_from_anchor_is_not_read_for_zlab_drafts() -> None:
     """A z-lab draft's top-level copy is ignored by vLLM (it reads dflash_config only)."""
     cfg = draft_config(sample_from_anchor=True)
-    report = run_check(
+    report = check_files(
         files("draft", cfg, fc_tensors(cfg)), files("target", config(TARGETS / "Qwen--Qwen3-8B"))
     )
     assert not hits(report, "DF021")
@@ -325,7 +331,7 @@ def test_speculators_draft_without_ids_fails_vllms_loader() -> None:
     cfg = config(FIXTURES / "hub" / "huaxuan250" / "dflash_zlab_full_atten_speculators")
     del cfg["aux_hidden_state_layer_ids"]
     target = config(FIXTURES / "hub" / "nvidia" / "Qwen3.6-35B-A3B-NVFP4")
-    found = hits(run_check(files("draft", cfg), files("target", target)), "DF001")
+    found = hits(check_files(files("draft", cfg), files("target", target)), "DF001")
     assert set(found) == {"vllm"}
     assert "KeyError 'aux_hidden_state_layer_ids'" in found["vllm"]
 
@@ -335,8 +341,8 @@ def test_speculative_length_needs_a_block_size() -> None:
     (DF012 warns about the missing key); with one, the setting is in the report."""
     cfg = draft_config(block_size=None)
     target = files("target", config(TARGETS / "Qwen--Qwen3-8B"))
-    report = run_check(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
+    report = check_files(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
     assert not hits(report, "DF019") and hits(report, "DF012")
     cfg = draft_config()
-    report = run_check(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
+    report = check_files(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
     assert report.num_speculative_tokens == 40 and hits(report, "DF019")

@@ -14,6 +14,7 @@ from dflash_check.check.formats import normalise_draft
 from dflash_check.check.rules import RULES
 from dflash_check.check.rules.base import PairContext
 from dflash_check.check.target import normalise_target
+from dflash_check.knowledge.selection import DEFAULT
 from dflash_check.views import FACET_METHODS, DFlashFacts, DraftView, TargetView
 from tests.support.helpers import FIXTURES, fc_tensors, files, qwen3_4b_config, seed_draft_config
 
@@ -87,7 +88,7 @@ def test_every_rule_runs_on_every_method(method: str) -> None:
     """Whatever method a rule is for, a draft without the facet it reads is no error: the
     rule skips (the checker runs it only for its methods; this holds without that filter)."""
     draft, target = VIEWS[method]
-    profiles = profiles_for("portable", draft, target)
+    profiles = profiles_for(DEFAULT, draft, target)
     ctx = PairContext(draft, target, profiles, resolve_layers(draft, target, profiles))
     for r in RULES:
         issues = list(r.check(ctx))

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.target import normalise_target
@@ -26,7 +25,7 @@ from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.render.table import render_text
 from dflash_check.views import TensorInfo
-from tests.support.helpers import FIXTURES, files, write_model
+from tests.support.helpers import FIXTURES, check_files, files, write_model
 
 # Models that the shipped pairs.yaml also names live once, under the loopback Hub's fixtures.
 HUB = FIXTURES / "hub"
@@ -66,7 +65,7 @@ def check(
     target_files = files("target", t)
     if name is not None:
         target_files = replace(target_files, name=name)
-    return run_check(
+    return check_files(
         files("draft", d, tensors), target_files, runtime, tokenizers=tokenizers, strict=strict
     )
 

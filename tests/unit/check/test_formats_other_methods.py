@@ -15,14 +15,13 @@ from typing import Any
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.formats import format_named, normalise_draft
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.render.table import render_text
 from dflash_check.views import IdSource, TensorInfo
-from tests.support.helpers import FIXTURES, fc_tensors, files, invoke_cli, write_model
+from tests.support.helpers import FIXTURES, check_files, fc_tensors, files, invoke_cli, write_model
 
 DRAFTS = FIXTURES / "drafts"
 TARGETS = FIXTURES / "targets"
@@ -55,7 +54,7 @@ def check(
     """Check a pair of configs (or fixture folders) in process."""
     d = config(draft) if isinstance(draft, Path) else draft
     t = config(target) if isinstance(target, Path) else target
-    return run_check(files("draft", d, tensors), files("target", t), runtime)
+    return check_files(files("draft", d, tensors), files("target", t), runtime)
 
 
 def hits(report: CheckReport, rule: str) -> dict[str | None, Severity]:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from dflash_check.check.check import run_check
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.mtp import MtpReport, check_target_mtp
 from dflash_check.check.report import CheckReport, Verdict
@@ -20,7 +19,7 @@ from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
 from dflash_check.render.mtp import summary_line
 from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
-from tests.support.helpers import files, write_model
+from tests.support.helpers import check_files, files, write_model
 from tests.support.paths import FIXTURES
 from tests.support.rule_cases import RuleCases
 
@@ -47,7 +46,7 @@ def header(layer: int) -> dict[str, TensorInfo]:
 
 
 def check(target: dict[str, Any], layer: int = 61) -> CheckReport:
-    return run_check(files("draft", NEXTN, header(layer)), files("target", target))
+    return check_files(files("draft", NEXTN, header(layer)), files("target", target))
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,7 @@ def test_nextn_with_its_target_passes() -> None:
 def test_a_runtime_without_a_nextn_row_is_named_as_such() -> None:
     """A runtime with no row for NextN checkpoints is refused in their terms, not DFlash's."""
     with pytest.raises(ConfigError) as caught:
-        run_check(files("draft", NEXTN, header(61)), files("target", DEEPSEEK_V3), "reference")
+        check_files(files("draft", NEXTN, header(61)), files("target", DEEPSEEK_V3), "reference")
     assert "has no reading of NextN checkpoints" in str(caught.value)
     assert "runtimes for NextN checkpoints" in (caught.value.hint or "")
 

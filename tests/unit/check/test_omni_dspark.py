@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity
-from tests.support.helpers import FIXTURES, files
+from tests.support.helpers import FIXTURES, check_files, files
 
 CASES = FIXTURES / "vllm_tests"
 RELEASES = ("vllm==0.32.0", "vllm==0.33.0", "vllm==0.34.0")
@@ -44,7 +43,7 @@ def _config(name: str) -> dict[str, Any]:
 
 
 def _check(draft: dict[str, Any], release: str) -> CheckReport:
-    return run_check(
+    return check_files(
         files("draft", draft),
         files("target", _config("qwen3-omni-target")),
         release,
@@ -99,5 +98,5 @@ def test_no_contract_for_another_target() -> None:
     draft = _config("qwen3-omni-dspark") | {"architectures": ["Qwen3DSparkModel"]}
     target = _config("qwen3-omni-target")["thinker_config"]["text_config"]
     target = target | {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}
-    report = run_check(files("draft", draft), files("target", target), "vllm==0.34.0")
+    report = check_files(files("draft", draft), files("target", target), "vllm==0.34.0")
     assert "DF055" not in {f.rule for f in report.findings}

@@ -14,10 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from dflash_check.check import rules
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 
 @rule(
@@ -44,7 +43,7 @@ FAKE_MODULE_RULES: tuple[Rule, ...] = (check_fake,)
 def check_seed_pair() -> CheckReport:
     """Check the seed draft against its real target (a clean pair)."""
     draft = draft_config()
-    return run_check(files("draft", draft, fc_tensors(draft)), files("target", qwen3_4b_config()))
+    return check_files(files("draft", draft, fc_tensors(draft)), files("target", qwen3_4b_config()))
 
 
 def test_defining_a_rule_registers_nothing() -> None:

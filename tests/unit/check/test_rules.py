@@ -7,13 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.rules import RULES
 from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.sources.safetensors_header import dflash2_draft_tensors
 from dflash_check.views import TensorInfo
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.support.rule_cases import RuleCases
 
 Config = dict[str, Any]
@@ -277,7 +276,7 @@ def run_case(case: Case) -> CheckReport:
             )
         tensors = case.header(draft, tensors)
     draft_files = replace(files("draft", draft, tensors), extras={"base_model": case.base_model})
-    return run_check(
+    return check_files(
         draft_files,
         files("target", target),
         case.runtime,

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity, Verdict
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 RUNTIMES = "portable,vllm-v1"
 
@@ -17,7 +16,7 @@ RUNTIMES = "portable,vllm-v1"
 def check(draft: dict[str, Any]) -> CheckReport:
     """Check a seed-draft variant against its 36-layer target on every runtime and vllm-v1."""
     target = copy.deepcopy(qwen3_4b_config())
-    return run_check(files("draft", draft, fc_tensors(draft)), files("target", target), RUNTIMES)
+    return check_files(files("draft", draft, fc_tensors(draft)), files("target", target), RUNTIMES)
 
 
 def df050(report: CheckReport) -> dict[str, list[str]]:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Verdict
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 
 def _legacy_pair(section: str, runtime: str) -> CheckReport:
@@ -17,7 +16,7 @@ def _legacy_pair(section: str, runtime: str) -> CheckReport:
     ids = cfg["dflash_config"].pop("target_layer_ids")
     cfg.setdefault(section, {})["layer_ids"] = [t + 1 for t in ids]
     tensors = fc_tensors({**cfg, "dflash_config": {"target_layer_ids": ids}})
-    return run_check(files("draft", cfg, tensors), files("target", qwen3_4b_config()), runtime)
+    return check_files(files("draft", cfg, tensors), files("target", qwen3_4b_config()), runtime)
 
 
 @pytest.mark.parametrize("section", ["dflash_config", "eagle_config"])

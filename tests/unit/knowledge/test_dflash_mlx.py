@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport
 from dflash_check.knowledge.outcomes import Stage, stage_of
 from dflash_check.knowledge.runtimes import (
@@ -18,12 +17,13 @@ from dflash_check.knowledge.runtimes import (
     on_family,
     select_profiles,
 )
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from dflash_check.knowledge.selection import parse_selection
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 
 def check(draft: dict[str, Any], target: dict[str, Any], runtime: str) -> CheckReport:
     """Check a pair of in-memory configs, with the draft's fc in its header."""
-    return run_check(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
+    return check_files(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
 
 
 def nested_block_size() -> dict[str, Any]:
@@ -111,7 +111,9 @@ def test_dflash_mlx_is_opt_in() -> None:
     """Not in ``portable``: it serves only Qwen-family and Gemma 4 targets, and refuses drafts
     that state block_size only in dflash_config (z-lab's own Qwen3.5 drafts among them), so it
     is checked when named (``-r portable,dflash-mlx``)."""
-    assert "dflash-mlx" not in {p.name for p in select_profiles("portable")}
-    assert "dflash-mlx" in {p.name for p in select_profiles("portable,dflash-mlx")}
+    assert "dflash-mlx" not in {p.name for p in select_profiles(parse_selection(["portable"]))}
+    assert "dflash-mlx" in {
+        p.name for p in select_profiles(parse_selection(["portable,dflash-mlx"]))
+    }
     report = check(copy.deepcopy(nested_block_size()), qwen3_4b_config(), "portable")
     assert not [f for f in report.findings if f.runtime == "dflash-mlx"]

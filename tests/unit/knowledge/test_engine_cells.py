@@ -11,11 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.render.diagnostics import where_it_works
 from dflash_check.views import ModelFiles
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.support.paths import FIXTURES
 
 TARGETS = FIXTURES / "targets"
@@ -32,7 +31,7 @@ def load(folder: Path) -> dict[str, Any]:
 
 def pair(draft: dict[str, Any], target: dict[str, Any], runtime: str) -> CheckReport:
     """Check two configs (no header)."""
-    return run_check(
+    return check_files(
         ModelFiles("draft", "d", draft, "d/config.json"),
         ModelFiles("target", "t", target, "t/config.json"),
         runtime,
@@ -52,7 +51,7 @@ def test_null_nested_ids_with_a_top_level_copy() -> None:
     draft["dflash_config"]["target_layer_ids"] = None
     draft["target_layer_ids"] = [2, 10, 18, 26, 34]
     target = copy.deepcopy(qwen3_4b_config())
-    report = run_check(
+    report = check_files(
         files("draft", draft, fc_tensors(draft)), files("target", target), "portable,vllm-v1"
     )
     assert errors(report, "DF009") == {"vllm-v1", "sglang", "trtllm", "llamacpp"}

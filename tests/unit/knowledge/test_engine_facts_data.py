@@ -6,25 +6,21 @@ from __future__ import annotations
 
 import copy
 import json
-from types import SimpleNamespace
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.knowledge import facts
+from dflash_check.knowledge.engines import VLLM
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, on_family, resolve_ids
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.unit.check.test_eagle3 import head_view
 from tools.extract_engine_facts import dump
 
 RELEASES = [
-    ("vllm", "0.32.0"),
-    ("vllm", "0.33.0"),
-    ("vllm", "0.34.0"),
-    ("sglang", "0.5.23"),
-    ("llamacpp", "0c1e57098"),
+    tuple(p.name[: -len(".json")].split("-", 1)) for p in sorted(facts.DATA_DIR.glob("*.json"))
 ]
 
 
@@ -32,7 +28,7 @@ def check(target_patch: dict[str, Any], runtime: str) -> CheckReport:
     """The seed DFlash draft against a Qwen3-4B-shaped target patched to another class."""
     draft = copy.deepcopy(draft_config())
     target = {**copy.deepcopy(qwen3_4b_config()), **target_patch}
-    return run_check(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
+    return check_files(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
 
 
 def rule_ids(report: CheckReport, runtime: str) -> set[str]:
@@ -54,22 +50,17 @@ def test_each_data_file_is_in_the_extractors_canonical_form(engine: str, release
 
 
 def test_releases_are_listed_oldest_first_from_the_file_names() -> None:
-    assert facts.known_releases("vllm") == ("0.32.0", "0.33.0", "0.34.0")
+    assert facts.known_releases("vllm") == VLLM.versions
     assert facts.known_releases("trtllm") == ()
-    newest = facts.newest("vllm")
-    assert newest is not None and newest.release == "0.34.0"
 
 
-def test_the_release_of_the_profile_selects_the_data() -> None:
-    """A profile naming a release (a Release object or a version) gets that release's facts;
-    without one, the newest release with data."""
-    rel = SimpleNamespace(version="0.32.0")
-    assert facts.for_profile(SimpleNamespace(engine_name="vllm", release=rel)).release == "0.32.0"
-    assert facts.for_profile(SimpleNamespace(engine_name="vllm", release="0.33.0")).release == (
-        "0.33.0"
-    )
-    assert facts.for_profile(SimpleNamespace(engine_name="vllm")).release == "0.34.0"
-    assert facts.for_profile(SimpleNamespace(engine_name="mlx")) is None
+def test_a_release_gets_its_own_facts_or_none() -> None:
+    """Each release reads its own file; one without data is an error, never another's data."""
+    for release in VLLM.releases:
+        assert facts.for_release(release).release == release.version
+    unread = replace(VLLM.newest, version="99.0.0")
+    with pytest.raises(facts.MissingFacts, match=r"vllm==99\.0\.0 has no extracted facts"):
+        facts.for_release(unread)
 
 
 def test_vllm_capture_facts_read_from_the_code() -> None:

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import Verdict
 from dflash_check.knowledge.families import FAMILIES, family_of
 from dflash_check.knowledge.runtimes import FAMILY_CELLS, PROFILES_BY_NAME, on_family
 from dflash_check.views import ModelFiles
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.support.paths import FIXTURES
 
 HUB = FIXTURES / "hub"
@@ -30,7 +29,7 @@ def pair(target_patch: dict[str, Any], ids: list[int], runtime: str) -> dict[str
     draft = copy.deepcopy(draft_config())
     draft["dflash_config"]["target_layer_ids"] = ids
     target = {**copy.deepcopy(qwen3_4b_config()), **target_patch}
-    report = run_check(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
+    report = check_files(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
     return report.runtime_verdicts
 
 
@@ -93,7 +92,7 @@ def test_target_without_capture_fails_with_the_engine_message(
     """A family the runtime cannot tap is an error for that runtime, quoting the engine."""
     draft = copy.deepcopy(draft_config())
     target = {**copy.deepcopy(qwen3_4b_config()), "architectures": [architecture]}
-    report = run_check(files("draft", draft, fc_tensors(draft)), files("target", target))
+    report = check_files(files("draft", draft, fc_tensors(draft)), files("target", target))
     hits = [f for f in report.findings if f.rule == "DF017"]
     assert [f.runtime for f in hits if quoted in f.message] == [runtime]
     assert report.runtime_verdicts[runtime] is Verdict.INCOMPATIBLE
@@ -106,7 +105,9 @@ def test_vllm_reads_a_top_level_mask() -> None:
     draft = copy.deepcopy(draft_config())
     mask = draft["dflash_config"].pop("mask_token_id")
     draft["mask_token_id"] = mask
-    report = run_check(files("draft", draft, fc_tensors(draft)), files("target", qwen3_4b_config()))
+    report = check_files(
+        files("draft", draft, fc_tensors(draft)), files("target", qwen3_4b_config())
+    )
     assert report.runtime_verdicts["vllm"] is Verdict.COMPATIBLE
     assert report.runtime_verdicts["llamacpp"] is Verdict.INCOMPATIBLE
     assert {f.runtime for f in report.findings if f.rule == "DF009"} == {"llamacpp", "mlx"}
@@ -117,7 +118,9 @@ def test_trtllm_reads_ids_only_from_dflash_config() -> None:
     release (0c1e57098) takes the top-level list (test_releases.py)."""
     draft = copy.deepcopy(draft_config())
     draft["target_layer_ids"] = draft["dflash_config"].pop("target_layer_ids")
-    report = run_check(files("draft", draft, fc_tensors(draft)), files("target", qwen3_4b_config()))
+    report = check_files(
+        files("draft", draft, fc_tensors(draft)), files("target", qwen3_4b_config())
+    )
     flagged = {f.runtime for f in report.findings if f.rule == "DF009"}
     assert {"trtllm", "mlx"} <= flagged
     assert not flagged & {"vllm", "sglang", "llamacpp"}
@@ -126,7 +129,7 @@ def test_trtllm_reads_ids_only_from_dflash_config() -> None:
 def test_mimo_draft_uses_the_last_layer_everywhere() -> None:
     """MiMo-V2.5-Pro's published draft ([0, 15, 31, 47, 69] on 70 layers) passes every
     runtime: each captures t = N-1 on MiMo-V2."""
-    report = run_check(
+    report = check_files(
         hub_files("draft", "XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash/dflash/config.json", "mimo"),
         hub_files("target", "XiaomiMiMo/MiMo-V2.5-Pro/config.json", "XiaomiMiMo/MiMo-V2.5-Pro"),
     )
@@ -154,7 +157,7 @@ def test_unknown_family_keeps_the_general_convention() -> None:
 def test_real_configs_land_in_their_family(folder: str, family: str) -> None:
     """The published configs of the families added from the engine notes resolve to them
     (Step-3.7-Flash by its model_type: its architecture is in neither engine's registry)."""
-    report = run_check(
+    report = check_files(
         files("draft", draft_config(), fc_tensors(draft_config())),
         ModelFiles(
             "target", folder, json.loads((TARGETS / folder / "config.json").read_text()), ""
@@ -240,6 +243,8 @@ def test_sglang_wrappers_without_a_dflash_hook(
     assert pair(passes, ids, "sglang")["sglang"] is Verdict.COMPATIBLE
     draft = copy.deepcopy(draft_config())
     target = {**copy.deepcopy(qwen3_4b_config()), **fails}
-    report = run_check(files("draft", draft, fc_tensors(draft)), files("target", target), "sglang")
+    report = check_files(
+        files("draft", draft, fc_tensors(draft)), files("target", target), "sglang"
+    )
     assert report.runtime_verdicts["sglang"] is Verdict.INCOMPATIBLE
     assert any(quoted in f.message for f in report.findings if f.rule == "DF017")

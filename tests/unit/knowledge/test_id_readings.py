@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dflash_check.check.check import run_check
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.knowledge.runtimes import PROFILES_BY_NAME, resolve_ids, select_profiles
+from dflash_check.knowledge.selection import parse_selection
 from dflash_check.views import IdSource
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 TRAINED = [1, 9, 17, 25, 33]
 
@@ -22,7 +22,7 @@ TRAINED = [1, 9, 17, 25, 33]
 def check(draft: dict[str, Any], runtime: str = "portable") -> CheckReport:
     """Check ``draft`` against the 36-layer Qwen3-4B target it was trained for."""
     target = copy.deepcopy(qwen3_4b_config())
-    return run_check(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
+    return check_files(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
 
 
 def top_level_only(ids: list[int]) -> dict[str, Any]:
@@ -62,8 +62,8 @@ def test_vllm_v1_with_three_top_level_ids_is_silent_in_the_engine() -> None:
 
 def test_vllm_v1_is_opt_in_for_portable_and_refuses_dflash2() -> None:
     """portable covers the default runner; V1 is checked when named, and refuses DFlash 2."""
-    assert "vllm-v1" not in {p.name for p in select_profiles("portable")}
-    assert "vllm-v1" in {p.name for p in select_profiles("portable,vllm-v1")}
+    assert "vllm-v1" not in {p.name for p in select_profiles(parse_selection(["portable"]))}
+    assert "vllm-v1" in {p.name for p in select_profiles(parse_selection(["portable,vllm-v1"]))}
     draft = copy.deepcopy(draft_config())
     draft["architectures"] = ["DFlash2DraftModel"]
     draft["dflash_config"].update(
@@ -125,7 +125,7 @@ def test_speculators_ids_are_read_as_aux_indices_by_vllm() -> None:
         },
     }
     target = copy.deepcopy(qwen3_4b_config())
-    report = run_check(files("draft", draft), files("target", target), "vllm")
+    report = check_files(files("draft", draft), files("target", target), "vllm")
     (res,) = report.resolutions
     assert res.key == "aux_hidden_state_layer_ids"
     assert res.raw_ids == (2, 10, 18, 26, 34) and res.layer_ids == tuple(TRAINED)

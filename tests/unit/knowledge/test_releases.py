@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dflash_check.check.check import check_views
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
 from dflash_check.knowledge.engines import ENGINES, VLLM_033, VLLM_034
 from dflash_check.knowledge.runtimes import select_profiles
+from dflash_check.knowledge.selection import parse_selection
 from tests.support.helpers import (
     QWEN3_4B,
     SEED_DRAFT,
+    check_pair_views,
     draft_config,
     files,
     qwen3_4b_config,
@@ -99,6 +100,22 @@ def test_installed_reads_package_metadata(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(metadata, "version", version)
     report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm=installed")
+    # The CPU build has no Triton, so 0.32.0 runs Model Runner V1 there: judged as vllm-v1.
+    assert report["runtime_releases"]["vllm-v1"]["release"] == "vllm==0.32.0"
+    assert "vllm" not in report["runtime_releases"]
+
+
+def test_installed_gpu_build_keeps_the_default_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA build of the same release runs V2: ``vllm`` stays ``vllm``."""
+    from importlib import metadata
+
+    def version(dist: str) -> str:
+        if dist == "vllm":
+            return "0.32.0"
+        raise metadata.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(metadata, "version", version)
+    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm=installed")
     assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.32.0"
 
 
@@ -169,7 +186,7 @@ def test_llamacpp_last_layer_on_a_family_that_builds_layer_n_input() -> None:
     cfg = {**qwen3_4b_config(), "model_type": "nemotron_h"}
     cfg["architectures"] = ["NemotronHForCausalLM"]
     target = normalise_target(files("target", cfg))
-    (p,) = select_profiles("llamacpp==0c1e57098")
+    (p,) = select_profiles(parse_selection(["llamacpp==0c1e57098"]))
     from dflash_check.knowledge.runtimes import on_family
 
     assert on_family(p, "nemotron_h").max_id_from_end == 1
@@ -179,10 +196,9 @@ def test_llamacpp_last_layer_on_a_family_that_builds_layer_n_input() -> None:
 
 def _llamacpp_findings(draft: dict, release: str, rule: str) -> list:
     """Check ``draft`` on Qwen3-4B (36 layers) with one llama.cpp release; ``rule``'s findings."""
-    from dflash_check.check.check import run_check
-    from tests.support.helpers import fc_tensors
+    from tests.support.helpers import check_files, fc_tensors
 
-    report = run_check(
+    report = check_files(
         files("draft", draft, fc_tensors(draft)),
         files("target", qwen3_4b_config()),
         f"llamacpp=={release}",
@@ -236,8 +252,8 @@ def test_vllm_no_capture_message_is_the_runner_s_own(tmp_path: Path) -> None:
     cfg["architectures"] = ["Glm4MoeForCausalLM"]
     draft = normalise_draft(files("draft", draft_config()))
     target = normalise_target(files("target", cfg))
-    v2 = check_views(draft, target, "vllm==0.34.0")
-    v1 = check_views(draft, target, "vllm-v1==0.33.0")
+    v2 = check_pair_views(draft, target, "vllm==0.34.0")
+    v1 = check_pair_views(draft, target, "vllm-v1==0.33.0")
     (msg2,) = [f.message for f in v2.findings if f.rule == "DF017"]
     (msg1,) = [f.message for f in v1.findings if f.rule == "DF017"]
     assert "'Model does not support EAGLE3 interface'" in msg2
@@ -282,7 +298,7 @@ def test_each_error_says_when_the_engine_shows_it(tmp_path: Path) -> None:
 def test_a_vocabulary_mismatch_is_silent_in_llamacpp_and_fails_at_decode_in_vllm() -> None:
     draft = normalise_draft(files("draft", draft_config(vocab_size=1000)))
     target = normalise_target(files("target", qwen3_4b_config()))
-    report = check_views(draft, target, "vllm,llamacpp")
+    report = check_pair_views(draft, target, "vllm,llamacpp")
     assert report.runtime_stages["vllm"].value == "first-decode"
     assert report.runtime_stages["llamacpp"].value == "silent"
 
@@ -333,7 +349,7 @@ def test_repeated_fallback_layers_run_silently_in_vllm() -> None:
     cfg = draft_config(num_hidden_layers=3)
     del cfg["dflash_config"]["target_layer_ids"]
     target_cfg = {**qwen3_4b_config(), "num_hidden_layers": 5}
-    report = check_views(
+    report = check_pair_views(
         normalise_draft(files("draft", cfg)), normalise_target(files("target", target_cfg)), "vllm"
     )
     (f,) = [f for f in report.findings if f.rule == "DF001"]

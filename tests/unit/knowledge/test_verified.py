@@ -13,7 +13,8 @@ import json
 # the move left (tests/unit/test_layers.py, KNOWN_CIRCLES).
 import dflash_check.check.check  # noqa: F401
 from conformance.cases import CASES_BY_ID
-from dflash_check.knowledge.runtimes import METHOD_PROFILES, release_for, split_spec
+from dflash_check.knowledge.runtimes import METHOD_PROFILES, release_for
+from dflash_check.knowledge.selection import part_name
 from dflash_check.knowledge.verified import VERIFIED, verifications
 from tests.support.paths import REPO
 
@@ -26,7 +27,7 @@ def recorded() -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
-        runtime, _ = split_spec(data["tool_runtime"])
+        runtime = part_name(data["tool_runtime"])
         for row in data["results"]:
             method = CASES_BY_ID[row["case"]].method
             facts = out.setdefault(

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dflash_check.check.check import run_check
 from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import Verdict
 from dflash_check.render.markdown import render_markdown
 from tests.golden.test_report import smoke_fixture
-from tests.support.helpers import draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 
 def test_a_failed_smoke_run_is_the_rows_outcome() -> None:
     """The verdict is the expected one but the smoke run failed: the row says the smoke run
     failed (as the registry table and the annotations do), not 'as expected'."""
     cfg = draft_config()
-    report = run_check(files("draft", cfg, fc_tensors(cfg)), files("target", qwen3_4b_config()))
+    report = check_files(files("draft", cfg, fc_tensors(cfg)), files("target", qwen3_4b_config()))
     assert report.verdict is Verdict.COMPATIBLE
     failing = replace(smoke_fixture(), min_acceptance=100.0)
     assert not failing.passed

