@@ -96,6 +96,7 @@ def choose_format(value: str) -> str:
     """Accept a name of the output-format table, read when parsed, so that a row added to the
     table is a choice (an enum of the names would import the table at start-up)."""
     names = format_names()
+    value = value.lower()  # -f JSON as -r VLLM: names are matched in any case
     if value not in names:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
     return value
@@ -103,7 +104,23 @@ def choose_format(value: str) -> str:
 
 def complete_format(incomplete: str) -> list[str]:
     """Shell completion of ``--format``: the table's names."""
-    return [n for n in format_names() if n.startswith(incomplete)]
+    return [n for n in format_names() if n.startswith(incomplete.lower())]
+
+
+def complete_runtime(incomplete: str) -> list[str]:
+    """Shell completion of ``--runtime``: the runtime names (after a comma, the next one)."""
+    from dflash_check.knowledge.runtimes import runtime_names
+
+    head, _, last = incomplete.rpartition(",")
+    prefix = f"{head}," if head else ""
+    return [prefix + n for n in runtime_names() if n.startswith(last.lower())]
+
+
+def complete_rule(incomplete: str) -> list[str]:
+    """Shell completion of a rule id (``--ignore``, ``explain``): every id of the rule table."""
+    from dflash_check.check.rules import ALL_RULES
+
+    return [r.id for r in ALL_RULES if r.id.startswith(incomplete.upper())]
 
 
 # Help panels of `pair` and `registry`: grouped so that 40 options read at 80 columns.
@@ -150,6 +167,7 @@ RuntimeOpt = Annotated[
         "-r",
         panel=CHECK,
         metavar="RUNTIME",
+        autocompletion=complete_runtime,
         help=f"Runtimes to check: {RUNTIMES_SLOT}; pin a release as vllm==0.33.0 or "
         "vllm=installed. Default: portable (all, newest releases).",
         show_default=False,
@@ -167,6 +185,13 @@ FormatOpt = Annotated[
         help=f"Report format: {FORMATS_SLOT}.",
     ),
 ]
+
+
+def output_path(value: Path | None) -> Path | None:
+    """Read ``-o -`` as stdout, as other tools do (a file named '-' is ``-o ./-``)."""
+    return None if value is not None and str(value) == "-" else value
+
+
 OutputOpt = Annotated[
     Path | None,
     panel_option(
@@ -174,8 +199,9 @@ OutputOpt = Annotated[
         "-o",
         panel=OUTPUT,
         metavar="FILE",
-        help="Write the report (for json, also the error object) to FILE instead of stdout; "
-        "a one-line summary goes to stderr.",
+        callback=output_path,
+        help="Write the report (for json, also the error object) to FILE instead of stdout "
+        "('-': stdout); a one-line summary goes to stderr.",
         dir_okay=False,
     ),
 ]
@@ -195,6 +221,7 @@ IgnoreOpt = Annotated[
         "--ignore",
         panel=CHECK,
         metavar="ID",
+        autocompletion=complete_rule,
         help="Skip a rule (repeatable): --ignore DF013.",
     ),
 ]

@@ -19,6 +19,7 @@ from dflash_check.cli.options import (
     TimeoutOpt,
     TokenOpt,
     check_output,
+    complete_runtime,
     parse_runtimes,
 )
 from dflash_check.cli.output import (
@@ -94,6 +95,14 @@ def registry(
             dir_okay=False,
         ),
     ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="No summary line and no progress on stderr (errors and the report still print).",
+        ),
+    ] = False,
     strict: Annotated[
         bool,
         typer.Option(
@@ -108,6 +117,7 @@ def registry(
             "--runtime",
             "-r",
             metavar="RUNTIME",
+            autocompletion=complete_runtime,
             help="An engine's test file only: the runtimes its entries must work in (default: "
             "the engine itself, at the checkout's release).",
             show_default=False,
@@ -133,7 +143,8 @@ def registry(
         selected = tuple(replace(s, strict=True) for s in selected)
         if plan is not None:
             plan = replace(plan, specs=selected)
-    result = run_pairs(file, selected, plan, about, workers, HubFlags(token, offline, timeout))
+    hub = HubFlags(token, offline, timeout)
+    result = run_pairs(file, selected, plan, about, workers, hub, show_progress=not quiet)
     result = replace(result, strict=strict)
     emit(result, out.format, output)
     if not out.format.for_terminal:  # the table already shows each error
@@ -143,7 +154,8 @@ def registry(
                     f"Error: {file}:{o.spec.line}: {o.label}: {redact(o.error or '')}",
                     markup=False,
                 )
-    summarise(summary(result), output)
+    if not quiet:
+        summarise(summary(result), output)
     raise typer.Exit(registry_exit_code(result))
 
 
@@ -210,8 +222,10 @@ def run_pairs(
     about: str | None,
     workers: int,
     hub: HubFlags,
+    show_progress: bool = True,
 ) -> RunResult:
-    """Check the pairs, ``workers`` at once, with a progress bar on a terminal."""
+    """Check the pairs, ``workers`` at once, with a progress bar on a terminal (stderr; never
+    in a pipe or a CI log, nor with ``--quiet``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from dflash_check.app.pipeline import ModelCache
@@ -238,7 +252,7 @@ def run_pairs(
         TextColumn("{task.fields[status]}", style="yellow"),
         console=err_console,
         transient=True,
-        disable=not err_console.is_terminal,
+        disable=not (show_progress and err_console.is_terminal),
     )
     with shown(progress):
         task = progress.add_task("", total=len(selected), status="")
