@@ -9,6 +9,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from dflash_check.cli.options import complete_rule, complete_runtime
 from tests.support.helpers import REPO, invoke_cli
 
@@ -91,3 +93,30 @@ def test_pair_sarif_results_have_a_region() -> None:
         line = physical["region"]["startLine"]
         if result["ruleId"] == "DF004":
             assert '"target_layer_ids"' in config[line - 1]
+
+
+def test_typo_in_the_first_folder_is_local_and_named(tmp_path: Path) -> None:
+    """exmaples/...: a near miss of a folder here is a local path, named with its fix at once
+    (no Hub lookup: offline would otherwise say 'not in the cache')."""
+    proc = invoke_cli(
+        "pair",
+        "exmaples/Qwen3-4B-DFlash-b16",
+        "examples/Qwen3-4B",
+        cwd=REPO,
+        env={"HF_HUB_OFFLINE": "1"},
+    )
+    assert proc.returncode == 3
+    assert "draft exmaples/Qwen3-4B-DFlash-b16: directory not found" in proc.stderr
+    assert "did you mean examples/Qwen3-4B-DFlash-b16?" in proc.stderr
+    assert "cache" not in proc.stderr
+
+
+def test_hf_prefix_forces_the_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hf://ORG/NAME is a Hub repo id even where a local ORG/ folder exists."""
+    from dflash_check.sources.interface import parse_model_ref
+
+    (tmp_path / "Qwen" / "Qwen3-4B").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert parse_model_ref("Qwen/Qwen3-4B").path is not None  # the local folder wins
+    forced = parse_model_ref("hf://Qwen/Qwen3-4B@main")
+    assert (forced.path, forced.repo_id, forced.revision) == (None, "Qwen/Qwen3-4B", "main")
