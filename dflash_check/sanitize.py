@@ -12,7 +12,18 @@ through this module, so that each of them is shown instead of obeyed:
 * JSON and SARIF are written by ``json.dumps`` with ``ensure_ascii``, which escapes every
   control character by JSON's own rules;
 * JUnit XML gets :func:`xml_text` (XML 1.0 forbids most C0 controls even as references);
-* GitHub annotations get :func:`visible` and then the runner's own ``%`` escapes.
+* GitHub annotations get :func:`visible` and then the runner's own ``%`` escapes;
+* a value from data inside a one-line message gets :func:`data`: :func:`one_line`, then cut
+  at :data:`DATA_LIMIT` characters with an ellipsis (a 3 MB version string is not a message);
+* Markdown (the job summary) gets :func:`markdown_text` and :func:`code_span`; SARIF URIs get
+  :func:`uri` (RFC 3986 percent-encoding).
+
+A GitHub runner reads every line of a step's output that starts, after blanks, with ``::`` as
+a workflow command (``::error``, ``::add-mask::``, ``::stop-commands::``). Only
+``--format github`` writes such lines on purpose; :func:`defuse_commands` is the boundary pass
+that every other stream and document gets (``cli/terminal.py`` applies it to stdout and
+stderr, ``cli/output.py`` to ``--output``): a line that would start a command is written with a
+leading ``\\`` instead, which the runner shows as text.
 
 :func:`guard_document` is the last pass over a finished document: it leaves well-formed output
 unchanged and turns any control character a renderer let through into a ``\\uXXXX`` text that
@@ -36,8 +47,14 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _XML_ILLEGAL = re.compile(r"[\ud800-\udfff\ufffe\uffff]")
 
 
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def _escape(char: str) -> str:
-    """Return the Python-style visible form of one control character."""
+    """Return the Python-style visible form of one control character (``\\n`` for a newline,
+    as a reader of the message would type it)."""
+    if char in _NAMED:
+        return _NAMED[char]
     code = ord(char)
     return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
 
@@ -52,6 +69,93 @@ def visible(text: str, keep: str = "\n") -> str:
 def one_line(text: str) -> str:
     """Return ``text`` made visible with newlines escaped too (for single-line messages)."""
     return visible(text, keep="")
+
+
+DATA_LIMIT = 200
+"""How many characters of one value from data a message shows (docs/limits.md)."""
+
+
+def clip(text: str, limit: int = DATA_LIMIT) -> str:
+    """Return ``text`` cut to ``limit`` characters, the last one an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def data(text: object, limit: int = DATA_LIMIT) -> str:
+    """Return a value from data as one visible line of at most ``limit`` characters.
+
+    Cut before escaping, so that a long value costs ``limit`` characters of work, not its size.
+    """
+    raw = str(text)
+    cut = raw[: limit + 1]
+    shown = one_line(cut)
+    if len(raw) > limit or len(shown) > limit:
+        return shown[: limit - 1] + "…"
+    return shown
+
+
+# What ends a line for a runner (.NET's line reader: CR, LF) and for Python's splitlines
+# (which a log viewer may follow); a command may follow blanks.
+_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_COMMAND = re.compile(f"(^|[{_BREAKS}])([^\\S{_BREAKS}]*)::")
+
+
+def defuse_commands(text: str) -> str:
+    """Return ``text`` with every line that would start a workflow command (``::`` after
+    blanks) prefixed with a backslash, so that the runner shows it instead of obeying it."""
+    if "::" not in text:
+        return text
+    return _COMMAND.sub(lambda m: f"{m.group(1)}{m.group(2)}\\::", text)
+
+
+def command_head(tail: str) -> str | None:
+    """Return what a stream's current line holds when it could still become a command (blanks,
+    then at most one ``:``), given the text written last; None when it cannot."""
+    last = max(tail.rfind(c) for c in _BREAKS)
+    rest = tail[last + 1 :] if last >= 0 else None
+    if rest is None:
+        return None
+    return rest if re.fullmatch(f"[^\\S{_BREAKS}]*:?", rest) else None
+
+
+# What starts Markdown inline syntax where a cell or sentence holds data: emphasis, code,
+# links and images (``[``; ``](`` needs it), raw HTML and autolinks (``<``), entities (``&``),
+# table cells (``|``), strikethrough (``~``). Line-start syntax (``#``, ``-``, ``>``) cannot
+# occur: a value from data never starts a line of a report.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def markdown_text(text: object) -> str:
+    """Return a value from data as Markdown text that renders as itself: every character with
+    an inline meaning in GitHub Markdown is backslash-escaped (``<`` too, so no HTML element
+    from data is ever written), controls and newlines made visible."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", one_line(str(text)))
+
+
+def code_span(text: object) -> str:
+    """Return a value from data as a Markdown code span whose fence is longer than any run of
+    backticks inside it (CommonMark: the span ends at a run of the same length)."""
+    shown = one_line(str(text))
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") or not shown.strip() else ""
+    # A pipe would end the table cell the span sits in; GitHub reads \| inside a span as |.
+    return f"{fence}{pad}{shown.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def uri(path: str) -> str:
+    """Return a relative path or URI reference percent-encoded per RFC 3986 (a space, ``#``,
+    ``?``, ``%`` and non-ASCII are encoded; ``/`` and an ``scheme:`` prefix are kept)."""
+    from urllib.parse import quote
+
+    scheme, sep, rest = path.partition("://")
+    if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
+        return f"{scheme}://{quote(rest, safe=_URI_SAFE + ':')}"
+    # A ':' in a relative reference's first segment would read as a scheme: encoded too.
+    return quote(path, safe=_URI_SAFE)
+
+
+# Unreserved and sub-delimiter characters, '/' and '@' (RFC 3986, section 3.3: pchar).
+_URI_SAFE = "/!$&'()*+,;=-._~@"
 
 
 def xml_text(text: str) -> str:

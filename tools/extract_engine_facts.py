@@ -45,14 +45,19 @@ import argparse
 import ast
 import hashlib
 import json
+import lzma
+import os
 import re
+import stat
 import sys
 import tarfile
 import time
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "dflash_check" / "knowledge" / "data"
 SCHEMA = 1
@@ -80,16 +85,75 @@ class Source:
         return self.files[path]
 
 
+class ArchiveError(RuntimeError):
+    """An archive that cannot be read safely: one line on stderr and ``code`` (2: no such
+    archive, 3: not one this tool reads, or one that lies or is too large)."""
+
+    def __init__(self, message: str, code: int = 3) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+MAX_MEMBER = 16 * 2**20
+"""Bytes of one source file read at most (vLLM's largest module is ~0.3 MB)."""
+MAX_TOTAL = 128 * 2**20
+"""Bytes of source files read from one archive at most (a vLLM wheel holds ~40 MB)."""
+MAX_ARCHIVE = 4 * 2**30
+"""Bytes of the archive itself (a vLLM wheel is ~0.5 GB)."""
+
+
+def _regular(path: Path) -> os.stat_result:
+    """Return the archive's stat, refusing what is not a regular file or folder (a FIFO would
+    hang the read, ``/dev/zero`` never ends)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise ArchiveError(f"{path}: no such archive", code=2) from None
+    except OSError as err:
+        raise ArchiveError(f"{path}: cannot read ({err.strerror or err})") from None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise ArchiveError(f"{path}: not a regular file or folder")
+    if stat.S_ISREG(st.st_mode) and st.st_size > MAX_ARCHIVE:
+        raise ArchiveError(f"{path}: {st.st_size:,} bytes, over {MAX_ARCHIVE:,}")
+    return st
+
+
+def _bounded(fh: IO[bytes], name: str, declared: int | None) -> bytes:
+    """Read one member, at most ``MAX_MEMBER`` bytes whatever its header declares."""
+    if declared is not None and declared > MAX_MEMBER:
+        raise ArchiveError(f"{name}: declares {declared:,} bytes, over {MAX_MEMBER:,}")
+    data = fh.read(MAX_MEMBER + 1)
+    if len(data) > MAX_MEMBER:
+        raise ArchiveError(f"{name}: more than {MAX_MEMBER:,} bytes (its header said {declared})")
+    return data
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(2**20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def read_archive(path: Path, suffixes: tuple[str, ...], strip: str | None = None) -> Source:
     """Read the text files ending in ``suffixes`` of a wheel, an sdist or a directory.
 
     ``strip`` is a path prefix (a regular expression) removed from every member name, so an
-    sdist's ``name-version/vendor/x/`` becomes the project's own root.
+    sdist's ``name-version/vendor/x/`` becomes the project's own root. The archive is treated
+    as hostile: regular files only (no links, FIFOs or devices), each read up to
+    ``MAX_MEMBER`` bytes and all up to ``MAX_TOTAL``, whatever the headers declare; anything
+    else is an ``ArchiveError``. Nothing is ever written.
     """
     files: dict[str, str] = {}
     pattern = re.compile(strip) if strip else None
+    total = 0
 
     def keep(name: str, data: bytes) -> None:
+        nonlocal total
+        total += len(data)
+        if total > MAX_TOTAL:
+            raise ArchiveError(f"{path.name}: more than {MAX_TOTAL:,} bytes of source files")
         if pattern is not None:
             m = pattern.match(name)
             if m is None:
@@ -97,25 +161,39 @@ def read_archive(path: Path, suffixes: tuple[str, ...], strip: str | None = None
             name = name[m.end() :]
         files[name] = data.decode("utf-8", errors="replace")
 
-    if path.is_dir():
-        for p in sorted(path.rglob("*")):
-            if p.is_file() and p.name.endswith(suffixes):
-                keep(p.relative_to(path).as_posix(), p.read_bytes())
-        digest = "directory"
-    else:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if path.name.endswith(".whl") or path.name.endswith(".zip"):
-            with zipfile.ZipFile(path) as zf:
-                for info in zf.infolist():
-                    if info.filename.endswith(suffixes):
-                        keep(info.filename, zf.read(info))
+    st = _regular(path)
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            for p in sorted(path.rglob("*")):
+                mode = p.lstat().st_mode  # a link is not followed (to /dev/zero, outside)
+                if stat.S_ISREG(mode) and p.name.endswith(suffixes):
+                    with p.open("rb") as fh:
+                        keep(p.relative_to(path).as_posix(), _bounded(fh, str(p), None))
+            digest = "directory"
         else:
-            with tarfile.open(path) as tf:
-                for member in tf.getmembers():
-                    if member.isfile() and member.name.endswith(suffixes):
-                        fh = tf.extractfile(member)
-                        if fh is not None:
-                            keep(member.name, fh.read())
+            digest = _sha256(path)
+            if zipfile.is_zipfile(path):
+                with zipfile.ZipFile(path) as zf:
+                    for info in zf.infolist():
+                        if info.filename.endswith(suffixes) and not info.is_dir():
+                            with zf.open(info) as fh:
+                                keep(info.filename, _bounded(fh, info.filename, info.file_size))
+            else:
+                with tarfile.open(path) as tf:
+                    for member in tf:
+                        if member.isreg() and member.name.endswith(suffixes):
+                            fh = tf.extractfile(member)
+                            if fh is not None:
+                                keep(member.name, _bounded(fh, member.name, member.size))
+    except ArchiveError:
+        raise
+    except (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFile) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ArchiveError(f"{path.name}: not a readable zip or tar archive ({first})") from None
+    except (OSError, ValueError, RuntimeError, EOFError, zlib.error, lzma.LZMAError) as err:
+        # zlib/lzma errors, a member that lies about its size (CRC), an encrypted member
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise ArchiveError(f"{path.name}: {type(err).__name__}: {first}") from None
     return Source(files, path.name, digest)
 
 
@@ -883,6 +961,9 @@ def main(argv: list[str] | None = None) -> int:
     except AnchorMissing as exc:
         print(f"error: {args.engine} {args.release}: {exc}", file=sys.stderr)
         return 1
+    except ArchiveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{args.engine}-{args.release}.json"
     path.write_text(dump(facts), encoding="utf-8")

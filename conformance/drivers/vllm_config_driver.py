@@ -4,8 +4,11 @@ Usage: python vllm_config_driver.py JOBS.json OUT.json. JOBS is a list of
 ``{"id", "target", "draft", "method", "num_speculative_tokens"}`` (folders holding only a
 ``config.json``); OUT gets one record per job: ``outcome`` (``accepted`` / ``refused``), the
 ``stage`` that refused (``config``: ``EngineArgs.create_engine_config``; ``load``: the
-speculator's own config set-up the model runner makes before building the drafter), and the
-exception's type and message. Imports vLLM: never imported by the project.
+speculator's own config set-up the model runner makes before building the drafter; ``model``,
+when the job asks for it: the target and the draft built on the meta device and the aux-layer
+capture set up as the runner does), the exception's type and message, and on acceptance the
+aux layers the release computes and what the capture and the draft's fc were given.
+Imports vLLM: never imported by the project.
 
 Stubs, each because the GPU wheel runs here on a CPU without the GPU stack:
 
@@ -83,9 +86,80 @@ def _load_stage(config: Any) -> None:
     spec = config.speculative_config
     if spec is None or not spec.use_dspark():
         return
-    from vllm.v1.worker.gpu.spec_decode.dspark.config import DSparkSpeculatorConfig
-
+    try:
+        from vllm.v1.worker.gpu.spec_decode.dspark.config import DSparkSpeculatorConfig
+    except ImportError:  # a release without it: nothing more runs before the drafter is built
+        return
     DSparkSpeculatorConfig(spec)
+
+
+def _aux_layers(config: Any) -> list[int] | None:
+    """The target layers whose outputs the runner captures for the draft, as the release's own
+    ``get_eagle3_aux_layers_from_config`` computes them (executed, not read: a change of its
+    numbering shows in the recorded results). None where the release has no such function."""
+    try:
+        from vllm.v1.worker.gpu.spec_decode.eagle.eagle3_utils import (
+            get_eagle3_aux_layers_from_config,
+        )
+    except ImportError:
+        return None
+    layers = get_eagle3_aux_layers_from_config(config.speculative_config)
+    return list(layers) if layers is not None else None
+
+
+_DISTRIBUTED: list[bool] = []
+
+
+def _model_stage(config: Any) -> dict[str, Any]:
+    """Build the target and the draft on the meta device with the release's own classes and set
+    up the aux-layer capture as Model Runner V2 does (``set_eagle3_aux_hidden_state_layers``,
+    ``vllm==0.34.0:vllm/v1/worker/gpu/model_runner.py:425-429``); return what the capture and
+    the draft's fc were given. No weights, no forward: a refusal raised when a model is built is
+    the pair's outcome, the start-up memory profile's forward is not run."""
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    from vllm.model_executor.model_loader.utils import initialize_model
+
+    if not _DISTRIBUTED:  # one process group of one, as a single-GPU server has
+        with set_current_vllm_config(config):
+            init_distributed_environment(
+                world_size=1,
+                rank=0,
+                local_rank=0,
+                distributed_init_method="tcp://127.0.0.1:29555",
+                backend="gloo",
+            )
+            initialize_model_parallel(1, 1)
+        _DISTRIBUTED.append(True)
+    spec = config.speculative_config
+    with torch.device("meta"):
+        target = initialize_model(vllm_config=config)
+        draft = initialize_model(vllm_config=config, model_config=spec.draft_model_config)
+    seen: dict[str, Any] = {"captured": None}
+    if spec.uses_aux_hidden_states:
+        from vllm.v1.worker.gpu.spec_decode.eagle import eagle3_utils
+
+        eagle3_utils.set_eagle3_aux_hidden_state_layers(target, spec)
+        inner = eagle3_utils._inner_decoder(target)
+        layers = getattr(inner, "aux_hidden_state_layers", None)
+        seen["captured"] = list(layers) if layers is not None else None
+    fc = [m for name, m in draft.named_modules() if name.split(".")[-1] == "fc"]
+    seen["fc_in_features"] = int(fc[0].weight.shape[1]) if fc else None
+    text = config.model_config.hf_text_config
+    seen["target_layers"] = getattr(text, "num_hidden_layers", None)
+    seen["target_hidden"] = getattr(text, "hidden_size", None)
+    return seen
+
+
+def _model_record(config: Any) -> dict[str, Any]:
+    """The model stage's record. What it raises is kept as data, not as the pair's outcome: on
+    this CPU some model classes do not import under the stubs (a Triton helper imported by
+    Qwen3.5's module reads ``triton.runtime``), which says nothing about the pair."""
+    try:
+        return _model_stage(config)
+    except Exception as err:  # noqa: BLE001 - kept as data (see the docstring)
+        return {"error": {"type": type(err).__name__, "message": str(err)[:MESSAGE_CHARS]}}
 
 
 def run_one(job: dict[str, Any]) -> dict[str, Any]:
@@ -109,6 +183,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         config = args.create_engine_config()
         stage = "load"
         _load_stage(config)
+        aux = _aux_layers(config)
+        model = _model_record(config) if job.get("model_stage") else None
     except Exception as err:  # noqa: BLE001 - whatever the engine raises is its verdict
         return {
             "id": job["id"],
@@ -122,6 +198,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "outcome": "accepted",
         "stage": None,
         "error": None,
+        "aux_layers": aux,
+        "model": model,
         "seconds": round(time.monotonic() - started, 3),
     }
 

@@ -38,7 +38,11 @@ def endpoint_selection(
     try:
         choice = served_choice(engine, info.version)
     except SelectionError as err:
-        sys.stderr.write(f"dflash-check: the server reports {engine} {info.version}: {err}\n")
+        from dflash_check.sanitize import one_line
+
+        # The version is the server's (already one line); the error quotes it too.
+        line = f"dflash-check: the server reports {engine} {info.version}: {err}"
+        sys.stderr.write(one_line(line) + "\n")
         return selection
     return selection.pinned(choice)
 

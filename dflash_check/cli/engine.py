@@ -8,7 +8,6 @@ Messages go to stderr, data to stdout.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -182,6 +181,29 @@ class EngineFlags:
     binary: str | None
     extra_args: tuple[str, ...]
 
+    @classmethod
+    def parse(
+        cls,
+        engine: EngineOpt = None,
+        endpoint: EndpointOpt = None,
+        baseline_endpoint: BaselineEndpointOpt = None,
+        engine_api_key: EngineApiKeyOpt = None,
+        engine_timeout: EngineTimeoutOpt = 300.0,
+        launch: LaunchOpt = False,
+        print_command: PrintCommandOpt = False,
+        tensor_parallel_size: TensorParallelOpt = None,
+        pipeline_parallel_size: PipelineParallelOpt = None,
+        launch_timeout: LaunchTimeoutOpt = 1800.0,
+        engine_binary: EngineBinaryOpt = None,
+        engine_arg: EngineArgOpt = None,
+    ) -> EngineFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(
+            engine, endpoint, baseline_endpoint, engine_api_key, engine_timeout, launch,
+            print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
+            engine_binary, tuple(engine_arg or ()),
+        )  # fmt: skip
+
     def check(self, smoke_run: bool) -> None:
         """Refuse flags that cannot work together (usage error, exit 2)."""
         check_engine_flags(
@@ -348,12 +370,6 @@ def served_name(ref: ModelRef) -> str:
     return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
 
 
-def block_size_of(report: CheckReport, given: int | None) -> int | None:
-    """Return ``--block-size``, else the draft's own (a DFlash-family draft states one)."""
-    dflash = report.draft.dflash
-    return given or (dflash.block_size if dflash is not None else None)
-
-
 def run_engine(
     report: CheckReport,
     draft: ModelRef,
@@ -363,6 +379,7 @@ def run_engine(
     say: Callable[[str], None],
 ) -> SmokeReport:
     """Run the smoke prompts on the engine (attached, or launched here first)."""
+    from dflash_check.app.engine_smoke import block_size_of
     from dflash_check.engines.smoke_run import run_engine_smoke
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 
@@ -397,13 +414,12 @@ def launch_and_attach(
     say: Callable[[str], None],
 ) -> SmokeReport:
     """Start the engine on a free loopback port, run the attach flow on it, and stop it."""
-    import tempfile
     import threading
     from dataclasses import replace
 
     from dflash_check.engines.command import launch_command
     from dflash_check.engines.errors import EngineError
-    from dflash_check.engines.launch import free_port, launch_failure, launched
+    from dflash_check.engines.launch import free_port, launch_failure, launched, private_log
 
     port = free_port()
     spec = launch_spec(
@@ -417,7 +433,7 @@ def launch_and_attach(
         port,
     )
     argv = [*launch_command(spec, engine.binary), *engine.extra_args]
-    log = Path(tempfile.gettempdir()) / f"dflash-check-{engine.engine}-{os.getpid()}.log"
+    log = private_log(engine.engine)  # a fresh 0700 folder: nothing planted at a known name
     url = f"http://127.0.0.1:{port}"
     ready = threading.Event()  # set once /health answered: later failures are at decode
     try:
@@ -425,4 +441,7 @@ def launch_and_attach(
             return attach(replace(engine, endpoint=url))
     except EngineError as err:
         # The engine we started failed: the root cause sits in its log, not in the HTTP error.
-        raise launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url) from None
+        names = (draft.spec, target.spec, Path(draft.spec).name, Path(target.spec).name)
+        raise launch_failure(
+            err, engine.engine, log, ready=ready.is_set(), url=url, names=names
+        ) from None

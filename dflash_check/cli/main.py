@@ -57,6 +57,11 @@ def main_callback(
     ] = False,
 ) -> None:
     """Check DFlash draft/target pairs from their configs, before any weight is loaded."""
+    from dflash_check.cli.terminal import install
+
+    # Again here for an app run without main() (typer's CliRunner, an embedding program): its
+    # streams get the same guards. A no-op when main() installed them.
+    install()
 
 
 def _pair(app: typer.Typer) -> None:

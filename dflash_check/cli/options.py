@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperCommand
 
+from dflash_check.cli.completion import complete_rule, complete_runtime
 from dflash_check.cli.engine import finite_timeout
 from dflash_check.knowledge.settings import MAX_SPECULATIVE_TOKENS
 from dflash_check.sources.limits import DEADLINE_FACTOR
@@ -105,22 +106,6 @@ def choose_format(value: str) -> str:
 def complete_format(incomplete: str) -> list[str]:
     """Shell completion of ``--format``: the table's names."""
     return [n for n in format_names() if n.startswith(incomplete.lower())]
-
-
-def complete_runtime(incomplete: str) -> list[str]:
-    """Shell completion of ``--runtime``: the runtime names (after a comma, the next one)."""
-    from dflash_check.knowledge.runtimes import runtime_names
-
-    head, _, last = incomplete.rpartition(",")
-    prefix = f"{head}," if head else ""
-    return [prefix + n for n in runtime_names() if n.startswith(last.lower())]
-
-
-def complete_rule(incomplete: str) -> list[str]:
-    """Shell completion of a rule id (``--ignore``, ``explain``): every id of the rule table."""
-    from dflash_check.check.rules import ALL_RULES
-
-    return [r.id for r in ALL_RULES if r.id.startswith(incomplete.upper())]
 
 
 # Help panels of `pair` and `registry`: grouped so that 40 options read at 80 columns.
@@ -341,7 +326,10 @@ def parse_runtimes(values: list[str] | None) -> Selection:
     try:
         return parse_selection(values or ())
     except SelectionError as err:
-        raise typer.BadParameter(str(err), param_hint="--runtime") from None
+        from dflash_check.sanitize import data
+
+        # The message quotes the value (and package metadata): one line, no escape sequence.
+        raise typer.BadParameter(data(str(err), 2000), param_hint="--runtime") from None
 
 
 def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | None:
@@ -371,12 +359,43 @@ def check_output(output: Path | None) -> None:
 
 
 @dataclass(frozen=True)
+class CheckFlags:
+    """``--runtime``, ``--strict``, ``--ignore`` and the engine settings, as given (parsed into
+    the check's settings once the usage checks pass)."""
+
+    runtime: list[str] | None
+    strict: bool
+    ignore: list[str] | None
+    num_speculative_tokens: int | None
+    speculative_method: str | None
+
+    @classmethod
+    def parse(
+        cls,
+        runtime: RuntimeOpt = None,
+        strict: StrictOpt = False,
+        ignore: IgnoreOpt = None,
+        num_speculative_tokens: NumSpeculativeTokensOpt = None,
+        speculative_method: SpeculativeMethodOpt = None,
+    ) -> CheckFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(runtime, strict, ignore, num_speculative_tokens, speculative_method)
+
+
+@dataclass(frozen=True)
 class HubFlags:
     """``--token``, ``--offline``, ``--timeout``: how models are fetched from the Hub."""
 
     token: str | None
     offline: bool
     timeout: float
+
+    @classmethod
+    def parse(
+        cls, token: TokenOpt = None, offline: OfflineOpt = False, timeout: TimeoutOpt = 10.0
+    ) -> HubFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(token, offline, timeout)
 
     def options(self, on_retry: Callable[[str], None] | None = None) -> HubOptions:
         """Return the Hub options, with retries announced on stderr (one line each, unless
@@ -413,6 +432,16 @@ class OutputOptions:
     output: Path | None
     verbose: bool = False
 
+    @classmethod
+    def parse(
+        cls,
+        output_format: FormatOpt = "table",
+        output: OutputOpt = None,
+        verbose: VerboseOpt = False,
+    ) -> OutputOptions:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(output_format, output, verbose)
+
     @property
     def format(self) -> OutputFormat:
         """The output format's row (``dflash_check.render.OUTPUT_FORMATS``)."""
@@ -435,6 +464,18 @@ class ModelFlags:
     target_revision: str | None
     draft_subfolder: str | None
     target_subfolder: str | None
+
+    @classmethod
+    def parse(
+        cls,
+        revision: RevisionOpt = None,
+        draft_revision: DraftRevisionOpt = None,
+        target_revision: TargetRevisionOpt = None,
+        draft_subfolder: DraftSubfolderOpt = None,
+        target_subfolder: TargetSubfolderOpt = None,
+    ) -> ModelFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(revision, draft_revision, target_revision, draft_subfolder, target_subfolder)
 
     def draft(self, spec: str) -> ModelRef:
         """Return the draft's reference (a bad spec is a usage error)."""

@@ -145,13 +145,24 @@ def print_error(err: CheckError, lines: tuple[str, ...] = ()) -> None:
         console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
 
 
-def write_output(text: str, output: Path | None) -> None:
-    """Write the rendered report to ``output``, or to stdout."""
-    from dflash_check.sanitize import guard_document
+def write_output(text: str, output: Path | None, commands: bool = False) -> None:
+    """Write the rendered report to ``output``, or to stdout.
+
+    ``commands``: the report is GitHub workflow commands (``--format github``); any other
+    report has no line that a CI runner would obey (``sanitize.defuse_commands``), in a file
+    too, since a CI step may print it.
+    """
+    from dflash_check.cli.terminal import write_commands
+    from dflash_check.sanitize import defuse_commands, guard_document
 
     text = guard_document(text)  # a no-op unless a renderer let a control character through
+    if not commands:
+        text = defuse_commands(text)
     if output is None:
-        sys.stdout.write(text)
+        if commands:
+            write_commands(text)
+        else:
+            sys.stdout.write(text)
         return
     from dflash_check.sources.output import write_report
 
@@ -172,7 +183,7 @@ def emit(result: RunResult, fmt: OutputFormat, output: Path | None, verbose: boo
     width = console.width if console is not None else FILE_WIDTH
     rendered = fmt.render(result, Page(width, verbose, console=console is not None))
     if isinstance(rendered, str):
-        write_output(rendered, output)
+        write_output(rendered, output, commands=fmt.name == "github")
     else:
         assert console is not None  # a renderer returns rich only for the console
         console.print(rendered, crop=False)

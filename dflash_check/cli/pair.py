@@ -10,63 +10,18 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from dflash_check.cli.engine import (
-    BaselineEndpointOpt,
-    EndpointOpt,
-    EngineApiKeyOpt,
-    EngineArgOpt,
-    EngineBinaryOpt,
-    EngineFlags,
-    EngineOpt,
-    EngineTimeoutOpt,
-    LaunchOpt,
-    LaunchTimeoutOpt,
-    PipelineParallelOpt,
-    PrintCommandOpt,
-    TensorParallelOpt,
-)
+from dflash_check.cli.engine import EngineFlags
+from dflash_check.cli.groups import grouped
 from dflash_check.cli.options import (
-    DeviceChoice,
-    DraftRevisionOpt,
-    DraftSubfolderOpt,
-    DtypeChoice,
-    FormatOpt,
+    CheckFlags,
     HubFlags,
-    IgnoreOpt,
     ModelFlags,
-    NumSpeculativeTokensOpt,
-    OfflineOpt,
-    OutputOpt,
     OutputOptions,
-    RevisionOpt,
-    RuntimeOpt,
-    SpeculativeMethodOpt,
-    StrictOpt,
-    TargetRevisionOpt,
-    TargetSubfolderOpt,
-    TimeoutOpt,
-    TokenOpt,
-    VerboseOpt,
     check_output,
     parse_runtimes,
 )
 from dflash_check.cli.output import emit, exit_code, fail, redact, remember_secrets, summarise
-from dflash_check.cli.smoke import (
-    BlockSizeOpt,
-    DeviceOpt,
-    DtypeOpt,
-    ForceOpt,
-    MaxNewTokensOpt,
-    MinAcceptanceOpt,
-    NoChatTemplateOpt,
-    PromptOpt,
-    SeedOpt,
-    SmokeFlags,
-    SmokeRunOpt,
-    TemperatureOpt,
-    TimingRepeatsOpt,
-    TrustRemoteCodeOpt,
-)
+from dflash_check.cli.smoke import SmokeFlags
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:
@@ -107,50 +62,17 @@ TargetArg = Annotated[
 ]
 
 
+@grouped
 def pair(
     draft: DraftArg = None,
     target: TargetArg = None,
-    runtime: RuntimeOpt = None,
-    output_format: FormatOpt = "table",
-    output: OutputOpt = None,
-    strict: StrictOpt = False,
-    verbose: VerboseOpt = False,
-    ignore: IgnoreOpt = None,
-    num_speculative_tokens: NumSpeculativeTokensOpt = None,
-    speculative_method: SpeculativeMethodOpt = None,
-    revision: RevisionOpt = None,
-    draft_revision: DraftRevisionOpt = None,
-    target_revision: TargetRevisionOpt = None,
-    draft_subfolder: DraftSubfolderOpt = None,
-    target_subfolder: TargetSubfolderOpt = None,
-    token: TokenOpt = None,
-    offline: OfflineOpt = False,
-    timeout: TimeoutOpt = 10.0,
-    smoke_run: SmokeRunOpt = False,
-    device: DeviceOpt = DeviceChoice.auto,
-    dtype: DtypeOpt = DtypeChoice.auto,
-    prompt: PromptOpt = None,
-    max_new_tokens: MaxNewTokensOpt = 64,
-    block_size: BlockSizeOpt = None,
-    temperature: TemperatureOpt = 0.0,
-    min_acceptance: MinAcceptanceOpt = 1.5,
-    no_chat_template: NoChatTemplateOpt = False,
-    force: ForceOpt = False,
-    trust_remote_code: TrustRemoteCodeOpt = False,
-    seed: SeedOpt = 0,
-    timing_repeats: TimingRepeatsOpt = 3,
-    engine: EngineOpt = None,
-    endpoint: EndpointOpt = None,
-    baseline_endpoint: BaselineEndpointOpt = None,
-    engine_api_key: EngineApiKeyOpt = None,
-    engine_timeout: EngineTimeoutOpt = 300.0,
-    launch: LaunchOpt = False,
-    print_command: PrintCommandOpt = False,
-    tensor_parallel_size: TensorParallelOpt = None,
-    pipeline_parallel_size: PipelineParallelOpt = None,
-    launch_timeout: LaunchTimeoutOpt = 1800.0,
-    engine_binary: EngineBinaryOpt = None,
-    engine_arg: EngineArgOpt = None,
+    *,
+    check: CheckFlags,
+    out: OutputOptions,
+    models: ModelFlags,
+    hub: HubFlags,
+    smoke: SmokeFlags,
+    engines: EngineFlags,
 ) -> None:
     """Check that DRAFT works with TARGET in every runtime (or the ones --runtime names).
 
@@ -158,62 +80,45 @@ def pair(
     """
     if draft is None:  # both arguments are optional to typer: the usage line says [DRAFT] TARGET
         raise typer.BadParameter("missing: pair needs a TARGET (and usually a DRAFT before it)")
-    check_output(output)  # before any fetch: a bad path must not cost a whole smoke run
-    remember_secrets(token, engine_api_key)
-    selection = parse_runtimes(runtime)
-    hub = HubFlags(token, offline, timeout)
-    out = OutputOptions(output_format, output, verbose)
-    models = ModelFlags(
-        revision, draft_revision, target_revision, draft_subfolder, target_subfolder
-    )
-    smoke = SmokeFlags(
-        smoke_run, device, dtype, tuple(prompt or ()), max_new_tokens, block_size, temperature,
-        min_acceptance, no_chat_template, force, trust_remote_code, seed, timing_repeats,
-    )  # fmt: skip
-    engines = EngineFlags(
-        engine, endpoint, baseline_endpoint, engine_api_key, engine_timeout, launch,
-        print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
-        engine_binary, tuple(engine_arg or ()),
-    )  # fmt: skip
+    check_output(out.output)  # before any fetch: a bad path must not cost a whole smoke run
+    remember_secrets(hub.token, engines.api_key)
+    selection = parse_runtimes(check.runtime)
     if target is None:  # one model given: it is the target
-        refuse_with_one_model(out, smoke.smoke_run, engines, models, ignore, speculative_method)
+        refuse_with_one_model(out, smoke.smoke_run, engines, models, check)
         ref = models.target(draft)
-        target_alone(ref, selection, strict, num_speculative_tokens, out, hub)
+        target_alone(ref, selection, check.strict, check.num_speculative_tokens, out, hub)
     engines.check(smoke.smoke_run)
-    ignored = checked_ignores(ignore)
+    ignored = checked_ignores(check.ignore)
     draft_ref, target_ref = models.draft(draft), models.target(target)
     from dflash_check.app.pipeline import CheckRequest, ModelCache
     from dflash_check.check.request import CheckSettings
 
-    if smoke.smoke_run:  # the static verdict is for the release an attached server reports
+    if smoke.smoke_run:  # the static verdict is for the release the smoke run decodes on
         selection = engines.served_selection(selection)
-    settings = CheckSettings(selection, ignored, strict, num_speculative_tokens, speculative_method)
+    settings = CheckSettings(
+        selection, ignored, check.strict, check.num_speculative_tokens, check.speculative_method
+    )
     request = CheckRequest(draft_ref, target_ref, settings)
     report = run_check(request, ModelCache(hub_factory=hub.factory()), f"{draft} -> {target}", out)
     if engines.print_command and engines.engine is not None:
         engines.print_command_for(report, draft_ref, target_ref)
-        raise typer.Exit(exit_code(report, strict))
+        raise typer.Exit(exit_code(report, check.strict))
     if smoke.smoke_run:
         from dflash_check.cli.smoke import smoke_flags
 
         report = smoke_flags(report, draft, draft_ref, target_ref, smoke, hub, engines, out)
-    report_pair(report, f"{draft} -> {target}", out, strict)
+    report_pair(report, f"{draft} -> {target}", out, check.strict)
 
 
 def refuse_with_one_model(
-    out: OutputOptions,
-    smoke_run: bool,
-    engines: EngineFlags,
-    models: ModelFlags,
-    ignore: list[str] | None,
-    speculative_method: str | None = None,
+    out: OutputOptions, smoke_run: bool, engines: EngineFlags, models: ModelFlags, check: CheckFlags
 ) -> None:
     """Refuse the options that need a draft when only a target is given (usage error)."""
     refused = {
         "--smoke-run": smoke_run,
         "--engine": engines.engine is not None,
-        "--ignore": bool(ignore),
-        "--speculative-method": speculative_method is not None,
+        "--ignore": bool(check.ignore),
+        "--speculative-method": check.speculative_method is not None,
         "--draft-revision": models.draft_revision is not None,
         "--draft-subfolder": models.draft_subfolder is not None,
         f"--format {out.format_name}": out.format_name not in MTP_FORMATS,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from dflash_check.cli.completion import complete_runtime
 from dflash_check.cli.options import (
     FormatOpt,
     HubFlags,
@@ -19,7 +20,6 @@ from dflash_check.cli.options import (
     TimeoutOpt,
     TokenOpt,
     check_output,
-    complete_runtime,
     parse_runtimes,
 )
 from dflash_check.cli.output import (
@@ -57,72 +57,83 @@ class RegistryKind(str, Enum):
     sglang = "sglang"
 
 
+RegistryFileArg = Annotated[
+    Path,
+    typer.Argument(
+        help="The registry of pairings: a pairs.yaml, vLLM's tests/models/registry.py or "
+        "SGLang's python/sglang/test/test_utils.py (read, never imported or run).",
+        dir_okay=False,
+    ),
+]
+OnlyOpt = Annotated[
+    str | None,
+    typer.Option("--only", help="Check only pairs whose draft or target matches this glob."),
+]
+WorkersOpt = Annotated[
+    int, typer.Option("--workers", "-j", help="Pairs checked at once.", min=1, max=64)
+]
+KindOpt = Annotated[
+    RegistryKind,
+    typer.Option(
+        "--kind",
+        help="What FILE is: auto (told by its content), pairs (a pairs.yaml), vllm (its "
+        "tests/models/registry.py) or sglang (its test_utils.py constants).",
+    ),
+]
+OverridesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--overrides",
+        help="An engine's test file only: YAML naming the entries expected incompatible "
+        "(expect, reason) or not to check (skip); every other entry is expected compatible.",
+        dir_okay=False,
+    ),
+]
+EngineRuntimeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--runtime",
+        "-r",
+        metavar="RUNTIME",
+        autocompletion=complete_runtime,
+        help="An engine's test file only: the runtimes its entries must work in (default: "
+        "the engine itself, at the checkout's release).",
+        show_default=False,
+    ),
+]
+
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No summary line and no progress on stderr (errors and the report still print).",
+    ),
+]
+RegistryStrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Warnings (and rules not checked) make a pair incompatible, as with "
+        "'pair --strict': a pair expected compatible then fails the gate on a warning.",
+    ),
+]
+
+
 def registry(
-    file: Annotated[
-        Path,
-        typer.Argument(
-            help="The registry of pairings: a pairs.yaml, vLLM's tests/models/registry.py or "
-            "SGLang's python/sglang/test/test_utils.py (read, never imported or run).",
-            dir_okay=False,
-        ),
-    ] = Path("pairs.yaml"),
-    only: Annotated[
-        str | None,
-        typer.Option("--only", help="Check only pairs whose draft or target matches this glob."),
-    ] = None,
+    file: RegistryFileArg = Path("pairs.yaml"),
+    only: OnlyOpt = None,
     output_format: FormatOpt = "table",
     output: OutputOpt = None,
-    workers: Annotated[
-        int, typer.Option("--workers", "-j", help="Pairs checked at once.", min=1, max=64)
-    ] = 8,
+    workers: WorkersOpt = 8,
     token: TokenOpt = None,
     offline: OfflineOpt = False,
     timeout: TimeoutOpt = 10.0,
-    kind: Annotated[
-        RegistryKind,
-        typer.Option(
-            "--kind",
-            help="What FILE is: auto (told by its content), pairs (a pairs.yaml), vllm (its "
-            "tests/models/registry.py) or sglang (its test_utils.py constants).",
-        ),
-    ] = RegistryKind.auto,
-    overrides: Annotated[
-        Path | None,
-        typer.Option(
-            "--overrides",
-            help="An engine's test file only: YAML naming the entries expected incompatible "
-            "(expect, reason) or not to check (skip); every other entry is expected compatible.",
-            dir_okay=False,
-        ),
-    ] = None,
-    quiet: Annotated[
-        bool,
-        typer.Option(
-            "--quiet",
-            "-q",
-            help="No summary line and no progress on stderr (errors and the report still print).",
-        ),
-    ] = False,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Warnings (and rules not checked) make a pair incompatible, as with "
-            "'pair --strict': a pair expected compatible then fails the gate on a warning.",
-        ),
-    ] = False,
-    runtime: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--runtime",
-            "-r",
-            metavar="RUNTIME",
-            autocompletion=complete_runtime,
-            help="An engine's test file only: the runtimes its entries must work in (default: "
-            "the engine itself, at the checkout's release).",
-            show_default=False,
-        ),
-    ] = None,
+    kind: KindOpt = RegistryKind.auto,
+    overrides: OverridesOpt = None,
+    runtime: EngineRuntimeOpt = None,
+    quiet: QuietOpt = False,
+    strict: RegistryStrictOpt = False,
 ) -> None:
     """Check every pair of a pairs.yaml, or every speculative entry of an engine's own test
     registry, against its expected verdict (a CI gate)."""

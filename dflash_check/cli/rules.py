@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from dflash_check.cli.options import DocFormat, complete_rule
+from dflash_check.cli.completion import complete_rule
+from dflash_check.cli.options import DocFormat
 from dflash_check.cli.output import listing_width, print_listing
 
 DocFormatOpt = Annotated[DocFormat, typer.Option("--format", "-f", case_sensitive=False)]

@@ -14,6 +14,9 @@ from dflash_check.cli.options import SMOKE, DeviceChoice, DtypeChoice, panel_opt
 from dflash_check.errors import CheckError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
     from dflash_check.check.report import CheckReport
     from dflash_check.cli.engine import EngineFlags
     from dflash_check.cli.options import HubFlags, OutputOptions
@@ -137,6 +140,30 @@ class SmokeFlags:
     seed: int
     timing_repeats: int
 
+    @classmethod
+    def parse(
+        cls,
+        smoke_run: SmokeRunOpt = False,
+        device: DeviceOpt = DeviceChoice.auto,
+        dtype: DtypeOpt = DtypeChoice.auto,
+        prompt: PromptOpt = None,
+        max_new_tokens: MaxNewTokensOpt = 64,
+        block_size: BlockSizeOpt = None,
+        temperature: TemperatureOpt = 0.0,
+        min_acceptance: MinAcceptanceOpt = 1.5,
+        no_chat_template: NoChatTemplateOpt = False,
+        force: ForceOpt = False,
+        trust_remote_code: TrustRemoteCodeOpt = False,
+        seed: SeedOpt = 0,
+        timing_repeats: TimingRepeatsOpt = 3,
+    ) -> SmokeFlags:
+        """Return the group from its options (``cli.groups.grouped``)."""
+        return cls(
+            smoke_run, device, dtype, tuple(prompt or ()), max_new_tokens, block_size,
+            temperature, min_acceptance, no_chat_template, force, trust_remote_code, seed,
+            timing_repeats,
+        )  # fmt: skip
+
     def options(self, hub: HubFlags) -> SmokeOptions:
         """Return the smoke runtime's options (its Hub access as the check's)."""
         from dflash_check.smoke.run import SmokeOptions
@@ -196,6 +223,20 @@ def refuse_unsupported(
         )
 
 
+def spinner(console: Console) -> Progress:
+    """Return the smoke run's spinner on ``console`` (off when it is no terminal)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("smoke run: {task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
 def smoke_pair(
     report: CheckReport,
     draft: ModelRef,
@@ -223,18 +264,9 @@ def smoke_pair(
             "Smoke run skipped: the static check failed (--force runs it anyway).", markup=False
         )
         return report
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     from dflash_check.cli.terminal import shown
 
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("smoke run: {task.description}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    )
+    progress = spinner(err_console)
     failed: CheckError | None = None
     with shown(progress):
         task = progress.add_task("starting", total=None)
@@ -256,20 +288,9 @@ def smoke_pair(
             else:
                 # The engine dflash-check launched failed on the pair: a failed smoke run,
                 # with the static verdict kept (a --force run on a broken pair shows both).
-                from dflash_check.cli.engine import block_size_of
-                from dflash_check.engines.command import DEFAULT_BLOCK_SIZE
-                from dflash_check.smoke.report import SmokeReport
+                from dflash_check.app.engine_smoke import failed_run
 
-                given = block_size_of(report, options.block_size)
-                measured = SmokeReport(
-                    device=engine.engine,
-                    dtype="as served",
-                    block_size=given or DEFAULT_BLOCK_SIZE,
-                    temperature=options.temperature,
-                    min_acceptance=options.min_acceptance,
-                    cases=(),
-                    failure=failure,
-                )
+                measured = failed_run(report, options, engine.engine, failure)
     if failed is not None:  # after the spinner is cleared: the error stands alone
         fail(failed, json_output, output)
     return replace(report, smoke=measured)

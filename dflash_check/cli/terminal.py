@@ -7,7 +7,11 @@ Two things a user's shell can do to the tool's output, and what happens instead:
   ``→``, ``x`` for ``✗`` …), anything else as ``?``; rich already draws ASCII table borders
   for such a stream;
 * a closed stdout (``>&-``) or one whose reader went away (``| head -1``): the rest of the
-  output is dropped silently and the exit code is still the verdict's, as documented.
+  output is dropped silently and the exit code is still the verdict's, as documented;
+* a CI runner that reads a line starting with ``::`` as a workflow command: no line written
+  here can start one (``sanitize.defuse_commands``), except the report of ``--format github``,
+  which is written with :meth:`SafeStream.write_commands`. The check follows the line across
+  writes, so that a message split over two ``write`` calls is guarded too.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import io
 import os
 import sys
 from typing import Any, TextIO
+
+from dflash_check.sanitize import command_head
 
 # The non-ASCII symbols the reports and messages use, and their ASCII stand-ins.
 ASCII_FALLBACK = str.maketrans(
@@ -48,6 +54,9 @@ class SafeStream(io.TextIOBase):
     def __init__(self, inner: TextIO | None) -> None:
         self._inner = inner
         self._broken = inner is None
+        # What the current line holds while it could still become a command (blanks, then at
+        # most one ':'); None once it cannot. A stream starts at the start of a line.
+        self._head: str | None = ""
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -65,8 +74,40 @@ class SafeStream(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:  # type: ignore[override]
+        return self._write(self._defuse(text), len(text))
+
+    def write_commands(self, text: str) -> int:
+        """Write ``text`` as it is: workflow commands the tool itself wrote (``--format
+        github``, whose renderer escapes every value from data the runner's way)."""
+        self._advance(text)
+        return self._write(text, len(text))
+
+    def _defuse(self, text: str) -> str:
+        """Return ``text`` with no line that would start a workflow command."""
+        from dflash_check.sanitize import defuse_commands
+
+        if not text:
+            return text
+        head = self._head
+        if head is not None and head.endswith(":") and text.startswith(":"):
+            text = "\\" + text  # the line's first ':' is already out: break the pair here
+        elif head:
+            text = defuse_commands(head + text)[len(head) :]
+        elif head is None:  # mid-line: only the lines text starts are guarded
+            text = defuse_commands("-" + text)[1:]
+        else:
+            text = defuse_commands(text)
+        self._advance(text)
+        return text
+
+    def _advance(self, text: str) -> None:
+        """Follow the current line over ``text`` (written as is)."""
+        # Without a line break in text, the line that was open goes on.
+        self._head = command_head(text if self._head is None else "\n" + self._head + text)
+
+    def _write(self, text: str, size: int) -> int:
         if self._broken or self._inner is None:
-            return len(text)
+            return size
         try:
             try:
                 self._inner.write(text)
@@ -76,7 +117,7 @@ class SafeStream(io.TextIOBase):
                 self._inner.write(safe.decode(encoding))
         except (BrokenPipeError, ValueError, OSError):
             self._go_quiet()
-        return len(text)
+        return size
 
     def flush(self) -> None:
         if self._broken or self._inner is None:
@@ -97,6 +138,15 @@ class SafeStream(io.TextIOBase):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, inner.fileno())
             os.close(devnull)
+
+
+def write_commands(text: str) -> None:
+    """Write workflow commands the tool wrote (``--format github``) to stdout, unguarded."""
+    stream = sys.stdout
+    if isinstance(stream, SafeStream):
+        stream.write_commands(text)
+    else:
+        stream.write(text)
 
 
 def install() -> None:

@@ -35,7 +35,7 @@ from dflash_check.engines.profiles import (
     EngineProfile,
 )
 from dflash_check.knowledge.engines import SGLANG, VLLM
-from dflash_check.sanitize import one_line, shorten
+from dflash_check.sanitize import data, one_line, shorten
 from dflash_check.sources.interface import ModelRef
 
 
@@ -226,11 +226,11 @@ def bounded_int(value: Any, where: str, field_name: str, low: int, high: int) ->
 
 
 def _text_or_none(value: Any, limit: int = 400) -> str | None:
-    """Return a server-reported name, shortened (it is shown, never parsed further)."""
+    """Return a server-reported name as one visible line, shortened (it is shown, never parsed
+    further): a version of ``0.99\\n::error …`` must not become a line of the CI log."""
     if value is None or value == "":
         return None
-    text = str(value) if isinstance(value, (str, int, float)) else one_line(repr(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return data(value if isinstance(value, (str, int, float)) else repr(value), limit)
 
 
 def _vllm_speculative(data: Mapping[str, Any]) -> tuple[str | None, str | None]:

@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
+from types import MappingProxyType
 
 from dflash_check.knowledge.engines import SGLANG, VLLM
 
@@ -73,49 +75,69 @@ def vllm_method(method: str) -> str:
 def draft_tokens(engine: str, block_size: int | None, num_speculative: int | None = None) -> int:
     """Return the engine's draft-length setting: ``num_speculative`` draft tokens when given
     (the setting DF019 checked), else what a draft of ``block_size`` was trained for. vLLM
-    counts the draft tokens; SGLang counts the bonus token too."""
+    counts the draft tokens; SGLang counts the bonus token too (``COUNTS_BONUS_TOKEN``)."""
     drafted = num_speculative or (block_size or DEFAULT_BLOCK_SIZE) - 1
-    return drafted if engine == VLLM.name else drafted + 1
+    return drafted + 1 if COUNTS_BONUS_TOKEN[engine] else drafted
+
+
+COUNTS_BONUS_TOKEN: Mapping[str, bool] = MappingProxyType({VLLM.name: False, SGLANG.name: True})
+"""Whether an engine's draft-length setting counts the bonus token (SGLang's
+``--speculative-num-draft-tokens``) or the draft tokens alone (vLLM's
+``num_speculative_tokens``)."""
+
+
+def _vllm_serve(spec: LaunchSpec) -> list[str]:
+    """vLLM: ``vllm serve TARGET --speculative-config JSON``."""
+    argv = ["vllm", "serve", spec.target]
+    if spec.speculative:
+        config = {
+            "method": vllm_method(spec.method),
+            "model": spec.draft,
+            "num_speculative_tokens": draft_tokens(
+                VLLM.name, spec.block_size, spec.num_speculative_tokens
+            ),
+        }
+        argv += ["--speculative-config", json.dumps(config)]
+    if spec.tensor_parallel:
+        argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
+    if spec.pipeline_parallel:
+        argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
+    return argv
+
+
+def _sglang_serve(spec: LaunchSpec) -> list[str]:
+    """SGLang: ``python3 -m sglang.launch_server --speculative-algorithm DFLASH …``."""
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", spec.target]
+    if spec.speculative:
+        argv += [
+            "--speculative-algorithm",
+            "DFLASH",
+            "--speculative-draft-model-path",
+            spec.draft,
+            "--speculative-num-draft-tokens",
+            str(draft_tokens(SGLANG.name, spec.block_size, spec.num_speculative_tokens)),
+        ]
+    if spec.tensor_parallel:
+        argv += ["--tp-size", str(spec.tensor_parallel)]
+    if spec.pipeline_parallel:
+        argv += ["--pp-size", str(spec.pipeline_parallel)]
+    # /metrics is off by default in SGLang; the smoke run reads it.
+    argv.append("--enable-metrics")
+    return argv
+
+
+SERVE_COMMANDS: Mapping[str, Callable[[LaunchSpec], list[str]]] = MappingProxyType(
+    {VLLM.name: _vllm_serve, SGLANG.name: _sglang_serve}
+)
+"""Each drivable engine's serve command line, one row per engine (host and port added)."""
 
 
 def build_command(spec: LaunchSpec) -> tuple[str, ...]:
     """Return the argv that starts ``spec.engine`` serving the pair."""
-    if spec.engine == VLLM.name:
-        argv = ["vllm", "serve", spec.target]
-        if spec.speculative:
-            config = {
-                "method": vllm_method(spec.method),
-                "model": spec.draft,
-                "num_speculative_tokens": draft_tokens(
-                    VLLM.name, spec.block_size, spec.num_speculative_tokens
-                ),
-            }
-            argv += ["--speculative-config", json.dumps(config)]
-        if spec.tensor_parallel:
-            argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
-        if spec.pipeline_parallel:
-            argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
-    elif spec.engine == SGLANG.name:
-        argv = ["python3", "-m", "sglang.launch_server", "--model-path", spec.target]
-        if spec.speculative:
-            argv += [
-                "--speculative-algorithm",
-                "DFLASH",
-                "--speculative-draft-model-path",
-                spec.draft,
-                "--speculative-num-draft-tokens",
-                str(draft_tokens(SGLANG.name, spec.block_size, spec.num_speculative_tokens)),
-            ]
-        if spec.tensor_parallel:
-            argv += ["--tp-size", str(spec.tensor_parallel)]
-        if spec.pipeline_parallel:
-            argv += ["--pp-size", str(spec.pipeline_parallel)]
-        # /metrics is off by default in SGLang; the smoke run reads it.
-        argv.append("--enable-metrics")
-    else:
+    serve = SERVE_COMMANDS.get(spec.engine)
+    if serve is None:
         raise ValueError(f"unknown engine {spec.engine!r}")
-    argv += ["--host", spec.host, "--port", str(spec.port)]
-    return tuple(argv)
+    return (*serve(spec), "--host", spec.host, "--port", str(spec.port))
 
 
 def shell_line(argv: tuple[str, ...]) -> str:

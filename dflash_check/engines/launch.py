@@ -3,6 +3,7 @@ tell a failed start or first decode (the pair's fault) from a machine problem (a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -12,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from dflash_check.engines.client import EngineClient
 from dflash_check.engines.errors import (
@@ -69,7 +71,7 @@ def launched(
     """
     say = on_progress or (lambda _text: None)
     client = EngineClient(engine, url, timeout=5.0)
-    with log_path.open("wb") as log:
+    with open_log(log_path) as log:
         try:
             proc = subprocess.Popen(
                 list(argv), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -110,18 +112,72 @@ def launched(
             stop_process(proc)
 
 
-def stop_process(proc: subprocess.Popen[bytes], grace: float = 30.0) -> None:
-    """Stop an engine we started: SIGTERM to its process group, SIGKILL after ``grace`` s."""
-    if proc.poll() is not None:
-        return
+def private_log(engine: str) -> Path:
+    """Return a new log path for ``engine`` in a fresh private directory (mode 0700, a random
+    name under the temp dir): no other user can plant a file or a symlink at it."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=f"dflash-check-{engine}-"))
+    return folder / f"{engine}.log"
+
+
+def open_log(path: Path) -> BinaryIO:
+    """Create the engine log exclusively (``O_CREAT|O_EXCL``, mode 0600, never through a
+    symlink): an existing file or link at ``path`` is an error, never overwritten."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
+        fd = os.open(path, flags, 0o600)
+    except OSError as err:
+        raise EngineStartError(
+            f"cannot create the engine log {path}: {err.strerror or err}",
+            hint="set TMPDIR to a directory only you can write to",
+        ) from None
+    return os.fdopen(fd, "wb")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Return the processes descended from ``pid`` (Linux ``/proc``; empty elsewhere), found
+    by parent links, so that a worker that left the engine's session is found too."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+def _signal_all(proc: subprocess.Popen[bytes], pids: list[int], sig: int) -> None:
+    """Send ``sig`` to the engine's process group and to each of ``pids`` (and its group)."""
+    for target in (proc.pid, *pids):
+        send = os.killpg if target == proc.pid else os.kill
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            send(target, sig)
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 30.0) -> None:
+    """Stop an engine we started: SIGTERM to its session (its process group and every process
+    descended from it, a worker that called ``setsid`` included), SIGKILL after ``grace`` s."""
+    pids = _descendants(proc.pid)
+    if proc.poll() is not None and not pids:
+        return
+    _signal_all(proc, pids, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(grace)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(grace)
-    except ProcessLookupError:
-        pass
+    # Whatever is left of the engine (a worker ignoring SIGTERM, one in its own session).
+    survivors = [p for p in pids if Path(f"/proc/{p}").exists()]
+    if proc.poll() is None or survivors:
+        _signal_all(proc, survivors, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(grace)
 
 
 # A raised exception's last traceback line, bare or after vLLM's prefixes: the process,
@@ -156,8 +212,31 @@ def root_cause(log_path: Path, limit: int = 300) -> str | None:
     return found if len(found) <= limit else found[: limit - 1] + "…"
 
 
+# What an engine's load error says when the pair is its cause: the weights or config of the
+# draft or target do not fit (vLLM's and SGLang's load errors: size mismatches, missing
+# layers or keys, the speculative config), as opposed to the machine's (libraries, drivers).
+_PAIR_CAUSE = re.compile(
+    r"size mismatch|shape|fc\.weight|hidden|vocab|draft|speculat|eagle|dflash|mtp|"
+    r"num_hidden_layers|target_layer|aux|architecture|block_size|mask_token|model_type|"
+    r"config\.json|checkpoint|state_dict|missing key|unexpected key",
+    re.IGNORECASE,
+)
+
+
+def pair_cause(cause: str | None, names: tuple[str, ...] = ()) -> bool:
+    """Whether an engine log's root cause is about the pair (its models or their configs)."""
+    if cause is None:
+        return False
+    return bool(_PAIR_CAUSE.search(cause)) or any(n and n in cause for n in names)
+
+
 def launch_failure(
-    err: EngineError, engine: str, log_path: Path, ready: bool, url: str
+    err: EngineError,
+    engine: str,
+    log_path: Path,
+    ready: bool,
+    url: str,
+    names: tuple[str, ...] = (),
 ) -> EngineError:
     """Return the error to raise when the engine dflash-check started failed.
 
@@ -169,6 +248,11 @@ def launch_failure(
     exited = isinstance(err, EngineStartError) and "exited with code" in str(err)
     if not ready and (not exited or "out of GPU memory" in str(err)):
         return err  # the machine, not the pair: too little memory, no engine, too slow
+    if not ready and not pair_cause(root_cause(log_path), names):
+        # An exit with nothing in its log about the models (`--engine-binary /bin/false`, a
+        # missing library): the environment, not a verdict on the pair. The error already
+        # quotes the log's tail and names the log.
+        return err
     # Only an error of the launched server counts (not one of the --baseline-endpoint server).
     crashed = f"server at {url} " in str(err) and (
         isinstance(err, EngineUnreachableError)

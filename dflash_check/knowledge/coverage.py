@@ -9,8 +9,10 @@ engine's issue) it was judged from.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from types import MappingProxyType
 
 from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
@@ -89,11 +91,7 @@ def status(
         why, key = reviewed
         message = facts.message(key) if key else None
         return Status(Capture.NO_CAPTURE, f"{why} ({facts.cite(tf.class_at or tf.at)})", message)
-    if facts.engine == "vllm":
-        return _vllm(facts, tf, runner)
-    if facts.engine == "sglang":
-        return _sglang(facts, tf, method)
-    return None
+    return _judge(facts, tf, method, runner)
 
 
 # The class each engine falls back to for an architecture its registry lacks: vLLM tries its
@@ -111,9 +109,7 @@ def _not_served(
     fallback = facts.targets.get(FALLBACK_CLASS)
     if fallback is None:
         return Status(Capture.NOT_SERVED, head, facts.message("unsupported_architecture"))
-    judged = _vllm(facts, fallback, runner) if facts.engine == "vllm" else None
-    if facts.engine == "sglang":
-        judged = _sglang(facts, fallback, method)
+    judged = _judge(facts, fallback, method, runner)
     where = facts.cite(fallback.class_at or fallback.at)
     if judged is not None and judged.capture is Capture.CAPTURES:
         return Status(
@@ -175,3 +171,22 @@ def _sglang(facts: ReleaseFacts, tf: TargetFacts, method: str) -> Status | None:
         "defined or inherited",
         facts.message(_SGLANG_MESSAGE.get(hook_method, "no_dflash_hook")),
     )
+
+
+_JUDGES: Mapping[str, Callable[[ReleaseFacts, TargetFacts, str, str | None], Status | None]] = (
+    MappingProxyType(
+        {
+            "vllm": lambda facts, tf, method, runner: _vllm(facts, tf, runner),
+            "sglang": lambda facts, tf, method, runner: _sglang(facts, tf, method),
+        }
+    )
+)
+"""How each extracted engine's facts say whether a served class captures: vLLM by the
+aux-hidden-state interface and its capture sites (per runner), SGLang by the class's hook for
+the method. One row per engine: an engine without one is not judged."""
+
+
+def _judge(facts: ReleaseFacts, tf: TargetFacts, method: str, runner: str | None) -> Status | None:
+    """Judge one served class by its engine's row of ``_JUDGES`` (None: no row, no judgement)."""
+    judge = _JUDGES.get(facts.engine)
+    return None if judge is None else judge(facts, tf, method, runner)

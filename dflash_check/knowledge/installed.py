@@ -41,6 +41,17 @@ def installed_build(engine_name: str) -> InstalledBuild:
             version = metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
+        except (OSError, ValueError) as err:  # METADATA a folder, unreadable
+            raise NotInstalled(
+                f"{engine_name}={INSTALLED}: the {dist} distribution's metadata cannot be read "
+                f"({type(err).__name__}); name a release ({engine_name}==VERSION)"
+            ) from None
+        if not isinstance(version, str) or not version.strip():
+            # A METADATA file that is missing or has no Version field: importlib gives None.
+            raise NotInstalled(
+                f"{engine_name}={INSTALLED}: the installed {dist} distribution states no "
+                f"version (its METADATA has no Version); name a release ({engine_name}==VERSION)"
+            )
         number, _, label = version.partition("+")
         return InstalledBuild(number, dist.endswith("-cpu") or "cpu" in label.lower())
     raise NotInstalled(

@@ -125,7 +125,7 @@ def _merge(rule: str, severity: Severity, group: list[Finding]) -> Diagnostic:
 
 
 def grouped(
-    report: CheckReport, short: bool = True
+    report: CheckReport | MtpReport, short: bool = True
 ) -> tuple[tuple[Diagnostic, tuple[Finding, ...]], ...]:
     """Return each problem once, most severe first, with the per-runtime findings it merges
     (the table prints the diagnostic, the JSON both). ``short``: messages say "the draft" and
@@ -146,13 +146,16 @@ def _order(d: Diagnostic) -> tuple[int, int, str]:
     return SEVERITY_ORDER[d.severity], rank, d.rule
 
 
-def short_names(report: CheckReport, message: str) -> str:
+def short_names(report: CheckReport | MtpReport, message: str) -> str:
     """Return ``message`` with "draft NAME" / "target NAME" said as "the draft" / "the target".
 
     The report's first line and each block's ``-->`` line already name both models; repeated
     in every message, two long paths push the answer off the first screen.
     """
-    for role, name in (("draft", report.draft.name), ("target", report.target.name)):
+    # A target's own MTP report (a registry's self-drafting entry) names no draft.
+    draft = getattr(report, "draft", None)
+    roles = [("target", report.target.name)] + ([] if draft is None else [("draft", draft.name)])
+    for role, name in roles[::-1]:
         named = rf"\b{role} {re.escape(name)}"
         # "draft NAME vocab_size" -> "the draft's vocab_size" (a config key follows)
         message = re.sub(named + r"(?= [A-Za-z0-9]*[_.][\w.]*)", f"the {role}'s", message)

@@ -12,14 +12,17 @@ from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import CheckReport
 from dflash_check.render.diagnostics import answer, count_text, diagnostics, plural
 from dflash_check.render.locations import smoke_text
+from dflash_check.sanitize import code_span, markdown_text
 
 if TYPE_CHECKING:
     from dflash_check.render import Page
 
 
 def cell(text: str) -> str:
-    """Return ``text`` safe inside a Markdown table cell (no pipe, no line break)."""
-    return " ".join(text.replace("|", "\\|").split())
+    """Return ``text`` safe inside a Markdown table cell or sentence: one line (no pipe, no
+    line break) whose Markdown and HTML characters are escaped, so that an ``architectures``
+    value of ``<img …>`` or ``[link](…)`` from a config renders as itself."""
+    return markdown_text(" ".join(text.split()))
 
 
 def report_markdown(report: CheckReport) -> list[str]:
@@ -28,14 +31,15 @@ def report_markdown(report: CheckReport) -> list[str]:
     diags = diagnostics(report)
     lines = [f"**{verdict}** ({count_text(diags)})", "", *sentences, ""]
     lines += ["| runtime | verdict |", "|---|---|"]
-    lines += [f"| {name} | {v.value} |" for name, v in report.runtime_verdicts.items()]
+    lines += [f"| {cell(name)} | {v.value} |" for name, v in report.runtime_verdicts.items()]
     if diags:
         lines += ["", "| rule | severity | runtimes | problem | fix |", "|---|---|---|---|---|"]
         for d in diags:
             runtimes = ", ".join(d.runtimes) or "all"
             problem = d.headline + "".join(f"; {note}" for note in d.runtime_notes())
             lines.append(
-                f"| {d.rule} | {d.severity.value} | {runtimes} | {cell(problem)} | {cell(d.hint)} |"
+                f"| {cell(d.rule)} | {d.severity.value} | {cell(runtimes)} | {cell(problem)} | "
+                f"{cell(d.hint)} |"
             )
     if report.not_checked:
         skipped = "; ".join(f"{n.rule}: {n.reason}" for n in report.not_checked)
@@ -64,14 +68,14 @@ def render_markdown(result: RunResult, page: Page | None = None) -> str:
     """
     if result.file is None and len(result.outcomes) == 1:
         o = result.outcomes[0]
-        lines = [f"## dflash-check: `{o.label}`", ""]
+        lines = [f"## dflash-check: {code_span(o.label)}", ""]
         if o.report is None:
             lines.append(f"**not checked**: {cell(o.error or '')}")
         else:
             lines += report_markdown(o.report)
         return "\n".join(lines) + "\n"
     mark = {"ok": "✅", "mismatch": "❌", "error": "❓"}
-    lines = [f"## dflash-check: `{result.file}`", ""]
+    lines = [f"## dflash-check: {code_span(result.file)}", ""]
     if result.problems:  # a broken input file: one row per mistake, nothing checked
         lines += [
             f"{plural(len(result.problems), 'mistake')} in the input, nothing checked.",
@@ -80,7 +84,7 @@ def render_markdown(result: RunResult, page: Page | None = None) -> str:
             "|---|---|---|---|",
         ]
         lines += [
-            f"| ❌ | `{cell(p.file)}` | {p.line or ''} | {cell(p.message)} |"
+            f"| ❌ | {code_span(p.file)} | {p.line or ''} | {cell(p.message)} |"
             for p in result.problems
         ]
         return "\n".join(lines) + "\n"
@@ -95,7 +99,7 @@ def render_markdown(result: RunResult, page: Page | None = None) -> str:
         line = str(o.spec.line) if o.spec is not None else ""
         runtimes = ", ".join(o.spec.runtimes) if o.spec is not None else ""
         lines.append(
-            f"| {mark[o.status]} | {line} | `{cell(o.label)}` | {runtimes} | "
+            f"| {mark[o.status]} | {line} | {code_span(o.label)} | {cell(runtimes)} | "
             f"{cell(outcome_text(o))} |"
         )
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from dflash_check.check.outcome import RunResult
 from dflash_check.check.report import Severity
 from dflash_check.check.rules import ALL_RULES
 from dflash_check.render.annotations import collect_annotations
+from dflash_check.sanitize import uri
 
 if TYPE_CHECKING:
     from dflash_check.render import Page
@@ -39,7 +40,8 @@ def notification(level: str, text: str, file: str | None, line: int | None) -> d
     """Return one SARIF notification at ``file:line`` (no location when the file is unknown)."""
     note: dict[str, Any] = {"level": level, "message": {"text": text}}
     if file is not None:
-        physical: dict[str, Any] = {"artifactLocation": {"uri": file}}
+        # A URI reference (RFC 3986): a space, '#', '?' or '%' in a path is percent-encoded.
+        physical: dict[str, Any] = {"artifactLocation": {"uri": uri(file)}}
         if line is not None:
             physical["region"] = {"startLine": line}
         note["locations"] = [{"physicalLocation": physical}]
@@ -61,7 +63,7 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
             "message": {"text": a.text},
         }
         if a.location.uri is not None:
-            physical: dict[str, Any] = {"artifactLocation": {"uri": a.location.uri}}
+            physical: dict[str, Any] = {"artifactLocation": {"uri": uri(a.location.uri)}}
             if a.location.line is not None:
                 physical["region"] = {"startLine": a.location.line}
             entry["locations"] = [{"physicalLocation": physical}]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dflash_check.cli.options import complete_rule, complete_runtime
+from dflash_check.cli.completion import complete_rule, complete_runtime
 from tests.support.helpers import REPO, invoke_cli
 
 SEED = ("examples/Qwen3-4B-DFlash-b16", "examples/Qwen3.5-4B")

@@ -614,7 +614,7 @@ def test_launch_starts_measures_and_stops(engine: str, tmp_path: Path) -> None:
     assert info["mode"] == "launch" and info["endpoint"].startswith("http://127.0.0.1:")
     if engine == "vllm":  # vLLM names no draft: known only because dflash-check started it
         assert info["draft_evidence"] == "launch" and info["draft_model"] == str(DRAFT)
-    (log,) = tmp_path.glob(f"dflash-check-{engine}-*.log")
+    (log,) = tmp_path.glob(f"dflash-check-{engine}-*/{engine}.log")
     text = log.read_text()
     assert "fake engine: ready" in text and "fake engine: stopped" in text
 
@@ -638,7 +638,7 @@ def test_launch_failure_names_the_log(tmp_path: Path) -> None:
     """An engine that dies at start-up (OOM): one line, exit 3, the log file named and kept."""
     proc = launch_cli(tmp_path, "vllm", fault="oom")
     assert_exit_3(proc, "vllm exited with code 1 before it was ready", "out of GPU memory")
-    (log,) = tmp_path.glob("dflash-check-vllm-*.log")
+    (log,) = tmp_path.glob("dflash-check-vllm-*/vllm.log")
     assert str(log) in errors(proc.stderr)[0]
     assert "CUDA out of memory" in log.read_text()
 

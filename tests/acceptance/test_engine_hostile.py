@@ -11,6 +11,7 @@ import base64
 import re
 import time
 import tracemalloc
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,8 +33,9 @@ from dflash_check.engines.http import (
 from dflash_check.engines.metrics import check_counts
 from dflash_check.engines.prometheus import MetricsFormatError, parse_metrics
 from dflash_check.smoke.report import SpecCounts
-from tests.acceptance.test_engine import KEY, attach, engine_cli, errors, fake
+from tests.acceptance.test_engine import KEY, TINY, attach, engine_cli, errors, fake
 from tests.support.engineserver import serve
+from tests.support.helpers import invoke_cli
 
 RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -287,3 +289,90 @@ def test_a_long_model_list_is_shortened() -> None:
         server.state.fault, server.state.fault_arg = "models", [f"m{i}" for i in range(150_000)]
         err = run_attach(server.url, "vllm")
     assert err is not None and "150000 models in all" in str(err) and len(str(err)) < 600
+
+
+# --- --launch: the log, the environment's failures, the engine's session (issue 30) -----------
+
+
+def test_launch_log_is_private_and_never_follows_a_planted_link(tmp_path: Path) -> None:
+    """The log is created exclusively (0600) in a fresh 0700 folder; a symlink planted at the
+    name the tool used to pick leaves its victim untouched."""
+    import os
+    import stat
+
+    from tests.acceptance.test_engine import launch_cli
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (tmp_path / f"dflash-check-vllm-{os.getpid()}.log").symlink_to(victim)
+    proc = launch_cli(tmp_path, "vllm")
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "keep me\n"
+    (log,) = tmp_path.glob("dflash-check-vllm-*/vllm.log")
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+
+
+def test_open_log_refuses_an_existing_link(tmp_path: Path) -> None:
+    from dflash_check.engines.errors import EngineStartError
+    from dflash_check.engines.launch import open_log
+
+    victim = tmp_path / "victim"
+    victim.write_text("x")
+    (tmp_path / "log").symlink_to(victim)
+    with pytest.raises(EngineStartError, match="cannot create the engine log"):
+        open_log(tmp_path / "log")
+    assert victim.read_text() == "x"
+
+
+def test_an_engine_that_exits_for_no_pair_reason_is_exit_3(tmp_path: Path) -> None:
+    """`--engine-binary /bin/false` or an engine missing a library says nothing about the pair:
+    exit 3 with the log's tail, not a failed smoke run (exit 1)."""
+    from tests.acceptance.test_engine import launch_cli
+
+    proc = launch_cli(tmp_path, "vllm", fault="unrelated")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "libcudart" in proc.stderr and "FAILED" not in proc.stdout + proc.stderr
+    false = invoke_cli(
+        "pair", str(TINY / "draft"), str(TINY / "target"), "--smoke-run", "--engine", "vllm",
+        "--launch", "--engine-binary", "/bin/false", "--prompt", "1 2 3",
+        env={"TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    assert false.returncode == 3, false.stdout + false.stderr
+
+
+def test_a_worker_in_its_own_session_is_stopped_too(tmp_path: Path) -> None:
+    """A worker the engine moved to its own session (setsid) does not outlive the run."""
+    import os
+    import time
+
+    from tests.acceptance.test_engine import fake_binary
+    from tests.support.helpers import run_cli
+
+    pidfile = tmp_path / "worker.pid"
+    env = {
+        "TMPDIR": str(tmp_path),
+        "FAKE_ENGINE_FAULT": "setsid-worker",
+        "FAKE_ENGINE_PIDFILE": str(pidfile),
+    }
+    proc = run_cli(
+        "pair", str(TINY / "draft"), str(TINY / "target"), "--smoke-run", "--engine", "sglang",
+        "--launch", "--engine-binary", str(fake_binary(tmp_path)), "--max-new-tokens", "24",
+        "--prompt", "1 2 3", env=env, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    pid = int(pidfile.read_text())
+
+    def running() -> bool:  # a zombie no one reaped yet counts as stopped
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = running()
+    if alive:
+        os.kill(pid, 9)
+    assert not alive, "the worker outlived dflash-check"

@@ -114,6 +114,16 @@ def main(argv: list[str]) -> int:
     if fault == "hang":
         time.sleep(600)
         return 0
+    if fault == "unrelated":  # the machine's fault: nothing about the pair in the log
+        print("ImportError: libcudart.so.12: cannot open shared object file", flush=True)
+        return 1
+    if fault == "setsid-worker":  # a worker that leaves the engine's session, as some do
+        import subprocess
+
+        worker = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+        )
+        Path(os.environ["FAKE_ENGINE_PIDFILE"]).write_text(str(worker.pid))
     if fault == "start-error":  # as vLLM fails in LLM() at load, root cause first
         print(f"(EngineCore_DP0 pid=4242) ValueError: {LOAD_ERROR}", flush=True)
         print("RuntimeError: Engine core initialization failed. See root cause above.", flush=True)

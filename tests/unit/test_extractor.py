@@ -158,3 +158,95 @@ def test_a_missing_anchor_fails_loudly(
         extract(engine, "fixture", tree)
     assert main([engine, "fixture", str(tree), "--out", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
+
+
+# -- hostile archives (issue 30): one line and exit 2/3, bounded reads, regular files only ----
+
+
+def run_main(capsys: pytest.CaptureFixture[str], archive: Path, out: Path) -> tuple[int, str]:
+    code = main(["vllm", "fixture", str(archive), "--out", str(out)])
+    return code, capsys.readouterr().err
+
+
+def test_a_missing_archive_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_main(capsys, tmp_path / "nope.whl", tmp_path / "out")
+    assert code == 2 and err.count("\n") == 1 and "no such archive" in err
+
+
+def test_a_file_that_is_no_archive_is_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junk = tmp_path / "vllm.tar.gz"
+    junk.write_bytes(b"not an archive at all")
+    code, err = run_main(capsys, junk, tmp_path / "out")
+    assert code == 3 and err.count("\n") == 1 and "not a readable zip or tar" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_fifo_or_device_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    fifo = tmp_path / "vllm.whl"
+    os.mkfifo(fifo)
+    code, err = run_main(capsys, fifo, tmp_path / "out")
+    assert code == 3 and "not a regular file" in err
+    link = tmp_path / "zero.whl"
+    link.symlink_to("/dev/zero")
+    code, err = run_main(capsys, link, tmp_path / "out")
+    assert code == 3 and "not a regular file" in err
+
+
+def test_a_link_in_a_tree_is_not_followed(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(SRC / "vllm", tree)
+    (tree / "zero.py").symlink_to("/dev/zero")
+    (tree / "outside.py").symlink_to(tmp_path / "secret.py")
+    (tmp_path / "secret.py").write_text("SECRET = 1\n")
+    source = __import__("tools.extract_engine_facts", fromlist=["read_archive"]).read_archive(
+        tree, (".py",)
+    )
+    assert "zero.py" not in source.files and "outside.py" not in source.files
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_a_bomb_is_refused_without_reading_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """A member that inflates past MAX_MEMBER is refused after MAX_MEMBER bytes at most."""
+    import io
+    import tarfile
+    import tracemalloc
+
+    from tools import extract_engine_facts as tool
+
+    size = tool.MAX_MEMBER * 3
+    archive = tmp_path / f"vllm.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("vllm/bomb.py", b"0" * size)
+    else:
+        with tarfile.open(archive, "w:gz") as tf:
+            info = tarfile.TarInfo("vllm/bomb.py")
+            info.size = size
+            tf.addfile(info, io.BytesIO(b"0" * size))
+    tracemalloc.start()
+    code, err = run_main(capsys, archive, tmp_path / "out")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert code == 3 and err.count("\n") == 1, err
+    assert peak < 2 * tool.MAX_MEMBER + 8 * 2**20
+
+
+def test_a_zip_member_that_lies_about_its_size_is_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive = tmp_path / "vllm.whl"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("vllm/a.py", b"X = 1\n" * 100)
+    data = bytearray(archive.read_bytes())
+    # The central directory's uncompressed size of the one member: 600 -> 6.
+    at = data.rfind(b"PK\x01\x02") + 24
+    data[at : at + 4] = (6).to_bytes(4, "little")
+    archive.write_bytes(bytes(data))
+    code, err = run_main(capsys, archive, tmp_path / "out")
+    assert code == 3 and err.count("\n") == 1, err

@@ -70,10 +70,10 @@ texts = st.lists(
 
 
 def test_visible_forms() -> None:
-    assert visible("a\x1b[2Jb\nc\td") == "a\\x1b[2Jb\nc\\x09d"
+    assert visible("a\x1b[2Jb\nc\td") == "a\\x1b[2Jb\nc\\td"
     assert visible("\x9b\x7f\x00") == "\\u009b\\x7f\\x00"
     assert visible("a\tb", keep="\n\t") == "a\tb"
-    assert one_line("a\nb") == "a\\x0ab"
+    assert one_line("a\nb") == "a\\nb"
     assert visible("plain ✓ text") == "plain ✓ text"
     assert xml_text("a\x01\ufffe\ud800\tb") == "a\\x01\\ufffe\\ud800\tb"
     assert guard_document('{"a": "\x9b"}\n') == '{"a": "\\u009b"}\n'
@@ -221,3 +221,53 @@ def test_registry_reason_with_controls_keeps_junit_well_formed(
         assert_terminal_safe(proc.stderr)
         if fmt in ("sarif", "json"):
             json.loads(proc.stdout)
+
+
+def test_data_is_one_line_cut_at_the_limit() -> None:
+    from dflash_check.sanitize import DATA_LIMIT, data
+
+    assert data("0.99\n::error") == "0.99\\n::error"
+    long = data("9" * 3_000_000)
+    assert len(long) == DATA_LIMIT and long.endswith("…")
+    assert len(data("\x1b" * 500)) == DATA_LIMIT  # cut after escaping too
+
+
+def test_defuse_commands_breaks_every_line_start() -> None:
+    from dflash_check.sanitize import defuse_commands
+
+    text = "ok ::x\n::error ::a\r  ::warning ::b\u2028\t::notice ::c"
+    assert defuse_commands(text) == (
+        "ok ::x\n\\::error ::a\r  \\::warning ::b\u2028\t\\::notice ::c"
+    )
+
+
+def test_the_stream_follows_a_line_across_writes() -> None:
+    import io
+
+    from dflash_check.cli.terminal import SafeStream
+
+    inner = io.StringIO()
+    stream = SafeStream(inner)
+    for chunk in ["::x\n", "a ", "::b\n", "  ", "::c\n", "  :", ":d\n"]:
+        stream.write(chunk)
+    stream.write_commands("::error ::tool\n")
+    assert inner.getvalue() == "\\::x\na ::b\n  \\::c\n  :\\:d\n::error ::tool\n"
+
+
+def test_markdown_text_and_code_spans() -> None:
+    from dflash_check.sanitize import code_span, markdown_text
+
+    assert markdown_text("<img src=x onerror=a()>") == "\\<img src=x onerror=a()\\>"
+    assert markdown_text("[l](https://x)") == "\\[l\\](https://x)"
+    assert code_span("a``b") == "```a``b```"
+    assert code_span("`x") == "`` `x ``"
+    assert code_span("a|b") == "`a\\|b`"
+
+
+def test_uri_is_percent_encoded() -> None:
+    from dflash_check.sanitize import uri
+
+    assert uri("my dir/a#b?c%.json") == "my%20dir/a%23b%3Fc%25.json"
+    assert uri("ü.json") == "%C3%BC.json"
+    assert uri("a:b/c") == "a%3Ab/c"
+    assert uri("https://huggingface.co/o/r b") == "https://huggingface.co/o/r%20b"

@@ -19,6 +19,7 @@ from typing import Literal
 from dflash_check.errors import ConfigError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.knowledge.selection import Selection
+from dflash_check.sanitize import data
 from dflash_check.sources.local import read_capped
 
 Kind = Literal["pairs", "vllm", "sglang"]
@@ -29,16 +30,49 @@ SGLANG_MARKER = "DEFAULT_DRAFT_MODEL_"
 """The prefix of SGLang's draft constants."""
 
 
+MAX_SOURCE = 4_000_000
+"""Characters of an engine test file read at most (vLLM's registry is ~100 kB)."""
+MAX_DEPTH = 200
+"""How deep the file's syntax tree may nest (the engines' files stay under 20): deeper, the
+readers' walks and Python's own would recurse past their limits."""
+
+
 def parse_python(text: str, display: str) -> ast.Module:
-    """Parse an engine's test file (never run it); a file that is not Python is one line."""
+    """Parse an engine's test file (never run it); a file that is not Python, too large or too
+    deeply nested is one line (exit 3). A UTF-8 byte order mark is read as Python reads it."""
+    text = text.removeprefix("\ufeff")
+    if len(text) > MAX_SOURCE:
+        raise RegistryError(
+            f"{display}: {len(text):,} characters, more than the {MAX_SOURCE:,} an engine test "
+            "file is read up to; nothing was checked"
+        )
     try:
-        return ast.parse(text, filename=display)
+        tree = ast.parse(text, filename=display)
     except SyntaxError as err:
         raise RegistryError.at(
             display, err.lineno or 1, f"not valid Python ({err.msg}); nothing was checked"
         ) from None
     except ValueError as err:  # e.g. a NUL byte
         raise RegistryError(f"{display}: not valid Python ({err})") from None
+    except (RecursionError, MemoryError):
+        raise RegistryError(_too_deep(display)) from None
+    check_depth(tree, display)
+    return tree
+
+
+def _too_deep(display: str) -> str:
+    return f"{display}: nested deeper than {MAX_DEPTH} levels; nothing was checked"
+
+
+def check_depth(tree: ast.AST, display: str) -> None:
+    """Refuse a tree nested deeper than ``MAX_DEPTH`` (walked without recursion)."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            line = getattr(node, "lineno", None)
+            raise RegistryError.at(display, line, _too_deep(display).split(": ", 1)[1])
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 @dataclass(frozen=True)
@@ -140,7 +174,9 @@ def checkout_version(path: Path, engine: str) -> str | None:
             continue
         found = _VERSION.search(text.decode("utf-8", "replace"))
         if found:
-            return found.group(1)
+            # Shown in every format's messages: one line, cut (a 3 MB or multi-line "version"
+            # from a pull request must not reach the CI log as it is).
+            return data(found.group(1))
     return None
 
 

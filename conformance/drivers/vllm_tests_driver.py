@@ -1,0 +1,49 @@
+"""Run a vLLM release's own tests against its installed wheel, inside vLLM's environment.
+
+Usage: python vllm_tests_driver.py SRC OUT.json -- PYTEST_ARGS... (SRC: the release's unpacked
+source archive, whose ``tests/`` is run; the wheel installed in this Python is what they
+import). OUT gets one record per test: its id and ``passed`` / ``failed`` / ``skipped`` /
+``error``. The stubs are ``vllm_config_driver``'s (the Triton flag, the torchvision
+stand-in), for the same reasons; pytest runs in this process so that they hold.
+Imports vLLM: never imported by the project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from vllm_config_driver import stand_in_torchvision
+
+
+def main(src: str, out_path: str, args: list[str]) -> int:
+    """Run the tests; write what each did."""
+    os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+    out = Path(out_path).resolve()
+    stand_in_torchvision(out.parent / "stand-in")
+    import pytest
+    import vllm
+    import vllm.triton_utils
+
+    vllm.triton_utils.HAS_TRITON = True
+    os.chdir(src)
+    sys.path.insert(0, src)
+    junit = out.parent / "junit.xml"
+    pytest.main(["-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *args])
+    records = []
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        outcome = "passed"
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed"}.get(child.tag, child.tag)
+        test = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
+        records.append({"test": test, "outcome": outcome})
+    out.write_text(json.dumps({"release": vllm.__version__, "records": records}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[4:] if sys.argv[3:4] == ["--"] else []))

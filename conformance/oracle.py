@@ -1,0 +1,329 @@
+"""The engine's own code as the oracle: run a release's start-up validation over every mined
+case and every pair of the real-config corpus, and record what it did.
+
+``python -m conformance.oracle vllm 0.34.0`` (from the repository root):
+
+1. installs vLLM's GPU wheel ``--no-deps`` into its own virtual environment under
+   ``$DFLASH_CONFORMANCE_HOME`` (as ``conformance/run`` does), beside the CPU torch and the
+   release's pure-Python dependencies (``requirements_of``: every ``Requires-Dist`` of the
+   wheel except the GPU stack and torch, ``NOT_INSTALLED``);
+2. writes each case's configs as config-only folders (``conformance/mined/<engine>-<release>
+   .json``, from ``tools/mine_engine_tests.py``) and takes the corpus pairs (``CORPUS``) as
+   they lie in ``tests/fixtures``;
+3. runs ``conformance/drivers/vllm_config_driver.py`` with that Python over all of them;
+4. writes ``conformance/results/oracle/<engine>-<release>.json``: per case, accepted or refused
+   with the engine's message and stage, and the aux layers the release computes.
+
+``tests/unit/test_oracle_agreement.py`` compares the tool with these files; nothing at check
+time reads them. A maintainer's tool, not part of ``.ci/run`` (network, about 4 GB of disk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.runner import home, niced
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "conformance" / "results" / "oracle"
+"""Beside the real-engine runs, in a folder of their own (another schema)."""
+MINED = REPO / "conformance" / "mined"
+DRIVER = REPO / "conformance" / "drivers" / "vllm_config_driver.py"
+TESTS_DRIVER = REPO / "conformance" / "drivers" / "vllm_tests_driver.py"
+ENGINE_TESTS: tuple[tuple[str, ...], ...] = (
+    ("tests/test_config.py", "-k", "qwen3_omni_dspark"),
+    ("tests/v1/spec_decode/test_dflash_causality.py",),
+)
+"""The release's own speculative-decoding tests run against its installed wheel (pytest
+arguments, from the source archive's root): the tests the mined cases come from."""
+TEST_TOOLS = ("pytest", "tblib")
+"""What the release's ``tests/conftest.py`` imports beyond the wheel's dependencies."""
+TORCH = "torch==2.13.0"
+"""The CPU torch (``/opt/wheels`` or the CPU index); the wheel asks for its GPU torch, which
+pip must never resolve (it pulls the CUDA packages)."""
+NOT_INSTALLED = (
+    "torch",  # the CPU torch above instead
+    "torchaudio",
+    "torchvision",  # does not load against the CPU torch: the driver's stand-in instead
+    "torchcodec",
+    "pynvvideocodec",
+    "flashinfer-python",
+    "apache-tvm-ffi",
+    "tilelang",
+    "nvidia-cudnn-frontend",
+    "nvtx",
+    "fastsafetensors",
+    "instanttensor",
+    "nvidia-cutlass-dsl",
+    "quack-kernels",
+    "tokenspeed-mla",
+    "humming-kernels",
+)
+"""The wheel's dependencies left out: the GPU kernels and media stack, none of which the
+config path imports."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pair of the real-config corpus, as published (documented in the fixtures' READMEs)."""
+
+    id: str
+    draft: str
+    target: str
+    method: str
+    num_speculative_tokens: int
+
+
+CORPUS: tuple[Pair, ...] = (
+    Pair("zlab-qwen3-8b", "tests/fixtures/hub/z-lab/Qwen3-8B-DFlash-b16",
+         "tests/fixtures/hub/Qwen/Qwen3-8B", "dflash", 15),
+    Pair("zlab-qwen3-8b-on-qwen3.5-9b", "tests/fixtures/hub/z-lab/Qwen3-8B-DFlash-b16",
+         "tests/fixtures/hub/Qwen/Qwen3.5-9B", "dflash", 15),
+    Pair("zlab-qwen3.5-9b", "tests/fixtures/hub/z-lab/Qwen3.5-9B-DFlash",
+         "tests/fixtures/hub/Qwen/Qwen3.5-9B", "dflash", 15),
+    Pair("zlab-qwen3.5-27b", "tests/fixtures/hub/z-lab/Qwen3.5-27B-DFlash",
+         "tests/fixtures/hub/Qwen/Qwen3.5-27B", "dflash", 15),
+    Pair("zlab-qwen3.5-35b-a3b", "tests/fixtures/hub/z-lab/Qwen3.5-35B-A3B-DFlash",
+         "tests/fixtures/hub/Qwen/Qwen3.5-35B-A3B", "dflash", 15),
+    Pair("zlab-qwen3.6-35b-a3b-nvfp4", "tests/fixtures/hub/z-lab/Qwen3.6-35B-A3B-DFlash",
+         "tests/fixtures/hub/nvidia/Qwen3.6-35B-A3B-NVFP4", "dflash", 15),
+    Pair("speculators-qwen3.6-35b-a3b-nvfp4",
+         "tests/fixtures/hub/huaxuan250/dflash_zlab_full_atten_speculators",
+         "tests/fixtures/hub/nvidia/Qwen3.6-35B-A3B-NVFP4", "dflash", 15),
+    Pair("zlab-gpt-oss-20b", "tests/fixtures/hub/z-lab/gpt-oss-20b-DFlash",
+         "tests/fixtures/hub/openai/gpt-oss-20b", "dflash", 15),
+    Pair("mimo-v2.5-pro", "tests/fixtures/hub/XiaomiMiMo/MiMo-V2.5-Pro-FP4-DFlash/dflash",
+         "tests/fixtures/hub/XiaomiMiMo/MiMo-V2.5-Pro", "dflash", 15),
+    Pair("zlab-qwen3.8-27b-dflash2", "tests/fixtures/drafts/z-lab--Qwen3.8-27B-DFlash2",
+         "tests/fixtures/targets/Qwen--Qwen3.6-27B", "dflash", 15),
+    Pair("specforge-qwen3-8b-dspark",
+         "tests/fixtures/drafts/sgl-project--SpecForge-qwen3-8b-dspark",
+         "tests/fixtures/targets/Qwen--Qwen3-8B", "dspark", 15),
+    Pair("specforge-qwen3.6-27b-dspark",
+         "tests/fixtures/drafts/sgl-project--SpecForge-qwen3.6-27b-dspark-export",
+         "tests/fixtures/targets/Qwen--Qwen3.6-27B", "dspark", 15),
+    Pair("muse-glimmer-assistant", "tests/fixtures/drafts/meta-models--Muse-Glimmer-30B-assistant",
+         "tests/fixtures/targets/meta-models--Muse-Glimmer-30B", "dflash", 15),
+    Pair("laguna-dflash", "tests/fixtures/drafts/poolside--Laguna-S-2.1-DFlash",
+         "tests/fixtures/targets/poolside--Laguna-S-2.1", "dflash", 15),
+    Pair("eagle3-llama3.1-8b", "tests/fixtures/eagle3/yuhuili--EAGLE3-LLaMA3.1-Instruct-8B",
+         "tests/fixtures/targets/meta-llama--Meta-Llama-3.1-8B", "eagle3", 3),
+    Pair("eagle3-llama3.1-8b-instruct", "tests/fixtures/hub/yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+         "tests/fixtures/hub/meta-llama/Llama-3.1-8B-Instruct", "eagle3", 3),
+    Pair("eagle3-gpt-oss-20b", "tests/fixtures/eagle3/specforge--gpt-oss-20B-eagle3",
+         "tests/fixtures/hub/openai/gpt-oss-20b", "eagle3", 3),
+    Pair("example-qwen3-4b", "examples/Qwen3-4B-DFlash-b16", "examples/Qwen3-4B", "dflash", 15),
+    Pair("example-qwen3-4b-on-qwen3.5-4b", "examples/Qwen3-4B-DFlash-b16", "examples/Qwen3.5-4B",
+         "dflash", 15),
+)  # fmt: skip
+
+
+def requirements_of(wheel: Path) -> list[str]:
+    """The wheel's unconditional ``Requires-Dist`` lines, less ``NOT_INSTALLED``."""
+    with zipfile.ZipFile(wheel) as z:
+        (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        text = z.read(meta).decode()
+    keep = []
+    for line in text.splitlines():
+        if not line.startswith("Requires-Dist: ") or "extra ==" in line:
+            continue
+        requirement = line.removeprefix("Requires-Dist: ")
+        name = requirement.split(";")[0].split("[")[0]
+        name = name.split("<")[0].split(">")[0].split("=")[0].split("!")[0].strip().lower()
+        if name.replace("_", "-") not in NOT_INSTALLED:
+            keep.append(requirement)
+    return keep
+
+
+def install(engine: str, release: str) -> Path:
+    """Install the release's wheel and the CPU stack into its own venv (once); its Python."""
+    venv = home() / "venvs" / f"oracle-{engine}-{release}"
+    python = venv / "bin" / "python"
+    if (venv / ".installed").exists():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "-q"]
+    niced([*pip, TORCH], check=True)
+    wheels = venv / "wheel"
+    niced([str(python), "-m", "pip", "download", "-q", "--no-deps", "-d", str(wheels),
+           f"{engine}=={release}"], check=True)  # fmt: skip
+    (wheel,) = wheels.glob("*.whl")
+    niced([*pip, "--no-deps", str(wheel)], check=True)
+    pinned = venv / "torch-pin.txt"
+    pinned.write_text(TORCH + "\n")  # the resolver keeps the CPU torch
+    niced([*pip, "-c", str(pinned), *requirements_of(wheel)], check=True)
+    (venv / ".installed").write_text(wheel.name + "\n")
+    return python
+
+
+def _folder(config: dict[str, Any] | str, where: Path) -> str:
+    """A config-only folder for ``config`` (a repository path is used as it lies)."""
+    if isinstance(config, str):
+        return str(REPO / config)
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "config.json").write_text(json.dumps(config, indent=1))
+    return str(where)
+
+
+def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[str, dict]]:
+    """The driver's jobs for every mined case and corpus pair, and each row's description."""
+    mined = json.loads((MINED / f"{engine}-{release}.json").read_text())["cases"]
+    jobs, rows = [], {}
+    for i, case in enumerate(mined):
+        jobs.append(
+            {
+                "id": case["id"],
+                "target": _folder(case["target"], work / f"case{i}" / "target"),
+                "draft": _folder(case["draft"], work / f"case{i}" / "draft"),
+                "method": case["method"],
+                "num_speculative_tokens": case["num_speculative_tokens"],
+                "model_stage": True,
+            }
+        )
+        rows[case["id"]] = {"kind": "mined", **{k: case[k] for k in ("test", "source")}}
+        rows[case["id"]].update({k: v for k, v in case.items() if k.startswith("expect")})
+    for pair in CORPUS:
+        jobs.append(
+            {
+                "id": pair.id,
+                "target": str(REPO / pair.target),
+                "draft": str(REPO / pair.draft),
+                "method": pair.method,
+                "num_speculative_tokens": pair.num_speculative_tokens,
+                "model_stage": True,
+            }
+        )
+        rows[pair.id] = {"kind": "corpus", "draft": pair.draft, "target": pair.target}
+    return jobs, rows
+
+
+def scrub(text: str | None, work: Path) -> str | None:
+    """The message with this run's folders and the repository named by role."""
+    if text is None:
+        return None
+    return text.replace(str(work), "WORK").replace(str(REPO), "REPO")
+
+
+def _scrub_model(model: dict[str, Any] | None, work: Path) -> dict[str, Any] | None:
+    """The model stage's record with its error message scrubbed of this run's folders."""
+    if model is None or "error" not in model:
+        return model
+    error = model["error"]
+    return {"error": scrub(f"{error['type']}: {error['message']}", work)}
+
+
+def run(engine: str, release: str) -> Path:
+    """Run the oracle over one release; write and return its results file."""
+    python = install(engine, release)
+    with tempfile.TemporaryDirectory(dir=home()) as tmp:
+        work = Path(tmp)
+        jobs, rows = jobs_for(engine, release, work)
+        (work / "jobs.json").write_text(json.dumps(jobs))
+        env = {**os.environ, "VLLM_CACHE_ROOT": str(work / "vllm-cache"), "HF_HUB_OFFLINE": "1",
+               "VLLM_TARGET_DEVICE": "cpu", "OMP_NUM_THREADS": "2"}  # fmt: skip
+        started = time.monotonic()
+        niced([str(python), str(DRIVER), str(work / "jobs.json"), str(work / "out.json")],
+              check=True, env=env, cwd=work)  # fmt: skip
+        seconds = round(time.monotonic() - started, 1)
+        out = json.loads((work / "out.json").read_text())
+        results = []
+        for record in out["records"]:
+            error = record["error"]
+            results.append(
+                {
+                    "case": record["id"],
+                    **rows[record["id"]],
+                    "outcome": record["outcome"],
+                    "stage": record["stage"],
+                    "engine_error": None
+                    if error is None
+                    else scrub(f"{error['type']}: {error['message']}", work),
+                    "aux_layers": record.get("aux_layers"),
+                    "model": _scrub_model(record.get("model"), work),
+                }
+            )
+    data = {
+        "engine": engine,
+        "release": out["release"],
+        "oracle": "EngineArgs(..., load_format='dummy', enforce_eager=True, "
+        "skip_tokenizer_init=True).create_engine_config(), then the DSpark speculator config, "
+        "then target and draft built on the meta device with the runner's aux-layer capture "
+        "(conformance/drivers/vllm_config_driver.py)",
+        "stages": {
+            "config": "create_engine_config",
+            "load": "the speculator config set-up",
+            "model": "recorded as data under 'model' (captured layers, fc input width), or "
+            "the error that stopped it there; not an outcome",
+        },
+        "seconds": seconds,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "results": results,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{engine}-{release}.json"
+    if path.exists():  # the engine's own tests are run apart (--engine-tests): keep them
+        kept = json.loads(path.read_text()).get("engine_tests")
+        if kept is not None:
+            data["engine_tests"] = kept
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
+def run_engine_tests(engine: str, release: str, src: Path) -> Path:
+    """Run ``ENGINE_TESTS`` of the release (its source archive unpacked at ``src``) against
+    its installed wheel; add what each test did to the release's results file."""
+    python = install(engine, release)
+    niced([str(python), "-m", "pip", "install", "-q", *TEST_TOOLS], check=True)
+    records = []
+    for args in ENGINE_TESTS:
+        with tempfile.TemporaryDirectory(dir=home()) as tmp:
+            work = Path(tmp)
+            env = {**os.environ, "VLLM_CACHE_ROOT": str(work / "vllm-cache"),
+                   "HF_HUB_OFFLINE": "1", "VLLM_TARGET_DEVICE": "cpu"}  # fmt: skip
+            out = work / "out.json"
+            niced([str(python), str(TESTS_DRIVER), str(src), str(out), "--", *args],
+                  check=True, env=env)  # fmt: skip
+            records += json.loads(out.read_text())["records"]
+    path = RESULTS / f"{engine}-{release}.json"
+    data = json.loads(path.read_text())
+    data["engine_tests"] = {
+        "run": [" ".join(a) for a in ENGINE_TESTS],
+        "stubs": "conformance/drivers/vllm_config_driver.py (Triton flag, torchvision stand-in)",
+        "records": records,
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.oracle")
+    parser.add_argument("engine", choices=["vllm"])
+    parser.add_argument("release")
+    parser.add_argument(
+        "--engine-tests",
+        type=Path,
+        metavar="SRC",
+        help="run the release's own tests (ENGINE_TESTS) from its unpacked source archive "
+        "against the installed wheel, and add them to the results file (needs a run first)",
+    )
+    args = parser.parse_args(argv)
+    if args.engine_tests:
+        path = run_engine_tests(args.engine, args.release, args.engine_tests.resolve())
+    else:
+        path = run(args.engine, args.release)
+    print(path.relative_to(REPO))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
