@@ -79,8 +79,14 @@ NON_STRING_KEYS = ("runtimes", "num_speculative_tokens", "ignore")
 
 
 def _fail(path: str, line: int, message: str) -> RegistryError:
-    """Build an error that points at ``path:line``."""
-    return RegistryError.at(path, line, message)
+    """Build an error that points at ``path:line``.
+
+    One mistake is one line: a key or value quoted from the file (a name holding a newline
+    and ``::warning``) is shown with its line breaks and controls visible, and cut.
+    """
+    from dflash_check.sanitize import data
+
+    return RegistryError.at(path, line, data(message, 1000))
 
 
 def _suggest(key: str, allowed: tuple[str, ...] | list[str]) -> str:

@@ -171,8 +171,11 @@ def main() -> None:
             import traceback
 
             stderr_console().print(redact(traceback.format_exc()), markup=False)
+        from dflash_check.sanitize import data
+
         stderr_console().print(
-            f"Error: unexpected {type(err).__name__}: {redact(str(err))}", markup=False
+            f"Error: unexpected {type(err).__name__}: {data(redact(str(err)), 1000)}",
+            markup=False,
         )
         if not debug_enabled():
             stderr_console().print("Set DFLASH_CHECK_DEBUG=1 for the traceback.", markup=False)

@@ -135,12 +135,15 @@ def print_error(err: CheckError, lines: tuple[str, ...] = ()) -> None:
         import traceback
 
         console.print(redact("".join(traceback.format_exception(err))), markup=False)
+    from dflash_check.sanitize import one_line
+
+    # One line each, whatever a message quotes (a name from a file with a newline in it).
     for text in lines or (str(err),):
-        console.print(
-            terminal_lines(console, f"Error: {redact(text)}"), markup=False, style="bold red"
-        )
+        line = one_line(redact(text))
+        console.print(terminal_lines(console, f"Error: {line}"), markup=False, style="bold red")
     if err.hint:
-        console.print(terminal_lines(console, f"Hint: {redact(err.hint)}"), markup=False)
+        hint = one_line(redact(err.hint))
+        console.print(terminal_lines(console, f"Hint: {hint}"), markup=False)
     if not debug_enabled():
         console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
 

@@ -232,3 +232,32 @@ def test_a_self_drafting_entry_not_as_expected_is_reported(
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Qwen/Qwen3-4B" in result.stdout
     assert "unexpected" not in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "github", "markdown", "junit"])
+def test_an_override_name_with_a_newline_stays_on_its_line(
+    hub: LoopbackHub, tmp_path: Path, fmt: str
+) -> None:
+    """An ``--overrides`` entry name is quoted in the error as one visible line."""
+    path = checkout(tmp_path, FIXED)
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text('entries:\n  "X\\n::warning ::Y\\r::error ::Z\\u001b[2J":\n    skip: x\n')
+    result = invoke_cli(
+        "registry", str(path), "--overrides", str(overrides), "--format", fmt,
+        env=hub.env(tmp_path / "h"), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode in (2, 3), result.stdout + result.stderr
+    assert_obeys_nothing(result, fmt)
+    assert "X\\n::warning" in result.stderr + result.stdout
+
+
+def test_an_error_line_is_one_line(tmp_path: Path) -> None:
+    """An error quoting a config value with a newline prints it as ``\\n``: one Error line."""
+    draft = write_model(tmp_path / "draft", {"architectures": ["X\n::warning ::Y"]})
+    target = write_model(tmp_path / "target", {"architectures": ["X\n::warning ::Y"]})
+    result = invoke_cli("pair", str(draft), str(target), "--offline")
+    assert_obeys_nothing(result)
+    lines = result.stderr.splitlines()
+    assert lines and lines[0].startswith("Error:") and "X\\n::warning ::Y" in result.stderr, (
+        result.stderr
+    )
