@@ -2,7 +2,7 @@
 
 The file is a mapping with ``version: 1`` and ``pairs:``, a list of entries. Only this module
 parses it; everything downstream sees frozen ``PairSpec`` values. ``docs/pairs.schema.json``
-publishes the same format for editors, and a test keeps the two in agreement.
+publishes the same format for editors, generated from these tables (``app/pairs_schema.py``).
 """
 
 from __future__ import annotations
@@ -360,6 +360,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
         settings=CheckSettings(
             spec.selection,
             ignore=frozenset(spec.ignore),
+            strict=spec.strict,
             num_speculative_tokens=spec.num_speculative_tokens,
             speculative_method=spec.method,
         ),

@@ -30,6 +30,8 @@ def _new_app() -> typer.Typer:
         "engine.",
         no_args_is_help=True,
         add_completion=True,
+        # -h as well, as hf, ruff and pip-audit take it (every command inherits it).
+        context_settings={"help_option_names": ["-h", "--help"]},
         # Locals can hold an HF token: never show them (and tracebacks only with
         # DFLASH_CHECK_DEBUG).
         pretty_exceptions_show_locals=False,

@@ -42,6 +42,20 @@ def stdout_console() -> Console:
     return safe_console(highlight=False)
 
 
+# Text for a pipe or a file is never cut or wrapped to a terminal that is not there: `rules |
+# grep DF004` finds the whole line (rich reports 80 columns for a pipe).
+UNBOUNDED_WIDTH = 10_000
+
+
+def listing_width() -> int:
+    """Return the width to lay listings out at: the terminal's, or COLUMNS when set (`COLUMNS=80
+    dflash-check rules | less`), else unbounded."""
+    console = stdout_console()
+    if console.is_terminal or os.environ.get("COLUMNS", "").strip():
+        return console.width
+    return UNBOUNDED_WIDTH
+
+
 def note(text: str) -> None:
     """Print one plain line on stderr (no rich: machine formats never need it)."""
     from dflash_check.sanitize import visible
@@ -247,6 +261,19 @@ def registry_exit_code(result: RunResult) -> int:
     return ExitCode.COMPATIBLE
 
 
+# REGISTRY_EXIT_RULE as an order: a later code never hides an earlier one.
+SEVERITY_ORDER = (ExitCode.INCOMPATIBLE, ExitCode.NOT_CHECKED, ExitCode.USAGE)
+
+
+def most_severe(codes: list[int]) -> int:
+    """Return the code of several runs (the pre-commit hook's files): 1 when any run found a
+    pair not as expected, else 3, else 2, else 0; an unknown code (a crash) wins over all."""
+    unknown = [c for c in codes if c not in (ExitCode.COMPATIBLE, *SEVERITY_ORDER)]
+    if unknown:
+        return unknown[0]
+    return next((int(c) for c in SEVERITY_ORDER if c in codes), int(ExitCode.COMPATIBLE))
+
+
 def print_listing(kind: str, output_format: str) -> None:
     """Print the rule, runtime or format listing (``dflash_check.render.listing``) in the asked
     format: ``table`` (terminal text), ``json`` or ``markdown``."""
@@ -254,6 +281,6 @@ def print_listing(kind: str, output_format: str) -> None:
 
     listing = importlib.import_module(f"dflash_check.render.listing.{kind}")
     if output_format == "table":
-        sys.stdout.write(getattr(listing, f"{kind}_text")(stdout_console().width))
+        sys.stdout.write(getattr(listing, f"{kind}_text")(listing_width()))
     else:
         sys.stdout.write(getattr(listing, f"{kind}_{output_format}")())
