@@ -132,8 +132,8 @@ class TargetView:
     W4A16_NVFP4``); None for a dense head or one the config does not name."""
     rope: tuple[tuple[str, str], ...] = ()
     """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
-    attention: tuple[tuple[str, Any], ...] = ()
-    """(name, raw JSON value) of ``num_attention_heads``, ``num_key_value_heads`` and
+    attention: tuple[tuple[str, str], ...] = ()
+    """(name, the value as JSON text) of ``num_attention_heads``, ``num_key_value_heads`` and
     ``head_dim`` where the text model states them (vLLM's Qwen3-Omni DSpark contract compares
     them with the draft's)."""
 
@@ -199,10 +199,10 @@ class DSparkFacts:
     mask_sources: tuple[tuple[str, int], ...] = ()
     """Every mask token id the config states (dotted key, id): engines take them in different
     orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
-    omni_contract: tuple[tuple[str, str, Any], ...] = ()
+    omni_contract: tuple[tuple[str, str, str], ...] = ()
     """The values vLLM's Qwen3-Omni DSpark contract reads, as the JSON states them (name, dotted
-    key where found, raw value), each resolved in vLLM's own order; a name it does not find is
-    absent (``check/rules/omni_dspark.py`` judges them)."""
+    key where found, the value as JSON text: unvalidated, and hashable), each resolved in vLLM's
+    own order; a name it does not find is absent (``check/rules/omni_dspark.py`` judges them)."""
 
 
 @dataclass(frozen=True)
@@ -387,10 +387,10 @@ ATTENTION_KEYS = ("num_attention_heads", "num_key_value_heads", "head_dim")
 """The attention shape of a decoder: heads, key/value heads, width per head."""
 
 
-def stated(reader: FieldReader, keys: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
-    """Return (key, raw value) for each of ``keys`` the object states with a non-null value,
+def stated(reader: FieldReader, keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Return (key, JSON text) for each of ``keys`` the object states with a non-null value,
     unvalidated: a contract that checks the types itself needs them as written."""
-    return tuple((key, reader.data[key]) for key in keys if reader.has(key))
+    return tuple((key, json.dumps(reader.data[key])) for key in keys if reader.has(key))
 
 
 def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[str, int], ...]:

@@ -33,10 +33,15 @@ What is extracted is only what can be read mechanically:
   last layer) is stored.
 
 Judgement (what a numbering means for a draft, why an inherited hook captures nothing) stays in
-reviewed code in ``dflash_check/knowledge``. A structural anchor this command depends on (the
-registry tables, the interface, the hook names) that is missing raises ``AnchorMissing``, so a
-change of an engine's code style fails loudly instead of dropping facts. The tests run it on
-small source fixtures (``tests/fixtures/engine_src``).
+reviewed code in ``dflash_check/knowledge``. The engine functions that judgement was read from
+(vLLM: ``get_eagle3_aux_layers_from_config``, the capture helper, the de-duplication of the
+capture list) are fingerprinted (a digest of the syntax tree, blind to layout and comments) and
+recorded under ``reviewed``; a release whose function matches no reviewed fingerprint fails with
+``MeaningChanged``, naming the function and the hand-typed facts to review. A structural
+anchor this command depends on (the registry tables, the interface, the hook names, a call of
+the capture helper) that is missing raises ``AnchorMissing``, so a change of an engine's code
+style fails loudly instead of dropping facts. The tests run it on small source fixtures
+(``tests/fixtures/engine_src``).
 """
 
 from __future__ import annotations
@@ -65,6 +70,10 @@ SCHEMA = 1
 
 class AnchorMissing(RuntimeError):
     """An anchor the extraction relies on is not in the source: the engine's code changed."""
+
+
+class MeaningChanged(AnchorMissing):
+    """A function whose meaning was reviewed by hand differs from every reviewed version."""
 
 
 # --- reading sources -------------------------------------------------------------------------
@@ -449,7 +458,10 @@ def find_messages(source: Source, anchors: Mapping[str, tuple[str, str]]) -> dic
     """Each anchored message: the full text of the string that contains the phrase, where.
 
     A message a release no longer has is recorded as absent (``null``): that is a fact too
-    (vLLM 0.34 dropped the V1 runner's text).
+    (vLLM 0.34 dropped the V1 runner's text). A string an exception is raised with wins over
+    one that is only logged: vLLM 0.34's ``platforms/interface.py`` raises "Model Runner V1 has
+    been removed" at 1483-1486 for ``VLLM_USE_V2_MODEL_RUNNER=0`` and logs the same phrase at
+    1488 for ``=1``; the refusal is the fact.
     """
     out: dict[str, object] = {}
     for key, (path, phrase) in sorted(anchors.items()):
@@ -457,13 +469,23 @@ def find_messages(source: Source, anchors: Mapping[str, tuple[str, str]]) -> dic
         if path not in source.files:
             continue
         tree = ast.parse(source.files[path])
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Constant, ast.JoinedStr)):
-                text = message_text(node)
-                if text and phrase in text:
-                    out[key] = {"at": at(path, node.lineno), "text": text}
-                    break
+        raised = [n for n in ast.walk(tree) if isinstance(n, ast.Raise)]
+        for scope in (*raised, tree):
+            found = _first_message(scope, phrase)
+            if found is not None:
+                out[key] = {"at": at(path, found[0]), "text": found[1]}
+                break
     return out
+
+
+def _first_message(scope: ast.AST, phrase: str) -> tuple[int, str] | None:
+    """The first string under ``scope`` (in ``ast.walk`` order) containing ``phrase``."""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)):
+            text = message_text(node)
+            if text and phrase in text:
+                return node.lineno, text
+    return None
 
 
 # --- vLLM --------------------------------------------------------------------------------------
@@ -540,6 +562,148 @@ def _vllm_class(index: PyIndex, module: str, cls: str) -> ClassInfo | None:
 CAPTURE_HELPERS = ("_maybe_add_hidden_state",)
 
 
+# --- reviewed functions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewedFunction:
+    """An engine function whose meaning the tool's hand-typed knowledge was read from."""
+
+    path: str
+    qualname: str
+    """``function`` or ``Class.method``."""
+    facts: str
+    """The hand-typed knowledge that depends on it: what to review when it changes."""
+    fingerprints: tuple[str, ...]
+    """The fingerprints (``fingerprint``) of the versions that were reviewed."""
+
+
+VLLM_EAGLE3_UTILS = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
+VLLM_REVIEWED = (
+    ReviewedFunction(
+        VLLM_EAGLE3_UTILS,
+        "get_eagle3_aux_layers_from_config",
+        "the numbering per key of the vLLM (V2) rows: id_readings in knowledge/runtimes/"
+        "dflash.py and eagle3.py (DFlash ids + 1, aux ids and legacy layer_ids raw, the "
+        "deepseek_v41 DSpark exception, the first non-empty list wins)",
+        # 0.32.0, 0.33.0 and 0.34.0 (vllm==0.34.0: eagle3_utils.py:103-140).
+        ("a28fb3de4a3cfe88",),
+    ),
+    ReviewedFunction(
+        VLLM_INTERFACES,
+        "EagleModelMixin._maybe_add_hidden_state",
+        "the capture position of vLLM (shift 1: the output of layer t, hidden_states + "
+        "residual, is aux layer t + 1) in knowledge/runtimes/dflash.py and eagle3.py",
+        ("fdf828ff45beb5a6",),
+    ),
+    ReviewedFunction(
+        VLLM_INTERFACES,
+        "EagleModelMixin._set_aux_hidden_state_layers",
+        "the de-duplication and sorting of the capture list (sorted(set(layers))) behind "
+        "DF003's stage on vLLM in knowledge/outcomes.py and check/rules/layer_ids.py",
+        ("a1ac96e52770f122",),
+    ),
+)
+"""vLLM's reviewed functions; a fingerprint is added here only after the facts are reviewed."""
+
+SGLANG_DFLASH_UTILS = "sglang/srt/speculative/dflash_utils.py"
+SGLANG_REVIEWED = (
+    ReviewedFunction(
+        SGLANG_DFLASH_UTILS,
+        "DFlashDraftConfig.resolve_target_layer_ids",
+        "SGLang's startup range check (only t >= N refused, so N-1 fails later): the SGLang "
+        "row's out_of_range and uncaptured_stage in knowledge/runtimes/dflash.py, DF004's stage",
+        # sglang==0.5.23: dflash_utils.py:556-585.
+        ("a04a34fdc5a30720",),
+    ),
+    ReviewedFunction(
+        SGLANG_DFLASH_UTILS,
+        "build_target_layer_ids",
+        "the z-lab formula SGLang guesses ids with when a draft states none: the SGLang row's "
+        "default_ids ('zlab-target') in knowledge/runtimes/dflash.py, DF001's message",
+        # sglang==0.5.23: dflash_utils.py:348-385.
+        ("0b4c6078fa732e93",),
+    ),
+)
+"""SGLang's reviewed functions (see ``VLLM_REVIEWED``)."""
+
+
+_UNSTABLE_FIELDS = frozenset({"type_comment", "type_params", "kind"})
+"""AST fields that some Python versions lack or fill differently and that carry no meaning."""
+
+
+def _canonical(node: object) -> object:
+    """A JSON-able form of a syntax tree that every supported Python writes alike: node type
+    and fields, without positions, empty fields, or the fields of ``_UNSTABLE_FIELDS``."""
+    if isinstance(node, ast.AST):
+        fields = {
+            name: _canonical(value)
+            for name, value in ast.iter_fields(node)
+            if name not in _UNSTABLE_FIELDS and value is not None and value != []
+        }
+        return [type(node).__name__, fields]
+    if isinstance(node, list):
+        return [_canonical(n) for n in node]
+    return repr(node)
+
+
+def fingerprint(fn: ast.FunctionDef) -> str:
+    """A digest of a function's syntax tree without its docstring, positions or comments: a
+    change of layout or wording keeps it, a change of what the code does changes it."""
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    tree = [fn.name, _canonical(fn.args), _canonical(body), _canonical(fn.returns)]
+    text = json.dumps(tree, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
+    owner, _, name = qualname.rpartition(".")
+    body: list[ast.stmt] = tree.body
+    if owner:
+        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        if cls is None:
+            return None
+        body = cls.body
+    return next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -> dict[str, object]:
+    """Fingerprint each reviewed function of this release (``qualname`` -> ``at`` and
+    ``fingerprint``); a missing one is a missing anchor, and every one that differs from all
+    its reviewed versions is named in one ``MeaningChanged`` with the facts to review."""
+    out: dict[str, object] = {}
+    changed: list[str] = []
+    for r in reviewed:
+        fn = _find_function(ast.parse(source.text(r.path)), r.qualname)
+        if fn is None:
+            raise AnchorMissing(f"{r.path}: no {r.qualname} (reviewed for: {r.facts})")
+        digest = fingerprint(fn)
+        out[r.qualname] = {"at": at(r.path, fn.lineno), "fingerprint": digest}
+        if digest not in r.fingerprints:
+            changed.append(
+                f"{r.qualname} ({at(r.path, fn.lineno)}) is not the reviewed code (fingerprint "
+                f"{digest}, reviewed {', '.join(r.fingerprints)}): review {r.facts}"
+            )
+    if changed:
+        raise MeaningChanged(
+            "the meaning of reviewed code may have changed; after review, add the new "
+            "fingerprints to VLLM_REVIEWED / SGLANG_REVIEWED in tools/extract_engine_facts.py:\n  "
+            + "\n  ".join(changed)
+        )
+    return out
+
+
+def capture_helpers_called(index: PyIndex, names: tuple[str, ...]) -> None:
+    """Fail when no model calls a capture helper: renamed at its call sites, every capture
+    site would be lost while the capture interface is still found."""
+    for tree in index.trees.values():
+        if any(isinstance(n, ast.Call) and _base_name(n.func) in names for n in ast.walk(tree)):
+            return
+    raise AnchorMissing(f"no model calls the capture helper {', '.join(names)}: renamed?")
+
+
 def capture_sites(chain: list[ClassInfo], names: tuple[str, ...]) -> list[str]:
     """Where a class's effective methods capture hidden states, each ``path:line:position``.
 
@@ -609,6 +773,8 @@ def extract_vllm(source: Source) -> dict[str, object]:
     if f"class {VLLM_CAPTURE_INTERFACE}" not in source.text(VLLM_INTERFACES):
         raise AnchorMissing(f"{VLLM_INTERFACES}: no class {VLLM_CAPTURE_INTERFACE}")
     index = build_index(source, ("vllm/model_executor/models/", "vllm/models/"))
+    reviewed = reviewed_functions(source, VLLM_REVIEWED)
+    capture_helpers_called(index, CAPTURE_HELPERS)
 
     def row(arch: str, line: int, module: str, cls: str) -> dict[str, object]:
         info = _vllm_class(index, module, cls)
@@ -657,6 +823,7 @@ def extract_vllm(source: Source) -> dict[str, object]:
         "drafts": drafts,
         "speculators": _speculators_loaders(source),
         "messages": find_messages(source, VLLM_MESSAGES),
+        "reviewed": reviewed,
     }
 
 
@@ -829,6 +996,7 @@ def extract_sglang(source: Source) -> dict[str, object]:
         "targets": targets,
         "drafts": drafts,
         "messages": find_messages(source, SGLANG_MESSAGES),
+        "reviewed": reviewed_functions(source, SGLANG_REVIEWED),
     }
 
 

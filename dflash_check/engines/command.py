@@ -8,8 +8,9 @@ One table row per engine, each flag named as the engine's own argument parser sp
   ``vllm/config/vllm.py``), ``model`` the draft and ``num_speculative_tokens`` = block size - 1
   (the proposer drafts ``1 + num_speculative_tokens`` positions, bonus token plus mask slots);
   ``--tensor-parallel-size`` / ``--pipeline-parallel-size`` (``vllm/engine/arg_utils.py``).
-* SGLang: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH
-  --speculative-draft-model-path DRAFT --speculative-num-draft-tokens BLOCK`` (the block size
+* SGLang: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH``
+  (``DSPARK``, ``EAGLE3`` for those drafts: ``SGLANG_ALGORITHMS``)
+  ``--speculative-draft-model-path DRAFT --speculative-num-draft-tokens BLOCK`` (the block size
   itself, not minus one; DFlash 2 uses the same algorithm since sgl-project/sglang#35371),
   ``--tp-size`` / ``--pp-size`` and ``--enable-metrics``
   (``sgl-project/sglang:python/sglang/srt/server_args.py``).
@@ -61,22 +62,49 @@ class LaunchSpec:
     """Draft tokens per step the user serves with (``--num-speculative-tokens``); None: derived
     from the block size."""
     method: str = "dflash"
-    """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``)."""
+    """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``,
+    ``eagle3``)."""
 
 
 def vllm_method(method: str) -> str:
     """Return vLLM's ``speculative_config.method`` for a draft of ``method``: ``dspark`` for
-    DSpark drafts, ``dflash`` for DFlash and DFlash 2 (whose speculator config subclasses
-    DFlash's, base method ``dflash``). vLLM 0.34 refuses another method than the one the draft
-    checkpoint's class declares, at load (``VLLM_034.checks_method``)."""
-    return "dspark" if method == "dspark" else "dflash"
+    DSpark drafts, ``eagle3`` for EAGLE-3 heads, ``dflash`` for DFlash and DFlash 2 (whose
+    speculator config subclasses DFlash's, base method ``dflash``). vLLM 0.34 refuses another
+    method than the one the draft checkpoint's class declares, at load
+    (``VLLM_034.checks_method``)."""
+    return method if method in ("dspark", "eagle3") else "dflash"
 
 
-def draft_tokens(engine: str, block_size: int | None, num_speculative: int | None = None) -> int:
+SGLANG_ALGORITHMS = {
+    "dflash": "DFLASH",
+    "dflash2": "DFLASH",
+    "dspark": "DSPARK",
+    "eagle3": "EAGLE3",
+}
+"""The draft's method -> SGLang's ``--speculative-algorithm`` (the names of
+``SpeculativeAlgorithm``, sglang==0.5.23:sglang/srt/speculative/spec_info.py:39-43, read
+case-insensitively by ``from_string`` at :50-58; DFlash 2 runs as DFLASH since
+sgl-project/sglang#35371)."""
+
+
+def sglang_algorithm(method: str) -> str:
+    """Return SGLang's ``--speculative-algorithm`` for a draft of ``method``."""
+    return SGLANG_ALGORITHMS.get(method, "DFLASH")
+
+
+def draft_tokens(
+    engine: str, block_size: int | None, num_speculative: int | None = None, method: str = "dflash"
+) -> int:
     """Return the engine's draft-length setting: ``num_speculative`` draft tokens when given
     (the setting DF019 checked), else what a draft of ``block_size`` was trained for. vLLM
-    counts the draft tokens; SGLang counts the bonus token too (``COUNTS_BONUS_TOKEN``)."""
-    drafted = num_speculative or (block_size or DEFAULT_BLOCK_SIZE) - 1
+    counts the draft tokens; SGLang counts the bonus token too (``COUNTS_BONUS_TOKEN``). A
+    DFlash block holds the bonus token and block - 1 draft slots; a DSpark block counts draft
+    tokens only (vLLM derives num_speculative_tokens = block_size,
+    vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/dspark/config.py:78-85, and the Qwen3-Omni
+    contract refuses another, config/speculative.py:239-243; SGLang drafts gamma + 1
+    positions)."""
+    block = block_size or DEFAULT_BLOCK_SIZE
+    drafted = num_speculative or (block if method == "dspark" else block - 1)
     return drafted + 1 if COUNTS_BONUS_TOKEN[engine] else drafted
 
 
@@ -94,7 +122,7 @@ def _vllm_serve(spec: LaunchSpec) -> list[str]:
             "method": vllm_method(spec.method),
             "model": spec.draft,
             "num_speculative_tokens": draft_tokens(
-                VLLM.name, spec.block_size, spec.num_speculative_tokens
+                VLLM.name, spec.block_size, spec.num_speculative_tokens, spec.method
             ),
         }
         argv += ["--speculative-config", json.dumps(config)]
@@ -106,17 +134,22 @@ def _vllm_serve(spec: LaunchSpec) -> list[str]:
 
 
 def _sglang_serve(spec: LaunchSpec) -> list[str]:
-    """SGLang: ``python3 -m sglang.launch_server --speculative-algorithm DFLASH …``."""
+    """SGLang: ``python3 -m sglang.launch_server --speculative-algorithm DFLASH …`` (the
+    algorithm of the draft's method, ``SGLANG_ALGORITHMS``)."""
     argv = ["python3", "-m", "sglang.launch_server", "--model-path", spec.target]
     if spec.speculative:
         argv += [
             "--speculative-algorithm",
-            "DFLASH",
+            sglang_algorithm(spec.method),
             "--speculative-draft-model-path",
             spec.draft,
-            "--speculative-num-draft-tokens",
-            str(draft_tokens(SGLANG.name, spec.block_size, spec.num_speculative_tokens)),
         ]
+        # An EAGLE-3 head has no block: SGLang picks its own draft length unless given one.
+        if spec.block_size is not None or spec.num_speculative_tokens or spec.method != "eagle3":
+            tokens = draft_tokens(
+                SGLANG.name, spec.block_size, spec.num_speculative_tokens, spec.method
+            )
+            argv += ["--speculative-num-draft-tokens", str(tokens)]
     if spec.tensor_parallel:
         argv += ["--tp-size", str(spec.tensor_parallel)]
     if spec.pipeline_parallel:

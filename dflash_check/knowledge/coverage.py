@@ -40,6 +40,9 @@ class Status:
     may_serve: bool = False
     """For ``NOT_SERVED``: whether the engine's fallback may still serve and capture it (vLLM's
     Transformers backend, when the installed transformers implements the architecture)."""
+    refused: bool = True
+    """For ``NO_CAPTURE``: whether the engine refuses the pair at load; False where the capture
+    is set up without an error and the draft is fed no hidden states (Qwen4Exp on SGLang)."""
     convention: bool = False
     """Whether the capture read matches the engine's general convention, so the checks made
     with it hold for this class (vLLM: a capture after each layer, or before each layer and
@@ -90,7 +93,13 @@ def status(
     if reviewed is not None:
         why, key = reviewed
         message = facts.message(key) if key else None
-        return Status(Capture.NO_CAPTURE, f"{why} ({facts.cite(tf.class_at or tf.at)})", message)
+        # A reviewed class without an engine message is one the engine does not refuse.
+        return Status(
+            Capture.NO_CAPTURE,
+            f"{why} ({facts.cite(tf.class_at or tf.at)})",
+            message,
+            refused=key is not None,
+        )
     return _judge(facts, tf, method, runner)
 
 

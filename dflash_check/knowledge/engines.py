@@ -66,6 +66,9 @@ class Release:
     """Draft architecture -> the ``method`` its model class declares in this release (vLLM's
     ``speculator_config_class``), for the classes that declare one; the load-time check
     (``checks_method``) refuses any other requested method."""
+    duplicate_ids_refused: str | None = None
+    """Why a draft whose ids repeat one is refused at start-up (Model Runner V2), with the
+    citations; None: not read to be refused."""
     omni_dspark_contract: str | None = None
     """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
     config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
@@ -205,6 +208,9 @@ VLLM_034 = Release(
     "0.34.0",
     date="2026-11-16",
     revision="62d4bc3c",
+    duplicate_ids_refused="the capture list is de-duplicated "
+    "(vllm==0.34.0:vllm/model_executor/models/interfaces.py:1630) while fc is sized from the "
+    "full list (qwen3_dflash.py:125-134), and the start-up memory profile runs the drafter",
     omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
     "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
 )

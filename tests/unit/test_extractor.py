@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import FIXTURES
-from tools.extract_engine_facts import AnchorMissing, dump, extract, main
+from tools.extract_engine_facts import AnchorMissing, MeaningChanged, dump, extract, main
 
 SRC = FIXTURES / "engine_src"
 EXPECTED = SRC / "expected"
@@ -77,6 +77,12 @@ def test_vllm_patterns() -> None:
     assert targets["OlmoForCausalLM"]["capture"] is True
     assert set(facts["speculators"]) == {"dflash", "eagle3"}
     assert facts["messages"]["no_capture_v1"] is None
+    # The refusal raised, not the warning logged with the same phrase two lines below.
+    assert facts["messages"]["v1_removed"] == {
+        "at": "vllm/platforms/interface.py:14",
+        "text": "VLLM_USE_V2_MODEL_RUNNER={value} is no longer supported: Model Runner V1 has "
+        "been removed. Unset this variable.",
+    }
 
 
 def test_sglang_patterns() -> None:
@@ -158,6 +164,116 @@ def test_a_missing_anchor_fails_loudly(
         extract(engine, "fixture", tree)
     assert main([engine, "fixture", str(tree), "--out", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
+
+
+# Three plausible upstream refactors of the reviewed vLLM code (issue 29): each changes what
+# the hand-typed knowledge says, so each must stop the extraction, naming what to review.
+EAGLE3_UTILS = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
+INTERFACES = "vllm/model_executor/models/interfaces.py"
+PLUS_ONE = 'layer_ids = [i + 1 for i in (dflash_config.get("target_layer_ids") or [])]'
+
+
+def _refactored(tmp_path: Path, edits: dict[str, tuple[str, str]]) -> Path:
+    """A copy of the vLLM fixture with ``old`` replaced by ``new`` in each named file (or in
+    every file, for the key ``*``); each edit must apply."""
+    tree = tmp_path / "vllm"
+    shutil.copytree(SRC / "vllm", tree)
+    for where, (old, new) in edits.items():
+        files = sorted(tree.rglob("*.py")) if where == "*" else [tree / where]
+        hits = 0
+        for p in files:
+            text = p.read_text(encoding="utf-8")
+            hits += text.count(old)
+            p.write_text(text.replace(old, new), encoding="utf-8")
+        assert hits, f"{old!r} is not in the fixture"
+    return tree
+
+
+@pytest.mark.parametrize(
+    ("edits", "error", "names"),
+    [
+        # The capture helper renamed everywhere: the reviewed helper is gone.
+        (
+            {"*": ("_maybe_add_hidden_state", "_maybe_capture_hidden_state")},
+            AnchorMissing,
+            ("EagleModelMixin._maybe_add_hidden_state", "capture position"),
+        ),
+        # Renamed at its call sites only (the old definition left behind): no site is found.
+        (
+            {
+                "vllm/model_executor/models/llama.py": (
+                    "self._maybe_add_hidden_state(",
+                    "self._maybe_capture_hidden_state(",
+                ),
+            },
+            AnchorMissing,
+            ("no model calls the capture helper _maybe_add_hidden_state",),
+        ),
+        # The +1 for DFlash ids dropped in get_eagle3_aux_layers_from_config.
+        (
+            {
+                EAGLE3_UTILS: (
+                    PLUS_ONE,
+                    'layer_ids = list(dflash_config.get("target_layer_ids") or [])',
+                )
+            },
+            MeaningChanged,
+            ("get_eagle3_aux_layers_from_config", "numbering per key", "knowledge/runtimes"),
+        ),
+        # The de-duplication of the capture list dropped.
+        (
+            {INTERFACES: ("tuple(sorted(set(layers)))", "tuple(layers)")},
+            MeaningChanged,
+            ("EagleModelMixin._set_aux_hidden_state_layers", "de-duplication", "DF003"),
+        ),
+    ],
+    ids=["helper-renamed", "helper-renamed-at-call-sites", "plus-one-dropped", "dedup-dropped"],
+)
+def test_a_refactor_of_reviewed_code_fails_loudly(
+    tmp_path: Path, edits: dict[str, tuple[str, str]], error: type, names: tuple[str, ...]
+) -> None:
+    tree = _refactored(tmp_path, edits)
+    with pytest.raises(error) as raised:
+        extract("vllm", "fixture", tree)
+    for name in names:
+        assert name in str(raised.value)
+    assert main(["vllm", "fixture", str(tree), "--out", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_change_of_layout_and_wording_is_not_a_change_of_meaning(tmp_path: Path) -> None:
+    """Comments, a docstring and line breaks do not change a fingerprint: the extraction is the
+    same but for the lines it cites."""
+    tree = _refactored(
+        tmp_path,
+        {
+            EAGLE3_UTILS: (
+                "    if not (spec_config and spec_config.draft_model_config):\n",
+                '    """Which target layers to capture."""\n\n    # (re-wrapped upstream)\n'
+                "    if not (\n        spec_config and spec_config.draft_model_config\n    ):\n",
+            )
+        },
+    )
+    before = extract("vllm", "fixture", SRC / "vllm")["reviewed"]
+    after = extract("vllm", "fixture", tree)["reviewed"]
+    assert {k: v["fingerprint"] for k, v in after.items()} == {
+        k: v["fingerprint"] for k, v in before.items()
+    }
+
+
+def test_an_sglang_range_check_that_changes_fails_loudly(tmp_path: Path) -> None:
+    """SGLang's startup check refusing N-1 too would change DF004's stage there."""
+    tree = tmp_path / "sglang"
+    shutil.copytree(SRC / "sglang", tree)
+    utils = tree / "sglang/srt/speculative/dflash_utils.py"
+    text = utils.read_text(encoding="utf-8")
+    assert "val >= target_num_layers:" in text
+    utils.write_text(
+        text.replace("val >= target_num_layers:", "val >= target_num_layers - 1:"),
+        encoding="utf-8",
+    )
+    with pytest.raises(MeaningChanged, match=r"DFlashDraftConfig\.resolve_target_layer_ids"):
+        extract("sglang", "fixture", tree)
 
 
 # -- hostile archives (issue 30): one line and exit 2/3, bounded reads, regular files only ----

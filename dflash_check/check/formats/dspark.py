@@ -23,6 +23,8 @@ read another one first.
 
 from __future__ import annotations
 
+import json
+
 from dflash_check.check.formats.common import (
     at_path,
     dflash_config_facts,
@@ -144,15 +146,16 @@ OMNI_CONTRACT_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def omni_contract_values(top: FieldReader) -> tuple[tuple[str, str, object], ...]:
-    """Return (name, dotted key, raw value) for each name of ``OMNI_CONTRACT_KEYS`` the draft
-    states, from the first of its keys holding a non-null value (as vLLM's getattr chain)."""
+def omni_contract_values(top: FieldReader) -> tuple[tuple[str, str, str], ...]:
+    """Return (name, dotted key, the value as JSON text) for each name of
+    ``OMNI_CONTRACT_KEYS`` the draft states, from the first of its keys holding a non-null
+    value (as vLLM's getattr chain)."""
     out = []
     for name, keys in OMNI_CONTRACT_KEYS:
         for key in keys:
             reader, last = at_path(top, key)
             if reader is not None and reader.has(last):
-                out.append((name, key, reader.data[last]))
+                out.append((name, key, json.dumps(reader.data[last])))
                 break
     return tuple(out)
 

@@ -9,8 +9,8 @@ entries, ``docs/rules.md``). A rule yields ``Issue`` values; the checker turns t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from dflash_check.check.report import LayerResolution, Severity
@@ -66,6 +66,24 @@ class Issue:
 
 
 RuleCheck = Callable[[PairContext], Iterator[Issue]]
+
+
+def per_runtime(
+    ctx: PairContext,
+    issue: Issue,
+    skip: frozenset[str] = frozenset(),
+    stages: Mapping[str, Stage] | None = None,
+) -> Iterator[Issue]:
+    """Yield ``issue`` once per selected runtime but those in ``skip``, each with its stage
+    from ``stages`` where an engine shows it otherwise; the one runtime-less issue when there
+    is nothing to tell apart."""
+    stages = {k: v for k, v in (stages or {}).items() if k in ctx.selected}
+    if not skip and not stages:
+        yield issue
+        return
+    for p in ctx.profiles:
+        if p.name not in skip:
+            yield replace(issue, runtime=p.name, stage=stages.get(p.name, issue.stage))
 
 
 @dataclass(frozen=True)

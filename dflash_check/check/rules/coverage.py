@@ -1,6 +1,6 @@
 """Rules from the facts extracted from each engine release's code (``knowledge/facts.py``).
 
-The family cells (``core/runtimes.py``) describe the target families the tool has reviewed; the
+The family cells (``knowledge/runtimes/``) describe the target families the tool has reviewed; the
 extracted data covers every target architecture a release registers. These rules speak where
 the cells are silent: a target the release serves no model class for, and a served class with
 no capture for the draft's method. A family the cells already mark ``cannot_capture`` is left
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
 from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import RuntimeProfile
 
 if TYPE_CHECKING:
@@ -124,6 +125,18 @@ def check_target_capture_in_release(ctx: PairContext) -> Iterator[Issue]:
         if judged.capture is not Capture.NO_CAPTURE:
             continue
         said = f": {judged.message}" if judged.message else ""
+        if not judged.refused:
+            # No load-time refusal on this path (the hook succeeds, sgl-project/sglang#38589):
+            # the draft's fc meets features it was not built for when the first batch runs.
+            yield Issue(
+                f"target {t.name} ({', '.join(t.architectures)}): {judged.why}; {p.name} "
+                "raises nothing at load and the draft is fed no captured hidden states",
+                runtime=p.name,
+                field="architectures",
+                model="target",
+                stage=Stage.FIRST_DECODE,
+            )
+            continue
         yield Issue(
             f"target {t.name} ({', '.join(t.architectures)}): {judged.why}; "
             f"{p.name} refuses the pair at load{said}",

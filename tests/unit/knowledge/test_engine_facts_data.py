@@ -14,6 +14,7 @@ import pytest
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, on_family, resolve_ids
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.unit.check.test_eagle3 import head_view
@@ -130,6 +131,12 @@ def test_qwen4exp_cannot_capture_in_vllm_034_or_sglang_0523() -> None:
         assert report.runtime_verdicts[runtime] is Verdict.INCOMPATIBLE
     msg = next(f.message for f in report.findings if f.rule == "DF053" and f.runtime == "vllm")
     assert "must inherit from EagleModelMixin" in msg and "refuses the pair at load" in msg
+    # SGLang raises nothing on that path (the hook succeeds): no load-time refusal is claimed.
+    sgl = next(f for f in report.findings if f.rule == "DF053" and f.runtime == "sglang")
+    assert "raises nothing at load" in sgl.message and "refuses" not in sgl.message
+    assert sgl.stage is Stage.FIRST_DECODE
+    vllm = next(f for f in report.findings if f.rule == "DF053" and f.runtime == "vllm")
+    assert vllm.stage is Stage.LOAD
 
 
 def test_a_class_without_the_interface_is_an_error_not_a_note() -> None:

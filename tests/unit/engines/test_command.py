@@ -1,0 +1,58 @@
+"""The engine command names each engine's own method for the draft's method."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dflash_check.engines.command import LaunchSpec, build_command
+
+
+def _spec(engine: str, method: str, block: int | None) -> LaunchSpec:
+    return LaunchSpec(engine=engine, target="T", draft="D", block_size=block, method=method)
+
+
+def _flag(argv: tuple[str, ...], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+@pytest.mark.parametrize(
+    ("method", "algorithm"),
+    [("dflash", "DFLASH"), ("dflash2", "DFLASH"), ("dspark", "DSPARK"), ("eagle3", "EAGLE3")],
+)
+def test_sglang_algorithm_per_method(method: str, algorithm: str) -> None:
+    """sglang==0.5.23 spec_info.py:39-43: DFLASH, DSPARK and EAGLE3 are its algorithms."""
+    block = None if method == "eagle3" else 16
+    argv = build_command(_spec("sglang", method, block))
+    assert _flag(argv, "--speculative-algorithm") == algorithm
+
+
+def test_an_eagle3_head_leaves_sglang_its_draft_length() -> None:
+    """No block to derive one from: no --speculative-num-draft-tokens unless the user gave it."""
+    argv = build_command(_spec("sglang", "eagle3", None))
+    assert "--speculative-num-draft-tokens" not in argv
+    given = LaunchSpec("sglang", "T", "D", None, method="eagle3", num_speculative_tokens=3)
+    assert _flag(build_command(given), "--speculative-num-draft-tokens") == "4"
+
+
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [("dflash", "dflash"), ("dflash2", "dflash"), ("dspark", "dspark"), ("eagle3", "eagle3")],
+)
+def test_vllm_method_per_method(method: str, expected: str) -> None:
+    argv = build_command(_spec("vllm", method, 16))
+    config = json.loads(_flag(argv, "--speculative-config") or "{}")
+    assert config["method"] == expected
+
+
+def test_a_dspark_block_counts_draft_tokens() -> None:
+    """vLLM derives num_speculative_tokens = block_size for DSpark (0.34.0 dspark/config.py
+    :78-85; the Qwen3-Omni contract refuses another); a DFlash block keeps a bonus slot."""
+    dspark = json.loads(_flag(build_command(_spec("vllm", "dspark", 7)), "--speculative-config"))
+    assert dspark["num_speculative_tokens"] == 7
+    dflash = json.loads(_flag(build_command(_spec("vllm", "dflash", 16)), "--speculative-config"))
+    assert dflash["num_speculative_tokens"] == 15
+    assert _flag(build_command(_spec("sglang", "dspark", 7)), "--speculative-num-draft-tokens") == (
+        "8"
+    )
