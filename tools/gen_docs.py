@@ -17,6 +17,7 @@ from pathlib import Path
 # (an editable install of another clone would otherwise write that tree's docs here).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dflash_check.app.pairs_schema import pairs_schema_json
 from dflash_check.cli import app
 from dflash_check.cli.options import fill_help_slots
 from dflash_check.render.listing.formats import formats_markdown
@@ -50,14 +51,16 @@ A model name (DRAFT, TARGET, or a `pairs.yaml` entry) is a **local path** when
 
 - it starts with `.`, `/` or `~` (`./Qwen3-4B`, `~/models/draft`), or
 - it exists here, or
-- its first path component exists here (`examples/Qwen3-4B-DFlash` when `examples/` does).
+- its first path component exists here (`examples/Qwen3-4B-DFlash` when `examples/` does),
+  or nearly does (`exmaples/...` when `examples/` does: a typo, not a Hub organisation).
 
 Anything else is a **Hub repo id**, `ORG/NAME`, optionally `ORG/NAME:SUBFOLDER` and
 `ORG/NAME@REVISION`. A local path that does not exist is named at once, with the closest
 folder beside it, and never looked up on the Hub: `pair examples/Qwen3-4B-DFlash
 examples/Qwen3-4B` answers `directory not found` (did you mean `examples/Qwen3-4B-DFlash-b16`?)
-in well under a second. To reach a Hub repo whose organisation has the name of a local folder,
-run from another directory.
+in well under a second. To reach a Hub repo whose organisation has the name of a local folder
+(a `Qwen/` folder here, the Hub's `Qwen/Qwen3-4B`), prefix it with `hf://`:
+`hf://Qwen/Qwen3-4B` is always a Hub repo id, in `pairs.yaml` too.
 """
 
 
@@ -78,6 +81,7 @@ DOCS: dict[str, Callable[[], str]] = {
     "docs/runtimes.md": runtimes_markdown,
     "docs/formats.md": formats_markdown,
     "docs/cli.md": cli_markdown,
+    "docs/pairs.schema.json": pairs_schema_json,
 }
 
 

@@ -114,6 +114,38 @@ def check_pair(request: CheckRequest, cache: ModelCache | None = None) -> CheckR
     return run_check(draft, target, request.settings, tokenizers)
 
 
+class GivenADraft(ValueError):
+    """``pair MODEL`` named a draft: a forgotten TARGET, not a target without MTP layers."""
+
+
+def target_alone(
+    target: ModelRef,
+    cache: ModelCache,
+    settings: CheckSettings = DEFAULT_SETTINGS,
+) -> MtpReport:
+    """Answer ``pair TARGET``: the target's own MTP layers, for the engines the selection
+    names. Raise ``GivenADraft`` for a draft (a usage error: its target is missing)."""
+    from dataclasses import replace
+
+    from dflash_check.check.formats import normalise_draft
+
+    files = cache.fetch(target, "target")
+    try:
+        normalise_draft(replace(files, role="draft"))
+    except CheckError:
+        pass  # not a draft: the question stands
+    else:
+        # A forgotten TARGET must not read as "this model has no MTP layers".
+        raise GivenADraft(
+            f"{target.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
+        )
+    report = check_target_alone(target, cache, settings.strict, settings.num_speculative_tokens)
+    if settings.selection.portable_only:
+        return report
+    names = settings.selection.names
+    return replace(report, engines=tuple(r for r in report.engines if r.engine in names))
+
+
 def check_target_alone(
     target: ModelRef,
     cache: ModelCache | None = None,

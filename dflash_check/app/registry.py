@@ -2,7 +2,7 @@
 
 The file is a mapping with ``version: 1`` and ``pairs:``, a list of entries. Only this module
 parses it; everything downstream sees frozen ``PairSpec`` values. ``docs/pairs.schema.json``
-publishes the same format for editors, and a test keeps the two in agreement.
+publishes the same format for editors, generated from these tables (``app/pairs_schema.py``).
 """
 
 from __future__ import annotations
@@ -79,8 +79,14 @@ NON_STRING_KEYS = ("runtimes", "num_speculative_tokens", "ignore")
 
 
 def _fail(path: str, line: int, message: str) -> RegistryError:
-    """Build an error that points at ``path:line``."""
-    return RegistryError.at(path, line, message)
+    """Build an error that points at ``path:line``.
+
+    One mistake is one line: a key or value quoted from the file (a name holding a newline
+    and ``::warning``) is shown with its line breaks and controls visible, and cut.
+    """
+    from dflash_check.sanitize import data
+
+    return RegistryError.at(path, line, data(message, 1000))
 
 
 def _suggest(key: str, allowed: tuple[str, ...] | list[str]) -> str:
@@ -354,6 +360,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
         settings=CheckSettings(
             spec.selection,
             ignore=frozenset(spec.ignore),
+            strict=spec.strict,
             num_speculative_tokens=spec.num_speculative_tokens,
             speculative_method=spec.method,
         ),

@@ -52,6 +52,8 @@ class PairSpec:
     """The engine's draft tokens per step the pairing is served with (DF019), if stated."""
     method: str | None = None
     """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if stated."""
+    strict: bool = False
+    """Warnings and rules not checked make the pair incompatible (``registry --strict``)."""
     ignore: tuple[str, ...] = ()
     """Rule ids this pair does not count (``ignore:``); reported as suppressed, like
     ``--ignore``."""

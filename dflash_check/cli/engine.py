@@ -9,10 +9,8 @@ Messages go to stderr, data to stdout.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -21,11 +19,8 @@ from dflash_check.cli.output import ENGINE_KEY_ENV
 
 if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
-    from dflash_check.engines.command import LaunchSpec
     from dflash_check.engines.profiles import EngineOptions
     from dflash_check.knowledge.selection import Selection
-    from dflash_check.smoke.report import SmokeReport
-    from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
 
 ENGINE = "Smoke run in a serving engine"
@@ -313,35 +308,6 @@ def check_engine_flags(
                 raise typer.BadParameter(f"{flag} {shown!r}: {err}", param_hint=flag) from None
 
 
-def launch_spec(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    engine: str,
-    tensor_parallel: int | None,
-    pipeline_parallel: int | None,
-    host: str,
-    port: int,
-) -> LaunchSpec:
-    """Return what the engine command needs: the pair as given, the draft's block size and
-    the draft length the pair was checked for (``--num-speculative-tokens``), if given."""
-    from dflash_check.engines.command import LaunchSpec
-
-    dflash = report.draft.dflash  # the block size of a DFlash-family draft
-    return LaunchSpec(
-        engine=engine,
-        target=target.spec,
-        draft=draft.spec,
-        block_size=dflash.block_size if dflash is not None else None,
-        num_speculative_tokens=report.num_speculative_tokens,
-        method=report.draft.method,
-        tensor_parallel=tensor_parallel,
-        pipeline_parallel=pipeline_parallel,
-        host=host,
-        port=port,
-    )
-
-
 def print_engine_command(
     report: CheckReport,
     draft: ModelRef,
@@ -365,6 +331,8 @@ def print_engine_command(
         console.print("No command printed: the static check failed.", markup=False)
         return
     # 0.0.0.0: the server is meant to be reached from the machine that runs dflash-check.
+    from dflash_check.app.engine_smoke import launch_spec, served_name
+
     spec = launch_spec(
         report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
     )
@@ -375,85 +343,3 @@ def print_engine_command(
     spec = replace(spec, target=served_name(target), draft=served_name(draft))
     # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
     sys.stdout.write(one_line(shell_line(build_command(spec))) + "\n")
-
-
-def served_name(ref: ModelRef) -> str:
-    """Return the model as an engine command names it: a Hub spec, or an absolute path."""
-    return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
-
-
-def run_engine(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    options: SmokeOptions,
-    engine: EngineOptions,
-    say: Callable[[str], None],
-) -> SmokeReport:
-    """Run the smoke prompts on the engine (attached, or launched here first)."""
-    from dflash_check.app.engine_smoke import block_size_of
-    from dflash_check.engines.smoke_run import run_engine_smoke
-    from dflash_check.smoke.run import DEFAULT_PROMPTS
-
-    block_size = block_size_of(report, options.block_size)
-
-    def attach(engine: EngineOptions) -> SmokeReport:
-        return run_engine_smoke(
-            draft,
-            target,
-            options.prompts or DEFAULT_PROMPTS,  # the bundled runtime's prompts
-            options.max_new_tokens,
-            options.temperature,
-            options.seed,
-            options.chat_template,
-            options.min_acceptance,
-            block_size,
-            engine,
-            say,
-        )
-
-    if engine.mode == "launch":
-        return launch_and_attach(report, draft, target, engine, attach, say)
-    return attach(engine)
-
-
-def launch_and_attach(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    engine: EngineOptions,
-    attach: Callable[[EngineOptions], SmokeReport],
-    say: Callable[[str], None],
-) -> SmokeReport:
-    """Start the engine on a free loopback port, run the attach flow on it, and stop it."""
-    import threading
-    from dataclasses import replace
-
-    from dflash_check.engines.command import launch_command
-    from dflash_check.engines.errors import EngineError
-    from dflash_check.engines.launch import free_port, launch_failure, launched, private_log
-
-    port = free_port()
-    spec = launch_spec(
-        report,
-        draft,
-        target,
-        engine.engine,
-        engine.tensor_parallel,
-        engine.pipeline_parallel,
-        "127.0.0.1",
-        port,
-    )
-    argv = [*launch_command(spec, engine.binary), *engine.extra_args]
-    log = private_log(engine.engine)  # a fresh 0700 folder: nothing planted at a known name
-    url = f"http://127.0.0.1:{port}"
-    ready = threading.Event()  # set once /health answered: later failures are at decode
-    try:
-        with launched(argv, engine.engine, url, engine.launch_timeout, log, say, ready=ready):
-            return attach(replace(engine, endpoint=url))
-    except EngineError as err:
-        # The engine we started failed: the root cause sits in its log, not in the HTTP error.
-        names = (draft.spec, target.spec, Path(draft.spec).name, Path(target.spec).name)
-        raise launch_failure(
-            err, engine.engine, log, ready=ready.is_set(), url=url, names=names
-        ) from None

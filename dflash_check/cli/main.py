@@ -30,6 +30,8 @@ def _new_app() -> typer.Typer:
         "engine.",
         no_args_is_help=True,
         add_completion=True,
+        # -h as well, as hf, ruff and pip-audit take it (every command inherits it).
+        context_settings={"help_option_names": ["-h", "--help"]},
         # Locals can hold an HF token: never show them (and tracebacks only with
         # DFLASH_CHECK_DEBUG).
         pretty_exceptions_show_locals=False,
@@ -169,8 +171,11 @@ def main() -> None:
             import traceback
 
             stderr_console().print(redact(traceback.format_exc()), markup=False)
+        from dflash_check.sanitize import data
+
         stderr_console().print(
-            f"Error: unexpected {type(err).__name__}: {redact(str(err))}", markup=False
+            f"Error: unexpected {type(err).__name__}: {data(redact(str(err)), 1000)}",
+            markup=False,
         )
         if not debug_enabled():
             stderr_console().print("Set DFLASH_CHECK_DEBUG=1 for the traceback.", markup=False)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperCommand
 
+from dflash_check.cli.completion import complete_rule, complete_runtime
 from dflash_check.cli.engine import finite_timeout
 from dflash_check.knowledge.settings import MAX_SPECULATIVE_TOKENS
 from dflash_check.sources.limits import DEADLINE_FACTOR
@@ -96,6 +97,7 @@ def choose_format(value: str) -> str:
     """Accept a name of the output-format table, read when parsed, so that a row added to the
     table is a choice (an enum of the names would import the table at start-up)."""
     names = format_names()
+    value = value.lower()  # -f JSON as -r VLLM: names are matched in any case
     if value not in names:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
     return value
@@ -103,7 +105,7 @@ def choose_format(value: str) -> str:
 
 def complete_format(incomplete: str) -> list[str]:
     """Shell completion of ``--format``: the table's names."""
-    return [n for n in format_names() if n.startswith(incomplete)]
+    return [n for n in format_names() if n.startswith(incomplete.lower())]
 
 
 # Help panels of `pair` and `registry`: grouped so that 40 options read at 80 columns.
@@ -150,6 +152,7 @@ RuntimeOpt = Annotated[
         "-r",
         panel=CHECK,
         metavar="RUNTIME",
+        autocompletion=complete_runtime,
         help=f"Runtimes to check: {RUNTIMES_SLOT}; pin a release as vllm==0.33.0 or "
         "vllm=installed. Default: portable (all, newest releases).",
         show_default=False,
@@ -167,6 +170,13 @@ FormatOpt = Annotated[
         help=f"Report format: {FORMATS_SLOT}.",
     ),
 ]
+
+
+def output_path(value: Path | None) -> Path | None:
+    """Read ``-o -`` as stdout, as other tools do (a file named '-' is ``-o ./-``)."""
+    return None if value is not None and str(value) == "-" else value
+
+
 OutputOpt = Annotated[
     Path | None,
     panel_option(
@@ -174,8 +184,9 @@ OutputOpt = Annotated[
         "-o",
         panel=OUTPUT,
         metavar="FILE",
-        help="Write the report (for json, also the error object) to FILE instead of stdout; "
-        "a one-line summary goes to stderr.",
+        callback=output_path,
+        help="Write the report (for json, also the error object) to FILE instead of stdout "
+        "('-': stdout); a one-line summary goes to stderr.",
         dir_okay=False,
     ),
 ]
@@ -195,6 +206,7 @@ IgnoreOpt = Annotated[
         "--ignore",
         panel=CHECK,
         metavar="ID",
+        autocompletion=complete_rule,
         help="Skip a rule (repeatable): --ignore DF013.",
     ),
 ]

@@ -42,6 +42,20 @@ def stdout_console() -> Console:
     return safe_console(highlight=False)
 
 
+# Text for a pipe or a file is never cut or wrapped to a terminal that is not there: `rules |
+# grep DF004` finds the whole line (rich reports 80 columns for a pipe).
+UNBOUNDED_WIDTH = 10_000
+
+
+def listing_width() -> int:
+    """Return the width to lay listings out at: the terminal's, or COLUMNS when set (`COLUMNS=80
+    dflash-check rules | less`), else unbounded."""
+    console = stdout_console()
+    if console.is_terminal or os.environ.get("COLUMNS", "").strip():
+        return console.width
+    return UNBOUNDED_WIDTH
+
+
 def note(text: str) -> None:
     """Print one plain line on stderr (no rich: machine formats never need it)."""
     from dflash_check.sanitize import visible
@@ -121,12 +135,15 @@ def print_error(err: CheckError, lines: tuple[str, ...] = ()) -> None:
         import traceback
 
         console.print(redact("".join(traceback.format_exception(err))), markup=False)
+    from dflash_check.sanitize import one_line
+
+    # One line each, whatever a message quotes (a name from a file with a newline in it).
     for text in lines or (str(err),):
-        console.print(
-            terminal_lines(console, f"Error: {redact(text)}"), markup=False, style="bold red"
-        )
+        line = one_line(redact(text))
+        console.print(terminal_lines(console, f"Error: {line}"), markup=False, style="bold red")
     if err.hint:
-        console.print(terminal_lines(console, f"Hint: {redact(err.hint)}"), markup=False)
+        hint = one_line(redact(err.hint))
+        console.print(terminal_lines(console, f"Hint: {hint}"), markup=False)
     if not debug_enabled():
         console.print("Set DFLASH_CHECK_DEBUG=1 for details.", markup=False, style="dim")
 
@@ -244,6 +261,19 @@ def registry_exit_code(result: RunResult) -> int:
     return ExitCode.COMPATIBLE
 
 
+# REGISTRY_EXIT_RULE as an order: a later code never hides an earlier one.
+SEVERITY_ORDER = (ExitCode.INCOMPATIBLE, ExitCode.NOT_CHECKED, ExitCode.USAGE)
+
+
+def most_severe(codes: list[int]) -> int:
+    """Return the code of several runs (the pre-commit hook's files): 1 when any run found a
+    pair not as expected, else 3, else 2, else 0; an unknown code (a crash) wins over all."""
+    unknown = [c for c in codes if c not in (ExitCode.COMPATIBLE, *SEVERITY_ORDER)]
+    if unknown:
+        return unknown[0]
+    return next((int(c) for c in SEVERITY_ORDER if c in codes), int(ExitCode.COMPATIBLE))
+
+
 def print_listing(kind: str, output_format: str) -> None:
     """Print the rule, runtime or format listing (``dflash_check.render.listing``) in the asked
     format: ``table`` (terminal text), ``json`` or ``markdown``."""
@@ -251,6 +281,6 @@ def print_listing(kind: str, output_format: str) -> None:
 
     listing = importlib.import_module(f"dflash_check.render.listing.{kind}")
     if output_format == "table":
-        sys.stdout.write(getattr(listing, f"{kind}_text")(stdout_console().width))
+        sys.stdout.write(getattr(listing, f"{kind}_text")(listing_width()))
     else:
         sys.stdout.write(getattr(listing, f"{kind}_{output_format}")())

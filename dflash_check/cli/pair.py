@@ -187,31 +187,22 @@ def target_alone(
 ) -> NoReturn:
     """Report a target's own MTP layers (``pair TARGET``) and exit: 0 servable, 1 not, 3 unread."""
     import sys
-    from dataclasses import replace
 
-    from dflash_check.app.pipeline import ModelCache, check_target_alone
-    from dflash_check.check.formats import normalise_draft
+    from dflash_check.app.pipeline import GivenADraft, ModelCache
+    from dflash_check.app.pipeline import target_alone as report_target
+    from dflash_check.check.request import CheckSettings
     from dflash_check.cli.output import FILE_WIDTH, stdout_console, write_output
     from dflash_check.render.mtp import render_mtp_json, render_mtp_text, summary_line
 
-    cache = ModelCache(hub_factory=hub.factory())
+    settings = CheckSettings(
+        selection, strict=strict, num_speculative_tokens=num_speculative_tokens
+    )
     try:
-        files = cache.fetch(ref, "target")
-        try:
-            normalise_draft(replace(files, role="draft"))
-        except CheckError:
-            pass  # not a draft: the question stands
-        else:
-            # A forgotten TARGET must not read as "this model has no MTP layers".
-            raise typer.BadParameter(
-                f"{ref.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
-            )
-        report = check_target_alone(ref, cache, strict, num_speculative_tokens)
+        report = report_target(ref, ModelCache(hub_factory=hub.factory()), settings)
+    except GivenADraft as err:
+        raise typer.BadParameter(str(err)) from None
     except CheckError as err:
         fail(err, out.json, out.output)
-    if not selection.portable_only:
-        names = selection.names
-        report = replace(report, engines=tuple(r for r in report.engines if r.engine in names))
     if out.json:  # a document: no width, so no rich console to ask for one
         text = render_mtp_json(report)
     else:

@@ -3,12 +3,14 @@ own test registry, against its expected verdict (a CI gate)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from dflash_check.cli.completion import complete_runtime
 from dflash_check.cli.options import (
     FormatOpt,
     HubFlags,
@@ -93,9 +95,27 @@ EngineRuntimeOpt = Annotated[
         "--runtime",
         "-r",
         metavar="RUNTIME",
+        autocompletion=complete_runtime,
         help="An engine's test file only: the runtimes its entries must work in (default: "
         "the engine itself, at the checkout's release).",
         show_default=False,
+    ),
+]
+
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No summary line and no progress on stderr (errors and the report still print).",
+    ),
+]
+RegistryStrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Warnings (and rules not checked) make a pair incompatible, as with "
+        "'pair --strict': a pair expected compatible then fails the gate on a warning.",
     ),
 ]
 
@@ -112,6 +132,8 @@ def registry(
     kind: KindOpt = RegistryKind.auto,
     overrides: OverridesOpt = None,
     runtime: EngineRuntimeOpt = None,
+    quiet: QuietOpt = False,
+    strict: RegistryStrictOpt = False,
 ) -> None:
     """Check every pair of a pairs.yaml, or every speculative entry of an engine's own test
     registry, against its expected verdict (a CI gate)."""
@@ -128,7 +150,13 @@ def registry(
     plan, about, selected = read_registry(file, text, found, only, overrides, runtime, out)
     if not selected and (plan is None or only):
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
-    result = run_pairs(file, selected, plan, about, workers, HubFlags(token, offline, timeout))
+    if strict:  # each pair is checked as `pair --strict` would check it
+        selected = tuple(replace(s, strict=True) for s in selected)
+        if plan is not None:
+            plan = replace(plan, specs=selected)
+    hub = HubFlags(token, offline, timeout)
+    result = run_pairs(file, selected, plan, about, workers, hub, show_progress=not quiet)
+    result = replace(result, strict=strict)
     emit(result, out.format, output)
     if not out.format.for_terminal:  # the table already shows each error
         for o in result.outcomes:
@@ -137,7 +165,8 @@ def registry(
                     f"Error: {file}:{o.spec.line}: {o.label}: {redact(o.error or '')}",
                     markup=False,
                 )
-    summarise(summary(result), output)
+    if not quiet:
+        summarise(summary(result), output)
     raise typer.Exit(registry_exit_code(result))
 
 
@@ -204,8 +233,10 @@ def run_pairs(
     about: str | None,
     workers: int,
     hub: HubFlags,
+    show_progress: bool = True,
 ) -> RunResult:
-    """Check the pairs, ``workers`` at once, with a progress bar on a terminal."""
+    """Check the pairs, ``workers`` at once, with a progress bar on a terminal (stderr; never
+    in a pipe or a CI log, nor with ``--quiet``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from dflash_check.app.pipeline import ModelCache
@@ -232,7 +263,7 @@ def run_pairs(
         TextColumn("{task.fields[status]}", style="yellow"),
         console=err_console,
         transient=True,
-        disable=not err_console.is_terminal,
+        disable=not (show_progress and err_console.is_terminal),
     )
     with shown(progress):
         task = progress.add_task("", total=len(selected), status="")

@@ -7,14 +7,18 @@ from typing import Annotated
 
 import typer
 
+from dflash_check.cli.completion import complete_rule
 from dflash_check.cli.options import DocFormat
-from dflash_check.cli.output import print_listing, stdout_console
+from dflash_check.cli.output import listing_width, print_listing
 
-DocFormatOpt = Annotated[DocFormat, typer.Option("--format", "-f")]
+DocFormatOpt = Annotated[DocFormat, typer.Option("--format", "-f", case_sensitive=False)]
 RuleArg = Annotated[
     str | None,
     typer.Argument(
-        metavar="RULE", help="Explain one rule, by id (DF004) or name.", show_default=False
+        metavar="RULE",
+        help="Explain one rule, by id (DF004) or name.",
+        show_default=False,
+        autocompletion=complete_rule,
     ),
 ]
 
@@ -31,7 +35,7 @@ def explain_rule(query: str) -> None:
             f"no rule {query!r}{suggestion}; `dflash-check rules` lists them all",
             param_hint="RULE",
         )
-    sys.stdout.write(explain_text(found, stdout_console().width))
+    sys.stdout.write(explain_text(found, listing_width()))
 
 
 def rules(
@@ -48,13 +52,18 @@ def rules(
     if output_format is DocFormat.table and not long:
         from dflash_check.render.listing.rules import rules_short_text
 
-        sys.stdout.write(rules_short_text(stdout_console().width))
+        sys.stdout.write(rules_short_text(listing_width()))
         return
     print_listing("rules", output_format.value)
 
 
 def explain(
-    rule_id: Annotated[str, typer.Argument(metavar="RULE", help="Rule id (DF004) or name.")],
+    rule_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RULE", help="Rule id (DF004) or name.", autocompletion=complete_rule
+        ),
+    ],
 ) -> None:
     """Explain one rule: what it checks, the runtimes it concerns, why it exists, how to fix."""
     explain_rule(rule_id)

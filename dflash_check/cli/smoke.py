@@ -278,7 +278,7 @@ def smoke_pair(
             if engine is None:
                 measured = run_smoke(draft, target, options, say)
             else:
-                from dflash_check.cli.engine import run_engine
+                from dflash_check.app.engine_smoke import run_engine
 
                 measured = run_engine(report, draft, target, options, engine, say)
         except CheckError as err:

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from dflash_check.check.mtp import MtpReport
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+# The findings that say "this is not the target the draft was made for", first among equals:
+# the other vocabulary (the clearest sign of another model family), the other width, the other
+# layer count it was trained on. A layer id out of range follows from them; read first, it
+# invites any target with enough layers.
+DECIDING_RULES = ("DF007", "DF006", "DF011")
 
 
 # The verdict's colours: the report's answer (``table.py``) and the ``--verbose`` grid's
@@ -132,7 +137,13 @@ def grouped(
     for f in findings:
         groups.setdefault((f.rule, f.severity, f.field, f.model, f.hint), []).append(f)
     merged = [(_merge(rule, sev, group), tuple(group)) for (rule, sev, *_), group in groups.items()]
-    return tuple(sorted(merged, key=lambda p: (SEVERITY_ORDER[p[0].severity], p[0].rule)))
+    return tuple(sorted(merged, key=lambda p: _order(p[0])))
+
+
+def _order(d: Diagnostic) -> tuple[int, int, str]:
+    """Sort key: severity, then the deciding rules (``DECIDING_RULES``), then rule id."""
+    rank = DECIDING_RULES.index(d.rule) if d.rule in DECIDING_RULES else len(DECIDING_RULES)
+    return SEVERITY_ORDER[d.severity], rank, d.rule
 
 
 def short_names(report: CheckReport | MtpReport, message: str) -> str:
@@ -283,19 +294,42 @@ def where_it_works(report: CheckReport) -> str:
     portable = report.selection.portable
     rows = method_rows(report.draft.method)
     everyone = portable and len(verdicts) >= len([p for p in rows if p.portable])
+    # The verdict's scope ("on all 6 runtimes") leads the line (``verdict_scope``); "them" refers
+    # back to it (and keeps a path from ending the sentence, glued to its full stop).
     if report.verdict is Verdict.COMPATIBLE:
-        where = "on every runtime" if everyone else f"on {_and(good)}"
-        if portable and not everyone:
-            where += " (the runtimes that load it)"
+        if everyone:
+            return f"works with target {t.name} on each of them"
+        where = f"on {_and(good)}" + (" (the runtimes that load it)" if portable else "")
         return f"works with target {t.name} {where}"
     if not good or not bad:  # none works, or --strict failed the pair on warnings
-        where = "on every runtime" if everyone else f"on {runtime_text(report)}"
-        return f"does not work with target {t.name} {where}"
+        where = "any of them" if everyone else runtime_text(report)
+        return f"does not work with target {t.name} on {where}"
     return f"does not work with target {t.name} on {_and(bad)} (it works on {_and(good)})"
 
 
+def verdict_scope(report: CheckReport) -> str:
+    """Return how many runtimes the verdict holds on: ``on all 6 runtimes``, ``on 2 of 6
+    runtimes`` (incompatible on some only); empty for one runtime, which the sentence names."""
+    verdicts = list(report.runtime_verdicts.values())
+    if len(verdicts) < 2:
+        return ""
+    bad = sum(1 for v in verdicts if v is not Verdict.COMPATIBLE)
+    if report.verdict is Verdict.COMPATIBLE or bad == len(verdicts):
+        return f"on all {len(verdicts)} runtimes"
+    return f"on {bad} of {len(verdicts)} runtimes"
+
+
+def headline_verdict(report: CheckReport) -> str:
+    """Return the verdict with its scope: ``incompatible on all 6 runtimes``, ``compatible on
+    all 6 runtimes (3 rules ignored: DF004, DF007, DF011)``."""
+    word, text = report.verdict.value, report.verdict_text
+    scope = verdict_scope(report)
+    return f"{word} {scope}{text[len(word) :]}" if scope else text
+
+
 def answer(report: CheckReport) -> tuple[str, list[str]]:
-    """Return the verdict word and the sentences that say why, for the report's first lines."""
+    """Return the verdict with its scope and the sentences that say why, for the report's
+    first lines."""
     d = report.draft
     lines = [f"draft {d.name} {where_it_works(report)}."]
     # An EAGLE-3 head has no list shared by every runtime: each one's is in the feeds block.
@@ -314,7 +348,7 @@ def answer(report: CheckReport) -> tuple[str, list[str]]:
         lines.append(stage)
     lines += runner_sentences(report)
     # Under --strict the verdict may rest on warnings: say so where the verdict is printed.
-    return report.verdict_text, lines
+    return headline_verdict(report), lines
 
 
 # textwrap splits at ASCII whitespace only: a no-break space keeps a short id list

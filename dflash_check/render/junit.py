@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import Counter
 from typing import TYPE_CHECKING
 
-from dflash_check.check.outcome import RunResult
+from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import Severity
 from dflash_check.render.annotations import collect_annotations
 from dflash_check.render.locations import expectation_text, smoke_text
@@ -13,6 +14,15 @@ from dflash_check.sanitize import xml_text
 
 if TYPE_CHECKING:
     from dflash_check.render import Page
+
+
+def case_name(outcome: PairOutcome, seen: Counter[str]) -> str:
+    """Return a test case's name: the pair, and for a pair listed more than once (one entry
+    per runtime) its runtimes and line too, so that test-report widgets keep them apart."""
+    spec = outcome.spec
+    if seen[outcome.label] < 2 or spec is None:
+        return outcome.label
+    return f"{outcome.label} [{', '.join(spec.runtimes)}] (line {spec.line})"
 
 
 def render_junit(result: RunResult, page: Page | None = None) -> str:
@@ -60,8 +70,9 @@ def render_junit(result: RunResult, page: Page | None = None) -> str:
             attrs["line"] = str(p.line)
         case = ET.SubElement(suite, "testcase", attrs)
         ET.SubElement(case, "error", message=xml_text(p.message), type="invalid input")
+    seen = Counter(o.label for o in result.outcomes)
     for outcome in result.outcomes:
-        attrs = {"classname": name, "name": xml_text(outcome.label)}
+        attrs = {"classname": name, "name": xml_text(case_name(outcome, seen))}
         if outcome.spec is not None and result.file is not None:
             attrs.update(file=name, line=str(outcome.spec.line))
         case = ET.SubElement(suite, "testcase", attrs)

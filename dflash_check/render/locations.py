@@ -36,11 +36,28 @@ def config_location(outcome: PairOutcome, model: str | None) -> Location:
     return Location(f"https://huggingface.co/{repo}/blob/{revision}/config.json", None, False)
 
 
+def field_line(path: str, field: str | None) -> int:
+    """Return the line of ``field``'s last key in a local config.json (1 when not found):
+    code scanning places a result on a line, and the key is where the fix goes."""
+    if field is None:
+        return 1
+    key = f'"{field.rsplit(".", 1)[-1]}"'
+    try:
+        with open(path, encoding="utf-8") as f:
+            return next((i for i, line in enumerate(f, 1) if key in line), 1)
+    except (OSError, UnicodeDecodeError):
+        return 1
+
+
 def finding_location(result: RunResult, outcome: PairOutcome, finding: Finding | None) -> Location:
-    """Return where a finding (or an outcome without one) should be shown."""
+    """Return where a finding (or an outcome without one) should be shown: the entry's line in
+    the registry, else the field's line in a local config.json (a Hub file: no line)."""
     if outcome.spec is not None and result.file is not None:
         return Location(result.file, outcome.spec.line, True)
-    return config_location(outcome, finding.model if finding else "draft")
+    where = config_location(outcome, finding.model if finding else "draft")
+    if where.is_local and where.uri is not None:
+        return Location(where.uri, field_line(where.uri, finding.field if finding else None), True)
+    return where
 
 
 def message(finding: Finding) -> str:

@@ -70,8 +70,10 @@ def _details(o: PairOutcome, width: int, shared: list[str]) -> list[Text]:
     failed_smoke = smoke_text(o)
     if failed_smoke is not None:
         out += [Text(s) for s in wrap(failed_smoke, width, "    ", "      ")]
+    # Under --strict a warning decides the verdict too: it is shown as the errors are.
+    failing = {Severity.ERROR, Severity.WARNING} if o.report.strict else {Severity.ERROR}
     for d in diagnostics(o.report):
-        if d.severity is not Severity.ERROR:
+        if d.severity not in failing:
             continue
         head = f"{d.severity.value}[{d.rule}]: {d.headline or d.rule}"
         out += [Text(s) for s in wrap(head, width, "    ", "      ")]

@@ -60,6 +60,24 @@ def _exists(text: str) -> bool:
         return False
 
 
+HUB_PREFIX = "hf://"
+"""Forces a Hub repo id (``hf://Qwen/Qwen3-4B``) where a local folder has its organisation's
+name: the escape from "a first component that exists here is local"."""
+
+
+def _misspelt_folder(first: str) -> bool:
+    """Return whether ``first`` is a near miss of a folder here (``exmaples`` for
+    ``examples``): a typo is named at once as a local path, not looked up on the Hub for
+    seconds (``hf://`` reaches a Hub organisation of that name)."""
+    import difflib
+
+    try:
+        folders = [e.name for e in os.scandir(".") if e.is_dir() and not e.name.startswith(".")]
+    except OSError:
+        return False
+    return bool(difflib.get_close_matches(first, folders, n=1, cutoff=0.8))
+
+
 def _looks_like_path(text: str) -> bool:
     """Return whether ``text`` is meant as a filesystem path rather than a repo id."""
     if _exists(text):
@@ -69,7 +87,7 @@ def _looks_like_path(text: str) -> bool:
     # "examples/Qwen3-4B-DFlash": a first component that exists here makes a local path (a
     # mistyped folder is then named at once, not looked up on the Hub with retries).
     first = text.replace(os.sep, "/").partition("/")[0]
-    if "/" in text and first and _exists(first):
+    if "/" in text and first and (_exists(first) or _misspelt_folder(first)):
         return True
     # "org/name@refs/pr/1": a Hub PR revision holds slashes, the repo part does not.
     return text.partition("@")[0].count("/") > 1
@@ -100,13 +118,16 @@ def parse_model_ref(
     """Parse ``DIR[:SUB]``, ``REPO[:SUB][@REVISION]``; flags must not conflict with the text."""
     if not text.strip():
         raise BadModelSpec("model name is empty")
+    hub_only = text.startswith(HUB_PREFIX)
+    if hub_only:
+        text = text[len(HUB_PREFIX) :]
     if "\x00" in text:
         raise BadModelSpec(f"{text!r}: a model name cannot contain a NUL byte")
     # DIR:SUB or REPO:SUB: what comes before the first ':' decides (unless the whole text
     # is an existing path with a ':' in its name).
     whole = ":" not in text or Path(text).exists()
     head, _, rest = (text, "", "") if whole else text.partition(":")
-    if _looks_like_path(head):
+    if not hub_only and _looks_like_path(head):
         path_text, sub = head, (None if whole else rest)
         if revision is not None:
             raise BadModelSpec(f"{text} is a local directory; a revision applies to Hub repos only")

@@ -148,16 +148,24 @@ def _safe_child(directory: Path, name: str, who: str, where: str) -> Path:
 
 
 def _near_folder(missing: Path) -> str | None:
-    """Return "did you mean ...?" naming the sibling folder closest to a mistyped one."""
+    """Return "did you mean ...?" naming the folder closest to a mistyped one: each component
+    that does not exist is replaced by its closest sibling (``exmaples/Qwen3-4B`` ->
+    ``examples/Qwen3-4B``), and the result is named only if it exists."""
     import difflib
 
-    try:
-        parent = missing.parent if str(missing.parent) else Path(".")
-        names = [p.name for p in parent.iterdir() if p.is_dir()][:1000]
+    fixed = Path(missing.anchor) if missing.is_absolute() else Path()
+    try:  # a name the file system refuses (too long, ...) has no suggestion
+        for part in missing.parts[1:] if missing.is_absolute() else missing.parts:
+            if not (fixed / part).exists():
+                names = [p.name for p in (fixed if str(fixed) else Path(".")).iterdir()][:1000]
+                close = difflib.get_close_matches(part, names, n=1, cutoff=0.6)
+                if not close:
+                    return None
+                part = close[0]
+            fixed = fixed / part
+        return f"did you mean {fixed}?" if fixed != missing and fixed.is_dir() else None
     except OSError:
         return None
-    close = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.6)
-    return f"did you mean {missing.parent / close[0]}?" if close else None
 
 
 class LocalSource:

@@ -63,7 +63,7 @@ def test_table_report_answers_first_and_verbose_adds_the_tables() -> None:
     layer picture, which the default report leaves out."""
     code, out, _ = invoke("pair", str(SEED_DRAFT), str(QWEN35_4B))
     assert code == 1
-    assert out.startswith("incompatible: ")
+    assert out.startswith("incompatible on all 6 runtimes: ")
     assert "≥ 35 layers" in out and "error[DF004]" in out
     assert "aux layer" not in out and "✗ missing" not in out
     code, verbose, _ = invoke("pair", str(SEED_DRAFT), str(QWEN35_4B), "--verbose")
@@ -72,7 +72,7 @@ def test_table_report_answers_first_and_verbose_adds_the_tables() -> None:
         "aux layer" in line and "[2, 10, 18, 26, 34]" in line for line in verbose.splitlines()
     )
     assert "✗ missing: [33]" in verbose
-    assert verbose.index("aux layer") < verbose.index("incompatible: ")
+    assert verbose.index("aux layer") < verbose.index("incompatible on all 6 runtimes: ")
 
 
 @pytest.mark.parametrize(

@@ -277,7 +277,7 @@ def test_seed_report_fits_40_lines_whatever_the_path(tmp_path: Path) -> None:
     assert code == 1
     lines = text.splitlines()
     assert len(lines) <= 40, text
-    assert lines[0].startswith("incompatible:")
+    assert lines[0].startswith("incompatible on all 6 runtimes:")
     assert "3 errors, 1 warning" in "\n".join(lines[:10])
     blocks = text.split("\n\n", 1)[1]  # past the answer, which names both models
     assert str(deep) not in blocks

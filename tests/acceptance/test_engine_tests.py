@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -321,6 +322,8 @@ def test_overrides_mark_expected_failures_and_skips(hub: LoopbackHub, tmp_path: 
     proc = registry(hub, home, *args, cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
+    # An engine file's JSON (about, skipped, MTP reports) validates against the schema too.
+    jsonschema.validate(data, json.loads((REPO / "docs" / "report.schema.json").read_text()))
     assert {k["key"]: k["reason"] for k in data["skipped"]}["Eagle3LlamaForCausalLM"] == (
         "not in this CI (overrides file)"
     )
@@ -455,3 +458,24 @@ def test_speculative_method_of_an_entry_is_checked_at_its_line(
     assert [f["rule"] for f in pairs[1]["report"]["findings"]] == ["DF054"]
     old = registry(hub, tmp_path / "home", *args, "vllm==0.33.0", cwd=tmp_path)
     assert old.returncode == 0, old.stdout + old.stderr
+
+
+def test_48113_offline_with_unchecked_entries_still_exits_1(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    """Issue 31: offline, with only the seed pairing's models cached, every other entry is not
+    checked; the seed's mismatch still decides (exit 1, never 3), its ✗ at its line in SARIF."""
+    checkout(tmp_path, MAIN)
+    cwd, home = tmp_path / "vllm", tmp_path / "home"
+    file = "tests/models/registry.py"
+    warm = registry(hub, home, file, "--only", "z-lab/Qwen3-4B-DFlash-b16", cwd=cwd)
+    assert warm.returncode == 1, warm.stderr  # the seed pairing alone, its models now cached
+    proc = registry(hub, home, file, "--offline", "-f", "sarif", cwd=cwd)
+    assert proc.returncode == 1, proc.stderr
+    assert re.search(r"1 not as expected, [1-9]\d* not checked", proc.stderr), proc.stderr
+    line = line_of(MAIN, '"DFlashDraftModel": _HfExamplesInfo(')
+    results = json.loads(proc.stdout)["runs"][0]["results"]
+    mismatch = [r for r in results if r["ruleId"] == "DF090"]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in mismatch] == [
+        line
+    ]

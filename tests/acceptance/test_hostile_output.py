@@ -106,10 +106,11 @@ def test_a_huge_version_is_cut(hub: LoopbackHub, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "version", ["0.99\x1b]0;PWNED\x07\x1b[2J", "0.99\n::error title=X::X", "0.99\r::warning ::Y"]
 )
-def test_a_server_version_is_shown_not_obeyed(version: str) -> None:
-    """vLLM's /version is a value from the server: one visible line on stderr."""
-    with serve_engine(fake("vllm", version=version)) as server:
-        result = engine_cli(server.url, "vllm")
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_server_version_is_shown_not_obeyed(version: str, engine: str) -> None:
+    """vLLM's /version and SGLang's server info are the server's: one visible line."""
+    with serve_engine(fake(engine, version=version)) as server:
+        result = engine_cli(server.url, engine)
     assert_obeys_nothing(result)
 
 
@@ -232,3 +233,46 @@ def test_a_self_drafting_entry_not_as_expected_is_reported(
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Qwen/Qwen3-4B" in result.stdout
     assert "unexpected" not in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "github", "markdown", "junit"])
+def test_an_override_name_with_a_newline_stays_on_its_line(
+    hub: LoopbackHub, tmp_path: Path, fmt: str
+) -> None:
+    """An ``--overrides`` entry name is quoted in the error as one visible line."""
+    path = checkout(tmp_path, FIXED)
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text('entries:\n  "X\\n::warning ::Y\\r::error ::Z\\u001b[2J":\n    skip: x\n')
+    result = invoke_cli(
+        "registry", str(path), "--overrides", str(overrides), "--format", fmt,
+        env=hub.env(tmp_path / "h"), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode in (2, 3), result.stdout + result.stderr
+    assert_obeys_nothing(result, fmt)
+    assert "X\\n::warning" in result.stderr + result.stdout
+
+
+def test_an_error_line_is_one_line(tmp_path: Path) -> None:
+    """An error quoting a config value with a newline prints it as ``\\n``: one Error line."""
+    draft = write_model(tmp_path / "draft", {"architectures": ["X\n::warning ::Y"]})
+    target = write_model(tmp_path / "target", {"architectures": ["X\n::warning ::Y"]})
+    result = invoke_cli("pair", str(draft), str(target), "--offline")
+    assert_obeys_nothing(result)
+    lines = result.stderr.splitlines()
+    assert lines and lines[0].startswith("Error:") and "X\\n::warning ::Y" in result.stderr, (
+        result.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("pair", "a", "b", "--\x1b]0;X\x07"),
+        ("pair", "a", "b", "--format", "x\n::error ::y"),
+        ("registry", "p.yaml", "--nope\x9b2J"),
+    ],
+)
+def test_usage_errors_quote_the_command_line_visibly(args: tuple[str, ...]) -> None:
+    result = invoke_cli(*args)
+    assert result.returncode == 2, result.stderr
+    assert_obeys_nothing(result)

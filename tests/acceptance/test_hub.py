@@ -482,3 +482,17 @@ def test_target_alone_from_the_hub_reads_its_config_only(hub: LoopbackHub, home:
     assert (report["kind"], report["mtp"]["layer_names"]) == ("mtp", "model.layers.61")
     assert report["tensors"] is None and "config only" in report["tensors_note"]
     assert not [r for r in hub.state.log if r.path.endswith((".safetensors", ".index.json"))]
+
+
+def test_df004_help_names_the_target_the_card_names(hub: LoopbackHub, home: Path) -> None:
+    """With base_model on the card and num_target_layers in the config, DF004's help names
+    that target (issue 31), not 'any target with at least N layers'."""
+    hub.add(DRAFT, SEED_DRAFT, card_data={"base_model": "Qwen/Qwen3-4B"})
+    proc = cli(hub, home, "pair", DRAFT, WRONG, "-f", "json")
+    assert proc.returncode == 1
+    (df004,) = [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "DF004"]
+    assert df004["hint"].startswith(
+        "Pair the draft with the target it was trained for, Qwen/Qwen3-4B (36 layers; "
+        "base_model, num_target_layers)."
+    )
+    assert "at least" not in df004["hint"]

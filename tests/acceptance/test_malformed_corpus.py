@@ -188,7 +188,7 @@ def test_ascii_terminal_gets_an_ascii_report() -> None:
     )
     assert proc.returncode == 1, proc.stderr
     proc.stdout.decode("ascii")  # nothing but ASCII
-    assert b"\nincompatible:" in proc.stdout  # --verbose: the tables first
+    assert b"\nincompatible on all 6 runtimes:" in proc.stdout  # --verbose: the tables first
     assert b"target layers 0-31 |" in proc.stdout
     assert b"unexpected" not in proc.stderr
 

@@ -129,11 +129,11 @@ def test_exit_codes_stated_once_everywhere() -> None:
 
     help_text = invoke_cli("registry", "--help", env={"COLUMNS": "400"}).stdout
     assert flat(REGISTRY_EXIT_RULE.replace("`", "")) in flat(help_text)
-    for doc in ("README.md", "docs/ci.md"):
-        assert flat(REGISTRY_EXIT_RULE) in flat((REPO / doc).read_text()), doc
-    # Nothing else in them states an order that contradicts it.
-    for doc in ("README.md", "docs/ci.md"):
-        assert "exits 3 when any" not in flat((REPO / doc).read_text()), doc
+    for doc in ("README.md", "docs/ci.md", "docs/guide.md"):
+        text = flat((REPO / doc).read_text())
+        assert flat(REGISTRY_EXIT_RULE) in text, doc
+        # Nothing else in them states an order that contradicts it.
+        assert "exits 3 when any" not in text and "Exit 3 when any" not in text, doc
 
 
 def test_only_selects_pairs(hub: LoopbackHub, tmp_path: Path) -> None:
@@ -275,6 +275,47 @@ def test_schema_matches_the_loader() -> None:
         jsonschema.validate(yaml.safe_load(BAD_FILES["typo-key"][0]), schema)
 
 
+def test_pairs_schema_is_generated_from_the_reader() -> None:
+    """docs/pairs.schema.json is what the reader's tables give (tools/gen_docs.py)."""
+    from dflash_check.app.pairs_schema import pairs_schema_json
+
+    assert (REPO / "docs" / "pairs.schema.json").read_text() == pairs_schema_json()
+
+
+def runtime_candidates() -> list[str]:
+    """Runtime selections to try: every name bare, upper-cased, padded, at each release its
+    engine knows, and =installed; plus misspellings."""
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME
+    from dflash_check.knowledge.runtimes import runtime_names
+
+    out = ["vlm", "vllm=0.34.0", "vllm==", "portable!"]
+    releases = [r.version for e in ENGINES_BY_NAME.values() for r in e.releases]
+    for name in runtime_names():
+        out += [name, name.upper(), f" {name} ", f"{name}=installed", f"{name} = INSTALLED"]
+        out += [f"{name}=={v}" for v in releases]
+    return out
+
+
+def test_every_runtime_the_reader_accepts_validates(tmp_path: Path) -> None:
+    """An editor never flags a runtime the tool accepts (dflash-mlx, vllm==0.33.0, vllm-v1
+    were refused by the hand-written schema); a misspelt name is flagged."""
+    schema = json.loads((REPO / "docs" / "pairs.schema.json").read_text())
+    accepted = []
+    for runtime in runtime_candidates():
+        entry = {"draft": "a/b", "target": "c/d", "expect": "compatible", "runtimes": [runtime]}
+        path = tmp_path / "pairs.yaml"
+        path.write_text(yaml.safe_dump({"version": 1, "pairs": [entry]}))
+        try:
+            load_pairs(path)
+        except RegistryError:
+            continue
+        accepted.append(runtime)
+        jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+    assert {"dflash-mlx", "vllm==0.33.0", "vllm-v1", "VLLM", " sglang "} <= set(accepted)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"pairs": [{**entry, "runtimes": ["vlm"]}]}, schema)
+
+
 def test_every_shipped_pair_has_a_source() -> None:
     """Every entry of pairs.yaml says where the pairing is documented."""
     specs = load_pairs(REPO / "pairs.yaml")
@@ -407,8 +448,22 @@ def test_output_file(tmp_path: Path) -> None:
 
 
 def test_pre_commit_hook_definition() -> None:
-    """.pre-commit-hooks.yaml runs the registry gate on pairs.yaml changes."""
+    """.pre-commit-hooks.yaml runs the hook on each pairs file pre-commit passes it."""
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     (hook,) = hooks
-    assert hook["entry"].startswith("dflash-check registry")
-    assert re.search(hook["files"], "pairs.yaml")
+    assert hook["entry"] == "dflash-check-hook" and hook["pass_filenames"] is True
+    assert re.search(hook["files"], "pairs.yaml") and re.search(hook["files"], "sub/pairs.yml")
+
+
+def test_strict_fails_a_pair_expected_compatible_on_a_warning() -> None:
+    """registry --strict checks each pair as `pair --strict` does: the gpt-oss draft (no
+    vocab_size, a warning) passes without it and is not as expected with it, the warning named."""
+    args = ("registry", LOCAL_REGISTRY, "--only", "*gpt-oss*")
+    assert invoke_cli(*args, cwd=REPO).returncode == 0
+    strict = invoke_cli(*args, "--strict", cwd=REPO)
+    assert strict.returncode == 1, strict.stderr
+    assert "incompatible, expected compatible" in strict.stdout
+    assert "warning[DF007]: the draft states no vocab_size" in strict.stdout
+    sarif = json.loads(invoke_cli(*args, "--strict", "-f", "sarif", cwd=REPO).stdout)
+    levels = {r["ruleId"]: r["level"] for r in sarif["runs"][0]["results"]}
+    assert levels["DF007"] == "error" and "DF090" in levels

@@ -25,7 +25,9 @@ def test_table_and_summary_name_the_ignored_rules() -> None:
     proc = pair("--ignore", "DF005", "--ignore", "DF006")
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert first.startswith("compatible (5 rules ignored: DF004, DF005, DF006, DF007, DF011)")
+    assert first.startswith(
+        "compatible on all 6 runtimes (5 rules ignored: DF004, DF005, DF006, DF007, DF011)"
+    )
     json_run = pair("-f", "json")
     assert f"dflash-check: compatible ({SUMMARY})" in json_run.stderr
 
@@ -60,7 +62,7 @@ def test_github_junit_markdown_say_so() -> None:
     assert gh.rstrip().endswith(f"compatible ({SUMMARY})")
     junit = pair("-f", "junit").stdout
     assert "DF007 error (ignored):" in junit and "<failure" not in junit
-    assert f"compatible ({SUMMARY})" in pair("-f", "markdown").stdout
+    assert f"compatible on all 6 runtimes ({SUMMARY})" in pair("-f", "markdown").stdout
 
 
 def test_pairs_yaml_ignore_is_reported(tmp_path: Path) -> None:

@@ -13,32 +13,47 @@ BAD_TARGET = str(REPO / "examples" / "Qwen3.5-4B")
 PYPROJECT = (REPO / "pyproject.toml").read_text()  # tomllib is 3.11+; the keys are one line
 
 
-def test_action_installs_from_its_checkout_and_uploads_sarif() -> None:
-    """action.yml: a composite action, the tool from $GITHUB_ACTION_PATH, registry, SARIF."""
-    action = yaml.safe_load((REPO / "action.yml").read_text())
+def test_action_installs_locked_in_a_private_venv_and_pins_by_commit() -> None:
+    """action.yml: a composite action; the tool from $GITHUB_ACTION_PATH with the lock's
+    versions in a venv of its own (no setup-python: the job's Python stays); every
+    third-party action pinned by a 40-hex commit with its tag in a comment; no input written
+    into a script (each reaches the shell through env)."""
+    text = (REPO / "action.yml").read_text()
+    action = yaml.safe_load(text)
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
-    scripts = "\n".join(s.get("run", "") for s in steps)
-    assert 'pip install --disable-pip-version-check "$GITHUB_ACTION_PATH"' in scripts
-    assert re.search(r"dflash-check registry \"\$PAIRS\" --format sarif --output", scripts)
-    assert '--format markdown >> "$GITHUB_STEP_SUMMARY"' in scripts
-    uploads = [
-        s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif")
-    ]
-    assert uploads and uploads[0]["with"]["sarif_file"] == "${{ steps.check.outputs.sarif }}"
+    install = steps[0]["run"]
+    assert '"$PYTHON" -m venv "$venv"' in install and 'venv="$RUNNER_TEMP/' in install
+    assert '--constraint "$GITHUB_ACTION_PATH/requirements/lock.txt" "$GITHUB_ACTION_PATH"' in (
+        " ".join(install.replace("\\\n", " ").split())
+    )
+    assert "GITHUB_ENV" not in text and "GITHUB_PATH" not in text  # the caller's job unchanged
+    uses = [s["uses"] for s in steps if "uses" in s]
+    assert uses and not any(u.startswith("actions/setup-python") for u in uses)
+    for use in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", use), use
+        tag = re.search(rf"# ([\w/.-]+) v\d+\.\d+\.\d+\n\s+- uses: {re.escape(use)}", text)
+        assert tag is not None, f"{use}: no '# OWNER/NAME vX.Y.Z' comment above it"
+    for step in steps:
+        assert "${{" not in step.get("run", ""), step.get("name")
     for name in action["inputs"]:
-        assert f"inputs.{name}" in (REPO / "action.yml").read_text(), f"input {name} unused"
+        assert f"inputs.{name}" in text, f"input {name} unused"
+    for name in ("verdict", "exit-code", "pairs", "as-expected", "not-as-expected", "not-checked"):
+        assert name in action["outputs"], name
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/"))
+    assert upload["with"]["sarif_file"] == "${{ steps.check.outputs.sarif }}"
 
 
-def test_pre_commit_hook_runs_the_installed_command() -> None:
-    """The hook's entry is the console script pyproject installs, on pairs.yaml files."""
+def test_pre_commit_hook_checks_the_files_it_is_passed() -> None:
+    """The hook's entry is the console script pyproject installs; pre-commit passes it the
+    staged pairs files (pass_filenames), which it checks where they are."""
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     (hook,) = hooks
     assert hook["id"] == "dflash-check-registry"
     assert hook["language"] == "python"
-    command, *args = hook["entry"].split()
-    assert args == ["registry"]
-    assert re.search(rf'^{command} = "dflash_check.cli:main"$', PYPROJECT, re.M)
+    assert hook["pass_filenames"] is True
+    (command,) = hook["entry"].split()
+    assert re.search(rf'^{command} = "dflash_check.cli.hook:main"', PYPROJECT, re.M)
     assert re.search(hook["files"], "models/pairs.yaml") and re.search(hook["files"], "pairs.yml")
     assert not re.search(hook["files"], "pairs.yaml.bak")
 
@@ -69,7 +84,7 @@ def test_markdown_pair_report_states_the_table_counts() -> None:
     assert md.returncode == table.returncode == 1
     counts = re.search(r"(\d+ errors?, \d+ warnings?)", table.stdout)
     assert counts is not None
-    assert f"**incompatible** ({counts.group(1)})" in md.stdout
+    assert f"**incompatible on all 6 runtimes** ({counts.group(1)})" in md.stdout
     rows = [line for line in md.stdout.splitlines() if re.match(r"\| DF\d{3} \|", line)]
     n_errors, n_warnings = (int(n) for n in re.findall(r"\d+", counts.group(1)))
     assert len(rows) == n_errors + n_warnings

@@ -202,7 +202,7 @@ def _check(spec: PairSpec, key: str, alone: bool, base: Path, cache: ModelCache)
     """Check one planned entry; a draft of a method the tool does not check is listed."""
     if alone:
         try:
-            report = check_target_alone(request_for(spec, base).target, cache)
+            report = check_target_alone(request_for(spec, base).target, cache, spec.strict)
         except CheckError as err:
             failed = PairOutcome(spec.label, spec.expect, error=str(err), error_hint=err.hint)
             return Checked(replace(failed, spec=spec))

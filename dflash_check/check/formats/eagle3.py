@@ -3,7 +3,7 @@
 An EAGLE-3 head reads three target hidden states through ``fc`` and owns a small decoder layer,
 an LM head over a reduced draft vocabulary (``draft_vocab_size``, mapped back by ``d2t``) and
 usually its own embedding. Its layer ids may sit under three keys, each numbered its own way
-(``core/runtimes_eagle3.py``); the normaliser records every key it finds, raw, and reads the
+(``knowledge/runtimes/eagle3.py``); the normaliser records every key it finds, raw, and reads the
 one the head was trained with into canonical ids (output of layer t), the numbering every rule
 compares in.
 

@@ -1,6 +1,6 @@
 """Rules from the facts extracted from each engine release's code (``knowledge/facts.py``).
 
-The family cells (``core/runtimes.py``) describe the target families the tool has reviewed; the
+The family cells (``knowledge/runtimes/``) describe the target families the tool has reviewed; the
 extracted data covers every target architecture a release registers. These rules speak where
 the cells are silent: a target the release serves no model class for, and a served class with
 no capture for the draft's method. A family the cells already mark ``cannot_capture`` is left

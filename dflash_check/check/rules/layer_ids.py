@@ -289,16 +289,21 @@ def check_layer_range(ctx: PairContext) -> Iterator[Issue]:
     for res in checked:
         if res.out_of_range:
             groups.setdefault(res.runtime.max_id_from_end, []).append(res.runtime.name)
-    # One concrete fix for every runtime: the strictest need, and the target the draft names.
+    # One concrete fix for every runtime: the target the draft was trained for, where its config
+    # says so (any large enough target is not a fix: its features are not the ones the draft
+    # learned), else the strictest need.
     need = max((r.layers_needed for r in checked), default=0)
-    hint = f"Use a target with at least {need} layers"
     if d.num_target_layers is not None and d.num_target_layers >= need:
-        hint += (
-            f", such as the {d.num_target_layers}-layer target the draft was trained on "
-            f"(num_target_layers"
-            + (f"; base_model {', '.join(d.base_model)})" if d.base_model else ")")
+        trained = d.num_target_layers
+        hint = (
+            f"Pair the draft with the target it was trained for, {', '.join(d.base_model)} "
+            f"({trained} layers; base_model, num_target_layers)."
+            if d.base_model
+            else f"Pair the draft with the {trained}-layer target it was trained for "
+            "(num_target_layers)."
         )
-    hint += "."
+    else:
+        hint = f"Use a target with at least {need} layers."
     accepting = [r.runtime.name for r in checked if not r.out_of_range]
     if accepting:
         hint += f" On this target, {', '.join(accepting)} accept these ids (--runtime)."

@@ -1,6 +1,6 @@
 """MTP's rule (DF040): a NextN draft checkpoint against the target it was exported from.
 
-Registered into ``RULES`` by ``core/rules.py``.
+Registered into ``RULES`` by ``check/rules/__init__.py``.
 """
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ class FamilyCell:
     runtime: str
     """The profile this cell refines."""
     families: tuple[str, ...]
-    """Target family names (``core/families.py``)."""
+    """Target family names (``knowledge/families.py``)."""
     citation: str
     """Where it was read: repository@revision:path:line."""
     index_name: str | None = None

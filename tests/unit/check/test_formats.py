@@ -403,7 +403,9 @@ def test_strict_verdict_agrees_with_the_exit_code(tmp_path: Path) -> None:
     assert data["verdict"] == "incompatible" and data["strict"] is True
     assert data["verdict_text"] == "incompatible (strict: 1 warning, 1 not checked)"
     code, out, _ = invoke("pair", str(draft), target, "--strict")
-    assert code == 1 and out.startswith("incompatible (strict: 1 warning, 1 not checked):")
+    assert code == 1 and out.startswith(
+        "incompatible on all 6 runtimes (strict: 1 warning, 1 not checked):"
+    )
     code, out, err = invoke("pair", str(draft), target, "--strict", "-f", "github")
     assert code == 1 and "::error" in out and "::warning" not in out
     assert "dflash-check: incompatible (strict: 1 warning, 1 not checked)" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -38,6 +39,35 @@ def test_registry_reports_validate() -> None:
     for pair in json.loads(proc.stdout)["pairs"]:
         if pair["report"] is not None:
             jsonschema.validate(pair["report"], SCHEMA)
+
+
+def test_every_registry_json_validates(tmp_path: Path) -> None:
+    """The registry's own JSON validates as a whole: a run with every outcome, one with
+    rules ignored, a broken file (its errors), and a file that is not there."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("pairs:\n  - draft: a\n")
+    ignoring = tmp_path / "ignore.yaml"
+    ignoring.write_text(
+        f"pairs:\n  - draft: {DRAFT}\n    target: {EXAMPLES / 'Qwen3.5-4B'}\n"
+        "    expect: incompatible\n    ignore: DF013\n"
+    )
+    runs = [
+        ("tests/fixtures/registry/pairs.yaml",),
+        (str(ignoring),),
+        (str(bad),),
+        (str(tmp_path / "missing.yaml"),),
+    ]
+    kinds = set()
+    for args in runs:
+        data = json.loads(invoke_cli("registry", *args, "--format", "json", cwd=REPO).stdout)
+        jsonschema.validate(data, SCHEMA)
+        # As a registry run, not by another branch of the oneOf.
+        jsonschema.validate(data, {"$ref": "#/$defs/registry", "$defs": SCHEMA["$defs"]})
+        kinds.add("errors" if data["errors"] else "pairs")
+    assert kinds == {"errors", "pairs"}
+    with pytest.raises(jsonschema.ValidationError):  # the schema can fail: a count goes missing
+        del data["summary"]["pairs"]
+        jsonschema.validate(data, SCHEMA)
 
 
 def test_json_counts_equal_the_table() -> None:
