@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.command import LaunchSpec
     from dflash_check.engines.profiles import EngineOptions
-    from dflash_check.smoke.report import EngineFailure, SmokeReport
+    from dflash_check.smoke.report import EngineFailure, EngineRun, SmokeReport
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
 
@@ -29,10 +29,15 @@ def block_size_of(report: CheckReport, given: int | None) -> int | None:
 
 
 def failed_run(
-    report: CheckReport, options: SmokeOptions, engine: str, failure: EngineFailure
+    report: CheckReport,
+    options: SmokeOptions,
+    engine: str,
+    failure: EngineFailure,
+    run: EngineRun | None = None,
 ) -> SmokeReport:
     """Return the smoke report of a run whose engine failed with ``failure``: no cases, the
-    settings it was started with."""
+    settings it was started with, and the engine as launched (``run``: engine, endpoint,
+    parallelism), so that the failure says where it happened."""
     from dflash_check.engines.command import DEFAULT_BLOCK_SIZE
     from dflash_check.smoke.report import SmokeReport
 
@@ -43,6 +48,7 @@ def failed_run(
         temperature=options.temperature,
         min_acceptance=options.min_acceptance,
         cases=(),
+        engine=run,
         failure=failure,
     )
 
@@ -128,8 +134,9 @@ def launch_and_attach(
     from dataclasses import replace
 
     from dflash_check.engines.command import launch_command
-    from dflash_check.engines.errors import EngineError
+    from dflash_check.engines.errors import EngineError, EngineRunFailedError
     from dflash_check.engines.launch import free_port, launch_failure, launched, private_log
+    from dflash_check.smoke.report import EngineRun
 
     port = free_port()
     spec = launch_spec(
@@ -152,6 +159,16 @@ def launch_and_attach(
     except EngineError as err:
         # The engine we started failed: the root cause sits in its log, not in the HTTP error.
         names = (draft.spec, target.spec, Path(draft.spec).name, Path(target.spec).name)
-        raise launch_failure(
-            err, engine.engine, log, ready=ready.is_set(), url=url, names=names
-        ) from None
+        failed = launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url, names=names)
+        if isinstance(failed, EngineRunFailedError):
+            failed.run = EngineRun(
+                engine=engine.engine,
+                mode="launch",
+                endpoint=url,
+                served_model=target.spec,
+                draft_model=draft.spec,
+                draft_evidence="launch",  # dflash-check started it with this draft
+                tensor_parallel=engine.tensor_parallel,
+                pipeline_parallel=engine.pipeline_parallel,
+            )
+        raise failed from None

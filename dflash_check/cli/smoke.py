@@ -290,7 +290,9 @@ def smoke_pair(
                 # with the static verdict kept (a --force run on a broken pair shows both).
                 from dflash_check.app.engine_smoke import failed_run
 
-                measured = failed_run(report, options, engine.engine, failure)
+                measured = failed_run(
+                    report, options, engine.engine, failure, getattr(err, "run", None)
+                )
     if failed is not None:  # after the spinner is cleared: the error stands alone
         fail(failed, json_output, output)
     return replace(report, smoke=measured)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dflash_check.errors import CheckError
-from dflash_check.smoke.report import EngineFailure
+from dflash_check.smoke.report import EngineFailure, EngineRun
 
 
 class EngineError(CheckError):
@@ -47,11 +47,18 @@ class SharedServerError(EngineError):
 class EngineStartError(EngineError):
     """The engine dflash-check started exited, or was not ready in time."""
 
+    def __init__(self, message: str, hint: str | None = None, exit_status: int | None = None):
+        super().__init__(message, hint)
+        self.exit_status = exit_status
+        """The engine's exit code when it exited (None: it was not ready in time)."""
+
 
 class EngineRunFailedError(EngineError):
     """The engine dflash-check launched failed at start or at the first decode: a failed smoke
     run (exit 1, the static verdict kept), not a tool error."""
 
-    def __init__(self, failure: EngineFailure) -> None:
+    def __init__(self, failure: EngineFailure, run: EngineRun | None = None) -> None:
         super().__init__(failure.message)
         self.failure = failure
+        self.run = run
+        """The engine as launched (its release, parallelism, endpoint), for the report."""

@@ -89,7 +89,8 @@ def launched(
                 if code is not None:
                     raise EngineStartError(
                         f"{engine} exited with code {code} before it was ready "
-                        f"({_why(log_tail(log_path))}); its log is {log_path}"
+                        f"({_why(log_tail(log_path))}); its log is {log_path}",
+                        exit_status=code,
                     )
                 try:
                     status, _ = client.fetch("/health")
@@ -260,9 +261,14 @@ def launch_failure(
     )
     if ready and not crashed:
         return err  # a wrong model, missing metrics…: the server ran; the error says why
+    message = str(err).split("; its log is")[0]
+    if isinstance(err, EngineStartError) and err.exit_status is not None:
+        # The start error quotes the log's last line, often a warning printed while the engine
+        # shut down; the cause is root_cause, so the message keeps only the exit.
+        message = f"{engine} exited with code {err.exit_status} before it was ready"
     failure = EngineFailure(
         stage="first decode" if ready else "start",
-        message=str(err).split("; its log is")[0],
+        message=message,
         root_cause=root_cause(log_path),
         log=str(log_path),
     )

@@ -80,6 +80,8 @@ def failure_lines(smoke: SmokeReport, width: int) -> list[Text]:
     failure = smoke.failure
     assert failure is not None
     head = f"smoke run FAILED: {smoke.device} failed at the {failure.stage}"
+    if smoke.engine is not None:
+        head += f" ({engine_line(smoke.engine)})"
     out = [Text(s) for s in wrap(head, width, "", "  ")]
     out[0].stylize("bold", 0, 10)
     out[0].stylize("bold red", 10, 16)

@@ -759,6 +759,30 @@ def test_launch_force_on_a_broken_pair_keeps_the_static_verdict(tmp_path: Path) 
     assert report["smoke"]["failure"]["root_cause"] == f"ValueError: {LOAD_ERROR}"
 
 
+def test_launch_failure_json_keeps_the_engine_and_the_cause(tmp_path: Path) -> None:
+    """A launched engine that fails: the JSON keeps which engine, launched where, at which
+    parallelism, and the log's root cause; the message is the exit, not the warning the
+    engine printed last while it shut down."""
+    from tests.support.fake_engine_main import LOAD_ERROR, STRAY_WARNING
+
+    args = ("-f", "json", "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2")
+    proc = launch_cli(tmp_path, "vllm", *args, fault="start-error")
+    assert proc.returncode == 1, proc.stderr
+    smoke = json.loads(proc.stdout)["smoke"]
+    engine = smoke["engine"]
+    assert engine is not None and engine["engine"] == "vllm" and engine["mode"] == "launch"
+    assert (engine["tensor_parallel_size"], engine["pipeline_parallel_size"]) == (2, 2)
+    assert engine["endpoint"].startswith("http://127.0.0.1:")
+    assert engine["draft_model"] == str(DRAFT) and engine["draft_evidence"] == "launch"
+    failure = smoke["failure"]
+    assert failure["message"] == "vllm exited with code 1 before it was ready"
+    assert failure["root_cause"] == f"ValueError: {LOAD_ERROR}"
+    assert STRAY_WARNING.split(": ")[-1] not in json.dumps(failure)
+    text = launch_cli(tmp_path, "vllm", *args[2:], fault="start-error").stdout
+    assert "smoke run FAILED: vllm failed at the start (vllm, launch http://127.0.0.1:" in text
+    assert "TP 2 x PP 2" in text
+
+
 def test_root_cause_skips_wrapper_lines(tmp_path: Path) -> None:
     """The root cause is the last exception line that does not point 'above' to another."""
     from dflash_check.engines.launch import root_cause

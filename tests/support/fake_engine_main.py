@@ -98,6 +98,10 @@ def parse_command(argv: list[str]) -> EngineCommand:
     raise AssertionError  # parser.error exits
 
 
+STRAY_WARNING = (
+    "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: "
+    "resource_tracker: There appear to be 1 leaked shared_memory objects to clean up at shutdown"
+)
 LOAD_ERROR = "size mismatch for fc.weight: copying a param with shape [64, 192]"
 DECODE_ERROR = "DFlash drafter expects 320 concatenated aux hidden features, got 192"
 
@@ -127,6 +131,8 @@ def main(argv: list[str]) -> int:
     if fault == "start-error":  # as vLLM fails in LLM() at load, root cause first
         print(f"(EngineCore_DP0 pid=4242) ValueError: {LOAD_ERROR}", flush=True)
         print("RuntimeError: Engine core initialization failed. See root cause above.", flush=True)
+        # What real vLLM prints last while it shuts down: not the cause, never the message.
+        print(STRAY_WARNING, flush=True)
         return 1
     state = EngineState(
         engine,
