@@ -43,6 +43,7 @@ from dflash_check.engines.profiles import (
     ENGINES,
     EngineOptions,
 )
+from dflash_check.knowledge.acceptance import acceptance_floor
 from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.smoke.report import (
     EngineRun,
@@ -133,12 +134,15 @@ def run_engine_smoke(
     temperature: float,
     seed: int,
     chat_template: bool,
-    min_acceptance: float,
+    min_acceptance: float | None,
     block_size: int | None,
     options: EngineOptions,
     on_progress: Callable[[str], None] | None = None,
 ) -> SmokeReport:
     """Decode the prompts on a running engine; measure tau from its own counters.
+
+    ``min_acceptance`` None: the floor measured collapses give at the block the engine drafts
+    (``knowledge.acceptance``).
 
     ``block_size`` is the draft's (or ``--block-size``); vLLM's per-position series and
     SGLang's server info tell the block the engine really drafts, and win when present.
@@ -240,12 +244,17 @@ def run_engine_smoke(
         pipeline_parallel=info.pipeline_parallel or options.pipeline_parallel,
         baseline_endpoint=baseline.base if baseline is not None else None,
     )
+    floor, reason = min_acceptance, None
+    if floor is None:
+        derived = acceptance_floor(block)
+        floor, reason = derived.tau, derived.reason
     return SmokeReport(
         device=options.engine,
         dtype="as served",
         block_size=block,
         temperature=temperature,
-        min_acceptance=min_acceptance,
+        min_acceptance=floor,
+        min_acceptance_reason=reason,
         cases=tuple(cases),
         engine=run,
         counts=counts,

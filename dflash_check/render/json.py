@@ -291,6 +291,7 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
         "lossless": smoke.lossless,
         "mean_acceptance_length": round(smoke.mean_acceptance_length, 4),
         "min_acceptance": smoke.min_acceptance,
+        "min_acceptance_reason": smoke.min_acceptance_reason,
         "passed": smoke.passed,
         "acceptance_rate_per_position": [round(r, 4) for r in smoke.acceptance_rate_per_position],
         "acceptance_length_histogram": {str(k): v for k, v in smoke.histogram().items()},

@@ -34,7 +34,8 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
     out[0].stylize("bold green" if ok else "bold red", 10, 10 + len(status))
     tau = (
         f"tau = {smoke.mean_acceptance_length:.2f} tokens per target step "
-        f"(minimum {smoke.min_acceptance:g})."
+        f"(minimum {smoke.min_acceptance:g}"
+        + (f": {smoke.min_acceptance_reason})." if smoke.min_acceptance_reason else ").")
     )
     runs = smoke.speedups
     spread = f", range {min(runs):.2f}–{max(runs):.2f}x" if len(runs) > 1 else ""

@@ -136,6 +136,9 @@ class SmokeReport:
     """The engine's counter totals; when set, tau and acceptance come from them, not from cases."""
     failure: EngineFailure | None = None
     """Set when the launched engine failed instead of decoding (no cases then)."""
+    min_acceptance_reason: str | None = None
+    """Where ``min_acceptance`` comes from when no ``--min-acceptance`` was given to an engine
+    run (``knowledge.acceptance``: measured collapses at the block size); None otherwise."""
 
     @property
     def has_baseline(self) -> bool:

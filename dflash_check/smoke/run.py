@@ -20,6 +20,7 @@ from statistics import median
 from typing import Any, TypeVar
 
 from dflash_check.errors import CheckError, ConfigError, MissingExtraError
+from dflash_check.knowledge.acceptance import DEFAULT_MIN_ACCEPTANCE
 from dflash_check.smoke.install import extra_install_hint
 from dflash_check.smoke.report import LayerRollback, SmokeCase, SmokeReport
 from dflash_check.sources.interface import ModelRef
@@ -78,7 +79,9 @@ class SmokeOptions:
     max_new_tokens: int = 64
     block_size: int | None = None
     temperature: float = 0.0
-    min_acceptance: float = 1.5
+    min_acceptance: float | None = None
+    """``--min-acceptance``; None: 1.5 for the bundled runtime, the floor measured collapses
+    give at the block size for an engine (``knowledge.acceptance``)."""
     chat_template: bool = True
     trust_remote_code: bool = False
     seed: int = 0
@@ -411,7 +414,9 @@ def _run_smoke(
         dtype=str(dtype).removeprefix("torch."),
         block_size=block_size,
         temperature=options.temperature,
-        min_acceptance=options.min_acceptance,
+        min_acceptance=(
+            DEFAULT_MIN_ACCEPTANCE if options.min_acceptance is None else options.min_acceptance
+        ),
         cases=tuple(cases),
         draft_architecture=draft_model.cfg.architecture,
         rollbacks=rollbacks,

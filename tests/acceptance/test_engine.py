@@ -325,7 +325,26 @@ def test_min_acceptance_fails_in_ci_formats() -> None:
     with serve(fake("vllm", decoder=scripted_decoder(8, (1,)))) as server:
         proc = engine_cli(server.url, "vllm", "-f", "junit")
     assert proc.returncode == 1, proc.stderr
-    assert "DF092" in proc.stdout and "below --min-acceptance 1.5" in proc.stdout
+    assert "DF092" in proc.stdout and "below --min-acceptance 2.31" in proc.stdout
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_collapse_above_1_5_fails_the_measured_floor(engine: str) -> None:
+    """tau about 2 at block 8 is what wrong layer ids gave on a real vLLM (up to 2.30, where the
+    right layout gave 6.08): it passed the old fixed 1.5 and fails the floor measured for
+    block 8, which the report states with its reason; --min-acceptance still wins."""
+    with serve(fake(engine, decoder=scripted_decoder(8, (2,)))) as server:
+        proc = engine_cli(server.url, engine, "-f", "json")
+        given = engine_cli(server.url, engine, "--min-acceptance", "1.5", "-f", "json")
+        text = engine_cli(server.url, engine)
+    assert proc.returncode == 1, proc.stderr
+    smoke = json.loads(proc.stdout)["smoke"]
+    assert 1.5 < smoke["mean_acceptance_length"] < 2.31 == smoke["min_acceptance"]
+    assert "highest measured for wrong layer ids at block 8" in smoke["min_acceptance_reason"]
+    assert given.returncode == 0, given.stderr
+    smoke = json.loads(given.stdout)["smoke"]
+    assert smoke["min_acceptance"] == 1.5 and smoke["min_acceptance_reason"] is None
+    assert "(minimum 2.31: just above tau 2.30" in " ".join(text.stdout.split())
 
 
 # --- engine errors: one line, exit 3 ----------------------------------------------------------
