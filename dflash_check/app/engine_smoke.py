@@ -9,6 +9,7 @@ static verdict, so that a ``--force`` run on a broken pair shows both.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.command import LaunchSpec
     from dflash_check.engines.profiles import EngineOptions
+    from dflash_check.knowledge.engine_limits import EngineLimit
     from dflash_check.smoke.report import EngineFailure, EngineRun, SmokeReport
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
@@ -124,6 +126,19 @@ def run_engine(
     return attach(engine)
 
 
+def limit_before_launch(engine: EngineOptions, method: str) -> EngineLimit | None:
+    """Return the limit the engine installed here would hit on this run (None: none known,
+    or the engine is not installed as a package: then only its log can tell)."""
+    from dflash_check.knowledge.engine_limits import limit_for
+    from dflash_check.knowledge.installed import NotInstalled, installed_build
+
+    try:
+        version = installed_build(engine.engine).version
+    except NotInstalled:
+        return None
+    return limit_for(engine.engine, version, method, engine.pipeline_parallel)
+
+
 def launch_and_attach(
     report: CheckReport,
     draft: ModelRef,
@@ -137,8 +152,10 @@ def launch_and_attach(
     from dataclasses import replace
 
     from dflash_check.engines.command import launch_command
-    from dflash_check.engines.errors import EngineError, EngineRunFailedError
+    from dflash_check.engines.errors import EngineError, EngineLimitError, EngineRunFailedError
     from dflash_check.engines.launch import free_port, launch_failure, launched, private_log
+    from dflash_check.knowledge.engine_limits import limit_in_log, limit_message
+    from dflash_check.sanitize import one_line
     from dflash_check.smoke.report import EngineRun
 
     port = free_port()
@@ -153,6 +170,12 @@ def launch_and_attach(
         port,
     )
     argv = [*launch_command(spec, engine.binary), *engine.extra_args]
+    method = report.draft.method
+    known = limit_before_launch(engine, method)
+    if known is not None:
+        sys.stderr.write(
+            one_line(f"dflash-check: {limit_message(engine.engine, known)}; {known.instead}") + "\n"
+        )
     log = private_log(engine.engine)  # a fresh 0700 folder: nothing planted at a known name
     url = f"http://127.0.0.1:{port}"
     ready = threading.Event()  # set once /health answered: later failures are at decode
@@ -164,6 +187,15 @@ def launch_and_attach(
         names = (draft.spec, target.spec, Path(draft.spec).name, Path(target.spec).name)
         failed = launch_failure(err, engine.engine, log, ready=ready.is_set(), url=url, names=names)
         if isinstance(failed, EngineRunFailedError):
+            hit = limit_in_log(
+                engine.engine, failed.failure.root_cause, method, engine.pipeline_parallel
+            )
+            if hit is not None:
+                raise EngineLimitError(
+                    f"{limit_message(engine.engine, hit)}; engine log: "
+                    f"{failed.failure.root_cause} (log {failed.failure.log})",
+                    hint=hit.instead,
+                ) from None
             failed.run = EngineRun(
                 engine=engine.engine,
                 mode="launch",

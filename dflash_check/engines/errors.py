@@ -53,6 +53,11 @@ class EngineStartError(EngineError):
         """The engine's exit code when it exited (None: it was not ready in time)."""
 
 
+class EngineLimitError(EngineError):
+    """The launched engine failed on something its release cannot run whatever the pair
+    (``knowledge.engine_limits``): exit 3, no verdict on the pair."""
+
+
 class EngineRunFailedError(EngineError):
     """The engine dflash-check launched failed at start or at the first decode: a failed smoke
     run (exit 1, the static verdict kept), not a tool error."""

@@ -841,3 +841,27 @@ def test_a_baseline_server_failure_is_not_the_launched_engines(tmp_path: Path) -
     with closed_port() as down:
         proc = launch_cli(tmp_path, "vllm", "--baseline-endpoint", down)
     assert_exit_3(proc, f"vllm server at {down} is not reachable")
+
+
+def test_pipeline_parallel_dflash_on_vllm_0_32_is_the_engines_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PP with a DFlash draft fails inside vLLM 0.32's V1 runner whatever the pair: said before
+    launching when that release is installed, and named as the engine's limit (exit 3), not
+    "smoke run FAILED" (exit 1), when it happens; the same pair at TP=2 passes."""
+    from dflash_check.knowledge import installed
+    from tests.support.fake_engine_main import PP_ERROR
+
+    monkeypatch.setattr(
+        installed, "installed_build", lambda _e: installed.InstalledBuild("0.32.0", cpu=True)
+    )
+    pp = ("--pipeline-parallel-size", "2", "--runtime", "vllm-v1")
+    proc = launch_cli(tmp_path, "vllm", *pp, fault="pp-drafter")
+    assert_exit_3(proc, "vllm cannot run pipeline parallelism with a DFlash draft", PP_ERROR)
+    assert "an engine limit, not a failure of the pair" in proc.stderr
+    assert "gpu_model_runner.py:590" in proc.stderr and "smoke run FAILED" not in proc.stdout
+    before = proc.stderr.index("dflash-check: vllm cannot run pipeline parallelism")
+    assert before < proc.stderr.index("Error:")  # said before the launch, then the outcome
+    tp = launch_cli(tmp_path, "vllm", "--tensor-parallel-size", "2", fault="pp-drafter")
+    assert tp.returncode == 0, tp.stderr
+    assert "cannot run pipeline parallelism" not in tp.stderr

