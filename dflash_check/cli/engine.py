@@ -96,8 +96,7 @@ TrustServedDraftOpt = Annotated[
     bool,
     typer.Option(
         "--trust-served-draft",
-        help="Pass a server that does not name its draft (vLLM without dev mode); "
-        "otherwise exit 3.",
+        help="Trust the server's draft.",
         rich_help_panel=ENGINE,
     ),
 ]

@@ -83,8 +83,7 @@ MinAcceptanceOpt = Annotated[
         panel=SMOKE,
         metavar="TAU",
         min=1.0,
-        help="Fail (exit 1) below this tau (mean tokens per target step). Default: 1.5; "
-        "on an engine, just above the tau measured collapses gave at the block size.",
+        help="Fail (exit 1) below this tau (default: docs/engines.md).",
     ),
 ]
 NoChatTemplateOpt = Annotated[
