@@ -73,7 +73,8 @@ def _newest() -> int:
             venv.create(tmp, with_pip=True)
             python = Path(tmp) / "bin" / "python"
             _install(python, smoke=smoke)
-            _run(python, "-m", "pip", "list")
+            # What was resolved goes in the log: the releases this run vouches for.
+            print(_run(python, "-m", "pip", "list"), file=sys.stderr, flush=True)
             pytest = [str(python), "-m", "pytest", "-q", "-n", "auto", "-p", "no:cacheprovider"]
             code = subprocess.run([*pytest, *marks], cwd=ROOT, check=False).returncode
             if code:
