@@ -85,12 +85,7 @@ def data(text: object, limit: int = DATA_LIMIT) -> str:
 
     Cut before escaping, so that a long value costs ``limit`` characters of work, not its size.
     """
-    raw = str(text)
-    cut = raw[: limit + 1]
-    shown = one_line(cut)
-    if len(raw) > limit or len(shown) > limit:
-        return shown[: limit - 1] + "…"
-    return shown
+    return clip(one_line(str(text)[: limit + 1]), limit)
 
 
 # What ends a line for a runner (.NET's line reader: CR, LF) and for Python's splitlines
@@ -183,8 +178,7 @@ def shorten(items: list[str] | tuple[str, ...], limit: int = 5, width: int = 200
     were left off (a server may list 300 000 models; a message needs a few)."""
     shown = [one_line(i) for i in items[:limit]]
     text = ", ".join(shown)
-    if len(text) > width:
-        text = text[: width - 1] + "…"
+    text = clip(text, width)
     left = len(items) - min(len(items), limit)
     return f"{text} (and {left} more)" if left else text
 

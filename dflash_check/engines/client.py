@@ -35,7 +35,7 @@ from dflash_check.engines.profiles import (
     EngineProfile,
 )
 from dflash_check.knowledge.engines import SGLANG, VLLM
-from dflash_check.sanitize import data, one_line, shorten
+from dflash_check.sanitize import clip, data, one_line, shorten
 from dflash_check.sources.interface import ModelRef
 
 
@@ -139,7 +139,7 @@ def first_line(raw: bytes, limit: int = 160) -> str:
     except (ValueError, RecursionError):
         pass
     line = one_line(text.splitlines()[0]) if text else "empty body"
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(line, limit)
 
 
 # --- what the server serves -------------------------------------------------------------------

@@ -23,6 +23,7 @@ from dflash_check.engines.errors import (
     EngineStartError,
     EngineUnreachableError,
 )
+from dflash_check.sanitize import clip
 from dflash_check.smoke.report import EngineFailure
 
 
@@ -210,7 +211,7 @@ def root_cause(log_path: Path, limit: int = 300) -> str | None:
             break
     if found is None:
         return None
-    return found if len(found) <= limit else found[: limit - 1] + "…"
+    return clip(found, limit)
 
 
 # What an engine's load error says when the pair is its cause: the weights or config of the
