@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from dflash_check.sanitize import command_head
+from dflash_check.sanitize import command_head, defuse_commands
 
 # The non-ASCII symbols the reports and messages use, and their ASCII stand-ins.
 ASCII_FALLBACK = str.maketrans(
@@ -84,19 +84,18 @@ class SafeStream(io.TextIOBase):
 
     def _defuse(self, text: str) -> str:
         """Return ``text`` with no line that would start a workflow command."""
-        from dflash_check.sanitize import defuse_commands
-
         if not text:
             return text
         head = self._head
         if head is not None and head.endswith(":") and text.startswith(":"):
-            text = "\\" + text  # the line's first ':' is already out: break the pair here
-        elif head:
-            text = defuse_commands(head + text)[len(head) :]
-        elif head is None:  # mid-line: only the lines text starts are guarded
-            text = defuse_commands("-" + text)[1:]
+            # The line's first ':' is already out: break the pair here, and guard the lines
+            # the rest of text starts.
+            text = "\\" + defuse_commands("-" + text)[1:]
         else:
-            text = defuse_commands(text)
+            # What the line already holds is put back in front, so that a command split across
+            # writes is seen whole; mid-line ("-") only the lines text starts are guarded.
+            prefix = "-" if head is None else head
+            text = defuse_commands(prefix + text)[len(prefix) :]
         self._advance(text)
         return text
 

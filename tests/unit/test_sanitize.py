@@ -254,6 +254,19 @@ def test_the_stream_follows_a_line_across_writes() -> None:
     assert inner.getvalue() == "\\::x\na ::b\n  \\::c\n  :\\:d\n::error ::tool\n"
 
 
+def test_a_command_after_a_split_pair_is_guarded_too() -> None:
+    """A write that completes a ':' left open also guards the lines it starts."""
+    import io
+
+    from dflash_check.cli.terminal import SafeStream
+
+    inner = io.StringIO()
+    stream = SafeStream(inner)
+    stream.write(":")
+    stream.write(":x\n::add-mask::secret\n")
+    assert inner.getvalue() == ":\\:x\n\\::add-mask::secret\n"
+
+
 def test_markdown_text_and_code_spans() -> None:
     from dflash_check.sanitize import code_span, markdown_text
 
