@@ -102,14 +102,16 @@ def defuse_commands(text: str) -> str:
     return _COMMAND.sub(lambda m: f"{m.group(1)}{m.group(2)}\\::", text)
 
 
+# The current line, when it could still become a command: after the last break, blanks and at
+# most one ':' up to the end (run on every write to stdout and stderr: compiled once).
+_HEAD = re.compile(f"[{_BREAKS}]([^\\S{_BREAKS}]*:?)\\Z")
+
+
 def command_head(tail: str) -> str | None:
     """Return what a stream's current line holds when it could still become a command (blanks,
     then at most one ``:``), given the text written last; None when it cannot."""
-    last = max(tail.rfind(c) for c in _BREAKS)
-    rest = tail[last + 1 :] if last >= 0 else None
-    if rest is None:
-        return None
-    return rest if re.fullmatch(f"[^\\S{_BREAKS}]*:?", rest) else None
+    found = _HEAD.search(tail)
+    return found.group(1) if found else None
 
 
 # What starts Markdown inline syntax where a cell or sentence holds data: emphasis, code,
