@@ -98,3 +98,22 @@ def test_github_summary_of_one_pair_says_its_verdict() -> None:
     last = proc.stdout.splitlines()[-1]
     assert last.startswith("::notice title=dflash-check::") and last.endswith(": compatible")
     assert "1 pair" not in proc.stdout
+
+
+def test_the_hook_never_takes_an_options_value_for_a_file(tmp_path) -> None:
+    """pre-commit appends files after ``args:``; a value in ``args:`` that happens to be a file
+    on disk (``-o out.sarif`` from an earlier run) stays the option's value."""
+    from dflash_check.cli.hook import split_args, value_options
+
+    out, pairs = tmp_path / "out.sarif", tmp_path / "pairs.yaml"
+    out.touch()
+    pairs.touch()
+    takes_value = value_options()
+    assert {"-o", "--output", "-f", "--format"} <= takes_value
+    assert "--strict" not in takes_value
+    argv = ["--format", "sarif", "-o", str(out), str(pairs)]
+    assert split_args(argv, takes_value) == (argv[:4], [str(pairs)])
+    assert split_args(["--strict", str(out), str(pairs)], takes_value) == (
+        ["--strict"],
+        [str(out), str(pairs)],
+    )
