@@ -247,14 +247,9 @@ def launch_failure(
     with the engine log's root cause quoted. A timeout, a missing executable or an
     out-of-memory exit stays a tool error (exit 3): it says nothing about the pair.
     """
-    exited = isinstance(err, EngineStartError) and "exited with code" in str(err)
+    exited = isinstance(err, EngineStartError) and err.exit_status is not None
     if not ready and (not exited or "out of GPU memory" in str(err)):
         return err  # the machine, not the pair: too little memory, no engine, too slow
-    if not ready and not pair_cause(root_cause(log_path), names):
-        # An exit with nothing in its log about the models (`--engine-binary /bin/false`, a
-        # missing library): the environment, not a verdict on the pair. The error already
-        # quotes the log's tail and names the log.
-        return err
     # Only an error of the launched server counts (not one of the --baseline-endpoint server).
     crashed = f"server at {url} " in str(err) and (
         isinstance(err, EngineUnreachableError)
@@ -262,15 +257,21 @@ def launch_failure(
     )
     if ready and not crashed:
         return err  # a wrong model, missing metrics…: the server ran; the error says why
+    cause = root_cause(log_path)  # the whole log, read once
+    if not ready and not pair_cause(cause, names):
+        # An exit with nothing in its log about the models (`--engine-binary /bin/false`, a
+        # missing library): the environment, not a verdict on the pair. The error already
+        # quotes the log's tail and names the log.
+        return err
     message = str(err).split("; its log is")[0]
-    if isinstance(err, EngineStartError) and err.exit_status is not None:
+    if exited:
         # The start error quotes the log's last line, often a warning printed while the engine
         # shut down; the cause is root_cause, so the message keeps only the exit.
         message = f"{engine} exited with code {err.exit_status} before it was ready"
     failure = EngineFailure(
         stage="first decode" if ready else "start",
         message=message,
-        root_cause=root_cause(log_path),
+        root_cause=cause,
         log=str(log_path),
     )
     return EngineRunFailedError(failure)
