@@ -72,12 +72,11 @@ def launch_spec(
     the draft length the pair was checked for (``--num-speculative-tokens``), if given."""
     from dflash_check.engines.command import LaunchSpec
 
-    dflash = report.draft.dflash  # the block size of a DFlash-family draft
     return LaunchSpec(
         engine=engine,
         target=target.spec,
         draft=draft.spec,
-        block_size=dflash.block_size if dflash is not None else None,
+        block_size=block_size_of(report, None),
         num_speculative_tokens=report.num_speculative_tokens,
         method=report.draft.method,
         tensor_parallel=tensor_parallel,

@@ -18,7 +18,6 @@ from typing import Literal
 
 from dflash_check.errors import ConfigError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
-from dflash_check.knowledge.selection import Selection
 from dflash_check.sanitize import data
 from dflash_check.sources.local import read_capped
 
@@ -178,15 +177,3 @@ def checkout_version(path: Path, engine: str) -> str | None:
             # from a pull request must not reach the CI log as it is).
             return data(found.group(1))
     return None
-
-
-def release_selection(engine: str, version: str | None) -> Selection:
-    """Return the runtime selection an engine file's entries are expected compatible with.
-
-    The one place that turns "this checkout is vLLM X" into a selection: the release the tool
-    knows (``vllm==0.34.0``), else the bare engine, which selects the newest release known (a
-    development checkout of a release the tool has not read yet).
-    """
-    from dflash_check.knowledge.selection import engine_release
-
-    return engine_release(engine, version)

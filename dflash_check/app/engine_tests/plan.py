@@ -18,7 +18,6 @@ from dflash_check.app.engine_tests import (
     EngineFile,
     Kind,
     load_engine_file,
-    release_selection,
 )
 from dflash_check.app.engine_tests.overrides import Override, load_overrides
 from dflash_check.app.pipeline import ModelCache, check_target_alone
@@ -27,7 +26,7 @@ from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
 from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
-from dflash_check.knowledge.selection import Selection
+from dflash_check.knowledge.selection import Selection, engine_release
 from dflash_check.sources.interface import BadModelSpec, parse_model_ref
 
 CHECKED_METHODS = ("dflash", "dflash2", "dspark", "eagle3", "mtp")
@@ -258,13 +257,13 @@ def prepare(
     """Read an engine's test file (and its overrides); return the plan and what the file is.
 
     ``selection`` is the ``--runtime`` selection; without it, the engine at the checkout's
-    release (``release_selection``).
+    release (``knowledge.selection.engine_release``).
     """
     file = load_engine_file(path, display, kind, text)
     overrides = {}
     if overrides_path is not None:
         overrides = load_overrides(overrides_path, {e.key for e in file.entries})
-    chosen = selection or release_selection(file.engine, file.version)
+    chosen = selection or engine_release(file.engine, file.version)
     release = file.version or "(release unknown)"
     about = f"{ENGINE_TITLES[file.engine]} {release} test registry, checked for {chosen.spec}"
     return make_plan(file, overrides, chosen, display), about
