@@ -97,10 +97,14 @@ class FileProblem:
     """What is wrong there (without the ``file:line:`` prefix)."""
 
     @property
+    def where(self) -> str:
+        """Return ``file:line`` (``file`` when the line is not known)."""
+        return f"{self.file}:{self.line}" if self.line is not None else self.file
+
+    @property
     def text(self) -> str:
         """Return ``file:line: message``, as every error line reads."""
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.message}"
+        return f"{self.where}: {self.message}"
 
 
 class RegistryError(CheckError):

@@ -64,8 +64,7 @@ def render_junit(result: RunResult, page: Page | None = None) -> str:
         level = f"{a.level.value} (ignored)" if a.suppressed else a.level.value
         by_outcome.setdefault(id(a.outcome), []).append(f"{a.rule} {level}: {a.text}")
     for p in result.problems:  # a broken input file: one error case per mistake, at its line
-        where = f"{p.file}:{p.line}" if p.line is not None else p.file
-        attrs = {"classname": name, "name": xml_text(f"{where}: invalid input"), "file": p.file}
+        attrs = {"classname": name, "name": xml_text(f"{p.where}: invalid input"), "file": p.file}
         if p.line is not None:
             attrs["line"] = str(p.line)
         case = ET.SubElement(suite, "testcase", attrs)

@@ -40,12 +40,17 @@ def notification(level: str, text: str, file: str | None, line: int | None) -> d
     """Return one SARIF notification at ``file:line`` (no location when the file is unknown)."""
     note: dict[str, Any] = {"level": level, "message": {"text": text}}
     if file is not None:
-        # A URI reference (RFC 3986): a space, '#', '?' or '%' in a path is percent-encoded.
-        physical: dict[str, Any] = {"artifactLocation": {"uri": uri(file)}}
-        if line is not None:
-            physical["region"] = {"startLine": line}
-        note["locations"] = [{"physicalLocation": physical}]
+        note["locations"] = [_location(file, line)]
     return note
+
+
+def _location(file: str, line: int | None) -> dict[str, Any]:
+    """Return a SARIF location at ``file`` (and ``line`` when known)."""
+    # A URI reference (RFC 3986): a space, '#', '?' or '%' in a path is percent-encoded.
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri(file)}}
+    if line is not None:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
 
 
 def render_sarif(result: RunResult, page: Page | None = None) -> str:
@@ -63,10 +68,7 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
             "message": {"text": a.text},
         }
         if a.location.uri is not None:
-            physical: dict[str, Any] = {"artifactLocation": {"uri": uri(a.location.uri)}}
-            if a.location.line is not None:
-                physical["region"] = {"startLine": a.location.line}
-            entry["locations"] = [{"physicalLocation": physical}]
+            entry["locations"] = [_location(a.location.uri, a.location.line)]
         if a.suppressed:
             # SARIF's own place for a result the user chose not to count: viewers grey it
             # out, and the log still shows what a clean verdict did not count.
@@ -99,8 +101,6 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
         for k in result.skipped
     ]
     if notifications:
-        # Entries the tool does not check are not findings: SARIF's place for what a tool
-        # did not do is a notification of its invocation, at the entry's line.
         # What the tool did not do (an entry it does not check) or could not do (a broken
         # input file) is no finding: SARIF's place for it is a notification of the invocation,
         # at its line; a broken file makes the invocation unsuccessful.
