@@ -376,11 +376,7 @@ ROPE_KEYS = ("rope_theta", "rope_scaling")
 
 def rope_facts(reader: FieldReader) -> tuple[tuple[str, str], ...]:
     """Return (key, canonical JSON) for each rope key a config states, for comparison."""
-    out = []
-    for key in ROPE_KEYS:
-        if key in reader.data and reader.data[key] is not None:
-            out.append((key, json.dumps(reader.data[key], sort_keys=True)))
-    return tuple(out)
+    return stated(reader, ROPE_KEYS)
 
 
 ATTENTION_KEYS = ("num_attention_heads", "num_key_value_heads", "head_dim")
@@ -388,9 +384,11 @@ ATTENTION_KEYS = ("num_attention_heads", "num_key_value_heads", "head_dim")
 
 
 def stated(reader: FieldReader, keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """Return (key, JSON text) for each of ``keys`` the object states with a non-null value,
-    unvalidated: a contract that checks the types itself needs them as written."""
-    return tuple((key, json.dumps(reader.data[key])) for key in keys if reader.has(key))
+    """Return (key, canonical JSON) for each of ``keys`` the object states with a non-null
+    value, unvalidated: a contract that checks the types itself needs them as written."""
+    return tuple(
+        (key, json.dumps(reader.data[key], sort_keys=True)) for key in keys if reader.has(key)
+    )
 
 
 def special_token_ids(readers: tuple[FieldReader | None, ...]) -> tuple[tuple[str, int], ...]:

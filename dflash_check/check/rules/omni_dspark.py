@@ -23,7 +23,7 @@ from typing import Any
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
 from dflash_check.knowledge.engines import VLLM, VLLM_RUNNERS
-from dflash_check.views import DraftView, TargetView
+from dflash_check.views import ATTENTION_KEYS, DraftView, TargetView
 
 OMNI_TARGET_MODEL_TYPE = "qwen3_omni_moe"
 OMNI_TARGET_ARCHITECTURES = frozenset(
@@ -123,7 +123,7 @@ def _attention_refusals(
     theirs: dict[str, Any] = {name: json.loads(text) for name, text in target.attention}
     if "hidden_size" not in theirs:
         theirs["hidden_size"] = target.hidden_size
-    for name in ("num_attention_heads", "num_key_value_heads", "head_dim"):
+    for name in ATTENTION_KEYS:
         if name == "head_dim":
             mine, want = _head_dim(values), _head_dim(theirs)
         else:
