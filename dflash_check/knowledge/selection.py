@@ -9,7 +9,6 @@ release names for that (``Release.cpu_runner``: Model Runner V1 on vLLM 0.32 and
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -172,6 +171,8 @@ def choose(name: str, version: str | None = None, cpu: bool = False) -> Choice:
     try:
         profile = row(name)
     except KeyError:
+        import difflib  # only for a mistyped name: not on every check's start-up path
+
         names = runtime_names()
         close = difflib.get_close_matches(name, names, n=1)
         suggestion = f" (did you mean {close[0]!r}?)" if close else ""
