@@ -93,25 +93,18 @@ def sglang_algorithm(method: str) -> str:
 
 
 def draft_tokens(
-    engine: str, block_size: int | None, num_speculative: int | None = None, method: str = "dflash"
+    block_size: int | None, num_speculative: int | None = None, method: str = "dflash"
 ) -> int:
-    """Return the engine's draft-length setting: ``num_speculative`` draft tokens when given
-    (the setting DF019 checked), else what a draft of ``block_size`` was trained for. vLLM
-    counts the draft tokens; SGLang counts the bonus token too (``COUNTS_BONUS_TOKEN``). A
-    DFlash block holds the bonus token and block - 1 draft slots; a DSpark block counts draft
-    tokens only (vLLM derives num_speculative_tokens = block_size,
+    """Return the draft tokens per step: ``num_speculative`` when given (the setting DF019
+    checked), else what a draft of ``block_size`` was trained for. vLLM's
+    ``num_speculative_tokens`` is this count; SGLang's ``--speculative-num-draft-tokens`` counts
+    the bonus token too (+1). A DFlash block holds the bonus token and block - 1 draft slots; a
+    DSpark block counts draft tokens only (vLLM derives num_speculative_tokens = block_size,
     vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/dspark/config.py:78-85, and the Qwen3-Omni
     contract refuses another, config/speculative.py:239-243; SGLang drafts gamma + 1
     positions)."""
     block = block_size or DEFAULT_BLOCK_SIZE
-    drafted = num_speculative or (block if method == "dspark" else block - 1)
-    return drafted + 1 if COUNTS_BONUS_TOKEN[engine] else drafted
-
-
-COUNTS_BONUS_TOKEN: Mapping[str, bool] = MappingProxyType({VLLM.name: False, SGLANG.name: True})
-"""Whether an engine's draft-length setting counts the bonus token (SGLang's
-``--speculative-num-draft-tokens``) or the draft tokens alone (vLLM's
-``num_speculative_tokens``)."""
+    return num_speculative or (block if method == "dspark" else block - 1)
 
 
 def _vllm_serve(spec: LaunchSpec) -> list[str]:
@@ -122,7 +115,7 @@ def _vllm_serve(spec: LaunchSpec) -> list[str]:
             "method": vllm_method(spec.method),
             "model": spec.draft,
             "num_speculative_tokens": draft_tokens(
-                VLLM.name, spec.block_size, spec.num_speculative_tokens, spec.method
+                spec.block_size, spec.num_speculative_tokens, spec.method
             ),
         }
         argv += ["--speculative-config", json.dumps(config)]
@@ -146,9 +139,8 @@ def _sglang_serve(spec: LaunchSpec) -> list[str]:
         ]
         # An EAGLE-3 head has no block: SGLang picks its own draft length unless given one.
         if spec.block_size is not None or spec.num_speculative_tokens or spec.method != "eagle3":
-            tokens = draft_tokens(
-                SGLANG.name, spec.block_size, spec.num_speculative_tokens, spec.method
-            )
+            # SGLang's setting counts the bonus token as well as the draft tokens.
+            tokens = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method) + 1
             argv += ["--speculative-num-draft-tokens", str(tokens)]
     if spec.tensor_parallel:
         argv += ["--tp-size", str(spec.tensor_parallel)]
