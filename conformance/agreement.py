@@ -62,23 +62,15 @@ def rows() -> Iterator[Row]:
             yield Row(engine, release, row, mined.get(row["case"]))
 
 
-def _folder(config: dict[str, Any] | str, where: Path) -> Path:
-    if isinstance(config, str):
-        return REPO / config
-    where.mkdir(parents=True, exist_ok=True)
-    (where / "config.json").write_text(json.dumps(config))
-    return where
-
-
 def pair_args(row: Row, work: Path) -> list[str]:
     """``dflash-check pair`` arguments for the row's pair, against the release's vLLM row."""
+    from conformance.oracle import CORPUS, config_folder
+
     if row.mined is not None:
-        draft = _folder(row.mined["draft"], work / "draft")
-        target = _folder(row.mined["target"], work / "target")
+        draft = config_folder(row.mined["draft"], work / "draft")
+        target = config_folder(row.mined["target"], work / "target")
         method, k = row.mined["method"], row.mined["num_speculative_tokens"]
     else:
-        from conformance.oracle import CORPUS
-
         (pair,) = [p for p in CORPUS if p.id == row.case["case"]]
         draft, target = REPO / pair.draft, REPO / pair.target
         method, k = pair.method, pair.num_speculative_tokens

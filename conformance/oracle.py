@@ -166,13 +166,13 @@ def install(engine: str, release: str) -> Path:
     return python
 
 
-def _folder(config: dict[str, Any] | str, where: Path) -> str:
+def config_folder(config: dict[str, Any] | str, where: Path) -> Path:
     """A config-only folder for ``config`` (a repository path is used as it lies)."""
     if isinstance(config, str):
-        return str(REPO / config)
+        return REPO / config
     where.mkdir(parents=True, exist_ok=True)
     (where / "config.json").write_text(json.dumps(config, indent=1))
-    return str(where)
+    return where
 
 
 def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[str, dict]]:
@@ -183,8 +183,8 @@ def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[st
         jobs.append(
             {
                 "id": case["id"],
-                "target": _folder(case["target"], work / f"case{i}" / "target"),
-                "draft": _folder(case["draft"], work / f"case{i}" / "draft"),
+                "target": str(config_folder(case["target"], work / f"case{i}" / "target")),
+                "draft": str(config_folder(case["draft"], work / f"case{i}" / "draft")),
                 "method": case["method"],
                 "num_speculative_tokens": case["num_speculative_tokens"],
                 "model_stage": True,
