@@ -675,8 +675,9 @@ def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -
     its reviewed versions is named in one ``MeaningChanged`` with the facts to review."""
     out: dict[str, object] = {}
     changed: list[str] = []
+    trees = {path: ast.parse(source.text(path)) for path in {r.path for r in reviewed}}
     for r in reviewed:
-        fn = _find_function(ast.parse(source.text(r.path)), r.qualname)
+        fn = _find_function(trees[r.path], r.qualname)
         if fn is None:
             raise AnchorMissing(f"{r.path}: no {r.qualname} (reviewed for: {r.facts})")
         digest = fingerprint(fn)

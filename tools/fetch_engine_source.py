@@ -50,10 +50,13 @@ def fetch(name: str, version: str, dest: Path) -> Path:
     url, sha = sdist_of(name, version)
     dest.mkdir(parents=True, exist_ok=True)
     archive = dest / url.rsplit("/", 1)[1]
-    if not archive.exists() or hashlib.sha256(archive.read_bytes()).hexdigest() != sha:
+    # An archive already here is used when its hash is the index's (hashed once either way).
+    got = hashlib.sha256(archive.read_bytes()).hexdigest() if archive.exists() else None
+    if got != sha:
         with urllib.request.urlopen(url, context=_tls()) as r:
-            archive.write_bytes(r.read())
-    got = hashlib.sha256(archive.read_bytes()).hexdigest()
+            body = r.read()
+        archive.write_bytes(body)
+        got = hashlib.sha256(body).hexdigest()
     if got != sha:
         archive.unlink()
         raise SystemExit(f"{archive.name}: sha256 {got} is not the index's {sha}")
