@@ -41,17 +41,16 @@ def failed_run(
     settings it was started with, and the engine as launched (``run``: engine, endpoint,
     parallelism), so that the failure says where it happened."""
     from dflash_check.engines.command import DEFAULT_BLOCK_SIZE
-    from dflash_check.knowledge.acceptance import acceptance_floor
+    from dflash_check.knowledge.acceptance import floor_for
     from dflash_check.smoke.report import SmokeReport
 
     block = block_size_of(report, options.block_size) or DEFAULT_BLOCK_SIZE
-    floor = options.min_acceptance
     return SmokeReport(
         device=engine,
         dtype="as served",
         block_size=block,
         temperature=options.temperature,
-        min_acceptance=acceptance_floor(block).tau if floor is None else floor,
+        min_acceptance=floor_for(block, options.min_acceptance)[0],
         cases=(),
         engine=run,
         failure=failure,

@@ -43,7 +43,7 @@ from dflash_check.engines.profiles import (
     ENGINES,
     EngineOptions,
 )
-from dflash_check.knowledge.acceptance import acceptance_floor
+from dflash_check.knowledge.acceptance import floor_for
 from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.smoke.report import (
     EngineRun,
@@ -244,10 +244,7 @@ def run_engine_smoke(
         pipeline_parallel=info.pipeline_parallel or options.pipeline_parallel,
         baseline_endpoint=baseline.base if baseline is not None else None,
     )
-    floor, reason = min_acceptance, None
-    if floor is None:
-        derived = acceptance_floor(block)
-        floor, reason = derived.tau, derived.reason
+    floor, reason = floor_for(block, min_acceptance)
     return SmokeReport(
         device=options.engine,
         dtype="as served",

@@ -68,3 +68,12 @@ def acceptance_floor(block_size: int) -> Floor:
         round(worst + ABOVE, 2),
         f"just above tau {worst:.2f}, the highest measured for wrong layer ids at block {at}",
     )
+
+
+def floor_for(block_size: int, given: float | None) -> tuple[float, str | None]:
+    """Return the floor a run uses and why: ``given`` (``--min-acceptance``) as it is, with no
+    reason to state, else the one derived for ``block_size``."""
+    if given is not None:
+        return given, None
+    derived = acceptance_floor(block_size)
+    return derived.tau, derived.reason
