@@ -14,7 +14,8 @@ engines with it at import time.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
@@ -45,7 +46,14 @@ class Reviewed:
         object.__setattr__(self, "fields", MappingProxyType(fields))
 
 
-_OPS = (">=", "<=", "==", ">", "<")
+# Two-character operators first: ">=0.34" must not read as ">" and "=0.34".
+_OPS: dict[str, Callable[[int, int], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    "==": operator.eq,
+    ">": operator.gt,
+    "<": operator.lt,
+}
 
 
 def _number(version: str) -> tuple[int, ...] | None:
@@ -75,8 +83,7 @@ def in_range(version: str, releases: str, order: Sequence[_Versioned]) -> bool:
         if op is None:
             raise ValueError(f"release range {releases!r}: {part!r} has no comparison")
         c = _compare(version, part[len(op) :].strip(), order)
-        ok = {">=": c >= 0, "<=": c <= 0, "==": c == 0, ">": c > 0, "<": c < 0}[op]
-        if not ok:
+        if not _OPS[op](c, 0):
             return False
     return True
 
