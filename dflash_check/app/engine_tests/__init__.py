@@ -54,13 +54,12 @@ def parse_python(text: str, display: str) -> ast.Module:
     except ValueError as err:  # e.g. a NUL byte
         raise RegistryError(f"{display}: not valid Python ({err})") from None
     except (RecursionError, MemoryError):
-        raise RegistryError(_too_deep(display)) from None
+        raise RegistryError(f"{display}: {TOO_DEEP}") from None
     check_depth(tree, display)
     return tree
 
 
-def _too_deep(display: str) -> str:
-    return f"{display}: nested deeper than {MAX_DEPTH} levels; nothing was checked"
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels; nothing was checked"
 
 
 def check_depth(tree: ast.AST, display: str) -> None:
@@ -70,7 +69,7 @@ def check_depth(tree: ast.AST, display: str) -> None:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             line = getattr(node, "lineno", None)
-            raise RegistryError.at(display, line, _too_deep(display).split(": ", 1)[1])
+            raise RegistryError.at(display, line, TOO_DEEP)
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
