@@ -72,6 +72,27 @@ def test_the_judge_can_fail() -> None:
     assert judge(accepted, "unknown", set()) == "disagree"
 
 
+def test_an_fc_wider_than_the_capture_is_a_refusal() -> None:
+    """The model stage built both models and the fc does not take the captured layers: the
+    start-up profile's drafter forward fails, so the engine refuses at load."""
+    model = {"captured": [2, 18], "fc_in_features": 12288, "target_hidden": 4096}
+    wider = Row(
+        "vllm", "0",
+        {"case": "x", "outcome": "accepted", "kind": "corpus",
+         "model": {**model, "fc_matches_capture": False}},
+        None,
+    )  # fmt: skip
+    assert judge(wider, "compatible", set()) == "disagree"
+    assert judge(wider, "incompatible", {"load"}) == "agree"
+    matching = Row(
+        "vllm", "0",
+        {"case": "x", "outcome": "accepted", "kind": "corpus",
+         "model": {**model, "fc_matches_capture": True}},
+        None,
+    )  # fmt: skip
+    assert judge(matching, "compatible", set()) == "agree"
+
+
 def test_every_mined_case_was_run() -> None:
     for path in RESULTS.glob("*.json"):
         data = json.loads(path.read_text())
