@@ -40,7 +40,7 @@ PAIR_EXAMPLES = [
     "dflash-check pair DRAFT TARGET --engine sglang --print-command",
 ]
 MTP_FORMATS = ("table", "json")
-"""The formats of a target's MTP report (``render.mtp``): it is not a pair's ``RunResult``."""
+"""The formats of a target's MTP report (``render.target_alone``): not a pair's ``RunResult``."""
 
 DraftArg = Annotated[
     str | None,
@@ -192,7 +192,7 @@ def target_alone(
     from dflash_check.app.pipeline import target_alone as report_target
     from dflash_check.check.request import CheckSettings
     from dflash_check.cli.output import FILE_WIDTH, stdout_console, write_output
-    from dflash_check.render.mtp import render_mtp_json, render_mtp_text, summary_line
+    from dflash_check.render.target_alone import render_mtp_json, render_mtp_text, summary_line
 
     settings = CheckSettings(
         selection, strict=strict, num_speculative_tokens=num_speculative_tokens

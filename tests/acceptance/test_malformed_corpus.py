@@ -400,8 +400,8 @@ def test_mtp_scan_is_linear_in_k_and_the_index(tmp_path: Path) -> None:
 
 
 def test_mtp_layer_numbers_of_thousands_of_digits_are_no_layers() -> None:
-    from dflash_check.check.mtp import find_mtp_tensors
-    from dflash_check.knowledge.mtp import family
+    from dflash_check.check.target_alone import find_mtp_tensors
+    from dflash_check.knowledge.mtp_layers import family
 
     names = [f"model.layers.{'9' * 5000}.w", "model.layers.61.w"]
     found = find_mtp_tensors(names, "index", 61, 2, family(("deepseek_v3",)))
