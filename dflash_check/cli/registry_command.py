@@ -181,7 +181,7 @@ def read_registry(
 ) -> tuple[Plan | None, str | None, tuple[PairSpec, ...]]:
     """Return the plan of an engine's test file (None for a pairs.yaml), what the file is, and
     the pairs to check (narrowed by ``--only``); an unreadable file fails with exit 3."""
-    from dflash_check.app.registry import load_pairs, select
+    from dflash_check.app.pairs_run import load_pairs, select
 
     if found == "pairs":
         if overrides is not None or runtime:
@@ -239,8 +239,8 @@ def run_pairs(
     in a pipe or a CI log, nor with ``--quiet``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from dflash_check.app.pairs_run import run_registry
     from dflash_check.app.pipeline import ModelCache
-    from dflash_check.app.registry import run_registry
     from dflash_check.check.outcome import RunResult, SkippedEntry
     from dflash_check.cli.terminal import shown
 
