@@ -12,14 +12,8 @@ import typer
 
 from dflash_check.cli.engine import EngineFlags
 from dflash_check.cli.groups import grouped
-from dflash_check.cli.options import (
-    CheckFlags,
-    HubFlags,
-    ModelFlags,
-    OutputOptions,
-    check_output,
-    parse_runtimes,
-)
+from dflash_check.cli.hub_options import HubFlags, ModelFlags
+from dflash_check.cli.options import CheckFlags, OutputOptions, check_output, parse_runtimes
 from dflash_check.cli.output import emit, exit_code, fail, redact, remember_secrets, summarise
 from dflash_check.cli.smoke import SmokeFlags
 from dflash_check.errors import CheckError, ExitCode

@@ -10,14 +10,11 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from dflash_check.cli.completion import complete_runtime
+from dflash_check.cli.hub_options import HubFlags, OfflineOpt, TimeoutOpt, TokenOpt
 from dflash_check.cli.options import (
     FormatOpt,
-    HubFlags,
-    OfflineOpt,
     OutputOpt,
     OutputOptions,
-    TimeoutOpt,
-    TokenOpt,
     check_output,
     parse_runtimes,
 )

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from dflash_check.check.report import CheckReport
     from dflash_check.cli.engine import EngineFlags
-    from dflash_check.cli.options import HubFlags, OutputOptions
+    from dflash_check.cli.hub_options import HubFlags
+    from dflash_check.cli.options import OutputOptions
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
 
