@@ -14,7 +14,7 @@ case and every pair of the real-config corpus, and record what it did.
 4. writes ``conformance/results/oracle/<engine>-<release>.json``: per case, accepted or refused
    with the engine's message and stage, and the aux layers the release computes.
 
-``tests/unit/test_oracle_agreement.py`` compares the tool with these files; nothing at check
+``tests/unit/conformance/test_agreement.py`` compares the tool with these files; nothing at check
 time reads them. A maintainer's tool, not part of ``.ci/run`` (network, about 4 GB of disk).
 """
 
