@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
-from dflash_check.errors import FileProblem
+from dflash_check.errors import FileProblem, SharedCause
 from dflash_check.knowledge.selection import DEFAULT, Selection
 
 if TYPE_CHECKING:
@@ -94,6 +94,8 @@ class PairOutcome:
     """The one-line error, when it could not."""
     error_hint: str | None = None
     """How to get past the error."""
+    error_shared: SharedCause | None = None
+    """How the error reads when several pairs failed the same way (``CheckError.shared``)."""
     spec: PairSpec | None = None
     """The ``pairs.yaml`` entry, for ``registry``."""
 

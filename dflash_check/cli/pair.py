@@ -47,7 +47,7 @@ DraftArg = Annotated[
     typer.Argument(
         metavar="DRAFT",
         help="The draft: a local path, or a Hub repo id ORG/NAME, ORG/NAME:SUBFOLDER or "
-        "ORG/NAME@REVISION (docs/cli.md#local-or-hub).",
+        "ORG/NAME@REVISION.",
         show_default=False,
     ),
 ]

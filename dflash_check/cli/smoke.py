@@ -83,7 +83,7 @@ MinAcceptanceOpt = Annotated[
         panel=SMOKE,
         metavar="TAU",
         min=1.0,
-        help="Fail (exit 1) below this tau (default: docs/engines.md).",
+        help="Fail (exit 1) below this tau (default from evidence: dflash-check docs engines).",
     ),
 ]
 NoChatTemplateOpt = Annotated[

@@ -203,7 +203,13 @@ def _check(spec: PairSpec, key: str, alone: bool, base: Path, cache: ModelCache)
         try:
             report = check_target_alone(request_for(spec, base).target, cache, spec.strict)
         except CheckError as err:
-            failed = PairOutcome(spec.label, spec.expect, error=str(err), error_hint=err.hint)
+            failed = PairOutcome(
+                spec.label,
+                spec.expect,
+                error=str(err),
+                error_hint=err.hint,
+                error_shared=err.shared,
+            )
             return Checked(replace(failed, spec=spec))
         return Checked(PairOutcome(spec.label, spec.expect, report=report, spec=spec))
     from dflash_check.check.formats import normalise_draft

@@ -16,11 +16,13 @@ from dflash_check.knowledge.runtimes import CELLS_BY_METHOD, FAMILY_CELLS
     "The engines' code for the target's family was not read, so their general conventions "
     "are assumed",
     "Engines capture hidden states in each target family's own model code, and that code "
-    "decides the numbering, the range and whether capture exists at all (docs/runtimes.md, "
+    "decides the numbering, the range and whether capture exists at all (dflash-check docs "
+    "runtimes, "
     "per target family). For a target whose architectures and model types match no family "
     "the tool knows, each engine's general convention is assumed: the verdict holds for the "
     "common case, but a family-specific range or a missing capture hook would go unseen. "
-    "Engines whose release code is read as data (vLLM, SGLang: docs/engine-facts.md) are left "
+    "Engines whose release code is read as data (vLLM, SGLang: dflash-check docs engine-facts) "
+    "are left "
     "out where that code settles the architecture (DF052, DF053, or a capture the general "
     "convention describes).",
     "Check the engine's model file for this architecture (its aux-hidden-state or capture "

@@ -446,7 +446,7 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         SGLANG.name,
         ("mixtral",),
         _SGL + "mixtral.py (no set_dflash_layers_to_capture; not among the 0.5.23 files with a "
-        "DFlash hook, docs/engine-reading/sglang.md Q1)" + _NOT_RUN,
+        "DFlash hook, dflash-check docs engine-reading/sglang, Q1)" + _NOT_RUN,
         cannot_capture=_SGL_NO_HOOK,
     ),
     # Muse Glimmer's hook captures raw ids before layer i (muse_glimmer.py:866-879); SGLang adds
