@@ -109,7 +109,7 @@ def release_rows() -> list[tuple[str, str, str, str, str, str]]:
 
 
 def releases_markdown() -> list[str]:
-    """Return the engines' releases the tool knows (``knowledge/engines.py``)."""
+    """Return the engines' releases the tool knows (``knowledge/engines/``)."""
     lines = [
         "",
         "## Engines and releases",
