@@ -35,10 +35,16 @@ ZLAB_DRAFT = "tests/fixtures/hub/z-lab/Qwen3-8B-DFlash-b16"
 QWEN3_8B = "tests/fixtures/targets/Qwen--Qwen3-8B"
 """36 layers, hidden 4096: the target the Domino test's ``num_target_layers`` names."""
 
+DOMINO = "test/registered/unit/spec/test_dflash_domino_config.py"
+DRAFT_MODEL = "test/registered/unit/models/test_dflash_draft_model.py"
+SPEC_AUX = (
+    "test/registered/unit/model_executor/model_runner_components/test_spec_aux_hidden_state.py"
+)
 READ: dict[str, str] = {
     "test/registered/unit/spec/test_dflash_domino_config.py":
         "8e4cc8bc7dca284bb4d4dd85888edea88ac775f5",
     "test/registered/unit/spec/test_dflash_utils.py": "0560ccd58da8d87646b6be1c6f036732b710f5c1",
+    SPEC_AUX: "02d55f5db0359f1077bb32ba4a300a9622f29e6d",
 }  # fmt: skip
 """Files kept in SRC (the cases and their lines come from them), with the commit read."""
 
@@ -118,11 +124,105 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_generic_dspark_draft_model_is_registered",
             "test_hf_loader_falls_back_for_missing_top_level_model_type")),
     ),
+    "test/registered/unit/model_executor/model_runner_components/"
+    "test_aux_hidden_state_capture.py": (
+        "1f33d3dd05486a8b26ecb9768ffb4789d5354990",
+        ("test_cli_parses_method_and_layer_ids", "test_invalid_combinations_are_rejected",
+         "test_eagle3_defaults_to_model_layers", "test_disabled_by_default",
+         "test_eagle3_capture_without_draft", "test_dflash_family_capture_without_draft",
+         "test_draft_runner_never_captures", "test_dflash_family_hook_routing",
+         "test_full_capture_keeps_last_hidden_next_to_aux",
+         "test_last_hidden_is_not_kept_without_the_flag",
+         "test_last_hidden_only_under_full_aux_capture"),
+    ),
+    DRAFT_MODEL: (
+        "0cd950b15546f04441b8ad5f8b3e19309d1cdb32",
+        ("TestDFlashDraftModel::test_explicit_target_ids_are_not_validated_against_draft_depth",
+         "TestDFlashDraftModel::test_checkpoint_without_embedding_uses_fallback_contract",
+         "TestDFlashDecoderLayer::test_sliding_window_falls_back_to_published_dflash_config",
+         *(f"TestDFlashDecoderLayer::{t}" for t in (
+             "test_attention_receives_quant_config_and_full_prefix",
+             "test_laguna_attention_propagates_nested_prefix",
+             "test_laguna_attention_preserves_root_g_proj_prefix",
+             "test_laguna_projection_prefixes_and_state_dict_names",
+             "test_registered_laguna_entry_class_constructs_with_nested_prefix")),
+         *(f"TestDFlashWeightValidation::{t}" for t in (
+             "test_valid_unquantized_fc_weight_loads",
+             "test_invalid_unquantized_fc_weight_reports_logical_shape",
+             "test_valid_packed_fc_weight_loads",
+             "test_valid_logical_checkpoint_loads_into_packed_fc_weight",
+             "test_invalid_packed_fc_weight_still_fails",
+             "test_valid_modelopt_packed_on_disk_shape_loads",
+             "test_laguna_checkpoint_projection_names_reach_expected_loaders")),
+         "TestDFlashEmbeddingSelection::test_draft_embedding_is_preferred",
+         "TestDFlashEmbeddingSelection::test_target_embedding_is_the_fallback",
+         *(f"TestDFlashGreedyHead::{t}" for t in (
+             "test_quantized_head_uses_quant_method_instead_of_packed_weight",
+             "test_unquantized_fast_path_multiplies_only_valid_base_vocab",
+             "test_unquantized_added_vocab_path_uses_two_sliced_matmuls",
+             "test_quantized_head_path_applies_once_and_excludes_padding"))),
+    ),
+    "test/registered/unit/models/test_dspark_draft_model.py": (
+        "1fc8c9156cb4ad6fde1a449a57cc930354fd62c2",
+        tuple(f"TestDSparkDraftModel::{t}" for t in (
+            "test_markov_projection_receives_quant_config_and_full_prefix",
+            "test_checkpoint_embedding_is_preserved_when_attaching_target_modules",
+            "test_target_embedding_is_used_when_checkpoint_omits_one",
+            "test_checkpoint_embedding_requires_matching_config_declaration",
+            "test_declared_checkpoint_embedding_is_forwarded_to_backbone_loader",
+            "test_quantized_target_head_uses_quant_method")),
+    ),
+    "test/registered/unit/models/test_draft_entry_hook_parity.py": (
+        "3063deea7127f01820c5f6546b8221a027d0fc85",
+        ("TestDraftEntryHookParity::test_a_draft_resolves_a_gate_exactly_when_its_target_does",),
+    ),
+    "test/registered/unit/configs/test_eagle_draft_arch.py": (
+        "6c6d789d6cabb532108647f39d95a9732a13ae72",
+        tuple(f"TestResolveEagleDraftArch::{t}" for t in (
+            "test_llama_draft_without_draft_vocab_is_eagle",
+            "test_llama_draft_with_draft_vocab_is_eagle3",
+            "test_layer_count_is_not_used_to_classify",
+            "test_qwen2_draft_is_eagle", "test_family_without_eagle3_class_is_left_alone",
+            "test_repackaged_checkpoints_are_untouched", "test_unknown_architecture_is_untouched",
+            "test_explicit_none_draft_vocab_counts_as_absent",
+            "test_mapping_targets_are_registered_entry_classes")),
+    ),
+    "test/registered/unit/configs/test_draft_hf_config_resolution.py": (
+        "f3e64c3823d8e1065d5b7114dadea91f0fd1558d",
+        (*(f"TestDraftHfConfigResolution::{t}" for t in (
+            "test_forwards_the_target_read_inputs",
+            "test_returns_an_isolated_copy_of_the_cached_config",
+            "test_revision_falls_back_to_the_target_revision",
+            "test_decrypted_draft_config_becomes_the_configuration_file",
+            "test_no_configuration_file_when_undecrypted",
+            "test_object_store_draft_path_is_resolved_before_the_read",
+            "test_remote_draft_path_is_pulled_once_per_process")),
+         *(f"TestDraftReadFailureAttribution::{t}" for t in (
+             "test_read_failure_names_the_draft_path_and_keeps_the_cause",
+             "test_read_failure_does_not_name_the_decrypted_config_path",
+             "test_malformed_model_override_args_is_not_a_draft_read_failure",
+             "test_a_broken_config_parser_is_not_reported_as_an_unreadable_draft")),
+         "TestDflashBlockSizeFallback::test_unreadable_draft_falls_back_to_the_default_block_size",
+         "TestDflashBlockSizeFallback::test_malformed_model_override_args_is_fatal",
+         *(f"TestGemma4DraftAliasResolution::{t}" for t in (
+             "test_gemma4_assistant_draft_is_detected_through_the_plugin_parser",
+             "test_non_gemma4_draft_is_not_detected",
+             "test_no_draft_read_for_algorithms_that_ignore_the_answer",
+             "test_no_draft_read_without_a_draft_path",
+             "test_gemma4_draft_promotes_nextn_to_frozen_kv_mtp",
+             "test_gemma4_draft_rejects_eagle3",
+             "test_non_gemma4_draft_keeps_the_nextn_to_eagle_alias"))),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
 
-DOMINO = "test/registered/unit/spec/test_dflash_domino_config.py"
+
+def _all(path: str, reason: str) -> dict[str, str]:
+    """The same reason for every listed test of ``path`` (entries after it may refine one)."""
+    return {f"{path}::{name}": reason for name in LISTED[path][1]}
+
+
 _NOT_RELEASE = "the version read asserts what 0.5.23's code does not do: "
 _GLM52 = (
     _NOT_RELEASE + "0.5.23 does not read the speculators-format DSpark layout "
@@ -212,6 +312,48 @@ REVIEWED: dict[str, str] = {
     f"{WHEEL}/models/dspark.py:995 at 0.5.23 too), no pair",
     "test/registered/spec/dspark/test_glm52_dspark_config.py::TestGLM52RedHatDSparkConfig::"
     "test_hf_loader_falls_back_for_missing_top_level_model_type": _GLM52,
+    **_all(
+        "test/registered/unit/model_executor/model_runner_components/"
+        "test_aux_hidden_state_capture.py",
+        "aux-layer capture without a draft (--aux-hidden-state-capture) and the logits "
+        "processor: no draft/target pair",
+    ),
+    **_all(
+        DRAFT_MODEL,
+        "the draft's construction, weight loading and greedy head with stand-in layers and toy "
+        "sizes (hidden 4, vocab 128), no target",
+    ),
+    f"{DRAFT_MODEL}::TestDFlashDraftModel::"
+    "test_explicit_target_ids_are_not_validated_against_draft_depth": "the draft alone, toy "
+    "sizes (hidden 4, 6 ids over 6 layers), no target; 0.5.23 also sizes fc from the id count "
+    f"({WHEEL}/models/dflash.py:745-768)",
+    f"{DRAFT_MODEL}::TestDFlashDecoderLayer::"
+    "test_sliding_window_falls_back_to_published_dflash_config": _NOT_RELEASE
+    + f"swa_window_size is read only for the Nemotron 3.5 layout ({WHEEL}/speculative/"
+    "dflash_utils.py:409-410); and the draft's attention window is no draft/target pairing",
+    **_all(
+        "test/registered/unit/models/test_dspark_draft_model.py",
+        "the DSpark draft's Markov head, embedding sharing and quantized head with stand-ins: "
+        "no draft/target config verdict",
+    ),
+    **_all(
+        "test/registered/unit/models/test_draft_entry_hook_parity.py",
+        "a registry-wide invariant of entry classes (shared-experts fusion hook), no pair",
+    ),
+    **_all(
+        "test/registered/unit/configs/test_eagle_draft_arch.py",
+        _NOT_RELEASE + "0.5.23 has no resolve_eagle_draft_arch / EAGLE_DRAFT_BASE_ARCHS "
+        f"({WHEEL}/configs/model_config.py): a draft declaring LlamaForCausalLM is not "
+        "re-classed as an EAGLE or EAGLE-3 head there",
+    ),
+    **_all(
+        "test/registered/unit/configs/test_draft_hf_config_resolution.py",
+        _NOT_RELEASE + "ModelConfig.get_draft_hf_config, DraftConfigReadError and "
+        "_draft_is_gemma4_assistant are not in 0.5.23; the tests are about how the draft's "
+        "config is read (parsers, revisions, paths), not about a pair",
+    ),
+    f"{SPEC_AUX}::test_integrated_mtp_resolves_draft_layer_count": "an MTP head's KV layer "
+    "count (stand-in ModelConfig), no draft/target verdict",
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -312,9 +454,53 @@ gives the verdict). The test itself asserts no message (``assertRaises(ValueErro
 prefix length ``NotImplementedError``, where 0.5.23 raises ValueError: refused either way)."""
 
 
+MUSE_DRAFT = "tests/fixtures/drafts/meta-models--Muse-Glimmer-30B-assistant"
+MUSE_TARGET = "tests/fixtures/targets/meta-models--Muse-Glimmer-30B"
+"""A Muse-Glimmer target (model_type muse_glimmer, 52 layers) and its assistant, whose ids are
+the test's ``[1, 13, 25, 37, 49]``."""
+MUSE_ROWS: tuple[tuple[int, str, list[int]], ...] = (
+    (0, "MuseGlimmerAssistantModel", [2, 14, 26, 38, 50]),
+    (2, "DFlashDraftModel", [1, 13, 25, 37, 49]),
+)
+"""The ``muse_glimmer`` rows of ``test_muse_target_layer_id_mapping``'s table (row, the draft's
+architecture, the ids 0.5.23 resolves). No case for row 1: the Muse assistant's config under
+``DFlash2DraftModel`` lacks DFlash 2's selector keys, which 0.5.23 refuses when it builds the
+draft (``models/dflash.py:1270-1273``), and the corpus has no Muse DFlash 2 draft; nor for the
+``qwen3`` rows (3, 4): the corpus has no Qwen3 target with the 50 layers those ids need."""
+
+
+def _muse_cases(src: Path) -> list[dict[str, Any]]:
+    name = "test_muse_target_layer_id_mapping"
+    line = line_of(src, SPEC_AUX, name)
+    draft = json.loads((REPO / MUSE_DRAFT / "config.json").read_text())
+    out = []
+    for row, architecture, ids in MUSE_ROWS:
+        out.append(
+            {
+                "id": f"muse-glimmer-ids-{architecture}",
+                "test": f"{SPEC_AUX}::{name}[{row}]",
+                "source": f"sgl-project/sglang@{READ[SPEC_AUX][:9]}:{SPEC_AUX}:{line}",
+                "release_check": f"{WHEEL}/model_executor/model_runner_components/"
+                "spec_aux_hidden_state.py:17-30, 254-258",
+                "method": "dflash",
+                "num_speculative_tokens": 15,
+                "target": MUSE_TARGET,
+                "draft": {**draft, "architectures": [architecture]},
+                "expect": "accepted",
+                "expect_stage": None,
+                "expect_match": None,
+                "engine_message": None,
+                # SpecAuxHiddenStateConfig.dflash_target_layer_ids: the ids handed to the
+                # target's capture hook (before layer i), after the Muse mapping.
+                "expect_target_layer_ids": ids,
+            }
+        )
+    return out
+
+
 def cases(src: Path) -> list[dict[str, Any]]:
     """The cases of the tests read, at the lines of the versions read."""
-    out = []
+    out = _muse_cases(src)
     for name, case_id, draft, message, check in DOMINO_ROWS:
         test = f"TestDFlashDominoConfigParsing::{name}"
         out.append(
