@@ -151,7 +151,7 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     that has its runner): the release's own differences applied, the release recorded."""
     rel = release_for(profile, version)
     fields = dict(rel.overrides.get(f"{profile.method}/{profile.name}", {}))
-    if "id_keys" in fields:  # engines.py names plain keys (it cannot build IdReadings)
+    if "id_keys" in fields:  # an engine module names plain keys (it cannot build IdReadings)
         fields["id_readings"] = tuple(IdReading(k) for k in fields.pop("id_keys"))
     return replace(profile, release=rel, **fields)
 

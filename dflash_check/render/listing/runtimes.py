@@ -110,7 +110,7 @@ def release_rows() -> list[tuple[str, str, str, str, str, str]]:
 
 
 def releases_markdown() -> list[str]:
-    """Return the engines' releases the tool knows (``knowledge/engines.py``)."""
+    """Return the engines' releases the tool knows (``knowledge/engines/``)."""
     lines = [
         "",
         "## Engines and releases",
@@ -220,9 +220,9 @@ def mtp_markdown() -> list[str]:
 
 
 def target_mtp_markdown() -> list[str]:
-    """Return the table of a target's own MTP layers (``knowledge/mtp.py``'s rows)."""
-    from dflash_check.check.mtp import MTP_RULES
-    from dflash_check.knowledge.mtp import MTP_ENGINE_ROWS, MTP_KEYS
+    """Return the table of a target's own MTP layers (``knowledge/mtp_layers.py``'s rows)."""
+    from dflash_check.check.target_alone import MTP_RULES
+    from dflash_check.knowledge.mtp_layers import MTP_ENGINE_ROWS, MTP_KEYS
 
     keys = ", ".join(f"`{k}`" for k in MTP_KEYS)
     lines = [
