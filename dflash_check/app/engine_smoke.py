@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.command import LaunchSpec
     from dflash_check.engines.profiles import EngineOptions
-    from dflash_check.knowledge.engine_limits import EngineLimit
+    from dflash_check.knowledge.engines.interface import EngineLimit
     from dflash_check.smoke.report import EngineFailure, EngineRun, SmokeReport
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef

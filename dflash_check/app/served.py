@@ -29,12 +29,12 @@ def endpoint_selection(
     """Return ``selection`` with ``engine`` pinned to what the server at ``endpoint`` reports
     (vLLM ``/version``, SGLang server info): its release, and the runner its build runs."""
     from dflash_check.engines.client import EngineClient, server_info
-    from dflash_check.engines.profiles import ENGINES
+    from dflash_check.engines.profiles import profile
 
     if selection.pins(engine):
         return selection
     try:
-        info = server_info(EngineClient(engine, endpoint, api_key, timeout), ENGINES[engine])
+        info = server_info(EngineClient(engine, endpoint, api_key, timeout), profile(engine))
     except CheckError:
         return selection  # the smoke run reports the unreachable server in its own words
     if info.version is None:

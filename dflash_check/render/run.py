@@ -28,10 +28,13 @@ def pair_report(result: RunResult) -> CheckReport | None:
 
 
 def render_run_table(result: RunResult, page: Page) -> str | RenderableType:
-    """The human report: rich for the console, plain text at the page's width for a file."""
-    from dflash_check.render.table import export_text, render_table
+    """The human report: rich for a terminal; for a pipe or a file, plain text at the page's
+    width (one pair's report, but for ``--verbose``'s tables, without loading rich)."""
+    from dflash_check.render.table import export_text, render_table, render_text
 
     report = pair_report(result)
+    if report is not None and not page.terminal and not page.verbose:
+        return render_text(report, page.width)  # the text rich would print: no rich loaded
     if report is not None:
         table = render_table(report, page.width, page.verbose)
     else:  # imported only here: one pair's report needs none of the registry's renderer
