@@ -9,6 +9,7 @@ that says no version, or one this tool does not know, keeps the selection (said 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from dflash_check.errors import CheckError
 from dflash_check.knowledge.selection import (
@@ -17,6 +18,9 @@ from dflash_check.knowledge.selection import (
     installed_choice,
     served_choice,
 )
+
+if TYPE_CHECKING:
+    from dflash_check.engines.profiles import EngineOptions
 
 
 def endpoint_selection(
@@ -58,3 +62,18 @@ def launch_selection(selection: Selection, engine: str) -> Selection:
         sys.stderr.write(f"dflash-check: --launch {engine}: {err}\n")
         return selection
     return selection.pinned(choice)
+
+
+def served_selection(selection: Selection, engine: EngineOptions | None) -> Selection:
+    """Return ``selection`` pinned to the release the smoke run decodes on: the one an
+    attached server reports, or the one ``--launch`` starts; unchanged for the bundled
+    runtime (``engine`` None) or an attach run without an endpoint."""
+    if engine is None:
+        return selection
+    if engine.mode == "launch":
+        return launch_selection(selection, engine.engine)
+    if not engine.endpoint:
+        return selection
+    return endpoint_selection(
+        selection, engine.engine, engine.endpoint, engine.api_key, engine.timeout
+    )

@@ -73,7 +73,7 @@ def _pair(app: typer.Typer) -> None:
 
 
 def _registry(app: typer.Typer) -> None:
-    from dflash_check.cli import registry
+    from dflash_check.cli import registry_command as registry
     from dflash_check.cli.options import UsageCommand
     from dflash_check.cli.output import REGISTRY_EXIT_CODES, REGISTRY_EXIT_RULE, epilog
 

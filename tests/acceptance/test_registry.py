@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from dflash_check.app.registry import PAIR_KEYS, load_pairs
+from dflash_check.app.pairs_run import PAIR_KEYS, load_pairs
 from dflash_check.errors import RegistryError
 from tests.support.helpers import (
     QWEN3_4B,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
-from dflash_check.knowledge.runtimes import CELLS_BY_METHOD, FAMILY_CELLS
+from dflash_check.knowledge.runtimes import engines_with_cells
 
 
 @rule(
@@ -36,15 +36,13 @@ def check_family_known(ctx: PairContext) -> Iterator[Issue]:
     from dflash_check.check.rules.coverage import settled_by_data
 
     t = ctx.target
-    method = ctx.draft.method if ctx.draft.method in CELLS_BY_METHOD else "dflash"
     settled = settled_by_data(ctx)
-    read = {c.runtime for c in CELLS_BY_METHOD.get(method, FAMILY_CELLS)}
     assumed = [
         p.name
         for p in ctx.profiles
         if not p.family_independent
         and p.cell_citation is None
-        and (t.family is None or p.engine_name in read)
+        and (t.family is None or p.engine_name in engines_with_cells(p.method))
         # The release's extracted code settles it (knowledge/data, DF052/DF053).
         and p.name not in settled
     ]
