@@ -38,7 +38,7 @@ def render_run_table(result: RunResult, page: Page) -> str | RenderableType:
     if report is not None:
         table = render_table(report, page.width, page.verbose)
     else:  # imported only here: one pair's report needs none of the registry's renderer
-        from dflash_check.render.registry import render_registry_table
+        from dflash_check.render.pairs_report import render_registry_table
 
         table = render_registry_table(result, page.width)
     return table if page.console else export_text(table, page.width)
@@ -51,6 +51,6 @@ def render_run_json(result: RunResult, page: Page) -> str:
         from dflash_check.render.json import render_json
 
         return render_json(report)
-    from dflash_check.render.registry import render_registry_json
+    from dflash_check.render.pairs_report import render_registry_json
 
     return render_registry_json(result)

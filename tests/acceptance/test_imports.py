@@ -20,7 +20,7 @@ except SystemExit as exc:
 # Start-up (benchmarks/bench_pair.py): what a pair written as a document does not need.
 unneeded = (
     "rich",
-    "dflash_check.cli.registry",
+    "dflash_check.cli.registry_command",
     "dflash_check.cli.rules",
     "dflash_check.cli.info",
     "dflash_check.smoke.report",
