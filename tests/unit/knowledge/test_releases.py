@@ -131,7 +131,7 @@ def test_installed_without_the_engine_is_a_usage_error(monkeypatch: pytest.Monke
 
 
 def test_pairs_yaml_runtimes_take_releases(tmp_path: Path) -> None:
-    from dflash_check.app.registry import load_pairs
+    from dflash_check.app.pairs_run import load_pairs
     from dflash_check.errors import RegistryError
 
     good = tmp_path / "good.yaml"

@@ -12,7 +12,15 @@ import json
 import pytest
 
 from conformance.cases import CASES, CASES_BY_ID
-from conformance.classify import COLLAPSED_TAU, classify, compare, tool_summary
+from conformance.classify import (
+    COLLAPSED_TAU,
+    classify,
+    compare,
+    compare_stage,
+    engine_stage,
+    tool_stage,
+    tool_summary,
+)
 from conformance.eagle3 import AUX_IDS, DRAFT_VOCAB, HIDDEN, head_config, head_shapes
 from conformance.engines import ENGINES
 from conformance.report import NOTES, PAGE, RESULTS, load_results, render_page
@@ -93,6 +101,51 @@ def test_tool_summary_reads_the_runtime_verdict() -> None:
     assert tool_summary({"verdict": "compatible", "findings": []}, "x") == ("compatible", None)
 
 
+@pytest.mark.parametrize(
+    ("outcome", "verdict", "tool", "seen", "agree"),
+    [
+        ("refused", "incompatible", "load", "load", True),
+        ("refused", "incompatible", "first-decode", "load", False),
+        ("first-decode", "incompatible", "first-decode", "first-decode", True),
+        ("first-decode", "incompatible", "silent", "first-decode", False),
+        ("collapsed", "incompatible", "silent", "silent", True),
+        # Decoded although the tool calls it incompatible: the engine said nothing.
+        ("generates", "incompatible", "load", "silent", None),
+        ("generates", "compatible", None, None, None),
+        # The verdicts disagree: no stage to compare.
+        ("collapsed", "compatible", None, "silent", None),
+    ],
+)
+def test_compare_stage(
+    outcome: str, verdict: str, tool: str | None, seen: str | None, agree: bool | None
+) -> None:
+    """The engine's stage comes from its outcome; a stage is compared only where the verdicts
+    agree and one side has a stage."""
+    assert engine_stage(outcome, verdict) == seen
+    assert compare_stage(outcome, verdict, tool) is agree
+
+
+def test_tool_stage_is_the_earliest_error_stage_of_the_runtime() -> None:
+    """What the user meets first: the earliest stage among the runtime's errors (per-runtime
+    ``stages`` over the finding's own ``stage``), warnings and other runtimes ignored."""
+    report = {
+        "findings": [
+            {"severity": "warning", "runtimes": ["vllm-v1"], "stage": "load"},
+            {"severity": "error", "runtimes": ["vllm"], "stage": "load"},
+            {"severity": "error", "runtimes": ["vllm-v1"], "stage": "silent"},
+            {
+                "severity": "error",
+                "runtimes": ["vllm-v1", "vllm"],
+                "stage": "load",
+                "stages": {"vllm-v1": "first-decode", "vllm": "load"},
+            },
+        ]
+    }
+    assert tool_stage(report, "vllm-v1==0.32.0") == "first-decode"
+    assert tool_stage(report, "vllm") == "load"
+    assert tool_stage({"findings": []}, "vllm-v1") is None
+
+
 def test_cases_are_unique_and_runnable() -> None:
     """Case ids are unique, each names engines the suite knows, and every edit applies to the
     base draft config."""
@@ -119,6 +172,26 @@ def test_cases_are_unique_and_runnable() -> None:
             config = json.loads(json.dumps(start))
             edit_for(engine, case)(config)
             assert (config != start) or case.id in unchanged
+
+
+def test_tensor_edits_give_the_shapes_the_cases_name() -> None:
+    """The DFlash cases that vary a tensor or the target change exactly what they say: fc for
+    three ids, fc from the draft's own hidden size, an 8-layer target whose new layers are
+    copies (so V1's default aux layers (2, N//2, N-3) are three distinct layers)."""
+    torch = pytest.importorskip("torch")
+    fc = {"fc.weight": torch.zeros(64, 128)}
+    CASES_BY_ID["ids-missing-fc-three"].weights(fc)  # type: ignore[misc]
+    assert tuple(fc["fc.weight"].shape) == (64, 192)
+    wide = {"fc.weight": torch.zeros(128, 128)}
+    CASES_BY_ID["hidden-size-own-fc"].weights(wide)  # type: ignore[misc]
+    assert tuple(wide["fc.weight"].shape) == (128, 256)
+    state = {f"model.layers.{i}.mlp.w": torch.full((2,), float(i)) for i in range(6)}
+    config = {"num_hidden_layers": 6, "layer_types": ["full_attention"] * 6}
+    target = CASES_BY_ID["ids-top-level-8-layers"].target
+    assert target is CASES_BY_ID["ids-missing-8-layers"].target is not None
+    target(state, config)
+    assert config["num_hidden_layers"] == len(config["layer_types"]) == 8
+    assert [float(state[f"model.layers.{i}.mlp.w"][0]) for i in (6, 7)] == [4.0, 5.0]
 
 
 def test_eagle3_head_is_laid_out_as_published() -> None:

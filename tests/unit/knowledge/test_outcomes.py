@@ -1,5 +1,5 @@
 """Where an engine shows an incompatible pair (load, first decode, silently), as the engines'
-code and the real runs say (issue 29): the cases the stage table had wrong."""
+code and the real runs say: the cases the stage table had wrong."""
 
 from __future__ import annotations
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from dflash_check.check.mtp import MtpReport
 from dflash_check.check.outcome import PairOutcome, RunResult, SkippedEntry
 from dflash_check.check.report import Severity
+from dflash_check.check.target_alone import MtpReport
 from dflash_check.render.diagnostics import NBSP, diagnostics, wrap
 from dflash_check.render.json import SCHEMA_VERSION, report_dict
 from dflash_check.render.locations import smoke_text
@@ -25,13 +26,26 @@ SKIPPED_MARK = "-"
 """An engine test entry the tool does not check (its reason follows): never a failure."""
 
 
-def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
-    """Return one pair's line: mark, file:line, full ids, runtimes and the outcome."""
+def _grouped(outcomes: Sequence[PairOutcome]) -> Counter[str]:
+    """Count the pairs not checked by the cause they share: its ``SharedCause`` where the error
+    has one, else its hint. A cause counted more than once is given once, after the pairs."""
+    return Counter(
+        o.error_shared.hint if o.error_shared else o.error_hint
+        for o in outcomes
+        if o.report is None and (o.error_shared or o.error_hint)
+    )
+
+
+def _pair_line(result: RunResult, o: PairOutcome, width: int, brief: bool) -> list[Text]:
+    """Return one pair's line: mark, file:line, full ids, runtimes and the outcome (with the
+    error's few words when ``brief``: its cause is given once, after the pairs)."""
     spec = o.spec
     assert spec is not None  # registry outcomes always carry their entry
     mark, style = STATUS_MARK[o.status]
     if o.status == "error":
         outcome = "not checked"
+        if brief and o.error_shared is not None:
+            outcome += f": {o.error_shared.brief}"
     elif o.status == "ok":
         outcome = f"{o.verdict.value}, as expected"
     elif o.verdict is o.expect:  # the verdict matched, the smoke run did not pass
@@ -49,7 +63,7 @@ def _pair_line(result: RunResult, o: PairOutcome, width: int) -> list[Text]:
     return lines
 
 
-def _details(o: PairOutcome, width: int, shared: list[str]) -> list[Text]:
+def _details(o: PairOutcome, width: int, shared: set[str]) -> list[Text]:
     """Return what went wrong with a pair that is not as expected (nothing for the others).
 
     A hint in ``shared`` (several pairs failed the same way: no network, one endpoint) is left
@@ -63,6 +77,8 @@ def _details(o: PairOutcome, width: int, shared: list[str]) -> list[Text]:
             Text(s, style="dim") for s in wrap(f"reason: {o.spec.reason}", width, "    ", "      ")
         ]
     if o.report is None:
+        if o.error_shared is not None and o.error_shared.hint in shared:
+            return out  # the pair's line says it in a few words; the cause follows the pairs
         out += [Text(s) for s in wrap(f"error: {o.error}", width, "    ", "      ")]
         if o.error_hint and o.error_hint not in shared:
             out += [Text(s) for s in wrap(f"= hint: {o.error_hint}", width, "      ", "        ")]
@@ -95,8 +111,8 @@ def render_registry_table(result: RunResult, width: int = 80) -> RenderableType:
 
     The counts are not repeated here: the CLI prints them once, on stderr.
     """
-    hints = Counter(o.error_hint for o in result.outcomes if o.report is None and o.error_hint)
-    shared = [hint for hint, n in hints.items() if n > 1]
+    hints = _grouped(result.outcomes)
+    shared = {hint for hint, n in hints.items() if n > 1}
     rows: list[tuple[int, PairOutcome | SkippedEntry]] = [
         (o.spec.line if o.spec else 0, o) for o in result.outcomes
     ]
@@ -108,11 +124,21 @@ def render_registry_table(result: RunResult, width: int = 80) -> RenderableType:
         if isinstance(row, SkippedEntry):
             parts += _skipped_line(result, row, width)
             continue
-        parts += _pair_line(result, row, width)
+        brief = row.error_shared is not None and row.error_shared.hint in shared
+        parts += _pair_line(result, row, width, brief)
         parts += _details(row, width, shared)
-    for hint in shared:  # in first-seen order (Counter keeps insertion order)
-        head = f"hint ({hints[hint]} pairs not checked): {hint}"
+    for hint, n in hints.items():  # in first-seen order (Counter keeps insertion order)
+        if n < 2:
+            continue
+        remedies = dict.fromkeys(  # each distinct command once, in the pairs' order
+            o.error_shared.remedy
+            for o in result.outcomes
+            if o.report is None and o.error_shared and o.error_shared.hint == hint
+            if o.error_shared.remedy
+        )
+        head = f"hint ({n} pairs not checked): {hint}" + (":" if remedies else "")
         parts += [Text(s, style="yellow") for s in wrap(head, width, "", "  ")]
+        parts += [Text(s, style="yellow") for r in remedies for s in wrap(r, width, "  ", "    ")]
     for part in parts:
         part.no_wrap = True
         part.overflow = "ignore"
@@ -170,7 +196,7 @@ def _report(o: PairOutcome) -> dict[str, Any] | None:
     if o.report is None:
         return None
     if isinstance(o.report, MtpReport):
-        from dflash_check.render.mtp import mtp_dict
+        from dflash_check.render.target_alone import mtp_dict
 
         return mtp_dict(o.report)
     return report_dict(o.report)

@@ -378,11 +378,18 @@ def check_one(spec: PairSpec, base: Path, cache: ModelCache) -> PairOutcome:
     try:
         report = check_pair(request_for(spec, base), cache)
     except CheckError as err:
-        return PairOutcome(spec.label, spec.expect, error=str(err), error_hint=err.hint, spec=spec)
+        return PairOutcome(
+            spec.label,
+            spec.expect,
+            error=str(err),
+            error_hint=err.hint,
+            error_shared=err.shared,
+            spec=spec,
+        )
     return PairOutcome(spec.label, spec.expect, report=report, spec=spec)
 
 
-def run_registry(
+def check_pairs(
     specs: tuple[PairSpec, ...],
     base: Path,
     cache: ModelCache,
