@@ -12,7 +12,7 @@ checkpoint's config as the test writes it, its ``target`` the verifier (the corp
 test names, with the keys the test mocks); ``expect`` is whether the 0.9.0 converter accepts it
 (stage ``convert``), and an accepted case records the converter's output as 0.9.0 writes it
 (``expect_converted``: this script runs the release's converter with the test's mock), which
-``tests/unit/test_mined_agreement.py`` reads with the tool. A maintainer's tool.
+``tests/unit/conformance/test_mined_agreement.py`` reads with the tool. A maintainer's tool.
 """
 
 from __future__ import annotations

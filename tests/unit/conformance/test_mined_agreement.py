@@ -1,7 +1,7 @@
 """The tool against the engines' own tests where no oracle run is recorded yet: each mined case
 of ``conformance/mined/`` (``tools/mine/``) is checked with the release's runtime and judged
 against what the engine's test asserts (``conformance/agreement.py``'s ``judge``: verdict and
-stage). A case with an oracle result is judged there (``test_oracle_agreement.py``) instead.
+stage). A case with an oracle result is judged there (``test_agreement.py``) instead.
 
 A difference is a strict xfail in ``KNOWN``, citing what the engine does, until the tool's
 knowledge covers it (the xfail then fails, and the entry goes).
