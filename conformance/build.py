@@ -266,6 +266,10 @@ def random_draft_weights(config: dict[str, Any], target_hidden: int, num_ids: in
 
 
 Edit = Callable[[dict[str, Any]], None]
+StateEdit = Callable[[dict[str, Any]], None]
+"""An edit of a state dict (tensor name -> tensor) in place."""
+ModelEdit = Callable[[dict[str, Any], dict[str, Any]], None]
+"""An edit of a model's state dict and config together, in place."""
 
 
 def build_case(
@@ -274,10 +278,12 @@ def build_case(
     out: Path,
     edit: Edit,
     reshape: bool,
-    target_edit: Edit | None = None,
+    weights: StateEdit | None = None,
+    target_edit: ModelEdit | None = None,
 ) -> tuple[Path, Path]:
-    """Write one case's pair under ``out``: the draft config edited (and, with ``reshape``,
-    random weights of the shapes the edited config implies); the target shared unless edited."""
+    """Write one case's pair under ``out``: the draft config edited (with ``reshape``, random
+    weights of the shapes the edited config implies; then ``weights`` edits the draft's
+    tensors); the target shared unless ``target_edit`` changes it (weights and config)."""
     state, config = _load(base_draft)
     config = json.loads(json.dumps(config))
     edit(config)
@@ -285,12 +291,14 @@ def build_case(
         ids = (config.get("dflash_config") or {}).get("target_layer_ids") or [1, 3]
         target_hidden = json.loads((base_target / "config.json").read_text())["hidden_size"]
         state = random_draft_weights(config, int(target_hidden), len(ids))
+    if weights is not None:
+        weights(state)
     draft_dir = out / "draft"
     _save(draft_dir, state, config, base_draft)
     target_dir = base_target
     if target_edit is not None:
         t_state, t_config = _load(base_target)
-        target_edit(t_config)
+        target_edit(t_state, t_config)
         target_dir = out / "target"
         _save(target_dir, t_state, t_config, base_target)
     return target_dir, draft_dir

@@ -104,6 +104,61 @@ def _unchanged(_c: Config) -> None:
     pass
 
 
+def _mask_out_of_vocabulary(c: Config) -> None:
+    # The target's vocabulary is 0..63: id 64 is no token at all.
+    c["dflash_config"]["mask_token_id"] = 64
+
+
+def _mask_top_level(c: Config) -> None:
+    c["mask_token_id"] = c["dflash_config"].pop("mask_token_id")
+
+
+def _eight_layers(c: Config) -> None:
+    """The draft as built for the 8-layer target of ``_target_eight_layers``."""
+    c["num_target_layers"] = 8
+
+
+def _drop_ids_eight(c: Config) -> None:
+    _drop_ids(c)
+    _eight_layers(c)
+
+
+def _top_level_ids_eight(c: Config) -> None:
+    _top_level_ids(c)
+    _eight_layers(c)
+
+
+def _target_eight_layers(state: State, config: Config) -> None:
+    """An 8-layer target: layers 4 and 5 copied as 6 and 7. V1's default aux layers
+    (2, N//2, N-3) are then (2, 4, 5), three distinct layers, where a 6-layer target's
+    (2, 3, 3) are two."""
+    for old, new in ((4, 6), (5, 7)):
+        prefix = f"model.layers.{old}."
+        for name in [k for k in state if k.startswith(prefix)]:
+            state[f"model.layers.{new}." + name[len(prefix) :]] = state[name].clone()
+    config["num_hidden_layers"] = 8
+    config["layer_types"] = ["full_attention"] * 8
+
+
+def _dflash_fc_for_three(state: State) -> None:
+    """fc.weight as a draft built for three ids has it: [64, 3 x 64] (random third block)."""
+    import torch
+
+    fc = state["fc.weight"]
+    extra = torch.randn(fc.shape[0], fc.shape[1] // 2, generator=torch.Generator().manual_seed(0))
+    state["fc.weight"] = torch.cat([fc, extra * 0.02], 1)
+
+
+def _fc_from_draft_hidden(state: State) -> None:
+    """fc.weight sized from the draft's own hidden size (two ids x 128), as a draft trained for
+    a target of hidden size 128 has it."""
+    import torch
+
+    fc = state["fc.weight"]
+    gen = torch.Generator().manual_seed(0)
+    state["fc.weight"] = torch.randn(fc.shape[0], 2 * fc.shape[0], generator=gen) * 0.02
+
+
 # --- EAGLE-3 (conformance/eagle3.py): the head reads vLLM aux states [1, 3, 5] of N = 6 ------
 
 
@@ -176,6 +231,8 @@ class Case:
     EAGLE-3 head trained at run time (``conformance/eagle3.py``)."""
     weights: Callable[[State], None] | None = field(default=None, repr=False)
     """An edit of the draft's weights (after the config edit), for cases that vary a tensor."""
+    target: Callable[[State, Config], None] | None = field(default=None, repr=False)
+    """An edit of the target (weights and config), for cases that need another target."""
 
 
 CASES: tuple[Case, ...] = (
@@ -203,6 +260,55 @@ CASES: tuple[Case, ...] = (
         "no mask_token_id",
         _drop_mask,
         engines=("vllm", "mlx", "llamacpp", "dflash-mlx"),
+    ),
+    # Stage cases (issue 29): where the stage, not the verdict, was in question on V1.
+    Case(
+        "ids-missing-fc-three",
+        "no target_layer_ids, fc sized for three ids",
+        _drop_ids,
+        weights=_dflash_fc_for_three,
+        engines=("vllm",),
+    ),
+    Case(
+        "ids-missing-8-layers",
+        "no target_layer_ids, 8-layer target",
+        _drop_ids_eight,
+        engines=("vllm",),
+        target=_target_eight_layers,
+    ),
+    Case(
+        "ids-top-level-8-layers",
+        "ids at the top level, 8-layer target",
+        _top_level_ids_eight,
+        engines=("vllm",),
+        target=_target_eight_layers,
+    ),
+    Case(
+        "ids-unsorted",
+        "ids [3, 1], the trained layers out of order",
+        _ids([3, 1]),
+        engines=("vllm",),
+    ),
+    Case(
+        "hidden-size-own-fc",
+        "draft hidden 128, target 64, fc sized 2 x 128",
+        _hidden,
+        reshape=True,
+        engines=("vllm",),
+        weights=_fc_from_draft_hidden,
+    ),
+    Case(
+        "mask-token-out-of-vocabulary",
+        "mask_token_id 64, outside the vocabulary 0..63",
+        _mask_out_of_vocabulary,
+        engines=("vllm",),
+    ),
+    Case(
+        "mask-token-top-level",
+        "mask_token_id at the top level, not in dflash_config",
+        _mask_top_level,
+        trained=True,
+        engines=("vllm",),
     ),
     Case(
         "draft-tokens-over-block",

@@ -13,6 +13,9 @@ the engine's own speculative counters. ``classify`` turns it into one outcome:
 
 ``compare`` sets the tool's verdict against it: the pair works in the engine exactly when it
 generates, so ``compatible`` agrees with ``generates`` and ``incompatible`` with the rest.
+``compare_stage`` sets the stage the tool gives its earliest error against the stage the
+engine showed it at (``engine_stage``): a refusal is ``load``, a failed first request
+``first-decode``, and a pair that decodes although the tool calls it incompatible ``silent``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ COLLAPSED_TAU = 3.0
 """Below this, a case that should see the trained layers has collapsed: the trained pair
 reaches 6.08 in vLLM 0.32.0 and 6.4 in the bundled runtime; wrong layers give about 1.4."""
 OUTCOMES = ("generates", "collapsed", "refused", "first-decode")
+STAGE_ORDER = ("load", "first-decode", "silent")
+"""The tool's stages (``dflash_check.knowledge.outcomes.Stage`` values), earliest first."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,30 @@ def compare(outcome: str, tool_verdict: str) -> bool | None:
     return (outcome == "generates") == (tool_verdict == "compatible")
 
 
+def engine_stage(outcome: str, tool_verdict: str) -> str | None:
+    """Return the stage at which the engine showed the pair's problem (None: it generated and
+    the tool found no problem, so there is no stage to compare)."""
+    if outcome == "refused":
+        return "load"
+    if outcome == "first-decode":
+        return "first-decode"
+    if outcome == "collapsed" or tool_verdict == "incompatible":
+        # It decoded: whatever is wrong with the pair, the engine did not say so.
+        return "silent"
+    return None
+
+
+def compare_stage(outcome: str, tool_verdict: str, tool_stage: str | None) -> bool | None:
+    """Return whether the tool's stage is the engine's (None: the verdicts disagree, or
+    neither side has a stage)."""
+    if compare(outcome, tool_verdict) is not True:
+        return None
+    seen = engine_stage(outcome, tool_verdict)
+    if seen is None and tool_stage is None:
+        return None
+    return seen == tool_stage
+
+
 @dataclass(frozen=True)
 class Result:
     """One row of a results file."""
@@ -96,6 +125,10 @@ class Result:
     tool_finding: str | None
     """The first error finding's rule and message (what the tool says will happen)."""
     agree: bool | None
+    tool_stage: str | None = None
+    """The earliest stage among the tool's errors for the runtime (``STAGE_ORDER``)."""
+    stage_agree: bool | None = None
+    """``compare_stage``: the tool's stage is the one the engine showed."""
 
     def as_dict(self) -> dict[str, Any]:
         """Return the row as JSON data."""
@@ -113,3 +146,15 @@ def tool_summary(report: Mapping[str, Any], runtime: str) -> tuple[str, str | No
         if finding.get("severity") == "error" and (name in runtimes or None in runtimes):
             return verdict, f"{finding.get('rule')}: {finding.get('message')}"
     return verdict, None
+
+
+def tool_stage(report: Mapping[str, Any], runtime: str) -> str | None:
+    """Return the earliest stage among the tool's errors for ``runtime`` (what the user meets
+    first; None: no error, or none with a stage)."""
+    name = runtime.split("==", 1)[0]
+    stages = set()
+    for finding in report.get("findings") or ():
+        if finding.get("severity") == "error" and name in (finding.get("runtimes") or ()):
+            stages.add((finding.get("stages") or {}).get(name, finding.get("stage")))
+    known = [s for s in STAGE_ORDER if s in stages]
+    return known[0] if known else None

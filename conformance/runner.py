@@ -34,7 +34,14 @@ from typing import Any
 
 from conformance.build import REPO, build_case, widen, write_sentencepiece_model
 from conformance.cases import CASES, Case
-from conformance.classify import Result, classify, compare, tool_summary
+from conformance.classify import (
+    Result,
+    classify,
+    compare,
+    compare_stage,
+    tool_stage,
+    tool_summary,
+)
 from conformance.engines import ENGINES, Engine
 
 RESULTS = REPO / "conformance" / "results"
@@ -225,7 +232,13 @@ def run(
                 )
             else:
                 target, draft = build_case(
-                    base_target, base_draft, work / case.id, edit_for(engine, case), case.reshape
+                    base_target,
+                    base_draft,
+                    work / case.id,
+                    edit_for(engine, case),
+                    case.reshape,
+                    case.weights,
+                    case.target,
                 )
             spec = spec_for(engine, case, target, draft)
             record = run_driver(engine, python, spec, work / case.id, extra)
@@ -256,7 +269,9 @@ def result_row(
 ) -> Result:
     """Return one results row: the engine's outcome next to dflash-check's verdict."""
     got = classify(record, case.trained)
-    verdict, finding = tool_summary(tool_verdict(engine, case, draft, target), engine.tool_runtime)
+    report = tool_verdict(engine, case, draft, target)
+    verdict, finding = tool_summary(report, engine.tool_runtime)
+    stage = tool_stage(report, engine.tool_runtime)
     outputs = record.get("outputs")
     lossless = outputs == plain if plain and got.outcome in ("generates", "collapsed") else None
     return Result(
@@ -273,6 +288,8 @@ def result_row(
         tool_verdict=verdict,
         tool_finding=scrub(finding, work),
         agree=compare(got.outcome, verdict),
+        tool_stage=stage,
+        stage_agree=compare_stage(got.outcome, verdict, stage),
     )
 
 

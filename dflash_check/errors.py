@@ -10,6 +10,23 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 
+@dataclass(frozen=True)
+class SharedCause:
+    """How an error reads when several pairs of one run failed the same way.
+
+    A registry run offline with an empty cache fails every pair on one cause; the table then
+    gives each pair a few words (``brief``) and the cause's remedy once, with the distinct
+    commands (``remedy``) that fix each pair, instead of the whole error and hint per pair.
+    """
+
+    brief: str
+    """The error in a few words, without the repository (the pair's line names it)."""
+    hint: str
+    """How to get past it, for every pair at once."""
+    remedy: str | None = None
+    """The command that fixes this pair alone (``hf download REPO FILE``)."""
+
+
 class ExitCode(IntEnum):
     """Process exit codes, documented in the README."""
 
@@ -27,11 +44,17 @@ class CheckError(Exception):
     """A problem that prevents a verdict. ``str(err)`` is the one line shown to the user."""
 
     hint: str | None = None
+    shared: SharedCause | None = None
+    """How it reads when several pairs fail the same way (the registry table groups them)."""
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, hint: str | None = None, shared: SharedCause | None = None
+    ) -> None:
         super().__init__(message)
         if hint is not None:
             self.hint = hint
+        if shared is not None:
+            self.shared = shared
 
 
 class ConfigError(CheckError):

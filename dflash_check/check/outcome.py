@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
-from dflash_check.errors import FileProblem
+from dflash_check.errors import FileProblem, SharedCause
 from dflash_check.knowledge.selection import DEFAULT, Selection
 
 if TYPE_CHECKING:
-    from dflash_check.check.mtp import MtpReport
+    from dflash_check.check.target_alone import MtpReport
 
 Status = Literal["ok", "mismatch", "error"]
 
@@ -94,6 +94,8 @@ class PairOutcome:
     """The one-line error, when it could not."""
     error_hint: str | None = None
     """How to get past the error."""
+    error_shared: SharedCause | None = None
+    """How the error reads when several pairs failed the same way (``CheckError.shared``)."""
     spec: PairSpec | None = None
     """The ``pairs.yaml`` entry, for ``registry``."""
 

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from dflash_check.app.registry import PAIR_KEYS, load_pairs
+from dflash_check.app.pairs_run import PAIR_KEYS, load_pairs
 from dflash_check.errors import RegistryError
 from tests.support.helpers import (
     QWEN3_4B,
@@ -25,6 +25,7 @@ from tests.support.helpers import (
     write_draft,
 )
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
+from tests.support.releases import BEFORE_METHOD_CHECK, CHECKS_METHOD
 
 GOLDEN = REPO / "tests" / "golden"
 LOCAL_REGISTRY = "tests/fixtures/registry/pairs.yaml"
@@ -105,6 +106,47 @@ def test_pair_not_checked_exits_3_and_says_which(hub: LoopbackHub, tmp_path: Pat
         in machine.stderr
     )
     assert "Traceback" not in proc.stderr + machine.stderr
+
+
+def test_offline_pairs_sharing_a_cause_get_one_line_each_and_one_hint(tmp_path: Path) -> None:
+    """Offline with an empty cache every pair fails on one cause: each pair gets its line with
+    the cause in a few words, and the remedy comes once, with each distinct download command."""
+    (tmp_path / "pairs.yaml").write_text(
+        "version: 1\npairs:\n"
+        "  - {draft: z-lab/Qwen3-4B-DFlash-b16, target: Qwen/Qwen3-4B, expect: compatible}\n"
+        "  - {draft: z-lab/Qwen3-4B-DFlash-b16, target: Qwen/Qwen3.5-4B, expect: incompatible}\n"
+        "  - {draft: z-lab/Qwen3-8B-DFlash-b16, target: Qwen/Qwen3-8B, expect: compatible}\n"
+    )
+    home = tmp_path / "home"
+    env = {"HF_HOME": str(home), "HF_HUB_CACHE": str(home / "hub"), "HF_HUB_OFFLINE": "1"}
+    proc = invoke_cli("registry", "pairs.yaml", env=env, cwd=tmp_path)
+    assert proc.returncode == 3
+    lines = proc.stdout.splitlines()
+    brief = "not checked: draft config.json not in the cache (offline)"
+    assert [line.startswith("? pairs.yaml:") and line.endswith(brief) for line in lines[:3]] == [
+        True
+    ] * 3
+    assert "error:" not in proc.stdout
+    assert lines[3] == (
+        "hint (3 pairs not checked): unset HF_HUB_OFFLINE (it is set in the environment) and "
+        "run once online, or download what is missing:"
+    )
+    assert lines[4:] == [
+        "  hf download z-lab/Qwen3-4B-DFlash-b16 config.json",
+        "  hf download z-lab/Qwen3-8B-DFlash-b16 config.json",
+    ]
+    # One pair alone keeps the whole error and its own hint under it.
+    (tmp_path / "one.yaml").write_text(
+        "version: 1\npairs:\n"
+        "  - {draft: z-lab/Qwen3-8B-DFlash-b16, target: Qwen/Qwen3-8B, expect: compatible}\n"
+    )
+    alone = invoke_cli("registry", "one.yaml", env=env, cwd=tmp_path)
+    assert alone.stdout.splitlines()[1:] == [
+        "    error: draft z-lab/Qwen3-8B-DFlash-b16: config.json is not in the Hugging Face "
+        "cache and offline mode is on",
+        "      = hint: unset HF_HUB_OFFLINE (it is set in the environment) and run once online, "
+        "or 'hf download z-lab/Qwen3-8B-DFlash-b16 config.json'",
+    ]
 
 
 def test_mixed_outcomes_exit_1_never_3() -> None:
@@ -237,9 +279,9 @@ def test_method_is_checked_per_entry(tmp_path: Path) -> None:
     text = "pairs:\n" + "".join(
         entry.format(t=QWEN3_4B, r=r, m=m)
         for r, m in (
-            ("vllm==0.34.0", "dspark"),
-            ("vllm==0.33.0", "dflash"),
-            ("vllm==0.34.0", "DFlash"),
+            (CHECKS_METHOD.spec, "dspark"),
+            (BEFORE_METHOD_CHECK.spec, "dflash"),
+            (CHECKS_METHOD.spec, "DFlash"),
         )
     )
     (tmp_path / "pairs.yaml").write_text(text)

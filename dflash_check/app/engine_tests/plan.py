@@ -20,8 +20,8 @@ from dflash_check.app.engine_tests import (
     load_engine_file,
 )
 from dflash_check.app.engine_tests.overrides import Override, load_overrides
+from dflash_check.app.pairs_run import check_one, request_for, select
 from dflash_check.app.pipeline import ModelCache, check_target_alone
-from dflash_check.app.registry import check_one, request_for, select
 from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
 from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError
@@ -203,7 +203,13 @@ def _check(spec: PairSpec, key: str, alone: bool, base: Path, cache: ModelCache)
         try:
             report = check_target_alone(request_for(spec, base).target, cache, spec.strict)
         except CheckError as err:
-            failed = PairOutcome(spec.label, spec.expect, error=str(err), error_hint=err.hint)
+            failed = PairOutcome(
+                spec.label,
+                spec.expect,
+                error=str(err),
+                error_hint=err.hint,
+                error_shared=err.shared,
+            )
             return Checked(replace(failed, spec=spec))
         return Checked(PairOutcome(spec.label, spec.expect, report=report, spec=spec))
     from dflash_check.check.formats import normalise_draft

@@ -1,11 +1,11 @@
 """Rules from the facts extracted from each engine release's code (``knowledge/facts.py``).
 
-The family cells (``knowledge/runtimes/``) describe the target families the tool has reviewed; the
-extracted data covers every target architecture a release registers. These rules speak where
-the cells are silent: a target the release serves no model class for, and a served class with
-no capture for the draft's method. A family the cells already mark ``cannot_capture`` is left
-to DF017, so nothing is said twice. Only engines whose code is read as data (vLLM, SGLang)
-have facts; the others keep DF051's "not read" note.
+The family cells (``knowledge/runtimes/cells.py``) are derived from the same facts for every
+target family the tool knows; the data covers every target architecture a release registers.
+These rules speak where the cells are silent: a target the release serves no model class for,
+and a served class of no known family with no capture for the draft's method. A family the
+cells already mark ``cannot_capture`` is left to DF017, so nothing is said twice. Only engines
+whose code is read as data (vLLM, SGLang) have facts; the others keep DF051's "not read" note.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def settled_by_data(ctx: PairContext) -> set[str]:
     "installed transformers implements it, else refuses it ('Model architectures [...] are not "
     "supported for now', vllm==0.34.0:vllm/model_executor/models/registry.py:1329), so for "
     "vLLM it is a warning. The registries are read from each release's code "
-    "(docs/engine-facts.md).",
+    "(dflash-check docs engine-facts).",
     "Serve the target with a release that registers its architecture, or use another runtime.",
     runtimes=_DATA_ENGINES,
     methods=ALL_METHODS,
@@ -112,7 +112,7 @@ def check_target_served(ctx: PairContext) -> Iterator[Issue]:
     "dflash_check/knowledge/coverage.py. The engine refuses the pair at load, after the "
     "weights are read.",
     "Serve the pair with a runtime or release that captures this architecture "
-    "(docs/engine-facts.md), or use another target.",
+    "(dflash-check docs engine-facts), or use another target.",
     runtimes=_DATA_ENGINES,
     methods=ALL_METHODS,
 )

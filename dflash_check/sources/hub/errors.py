@@ -14,6 +14,7 @@ from dflash_check.errors import (
     NotCachedError,
     RepoNotFoundError,
     RevisionNotFoundError,
+    SharedCause,
     UnauthorizedError,
 )
 from dflash_check.sources.hub.client import HubOptions, offline_hint
@@ -53,6 +54,27 @@ def _causes(err: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         current = current.__cause__ or current.__context__
+
+
+def not_cached(
+    who: str, what: str, download: str, options: HubOptions, *, are: bool = False
+) -> NotCachedError:
+    """Return the error for a file that offline mode cannot read from the cache.
+
+    ``who`` is "ROLE REPO" (the role leads every message of a Hub source); ``download`` is what
+    ``hf download`` needs to fetch it.
+    """
+    remedy = f"hf download {download}"
+    return NotCachedError(
+        f"{who}: {what} {'are' if are else 'is'} not in the Hugging Face cache and offline "
+        "mode is on",
+        hint=offline_hint(options, f"'{remedy}'"),
+        shared=SharedCause(
+            brief=f"{who.partition(' ')[0]} {what} not in the cache (offline)",
+            hint=offline_hint(options, "download what is missing"),
+            remedy=remedy,
+        ),
+    )
 
 
 def translate(
@@ -109,10 +131,7 @@ def translate(
         if isinstance(cause, (hf.OfflineModeIsEnabled,)) or (
             offline and isinstance(cause, hf.LocalEntryNotFoundError)
         ):
-            return NotCachedError(
-                f"{who}: {what} is not in the Hugging Face cache and offline mode is on",
-                hint=offline_hint(options or HubOptions(), f"'hf download {repo_id} {what}'"),
-            )
+            return not_cached(who, what, f"{repo_id} {what}", options or HubOptions())
         timeout = options.timeout if options is not None else None
         if isinstance(cause, httpx2.TimeoutException):
             after = f" after {timeout:g} s" if timeout is not None else ""

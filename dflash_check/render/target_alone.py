@@ -1,0 +1,119 @@
+"""Reports of a target asked about alone (``dflash-check pair TARGET``): text and JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dflash_check.check.report import Verdict
+from dflash_check.check.target_alone import MtpReport, fill
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
+from dflash_check.knowledge.mtp_layers import EngineMtp
+from dflash_check.render.diagnostics import wrap
+from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
+
+
+def summary_line(report: MtpReport) -> str:
+    """Return the one-line answer (also the stderr summary)."""
+    t, s = report.target, report.stated
+    if s.layers == 0:
+        return f"target {t.name} has no MTP layers: nothing to draft with (exit 1)"
+    where = report.layer_names
+    if report.verdict is Verdict.INCOMPATIBLE:
+        return f"target {t.name}: {s.layers} MTP layer(s) stated ({s.key}) but not servable"
+    held = "weights present" if report.tensors else "weights not checked"
+    at = f"at {where}" if report.family else "their place not known for this family"
+    return f"target {t.name}: {s.layers} MTP layer(s) ({s.key}) {at}, {held}"
+
+
+def engine_dict(row: EngineMtp, k: int, n: int) -> dict[str, Any]:
+    """Return one engine's row as plain JSON data."""
+    return {
+        "engine": row.engine,
+        "draft": fill(row.draft, k, n),
+        "request": fill(row.request, k, n),
+        "tokens": row.tokens,
+        "on_missing_weights": fill(row.on_missing, k, n),
+        "citation": row.citation,
+        "verified": row.verified,
+    }
+
+
+def render_mtp_json(report: MtpReport) -> str:
+    """Return the JSON report (``"kind": "mtp"``)."""
+    return json.dumps(mtp_dict(report), indent=2) + "\n"
+
+
+def mtp_dict(report: MtpReport) -> dict[str, Any]:
+    """Return the report as one JSON object (also a registry entry's ``report``)."""
+    t, s, k, n = report.target, report.stated, report.stated.layers, report.target.num_hidden_layers
+    tensors = report.tensors
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "mtp",
+        "verdict": report.verdict.value,
+        "verdict_text": summary_line(report),
+        "strict": report.strict,
+        "num_speculative_tokens": report.num_speculative_tokens,
+        "target": target_dict(t),
+        "mtp": {
+            "layers": k,
+            "key": s.key,
+            "stated": {key: value for key, value in s.all_keys},
+            "family": report.family,
+            "layer_names": report.layer_names if k else None,
+        },
+        "tensors": None
+        if tensors is None
+        else {
+            "location": tensors.location,
+            "expected": tensors.expected,
+            "found": list(tensors.found),
+            "missing": list(tensors.missing),
+        },
+        "tensors_note": report.tensors_note,
+        "engines": [engine_dict(r, k, n) for r in report.engines],
+        "findings": [finding_dict(f) for f in report.findings],
+    }
+
+
+def render_mtp_text(report: MtpReport, width: int = 100) -> str:
+    """Return the plain-text report: the answer, what the config states, each engine, findings."""
+    t, s, k, n = report.target, report.stated, report.stated.layers, report.target.num_hidden_layers
+    mark = "✓" if report.verdict is Verdict.COMPATIBLE else "✗"
+    lines = [f"{mark} {summary_line(report)}", ""]
+    lines.append(f"Target      {t.name} ({', '.join(t.architectures) or t.model_type}), N = {n}")
+    if s.all_keys:
+        stated = ", ".join(f"{key} = {value}" for key, value in s.all_keys)
+        lines.append(f"MTP config  {stated}")
+    if k:
+        lines.append(f"MTP layers  {report.layer_names}  ({report.family or 'family not known'})")
+        tensors = report.tensors
+        if tensors is None:
+            lines.append(f"Weights     {report.tensors_note}")
+        elif tensors.missing:
+            lines.append(
+                f"Weights     missing from {tensors.location} (expected {tensors.expected})"
+            )
+        else:
+            lines.append(f"Weights     present in {tensors.location}")
+    for row in report.engines:
+        # Each engine titled as the engine table titles it (a new MTP row needs no title here).
+        title = ENGINES_BY_NAME[row.engine].title
+        lines += ["", f"{title}{'' if row.verified else ' (not verified)'}"]
+        lines.append(f"  draft     {fill(row.draft, k, n)}")
+        lines.append(f"  ask with  {fill(row.request, k, n)}")
+        lines.append(f"  tokens    {row.tokens}")
+        lines.append(f"  missing   {fill(row.on_missing, k, n)}")
+        lines.append(f"  source    {row.citation}")
+    for f in report.findings:  # the pair report's layout: severity[ID]: message, = help: fix
+        engine = ENGINES_BY_NAME.get(f.runtime or "")
+        where = f" ({engine.title})" if engine is not None else ""
+        lines.append("")
+        lines += wrap(f"{f.severity.value}[{f.rule}]{where}: {f.message}", width, "", "  ")
+        lines += wrap(f"= help: {f.hint}", width, "   ", "     ")
+    out: list[str] = []
+    for line in lines:  # any line past the width wraps at spaces, under its own indent
+        indent = " " * (len(line) - len(line.lstrip()))
+        out += wrap(line.strip(), width, indent, indent + "  ") if len(line) > width else [line]
+    return "\n".join(out) + "\n"

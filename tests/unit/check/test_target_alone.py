@@ -1,0 +1,389 @@
+"""MTP: a NextN draft checkpoint checked against its target (DF040); other MTP drafts named."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from dflash_check.check.formats import normalise_draft
+from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
+from dflash_check.check.target_alone import MtpReport, check_target_mtp
+from dflash_check.cli import app
+from dflash_check.errors import ConfigError, NotADraftError
+from dflash_check.knowledge.mtp_layers import ENGINES, MTP_ENGINE_ROWS, EngineMtp
+from dflash_check.render.target_alone import summary_line
+from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
+from tests.support.helpers import check_files, files, write_model
+from tests.support.paths import FIXTURES
+from tests.support.rule_cases import RuleCases
+
+# deepseek-ai/DeepSeek-V3 (model-facts.md): 61 layers, hidden 7168, vocabulary 129280, one MTP
+# layer; its NextN export keeps the config and names the MTP layer model.layers.61.
+DEEPSEEK_V3: dict[str, Any] = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "model_type": "deepseek_v3",
+    "hidden_size": 7168,
+    "num_hidden_layers": 61,
+    "vocab_size": 129280,
+    "num_nextn_predict_layers": 1,
+    "max_position_embeddings": 163840,
+}
+NEXTN = DEEPSEEK_V3 | {"architectures": ["DeepseekV3ForCausalLMNextN"]}
+
+
+def header(layer: int) -> dict[str, TensorInfo]:
+    return {
+        f"model.layers.{layer}.eh_proj.weight": TensorInfo("BF16", (7168, 2 * 7168)),
+        f"model.layers.{layer}.enorm.weight": TensorInfo("BF16", (7168,)),
+        f"model.layers.{layer}.hnorm.weight": TensorInfo("BF16", (7168,)),
+    }
+
+
+def check(target: dict[str, Any], layer: int = 61) -> CheckReport:
+    return check_files(files("draft", NEXTN, header(layer)), files("target", target))
+
+
+@dataclass(frozen=True)
+class Case:
+    """A DeepSeek-V3-like target, checked with its NextN draft or alone."""
+
+    target: dict[str, Any] = field(default_factory=lambda: DEEPSEEK_V3)
+    nextn_layer: int | None = None
+    """A NextN draft checkpoint with its MTP layer under this index; None: the target alone."""
+    tensors: frozenset[str] | None = None
+    """The target's tensor names (from its index); None: not read."""
+    spec_tokens: int | None = None
+    """``--num-speculative-tokens``."""
+
+
+def run_case(case: Case) -> CheckReport | MtpReport:
+    """Check the pair (DF040) or the target alone (DF041-DF045)."""
+    if case.nextn_layer is not None:
+        return check(case.target, case.nextn_layer)
+    names = None if case.tensors is None else set(case.tensors)
+    return check_target_mtp(
+        files("target", case.target),
+        names,
+        "index" if names is not None else "",
+        num_speculative_tokens=case.spec_tokens,
+    )
+
+
+def k(layers: int) -> dict[str, Any]:
+    """DeepSeek-V3 stating ``layers`` MTP layers."""
+    return DEEPSEEK_V3 | {"num_nextn_predict_layers": layers}
+
+
+CASES: dict[str, tuple[Case, Case]] = {
+    "DF040": (
+        Case(nextn_layer=61),
+        Case(DEEPSEEK_V3 | {"hidden_size": 4096}, nextn_layer=61),
+    ),
+    "DF041": (Case(), Case(DEEPSEEK_V3 | {"num_nextn_predict_layers": None})),
+    "DF042": (
+        Case(
+            tensors=frozenset({"model.layers.60.mlp.gate.weight", "model.layers.61.eh_proj.weight"})
+        ),
+        Case(tensors=frozenset({"model.layers.60.mlp.gate.weight", "lm_head.weight"})),
+    ),
+    "DF043": (
+        Case(),
+        Case(DEEPSEEK_V3 | {"architectures": ["SomeNewForCausalLM"], "model_type": "some_new"}),
+    ),
+    # k = 2 MTP layers: 4 draft tokens reuse them (DF045), 3 do not divide evenly (DF044).
+    "DF044": (Case(k(2), spec_tokens=4), Case(k(2), spec_tokens=3)),
+    "DF045": (Case(k(1), spec_tokens=1), Case(k(1), spec_tokens=3)),
+}
+
+# The shared pass/fail harness (DFlash's and EAGLE-3's cases: test_rules.py, test_eagle3.py).
+test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+    owned={r.id for r in ALL_RULES if r.methods == ("mtp",)}, cases=CASES, run=run_case
+).tests()
+
+
+def test_nextn_checkpoint_is_read_as_mtp() -> None:
+    view = normalise_draft(files("draft", NEXTN, header(61)))
+    assert (view.method, view.format, view.nextn) == ("mtp", "nextn", NextNFacts((61,)))
+    assert RULES_BY_ID["DF040"].methods == ("mtp",)
+
+
+def test_nextn_with_its_target_passes() -> None:
+    report = check(DEEPSEEK_V3)
+    assert [f for f in report.findings if f.rule == "DF040"] == []
+    assert report.verdict is Verdict.COMPATIBLE
+
+
+def test_a_runtime_without_a_nextn_row_is_named_as_such() -> None:
+    """A runtime with no row for NextN checkpoints is refused in their terms, not DFlash's."""
+    with pytest.raises(ConfigError) as caught:
+        check_files(files("draft", NEXTN, header(61)), files("target", DEEPSEEK_V3), "reference")
+    assert "has no reading of NextN checkpoints" in str(caught.value)
+    assert "runtimes for NextN checkpoints" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("target", "layer", "needle"),
+    [
+        (DEEPSEEK_V3 | {"hidden_size": 4096}, 61, "hidden_size 7168 != target"),
+        (DEEPSEEK_V3 | {"vocab_size": 151936}, 61, "vocab_size 129280 != target"),
+        (DEEPSEEK_V3 | {"num_hidden_layers": 60}, 61, "61-layer target"),
+        (DEEPSEEK_V3, 60, "weights sit under layer [60]"),
+    ],
+)
+def test_nextn_against_another_target_fails(
+    target: dict[str, Any], layer: int, needle: str
+) -> None:
+    report = check(target, layer)
+    hits = [f for f in report.findings if f.rule == "DF040"]
+    assert hits and any(needle in f.message for f in hits), hits
+    assert report.verdict is Verdict.INCOMPATIBLE
+
+
+def test_other_mtp_drafts_are_named() -> None:
+    with pytest.raises(NotADraftError, match="MTP"):
+        normalise_draft(files("draft", {"architectures": ["DeepSeekMTPModel"]}))
+
+
+# --- a target asked about alone: `dflash-check pair TARGET` -----------------------------------
+
+TARGETS = FIXTURES / "targets"
+DEEPSEEK_V3_DIR = TARGETS / "deepseek-ai--DeepSeek-V3"
+QWEN35_27B_DIR = TARGETS / "Qwen--Qwen3.5-27B"
+KIMI_K25_DIR = TARGETS / "moonshotai--Kimi-K2.5"
+runner = CliRunner()
+
+
+def target_files(folder: Path) -> ModelFiles:
+    return files("target", json.loads((folder / "config.json").read_text()))
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def engine(report: MtpReport, name: str) -> EngineMtp:
+    return next(r for r in report.engines if r.engine == name)
+
+
+def test_deepseek_v3_alone_names_each_engines_mtp_draft() -> None:
+    report = check_target_mtp(target_files(DEEPSEEK_V3_DIR), None, "not read")
+    assert (report.stated.layers, report.stated.key) == (1, "num_nextn_predict_layers")
+    assert report.layer_names == "model.layers.61"
+    vllm = engine(report, "vllm")
+    assert "DeepSeekMTPModel" in vllm.draft and '"method": "mtp"' in vllm.request
+    assert "speculative.py:749-764" in vllm.citation
+    assert "DeepseekV3ForCausalLMNextN" in engine(report, "sglang").draft
+    assert "MTPDecodingConfig" in engine(report, "trtllm").request
+    assert not engine(report, "llamacpp").verified  # said so, not guessed
+    assert report.findings == () and report.verdict is Verdict.COMPATIBLE
+
+
+def test_qwen35_wrapper_reads_text_config_key() -> None:
+    report = check_target_mtp(target_files(QWEN35_27B_DIR), None, "not read")
+    assert (report.stated.layers, report.stated.key) == (1, "text_config.mtp_num_hidden_layers")
+    assert report.layer_names == "mtp.*"
+    assert "Qwen3_5MTP" in engine(report, "vllm").draft
+    assert "Qwen3_5ForCausalLMMTP" in engine(report, "sglang").draft
+
+
+def test_kimi_k25_has_no_mtp_layers() -> None:
+    report = check_target_mtp(target_files(KIMI_K25_DIR), None, "not read")
+    assert report.stated.layers == 0 and report.stated.key == "text_config.num_nextn_predict_layers"
+    assert [f.rule for f in report.findings] == ["DF041"] and report.engines == ()
+    assert report.verdict is Verdict.INCOMPATIBLE
+
+
+def test_config_without_any_mtp_key_has_none() -> None:
+    report = check_target_mtp(
+        files("target", DEEPSEEK_V3 | {"num_nextn_predict_layers": None}), None, ""
+    )
+    assert report.stated.key is None and [f.rule for f in report.findings] == ["DF041"]
+
+
+def test_minimax_m3_takes_num_mtp_modules_first() -> None:
+    config = DEEPSEEK_V3 | {
+        "architectures": ["MiniMaxM3ForCausalLM"],
+        "model_type": "minimax_m3",
+        "num_mtp_modules": 7,
+    }
+    stated = check_target_mtp(files("target", config), None, "").stated
+    assert (stated.layers, stated.key) == (7, "num_mtp_modules")
+    assert dict(stated.all_keys) == {"num_mtp_modules": 7, "num_nextn_predict_layers": 1}
+
+
+@pytest.mark.parametrize(
+    ("names", "missing"),
+    [
+        ({"model.layers.60.mlp.gate.weight", "model.layers.61.eh_proj.weight"}, ()),
+        ({"model.layers.60.mlp.gate.weight", "lm_head.weight"}, (0,)),
+    ],
+)
+def test_deepseek_mtp_tensors_found_or_missing(names: set[str], missing: tuple[int, ...]) -> None:
+    report = check_target_mtp(files("target", DEEPSEEK_V3), names, "index")
+    assert report.tensors is not None and report.tensors.missing == missing
+    assert ("DF042" in [f.rule for f in report.findings]) == bool(missing)
+
+
+def test_qwen35_mtp_tensors_under_mtp_prefix() -> None:
+    config = json.loads((QWEN35_27B_DIR / "config.json").read_text())
+    present = {
+        "model.language_model.layers.63.mlp.up_proj.weight",
+        "mtp.layers.0.mlp.up_proj.weight",
+    }
+    ok = check_target_mtp(files("target", config), present, "index")
+    assert ok.tensors is not None and ok.tensors.found == (0,) and ok.findings == ()
+    dropped = check_target_mtp(files("target", config), {"model.language_model.layers.63.x"}, "i")
+    assert [f.rule for f in dropped.findings] == ["DF042"]
+
+
+def test_unknown_architecture_is_said_not_guessed() -> None:
+    config = DEEPSEEK_V3 | {"architectures": ["SomeNewForCausalLM"], "model_type": "some_new"}
+    report = check_target_mtp(files("target", config), None, "")
+    assert engine(report, "vllm").request == "not available"
+    assert [f.rule for f in report.findings] == ["DF043"]
+    assert report.verdict is Verdict.COMPATIBLE  # a warning: only --strict fails it
+    assert replace(report, strict=True).verdict is Verdict.INCOMPATIBLE
+    line = summary_line(report)
+    assert "their place not known for this family" in line and " at not known" not in line
+
+
+def test_every_engine_row_cites_its_source() -> None:
+    for row in MTP_ENGINE_ROWS:
+        cited = "@" in row.citation or "==" in row.citation  # a commit or a release
+        assert row.citation and (cited or "not read" in row.citation), row
+    for name in ENGINES:  # each engine ends with a row that answers for any target
+        assert [r for r in MTP_ENGINE_ROWS if r.engine == name][-1].match == ()
+
+
+def test_cli_target_alone_json(tmp_path: Path) -> None:
+    folder = write_model(tmp_path / "ds", json.loads((DEEPSEEK_V3_DIR / "config.json").read_text()))
+    index = {"weight_map": {"model.layers.61.eh_proj.weight": "a.safetensors"}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    code, out, _ = invoke("pair", str(folder), "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["schema_version"] == 2 and data["kind"] == "mtp"
+    assert data["mtp"] == {
+        "layers": 1,
+        "key": "num_nextn_predict_layers",
+        "stated": {"num_nextn_predict_layers": 1},
+        "family": "DeepSeek-V3/R1/V3.2, GLM-5",
+        "layer_names": "model.layers.61",
+    }
+    assert data["tensors"]["found"] == [0]
+    assert [e["engine"] for e in data["engines"]] == ["vllm", "sglang", "trtllm", "llamacpp"]
+
+
+def test_cli_target_alone_weights_missing(tmp_path: Path) -> None:
+    config = json.loads((DEEPSEEK_V3_DIR / "config.json").read_text())
+    folder = write_model(
+        tmp_path / "fp4", config, {"model.layers.60.mlp.gate.weight": TensorInfo("BF16", (8, 8))}
+    )
+    code, out, _ = invoke("pair", str(folder), "--runtime", "vllm")
+    assert code == 1
+    assert "DF042" in out and "model.layers.61" in out and "SGLang" not in out
+
+
+def test_cli_target_without_mtp_one_line(tmp_path: Path) -> None:
+    code, out, _ = invoke("pair", str(KIMI_K25_DIR))
+    assert code == 1
+    assert out.splitlines()[0].endswith("has no MTP layers: nothing to draft with (exit 1)")
+
+
+def test_cli_malformed_mtp_value_exit_3(tmp_path: Path) -> None:
+    folder = write_model(tmp_path / "bad", DEEPSEEK_V3 | {"num_nextn_predict_layers": "one"})
+    code, out, err = invoke("pair", str(folder))
+    assert code == 3 and out == ""
+    assert "num_nextn_predict_layers' must be an integer" in err and "Traceback" not in err
+
+
+def test_cli_draft_alone_is_a_usage_error(tmp_path: Path) -> None:
+    folder = write_model(tmp_path / "nextn", NEXTN, header(61))
+    code, _, err = invoke("pair", str(folder))
+    assert code == 2 and "is a draft; name its target" in err
+
+
+def test_cli_target_alone_refuses_pair_only_options() -> None:
+    code, _, err = invoke("pair", str(DEEPSEEK_V3_DIR), "--smoke-run")
+    assert code == 2 and "--smoke-run needs a DRAFT and a TARGET" in err
+
+
+@pytest.mark.parametrize(
+    ("config", "held", "dropped"),
+    [
+        # MiMo keeps its MTP layers as model.mtp_layers.{i} (vLLM mimo_mtp.py).
+        (
+            {"architectures": ["MiMoForCausalLM"], "model_type": "mimo"},
+            "model.mtp_layers.0.input_proj.weight",
+            "model.layers.61.mlp.up_proj.weight",
+        ),
+        # Nemotron-H keeps them under mtp.* (vLLM nemotron_h_mtp.py).
+        (
+            {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h"},
+            "mtp.layers.0.mixer.weight",
+            "backbone.layers.60.mixer.weight",
+        ),
+    ],
+)
+def test_mtp_weights_by_family(config: dict[str, Any], held: str, dropped: str) -> None:
+    target = DEEPSEEK_V3 | config
+    ok = check_target_mtp(files("target", target), {held, dropped}, "index")
+    assert ok.tensors is not None and ok.tensors.missing == () and ok.findings == ()
+    bad = check_target_mtp(files("target", target), {dropped}, "index")
+    assert [f.rule for f in bad.findings] == ["DF042"]
+
+
+def test_missing_weights_name_vllms_refusal() -> None:
+    report = check_target_mtp(files("target", DEEPSEEK_V3), {"lm_head.weight"}, "index")
+    (finding,) = report.findings
+    assert "vllm: refuses to load: 'MTP speculative decoding layer 61 weights missing" in (
+        finding.message
+    )
+
+
+@pytest.mark.parametrize(
+    ("k", "tokens", "rules"),
+    [(1, 1, []), (1, 3, ["DF045"]), (2, 4, ["DF045"]), (2, 3, ["DF044"]), (3, 2, [])],
+)
+def test_num_speculative_tokens_against_k(k: int, tokens: int, rules: list[str]) -> None:
+    config = DEEPSEEK_V3 | {"num_nextn_predict_layers": k}
+    report = check_target_mtp(files("target", config), None, "", num_speculative_tokens=tokens)
+    assert [f.rule for f in report.findings] == rules
+    assert report.verdict is (Verdict.INCOMPATIBLE if "DF044" in rules else Verdict.COMPATIBLE)
+
+
+def test_cli_num_speculative_tokens_with_one_model() -> None:
+    code, out, _ = invoke(
+        "pair", str(DEEPSEEK_V3_DIR), "--num-speculative-tokens", "3", "--format", "json"
+    )
+    assert code == 0 and json.loads(out)["num_speculative_tokens"] == 3
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["DF045"]
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "junit"])
+def test_a_target_alone_renders_like_a_pair(fmt: str) -> None:
+    """The MTP report has a pair report's interface (no runtime profiles, no stages), so the
+    CI renderers take it as they take a pair's: its finding is annotated, no release named."""
+    from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+    from dflash_check.render import OUTPUT_FORMATS, Page
+
+    report = run_case(CASES["DF043"][1])
+    assert isinstance(report, MtpReport)
+    assert (report.profiles, report.runtime_stages) == ((), {})
+    # As an engine's test registry lists a target alone (app/engine_tests): an entry's line.
+    spec = PairSpec("", "deepseek", Verdict.COMPATIBLE, line=3, index=0)
+    outcome = PairOutcome("-> deepseek", Verdict.COMPATIBLE, report, spec=spec)
+    result = RunResult((outcome,), file="registry.py")
+    text = str(OUTPUT_FORMATS[fmt].render(result, Page(width=100)))
+    assert "DF043" in text
+    if fmt == "sarif":
+        (result,) = json.loads(text)["runs"][0]["results"]
+        assert "releases" not in result["properties"]

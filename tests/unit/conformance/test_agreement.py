@@ -1,0 +1,149 @@
+"""The tool against the engines' own start-up code, as recorded by the oracle
+(``conformance/oracle.py``, ``conformance/results/oracle/*.json``): no engine is imported.
+
+Every recorded case must agree (``conformance/agreement.py`` says what agreement is, stage
+included), be a difference the engine explains (``conformance/oracle-explained.json``, cited),
+or be a known disagreement whose knowledge fix is pending (``KNOWN``: strict xfails, which fail
+once the fix lands so that the entry is removed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.agreement import RESULTS, Row, explained, judge, rows, tool_report, tool_view
+
+ROWS = list(rows())
+DOMINO = (
+    "issue 29: SGLang refuses a DFlash Domino draft (projector_type 'domino') without {what} "
+    "when it parses the draft's config at start-up "
+    "(sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:{line}); the tool has no Domino "
+    "contract"
+)
+MUSE = (
+    "issue 29: the mined case puts the test's draft against the corpus's Muse Glimmer target, "
+    "whose abridged config lacks layer_types, which SGLang reads before the mapping the test "
+    "covers (sglang==0.5.23:sglang/srt/configs/model_config.py:2764); the case needs a target "
+    "with layer_types"
+)
+KNOWN: dict[str, str] = {
+    "sglang-0.5.23:dflash-domino-missing-gru-hidden-dim": DOMINO.format(
+        what="dflash_config.gru_hidden_dim", line=785
+    ),
+    "sglang-0.5.23:dflash-domino-missing-emb-dim": DOMINO.format(
+        what="dflash_config.emb_dim", line=789
+    ),
+    "sglang-0.5.23:dflash-domino-pure-draft-prefix-len-2": DOMINO.format(
+        what="pure_draft_prefix_len=1", line=780
+    ),
+    "sglang-0.5.23:dflash-domino-shift-label-not-bool": DOMINO.format(
+        what="a bool shift_label", line=775
+    ),
+    "sglang-0.5.23:muse-glimmer-ids-MuseGlimmerAssistantModel": MUSE,
+    "sglang-0.5.23:muse-glimmer-ids-DFlashDraftModel": MUSE,
+}
+"""Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
+(cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
+Qwen3-Omni thinker_config and DSpark contract cases and the legacy layer_ids cases were here
+until issue 29's knowledge fix reached main.)"""
+NOT_REPRODUCED = {k: v for k, v in KNOWN.items() if "muse-glimmer-ids" in k}
+"""Mined cases the oracle does not reproduce as their test asserts (a transcription to fix)."""
+
+
+def test_results_are_recorded() -> None:
+    assert ROWS, "no oracle results under conformance/results/oracle"
+    for path in RESULTS.glob("*.json"):
+        text = path.read_text()
+        assert not re.search(r"/(tmp|home|root|work)/", text), f"{path.name}: a machine path"
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.mined], ids=lambda r: r.id)
+def test_the_oracle_reproduces_the_engine_test(row: Row, request: pytest.FixtureRequest) -> None:
+    """The release's code did what its own test asserts (else the case is mis-transcribed)."""
+    if row.id in NOT_REPRODUCED:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=NOT_REPRODUCED[row.id]))
+    assert row.mined is not None
+    assert row.case["outcome"] == row.mined["expect"], row.case["engine_error"]
+    if row.mined.get("expect_match"):
+        assert re.search(row.mined["expect_match"], row.case["engine_error"])
+    for key in ("expect_aux_layers", "expect_target_layer_ids"):  # vLLM's / SGLang's name
+        if row.mined.get(key) is not None:
+            assert row.case["aux_layers"] == row.mined[key]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
+def test_the_tool_agrees_with_the_engine(
+    row: Row, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if row.id in KNOWN:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[row.id]))
+    verdict, stages = tool_view(tool_report(row, tmp_path), row.engine)
+    got = judge(row, verdict, stages)
+    note = explained().get(row.id)
+    if note is not None:
+        assert got == "disagree", f"explained difference no longer differs: remove {row.id}"
+        assert re.search(r"==[\w.]+:\S+:\d+", note["cite"]), "an explanation cites the engine"
+        return
+    assert got in ("agree", "beyond"), (
+        f"{row.id}: engine {row.case['outcome']} ({row.case['stage']}: "
+        f"{row.case['engine_error']}); tool {verdict}, error stages {sorted(stages)}"
+    )
+
+
+def test_the_judge_can_fail() -> None:
+    """A refusal the tool calls compatible, or places after start-up, disagrees."""
+    refused = Row("vllm", "0", {"case": "x", "outcome": "refused", "kind": "corpus"}, None)
+    assert judge(refused, "compatible", set()) == "disagree"
+    assert judge(refused, "incompatible", {"first-decode"}) == "disagree"
+    assert judge(refused, "incompatible", {"load"}) == "agree"
+    accepted = Row("vllm", "0", {"case": "x", "outcome": "accepted", "kind": "mined"}, {})
+    assert judge(accepted, "incompatible", {"load"}) == "disagree"
+    assert judge(accepted, "unknown", set()) == "disagree"
+
+
+def test_an_fc_wider_than_the_capture_is_a_refusal() -> None:
+    """The model stage built both models and the fc does not take the captured layers: the
+    start-up profile's drafter forward fails, so the engine refuses at load."""
+    model = {"captured": [2, 18], "fc_in_features": 12288, "target_hidden": 4096}
+    wider = Row(
+        "vllm", "0",
+        {"case": "x", "outcome": "accepted", "kind": "corpus",
+         "model": {**model, "fc_matches_capture": False}},
+        None,
+    )  # fmt: skip
+    assert judge(wider, "compatible", set()) == "disagree"
+    assert judge(wider, "incompatible", {"load"}) == "agree"
+    matching = Row(
+        "vllm", "0",
+        {"case": "x", "outcome": "accepted", "kind": "corpus",
+         "model": {**model, "fc_matches_capture": True}},
+        None,
+    )  # fmt: skip
+    assert judge(matching, "compatible", set()) == "agree"
+
+
+def test_every_mined_case_was_run() -> None:
+    for path in RESULTS.glob("*.json"):
+        data = json.loads(path.read_text())
+        mined = RESULTS.parents[1] / "mined" / f"{data['engine']}-{data['release']}.json"
+        wanted = {c["id"] for c in json.loads(mined.read_text())["cases"]}
+        assert wanted <= {r["case"] for r in data["results"]}, path.name
+
+
+def test_the_mined_tests_pass_against_the_installed_release() -> None:
+    """Each mined case's own test passed against the release's wheel where they were run
+    (``python -m conformance.oracle ENGINE RELEASE --engine-tests SRC``)."""
+    for path in RESULTS.glob("*.json"):
+        data = json.loads(path.read_text())
+        if "engine_tests" not in data:
+            continue
+        outcome: dict[str, set[str]] = {}
+        for record in data["engine_tests"]["records"]:
+            outcome.setdefault(record["test"].split("[")[0], set()).add(record["outcome"])
+        mined = RESULTS.parents[1] / "mined" / f"{data['engine']}-{data['release']}.json"
+        for case in json.loads(mined.read_text())["cases"]:
+            assert outcome.get(case["test"].split("[")[0]) == {"passed"}, case["test"]
