@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from conformance.mined import vllm_review
+from tests.support.paths import REPO
 from tools import engine_test_triage as triage
 
-MINED = Path(__file__).resolve().parents[2] / "conformance" / "mined"
+MINED = REPO / "conformance" / "mined"
 PAGES = sorted(MINED.glob("vllm-*.md"))
 
 
