@@ -171,9 +171,9 @@ def fc_matches_capture(seen: dict[str, Any]) -> bool | None:
     ``model_executor/models/interfaces.py:1630``). The decoder captures at position 0 (its
     input) and after each layer (``idx + 1``): positions 0..N fire, a larger id never does
     (``vllm==0.34.0:vllm/model_executor/models/qwen2.py:420-431``, the same in 0.32.0 and
-    0.33.0). When the widths differ the drafter's first forward, the start-up memory
-    profile's, fails on the concatenated width. None where the stage saw no capture set, no
-    fc or no layer count."""
+    0.33.0). When the widths differ the drafter's first forward fails on the concatenated
+    width (``conformance/agreement.py``, ``FIRST_FORWARD``). None where the stage saw no
+    capture set, no fc or no layer count."""
     captured, fc, hidden = seen["captured"], seen["fc_in_features"], seen["target_hidden"]
     layers = seen["target_layers"]
     if captured is None or fc is None or not hidden or layers is None:

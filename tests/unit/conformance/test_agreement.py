@@ -107,7 +107,7 @@ def test_the_judge_can_fail() -> None:
 
 def test_an_fc_wider_than_the_capture_is_a_refusal() -> None:
     """The model stage built both models and the fc does not take the captured layers: the
-    start-up profile's drafter forward fails, so the engine refuses at load."""
+    drafter's first forward fails (at start-up or at the first decode, the runner's choice)."""
     model = {"captured": [2, 18], "fc_in_features": 12288, "target_hidden": 4096}
     wider = Row(
         "vllm", "0",
@@ -117,6 +117,8 @@ def test_an_fc_wider_than_the_capture_is_a_refusal() -> None:
     )  # fmt: skip
     assert judge(wider, "compatible", set()) == "disagree"
     assert judge(wider, "incompatible", {"load"}) == "agree"
+    assert judge(wider, "incompatible", {"first-decode"}) == "agree"
+    assert judge(wider, "incompatible", {"silent"}) == "disagree"
     matching = Row(
         "vllm", "0",
         {"case": "x", "outcome": "accepted", "kind": "corpus",
