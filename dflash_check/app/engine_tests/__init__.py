@@ -161,9 +161,9 @@ def read_text(path: Path, display: str) -> str:
 
 
 def _read_vllm(text: str, display: str) -> tuple[EngineEntry, ...]:
-    from dflash_check.app.engine_tests.vllm_registry import read_vllm_registry
+    from dflash_check.app.engine_tests.vllm_test_registry import read_vllm_test_registry
 
-    return read_vllm_registry(text, display)
+    return read_vllm_test_registry(text, display)
 
 
 def _read_sglang(text: str, display: str) -> tuple[EngineEntry, ...]:
