@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dflash_check.knowledge.reviewed import in_range
 
@@ -352,3 +352,10 @@ class UnknownRelease(ValueError):
             f"{', '.join(r.spec for r in engine.releases)} (a bare '{engine.name}' means "
             f"{engine.newest.spec})"
         )
+
+
+class EngineModule(Protocol):
+    """What an engine module (``vllm.py``, …) exposes to the registration: its ``ENGINE``."""
+
+    ENGINE: Engine
+    """The engine, built from the module's release rows, reviewed ranges and hooks."""
