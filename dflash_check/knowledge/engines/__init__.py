@@ -44,13 +44,14 @@ MODULES: tuple[EngineModule, ...] = (
 )
 """Every engine module, in the order reports list the engines: the one registration."""
 ENGINES: tuple[Engine, ...] = tuple(m.ENGINE for m in MODULES)
-"""Every engine the tool models (read through ``registered()`` at call time, so that a test
-may extend it)."""
+"""Every engine the tool models, as registered at import (readers that run later call
+``registered()``)."""
 
 
 def registered() -> tuple[Engine, ...]:
-    """Return the registered engines (read at call time: a test may extend ``ENGINES``)."""
-    return ENGINES
+    """Return the registered engines, read from ``MODULES`` at call time (a test registers a
+    fake engine module there)."""
+    return tuple(m.ENGINE for m in MODULES)
 
 
 class _ByName(Mapping[str, Engine]):
