@@ -2,7 +2,7 @@
 
 A fake engine is added here the way a new one is: one module-like value (an ``Engine`` with its
 releases, reviewed semantics, stages, serve command, HTTP profile and capture judge), its
-registration in ``knowledge.engines.MODULES``, its extracted facts (one data file per release,
+registration in ``knowledge.engines.ENGINES``, its extracted facts (one data file per release,
 in a temporary data folder) and its runtime row. With no other edit it is selected by ``-r``,
 listed by ``runtimes``, judged from its own release's facts in a verdict, gets its stages and
 its command line. Each test first shows the fake is unknown without its registration.
@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType, SimpleNamespace
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -115,7 +115,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Eng
         text = json.dumps(_facts(version, captures))
         (data / f"{NAME}-{version}.json").write_text(text, encoding="utf-8")
     monkeypatch.setattr(facts, "DATA_DIR", data)
-    monkeypatch.setattr(engines, "MODULES", (*engines.MODULES, SimpleNamespace(ENGINE=FAKE)))
+    monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES, FAKE))
     monkeypatch.setitem(METHOD_PROFILES, "dflash", (*METHOD_PROFILES["dflash"], ROW))
     _clear_caches()
     yield FAKE

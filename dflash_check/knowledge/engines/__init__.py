@@ -44,14 +44,13 @@ MODULES: tuple[EngineModule, ...] = (
 )
 """Every engine module, in the order reports list the engines: the one registration."""
 ENGINES: tuple[Engine, ...] = tuple(m.ENGINE for m in MODULES)
-"""Every engine the tool models, as registered at import (readers that run later call
-``registered()``)."""
+"""Every engine the tool models, in that order: what every reader looks engines up in, at
+call time (``registered()``), so that a test may register a fake engine here."""
 
 
 def registered() -> tuple[Engine, ...]:
-    """Return the registered engines, read from ``MODULES`` at call time (a test registers a
-    fake engine module there)."""
-    return tuple(m.ENGINE for m in MODULES)
+    """Return the registered engines (``ENGINES``, read at call time)."""
+    return ENGINES
 
 
 class _ByName(Mapping[str, Engine]):
