@@ -180,8 +180,8 @@ OutputOpt = Annotated[
         panel=OUTPUT,
         metavar="FILE",
         callback=output_path,
-        help="Write the report (for json, also the error object) to FILE instead of stdout "
-        "('-': stdout); a one-line summary goes to stderr.",
+        help="Write the report (json: errors too) to FILE ('-': stdout); a summary line "
+        "goes to stderr.",
         dir_okay=False,
     ),
 ]
@@ -193,6 +193,15 @@ VerboseOpt = Annotated[
         "-v",
         panel=OUTPUT,
         help="Table report: add both models side by side and each runtime's layer resolution.",
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    panel_option(
+        "--quiet",
+        "-q",
+        panel=OUTPUT,
+        help="Only errors on stderr (no summary or progress).",
     ),
 ]
 IgnoreOpt = Annotated[
@@ -307,11 +316,13 @@ class CheckFlags:
 
 @dataclass(frozen=True)
 class OutputOptions:
-    """``--format``, ``--output``, ``--verbose``: what the report looks like and where it goes."""
+    """``--format``, ``--output``, ``--verbose``, ``--quiet``: what the report looks like, where
+    it goes, and whether anything but the report and errors is said on stderr."""
 
     format_name: str
     output: Path | None
     verbose: bool = False
+    quiet: bool = False
 
     @classmethod
     def parse(
@@ -319,9 +330,10 @@ class OutputOptions:
         output_format: FormatOpt = "table",
         output: OutputOpt = None,
         verbose: VerboseOpt = False,
+        quiet: QuietOpt = False,
     ) -> OutputOptions:
         """Return the group from its options (``cli.groups.grouped``)."""
-        return cls(output_format, output, verbose)
+        return cls(output_format, output, verbose, quiet)
 
     @property
     def format(self) -> OutputFormat:

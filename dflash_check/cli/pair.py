@@ -166,7 +166,7 @@ def report_pair(report: CheckReport, label: str, out: OutputOptions, strict: boo
 
     result = RunResult((PairOutcome(label, Verdict.COMPATIBLE, report=report),), strict=strict)
     emit(result, out.format, out.output, out.verbose)
-    if out.output is not None or not out.format.for_terminal:
+    if not out.quiet and (out.output is not None or not out.format.for_terminal):
         summarise(summary_line(report), out.output)
     raise typer.Exit(exit_code(report, strict))
 
@@ -204,7 +204,8 @@ def target_alone(
         text = render_mtp_text(report, width)
     if out.json or out.output is not None:
         write_output(text, out.output)
-        summarise(summary_line(report), out.output)
+        if not out.quiet:
+            summarise(summary_line(report), out.output)
     else:
         sys.stdout.write(text)
     from dflash_check.check.report import Verdict

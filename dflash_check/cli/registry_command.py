@@ -15,6 +15,7 @@ from dflash_check.cli.options import (
     FormatOpt,
     OutputOpt,
     OutputOptions,
+    QuietOpt,
     check_output,
     parse_runtimes,
 )
@@ -98,14 +99,6 @@ EngineRuntimeOpt = Annotated[
     ),
 ]
 
-QuietOpt = Annotated[
-    bool,
-    typer.Option(
-        "--quiet",
-        "-q",
-        help="No summary line and no progress on stderr (errors and the report still print).",
-    ),
-]
 RegistryStrictOpt = Annotated[
     bool,
     typer.Option(
@@ -138,7 +131,7 @@ def registry(
 
     check_output(output)
     remember_secrets(token)
-    out = OutputOptions(output_format, output)
+    out = OutputOptions(output_format, output, quiet=quiet)
     try:
         text = read_text(file, str(file))
     except CheckError as err:

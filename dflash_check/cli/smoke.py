@@ -208,9 +208,10 @@ def smoke_flags(
     request = SmokeRequest(smoke.options(hub), smoke.force, engines.options())
     err_console = stderr_console()
     if skipped(report, request):
-        err_console.print(SKIPPED, markup=False)
+        if not out.quiet:
+            err_console.print(SKIPPED, markup=False)
         return report
-    progress = spinner(err_console)
+    progress = spinner(err_console, shown=not out.quiet)
     with shown(progress):
         task = progress.add_task("starting", total=None)
 
@@ -225,8 +226,9 @@ def smoke_flags(
     fail(failed, out.json, out.output)
 
 
-def spinner(console: Console) -> Progress:
-    """Return the smoke run's spinner on ``console`` (off when it is no terminal)."""
+def spinner(console: Console, shown: bool = True) -> Progress:
+    """Return the smoke run's spinner on ``console`` (off when it is no terminal, or not
+    ``shown``: ``--quiet``)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     return Progress(
@@ -235,5 +237,5 @@ def spinner(console: Console) -> Progress:
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=not console.is_terminal,
+        disable=not (shown and console.is_terminal),
     )

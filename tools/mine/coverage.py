@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +33,41 @@ class TestId:
 
 def tests_in(src: Path, path: str) -> Iterator[TestId]:
     """Every test function and test method of ``src/path``, in file order."""
-    tree = ast.parse((src / path).read_text())
+    for cls, node in _test_nodes(ast.parse((src / path).read_text())):
+        yield TestId(path, f"{cls}{node.name}", node.lineno)
+
+
+def all_tests(src: Path, folder: str) -> Iterator[TestId]:
+    """Every test under ``src/folder``, by file."""
+    for file in sorted((src / folder).rglob("test_*.py")):
+        yield from tests_in(src, str(file.relative_to(src)))
+
+
+def relevant_tests(src: Path, folder: str, pattern: re.Pattern[str]) -> Iterator[TestId]:
+    """Every test under ``src/folder`` whose own source matches ``pattern``, by file."""
+    for file in sorted((src / folder).rglob("test_*.py")):
+        path = str(file.relative_to(src))
+        text = file.read_text(errors="replace")
+        if not pattern.search(text):
+            continue
+        tree = ast.parse(text)
+        bodies = {
+            f"{cls}{node.name}": ast.get_source_segment(text, node) or ""
+            for cls, node in _test_nodes(tree)
+        }
+        for test in tests_in(src, path):
+            if pattern.search(bodies[test.name]):
+                yield test
+
+
+def _test_nodes(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-            yield TestId(path, node.name, node.lineno)
+            yield "", node
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
-                    yield TestId(path, f"{node.name}::{item.name}", item.lineno)
+                    yield f"{node.name}::", item
 
 
 def line_of(src: Path, path: str, name: str) -> int:

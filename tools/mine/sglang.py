@@ -24,9 +24,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# The repository root, in place of this folder: tools/mine/speculators.py must not shadow
+# the installed package of that name.
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from tools.mine.coverage import REPO, Page, TestId, line_of, tests_in, write
+from tools.mine.coverage import REPO, Page, TestId, line_of, tests_in, write  # noqa: E402
 
 ENGINE, RELEASE = "sglang", "0.5.23"
 WHEEL = f"{ENGINE}=={RELEASE}:sglang/srt"

@@ -1,10 +1,15 @@
 """The tool against the engines' own tests where no oracle run is recorded yet: each mined case
 of ``conformance/mined/`` (``tools/mine/``) is checked with the release's runtime and judged
 against what the engine's test asserts (``conformance/agreement.py``'s ``judge``: verdict and
-stage). A case with an oracle result is judged there (``test_oracle_agreement.py``) instead.
+stage). A case with an oracle result is judged there (``test_agreement.py``) instead.
 
 A difference is a strict xfail in ``KNOWN``, citing what the engine does, until the tool's
-knowledge covers it (the xfail then fails, and the entry goes)."""
+knowledge covers it (the xfail then fails, and the entry goes).
+
+A converter's cases (speculators: stage ``convert``) have no runtime of their own: the tool must
+read the converter's output as the converter wrote it (its ids, as DFlash layer ids ``k - 1``),
+and call the source pair of a refused conversion incompatible for the runtime that serves
+converted drafts (vLLM's newest release)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from conformance.agreement import MINED, RESULTS, Row, judge, tool_report, tool_view
+from conformance.oracle import config_folder
+from dflash_check.knowledge.engines import VLLM
+from tests.support.helpers import invoke_cli
 
 
 def _recorded() -> set[str]:
@@ -37,7 +45,13 @@ def _rows() -> list[Row]:
     return rows
 
 
-ROWS = _rows()
+def _converted(row: Row) -> bool:
+    return row.mined is not None and "expect_converted" in row.mined
+
+
+ALL_ROWS = _rows()
+ROWS = [r for r in ALL_ROWS if not _converted(r)]
+CONVERSIONS = [r for r in ALL_ROWS if _converted(r)]
 _DOMINO = (
     "the tool has no Domino checks (dflash_config.projector_type 'domino'); sglang 0.5.23 "
     "refuses this draft when it builds it (parse_dflash_draft_config, "
@@ -64,6 +78,39 @@ def test_the_tool_agrees_with_the_engine_test(
         f"({row.mined and row.mined['expect_stage']}); tool {verdict}, "
         f"error stages {sorted(stages)}"
     )
+
+
+def _tool_json(draft: dict, target: dict, method: str, k: int, work: Path) -> dict:
+    args = [
+        "pair", str(config_folder(draft, work / "draft")),
+        str(config_folder(target, work / "target")), "-r", VLLM.newest.spec,
+        "--speculative-method", method, "--num-speculative-tokens", str(k), "--format", "json",
+    ]  # fmt: skip
+    result = invoke_cli(*args)
+    return json.loads(result.stdout[: result.stdout.rindex("}") + 1])
+
+
+def _written_ids(converted: dict) -> list[int] | None:
+    """The ids a converted speculators config names (vLLM aux indices k)."""
+    for key in ("aux_hidden_state_layer_ids", "eagle_aux_hidden_state_layer_ids"):
+        if key in converted:
+            return converted[key]
+    raise AssertionError("a converted config without its aux ids key")
+
+
+@pytest.mark.parametrize("row", CONVERSIONS, ids=lambda r: r.id)
+def test_the_tool_reads_the_converter_output(row: Row, tmp_path: Path) -> None:
+    case = row.mined
+    assert case is not None
+    k = case["num_speculative_tokens"]
+    if case["expect"] == "refused":
+        report = _tool_json(case["draft"], case["target"], case["method"], k, tmp_path)
+        assert report["verdict"] == "incompatible", f"{row.id}: the converter refuses this pair"
+        return
+    report = _tool_json(case["expect_converted"], case["target"], case["method"], k, tmp_path)
+    written = _written_ids(case["expect_converted"])
+    want = None if written is None else [i - 1 for i in written]
+    assert report["draft"]["target_layer_ids"] == want, row.id
 
 
 def test_every_known_difference_is_a_mined_case() -> None:
