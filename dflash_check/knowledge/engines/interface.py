@@ -224,6 +224,9 @@ class LaunchSpec:
     method: str = "dflash"
     """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``,
     ``eagle3``)."""
+    trust_remote_code: bool = False
+    """Pass ``--trust-remote-code`` (both engines spell it so): the target's config names its
+    own code (``auto_map``), which each engine refuses to load without it."""
 
 
 def draft_tokens(
