@@ -101,6 +101,14 @@ TrustServedDraftOpt = Annotated[
         rich_help_panel=ENGINE,
     ),
 ]
+CompareBundledOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compare-bundled",
+        help="Decode the pair in the bundled runtime first (smoke extra); floor from its tau.",
+        rich_help_panel=ENGINE,
+    ),
+]
 LaunchOpt = Annotated[
     bool,
     typer.Option(
@@ -185,6 +193,7 @@ class EngineFlags:
     binary: str | None
     extra_args: tuple[str, ...]
     trust_served_draft: bool
+    compare_bundled: bool = False
 
     @classmethod
     def parse(
@@ -202,12 +211,13 @@ class EngineFlags:
         engine_binary: EngineBinaryOpt = None,
         engine_arg: EngineArgOpt = None,
         trust_served_draft: TrustServedDraftOpt = False,
+        compare_bundled: CompareBundledOpt = False,
     ) -> EngineFlags:
         """Return the group from its options (``cli.groups.grouped``)."""
         return cls(
             engine, endpoint, baseline_endpoint, engine_api_key, engine_timeout, launch,
             print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
-            engine_binary, tuple(engine_arg or ()), trust_served_draft,
+            engine_binary, tuple(engine_arg or ()), trust_served_draft, compare_bundled,
         )  # fmt: skip
 
     def check(self, smoke_run: bool) -> None:
@@ -219,6 +229,7 @@ class EngineFlags:
             self.baseline_endpoint,
             self.launch,
             self.print_command,
+            self.compare_bundled,
         )
 
     def served_selection(self, selection: Selection) -> Selection:
@@ -271,6 +282,7 @@ class EngineFlags:
             binary=self.binary,
             extra_args=self.extra_args,
             trust_served_draft=self.trust_served_draft,
+            compare_bundled=self.compare_bundled,
         )
 
 
@@ -281,9 +293,11 @@ def check_engine_flags(
     baseline: str | None,
     launch: bool = False,
     print_command: bool = False,
+    compare_bundled: bool = False,
 ) -> None:
     """Refuse engine flags that cannot work together, naming both flags."""
-    for flag, on in (("--launch", launch), ("--print-command", print_command)):
+    on_engine = (("--launch", launch), ("--print-command", print_command))
+    for flag, on in (*on_engine, ("--compare-bundled", compare_bundled)):
         if on and engine is None:
             raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
     if print_command:
