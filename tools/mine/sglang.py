@@ -483,7 +483,7 @@ def _muse_cases(src: Path) -> list[dict[str, Any]]:
                 "test": f"{SPEC_AUX}::{name}[{row}]",
                 "source": f"sgl-project/sglang@{READ[SPEC_AUX][:9]}:{SPEC_AUX}:{line}",
                 "release_check": f"{WHEEL}/model_executor/model_runner_components/"
-                "spec_aux_hidden_state.py:17-30, 254-258",
+                "spec_aux_hidden_state.py:17-30, 254-258; models/muse_glimmer.py:866-879",
                 "method": "dflash",
                 "num_speculative_tokens": 15,
                 "target": MUSE_TARGET,
@@ -492,9 +492,10 @@ def _muse_cases(src: Path) -> list[dict[str, Any]]:
                 "expect_stage": None,
                 "expect_match": None,
                 "engine_message": None,
-                # SpecAuxHiddenStateConfig.dflash_target_layer_ids: the ids handed to the
-                # target's capture hook (before layer i), after the Muse mapping.
-                "expect_target_layer_ids": ids,
+                # SpecAuxHiddenStateConfig.dflash_target_layer_ids, which Muse-Glimmer's hook
+                # captures as they are (before layer i: hidden_states[i], models/
+                # muse_glimmer.py:866-879): the aux layers, in vLLM's numbering.
+                "expect_aux_layers": ids,
             }
         )
     return out
