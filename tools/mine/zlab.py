@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,14 @@ from typing import Any
 # The repository root, in place of this folder, as the other miners do.
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from tools.mine.coverage import REPO, Page, line_of, tests_in, write  # noqa: E402
+from tools.mine.coverage import (  # noqa: E402
+    REPO,
+    Page,
+    line_of,
+    pytest_outcomes,
+    tests_in,
+    write,
+)
 
 ENGINE, RELEASE = "reference", "0.1.0"
 """The tool's runtime name for z-lab dflash (transformers), and the package release."""
@@ -112,25 +118,14 @@ REVIEWED = {
 }  # fmt: skip
 
 
-def engine_tests(results: Path | None) -> dict[str, Any] | None:
-    """Each test's outcome against the installed 0.1.0, from ``pytest -rA`` output; the two
-    stop-token tests are left out (SRC elides their bodies, which call no dflash code)."""
-    if results is None:
-        return None
-    records = []
-    for line in results.read_text().splitlines():
-        m = re.match(r"^(PASSED|FAILED|ERROR) (\S+)", line)
-        if m and "stop_token" not in m.group(2):
-            records.append({"test": m.group(2), "outcome": m.group(1).lower()})
-    return {"command": f"python -m pytest -rA {TESTS}", "records": records}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/mine/zlab.py")
     parser.add_argument("src", type=Path, help="holds tests/test_model.py at READ's commit")
     parser.add_argument("--results", type=Path, help="pytest -rA output of it against 0.1.0")
     args = parser.parse_args(argv)
-    run = engine_tests(args.results)
+    # The two stop-token tests are left out: SRC elides their bodies (they call no dflash code).
+    command = f"python -m pytest -rA {TESTS}"
+    run = pytest_outcomes(args.results, command, skip="stop_token") if args.results else None
     outcome = {r["test"]: r["outcome"] for r in (run or {}).get("records", [])}
     found = cases(args.src)
     passed = sum(outcome.get(c["test"]) == "passed" for c in found)
@@ -146,12 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "has no Muse adapter.",
     )
     page = Page(ENGINE, RELEASE, "python tools/mine/zlab.py SRC --results FILE", read, not_read)
-    data, md = write(page, found, list(tests_in(args.src, TESTS)), REVIEWED)
-    if run is not None:
-        payload = json.loads(data.read_text())
-        payload["engine_tests"] = run
-        data.write_text(json.dumps(payload, indent=1) + "\n")
-    for path in (data, md):
+    for path in write(page, found, list(tests_in(args.src, TESTS)), REVIEWED, run):
         print(path.relative_to(REPO))
     return 0
 
