@@ -20,7 +20,8 @@ EngineProfile = HttpProfile
 
 
 def profiles() -> dict[str, HttpProfile]:
-    """Return each drivable engine's HTTP profile by name (read from the registry)."""
+    """Return each drivable engine's HTTP profile by name (from the engines listed in
+    ``knowledge.engines.registered``)."""
     return {e.name: e.http for e in registered() if e.drivable and e.http is not None}
 
 

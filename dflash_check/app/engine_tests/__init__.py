@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -71,6 +72,43 @@ def check_depth(tree: ast.AST, display: str) -> None:
             line = getattr(node, "lineno", None)
             raise RegistryError.at(display, line, TOO_DEEP)
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def first_change(
+    statements: Iterable[ast.stmt], named: Callable[[str], bool], *, mutable: bool
+) -> tuple[int, str] | None:
+    """Return (line, name) of the first node in ``statements`` (the top-level statements a
+    reader did not evaluate) that could change a value ``named`` picks: a binding or ``del``
+    of the name, a ``global``/``nonlocal`` of it, and for a ``mutable`` value (a dict) also a
+    method call or an item set or deleted (reading it, in a loop or a call, changes nothing).
+    None: nothing changes one. Both engines' readers refuse such a file: guessing would let an
+    entry go unchecked, or check one the engine never runs."""
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Global | ast.Nonlocal):
+                found = next((n for n in node.names if named(n)), None)
+            elif isinstance(node, ast.Name):
+                found = node.id if named(node.id) and not isinstance(node.ctx, ast.Load) else None
+            elif mutable and isinstance(node, ast.Attribute | ast.Subscript):
+                base = node.value
+                stored = isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load)
+                found = base.id if isinstance(base, ast.Name) and named(base.id) else None
+                found = found if stored else None
+            else:
+                found = None
+            if found is not None:
+                return getattr(node, "lineno", statement.lineno), found
+    return None
+
+
+def unevaluated_change(display: str, line: int, what: str) -> RegistryError:
+    """The error for a file whose ``what`` is changed at ``line`` by a statement not read."""
+    return RegistryError.at(
+        display,
+        line,
+        f"not checked: {what} is changed at line {line} by a statement the reader does not "
+        "evaluate; nothing was checked",
+    )
 
 
 @dataclass(frozen=True)
@@ -136,10 +174,10 @@ def detect_kind(path: Path, text: str) -> Kind:
 def load_engine_file(path: Path, display: str, kind: Kind, text: str) -> EngineFile:
     """Read an engine's test file of ``kind`` (``vllm`` or ``sglang``)."""
     if kind == VLLM.name:
-        from dflash_check.app.engine_tests.vllm_registry import read_vllm_registry
+        from dflash_check.app.engine_tests.vllm_test_registry import read_vllm_test_registry
 
         return EngineFile(
-            VLLM.name, checkout_version(path, VLLM.name), read_vllm_registry(text, display)
+            VLLM.name, checkout_version(path, VLLM.name), read_vllm_test_registry(text, display)
         )
     from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
 

@@ -228,7 +228,8 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
         refusing = {
             p.name: p.release.duplicate_ids_refused
             for p in ctx.profiles
-            if p.runner == "V2" and p.release is not None and p.release.duplicate_ids_refused
+            # The release says which of its runners refuse (vLLM 0.34: V2, its only runner).
+            if p.release is not None and p.release.duplicate_ids_refused
         }
         if not refusing:
             yield Issue(said, field=d.layer_ids_key)
