@@ -52,27 +52,16 @@ def _converted(row: Row) -> bool:
 ALL_ROWS = _rows()
 ROWS = [r for r in ALL_ROWS if not _converted(r)]
 CONVERSIONS = [r for r in ALL_ROWS if _converted(r)]
-_DOMINO = (
-    "the tool has no Domino checks (dflash_config.projector_type 'domino'); sglang 0.5.23 "
-    "refuses this draft when it builds it (parse_dflash_draft_config, "
-    "sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:{lines})"
-)
 KNOWN: dict[str, str] = {
-    "sglang-0.5.23:dflash-domino-missing-gru-hidden-dim": _DOMINO.format(lines="784-785"),
-    "sglang-0.5.23:dflash-domino-missing-emb-dim": _DOMINO.format(lines="786-787"),
-    "sglang-0.5.23:dflash-domino-pure-draft-prefix-len-2": _DOMINO.format(lines="779-783"),
-    "sglang-0.5.23:dflash-domino-shift-label-not-bool": _DOMINO.format(lines="774-778"),
-    **{
-        f"reference-0.1.0:{case}": "z-lab dflash 0.1.0 guesses the missing ids with "
-        "build_target_layer_ids from the draft's num_target_layers and loads "
-        "(dflash==0.1.0:dflash/model.py:560-564); the tool guesses the same ids but files DF001 "
-        "at load, where no refusal happens"
-        for case in (
-            "zlab-no-ids-1-layer-of-24",
-            "zlab-no-ids-2-layers-of-64",
-            "zlab-no-ids-4-layers-of-64",
-        )
-    },
+    f"reference-0.1.0:{case}": "z-lab dflash 0.1.0 guesses the missing ids with "
+    "build_target_layer_ids from the draft's num_target_layers and loads "
+    "(dflash==0.1.0:dflash/model.py:560-564); the tool guesses the same ids but files DF001 "
+    "at load, where no refusal happens"
+    for case in (
+        "zlab-no-ids-1-layer-of-24",
+        "zlab-no-ids-2-layers-of-64",
+        "zlab-no-ids-4-layers-of-64",
+    )
 }
 """Differences whose knowledge fix is pending, by row id -> what the engine does (cited)."""
 
