@@ -216,6 +216,28 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
              "test_gemma4_draft_rejects_eagle3",
              "test_non_gemma4_draft_keeps_the_nextn_to_eagle_alias"))),
     ),
+    "test/registered/unit/models/test_dflash_head_geometry.py": (
+        "a70951475e8dc71dbdabe84949fb82e851450c02",
+        tuple(f"TestDFlashHeadGeometry::{t}" for t in (
+            "test_per_layer_heads_override_scalar_default",
+            "test_scalar_heads_used_when_per_layer_heads_are_absent",
+            "test_per_layer_heads_require_layer_entry",
+            "test_laguna_config_accepts_non_uniform_all_swa_heads",
+            "test_laguna_config_does_not_apply_swa_rope_to_full_layers",
+            "test_laguna_config_all_swa_uses_swa_rope_for_default_fields")),
+    ),
+    "test/registered/unit/spec/test_dflash_quantized_draft_layout.py": (
+        "3b7b681d6ef253f75a22290aa07d03297fcf5d67",
+        ("test_every_layer_is_built_under_its_checkpoint_name",
+         "test_shard_only_ignore_reaches_the_fused_projection",
+         "test_fc_is_quantized_by_a_config_that_targets_linear",
+         "test_fc_stays_dense_when_ignored_or_unquantized", "test_packed_fc_tensors_load",
+         "test_dense_fc_loads_under_its_own_and_the_vendor_name",
+         "test_dense_fc_shape_is_still_checked",
+         "test_loading_refuses_a_tensor_the_module_stores_differently",
+         "test_loading_refuses_decoder_layers_without_an_fc",
+         "test_loading_still_ignores_tensors_the_draft_has_no_parameter_for"),
+    ),
     DSPARK_UNIT: (
         "005179ca582aef5732231629ea687b453ed656f8",
         (*(f"TestDSparkPredicates::{t}" for t in (
@@ -378,6 +400,16 @@ REVIEWED: dict[str, str] = {
         "config is read (parsers, revisions, paths), not about a pair",
     ),
     **_all(
+        "test/registered/unit/models/test_dflash_head_geometry.py",
+        "the draft's per-layer attention heads and the Laguna config class (stand-in "
+        "configs), no pair",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_quantized_draft_layout.py",
+        "a quantized draft's module names and weight loading (stand-in layers, toy sizes), no "
+        "target",
+    ),
+    **_all(
         DSPARK_UNIT,
         "DSPARK's algorithm predicates and server flags (block-size alias, confidence "
         "threshold, pp, dp) on a stand-in ServerArgs; no draft or target config is read",
@@ -405,10 +437,10 @@ NOT_READ = (
     "server tests and DSpark "
     "runtime internals, not read.",
     "- `test/registered/unit/spec/` (239 files in the index, of which its listing shows the "
-    "first 100): 6 read; the rest not read.",
+    "first 100): 7 read; the rest not read.",
     "- `test/registered/unit/server_args/` (77 files, `test_server_args.py` with 1,556 stored "
     "versions): 1 read; `test/registered/unit/speculative/` (18 files): none read.",
-    "- `test/registered/unit/models/` (412 files): 3 read; `unit/model_executor/` (160): 2 "
+    "- `test/registered/unit/models/` (412 files): 4 read; `unit/model_executor/` (160): 2 "
     "read; `unit/configs/` (42): 2 read; `unit/arg_groups/` (3): 1 read; the rest not read.",
 )
 
