@@ -15,6 +15,10 @@ case and every pair of the real-config corpus, and record what it did.
 4. writes ``conformance/results/oracle/<engine>-<release>.json``: per case, accepted or refused
    with the engine's message and stage, and the aux layers the release computes.
 
+SGLang runs through ``conformance/oracle_sglang.py`` (``python -m conformance.oracle sglang
+0.5.23``, its own environment), and ``--commands`` parses every command the tool prints with the
+release's own parser and start-up code (``conformance/oracle_commands.py``).
+
 ``tests/unit/conformance/test_agreement.py`` compares the tool with these files; nothing at check
 time reads them. A maintainer's tool, not part of ``.ci/run`` (network, about 4 GB of disk).
 """

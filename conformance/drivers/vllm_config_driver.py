@@ -33,6 +33,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -249,8 +250,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main(jobs_path: str, out_path: str) -> int:
-    """Run every job in ``jobs_path``; write the records to ``out_path``."""
+def start_vllm(out_path: str) -> str:
+    """Put the stubs in place (see the module docstring), import vLLM; its version."""
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     stand_in_torchvision(Path(out_path).resolve().parent / "stand-in")
     import contextlib
@@ -263,11 +264,23 @@ def main(jobs_path: str, out_path: str) -> int:
         with contextlib.suppress(ImportError):  # a release without it
             importlib.import_module(name)
     vllm.triton_utils.HAS_TRITON = True
+    return vllm.__version__
+
+
+def run_jobs(
+    jobs_path: str, out_path: str, run: Callable[[dict[str, Any]], dict[str, Any]], release: str
+) -> int:
+    """Run ``run`` over every job in ``jobs_path``; write the records to ``out_path`` (shared
+    by the drivers that take a job list)."""
     jobs = json.loads(Path(jobs_path).read_text())
-    records = [run_one(job) for job in jobs]
-    out = {"release": vllm.__version__, "records": records}
-    Path(out_path).write_text(json.dumps(out, indent=1) + "\n")
+    out = {"release": release, "records": [run(job) for job in jobs]}
+    Path(out_path).write_text(json.dumps(out, indent=1, default=str) + "\n")
     return 0
+
+
+def main(jobs_path: str, out_path: str) -> int:
+    """Run every job in ``jobs_path``; write the records to ``out_path``."""
+    return run_jobs(jobs_path, out_path, run_one, start_vllm(out_path))
 
 
 if __name__ == "__main__":
