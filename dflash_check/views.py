@@ -173,6 +173,12 @@ class DFlashFacts:
     top_level_keys: tuple[str, ...] = ()
     """Which of the keys some runtime requires at the top level (``RuntimeProfile.
     top_level_only``) the config states there, whatever ``dflash_config`` says."""
+    domino: tuple[tuple[str, str], ...] = ()
+    """The keys SGLang's Domino projector check reads, as the config states them (dotted key,
+    the value as JSON text: unvalidated, hashable, a null kept): ``projector_type``,
+    ``shift_label``, ``pure_draft_prefix_len``, ``gru_hidden_dim``, ``emb_dim`` and
+    ``block_size``, in ``dflash_config`` and at the top level (``check/rules/domino.py``
+    judges them)."""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -199,7 +200,36 @@ def dflash_config_facts(top: FieldReader, dflash: FieldReader | None) -> dict[st
     return {
         "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
         "top_level_keys": tuple(k for k in top_level_only_keys() if top.data.get(k) is not None),
+        "domino": domino_keys(top, dflash),
     }
+
+
+DOMINO_KEYS = (
+    "projector_type",
+    "shift_label",
+    "pure_draft_prefix_len",
+    "gru_hidden_dim",
+    "emb_dim",
+    "block_size",
+)
+"""The keys SGLang reads for a Domino projector (sglang==0.5.23:sglang/srt/speculative/
+dflash_utils.py:609-617, :727-791): each from ``dflash_config``, else the top level."""
+
+
+def domino_keys(top: FieldReader, dflash: FieldReader | None) -> tuple[tuple[str, str], ...]:
+    """Return (dotted key, the value as JSON text) for each of ``DOMINO_KEYS`` the config
+    states in ``dflash_config`` or at the top level, a null included: SGLang's
+    ``dict.get(key, fallback)`` takes a present null as the value."""
+    out = []
+    for prefix, reader in (("dflash_config.", dflash), ("", top)):
+        if reader is None:
+            continue
+        out.extend(
+            (f"{prefix}{key}", json.dumps(reader.data[key]))
+            for key in DOMINO_KEYS
+            if key in reader.data
+        )
+    return tuple(out)
 
 
 def draft_fields(

@@ -103,6 +103,10 @@ class Release:
     """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
     config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
     such contract."""
+    domino_contract: str | None = None
+    """Where the release checks a DFlash draft's Domino projector keys (``dflash_config.
+    projector_type: "domino"``) when it parses the draft config at load (SGLang's
+    ``parse_dflash_draft_config``), with the citation; None: the release does not read them."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

@@ -37,7 +37,16 @@ if TYPE_CHECKING:
 
 RELEASES = (Release("sglang", "0.5.23", date="2026-10-30"),)
 REVIEWED = (
-    Reviewed(">=0.5.23", repository="sgl-project/sglang", pypi=True, distributions=("sglang",)),
+    Reviewed(
+        ">=0.5.23",
+        repository="sgl-project/sglang",
+        pypi=True,
+        distributions=("sglang",),
+        # The target's model runner parses the draft config while it sets up the aux-layer
+        # capture, before any weight loads; the draft model parses it again when it is built.
+        domino_contract="sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:727-791, run "
+        "at load by model_executor/model_runner_components/spec_aux_hidden_state.py:217",
+    ),
 )
 """What was reviewed in SGLang's code, per range of releases (``knowledge/reviewed.py``)."""
 
