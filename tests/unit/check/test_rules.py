@@ -38,6 +38,16 @@ class Case:
     """A mutation of the draft's header tensors (after the DFlash 2 ones are added)."""
 
 
+DOMINO = {
+    "projector_type": "domino",
+    "gru_hidden_dim": 64,
+    "pure_draft_prefix_len": 1,
+    "shift_label": True,
+}
+"""A Domino projector's keys but emb_dim
+(sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:734-791)."""
+
+
 def with_dfc(**kv: Any) -> Callable[[Config], Config]:
     """Return a mutation setting keys inside dflash_config (None deletes)."""
 
@@ -224,6 +234,11 @@ CASES: dict[str, tuple[Case, Case]] = {
     "DF054": (
         Case(draft=to_dspark(), runtime=CHECKS_METHOD.spec, method="dspark"),
         Case(draft=to_dspark(), runtime=CHECKS_METHOD.spec, method="dflash"),
+    ),
+    # SGLang builds a Domino projector from gru_hidden_dim and emb_dim: both must be stated.
+    "DF056": (
+        Case(draft=with_dfc(**DOMINO, emb_dim=32), runtime="sglang"),
+        Case(draft=with_dfc(**DOMINO), runtime="sglang"),
     ),
     "DF050": (
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),

@@ -53,8 +53,7 @@ ALL_ROWS = _rows()
 ROWS = [r for r in ALL_ROWS if not _converted(r)]
 CONVERSIONS = [r for r in ALL_ROWS if _converted(r)]
 # SGLang 0.5.23's Domino refusals were known differences here until its oracle run was recorded
-# (conformance/results/oracle/sglang-0.5.23.json): its mined cases are judged against the
-# oracle by test_agreement.py now, which keeps them as its own known differences.
+# (conformance/results/oracle/sglang-0.5.23.json) and DF056 modelled its Domino contract.
 KNOWN: dict[str, str] = {}
 """Differences whose knowledge fix is pending, by row id -> what the engine does (cited)."""
 

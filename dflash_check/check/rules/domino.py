@@ -1,0 +1,148 @@
+"""SGLang's Domino draft-config contract (DF056): what SGLang checks, field by field, when a
+DFlash-family draft names a Domino projector (``dflash_config.projector_type: "domino"``).
+
+SGLang 0.5.23 parses every DFlash, DFlash 2 and DSpark draft config with
+``parse_dflash_draft_config`` (``Release.domino_contract`` cites it per release) while the target's
+runner sets up the aux-layer capture, before any weight loads: a refusal stops start-up with
+SGLang's ``ValueError``, quoted here. Domino adds a GRU over the draft prefix and a projection to
+the vocabulary, built from ``gru_hidden_dim`` and ``emb_dim`` (``models/dflash.py:780-803``), so
+those widths must be stated; its rollout supports only a one-token pure-draft prefix and a
+boolean ``shift_label``. The function stops at its first refusal; this rule reports each field
+it refuses, in SGLang's order.
+
+vLLM 0.32.0-0.34.0 do not read ``projector_type`` at all (no Domino code in the 0.34.0 wheel):
+they build such a draft as a plain DFlash draft, whose weight loader refuses the Domino tensors
+(``prefix_gru.*``, ``embed_proj.*``) as unknown parameters ("There is no module or parameter
+named ...", vllm==0.34.0:vllm/model_executor/models/utils.py:453-459).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from dflash_check.check.report import Severity
+from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
+from dflash_check.knowledge.engines import SGLANG
+
+_EMB_NESTED = "DFLASH Domino dflash_config.emb_dim"
+"""SGLang's name for the nested emb_dim in its messages."""
+
+
+def _int(value: Any, name: str, minimum: int) -> tuple[int | None, str | None]:
+    """SGLang's ``_parse_optional_int`` (dflash_utils.py:500-516): ``int(value)`` as Python
+    converts it (a float truncates, a bool is 0 or 1, a numeric string parses), then a lower
+    bound. Return (the value, None) or (None, SGLang's message)."""
+    if value is None:
+        return None, None
+    try:
+        parsed = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None, f"Invalid {name}={value!r}."
+    if parsed < minimum:
+        comparator = "positive" if minimum == 1 else f">= {minimum}"
+        return None, f"{name} must be {comparator}, got {parsed}."
+    return parsed, None
+
+
+def domino_refusals(stated: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Yield (field, SGLang's message) for each Domino check the draft config fails, in the
+    order of sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:727-791. ``stated`` maps each
+    dotted key the config states (``dflash_config.gru_hidden_dim``, ``emb_dim``) to its value."""
+
+    def read(name: str) -> tuple[str, Any]:
+        # dflash_cfg.get(name, top-level value): a key present in dflash_config wins, null too.
+        nested = f"dflash_config.{name}"
+        return (nested, stated[nested]) if nested in stated else (name, stated.get(name))
+
+    if read("projector_type")[1] != "domino":
+        return
+    shift_key, shift = read("shift_label")
+    prefix_key, raw_prefix = read("pure_draft_prefix_len")
+    prefix, error = _int(raw_prefix, "DFLASH Domino pure_draft_prefix_len", 0)
+    prefix_bad = error is not None
+    if error:
+        yield prefix_key, error
+    gru_key, raw_gru = read("gru_hidden_dim")
+    gru, error = _int(raw_gru, "DFLASH Domino gru_hidden_dim", 1)
+    gru_bad = error is not None
+    if error:
+        yield gru_key, error
+    # emb_dim is read from both places and they must agree (:756-773).
+    nested_emb, error = _int(stated.get("dflash_config.emb_dim"), _EMB_NESTED, 1)
+    emb_bad = error is not None
+    if error:
+        yield "dflash_config.emb_dim", error
+    top_emb, error = _int(stated.get("emb_dim"), "DFLASH Domino top-level emb_dim", 1)
+    emb_bad = emb_bad or error is not None
+    if error:
+        yield "emb_dim", error
+    if nested_emb is not None and top_emb is not None and nested_emb != top_emb:
+        emb_bad = True
+        yield (
+            "dflash_config.emb_dim",
+            "DFLASH Domino emb_dim differs between dflash_config and the top-level config: "
+            f"{nested_emb} != {top_emb}.",
+        )
+    if not isinstance(shift, bool):  # :775-778
+        yield (
+            shift_key,
+            f"DFLASH Domino requires dflash_config.shift_label to be a bool, got {shift!r}.",
+        )
+    if not prefix_bad and prefix != 1:  # :779-783
+        yield (
+            prefix_key,
+            f"DFLASH Domino currently requires pure_draft_prefix_len=1, got {prefix!r}.",
+        )
+    if not gru_bad and gru is None:  # :784-785
+        yield gru_key, "DFLASH Domino requires dflash_config.gru_hidden_dim."
+    if not emb_bad and nested_emb is None and top_emb is None:  # :786-787
+        yield "dflash_config.emb_dim", "DFLASH Domino requires dflash_config.emb_dim."
+    # block_size was parsed before (:609-617, a positive int, else the generic refusal).
+    block_key, raw_block = read("block_size")
+    block, _ = _int(raw_block, "DFLASH block_size", 1)
+    if block is not None and block <= 1:  # :788-791
+        yield block_key, f"DFLASH Domino requires block_size > 1, got {block}."
+
+
+@rule(
+    "DF056",
+    "domino-config",
+    Severity.ERROR,
+    "The DFlash draft's Domino projector keys break SGLang's Domino contract",
+    "A DFlash-family draft with dflash_config.projector_type 'domino' carries SpecForge's Domino "
+    "projector: a GRU over the draft prefix of gru_hidden_dim units and a projection through "
+    "emb_dim to the vocabulary, built from those keys (sglang==0.5.23:sglang/srt/models/"
+    "dflash.py:780-803). SGLang checks them when it parses the draft config at load, before "
+    "any weight loads (speculative/dflash_utils.py:727-791, run by model_executor/"
+    "model_runner_components/spec_aux_hidden_state.py:217): a bool shift_label, "
+    "pure_draft_prefix_len 1, positive gru_hidden_dim and emb_dim (the same emb_dim where "
+    "dflash_config and the top level both state it) and a block_size above 1. SGLang's own "
+    "tests pin each check (test/registered/unit/spec/test_dflash_domino_config.py). vLLM "
+    "0.32.0-0.34.0 do not read projector_type.",
+    "Publish the Domino draft's dflash_config with the projector keys it was trained with, "
+    "as SGLang's message names them.",
+    runtimes=(SGLANG.name,),
+)
+def check_domino(ctx: PairContext) -> Iterator[Issue]:
+    """Name each Domino field SGLang refuses, on each SGLang release that reads them."""
+    facts = ctx.draft.dflash
+    if facts is None or not facts.domino:
+        return
+    refusals = tuple(domino_refusals({key: json.loads(text) for key, text in facts.domino}))
+    for p in ctx.profiles:
+        release = p.release
+        # The release's reviewed semantics say whether it reads Domino's keys (SGLang >= 0.5.23).
+        if release is None or release.domino_contract is None:
+            continue
+        for field, message in refusals:
+            yield Issue(
+                f"draft {ctx.draft.name} (Domino projector): {p.label} refuses it at load "
+                f"('{message}', {release.domino_contract})",
+                runtime=p.name,
+                field=field,
+            )
+
+
+RULES: tuple[Rule, ...] = (check_domino,)
