@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, contract_issues, rule
 from dflash_check.knowledge.engines import SGLANG
 
 _EMB_NESTED = "DFLASH Domino dflash_config.emb_dim"
@@ -131,18 +131,13 @@ def check_domino(ctx: PairContext) -> Iterator[Issue]:
     if facts is None or not facts.domino:
         return
     refusals = tuple(domino_refusals({key: json.loads(text) for key, text in facts.domino}))
-    for p in ctx.profiles:
-        release = p.release
-        # The release's reviewed semantics say whether it reads Domino's keys (SGLang >= 0.5.23).
-        if release is None or release.domino_contract is None:
-            continue
-        for field, message in refusals:
-            yield Issue(
-                f"draft {ctx.draft.name} (Domino projector): {p.label} refuses it at load "
-                f"('{message}', {release.domino_contract})",
-                runtime=p.name,
-                field=field,
-            )
+    # The release's reviewed semantics say whether it reads Domino's keys (SGLang >= 0.5.23).
+    yield from contract_issues(
+        ctx,
+        refusals,
+        lambda release: release.domino_contract,
+        f"draft {ctx.draft.name} (Domino projector)",
+    )
 
 
 RULES: tuple[Rule, ...] = (check_domino,)
