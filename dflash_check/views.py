@@ -307,6 +307,10 @@ class DraftView:
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
     """(name, shape) of every convolution and candidate-selector tensor in the header (a
     header fact, read for every draft; DFlash 2's rules judge them)."""
+    domino_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """(name, shape) of every Domino projector tensor in the header (``prefix_gru.*``,
+    ``embed_proj.*``, after an optional leading ``model.``: a header fact, read for every
+    draft; SGLang's Domino contract, DF056, judges them)."""
     model_type: str | None = None
     """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
     normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux

@@ -62,11 +62,15 @@ class HeaderFacts:
     has_d2t: bool = False
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
     has_lm_head: bool = False
+    domino_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 # Module names of DFlash 2's convolutions and candidate selector (the reference's parameter
 # names, as dflash_check/smoke/draft_model.py loads them): every tensor under one of them.
 DFLASH2_MODULES = ("attention_conv.", "mlp_conv.", "candidate_selector.")
+# Module names of a Domino projector as SGLang loads them, after a leading "model."
+# (sglang==0.5.23:sglang/srt/models/dflash.py:921-929).
+DOMINO_MODULES = ("prefix_gru.", "embed_proj.")
 
 
 # Tensors that would make a draft own a vocabulary-sized table instead of borrowing the
@@ -117,6 +121,11 @@ def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
         has_d2t=d2t,
         dflash2_tensors=dflash2,
         has_lm_head=any(name.endswith("lm_head.weight") for name in tensors),
+        domino_tensors=tuple(
+            (name, tensors[name].shape)
+            for name in sorted(tensors)
+            if name.removeprefix("model.").startswith(DOMINO_MODULES)
+        ),
     )
 
 
@@ -132,6 +141,7 @@ def file_fields(files: ModelFiles) -> dict[str, Any]:
         "has_d2t": header.has_d2t,
         "dflash2_tensors": header.dflash2_tensors,
         "has_lm_head": header.has_lm_head,
+        "domino_tensors": header.domino_tensors,
         "has_safetensors": files.tensors is not None,
         "base_model": tuple(files.extras.get("base_model", ())),
         "unverified_reason": files.extras.get("tensors_unavailable"),

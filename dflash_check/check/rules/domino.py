@@ -7,8 +7,9 @@ runner sets up the aux-layer capture, before any weight loads: a refusal stops s
 SGLang's ``ValueError``, quoted here. Domino adds a GRU over the draft prefix and a projection to
 the vocabulary, built from ``gru_hidden_dim`` and ``emb_dim`` (``models/dflash.py:780-803``), so
 those widths must be stated; its rollout supports only a one-token pure-draft prefix and a
-boolean ``shift_label``. The function stops at its first refusal; this rule reports each field
-it refuses, in SGLang's order.
+boolean ``shift_label``. Its DFlash and DFlash 2 classes then check the projector's tensors
+against those widths while the weights load (``weight_refusals``). SGLang stops at its first
+refusal; this rule reports each field it refuses, in SGLang's order.
 
 vLLM 0.32.0-0.34.0 do not read ``projector_type`` at all (no Domino code in the 0.34.0 wheel):
 they build such a draft as a plain DFlash draft, whose weight loader refuses the Domino tensors
@@ -25,6 +26,7 @@ from typing import Any
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, contract_issues, rule
 from dflash_check.knowledge.engines import SGLANG
+from dflash_check.views import DraftView
 
 _EMB_NESTED = "DFLASH Domino dflash_config.emb_dim"
 """SGLang's name for the nested emb_dim in its messages."""
@@ -46,15 +48,20 @@ def _int(value: Any, name: str, minimum: int) -> tuple[int | None, str | None]:
     return parsed, None
 
 
+def _read(stated: Mapping[str, Any], name: str) -> tuple[str, Any]:
+    """Return (dotted key, value) of ``name`` as SGLang reads it: ``dflash_cfg.get(name,
+    top-level value)``, so a key present in ``dflash_config`` wins, a null too."""
+    nested = f"dflash_config.{name}"
+    return (nested, stated[nested]) if nested in stated else (name, stated.get(name))
+
+
 def domino_refusals(stated: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     """Yield (field, SGLang's message) for each Domino check the draft config fails, in the
     order of sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:727-791. ``stated`` maps each
     dotted key the config states (``dflash_config.gru_hidden_dim``, ``emb_dim``) to its value."""
 
     def read(name: str) -> tuple[str, Any]:
-        # dflash_cfg.get(name, top-level value): a key present in dflash_config wins, null too.
-        nested = f"dflash_config.{name}"
-        return (nested, stated[nested]) if nested in stated else (name, stated.get(name))
+        return _read(stated, name)
 
     if read("projector_type")[1] != "domino":
         return
@@ -106,6 +113,63 @@ def domino_refusals(stated: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         yield block_key, f"DFLASH Domino requires block_size > 1, got {block}."
 
 
+_LOADED_BY_DFLASH_MODEL = ("dflash", "dflash2")
+"""The methods whose SGLang classes load weights through ``DFlashDraftModel.load_weights``
+(models/dflash.py:1317-1324), which checks the Domino tensors; DSpark's classes do not."""
+
+
+def weight_refusals(
+    draft: DraftView, stated: Mapping[str, Any], *, refused: bool
+) -> Iterator[tuple[str, str]]:
+    """Yield (field, SGLang's message) for the Domino tensors of the draft's header, as
+    ``DFlashDraftModel.load_weights`` checks them (sglang==0.5.23:sglang/srt/models/
+    dflash.py:921-1000): none without a Domino projector; with one, the shapes its config builds
+    (:784-803) and all four weights. ``refused``: the config was refused already, so the shapes
+    it would build are not known."""
+    projector = _read(stated, "projector_type")[1]
+    tensors = dict(draft.domino_tensors)
+    if projector != "domino":
+        if tensors:  # :921-929, at the first such tensor
+            yield (
+                next(iter(tensors)),
+                "DFLASH checkpoint contains Domino projector weights but "
+                f"projector_type={projector!r}.",
+            )
+        return
+    if not draft.has_safetensors or refused:
+        return
+    # The config passed, so these convert as SGLang's int() did.
+    gru = int(_read(stated, "gru_hidden_dim")[1])
+    nested_emb = stated.get("dflash_config.emb_dim")
+    emb = nested_emb if nested_emb is not None else stated["emb_dim"]
+    hidden, vocab = draft.hidden_size, draft.vocab_size
+    expected = {
+        "prefix_gru.weight_ih_l0": (3 * gru, hidden),
+        "prefix_gru.weight_hh_l0": (3 * gru, gru),
+        "embed_proj.0.weight": (int(emb), hidden + gru),
+        "embed_proj.2.weight": (vocab, int(emb)) if vocab is not None else None,
+    }
+    loaded = set()
+    for name, shape in tensors.items():
+        param = name.removeprefix("model.")
+        if param not in expected:
+            continue  # a tensor the model has no parameter for is skipped (:944-946)
+        loaded.add(param)
+        want = expected[param]
+        if want is not None and tuple(shape) != want:  # :975-982
+            yield (
+                name,
+                f"DFLASH Domino projector weight shape mismatch: expected {param}{want}, "
+                f"got {tuple(shape)} from {name!r}.",
+            )
+    missing = sorted(set(expected) - loaded)
+    if missing:  # :987-999
+        yield (
+            "prefix_gru" if any(m.startswith("prefix_gru") for m in missing) else "embed_proj",
+            f"DFLASH Domino checkpoint is missing required projector weights: {missing}.",
+        )
+
+
 @rule(
     "DF056",
     "domino-config",
@@ -118,7 +182,10 @@ def domino_refusals(stated: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     "any weight loads (speculative/dflash_utils.py:727-791, run by model_executor/"
     "model_runner_components/spec_aux_hidden_state.py:217): a bool shift_label, "
     "pure_draft_prefix_len 1, positive gru_hidden_dim and emb_dim (the same emb_dim where "
-    "dflash_config and the top level both state it) and a block_size above 1. SGLang's own "
+    "dflash_config and the top level both state it) and a block_size above 1. Its DFlash and "
+    "DFlash 2 classes then load the projector's four tensors with the shapes those keys build, "
+    "and refuse projector tensors in a draft without a Domino projector (models/dflash.py"
+    ":921-1000). SGLang's own "
     "tests pin each check (test/registered/unit/spec/test_dflash_domino_config.py). vLLM "
     "0.32.0-0.34.0 do not read projector_type.",
     "Publish the Domino draft's dflash_config with the projector keys it was trained with, "
@@ -128,9 +195,12 @@ def domino_refusals(stated: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
 def check_domino(ctx: PairContext) -> Iterator[Issue]:
     """Name each Domino field SGLang refuses, on each SGLang release that reads them."""
     facts = ctx.draft.dflash
-    if facts is None or not facts.domino:
+    if facts is None or not (facts.domino or ctx.draft.domino_tensors):
         return
-    refusals = tuple(domino_refusals({key: json.loads(text) for key, text in facts.domino}))
+    stated = {key: json.loads(text) for key, text in facts.domino}
+    refusals = tuple(domino_refusals(stated))
+    if ctx.draft.method in _LOADED_BY_DFLASH_MODEL:
+        refusals += tuple(weight_refusals(ctx.draft, stated, refused=bool(refusals)))
     # The release's reviewed semantics say whether it reads Domino's keys (SGLang >= 0.5.23).
     yield from contract_issues(
         ctx,

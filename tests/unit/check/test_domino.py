@@ -15,6 +15,7 @@ import pytest
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.rules.domino import domino_refusals
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.views import TensorInfo
 from tests.support.helpers import FIXTURES, check_files, files
 
 RELEASES = tuple(r.spec for r in SGLANG.releases if r.domino_contract)
@@ -55,8 +56,22 @@ def _domino() -> dict[str, Any]:
     return config
 
 
-def _check(draft: dict[str, Any], release: str) -> CheckReport:
-    return check_files(files("draft", draft), files("target", TARGET), release)
+def _check(
+    draft: dict[str, Any], release: str, tensors: dict[str, TensorInfo] | None = None
+) -> CheckReport:
+    return check_files(files("draft", draft, tensors), files("target", TARGET), release)
+
+
+def _projector(prefix: str = "", **shapes: tuple[int, ...]) -> dict[str, TensorInfo]:
+    """The four projector tensors of ``_domino()`` (hidden 4096, GRU 1024, emb 256, vocabulary
+    151936) as SGLang builds them (models/dflash.py:784-803), with ``shapes`` changed."""
+    want = {
+        "prefix_gru.weight_ih_l0": (3072, 4096),
+        "prefix_gru.weight_hh_l0": (3072, 1024),
+        "embed_proj.0.weight": (256, 5120),
+        "embed_proj.2.weight": (151936, 256),
+    } | {name.replace("__", "."): shape for name, shape in shapes.items()}
+    return {f"{prefix}{name}": TensorInfo("BF16", shape) for name, shape in want.items()}
 
 
 def _df056(report: CheckReport) -> list[str]:
@@ -209,3 +224,50 @@ def test_vllm_does_not_read_the_domino_keys() -> None:
     draft = _without(_domino(), "emb_dim")
     report = _check(draft, VLLM.newest.spec)
     assert "DF056" not in {f.rule for f in report.findings}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("prefix", ["", "model."])
+def test_the_projector_weights_as_built_are_accepted(release: str, prefix: str) -> None:
+    """The four tensors with the shapes the config builds draw no DF056."""
+    assert _df056(_check(_domino(), release, _projector(prefix))) == []
+
+
+# (draft, header, SGLang's message): DFlashDraftModel.load_weights (models/dflash.py:921-1000).
+WEIGHTS_REFUSED: tuple[tuple[str, dict[str, Any], dict[str, TensorInfo], str], ...] = (
+    (
+        "projector weights without a Domino projector",
+        _ordinary(),
+        _projector(),
+        "DFLASH checkpoint contains Domino projector weights but projector_type=None.",
+    ),
+    (
+        "a GRU wider than the config's",
+        _domino(),
+        _projector(prefix_gru__weight_hh_l0=(3072, 2048)),
+        "DFLASH Domino projector weight shape mismatch: expected "
+        "prefix_gru.weight_hh_l0(3072, 1024), got (3072, 2048) from 'prefix_gru.weight_hh_l0'.",
+    ),
+    (
+        "a missing output projection",
+        _domino(),
+        {k: v for k, v in _projector().items() if k != "embed_proj.2.weight"},
+        "DFLASH Domino checkpoint is missing required projector weights: ['embed_proj.2.weight'].",
+    ),
+)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize(
+    ("draft", "tensors", "message"),
+    [c[1:] for c in WEIGHTS_REFUSED],
+    ids=[c[0] for c in WEIGHTS_REFUSED],
+)
+def test_projector_weights_refused(
+    release: str, draft: dict[str, Any], tensors: dict[str, TensorInfo], message: str
+) -> None:
+    """SGLang refuses a Domino tensor its config does not build, at load."""
+    found = _df056(_check(draft, release, tensors))
+    assert len(found) == 1, found
+    assert message in found[0]
+    assert "refuses it at load" in found[0]

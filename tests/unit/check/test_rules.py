@@ -106,6 +106,18 @@ def reshape(name: str, shape: tuple[int, ...]) -> Callable[[Config, dict], dict]
     return mutate
 
 
+def domino_tensors(cfg: Config, tensors: dict[str, TensorInfo]) -> dict[str, TensorInfo]:
+    """Add the four Domino projector tensors a config's widths build (SGLang's shapes)."""
+    dfc, hidden = cfg["dflash_config"], cfg["hidden_size"]
+    gru, emb = dfc["gru_hidden_dim"], dfc.get("emb_dim", 32)
+    return tensors | {
+        "prefix_gru.weight_ih_l0": TensorInfo("BF16", (3 * gru, hidden)),
+        "prefix_gru.weight_hh_l0": TensorInfo("BF16", (3 * gru, gru)),
+        "embed_proj.0.weight": TensorInfo("BF16", (emb, hidden + gru)),
+        "embed_proj.2.weight": TensorInfo("BF16", (cfg["vocab_size"], emb)),
+    }
+
+
 def to_speculators(cfg: Config) -> Config:
     """Rewrite a z-lab draft config in the speculators format (as the converter does)."""
     dfc = cfg.pop("dflash_config")
@@ -237,8 +249,8 @@ CASES: dict[str, tuple[Case, Case]] = {
     ),
     # SGLang builds a Domino projector from gru_hidden_dim and emb_dim: both must be stated.
     "DF056": (
-        Case(draft=with_dfc(**DOMINO, emb_dim=32), runtime="sglang"),
-        Case(draft=with_dfc(**DOMINO), runtime="sglang"),
+        Case(draft=with_dfc(**DOMINO, emb_dim=32), runtime="sglang", header=domino_tensors),
+        Case(draft=with_dfc(**DOMINO), runtime="sglang", header=domino_tensors),
     ),
     "DF050": (
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
