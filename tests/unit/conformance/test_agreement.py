@@ -27,6 +27,14 @@ MUSE = (
 KNOWN: dict[str, str] = {
     "sglang-0.5.23:muse-glimmer-ids-MuseGlimmerAssistantModel": MUSE,
     "sglang-0.5.23:muse-glimmer-ids-DFlashDraftModel": MUSE,
+    "vllm-0.33.0:tiny-ids-repeated": (
+        "issue 29: vLLM 0.33.0 de-duplicates the capture list too "
+        "(vllm==0.33.0:vllm/model_executor/models/interfaces.py:1616-1617, "
+        "tuple(sorted(set(layers)))) while the DFlash fc is sized from the full id list "
+        "(vllm==0.33.0:vllm/model_executor/models/qwen3_dflash.py:84-93): the oracle's model "
+        "stage captures [4] for ids [3, 3] and an fc of 2 x 64, so the drafter's first forward "
+        "fails; the tool's duplicate_ids_refused reading starts at 0.34 and says silent"
+    ),
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
