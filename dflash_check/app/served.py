@@ -1,9 +1,10 @@
 """The release an engine the smoke run decodes on actually is: a server's, or the one launched.
 
 The static verdict must be for the engine that will decode, so ``--endpoint`` pins the engine
-to the release (and runner) its server reports, and ``--launch`` to the release installed
-here, which is the one it starts. A selection that already pins the engine is kept; a server
-that says no version, or one this tool does not know, keeps the selection (said on stderr).
+to the release (and runner) its server reports, and ``--launch`` to the release it starts: the
+one installed in the environment of ``--engine-binary`` when that names a Python, else here.
+A selection that already pins the engine is kept; a server that says no version, or one this
+tool does not know, keeps the selection (said on stderr).
 """
 
 from __future__ import annotations
@@ -47,13 +48,16 @@ def endpoint_selection(
     return selection.pinned(choice)
 
 
-def launch_selection(selection: Selection, engine: str) -> Selection:
-    """Return ``selection`` with ``engine`` pinned to the release installed here, the one
-    ``--launch`` starts (an engine not installed as a package keeps the selection)."""
+def launch_selection(selection: Selection, engine: str, binary: str | None = None) -> Selection:
+    """Return ``selection`` with ``engine`` pinned to the release ``--launch`` starts: the one
+    installed where ``binary`` (``--engine-binary``) runs it, else here (an engine not installed
+    as a package keeps the selection)."""
+    from dflash_check.engines.command import launch_python
+
     if selection.pins(engine):
         return selection
     try:
-        choice = installed_choice(engine)
+        choice = installed_choice(engine, launch_python(binary))
     except SelectionError as err:
         sys.stderr.write(f"dflash-check: --launch {engine}: {err}\n")
         return selection

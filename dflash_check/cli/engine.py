@@ -228,7 +228,7 @@ class EngineFlags:
         if self.engine is None:
             return selection
         if self.launch:
-            return launch_selection(selection, self.engine.value)
+            return launch_selection(selection, self.engine.value, self.binary)
         if not self.endpoint:
             return selection
         return endpoint_selection(

@@ -31,7 +31,7 @@ import json
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from types import MappingProxyType
 
 from dflash_check.knowledge.engines import SGLANG, VLLM
@@ -187,3 +187,17 @@ def launch_command(spec: LaunchSpec, binary: str | None = None) -> tuple[str, ..
         return (binary, *argv[1:])
     # ``vllm serve TARGET …`` -> ``PYTHON -m MODULE --model TARGET …`` (the same serve flags).
     return (binary or "python3", "-m", VLLM_MODULE, "--model", argv[2], *argv[3:])
+
+
+def launch_python(binary: str | None) -> str | None:
+    """Return the interpreter whose environment ``--launch`` starts the engine from, when
+    ``--engine-binary`` names one: the binary itself (both engines run as ``PYTHON -m …``), or
+    the ``python`` beside a ``vllm`` console script (a virtual environment's ``bin/``); None
+    without a binary, or for a script with no interpreter beside it."""
+    if not binary:
+        return None
+    path = PurePath(binary)
+    if path.name != "vllm":
+        return binary
+    beside = Path(path.parent / "python")
+    return str(beside) if beside.exists() else None

@@ -237,8 +237,9 @@ def parse_part(text: str) -> Choice | None:
     return choose(name, asked or None)
 
 
-def installed_choice(name: str) -> Choice:
-    """Return runtime ``name`` at the release installed here (``vllm=installed``)."""
+def installed_choice(name: str, python: str | None = None) -> Choice:
+    """Return runtime ``name`` at the release installed here (``vllm=installed``), or in the
+    environment of the interpreter ``python`` (the one ``--launch`` starts the engine with)."""
     from dflash_check.knowledge.installed import NotInstalled, installed_build
 
     try:
@@ -246,7 +247,7 @@ def installed_choice(name: str) -> Choice:
     except KeyError:
         return choose(name)  # raises the unknown-runtime message
     try:
-        build = installed_build(engine)
+        build = installed_build(engine, python)
     except NotInstalled as err:
         raise SelectionError(str(err)) from None
     return choose(name, build.version, cpu=build.cpu)

