@@ -14,7 +14,7 @@ case and every pair of the real-config corpus, and record what it did.
 4. writes ``conformance/results/oracle/<engine>-<release>.json``: per case, accepted or refused
    with the engine's message and stage, and the aux layers the release computes.
 
-``tests/unit/test_oracle_agreement.py`` compares the tool with these files; nothing at check
+``tests/unit/conformance/test_agreement.py`` compares the tool with these files; nothing at check
 time reads them. A maintainer's tool, not part of ``.ci/run`` (network, about 4 GB of disk).
 """
 
@@ -128,8 +128,8 @@ CORPUS: tuple[Pair, ...] = (
 )  # fmt: skip
 
 
-def requirements_of(wheel: Path) -> list[str]:
-    """The wheel's unconditional ``Requires-Dist`` lines, less ``NOT_INSTALLED``."""
+def requirements_of(wheel: Path, skip: tuple[str, ...] = NOT_INSTALLED) -> list[str]:
+    """The wheel's unconditional ``Requires-Dist`` lines, less ``skip``."""
     with zipfile.ZipFile(wheel) as z:
         (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
         text = z.read(meta).decode()
@@ -140,13 +140,17 @@ def requirements_of(wheel: Path) -> list[str]:
         requirement = line.removeprefix("Requires-Dist: ")
         name = requirement.split(";")[0].split("[")[0]
         name = name.split("<")[0].split(">")[0].split("=")[0].split("!")[0].strip().lower()
-        if name.replace("_", "-") not in NOT_INSTALLED:
+        if name.replace("_", "-") not in skip:
             keep.append(requirement)
     return keep
 
 
-def install(engine: str, release: str) -> Path:
-    """Install the release's wheel and the CPU stack into its own venv (once); its Python."""
+def install(
+    engine: str, release: str, skip: tuple[str, ...] = NOT_INSTALLED, no_deps: tuple[str, ...] = ()
+) -> Path:
+    """Install the release's wheel and the CPU stack into its own venv (once); its Python.
+    ``skip``: the wheel's dependencies left out; ``no_deps``: packages installed without
+    their own dependencies (which would pull the GPU torch)."""
     venv = home() / "venvs" / f"oracle-{engine}-{release}"
     python = venv / "bin" / "python"
     if (venv / ".installed").exists():
@@ -158,10 +162,10 @@ def install(engine: str, release: str) -> Path:
     niced([str(python), "-m", "pip", "download", "-q", "--no-deps", "-d", str(wheels),
            f"{engine}=={release}"], check=True)  # fmt: skip
     (wheel,) = wheels.glob("*.whl")
-    niced([*pip, "--no-deps", str(wheel)], check=True)
+    niced([*pip, "--no-deps", str(wheel), *no_deps], check=True)
     pinned = venv / "torch-pin.txt"
     pinned.write_text(TORCH + "\n")  # the resolver keeps the CPU torch
-    niced([*pip, "-c", str(pinned), *requirements_of(wheel)], check=True)
+    niced([*pip, "-c", str(pinned), *requirements_of(wheel, skip)], check=True)
     (venv / ".installed").write_text(wheel.name + "\n")
     return python
 
@@ -307,7 +311,7 @@ def run_engine_tests(engine: str, release: str, src: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.oracle")
-    parser.add_argument("engine", choices=["vllm"])
+    parser.add_argument("engine", choices=["vllm", "sglang"])
     parser.add_argument("release")
     parser.add_argument(
         "--engine-tests",
@@ -316,9 +320,23 @@ def main(argv: list[str] | None = None) -> int:
         help="run the release's own tests (ENGINE_TESTS) from its unpacked source archive "
         "against the installed wheel, and add them to the results file (needs a run first)",
     )
+    parser.add_argument(
+        "--commands",
+        action="store_true",
+        help="parse every command the tool prints for the corpus with the release's own "
+        "launcher parser and start-up resolution (conformance/oracle_commands.py)",
+    )
     args = parser.parse_args(argv)
-    if args.engine_tests:
+    if args.commands:
+        from conformance.oracle_commands import run_commands
+
+        path = run_commands(args.engine, args.release)
+    elif args.engine_tests:
         path = run_engine_tests(args.engine, args.release, args.engine_tests.resolve())
+    elif args.engine == "sglang":  # its own driver and environment (conformance/oracle_sglang.py)
+        from conformance.oracle_sglang import run as run_sglang
+
+        path = run_sglang(args.release)
     else:
         path = run(args.engine, args.release)
     print(path.relative_to(REPO))

@@ -118,9 +118,9 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
         "`$DFLASH_CONFORMANCE_HOME` (default "
         "`~/.cache/dflash-check-conformance`), builds the pairs there, runs every case niced "
         "and rewrites its results file and this page. It is not part of `.ci/run` or the "
-        "default tests; `tests/unit/test_conformance.py` checks the classification, the comparison "
-        "and this page against the recorded results without any engine. The runtime rows a run "
-        "confirmed say so in `dflash-check runtimes` and docs/runtimes.md "
+        "default tests; `tests/unit/conformance/test_classify.py` checks the classification, the "
+        "comparison and this page against the recorded results without any engine. The runtime "
+        "rows a run confirmed say so in `dflash-check runtimes` and docs/runtimes.md "
         "(`dflash_check/knowledge/verified.py`, checked against these results by "
         "`tests/unit/knowledge/test_verified.py`).",
         "",

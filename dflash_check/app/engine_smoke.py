@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.command import LaunchSpec
     from dflash_check.engines.profiles import EngineOptions
-    from dflash_check.knowledge.engine_limits import EngineLimit
+    from dflash_check.knowledge.engines.interface import EngineLimit
     from dflash_check.smoke.report import EngineFailure, EngineRun, SmokeReport
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
@@ -88,6 +88,33 @@ def launch_spec(
 def served_name(ref: ModelRef) -> str:
     """Return the model as an engine command names it: a Hub spec, or an absolute path."""
     return str(ref.path.expanduser().resolve()) if ref.path is not None else ref.spec
+
+
+def serve_command(
+    report: CheckReport, draft: ModelRef, target: ModelRef, engine: EngineOptions
+) -> str:
+    """Return the one-line shell command that serves the pair (``--print-command``), for a
+    server meant to be reached from the machine that runs dflash-check (0.0.0.0:8000)."""
+    from dataclasses import replace
+
+    from dflash_check.engines.command import build_command, shell_line
+    from dflash_check.sanitize import one_line
+
+    spec = launch_spec(
+        report,
+        draft,
+        target,
+        engine.engine,
+        engine.tensor_parallel,
+        engine.pipeline_parallel,
+        "0.0.0.0",
+        8000,
+    )
+    # The command runs elsewhere ("your cluster"), from another directory: local folders are
+    # given as absolute paths, which the user can see and rewrite for that machine.
+    spec = replace(spec, target=served_name(target), draft=served_name(draft))
+    # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
+    return one_line(shell_line(build_command(spec)))
 
 
 def run_engine(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dflash_check.app.registry import PAIR_KEYS
+from dflash_check.app.pairs_run import PAIR_KEYS
 from dflash_check.knowledge.runtimes import runtime_names
 from dflash_check.knowledge.settings import MAX_SPECULATIVE_TOKENS, SPECULATIVE_METHODS
 

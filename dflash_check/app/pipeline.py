@@ -25,7 +25,7 @@ from dflash_check.sources.local import LocalSource
 from dflash_check.views import ModelFiles
 
 if TYPE_CHECKING:
-    from dflash_check.check.mtp import MtpReport
+    from dflash_check.check.target_alone import MtpReport
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,6 @@ def check_target_alone(
     else:
         names, where = None, "not read: a Hub target is checked from its config only"
     # A target asked about alone is the rare path: the pair check does not load the MTP table.
-    from dflash_check.check.mtp import check_target_mtp
+    from dflash_check.check.target_alone import check_target_mtp
 
     return check_target_mtp(files, names, where, strict, num_speculative_tokens)

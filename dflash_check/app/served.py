@@ -10,6 +10,7 @@ tool does not know, keeps the selection (said on stderr).
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from dflash_check.errors import CheckError
 from dflash_check.knowledge.selection import (
@@ -19,20 +20,24 @@ from dflash_check.knowledge.selection import (
     served_choices,
 )
 
+if TYPE_CHECKING:
+    from dflash_check.engines.profiles import EngineOptions
+
 
 def endpoint_selection(
     selection: Selection, engine: str, endpoint: str, api_key: str | None, timeout: float
 ) -> Selection:
     """Return ``selection`` with ``engine`` pinned to what the server at ``endpoint`` reports
-    (vLLM ``/version``, SGLang server info): its release, and the runner its build runs."""
+    (vLLM ``/version`` and dev-mode ``/server_info``, SGLang server info): its release, and
+    the runner its build runs."""
     from dflash_check.engines.client import EngineClient, server_info
-    from dflash_check.engines.profiles import ENGINES
+    from dflash_check.engines.profiles import profile
     from dflash_check.sanitize import one_line
 
     if selection.pins(engine):
         return selection
     try:
-        info = server_info(EngineClient(engine, endpoint, api_key, timeout), ENGINES[engine])
+        info = server_info(EngineClient(engine, endpoint, api_key, timeout), profile(engine))
     except CheckError:
         return selection  # the smoke run reports the unreachable server in its own words
     if info.version is None:
@@ -69,3 +74,18 @@ def launch_selection(selection: Selection, engine: str, binary: str | None = Non
         sys.stderr.write(f"dflash-check: --launch {engine}: {err}\n")
         return selection
     return selection.pinned(choice)
+
+
+def served_selection(selection: Selection, engine: EngineOptions | None) -> Selection:
+    """Return ``selection`` pinned to the release the smoke run decodes on: the one an
+    attached server reports, or the one ``--launch`` starts; unchanged for the bundled
+    runtime (``engine`` None) or an attach run without an endpoint."""
+    if engine is None:
+        return selection
+    if engine.mode == "launch":
+        return launch_selection(selection, engine.engine, engine.binary)
+    if not engine.endpoint:
+        return selection
+    return endpoint_selection(
+        selection, engine.engine, engine.endpoint, engine.api_key, engine.timeout
+    )

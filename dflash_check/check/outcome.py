@@ -15,7 +15,7 @@ from dflash_check.errors import FileProblem, SharedCause
 from dflash_check.knowledge.selection import DEFAULT, Selection
 
 if TYPE_CHECKING:
-    from dflash_check.check.mtp import MtpReport
+    from dflash_check.check.target_alone import MtpReport
 
 Status = Literal["ok", "mismatch", "error"]
 

@@ -1,8 +1,9 @@
 """The command line of engine smoke runs: ``pair --engine vllm|sglang`` options and their flow.
 
 Kept beside ``cli/pair.py`` so the ``pair`` command only declares the options and hands over:
-the flags gathered in ``EngineFlags``, their checks (usage errors, exit 2), ``--print-command``,
-and the attach / launch runner that ``cli.smoke`` calls instead of the bundled runtime.
+the flags gathered in ``EngineFlags``, their checks (usage errors, exit 2) and
+``--print-command``. The attach / launch flow and the release pinning are ``app/``'s
+(``engine_smoke.py``, ``served.py``); this module parses the flags into their ``EngineOptions``.
 Messages go to stderr, data to stdout.
 """
 
@@ -221,26 +222,29 @@ class EngineFlags:
         )
 
     def served_selection(self, selection: Selection) -> Selection:
-        """Return ``selection`` pinned to the release the smoke run decodes on: the one an
-        attached server reports, or the one ``--launch`` starts; else unchanged."""
-        from dflash_check.app.served import endpoint_selection, launch_selection
+        """Return ``selection`` pinned to the release the smoke run decodes on
+        (``app.served``)."""
+        from dflash_check.app.served import served_selection
 
-        if self.engine is None:
-            return selection
-        if self.launch:
-            return launch_selection(selection, self.engine.value, self.binary)
-        if not self.endpoint:
-            return selection
-        return endpoint_selection(
-            selection, self.engine.value, self.endpoint, self.api_key, self.timeout
-        )
+        return served_selection(selection, self.options())
 
     def print_command_for(self, report: CheckReport, draft: ModelRef, target: ModelRef) -> None:
-        """``--print-command``: print the command that serves the pair."""
-        assert self.engine is not None  # check() refused --print-command without --engine
-        print_engine_command(
-            report, draft, target, self.engine, self.tensor_parallel, self.pipeline_parallel
-        )
+        """``--print-command``: print the command that serves the pair (stdout), after a
+        passing static check; after a failing one, the report (stderr) and why no command is
+        printed."""
+        from dflash_check.app.engine_smoke import serve_command
+        from dflash_check.check.report import Verdict
+        from dflash_check.cli.output import stderr_console
+        from dflash_check.render.table import render_table
+
+        engine = self.options()
+        assert engine is not None  # check() refused --print-command without --engine
+        if report.verdict is Verdict.INCOMPATIBLE:
+            console = stderr_console()
+            console.print(render_table(report, console.width), crop=False)
+            console.print("No command printed: the static check failed.", markup=False)
+            return
+        sys.stdout.write(serve_command(report, draft, target, engine) + "\n")
 
     def options(self) -> EngineOptions | None:
         """Return the engine client's options, or None for the bundled runtime."""
@@ -305,40 +309,3 @@ def check_engine_flags(
                 # The URL as typed may hold a password: show its host part only.
                 shown = value.rpartition("@")[2] if "@" in value else value
                 raise typer.BadParameter(f"{flag} {shown!r}: {err}", param_hint=flag) from None
-
-
-def print_engine_command(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    engine: EngineChoice,
-    tensor_parallel: int | None,
-    pipeline_parallel: int | None,
-) -> None:
-    """Print the command that serves the pair (stdout), after a passing static check; after
-    a failing one, the report (stderr) and why no command is printed."""
-    from dataclasses import replace
-
-    from dflash_check.check.report import Verdict
-    from dflash_check.cli.output import stderr_console
-    from dflash_check.engines.command import build_command, shell_line
-    from dflash_check.render.table import render_table
-
-    if report.verdict is Verdict.INCOMPATIBLE:
-        console = stderr_console()
-        console.print(render_table(report, console.width), crop=False)
-        console.print("No command printed: the static check failed.", markup=False)
-        return
-    # 0.0.0.0: the server is meant to be reached from the machine that runs dflash-check.
-    from dflash_check.app.engine_smoke import launch_spec, served_name
-
-    spec = launch_spec(
-        report, draft, target, engine.value, tensor_parallel, pipeline_parallel, "0.0.0.0", 8000
-    )
-    from dflash_check.sanitize import one_line
-
-    # The command runs elsewhere ("your cluster"), from another directory: local folders are
-    # given as absolute paths, which the user can see and rewrite for that machine.
-    spec = replace(spec, target=served_name(target), draft=served_name(draft))
-    # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
-    sys.stdout.write(one_line(shell_line(build_command(spec))) + "\n")

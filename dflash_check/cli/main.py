@@ -73,7 +73,7 @@ def _pair(app: typer.Typer) -> None:
 
 
 def _registry(app: typer.Typer) -> None:
-    from dflash_check.cli import registry
+    from dflash_check.cli import registry_command as registry
     from dflash_check.cli.options import UsageCommand
     from dflash_check.cli.output import REGISTRY_EXIT_CODES, REGISTRY_EXIT_RULE, epilog
 
@@ -107,6 +107,13 @@ def _formats(app: typer.Typer) -> None:
     app.command()(info.formats)
 
 
+def _docs(app: typer.Typer) -> None:
+    from dflash_check.cli import docs
+    from dflash_check.cli.options import UsageCommand
+
+    app.command(cls=UsageCommand)(docs.docs)
+
+
 COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
     "pair": _pair,
     "registry": _registry,
@@ -114,6 +121,7 @@ COMMANDS: dict[str, Callable[[typer.Typer], None]] = {
     "explain": _explain,
     "runtimes": _runtimes,
     "formats": _formats,
+    "docs": _docs,
 }
 """Each command's name and how it is registered, in the order ``--help`` lists them."""
 COMPLETE_ENV = "_DFLASH_CHECK_COMPLETE"

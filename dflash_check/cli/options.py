@@ -2,7 +2,8 @@
 
 Each option is an ``Annotated`` alias that the commands put in their signatures (typer reads
 the parameters); a command then gathers its parameters into the frozen groups at the bottom
-(``HubFlags``, ``OutputOptions``, ``ModelFlags``, ``SmokeFlags``), which is what its flows take.
+(``CheckFlags``, ``OutputOptions``; the Hub's in ``cli/hub_options.py``, the smoke run's in
+``cli/smoke.py`` and ``cli/engine.py``), which is what its flows take.
 Help texts that name table rows (runtimes, output formats) hold a slot filled when the help is
 shown: importing those tables at start-up would cost every run.
 """
@@ -19,17 +20,11 @@ import typer
 from typer.core import TyperCommand
 
 from dflash_check.cli.completion import complete_rule, complete_runtime
-from dflash_check.cli.engine import finite_timeout
 from dflash_check.knowledge.settings import MAX_SPECULATIVE_TOKENS
-from dflash_check.sources.limits import DEADLINE_FACTOR
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from dflash_check.knowledge.selection import Selection
     from dflash_check.render import OutputFormat
-    from dflash_check.sources.hub import HubOptions
-    from dflash_check.sources.interface import ModelRef, ModelSource
 
 RUNTIMES_SLOT = "{runtimes}"
 """Stands in help text for the runtime names, filled when help is shown: the names come from
@@ -185,8 +180,8 @@ OutputOpt = Annotated[
         panel=OUTPUT,
         metavar="FILE",
         callback=output_path,
-        help="Write the report (for json, also the error object) to FILE instead of stdout "
-        "('-': stdout); a one-line summary goes to stderr.",
+        help="Write the report (json: errors too) to FILE ('-': stdout); a summary line "
+        "goes to stderr.",
         dir_okay=False,
     ),
 ]
@@ -198,6 +193,15 @@ VerboseOpt = Annotated[
         "-v",
         panel=OUTPUT,
         help="Table report: add both models side by side and each runtime's layer resolution.",
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    panel_option(
+        "--quiet",
+        "-q",
+        panel=OUTPUT,
+        help="Only errors on stderr (no summary or progress).",
     ),
 ]
 IgnoreOpt = Annotated[
@@ -249,68 +253,6 @@ SpeculativeMethodOpt = Annotated[
         show_default=False,
     ),
 ]
-TokenOpt = Annotated[
-    str | None,
-    panel_option(
-        "--token",
-        panel=HUB,
-        metavar="TOKEN",
-        help="Hugging Face token (default: HF_TOKEN or the saved login).",
-        show_default=False,
-    ),
-]
-RevisionOpt = Annotated[
-    str | None,
-    panel_option(
-        "--revision",
-        panel=HUB,
-        metavar="REV",
-        help="Revision (branch, tag, commit) for both models.",
-    ),
-]
-DraftRevisionOpt = Annotated[
-    str | None,
-    panel_option("--draft-revision", panel=HUB, metavar="REV", help="Revision of the draft."),
-]
-TargetRevisionOpt = Annotated[
-    str | None,
-    panel_option("--target-revision", panel=HUB, metavar="REV", help="Revision of the target."),
-]
-DraftSubfolderOpt = Annotated[
-    str | None,
-    panel_option(
-        "--draft-subfolder",
-        panel=HUB,
-        metavar="DIR",
-        help="Folder of the draft's repo that holds it (as DRAFT ORG/NAME:SUBFOLDER).",
-    ),
-]
-TargetSubfolderOpt = Annotated[
-    str | None,
-    panel_option(
-        "--target-subfolder",
-        panel=HUB,
-        metavar="DIR",
-        help="Folder of the target's repo that holds it.",
-    ),
-]
-OfflineOpt = Annotated[
-    bool,
-    panel_option(
-        "--offline", panel=HUB, help="Use the Hugging Face cache only (as HF_HUB_OFFLINE=1)."
-    ),
-]
-TimeoutOpt = Annotated[
-    float,
-    panel_option(
-        "--timeout",
-        panel=HUB,
-        metavar="SECONDS",
-        help=f"Seconds per Hub response (a model's whole fetch: {DEADLINE_FACTOR}x this).",
-        min=0.1,
-        callback=finite_timeout,
-    ),
-]
 
 
 def parse_runtimes(values: list[str] | None) -> Selection:
@@ -330,16 +272,6 @@ def parse_runtimes(values: list[str] | None) -> Selection:
 
         # The message quotes the value (and package metadata): one line, no escape sequence.
         raise typer.BadParameter(data(str(err), 2000), param_hint="--runtime") from None
-
-
-def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | None:
-    """Return the revision for one side, refusing two flags that disagree."""
-    if flag is not None and both is not None and flag != both:
-        raise typer.BadParameter(
-            f"--revision {both!r} conflicts with {other_flag} {flag!r}; use one of them",
-            param_hint=other_flag,
-        )
-    return flag if flag is not None else both
 
 
 def check_output(output: Path | None) -> None:
@@ -383,54 +315,14 @@ class CheckFlags:
 
 
 @dataclass(frozen=True)
-class HubFlags:
-    """``--token``, ``--offline``, ``--timeout``: how models are fetched from the Hub."""
-
-    token: str | None
-    offline: bool
-    timeout: float
-
-    @classmethod
-    def parse(
-        cls, token: TokenOpt = None, offline: OfflineOpt = False, timeout: TimeoutOpt = 10.0
-    ) -> HubFlags:
-        """Return the group from its options (``cli.groups.grouped``)."""
-        return cls(token, offline, timeout)
-
-    def options(self, on_retry: Callable[[str], None] | None = None) -> HubOptions:
-        """Return the Hub options, with retries announced on stderr (one line each, unless
-        ``on_retry`` shows them some other way)."""
-        from dflash_check.cli.output import redact, stderr_console
-        from dflash_check.sources.hub import HubOptions
-
-        def announce(text: str) -> None:
-            stderr_console().print(f"Hub: {redact(text)}", markup=False, style="yellow")
-
-        return HubOptions(
-            token=self.token,
-            offline=self.offline,
-            timeout=self.timeout,
-            on_retry=on_retry or announce,
-        )
-
-    def factory(self, on_retry: Callable[[str], None] | None = None) -> Callable[[], ModelSource]:
-        """Return what builds the Hub source, so that local checks never import it."""
-
-        def build() -> ModelSource:
-            from dflash_check.sources.hub import HubSource
-
-            return HubSource(self.options(on_retry))
-
-        return build
-
-
-@dataclass(frozen=True)
 class OutputOptions:
-    """``--format``, ``--output``, ``--verbose``: what the report looks like and where it goes."""
+    """``--format``, ``--output``, ``--verbose``, ``--quiet``: what the report looks like, where
+    it goes, and whether anything but the report and errors is said on stderr."""
 
     format_name: str
     output: Path | None
     verbose: bool = False
+    quiet: bool = False
 
     @classmethod
     def parse(
@@ -438,9 +330,10 @@ class OutputOptions:
         output_format: FormatOpt = "table",
         output: OutputOpt = None,
         verbose: VerboseOpt = False,
+        quiet: QuietOpt = False,
     ) -> OutputOptions:
         """Return the group from its options (``cli.groups.grouped``)."""
-        return cls(output_format, output, verbose)
+        return cls(output_format, output, verbose, quiet)
 
     @property
     def format(self) -> OutputFormat:
@@ -453,46 +346,3 @@ class OutputOptions:
     def json(self) -> bool:
         """Whether an error is itself the report (``--format json``)."""
         return self.format.error_object
-
-
-@dataclass(frozen=True)
-class ModelFlags:
-    """``--revision``, ``--draft-/--target-revision`` and ``--draft-/--target-subfolder``."""
-
-    revision: str | None
-    draft_revision: str | None
-    target_revision: str | None
-    draft_subfolder: str | None
-    target_subfolder: str | None
-
-    @classmethod
-    def parse(
-        cls,
-        revision: RevisionOpt = None,
-        draft_revision: DraftRevisionOpt = None,
-        target_revision: TargetRevisionOpt = None,
-        draft_subfolder: DraftSubfolderOpt = None,
-        target_subfolder: TargetSubfolderOpt = None,
-    ) -> ModelFlags:
-        """Return the group from its options (``cli.groups.grouped``)."""
-        return cls(revision, draft_revision, target_revision, draft_subfolder, target_subfolder)
-
-    def draft(self, spec: str) -> ModelRef:
-        """Return the draft's reference (a bad spec is a usage error)."""
-        rev = pick_revision(self.draft_revision, self.revision, "--draft-revision")
-        return model_ref(spec, rev, self.draft_subfolder)
-
-    def target(self, spec: str) -> ModelRef:
-        """Return the target's reference (a bad spec is a usage error)."""
-        rev = pick_revision(self.target_revision, self.revision, "--target-revision")
-        return model_ref(spec, rev, self.target_subfolder)
-
-
-def model_ref(spec: str, revision: str | None, subfolder: str | None) -> ModelRef:
-    """Return the reference of a model as typed; a bad spec is a usage error (exit 2)."""
-    from dflash_check.sources.interface import BadModelSpec, parse_model_ref
-
-    try:
-        return parse_model_ref(spec, revision, subfolder)
-    except BadModelSpec as err:
-        raise typer.BadParameter(str(err)) from None

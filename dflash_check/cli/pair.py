@@ -12,14 +12,8 @@ import typer
 
 from dflash_check.cli.engine import EngineFlags
 from dflash_check.cli.groups import grouped
-from dflash_check.cli.options import (
-    CheckFlags,
-    HubFlags,
-    ModelFlags,
-    OutputOptions,
-    check_output,
-    parse_runtimes,
-)
+from dflash_check.cli.hub_options import HubFlags, ModelFlags
+from dflash_check.cli.options import CheckFlags, OutputOptions, check_output, parse_runtimes
 from dflash_check.cli.output import emit, exit_code, fail, redact, remember_secrets, summarise
 from dflash_check.cli.smoke import SmokeFlags
 from dflash_check.errors import CheckError, ExitCode
@@ -40,14 +34,14 @@ PAIR_EXAMPLES = [
     "dflash-check pair DRAFT TARGET --engine sglang --print-command",
 ]
 MTP_FORMATS = ("table", "json")
-"""The formats of a target's MTP report (``render.mtp``): it is not a pair's ``RunResult``."""
+"""The formats of a target's MTP report (``render.target_alone``): not a pair's ``RunResult``."""
 
 DraftArg = Annotated[
     str | None,
     typer.Argument(
         metavar="DRAFT",
         help="The draft: a local path, or a Hub repo id ORG/NAME, ORG/NAME:SUBFOLDER or "
-        "ORG/NAME@REVISION (docs/cli.md#local-or-hub).",
+        "ORG/NAME@REVISION.",
         show_default=False,
     ),
 ]
@@ -172,7 +166,7 @@ def report_pair(report: CheckReport, label: str, out: OutputOptions, strict: boo
 
     result = RunResult((PairOutcome(label, Verdict.COMPATIBLE, report=report),), strict=strict)
     emit(result, out.format, out.output, out.verbose)
-    if out.output is not None or not out.format.for_terminal:
+    if not out.quiet and (out.output is not None or not out.format.for_terminal):
         summarise(summary_line(report), out.output)
     raise typer.Exit(exit_code(report, strict))
 
@@ -192,7 +186,7 @@ def target_alone(
     from dflash_check.app.pipeline import target_alone as report_target
     from dflash_check.check.request import CheckSettings
     from dflash_check.cli.output import FILE_WIDTH, stdout_console, write_output
-    from dflash_check.render.mtp import render_mtp_json, render_mtp_text, summary_line
+    from dflash_check.render.target_alone import render_mtp_json, render_mtp_text, summary_line
 
     settings = CheckSettings(
         selection, strict=strict, num_speculative_tokens=num_speculative_tokens
@@ -210,7 +204,8 @@ def target_alone(
         text = render_mtp_text(report, width)
     if out.json or out.output is not None:
         write_output(text, out.output)
-        summarise(summary_line(report), out.output)
+        if not out.quiet:
+            summarise(summary_line(report), out.output)
     else:
         sys.stdout.write(text)
     from dflash_check.check.report import Verdict

@@ -1,13 +1,13 @@
-"""``pair --smoke-run``: its options, gathered into ``SmokeFlags``, and the smoke flow.
+"""``pair --smoke-run``: its options, gathered into ``SmokeFlags``, and the spinner.
 
-The decode runs after a passing static check (or with ``--force``), in the bundled runtime or,
-with ``--engine``, on a serving engine (``cli.engine``); its report is attached to the check's.
+The decode itself (after a passing static check, or with ``--force``; in the bundled runtime
+or, with ``--engine``, on a serving engine) is ``app/smoke_pair.py``'s: this module parses the
+options into its ``SmokeRequest`` and prints what happened.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 from dflash_check.cli.options import SMOKE, DeviceChoice, DtypeChoice, panel_option
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
     from dflash_check.check.report import CheckReport
     from dflash_check.cli.engine import EngineFlags
-    from dflash_check.cli.options import HubFlags, OutputOptions
-    from dflash_check.engines.profiles import EngineOptions
+    from dflash_check.cli.hub_options import HubFlags
+    from dflash_check.cli.options import OutputOptions
     from dflash_check.smoke.run import SmokeOptions
     from dflash_check.sources.interface import ModelRef
 
@@ -83,7 +83,7 @@ MinAcceptanceOpt = Annotated[
         panel=SMOKE,
         metavar="TAU",
         min=1.0,
-        help="Fail (exit 1) below this tau (default: docs/engines.md).",
+        help="Fail (exit 1) below this tau (default from evidence: dflash-check docs engines).",
     ),
 ]
 NoChatTemplateOpt = Annotated[
@@ -195,36 +195,40 @@ def smoke_flags(
     engines: EngineFlags,
     out: OutputOptions,
 ) -> CheckReport:
-    """``pair --smoke-run``: refuse a draft the runtime cannot decode, then run the decode."""
-    refuse_unsupported(report, draft, out.json, out.output)
-    options = smoke.options(hub)
-    return smoke_pair(
-        report, draft_ref, target_ref, options, smoke.force, out.json, out.output, engines.options()
-    )
+    """``pair --smoke-run``: refuse a draft the runtime cannot decode, then hand the decode to
+    ``app.smoke_pair`` behind a spinner; print why it was skipped, or fail (exit 3) when it
+    could not run."""
+    from dflash_check.app.smoke_pair import SKIPPED, SmokeRequest, skipped, smoke_pair, unsupported
+    from dflash_check.cli.output import fail, stderr_console
+    from dflash_check.cli.terminal import shown
+
+    refused = unsupported(report, draft)
+    if refused is not None:
+        fail(refused, out.json, out.output)
+    request = SmokeRequest(smoke.options(hub), smoke.force, engines.options())
+    err_console = stderr_console()
+    if skipped(report, request):
+        if not out.quiet:
+            err_console.print(SKIPPED, markup=False)
+        return report
+    progress = spinner(err_console, shown=not out.quiet)
+    with shown(progress):
+        task = progress.add_task("starting", total=None)
+
+        def say(text: str) -> None:
+            progress.update(task, description=text)
+
+        try:
+            return smoke_pair(report, draft_ref, target_ref, request, say)
+        except CheckError as err:
+            failed = err
+    # Reached only through the except above; after the spinner is cleared, the error stands alone.
+    fail(failed, out.json, out.output)
 
 
-def refuse_unsupported(
-    report: CheckReport, draft: str, json_output: bool, output: Path | None
-) -> None:
-    """Refuse a draft the bundled runtime cannot decode, before any weight is fetched."""
-    from dflash_check.cli.output import fail
-    from dflash_check.smoke.run import SMOKE_METHODS, SmokeUnsupportedError
-
-    if report.draft.method not in SMOKE_METHODS:
-        # The bundled runtime has no EAGLE-3 head.
-        fail(
-            SmokeUnsupportedError(
-                f"draft {draft}: a {report.draft.method} draft; the smoke run supports "
-                "DFlash and DFlash2 drafts",
-                hint="the static check (without --smoke-run) applies to it",
-            ),
-            json_output,
-            output,
-        )
-
-
-def spinner(console: Console) -> Progress:
-    """Return the smoke run's spinner on ``console`` (off when it is no terminal)."""
+def spinner(console: Console, shown: bool = True) -> Progress:
+    """Return the smoke run's spinner on ``console`` (off when it is no terminal, or not
+    ``shown``: ``--quiet``)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     return Progress(
@@ -233,66 +237,5 @@ def spinner(console: Console) -> Progress:
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=not console.is_terminal,
+        disable=not (shown and console.is_terminal),
     )
-
-
-def smoke_pair(
-    report: CheckReport,
-    draft: ModelRef,
-    target: ModelRef,
-    options: SmokeOptions,
-    force: bool,
-    json_output: bool,
-    output: Path | None = None,
-    engine: EngineOptions | None = None,
-) -> CheckReport:
-    """Run the smoke decode after a passing static check (or with --force); attach it.
-
-    With ``engine`` the decode runs on that serving engine, else in the bundled runtime.
-    """
-    from dataclasses import replace
-
-    from dflash_check.check.report import Verdict
-    from dflash_check.cli.output import fail, stderr_console
-    from dflash_check.smoke.run import run_smoke
-
-    err_console = stderr_console()
-    # --strict decides the exit code, not whether the decode is worth running.
-    if replace(report, strict=False).verdict is Verdict.INCOMPATIBLE and not force:
-        err_console.print(
-            "Smoke run skipped: the static check failed (--force runs it anyway).", markup=False
-        )
-        return report
-    from dflash_check.cli.terminal import shown
-
-    progress = spinner(err_console)
-    failed: CheckError | None = None
-    with shown(progress):
-        task = progress.add_task("starting", total=None)
-        try:
-
-            def say(text: str) -> None:
-                progress.update(task, description=text)
-
-            if engine is None:
-                measured = run_smoke(draft, target, options, say)
-            else:
-                from dflash_check.app.engine_smoke import run_engine
-
-                measured = run_engine(report, draft, target, options, engine, say)
-        except CheckError as err:
-            failure = getattr(err, "failure", None)
-            if engine is None or failure is None:
-                failed = err
-            else:
-                # The engine dflash-check launched failed on the pair: a failed smoke run,
-                # with the static verdict kept (a --force run on a broken pair shows both).
-                from dflash_check.app.engine_smoke import failed_run
-
-                measured = failed_run(
-                    report, options, engine.engine, failure, getattr(err, "run", None)
-                )
-    if failed is not None:  # after the spinner is cleared: the error stands alone
-        fail(failed, json_output, output)
-    return replace(report, smoke=measured)

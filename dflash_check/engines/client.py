@@ -30,11 +30,7 @@ from dflash_check.engines.http import (
     parse_json,
     request,
 )
-from dflash_check.engines.profiles import (
-    ENGINES,
-    EngineProfile,
-)
-from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.engines.profiles import EngineProfile, profile
 from dflash_check.sanitize import clip, data, one_line, shorten
 from dflash_check.sources.interface import ModelRef
 
@@ -303,7 +299,7 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
             data.get("speculative_algorithm"),
         )
         platform = data.get("device")
-        if profile.name == VLLM.name:
+        if profile.info_nests_speculation:
             draft, algorithm = _vllm_speculative(data)
             platform = _vllm_platform(data)
         found = {
@@ -347,11 +343,12 @@ def served_draft_is(served: str, draft: ModelRef) -> bool:
 
 def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine: str) -> None:
     """Refuse a server that reports no speculation, or a draft other than the pair's."""
-    if engine == SGLANG.name and info.speculative_algorithm is None and info.version is not None:
+    said = profile(engine)
+    if said.info_says_off and info.speculative_algorithm is None and info.version is not None:
         raise MissingMetricsError(
-            f"sglang server at {client.base} runs without speculative decoding "
+            f"{engine} server at {client.base} runs without speculative decoding "
             "(speculative_algorithm is unset)",
-            hint=ENGINES[SGLANG.name].metrics_hint,
+            hint=said.metrics_hint,
         )
     if info.draft_model is not None and not served_draft_is(info.draft_model, draft):
         raise WrongModelError(

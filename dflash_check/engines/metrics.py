@@ -18,10 +18,7 @@ from dflash_check.engines.errors import (
     ImplausibleAnswerError,
     MissingMetricsError,
 )
-from dflash_check.engines.profiles import (
-    ENGINES,
-    EngineProfile,
-)
+from dflash_check.engines.profiles import EngineProfile, profile
 from dflash_check.engines.prometheus import (
     MetricsFormatError,
     Sample,
@@ -29,7 +26,7 @@ from dflash_check.engines.prometheus import (
     parse_metrics,
     total,
 )
-from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.engines.sglang import HTTP as SGLANG_HTTP
 from dflash_check.sanitize import one_line
 from dflash_check.smoke.report import SpecCounts
 
@@ -40,23 +37,23 @@ def scrape(client: EngineClient) -> tuple[Sample, ...]:
     if status == 404:
         raise MissingMetricsError(
             f"{client.engine} server at {client.base} has no /metrics endpoint",
-            hint=ENGINES[client.engine].metrics_hint,
+            hint=profile(client.engine).metrics_hint,
         )
     if not 200 <= status < 300:
         raise EngineResponseError(
             f"{client.engine} server at {client.base} answered /metrics with HTTP {status}"
         )
-    profile = ENGINES[client.engine]
+    http = profile(client.engine)
     # Only the series the run reads are kept: a server's thousands of others cost nothing.
     wanted = {
         n
         for n in (
-            profile.metric_drafts,
-            profile.metric_draft_tokens,
-            profile.metric_accepted,
-            profile.metric_accepted_per_pos,
-            profile.metric_generated,
-            profile.metric_required,
+            http.metric_drafts,
+            http.metric_draft_tokens,
+            http.metric_accepted,
+            http.metric_accepted_per_pos,
+            http.metric_generated,
+            http.metric_required,
         )
         if n
     }
@@ -131,7 +128,7 @@ def vllm_counts(
     client: EngineClient, before: Sequence[Sample], after: Sequence[Sample]
 ) -> tuple[SpecCounts, int]:
     """Return the run's vLLM counter deltas and the number of positions vLLM drafts (K)."""
-    p = ENGINES[VLLM.name]
+    p = profile(client.engine)
     drafts = delta(before, after, p.metric_drafts)
     drafted = delta(before, after, p.metric_draft_tokens)
     accepted = delta(before, after, p.metric_accepted)
@@ -251,7 +248,7 @@ def sglang_counts(
         if verify is None or completion is None:
             raise MissingMetricsError(
                 "sglang /generate answered without spec_verify_ct (speculative decoding is off)",
-                hint=ENGINES[SGLANG.name].metrics_hint,
+                hint=SGLANG_HTTP.metrics_hint,
             )
         steps += verify
         acc = int_or_none(

@@ -39,12 +39,8 @@ from dflash_check.engines.metrics import (
     sglang_counts,
     vllm_counts,
 )
-from dflash_check.engines.profiles import (
-    ENGINES,
-    EngineOptions,
-)
+from dflash_check.engines.profiles import EngineOptions, profile
 from dflash_check.knowledge.acceptance import floor_for
-from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.smoke.report import (
     EngineRun,
     SmokeCase,
@@ -148,15 +144,15 @@ def run_engine_smoke(
     SGLang's server info tell the block the engine really drafts, and win when present.
     """
     say = on_progress or (lambda _text: None)
-    profile = ENGINES[options.engine]
+    http = profile(options.engine)
     client = EngineClient(options.engine, options.endpoint, options.api_key, options.timeout)
     say(f"asking {client.base} what it serves")
     model = served_model(client, target)
-    info = server_info(client, profile)
+    info = server_info(client, http)
     check_draft(client, info, draft, options.engine)
     require_draft_evidence(client, info, draft, options)
     first = scrape(client)
-    require_metrics(client, profile, first)
+    require_metrics(client, http, first)
     baseline = None
     base_model = None
     if options.baseline_endpoint:
@@ -165,21 +161,22 @@ def run_engine_smoke(
         )
         base_model = served_model(baseline, target)
     block = info.draft_tokens or block_size or DEFAULT_BLOCK_SIZE
-    # SGLang's /generate takes raw text: the chat template is vLLM-only here.
-    chat = chat_template and options.engine == VLLM.name
+    # SGLang's /generate takes raw text: only an engine read through the OpenAI server (whose
+    # counts come from /metrics) can apply the chat template.
+    chat = chat_template and http.counts_from_metrics
     sampling = {"temperature": temperature, "max_tokens": max_new_tokens, "seed": seed}
     if temperature <= 0:
         sampling["temperature"] = 0.0  # greedy in both engines
     say(f"warming up {options.engine} (one untimed request)")
     chat, warm_tokens = warm_up(client, model, prompts[0], chat, sampling)
     prompts_note = None
-    if chat_template and options.engine == VLLM.name and not chat:
+    if chat_template and http.counts_from_metrics and not chat:
         prompts_note = "the served tokenizer has no chat template: prompts sent raw"
     if baseline is not None:
         assert base_model is not None
         warm_up(baseline, base_model, prompts[0], chat, sampling)
     # The warm-up's counts are not the run's: wait until they are in, then start counting.
-    before = settled(client, profile, first, warm_tokens)
+    before = settled(client, http, first, warm_tokens)
     answers: list[Completion] = []
     bases: list[Completion | None] = []
     for i, prompt in enumerate(prompts):
@@ -191,23 +188,25 @@ def run_engine_smoke(
         else:
             bases.append(None)
     generated = sum(len(a.output_token_ids) for a in answers)
-    after = settled(client, profile, before, generated)
-    if options.engine == VLLM.name:
+    after = settled(client, http, before, generated)
+    if http.counts_from_metrics:
         counts, positions = vllm_counts(client, before, after)
         block = positions + 1 if positions else block
     else:
-        counts = sglang_counts([a.meta for a in answers], block, f"sglang server at {client.base}")
+        where = f"{options.engine} server at {client.base}"
+        counts = sglang_counts([a.meta for a in answers], block, where)
     if counts.steps == 0:
         raise CountersNotMovingError(
             f"{options.engine} server at {client.base}: {generated} tokens decoded but the "
             "speculative counters did not move (the server decoded without its draft)",
-            hint=profile.metrics_hint,
+            hint=http.metrics_hint,
         )
     check_counts(counts, block, f"{options.engine} server at {client.base}")
-    grown = delta(before, after, profile.metric_generated)
-    if grown is not None and options.engine == VLLM.name and round(grown) > generated:
+    grown = delta(before, after, http.metric_generated)
+    # Counts differenced from /metrics are shared by every request the server decodes.
+    if grown is not None and http.counts_from_metrics and round(grown) > generated:
         raise SharedServerError(
-            f"vllm server at {client.base} generated {round(grown)} tokens during the "
+            f"{options.engine} server at {client.base} generated {round(grown)} tokens during the "
             f"smoke run, {generated} of them for it: other requests share the counters",
             hint="run the smoke run on a server no one else is using",
         )
@@ -267,11 +266,7 @@ def require_draft_evidence(
     drafting with another model would otherwise pass with that model's tau."""
     if info.draft_model is not None or options.mode == "launch" or options.trust_served_draft:
         return
-    how = (
-        "start vLLM with VLLM_SERVER_DEV_MODE=1 (its /server_info names the draft)"
-        if options.engine == VLLM.name
-        else "use a server whose /get_server_info reports speculative_draft_model_path"
-    )
+    how = profile(options.engine).draft_hint
     raise DraftNotVerifiedError(
         f"{options.engine} server at {client.base} does not say which draft it serves: its "
         f"acceptance cannot be vouched for as the draft {draft.spec}'s",
@@ -310,7 +305,8 @@ def no_chat_template(err: EngineError) -> bool:
 def _complete(
     client: EngineClient, model: str, prompt: str, chat: bool, sampling: Mapping[str, Any]
 ) -> Completion:
-    """Decode one prompt the way ``client``'s engine counts speculation per request."""
-    if client.engine == SGLANG.name:
+    """Decode one prompt the way ``client``'s engine counts speculation per request: its
+    native ``/generate`` where the counts are read from each answer."""
+    if not profile(client.engine).counts_from_metrics:
         return complete_sglang(client, prompt, sampling)
     return complete_openai(client, model, prompt, chat, sampling)

@@ -199,7 +199,8 @@ class MissingFacts(CheckError):
         super().__init__(
             f"{release.spec} has no extracted facts (knowledge/data/{release.engine}-"
             f"{release.version}.json)",
-            hint=f"run tools/extract_engine_facts.py for {release.spec} (docs/engine-facts.md)",
+            hint=f"run tools/extract_engine_facts.py for {release.spec} "
+            "(dflash-check docs engine-facts)",
         )
         self.release = release
 

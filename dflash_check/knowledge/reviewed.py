@@ -7,7 +7,7 @@ as a ``Reviewed`` entry over a range of releases (``>=0.34``) and merged into ev
 it; the citations stay those of the release that was read, so a new release inherits what was
 reviewed without copying, under its own name, lines nobody read in it.
 
-This module imports nothing from the rest of the tool: ``knowledge/engines.py`` builds its
+This module imports nothing from the rest of the tool: ``knowledge/engines/`` builds its
 engines with it at import time.
 """
 

@@ -41,7 +41,7 @@ class Verification:
     @property
     def text(self) -> str:
         """The mark as a report prints it."""
-        return f"verified by running {self.summary} (docs/conformance.md)"
+        return f"verified by running {self.summary} (dflash-check docs conformance)"
 
 
 VERIFIED: tuple[Verification, ...] = (

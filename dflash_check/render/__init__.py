@@ -33,6 +33,9 @@ class Page:
     """The report goes to the console (stdout), which prints rich renderables itself; else it
     goes to a file or a pipe as plain text (and a document format, ``for_terminal`` False, is
     always written as plain text)."""
+    terminal: bool = False
+    """The console shows styles (rich's ``Console.is_terminal``); else what it prints is the
+    text alone, which a renderer may return as a string instead of loading rich for it."""
 
 
 class Renderer(Protocol):

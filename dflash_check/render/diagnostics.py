@@ -21,7 +21,7 @@ from dflash_check.knowledge.runtimes import PORTABLE, method_rows
 from dflash_check.sanitize import visible
 
 if TYPE_CHECKING:
-    from dflash_check.check.mtp import MtpReport
+    from dflash_check.check.target_alone import MtpReport
 
 SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 # The findings that say "this is not the target the draft was made for", first among equals:

@@ -28,14 +28,17 @@ def pair_report(result: RunResult) -> CheckReport | None:
 
 
 def render_run_table(result: RunResult, page: Page) -> str | RenderableType:
-    """The human report: rich for the console, plain text at the page's width for a file."""
-    from dflash_check.render.table import export_text, render_table
+    """The human report: rich for a terminal; for a pipe or a file, plain text at the page's
+    width (one pair's report, but for ``--verbose``'s tables, without loading rich)."""
+    from dflash_check.render.table import export_text, render_table, render_text
 
     report = pair_report(result)
+    if report is not None and not page.terminal and not page.verbose:
+        return render_text(report, page.width)  # the text rich would print: no rich loaded
     if report is not None:
         table = render_table(report, page.width, page.verbose)
     else:  # imported only here: one pair's report needs none of the registry's renderer
-        from dflash_check.render.registry import render_registry_table
+        from dflash_check.render.pairs_report import render_registry_table
 
         table = render_registry_table(result, page.width)
     return table if page.console else export_text(table, page.width)
@@ -48,6 +51,6 @@ def render_run_json(result: RunResult, page: Page) -> str:
         from dflash_check.render.json import render_json
 
         return render_json(report)
-    from dflash_check.render.registry import render_registry_json
+    from dflash_check.render.pairs_report import render_registry_json
 
     return render_registry_json(result)

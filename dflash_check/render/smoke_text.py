@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-
 from dflash_check.render.diagnostics import plural, wrap
+from dflash_check.render.lines import Line, lines
 
 if TYPE_CHECKING:  # types only: a report without a smoke run never loads their module
     from dflash_check.smoke.report import EngineRun, SmokeReport
 
 
-def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
+def smoke_lines(smoke: SmokeReport, width: int) -> list[Line]:
     """Return the smoke run: verdict line, tau, speed, histogram and per-position acceptance."""
     if smoke.failure is not None:
         return failure_lines(smoke, width)
@@ -29,9 +28,12 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
         f"smoke run {status}: {where}, block {smoke.block_size}, "
         f"{plural(len(smoke.cases), 'prompt')}; {lossless[smoke.lossless]}"
     )
-    out = [Text(s) for s in wrap(head_text, width, "", "  ")]
-    out[0].stylize("bold", 0, 10)
-    out[0].stylize("bold green" if ok else "bold red", 10, 10 + len(status))
+    out = lines(wrap(head_text, width, "", "  "))
+    out[0] = (
+        out[0]
+        .stylize("bold", 0, 10)
+        .stylize("bold green" if ok else "bold red", 10, 10 + len(status))
+    )
     tau = (
         f"tau = {smoke.mean_acceptance_length:.2f} tokens per target step "
         f"(minimum {smoke.min_acceptance:g}"
@@ -47,48 +49,45 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Text]:
     )
     if smoke.engine is not None and smoke.engine.baseline_endpoint is None:
         speed = f"{smoke.tokens_per_second:.1f} tok/s (one request at a time, client clock)."
-    out += [Text(s) for s in wrap(tau, width, "  ", "  ")]
-    out += [Text(s) for s in wrap(speed, width, "  ", "  ")]
+    out += lines(wrap(tau, width, "  ", "  "))
+    out += lines(wrap(speed, width, "  ", "  "))
     if smoke.engine is not None:
-        out += [Text(s) for s in wrap(draft_line(smoke.engine), width, "  ", "    ")]
+        out += lines(wrap(draft_line(smoke.engine), width, "  ", "    "))
     if smoke.prompts_note:
-        out += [
-            Text(s, style="dim") for s in wrap(f"Prompts: {smoke.prompts_note}.", width, "  ", "  ")
-        ]
+        out += lines(wrap(f"Prompts: {smoke.prompts_note}.", width, "  ", "  "), "dim")
     hist = smoke.histogram()
     most = max(hist.values()) if hist else 1
     if hist or smoke.counts is None:
-        out.append(Text("  acceptance lengths:"))
+        out.append(Line("  acceptance lengths:"))
         bar_width = max(5, min(20, width - 20))
         for length in range(1, smoke.block_size + 1):
             count = hist.get(length, 0)
             bar = "█" * round(bar_width * count / most) if count else ""
-            out.append(Text(f"    {length:>2} │{bar} {count}"))
+            out.append(Line(f"    {length:>2} │{bar} {count}"))
     else:
-        out.append(Text(f"  acceptance lengths: not exposed by {smoke.device}"))
+        out.append(Line(f"  acceptance lengths: not exposed by {smoke.device}"))
     rates = "  ".join(
         f"{j}:{r:.0%}" for j, r in enumerate(smoke.acceptance_rate_per_position, start=1)
     )
-    out += [Text(s) for s in wrap(f"accepted per draft position: {rates}", width, "  ", "    ")]
+    out += lines(wrap(f"accepted per draft position: {rates}", width, "  ", "    "))
     if smoke.rollbacks:
         rollback = f"target cache rollback: {rollback_summary(smoke)}"
-        out += [Text(s) for s in wrap(rollback, width, "  ", "    ")]
+        out += lines(wrap(rollback, width, "  ", "    "))
     return out
 
 
-def failure_lines(smoke: SmokeReport, width: int) -> list[Text]:
+def failure_lines(smoke: SmokeReport, width: int) -> list[Line]:
     """Return a launched engine's failure: the stage, the log's root cause, the log."""
     failure = smoke.failure
     assert failure is not None
     head = f"smoke run FAILED: {smoke.device} failed at the {failure.stage}"
     if smoke.engine is not None:
         head += f" ({engine_line(smoke.engine)})"
-    out = [Text(s) for s in wrap(head, width, "", "  ")]
-    out[0].stylize("bold", 0, 10)
-    out[0].stylize("bold red", 10, 16)
+    out = lines(wrap(head, width, "", "  "))
+    out[0] = out[0].stylize("bold", 0, 10).stylize("bold red", 10, 16)
     why = f"engine log: {failure.root_cause}" if failure.root_cause else failure.message
-    out += [Text(s) for s in wrap(why, width, "  ", "    ")]
-    out += [Text(s, style="dim") for s in wrap(f"log: {failure.log}", width, "  ", "    ")]
+    out += lines(wrap(why, width, "  ", "    "))
+    out += lines(wrap(f"log: {failure.log}", width, "  ", "    "), "dim")
     return out
 
 

@@ -8,9 +8,7 @@ so no name, id, path or number is split across lines.
 from __future__ import annotations
 
 import io
-
-from rich.console import Group, RenderableType
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.rules import ALL_RULES, fmt_ids
@@ -23,15 +21,17 @@ from dflash_check.render.diagnostics import (
     runtime_text,
     wrap,
 )
-from dflash_check.render.smoke_text import smoke_lines
-from dflash_check.sanitize import safe_console
+from dflash_check.render.lines import Line, lines, plain, to_rich
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 RULES_TITLE = {r.id: r.title for r in ALL_RULES}
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def identity_lines(report: CheckReport, width: int) -> list[Text]:
+def identity_lines(report: CheckReport, width: int) -> list[Line]:
     """Return the target-identity evidence when some of it disagrees (known facts only)."""
     if not any(e.agrees is False for e in report.identity):
         return []
@@ -42,10 +42,10 @@ def identity_lines(report: CheckReport, width: int) -> list[Text]:
         if e.draft is not None
     ]
     text = "target identity: " + "; ".join(facts)
-    return [Text(s, style="dim") for s in wrap(text, width, "", "  ")]
+    return lines(wrap(text, width, "", "  "), "dim")
 
 
-def not_checked_lines(report: CheckReport, width: int) -> list[Text]:
+def not_checked_lines(report: CheckReport, width: int) -> list[Line]:
     """Return the rules that could not be applied, if any."""
     # A finding that already says so ("fc width not verified (DF005 not checked)") is the one
     # line for that rule: the list below names only the others.
@@ -54,7 +54,7 @@ def not_checked_lines(report: CheckReport, width: int) -> list[Text]:
     if not left:
         return []
     text = "not checked: " + "; ".join(f"{n.rule} ({n.reason})" for n in left)
-    return [Text(s, style="yellow") for s in wrap(text, width, "", "  ")]
+    return lines(wrap(text, width, "", "  "), "yellow")
 
 
 def _location(report: CheckReport, diag: Diagnostic) -> str:
@@ -74,68 +74,57 @@ def _location(report: CheckReport, diag: Diagnostic) -> str:
     return f"{location}: {field}"
 
 
-def diagnostic_block(report: CheckReport, diag: Diagnostic, width: int) -> list[Text]:
+def diagnostic_block(report: CheckReport, diag: Diagnostic, width: int) -> list[Line]:
     """Return one diagnostic as rustc does: headline, location, per-runtime notes, help."""
     label = f"{diag.severity.value}[{diag.rule}]"
     headline = diag.headline or RULES_TITLE.get(diag.rule, diag.rule)
-    lines = [Text(line) for line in wrap(f"{label}: {headline}", width, "", "  ")]
-    lines[0].stylize(SEVERITY_STYLE[diag.severity], 0, len(label))
-    lines[0].stylize("bold", len(label))
-    for line in lines[1:]:
-        line.stylize("bold")
-    out = lines
+    head = lines(wrap(f"{label}: {headline}", width, "", "  "))
+    head[0] = (
+        head[0].stylize(SEVERITY_STYLE[diag.severity], 0, len(label)).stylize("bold", len(label))
+    )
+    out = [head[0], *(line.stylize("bold") for line in head[1:])]
     location = _location(report, diag)
     if diag.model in ("draft", "target") and len(location.split(": ")[0]) > width - 6:
         # A path longer than the line (the headline already names the folder) would take two
         # lines in every block: name the file as the draft's or the target's instead.
         file, _, field = location.rpartition("/")[2].partition(": ")
         location = f"the {diag.model}'s {file}" + (f": {field}" if field else "")
-    out += [Text(s, style="dim") for s in wrap(location, width, "  --> ", "      ")]
+    out += lines(wrap(location, width, "  --> ", "      "), "dim")
     if diag.per_runtime:
         for text in diag.runtime_notes():
-            out += [Text(s) for s in wrap(text, width, "   = ", "     ")]
+            out += lines(wrap(text, width, "   = ", "     "))
     elif diag.runtimes:
-        out += [
-            Text(s) for s in wrap(f"runtimes: {', '.join(diag.runtimes)}", width, "   = ", "     ")
-        ]
-    help_lines = [Text(s) for s in wrap(f"help: {diag.hint}", width, "   = ", "     ")]
-    help_lines[0].stylize("bold cyan", 5, 10)
+        out += lines(wrap(f"runtimes: {', '.join(diag.runtimes)}", width, "   = ", "     "))
+    help_lines = lines(wrap(f"help: {diag.hint}", width, "   = ", "     "))
+    help_lines[0] = help_lines[0].stylize("bold cyan", 5, 10)
     return out + help_lines
 
 
-def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int) -> list[Text]:
+def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int) -> list[Line]:
     """Return the report's first lines: the verdict, the deciding numbers, the counts."""
     verdict, sentences = answer(report)
-    head = [Text(s) for s in wrap(f"{verdict}: {sentences[0]}", width, "", "  ")]
-    head[0].stylize(VERDICT_STYLE[report.verdict], 0, len(verdict))
+    head = lines(wrap(f"{verdict}: {sentences[0]}", width, "", "  "))
+    head[0] = head[0].stylize(VERDICT_STYLE[report.verdict], 0, len(verdict))
     counts = count_text(diags) if diags else "no findings"
     # The counts come right after the verdict: with long paths the why can take lines, and
     # the answer must stay on the first screen.
-    out = head + [
-        Text(s, style="dim")
-        for s in wrap(
-            f"{counts}; "
-            + (
-                "portable check (every runtime)."
-                if report.selection.portable_only
-                else f"checked for {runtime_text(report)}."
-            ),
-            width,
-            "  ",
-            "  ",
-        )
-    ]
+    checked = (
+        "portable check (every runtime)."
+        if report.selection.portable_only
+        else f"checked for {runtime_text(report)}."
+    )
+    out = head + lines(wrap(f"{counts}; {checked}", width, "  ", "  "), "dim")
     for sentence in sentences[1:]:
-        out += [Text(s) for s in wrap(sentence, width, "  ", "  ")]
+        out += lines(wrap(sentence, width, "  ", "  "))
     return out
 
 
-def feeds_lines(report: CheckReport, width: int) -> list[Text]:
+def feeds_lines(report: CheckReport, width: int) -> list[Line]:
     """Return, for an EAGLE-3 head, the tensors each runtime feeds it: the key it reads and
     the raw list (or its default), the numbering, and the HF ``hidden_states`` indices."""
     if report.draft.method != "eagle3":
         return []
-    out = [Text("tensors each runtime feeds the head (HF hidden_states[k]):", style="bold")]
+    out = [Line("tensors each runtime feeds the head (HF hidden_states[k]):", "bold")]
     name_width = max((len(p.name) for p in report.profiles), default=0)
     by_name = {r.runtime.name: r for r in report.resolutions}
     for p in report.profiles:
@@ -151,50 +140,67 @@ def feeds_lines(report: CheckReport, width: int) -> list[Text]:
                 step = fed[0] - res.raw_ids[0] if res.raw_ids else 0
                 how = f"{res.key} {fmt_ids(res.raw_ids)} " + ("raw" if step == 0 else f"{step:+d}")
             text = f"{p.name:<{name_width}}  {how} → hidden_states{fmt_ids(list(fed))}"
-        lines = [Text(line) for line in wrap(f"{text}  {verdict.value}", width, "  ", "    ")]
-        lines[-1].stylize(VERDICT_STYLE[verdict], len(lines[-1]) - len(verdict.value))
-        out += lines
+        found = lines(wrap(f"{text}  {verdict.value}", width, "  ", "    "))
+        last = found[-1]
+        found[-1] = last.stylize(VERDICT_STYLE[verdict], len(last.text) - len(verdict.value))
+        out += found
+    return out
+
+
+def report_lines(report: CheckReport, width: int, verbose: bool = False) -> list[Line]:
+    """Return the human report's lines past ``--verbose``'s tables: the answer first, then one
+    block per diagnostic, what was not checked and the smoke run."""
+    diags = diagnostics(report)
+    out = answer_lines(report, diags, width)
+    feeds = feeds_lines(report, width)
+    if feeds:
+        out += [Line(""), *feeds]
+    for diag in diags:
+        out += [Line(""), *diagnostic_block(report, diag, width)]
+    # The identity evidence is in --verbose: its disagreements are findings already.
+    extra = [*(identity_lines(report, width) if verbose else []), *not_checked_lines(report, width)]
+    if extra:
+        out += [Line(""), *extra]
+    if report.smoke is not None:
+        from dflash_check.render.smoke_text import smoke_lines  # only a smoke run has its block
+
+        out += [Line(""), *smoke_lines(report.smoke, width)]
     return out
 
 
 def render_table(report: CheckReport, width: int = 80, verbose: bool = False) -> RenderableType:
-    """Return the human report: the answer first, then one block per diagnostic.
+    """Return the human report for a console: the answer first, then one block per diagnostic.
 
     Every line is wrapped here, at spaces only, to ``width``; print it with ``crop=False`` so
     that a token wider than the terminal stays whole.
     """
-    diags = diagnostics(report)
+    from rich.console import Group
+    from rich.text import Text
+
     parts: list[RenderableType] = []
     if verbose:
         from dflash_check.render.grid import verbose_parts  # rich.table: only for --verbose
 
         parts += [*verbose_parts(report, width), Text("")]
-    parts += answer_lines(report, diags, width)
-    feeds = feeds_lines(report, width)
-    if feeds:
-        parts += [Text(""), *feeds]
-    for diag in diags:
-        parts += [Text(""), *diagnostic_block(report, diag, width)]
-    # The identity evidence is in --verbose: its disagreements are findings already.
-    extra = [*(identity_lines(report, width) if verbose else []), *not_checked_lines(report, width)]
-    if extra:
-        parts += [Text(""), *extra]
-    if report.smoke is not None:
-        parts += [Text(""), *smoke_lines(report.smoke, width)]
-    for part in parts:
-        if isinstance(part, Text):
-            part.no_wrap = True
-            part.overflow = "ignore"
-    return Group(*parts)
+        for part in parts:
+            if isinstance(part, Text):
+                part.no_wrap = True
+                part.overflow = "ignore"
+    return Group(*parts, *to_rich(report_lines(report, width, verbose)))
 
 
 def export_text(renderable: RenderableType, width: int = 120) -> str:
     """Render any report to plain text (for ``--output`` files and tests)."""
+    from dflash_check.sanitize import safe_console
+
     console = safe_console(width=width, record=True, no_color=True, file=io.StringIO())
     console.print(renderable, crop=False)
     return "\n".join(line.rstrip() for line in console.export_text().split("\n"))
 
 
 def render_text(report: CheckReport, width: int = 80, verbose: bool = False) -> str:
-    """Render the human report to plain text at ``width`` columns."""
-    return export_text(render_table(report, width, verbose), width)
+    """Render the human report to plain text at ``width`` columns (without rich, unless
+    ``--verbose`` adds its tables)."""
+    if verbose:
+        return export_text(render_table(report, width, verbose), width)
+    return plain(report_lines(report, width))

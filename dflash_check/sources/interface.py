@@ -65,17 +65,34 @@ HUB_PREFIX = "hf://"
 name: the escape from "a first component that exists here is local"."""
 
 
+MAX_SCANNED = 1000
+"""Entries of one folder compared with a mistyped name (a huge folder is not read whole)."""
+
+
+def closest_name(name: str, folder: Path, cutoff: float, folders_only: bool = False) -> str | None:
+    """Return the entry of ``folder`` whose name is closest to ``name`` (difflib's ratio at
+    least ``cutoff``), or None: the one way a mistyped local path is matched to what exists."""
+    import difflib
+    from itertools import islice
+
+    try:
+        with os.scandir(folder) as entries:
+            names = [
+                e.name
+                for e in islice(entries, MAX_SCANNED)
+                if not folders_only or (e.is_dir() and not e.name.startswith("."))
+            ]
+    except OSError:  # unreadable, or a name the file system refuses: no suggestion
+        return None
+    close = difflib.get_close_matches(name, names, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
 def _misspelt_folder(first: str) -> bool:
     """Return whether ``first`` is a near miss of a folder here (``exmaples`` for
     ``examples``): a typo is named at once as a local path, not looked up on the Hub for
     seconds (``hf://`` reaches a Hub organisation of that name)."""
-    import difflib
-
-    try:
-        folders = [e.name for e in os.scandir(".") if e.is_dir() and not e.name.startswith(".")]
-    except OSError:
-        return False
-    return bool(difflib.get_close_matches(first, folders, n=1, cutoff=0.8))
+    return closest_name(first, Path("."), cutoff=0.8, folders_only=True) is not None
 
 
 def _looks_like_path(text: str) -> bool:

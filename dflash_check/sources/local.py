@@ -18,6 +18,7 @@ from dflash_check.sources.interface import (
     SAFETENSORS_INDEX,
     ModelRef,
     Role,
+    closest_name,
 )
 from dflash_check.sources.limits import MB, limit_for
 from dflash_check.sources.names import BadName, check_repo_file
@@ -151,17 +152,14 @@ def _near_folder(missing: Path) -> str | None:
     """Return "did you mean ...?" naming the folder closest to a mistyped one: each component
     that does not exist is replaced by its closest sibling (``exmaples/Qwen3-4B`` ->
     ``examples/Qwen3-4B``), and the result is named only if it exists."""
-    import difflib
-
     fixed = Path(missing.anchor) if missing.is_absolute() else Path()
     try:  # a name the file system refuses (too long, ...) has no suggestion
         for part in missing.parts[1:] if missing.is_absolute() else missing.parts:
             if not (fixed / part).exists():
-                names = [p.name for p in (fixed if str(fixed) else Path(".")).iterdir()][:1000]
-                close = difflib.get_close_matches(part, names, n=1, cutoff=0.6)
-                if not close:
+                close = closest_name(part, fixed if str(fixed) else Path("."), cutoff=0.6)
+                if close is None:
                     return None
-                part = close[0]
+                part = close
             fixed = fixed / part
         return f"did you mean {fixed}?" if fixed != missing and fixed.is_dir() else None
     except OSError:

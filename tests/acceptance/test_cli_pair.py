@@ -18,6 +18,7 @@ from tests.support.helpers import (
     write_draft,
     write_model,
 )
+from tests.support.releases import BEFORE_METHOD_CHECK, CHECKS_METHOD
 
 runner = CliRunner()
 
@@ -274,14 +275,14 @@ def test_speculative_method_is_checked_per_vllm_release(tmp_path: Path) -> None:
         report = json.loads(out)
         return code, {f["rule"] for f in report["findings"]}, report
 
-    code, found, report = rules("vllm==0.34.0", "dflash")
+    code, found, report = rules(CHECKS_METHOD.spec, "dflash")
     assert code == 1 and "DF054" in found
     (df054,) = [f for f in report["findings"] if f["rule"] == "DF054"]
     assert "'dspark' checkpoint" in json.dumps(df054)
     assert "refuses at load" in json.dumps(report)
-    code, found, _ = rules("vllm==0.33.0", "dflash")
+    code, found, _ = rules(BEFORE_METHOD_CHECK.spec, "dflash")
     assert "DF054" not in found
-    code, found, _ = rules("vllm==0.34.0", "dspark")
+    code, found, _ = rules(CHECKS_METHOD.spec, "dspark")
     assert code == 0 and not found
     code, _, err = invoke("pair", draft, str(QWEN3_4B), "--speculative-method", "medusa2")
     assert code == 2 and "unknown method 'medusa2'" in err

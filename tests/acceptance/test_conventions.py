@@ -62,6 +62,24 @@ def test_quiet_drops_the_summary(tmp_path: Path) -> None:
     assert quiet.stdout == loud.stdout and quiet.returncode == loud.returncode == 1
 
 
+@pytest.mark.parametrize("args", [("-f", "json"), ("-o", "report.txt"), ("-f", "sarif")])
+def test_pair_quiet_drops_the_summary(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """pair -q, as registry -q: stderr stays empty; the report and the exit code do not move."""
+    pair = ["pair", *(str(REPO / p) for p in SEED), *args]
+    loud = invoke_cli(*pair, cwd=tmp_path)
+    loud_file = (tmp_path / "report.txt").read_text() if "-o" in args else None
+    quiet = invoke_cli(*pair, "--quiet", cwd=tmp_path)
+    assert loud.stderr.startswith("dflash-check: incompatible")
+    assert quiet.stderr == ""
+    assert quiet.returncode == loud.returncode == 1
+    assert quiet.stdout == loud.stdout
+    if loud_file is not None:
+        assert (tmp_path / "report.txt").read_text() == loud_file
+    # Errors are not quieted: a target that does not exist still says why, exit 3.
+    missing = invoke_cli("pair", str(REPO / SEED[0]), str(tmp_path / "nothing"), "-q")
+    assert missing.returncode == 3 and "directory not found" in missing.stderr
+
+
 def test_completion_of_runtimes_and_rule_ids() -> None:
     """-r completes runtime names (after a comma too); --ignore and explain complete ids."""
     assert "sglang" in complete_runtime("sg")

@@ -15,7 +15,7 @@ import pytest
 from dflash_check.app.engine_tests import EngineFile, checkout_version, detect_kind
 from dflash_check.app.engine_tests.plan import make_plan
 from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
-from dflash_check.app.engine_tests.vllm_registry import read_vllm_registry
+from dflash_check.app.engine_tests.vllm_test_registry import read_vllm_test_registry
 from dflash_check.errors import RegistryError
 from tests.acceptance.test_registry import sarif_schema
 from tests.support.helpers import REPO, invoke_cli, run_cli
@@ -72,7 +72,7 @@ def registry_process(
 
 def test_new_layout_reads_every_entry_at_its_line() -> None:
     """Multi-line entries, each at the line of its key; stated method, tokenizer and flags."""
-    entries = {e.key: e for e in read_vllm_registry(MAIN, "registry.py")}
+    entries = {e.key: e for e in read_vllm_test_registry(MAIN, "registry.py")}
     assert list(entries) == [
         "MedusaModel",
         "MLPSpeculatorPreTrainedModel",
@@ -102,7 +102,7 @@ def test_new_layout_reads_every_entry_at_its_line() -> None:
 
 def test_old_layout_single_line_entries_and_commented_one() -> None:
     """The one-line layout with aligned continuation lines and # noqa comments."""
-    entries = {e.key: e for e in read_vllm_registry(OLD, "registry.py")}
+    entries = {e.key: e for e in read_vllm_test_registry(OLD, "registry.py")}
     assert list(entries) == [
         "EAGLEModel",
         "MedusaModel",
@@ -131,7 +131,7 @@ def test_merged_tables_keep_their_own_lines() -> None:
         "    ),\n"
         "}\n"
     )
-    entries = read_vllm_registry(text, "r.py")
+    entries = read_vllm_test_registry(text, "r.py")
     assert [(e.key, e.line, e.target) for e in entries] == [
         ("Eagle3LlamaForCausalLM", 2, "t/a"),
         ("DFlashDraftModel", 7, "Qwen/Qwen3-4B"),
@@ -148,7 +148,7 @@ def test_a_commented_entry_that_does_not_parse_is_still_listed() -> None:
         '    "MedusaModel": _HfExamplesInfo("t/a", speculative_model="d/a"),\n'
         "}\n"
     )
-    entries = read_vllm_registry(text, "r.py")
+    entries = read_vllm_test_registry(text, "r.py")
     assert [(e.key, e.line, e.commented_out, e.target) for e in entries] == [
         ("OldDraftModel", 2, True, None),
         ("MedusaModel", 5, False, "t/a"),
@@ -183,13 +183,13 @@ def test_unexpected_shapes_are_one_error_with_a_line(case: str) -> None:
     """Nothing is guessed: a shape the reader does not know is refused at its line."""
     text, expected = BAD_SHAPES[case]
     with pytest.raises(RegistryError) as info:
-        read_vllm_registry(text, "r.py")
+        read_vllm_test_registry(text, "r.py")
     assert str(info.value).startswith(expected), str(info.value)
 
 
 def test_every_entry_is_checked_or_listed_with_its_reason() -> None:
     """No entry is dropped: the checks and the not-checked list cover the file."""
-    entries = read_vllm_registry(MAIN, "registry.py")
+    entries = read_vllm_test_registry(MAIN, "registry.py")
     plan = make_plan(EngineFile("vllm", None, entries), {}, "vllm", "registry.py")
     assert len(plan.specs) + len(plan.skipped) == len(entries)
     reasons = {k.key: k.reason for k in plan.skipped}

@@ -232,46 +232,6 @@ def test_invalid_repo_ids_are_usage_errors(home: Path, name: str, needle: str) -
     assert needle in plain(proc.stderr) and "unexpected" not in proc.stderr
 
 
-def test_repo_id_rule_matches_huggingface_hub() -> None:
-    """names.check_repo_id accepts exactly what huggingface_hub's validator accepts."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from dflash_check.sources.names import BadName, check_repo_id
-
-    alphabet = st.sampled_from([*"ab-_.1/Zé", "--", "..", ".git"])
-
-    @settings(max_examples=500, deadline=None)
-    @given(st.lists(alphabet, min_size=1, max_size=12).map("".join))
-    def agree(repo_id: str) -> None:
-        try:
-            validate_repo_id(repo_id)
-            theirs = True
-        except HFValidationError:
-            theirs = False
-        try:
-            check_repo_id(repo_id)
-            ours = True
-        except BadName:
-            ours = False
-        assert ours == theirs, repo_id
-
-    agree()
-    for long in ("a" * 96, "a" * 97, "o/" + "a" * 96, "o" * 96 + "/" + "a" * 96):
-        try:
-            validate_repo_id(long)
-            theirs = True
-        except HFValidationError:
-            theirs = False
-        try:
-            check_repo_id(long)
-            ours = True
-        except BadName:
-            ours = False
-        assert ours == theirs, long
-
-
 def test_empty_revision_and_odd_timeouts_are_usage_errors(home: Path) -> None:
     """--revision '' and --timeout nan/inf/0 are usage errors (exit 2), not network errors."""
     env = {"HF_HOME": str(home)}
@@ -415,34 +375,3 @@ def test_hub_that_ignores_the_range_request(hub: LoopbackHub, home: Path) -> Non
     assert rss < 100, rss
     assert json.loads(proc.stdout)["draft"]["fc_weight_shape"] == [2560, 12800]
     assert json.loads(proc.stdout)["draft"]["fetched_bytes"] < 1 << 20
-
-
-def test_smoke_run_keeps_compiler_caches_in_a_removed_temp_dir(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Inductor and Triton caches point into a temporary folder while the smoke run imports
-    torch, and the folder is gone afterwards; a cache folder the user chose is left alone."""
-    import os
-
-    from dflash_check.errors import MissingExtraError
-    from dflash_check.smoke import run as smoke
-
-    seen: dict[str, str | None] = {}
-
-    def fake_import() -> None:
-        for name in smoke.COMPILER_CACHE_VARS:
-            seen[name] = os.environ.get(name)
-        Path(seen["TORCHINDUCTOR_CACHE_DIR"] or "").mkdir(parents=True)  # as Inductor would
-        raise MissingExtraError("no torch here")
-
-    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
-    monkeypatch.setenv("TRITON_CACHE_DIR", "/user/choice")
-    monkeypatch.setattr(smoke, "import_runtime", fake_import)
-    with pytest.raises(MissingExtraError):
-        smoke.run_smoke(None, None, None)  # type: ignore[arg-type]
-    inductor = Path(seen["TORCHINDUCTOR_CACHE_DIR"] or "")
-    assert inductor.name == "torchinductor" and inductor.parent.name.startswith("dflash-check-")
-    assert not inductor.parent.exists()
-    assert seen["TRITON_CACHE_DIR"] == "/user/choice"
-    assert "TORCHINDUCTOR_CACHE_DIR" not in os.environ
-    assert os.environ["TRITON_CACHE_DIR"] == "/user/choice"

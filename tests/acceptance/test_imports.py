@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.helpers import QWEN3_4B, SEED_DRAFT
 
 PROBE = """
@@ -18,7 +20,7 @@ except SystemExit as exc:
 # Start-up (benchmarks/bench_pair.py): what a pair written as a document does not need.
 unneeded = (
     "rich",
-    "dflash_check.cli.registry",
+    "dflash_check.cli.registry_command",
     "dflash_check.cli.rules",
     "dflash_check.cli.info",
     "dflash_check.smoke.report",
@@ -54,3 +56,11 @@ def test_pair_as_a_document_loads_only_its_command() -> None:
     report and no engine command: each would cost start-up time (benchmarks/bench_pair.py)."""
     args = ("pair", str(SEED_DRAFT), str(QWEN3_4B), "--format", "json")
     assert probe(*args, line=-2) == "LOADED="
+
+
+def test_pair_table_for_a_pipe_loads_no_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default table written to a pipe (a CI log, ``| less``) shows no style: it is written
+    as its text, with no rich console (cli/stdout.py), and without the other commands."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):  # either would make the pipe a terminal
+        monkeypatch.delenv(name, raising=False)
+    assert probe("pair", str(SEED_DRAFT), str(QWEN3_4B), line=-2) == "LOADED="

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from dflash_check.app.registry import PAIR_KEYS, load_pairs
+from dflash_check.app.pairs_run import PAIR_KEYS, load_pairs
 from dflash_check.errors import RegistryError
 from tests.support.helpers import (
     QWEN3_4B,
@@ -25,6 +25,7 @@ from tests.support.helpers import (
     write_draft,
 )
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
+from tests.support.releases import BEFORE_METHOD_CHECK, CHECKS_METHOD
 
 GOLDEN = REPO / "tests" / "golden"
 LOCAL_REGISTRY = "tests/fixtures/registry/pairs.yaml"
@@ -278,9 +279,9 @@ def test_method_is_checked_per_entry(tmp_path: Path) -> None:
     text = "pairs:\n" + "".join(
         entry.format(t=QWEN3_4B, r=r, m=m)
         for r, m in (
-            ("vllm==0.34.0", "dspark"),
-            ("vllm==0.33.0", "dflash"),
-            ("vllm==0.34.0", "DFlash"),
+            (CHECKS_METHOD.spec, "dspark"),
+            (BEFORE_METHOD_CHECK.spec, "dflash"),
+            (CHECKS_METHOD.spec, "DFlash"),
         )
     )
     (tmp_path / "pairs.yaml").write_text(text)

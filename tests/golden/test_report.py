@@ -175,7 +175,7 @@ def test_registry_table_golden_80() -> None:
     assert proc.returncode == 1  # a pair not as expected outranks one not checked
     for line in proc.stdout.splitlines():
         assert len(line) <= 80 or len(line.split()) <= 2, line
-    from dflash_check.app.registry import load_pairs
+    from dflash_check.app.pairs_run import load_pairs
 
     words = proc.stdout.split()
     for spec in load_pairs(REPO / "tests/fixtures/registry/pairs.yaml"):

@@ -115,3 +115,71 @@ def test_runtimes_listing_shows_every_methods_rows() -> None:
         for p in rows:
             assert f"{p.name}  ({p.title})" in block
     assert "ids read from: eagle_config.eagle_aux_hidden_state_layer_ids" in text
+
+
+def _message_strings() -> list[tuple[str, int, str]]:
+    """Return every string constant of the package that is not a docstring: what users read
+    (messages, rule texts, help), with its file and line."""
+    import ast
+
+    found = []
+    for path in sorted((REPO / "dflash_check").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        # A string standing alone as a statement (a docstring, an attribute's docstring) is
+        # for readers of the code; the rest can reach a user.
+        docstrings = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+            ):
+                found.append((path.relative_to(REPO).as_posix(), node.lineno, node.value))
+    return found
+
+
+def test_messages_cite_pages_an_installed_package_has() -> None:
+    """A message cites a page as 'dflash-check docs PAGE' (shipped in the wheel), never as a
+    path in the repository, and every page it names exists."""
+    from dflash_check import manual
+
+    strings = _message_strings()
+    paths = [(f, n) for f, n, s in strings if re.search(r"\bdocs/[\w./-]+", s)]
+    assert not paths, f"messages citing a repository path instead of 'dflash-check docs': {paths}"
+    text = " ".join(s for _, _, s in strings)
+    cited = set(re.findall(r"dflash-check docs ([\w/-]+)", text))
+    assert cited, "no message cites a page: the scan is wrong"
+    assert cited <= set(manual.pages()), (
+        f"cited pages that do not exist: {cited - set(manual.pages())}"
+    )
+
+
+def test_docs_lists_and_prints_every_page() -> None:
+    from tests.support.helpers import invoke_cli
+
+    listed = invoke_cli("docs")
+    assert listed.returncode == 0
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    on_disk = sorted(
+        p.relative_to(REPO / "docs").as_posix()[:-3] for p in (REPO / "docs").rglob("*.md")
+    )
+    assert names == on_disk
+    assert "runtimes" in names and "engine-reading/vllm" in names
+    shown = invoke_cli("docs", "engine-reading/vllm")
+    assert shown.returncode == 0
+    assert shown.stdout == (REPO / "docs/engine-reading/vllm.md").read_text()
+    assert invoke_cli("docs", "docs/limits.md").stdout == (REPO / "docs/limits.md").read_text()
+
+
+@pytest.mark.parametrize("page", ["nope", "../README", "../pyproject.toml", "/etc/passwd", ""])
+def test_docs_refuses_anything_but_a_listed_page(page: str) -> None:
+    from tests.support.helpers import invoke_cli
+
+    proc = invoke_cli("docs", page)
+    assert proc.returncode == 2
+    assert "no page" in proc.stderr and "runtimes" in proc.stderr
+    assert proc.stdout == ""

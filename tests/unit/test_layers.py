@@ -197,3 +197,12 @@ def test_pair_takes_option_groups() -> None:
     (pair,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "pair"]
     count = len(pair.args.args) + len(pair.args.kwonlyargs)
     assert count < MAX_PAIR_PARAMETERS, f"pair() has {count} parameters"
+
+
+def test_every_room_has_its_unit_tests() -> None:
+    """``tests/unit`` mirrors the package: each room (a subpackage) has its folder of tests,
+    so a test of ``app/served.py`` is found at ``tests/unit/app/``."""
+    rooms = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    tests = REPO / "tests" / "unit"
+    missing = sorted(r for r in rooms if not any((tests / r).glob("test_*.py")))
+    assert not missing, f"rooms without tests/unit/<room>/test_*.py: {missing}"

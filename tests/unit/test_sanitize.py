@@ -26,7 +26,7 @@ from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.render.github import render_github
 from dflash_check.render.json import render_json
 from dflash_check.render.junit import render_junit
-from dflash_check.render.registry import render_registry_table
+from dflash_check.render.pairs_report import render_registry_table
 from dflash_check.render.sarif import render_sarif
 from dflash_check.render.table import export_text, render_table, render_text
 from dflash_check.sanitize import (

@@ -136,10 +136,10 @@ def detect_kind(path: Path, text: str) -> Kind:
 def load_engine_file(path: Path, display: str, kind: Kind, text: str) -> EngineFile:
     """Read an engine's test file of ``kind`` (``vllm`` or ``sglang``)."""
     if kind == VLLM.name:
-        from dflash_check.app.engine_tests.vllm_registry import read_vllm_registry
+        from dflash_check.app.engine_tests.vllm_test_registry import read_vllm_test_registry
 
         return EngineFile(
-            VLLM.name, checkout_version(path, VLLM.name), read_vllm_registry(text, display)
+            VLLM.name, checkout_version(path, VLLM.name), read_vllm_test_registry(text, display)
         )
     from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dflash_check.app.engine_tests import read_text
-from dflash_check.app.registry import (
+from dflash_check.app.pairs_run import (
     _fail,
     _mapping,
     _string,

@@ -20,8 +20,8 @@ from dflash_check.app.engine_tests import (
     load_engine_file,
 )
 from dflash_check.app.engine_tests.overrides import Override, load_overrides
+from dflash_check.app.pairs_run import check_one, request_for, select
 from dflash_check.app.pipeline import ModelCache, check_target_alone
-from dflash_check.app.registry import check_one, request_for, select
 from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
 from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError

@@ -10,7 +10,7 @@ Subjects: ``layer_ids`` (which target layers the draft reads), ``widths`` (fc an
 sizes, context length), ``vocab`` (vocabulary, tokenizer), ``mask_token``, ``block`` (block
 size, draft length, anchor), ``identity`` (named target, format, capture), ``dflash2``
 (DFlash 2's keys and tensors), ``formats`` (DSpark, Laguna), ``eagle3`` and ``eagle3_shapes``
-(EAGLE-3 heads: ids; widths and maps), ``mtp`` (NextN checkpoints), ``draft`` (the draft's own
+(EAGLE-3 heads: ids; widths and maps), ``nextn`` (NextN checkpoints), ``draft`` (the draft's own
 layers), ``target`` and ``coverage`` (what is known of the target's engine code), ``method`` (the
 requested method against the draft's), ``omni_dspark`` (vLLM's Qwen3-Omni DSpark contract), and
 ``outcomes`` (rules a run's result raises).
@@ -36,7 +36,7 @@ from dflash_check.check.rules import (
     layer_ids,
     mask_token,
     method,
-    mtp,
+    nextn,
     omni_dspark,
     outcomes,
     target,
@@ -75,7 +75,7 @@ RULES: tuple[Rule, ...] = tuple(
             *formats.RULES,
             *eagle3.RULES,
             *eagle3_shapes.RULES,
-            *mtp.RULES,
+            *nextn.RULES,
             *draft.RULES,
             *target.RULES,
             *coverage.RULES,

@@ -64,7 +64,7 @@ def settled_by_data(ctx: PairContext) -> set[str]:
     "installed transformers implements it, else refuses it ('Model architectures [...] are not "
     "supported for now', vllm==0.34.0:vllm/model_executor/models/registry.py:1329), so for "
     "vLLM it is a warning. The registries are read from each release's code "
-    "(docs/engine-facts.md).",
+    "(dflash-check docs engine-facts).",
     "Serve the target with a release that registers its architecture, or use another runtime.",
     runtimes=_DATA_ENGINES,
     methods=ALL_METHODS,
@@ -112,7 +112,7 @@ def check_target_served(ctx: PairContext) -> Iterator[Issue]:
     "dflash_check/knowledge/coverage.py. The engine refuses the pair at load, after the "
     "weights are read.",
     "Serve the pair with a runtime or release that captures this architecture "
-    "(docs/engine-facts.md), or use another target.",
+    "(dflash-check docs engine-facts), or use another target.",
     runtimes=_DATA_ENGINES,
     methods=ALL_METHODS,
 )

@@ -71,7 +71,7 @@ def _vllm_dspark_class(d: DraftView) -> str | None:
     "model classes read the rank as a top-level attribute, markov_rank (Qwen3, Gemma 4, K3, "
     "Muse Spark) or dspark_markov_rank (DeepSeek-V4), and fail at load without it; its "
     "Qwen3-Omni DSpark takes only a vanilla head (config/speculative.py:312-317). SpecForge's "
-    "training configs keep the Markov keys nested (docs/engine-reading).",
+    "training configs keep the Markov keys nested (dflash-check docs engine-reading/others).",
     "Publish the Markov keys where the engine reads them: a top-level markov_rank (> 0) and "
     "markov_head_type as trained (dspark_markov_rank for DeepSeek-V4 drafts).",
     runtimes=(VLLM.name, SGLANG.name),

@@ -129,7 +129,7 @@ def check_named_target(ctx: PairContext) -> Iterator[Issue]:
     "Each draft format is read by some runtimes only: the speculators format is vLLM's "
     "(its speculators loader maps aux_hidden_state_layer_ids and transformer_layer_config), "
     "while the z-lab reference, SGLang or MLX look for dflash_config. The portable check "
-    "covers the runtimes that load the draft's format (docs/formats.md).",
+    "covers the runtimes that load the draft's format (dflash-check docs formats).",
     "Serve the draft with a runtime that loads its format, or convert it.",
     methods=ALL_METHODS,
 )
@@ -169,9 +169,11 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72), and for "
     "an EAGLE-3 head a set_eagle3_layers_to_capture hook (absent for Laguna, MiMo-V2 and "
     "Nemotron-H). Without "
-    "it the engine refuses the pair at load, after the weights are read (docs/runtimes.md "
+    "it the engine refuses the pair at load, after the weights are read (dflash-check docs "
+    "runtimes "
     "lists every family, with the engine code read).",
-    "Serve the pair with a runtime that captures this family (docs/runtimes.md), or use a "
+    "Serve the pair with a runtime that captures this family (dflash-check docs runtimes), or "
+    "use a "
     "target whose model class supports hidden-state capture.",
     methods=ALL_METHODS,
 )

@@ -271,7 +271,8 @@ def _range_fix(ctx: PairContext, res: LayerResolution) -> str:
     Severity.ERROR,
     "A layer id is outside the range a runtime can capture on this target",
     "Each runtime captures layer ids at its own index and supports its own range (see "
-    "docs/runtimes.md). Past it, vLLM fails at engine start or the first decode ('mat1 and mat2 "
+    "dflash-check docs runtimes). Past it, vLLM fails at engine start or the first decode "
+    "('mat1 and mat2 "
     "shapes cannot be multiplied', vllm-project/vllm#48113), SGLang at startup, llama.cpp "
     "aborts (0c1e57098: at the first decode for N-1, at load for a layer the target lacks), and "
     "TensorRT-LLM silently reads garbage. The portable rule, "
@@ -347,7 +348,8 @@ def _range_stage(p: RuntimeProfile, missing: bool) -> Stage | None:
     "key-location",
     Severity.ERROR,
     "A runtime reads its ids or mask token from other keys than the draft keeps them in",
-    "Each runtime reads layer ids from its own keys, in its own order (docs/runtimes.md): "
+    "Each runtime reads layer ids from its own keys, in its own order (dflash-check docs "
+    "runtimes): "
     "TensorRT-LLM, llama.cpp 001d906a and the MLX reference only dflash_config.target_layer_ids "
     "(llama.cpp 0c1e57098's converter falls back to the top-level list); vLLM's "
     "Model Runner V1 never the top-level target_layer_ids, so it captures its default aux "

@@ -62,7 +62,7 @@ OUTCOME_RULES: tuple[Rule, ...] = (
         _no_check,
     ),
 )
-# Rules of a target asked about alone (`pair TARGET`, check/mtp.py): its own MTP layers.
+# Rules of a target asked about alone (`pair TARGET`, check/target_alone.py): its own MTP layers.
 _MTP = (VLLM.name, SGLANG.name, TRTLLM.name)
 TARGET_ALONE_RULES: tuple[Rule, ...] = (
     Rule(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
-from dflash_check.knowledge.runtimes import CELLS_BY_METHOD, FAMILY_CELLS
+from dflash_check.knowledge.runtimes import engines_with_cells
 
 
 @rule(
@@ -16,11 +16,13 @@ from dflash_check.knowledge.runtimes import CELLS_BY_METHOD, FAMILY_CELLS
     "The engines' code for the target's family was not read, so their general conventions "
     "are assumed",
     "Engines capture hidden states in each target family's own model code, and that code "
-    "decides the numbering, the range and whether capture exists at all (docs/runtimes.md, "
+    "decides the numbering, the range and whether capture exists at all (dflash-check docs "
+    "runtimes, "
     "per target family). For a target whose architectures and model types match no family "
     "the tool knows, each engine's general convention is assumed: the verdict holds for the "
     "common case, but a family-specific range or a missing capture hook would go unseen. "
-    "Engines whose release code is read as data (vLLM, SGLang: docs/engine-facts.md) are left "
+    "Engines whose release code is read as data (vLLM, SGLang: dflash-check docs engine-facts) "
+    "are left "
     "out where that code settles the architecture (DF052, DF053, or a capture the general "
     "convention describes).",
     "Check the engine's model file for this architecture (its aux-hidden-state or capture "
@@ -34,15 +36,13 @@ def check_family_known(ctx: PairContext) -> Iterator[Issue]:
     from dflash_check.check.rules.coverage import settled_by_data
 
     t = ctx.target
-    method = ctx.draft.method if ctx.draft.method in CELLS_BY_METHOD else "dflash"
     settled = settled_by_data(ctx)
-    read = {c.runtime for c in CELLS_BY_METHOD.get(method, FAMILY_CELLS)}
     assumed = [
         p.name
         for p in ctx.profiles
         if not p.family_independent
         and p.cell_citation is None
-        and (t.family is None or p.engine_name in read)
+        and (t.family is None or p.engine_name in engines_with_cells(p.method))
         # The release's extracted code settles it (knowledge/data, DF052/DF053).
         and p.name not in settled
     ]

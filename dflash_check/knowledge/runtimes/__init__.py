@@ -4,8 +4,10 @@ A DFlash id ``t`` means "the output of target decoder layer ``t``" in the refere
 runtime captures hidden states at its own index (``t + shift``) and supports its own range of ids.
 Everything the tool knows about a runtime lives in its method's rows: ``dflash.py`` (DFlash,
 DFlash 2, DSpark), ``eagle3.py``, ``mtp.py``, of the types in ``rows.py``; rules, reports and
-``docs/runtimes.md`` are all derived from them. This module looks rows up: by method and
-family, by a ``--runtime`` selection and release, and the ids a row reads from a draft.
+``docs/runtimes.md`` are all derived from them. What a runtime does on a target family is the
+merged view of ``cells.py`` (derived from each release's extracted facts, plus reviewed
+exceptions). This module looks rows up: by method and family, by a ``--runtime`` selection and
+release, and the ids a row reads from a draft.
 """
 
 from __future__ import annotations
@@ -14,16 +16,20 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import ENGINES_BY_NAME
+from dflash_check.knowledge.runtimes.cells import (
+    REVIEWED_CELLS,
+    cells_at,
+    engines_with_cells,
+    family_cell,
+)
 from dflash_check.knowledge.runtimes.dflash import FAMILY_CELLS, PROFILES
-from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_CELLS, EAGLE3_PROFILES, NUMBERINGS
+from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_PROFILES, NUMBERINGS
 from dflash_check.knowledge.runtimes.mtp import MTP_PROFILES
 from dflash_check.knowledge.runtimes.rows import (
     AUX_READING,
     DEFAULT_IDS,
     SGLANG_DEFAULT_MASK_TOKEN,
-    FamilyCell,
     IdReading,
     RuntimeProfile,
 )
@@ -35,8 +41,6 @@ if TYPE_CHECKING:
 # The names other rooms import from the table as a whole (each is defined once, where named).
 __all__ = [
     "AUX_READING",
-    "CELLS_BY_METHOD",
-    "EAGLE3_CELLS",
     "EAGLE3_PROFILES",
     "FAMILY_CELLS",
     "METHOD_PROFILES",
@@ -50,7 +54,9 @@ __all__ = [
     "ResolvedIds",
     "RuntimeProfile",
     "at_release",
-    "cell_for",
+    "cells_at",
+    "engines_with_cells",
+    "family_cell",
     "method_rows",
     "method_rows_title",
     "on_family",
@@ -64,38 +70,34 @@ __all__ = [
 ]
 
 
-def cell_for(runtime: str, family: str | None, method: str = "dflash") -> FamilyCell | None:
-    """Return the cell of engine ``runtime`` on ``family`` for ``method``, if there is one
-    (each method has its own table: SGLang's EAGLE-3 hooks are not its DFlash hooks)."""
-    if family is None:
-        return None
-    cells = CELLS_BY_METHOD.get(method, FAMILY_CELLS)
-    return next((c for c in cells if c.runtime == runtime and family in c.families), None)
-
-
 def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
-    """Return ``profile`` as it behaves on a target of ``family`` (None: unknown family)."""
+    """Return ``profile`` as it behaves on a target of ``family`` (None: unknown family), from
+    the merged view of its release (``cells.family_cell``)."""
     if profile.family_independent:
         return replace(profile, family=family, cell_citation=profile.citation)
-    cell = cell_for(profile.engine_name, family, profile.method)
     release = profile.release or ENGINES_BY_NAME[profile.engine_name].newest
+    own = release.family_overrides.get(f"{profile.method}/{family}", {})
+    cell = (
+        None
+        if family is None
+        else family_cell(profile.engine_name, release, profile.method, family, profile.runner)
+    )
     if cell is None:
         # A release may still differ on this family (llama.cpp 0c1e57098's layer-N input).
-        return replace(
-            profile, family=family, **release.family_overrides.get(f"{profile.method}/{family}", {})
-        )
-    keys = ("index_name", "shift", "max_id_from_end", "id_readings", "cannot_capture")
+        return replace(profile, family=family, **own)
     overrides = {
         key: value
-        for key in (*keys, "min_id", "numbering")
+        for key in (*CELL_FIELDS, "min_id", "numbering")
         if (value := getattr(cell, key)) is not None
     }
-    said = None if cell.cannot_capture is None else facts.no_capture(release, profile.runner)
-    if said is not None:
-        # The engine's words differ by release and runner (vLLM V1 vs V2).
-        overrides["cannot_capture"] = f"{cell.cannot_capture}: {said} in {release.spec}"
-    overrides.update(release.family_overrides.get(f"{profile.method}/{family}", {}))
-    return replace(profile, family=family, cell_citation=cell.citation, **overrides)
+    overrides.update(own)
+    # A capture the facts show but whose range they do not keeps the convention, unverified.
+    citation = cell.citation if cell.verified else None
+    return replace(profile, family=family, cell_citation=citation, **overrides)
+
+
+CELL_FIELDS = ("index_name", "shift", "max_id_from_end", "id_readings", "cannot_capture")
+"""The ``RuntimeProfile`` fields a family cell may set (with ``min_id`` and ``numbering``)."""
 
 
 METHOD_PROFILES: dict[str, tuple[RuntimeProfile, ...]] = {
@@ -112,8 +114,6 @@ METHOD_ROWS_TITLE: dict[str, str] = {
     "mtp": "NextN checkpoints",
 }
 """What each method's rows read, in messages (a runtime asked for a method it has no row of)."""
-CELLS_BY_METHOD: dict[str, tuple[FamilyCell, ...]] = {"eagle3": EAGLE3_CELLS}
-"""Each method's family cells, where they differ from DFlash's ``FAMILY_CELLS``."""
 PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
 
 
@@ -121,7 +121,7 @@ PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
 def read_id_keys() -> tuple[str, ...]:
     """Return every key some runtime reads layer ids from: what a normaliser records (the
     tables are constant, so it is computed once per process)."""
-    cells = (*FAMILY_CELLS, *(c for table in CELLS_BY_METHOD.values() for c in table))
+    cells = (*FAMILY_CELLS, *(c for table in REVIEWED_CELLS.values() for c in table))
     readings = [r for rows in METHOD_PROFILES.values() for p in rows for r in p.id_readings]
     readings += [r for c in cells for r in c.id_readings or ()]
     return tuple(dict.fromkeys(r.key for r in readings))
@@ -151,7 +151,7 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     that has its runner): the release's own differences applied, the release recorded."""
     rel = release_for(profile, version)
     fields = dict(rel.overrides.get(f"{profile.method}/{profile.name}", {}))
-    if "id_keys" in fields:  # engines.py names plain keys (it cannot build IdReadings)
+    if "id_keys" in fields:  # an engine module names plain keys (it cannot build IdReadings)
         fields["id_readings"] = tuple(IdReading(k) for k in fields.pop("id_keys"))
     return replace(profile, release=rel, **fields)
 

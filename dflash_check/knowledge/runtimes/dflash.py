@@ -248,18 +248,8 @@ _VLLM = VLLM.at("c2057261") + ":vllm/model_executor/models/"
 # vLLM 0.33.0's wheel (commit 4ba787ec, 2026-11): the cells read after the first pass.
 _VLLM_033 = VLLM_033.cite("vllm/model_executor/models/")
 _SGL = SGLANG_0523.cite("sglang/srt/models/")
-# Cells taken from reading the model code only: the failure was not reproduced on a server.
+# Read from the model code only: the failure was not reproduced on a server.
 _NOT_RUN = "; read from the code, not run"
-# The engine's own message follows, per release and runner, from its facts (facts.no_capture).
-_VLLM_NO_INTERFACE = (
-    "vLLM has no aux-hidden-state interface (SupportsEagle3) for this model class; the engine "
-    "fails at load"
-)
-_SGL_NO_HOOK = (
-    "SGLang's model class has no DFlash capture hook; the worker fails at startup: 'Model X "
-    "implements neither set_dspark_layers_to_capture nor set_dflash_layers_to_capture, one of "
-    "which is required for DFLASH/DSPARK.'"
-)
 
 # The draft architectures SGLang gives +1 on a Muse Glimmer target (the others go in raw).
 MUSE_REMAPPED = ("MuseGlimmerAssistantModel", "DFlash2DraftModel")
@@ -269,157 +259,85 @@ _DFLASH_MLX_QWEN = tuple(
     f.name for f in FAMILIES if any("qwen" in m for m in (f.name, *f.model_types))
 )
 
-FAMILY_CELLS: tuple[FamilyCell, ...] = (
-    # vLLM: aux index k = the residual after k layers, captured after each layer (1..N).
-    FamilyCell(VLLM.name, ("llama",), _VLLM + "llama.py:420-429"),
-    FamilyCell(VLLM.name, ("qwen2", "qwen3"), _VLLM + "qwen2.py:415-420"),
-    FamilyCell(
-        VLLM.name, ("qwen3_next", "qwen3_5", "qwen3_5_text"), _VLLM + "qwen3_next.py:632-644"
-    ),
-    FamilyCell(VLLM.name, ("gpt_oss",), _VLLM + "gpt_oss.py:349-355"),
-    FamilyCell(VLLM.name, ("gemma4",), _VLLM + "gemma4.py:1312-1333"),
-    FamilyCell(VLLM.name, ("minimax_m2",), _VLLM + "minimax_m2.py:395-400"),
-    FamilyCell(VLLM.name, ("nemotron_h",), _VLLM + "nemotron_h.py:618-627"),
-    FamilyCell(VLLM.name, ("mimo_v2",), _VLLM + "mimo_v2.py:604-613"),
-    FamilyCell(VLLM.name, ("qwen3_moe",), _VLLM_033 + "qwen3_moe.py:435, :505-515"),
+# Why a delegating hook or wrapper is an exception at all: the facts show that the class
+# captures (its interface or hook) but not where, which the reviewer read in the inner model.
+_DELEGATES = "the class hands capture to an inner model, whose range the facts do not show"
+
+VLLM_REVIEWED: tuple[FamilyCell, ...] = (
+    # DeepSeek's generic model captures before layer k and after the last layer: aux 1..N.
     FamilyCell(
         VLLM.name,
-        ("qwen3_vl", "qwen3_vl_moe"),
-        _VLLM_033 + "qwen3_vl.py:1846, :1869-1888 (Qwen3LLMModel); qwen3_vl_moe.py:230",
+        ("kimi_k25",),
+        _VLLM_033
+        + "kimi_k25.py:376-380, :470-474 (the DeepSeek language model); "
+        + _VLLM
+        + "deepseek_v2.py:1515-1541",
+        releases=">=0.32",
+        reason=_DELEGATES + " (KimiK25 builds a DeepSeek-V3 model: aux 1..N)",
     ),
     FamilyCell(
         VLLM.name,
-        ("llama4", "llama4_text"),
-        _VLLM_033 + "llama4.py:384 (Llama4Model(LlamaModel): llama.py:428-441); "
-        "mllama4.py:803-813 (delegates)",
+        ("llama4",),
+        _VLLM_033 + "mllama4.py:803-813 (delegates); llama4.py:384 (Llama4Model(LlamaModel): "
+        "llama.py:428-441)",
+        releases=">=0.32",
+        reason=_DELEGATES + " (Llama4Model, a LlamaModel)",
     ),
-    FamilyCell(VLLM.name, ("laguna",), _VLLM_033 + "laguna.py:656-666"),
-    FamilyCell(
-        VLLM.name, ("muse_glimmer",), _VLLM_033 + "muse_glimmer.py:1066 (after-loop capture)"
-    ),
-    # DeepSeek's generic model captures before layer k and after the last layer: aux 1..N,
-    # i.e. DFlash ids 0..N-1 (aux 0, t = -1, is a TypeError: residual is None at layer 0).
+    # The registry names a class the extractor finds in no file of the archive (a package
+    # path), so the facts do not judge it; read by hand at a commit before 0.32.
     FamilyCell(
         VLLM.name,
-        ("deepseek_v3", "kimi_k25"),
-        _VLLM + "deepseek_v2.py:1515-1541; " + _VLLM_033 + "deepseek_v2.py:1561-1568, :1586-1587 "
-        "(aux 1..N); kimi_k25.py:376-380, :470-474",
-    ),
-    FamilyCell(
-        VLLM.name,
-        ("deepseek_v32", "glm_moe_dsa"),
+        ("glm_moe_dsa",),
         _VLLM + "deepseek_v32/nvidia/model.py:277 (capture before each layer, none after the "
         "last); deepseek_v32/__init__.py:19-21 (the CUDA path)",
         index_name="aux layer (captured before the layer)",
         max_id_from_end=2,
+        releases=">=0.32",
+        reason="the registry entry vllm.models.deepseek_v32:GlmMoeDsaForCausalLM resolves to "
+        "no class the extractor reads",
     ),
-    FamilyCell(
-        VLLM.name,
-        ("glm4_moe",),
-        _VLLM + "glm4_moe.py (no SupportsEagle3)",
-        cannot_capture=_VLLM_NO_INTERFACE,
-    ),
-    FamilyCell(
-        VLLM.name,
-        ("gemma3",),
-        _VLLM + "gemma3.py (no SupportsEagle3)",
-        cannot_capture=_VLLM_NO_INTERFACE,
-    ),
-    FamilyCell(
-        VLLM.name,
-        ("mixtral",),
-        _VLLM_033 + "mixtral.py:375 (no SupportsEagle3)",
-        cannot_capture=_VLLM_NO_INTERFACE,
-    ),
-    FamilyCell(
-        VLLM.name,
-        ("glm4_moe_lite",),
-        _VLLM_033 + "registry.py:125 -> glm4_moe.py (no SupportsEagle3)",
-        cannot_capture=_VLLM_NO_INTERFACE,
-    ),
-    FamilyCell(
-        VLLM.name,
-        ("step3",),
-        _VLLM_033 + "step3_text.py, step3_vl.py, step3p5.py, step3p7.py:21 (no SupportsEagle3)",
-        cannot_capture=_VLLM_NO_INTERFACE,
-    ),
-    # SGLang: capture before layer c = t + 1 < N, so t = N-1 never fires, except in the
-    # families that also capture after the last layer.
-    FamilyCell(
-        SGLANG.name, ("llama", "llama4_text"), _SGL + "llama.py:943-953; llama4.py:546 (inherits)"
-    ),
-    FamilyCell(SGLANG.name, ("qwen3",), _SGL + "qwen3.py:793-805"),
+)
+"""vLLM's reviewed exceptions to the cells its facts give (``cells.py``)."""
+
+# SGLang: capture before layer c = t + 1 < N, so t = N-1 never fires, except in the
+# families that also capture after the last layer (which the hook's rule does not show).
+_AFTER_LAST = "the model also captures after its last layer, outside the hook the facts read"
+SGLANG_REVIEWED: tuple[FamilyCell, ...] = (
     FamilyCell(
         SGLANG.name,
         ("qwen3_moe", "qwen3_next"),
         _SGL + "qwen3_moe.py:1145-1155 (Model :987-990), qwen3_next.py:1303-1313 (Model "
         ":959-962): +1, capture before the layer; N-1 is an IndexError at setup",
+        releases=">=0.5.23",
+        reason=_DELEGATES,
     ),
     FamilyCell(
         SGLANG.name,
-        ("glm4_moe_lite",),
-        _SGL + "glm4_moe_lite.py:822-832 (+1), :648-658 (capture before layer i, none after "
-        "the last)",
-    ),
-    FamilyCell(SGLANG.name, ("qwen3_5_text",), _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)"),
-    FamilyCell(SGLANG.name, ("qwen3_5",), _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688"),
-    FamilyCell(
-        SGLANG.name,
-        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k25"),
-        _SGL + "deepseek_v2.py:3475-3485 (GlmMoeDsaForCausalLM inherits: glm4_moe.py:1284)",
+        ("qwen3_5_text",),
+        _SGL + "qwen3_5_text.py:134-148 (+1; rejects N-1)",
+        releases=">=0.5.23",
+        reason=_DELEGATES,
     ),
     FamilyCell(
         SGLANG.name,
-        ("gpt_oss",),
-        _SGL + "gpt_oss.py:726-741 (also after the last layer)",
-        max_id_from_end=1,
+        ("qwen3_5",),
+        _SGL + "qwen3_5.py:3021 via qwen3_vl.py:1680-1688",
+        releases=">=0.5.23",
+        reason=_DELEGATES,
     ),
     FamilyCell(
         SGLANG.name,
-        ("gemma4",),
-        _SGL + "gemma4_causal.py:1090-1094, :1208-1214 (also after the last layer)",
-        max_id_from_end=1,
-    ),
-    FamilyCell(
-        SGLANG.name,
-        ("laguna",),
-        _SGL + "laguna.py:632 (also after the last layer)",
-        max_id_from_end=1,
-    ),
-    FamilyCell(
-        SGLANG.name,
-        ("mimo_v2",),
-        _SGL + "mimo_v2.py:1186-1195, :1501-1513 (also after the last layer)",
-        max_id_from_end=1,
-    ),
-    FamilyCell(
-        SGLANG.name,
-        ("nemotron_h",),
-        _SGL + "nemotron_h.py:895-898, :1225-1234 (also after the last layer)",
-        max_id_from_end=1,
-    ),
-    FamilyCell(
-        SGLANG.name, ("qwen2",), _SGL + "qwen2.py:797 (no hook)", cannot_capture=_SGL_NO_HOOK
-    ),
-    FamilyCell(
-        SGLANG.name, ("glm4_moe",), _SGL + "glm4_moe.py:983 (no hook)", cannot_capture=_SGL_NO_HOOK
-    ),
-    FamilyCell(
-        SGLANG.name,
-        ("minimax_m2",),
-        _SGL + "minimax_m2.py:1249 (EAGLE-3 hook only)",
-        cannot_capture=_SGL_NO_HOOK,
-    ),
-    FamilyCell(
-        SGLANG.name,
-        ("gemma3",),
-        _SGL + "gemma3_causal.py (EAGLE-3 hook only)",
-        cannot_capture=_SGL_NO_HOOK,
+        ("kimi_k25",),
+        _SGL + "deepseek_v2.py:3475-3485 (the DeepSeek language model's hook)",
+        releases=">=0.5.23",
+        reason=_DELEGATES,
     ),
     FamilyCell(
         SGLANG.name,
         ("qwen3_vl_moe",),
         _SGL + "qwen3_vl.py:1680-1688 -> qwen3_vl_moe.py:197 (Qwen3MoeModel, qwen3_moe.py:987-990)",
+        releases=">=0.5.23",
+        reason=_DELEGATES,
     ),
     FamilyCell(
         SGLANG.name,
@@ -429,25 +347,49 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
         cannot_capture="SGLang's Qwen3VLForConditionalGeneration hands DFlash capture to its "
         "dense language model, which has no hook; startup fails with AttributeError "
         "\"'Qwen3LLMModel' object has no attribute 'set_dflash_layers_to_capture'\"",
+        releases=">=0.5.23",
+        reason="the facts show the wrapper's delegating hook, not that its dense inner model "
+        "has none",
     ),
     FamilyCell(
         SGLANG.name,
-        ("llama4",),
-        _SGL + "mllama4.py:443, :971 (EAGLE-3 hook only)" + _NOT_RUN,
-        cannot_capture=_SGL_NO_HOOK,
+        ("gpt_oss",),
+        _SGL + "gpt_oss.py:726-741 (also after the last layer)",
+        max_id_from_end=1,
+        releases=">=0.5.23",
+        reason=_AFTER_LAST,
     ),
     FamilyCell(
         SGLANG.name,
-        ("step3",),
-        _SGL + "step3_vl.py:1034, step3p5.py:952, step3p7.py:199 (no hook)" + _NOT_RUN,
-        cannot_capture=_SGL_NO_HOOK,
+        ("gemma4",),
+        _SGL + "gemma4_causal.py:1090-1094, :1208-1214 (also after the last layer)",
+        max_id_from_end=1,
+        releases=">=0.5.23",
+        reason=_AFTER_LAST,
     ),
     FamilyCell(
         SGLANG.name,
-        ("mixtral",),
-        _SGL + "mixtral.py (no set_dflash_layers_to_capture; not among the 0.5.23 files with a "
-        "DFlash hook, docs/engine-reading/sglang.md Q1)" + _NOT_RUN,
-        cannot_capture=_SGL_NO_HOOK,
+        ("laguna",),
+        _SGL + "laguna.py:632 (also after the last layer)",
+        max_id_from_end=1,
+        releases=">=0.5.23",
+        reason=_AFTER_LAST,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("mimo_v2",),
+        _SGL + "mimo_v2.py:1186-1195, :1501-1513 (also after the last layer)",
+        max_id_from_end=1,
+        releases=">=0.5.23",
+        reason=_AFTER_LAST,
+    ),
+    FamilyCell(
+        SGLANG.name,
+        ("nemotron_h",),
+        _SGL + "nemotron_h.py:895-898, :1225-1234 (also after the last layer)",
+        max_id_from_end=1,
+        releases=">=0.5.23",
+        reason=_AFTER_LAST,
     ),
     # Muse Glimmer's hook captures raw ids before layer i (muse_glimmer.py:866-879); SGLang adds
     # one first only for the drafts it remaps (spec_aux_hidden_state.py:17-29, :254-258), so a
@@ -466,7 +408,17 @@ FAMILY_CELLS: tuple[FamilyCell, ...] = (
             IdReading(NESTED_IDS, AUX_READING),
             IdReading(TOP_IDS, AUX_READING),
         ),
+        releases=">=0.5.23",
+        reason="the hook's rule is raw, but which drafts SGLang remaps first is decided "
+        "outside the hook",
     ),
+)
+"""SGLang's reviewed exceptions to the cells its facts give (``cells.py``)."""
+
+DFLASH_REVIEWED: tuple[FamilyCell, ...] = (*VLLM_REVIEWED, *SGLANG_REVIEWED)
+"""The reviewed exceptions of DFlash's rows: each over a release range, with its reason."""
+
+FAMILY_CELLS: tuple[FamilyCell, ...] = (
     # dflash-mlx: one target backend per family; a model_type containing "qwen" (with a text
     # model that has layers and embed_tokens) or gemma4. Both capture after layer t at key t + 1.
     FamilyCell(

@@ -26,7 +26,7 @@ from dflash_check.knowledge.engines import (
     VLLM_033,
     VLLM_V1,
 )
-from dflash_check.knowledge.runtimes.dflash import FAMILY_CELLS
+from dflash_check.knowledge.runtimes.dflash import VLLM_REVIEWED
 from dflash_check.knowledge.runtimes.rows import (
     AUX_READING,
     EAGLE_AUX_IDS,
@@ -281,66 +281,50 @@ EAGLE3_PROFILES: tuple[RuntimeProfile, ...] = (
     ),
 )
 
-_SGL_NO_EAGLE3 = (
-    "SGLang's model class has no EAGLE-3 capture hook; the worker fails at startup: 'Model X "
-    "does not implement set_eagle3_layers_to_capture, which EAGLE3 aux hidden-state capture "
-    "requires.'"
-)
 _SGLM = _SGL + "models/"
+_DELEGATES = "the class hands capture to an inner model, whose numbering the facts do not show"
 
-# vLLM captures EAGLE-3 aux states with the same interface as DFlash, so its DFlash cells hold;
-# the DeepSeek family has no aux 0 (residual is None before the first layer).
-_VLLM_CELLS = (
+# vLLM captures EAGLE-3 aux states with the same interface as DFlash, so its DFlash exceptions
+# hold; the DeepSeek family has no aux 0 (residual is None before the first layer).
+_VLLM_REVIEWED = (
     FamilyCell(
         VLLM.name,
         ("deepseek_v3", "kimi_k25"),
         _V + "model_executor/models/deepseek_v2.py:1561-1568, :1586-1587 (aux 1..N)",
         min_id=0,
+        releases=">=0.32",
+        reason="aux 0 is a TypeError in DeepSeek's model (residual is None before the first "
+        "layer), which the capture sites alone do not show",
     ),
-    *(c for c in FAMILY_CELLS if c.runtime == "vllm"),
+    *VLLM_REVIEWED,
 )
 
-EAGLE3_CELLS: tuple[FamilyCell, ...] = (
-    *_VLLM_CELLS,
+EAGLE3_REVIEWED: tuple[FamilyCell, ...] = (
+    *_VLLM_REVIEWED,
     FamilyCell(
         SGLANG.name,
-        ("llama", "llama4", "qwen2", "qwen3", "qwen3_moe", "qwen3_next", "qwen3_vl"),
-        _SGLM + "llama.py:929-941, qwen2.py:781-794, qwen3.py:778-791, qwen3_moe.py:1128-1143, "
-        "qwen3_vl.py:1777-1795 (explicit +1, default raw)",
+        ("llama4", "qwen3_moe", "qwen3_next", "qwen3_vl", "qwen3_5", "qwen3_5_text"),
+        _SGLM + "llama.py:929-941 (mllama4 delegates), qwen3_moe.py:1128-1143, "
+        "qwen3_vl.py:1777-1795, qwen3_5_text.py:150-159 (explicit +1, default raw)",
+        releases=">=0.5.23",
+        reason=_DELEGATES,
     ),
     FamilyCell(
         SGLANG.name,
-        ("qwen3_5", "qwen3_5_text", "gemma3", "gemma4", "minimax_m2", "glm4_moe"),
-        _SGLM + "qwen3_5_text.py:150-159, gemma3_causal.py:~916-926, gemma4_causal.py:1495-1504, "
-        "minimax_m2.py:~1070-1080, glm4_moe.py:~1270-1281 (explicit +1, default raw)",
-    ),
-    FamilyCell(
-        SGLANG.name,
-        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa", "kimi_k25"),
+        ("kimi_k25",),
         _SGLM + "deepseek_v2.py:3458-3473 (+1 only if layer_ids[0] == 1)",
         numbering="plus-one-if-first-is-1",
-    ),
-    # The same "+1 only if the first id is 1" as DeepSeek's hook, written out again in
-    # glm4_moe_lite.py: a SpecForge-style list starting at 1 is shifted, any other is raw.
-    FamilyCell(
-        "sglang",
-        ("glm4_moe_lite",),
-        _SGLM + "glm4_moe_lite.py:805-820 (+1 only if layer_ids[0] == 1)",
-        numbering="plus-one-if-first-is-1",
+        releases=">=0.5.23",
+        reason=_DELEGATES + " (the DeepSeek language model's hook)",
     ),
     FamilyCell(
         SGLANG.name,
         ("gpt_oss",),
-        _SGLM + "gpt_oss.py:1337-1352 (raw if max == N, else +1; captures after the last layer)",
+        _SGLM + "gpt_oss.py:1337-1352 (captures after the last layer)",
         max_id_from_end=1,
-        numbering="raw-if-max-is-n",
-    ),
-    FamilyCell(
-        SGLANG.name,
-        ("laguna", "mimo_v2", "nemotron_h", "step3", "muse_glimmer"),
-        _SGLM + "laguna.py, mimo_v2.py, nemotron_h.py, step3_vl.py, step3p5.py, step3p7.py, "
-        "muse_glimmer.py (no set_eagle3_layers_to_capture); "
-        "speculative/attention_backend_setup.py:54-61",
-        cannot_capture=_SGL_NO_EAGLE3,
+        releases=">=0.5.23",
+        reason="the model also captures after its last layer, outside the hook the facts read",
     ),
 )
+"""EAGLE-3's reviewed exceptions to the cells the facts give (``cells.py``), each over a range
+of releases with its reason; every other vLLM and SGLang cell is derived from the facts."""

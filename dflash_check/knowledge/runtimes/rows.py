@@ -126,7 +126,7 @@ class RuntimeProfile:
     """One runtime's reading of a DFlash draft config, in general or on one target family.
 
     ``PROFILES`` holds each runtime's general convention; ``on_family`` applies the family's
-    cell of ``FAMILY_CELLS`` to it, so rules and reports see what the runtime does on this
+    cell (``cells.family_cell``) to it, so rules and reports see what the runtime does on this
     target.
     """
 
@@ -186,7 +186,7 @@ class RuntimeProfile:
     """Whether which keys it reads was not verified in the engine's code: a difference in what
     it feeds is then a warning, not an error."""
     engine: str | None = None
-    """The engine whose model code captures (its ``FAMILY_CELLS`` rows); None: ``name``."""
+    """The engine whose model code captures (its family cells); None: ``name``."""
     min_id: int = 0
     """Smallest layer-output id it captures (-1: the embeddings, vLLM's aux 0; EAGLE-3)."""
     aux_count: str | None = None
@@ -253,7 +253,9 @@ class FamilyCell:
     """What one runtime does on some target families, where the engine's model code was read.
 
     A field left None keeps the runtime's general convention; a cell with no overrides records
-    that the convention was verified for those families (with its citation).
+    that the convention was verified for those families (with its citation). For an engine
+    whose releases are extracted (``knowledge/data``) a cell is derived from each release's
+    facts (``cells.py``); hand-written cells there are reviewed exceptions over a release range.
     """
 
     runtime: str
@@ -270,3 +272,12 @@ class FamilyCell:
     """The engine's own failure message when the family has no capture hook."""
     min_id: int | None = None
     numbering: str | None = None
+    releases: str | None = None
+    """For a reviewed exception: the releases it holds for (``>=0.5.23``, ``reviewed.py``'s
+    ranges); None: a cell derived from one release's facts, or one of an engine whose code is
+    not extracted."""
+    reason: str | None = None
+    """For a reviewed exception: why the facts alone do not say it (what the reviewer read)."""
+    verified: bool = True
+    """Whether the cell settles the family: False for a capture the facts show but whose range
+    and numbering they do not (a hook that delegates), so the general convention is assumed."""

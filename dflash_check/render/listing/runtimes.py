@@ -8,6 +8,7 @@ import json
 from dflash_check.knowledge.runtimes import AUX_READING, method_rows, portable_max_id_from_end
 from dflash_check.knowledge.verified import Verification, verifications
 from dflash_check.render.diagnostics import wrap
+from dflash_check.render.listing.cells import cell_changes, cell_sources, family_matrix_markdown
 
 
 def verified_cell(runtime: str, method: str = "dflash") -> str:
@@ -109,7 +110,7 @@ def release_rows() -> list[tuple[str, str, str, str, str, str]]:
 
 
 def releases_markdown() -> list[str]:
-    """Return the engines' releases the tool knows (``knowledge/engines.py``)."""
+    """Return the engines' releases the tool knows (``knowledge/engines/``)."""
     lines = [
         "",
         "## Engines and releases",
@@ -170,6 +171,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
                             f"`{p.name}` ({method}) {f.name}: {getattr(b, f.name)} "
                             f"(was {getattr(a, f.name)})"
                         )
+            changes += cell_changes(e.name, old, new)
             for key in sorted(set(old.family_overrides) | set(new.family_overrides)):
                 was, now = old.family_overrides.get(key), new.family_overrides.get(key)
                 if was != now:
@@ -218,9 +220,9 @@ def mtp_markdown() -> list[str]:
 
 
 def target_mtp_markdown() -> list[str]:
-    """Return the table of a target's own MTP layers (``knowledge/mtp.py``'s rows)."""
-    from dflash_check.check.mtp import MTP_RULES
-    from dflash_check.knowledge.mtp import MTP_ENGINE_ROWS, MTP_KEYS
+    """Return the table of a target's own MTP layers (``knowledge/mtp_layers.py``'s rows)."""
+    from dflash_check.check.target_alone import MTP_RULES
+    from dflash_check.knowledge.mtp_layers import MTP_ENGINE_ROWS, MTP_KEYS
 
     keys = ", ".join(f"`{k}`" for k in MTP_KEYS)
     lines = [
@@ -256,7 +258,7 @@ def target_mtp_markdown() -> list[str]:
 def eagle3_markdown() -> list[str]:
     """Return the EAGLE-3 rows of the runtime table (``METHOD_PROFILES['eagle3']``), their
     fc sizing rules, family numbering rules and family cells, as Markdown lines."""
-    from dflash_check.knowledge.runtimes import EAGLE3_CELLS, NUMBERINGS
+    from dflash_check.knowledge.runtimes import NUMBERINGS
     from dflash_check.knowledge.runtimes.eagle3 import AUX_COUNTS
 
     lines = [
@@ -294,70 +296,8 @@ def eagle3_markdown() -> list[str]:
     lines += [f"- `{a.name}`: {a.title} ({a.citation})" for a in AUX_COUNTS.values()]
     lines += ["", "Per-family numbering of explicit ids (SGLang's capture hooks):", ""]
     lines += [f"- `{n.name}`: {n.title}" for n in NUMBERINGS.values()]
-    lines += ["", "Family cells of the EAGLE-3 rows:", ""]
-    for c in EAGLE3_CELLS:
-        what = [
-            f"no capture: {c.cannot_capture}" if c.cannot_capture else "",
-            f"ids up to N-{c.max_id_from_end}" if c.max_id_from_end is not None else "",
-            f"smallest id {c.min_id}" if c.min_id is not None else "",
-            f"numbering `{c.numbering}`" if c.numbering else "",
-        ]
-        text = "; ".join(w for w in what if w) or "general convention verified"
-        fams = ", ".join(f"`{f}`" for f in c.families)
-        lines.append(f"- `{c.runtime}` on {fams}: {text} ({c.citation})")
-    return lines
-
-
-def family_matrix_markdown() -> list[str]:
-    """Return the runtime x target-family matrix (``FAMILY_CELLS``) as Markdown lines."""
-    from dflash_check.knowledge.families import FAMILIES
-    from dflash_check.knowledge.runtimes import FAMILY_CELLS, on_family
-
-    lines = [
-        "",
-        "## Per target family",
-        "",
-        "Engines capture hidden states in each target family's own model code, so the range "
-        "and whether capture exists at all depend on the family (read from the target's "
-        "`architectures`, then its model types). Each cell gives the valid ids and the source "
-        "it was read from; `general` marks a family whose code was not read for that runtime "
-        "(its general convention above is assumed). The Python references capture through "
-        "transformers' generic hidden states, the same for every family.",
-        "",
-        "| family | architectures | "
-        + " | ".join(f"`{p.name}`" for p in method_rows("dflash"))
-        + " |",
-        "|---|---|" + "---|" * len(method_rows("dflash")),
-    ]
-    for fam in FAMILIES:
-        cells = []
-        for p in method_rows("dflash"):
-            q = on_family(p, fam.name)
-            if q.cannot_capture is not None:
-                text = "**no capture**"
-            else:
-                text = f"`0..N-{q.max_id_from_end}`"
-            if p.family_independent:
-                text += " (generic)"
-            elif q.cell_citation is None:
-                text += " (general)"
-            cells.append(text)
-        archs = ", ".join(f"`{a}`" for a in fam.architectures)
-        lines.append(f"| {fam.title} (`{fam.name}`) | {archs} | " + " | ".join(cells) + " |")
-    lines += ["", "Sources of the family cells:", ""]
-    for c in FAMILY_CELLS:
-        what = (
-            "no capture: " + c.cannot_capture
-            if c.cannot_capture
-            else (
-                f"ids up to N-{c.max_id_from_end}"
-                if c.max_id_from_end is not None
-                else "general convention verified"
-            )
-        )
-        lines.append(
-            f"- `{c.runtime}` on {', '.join(f'`{f}`' for f in c.families)}: {what} ({c.citation})"
-        )
+    lines += ["", "Family cells of the EAGLE-3 rows (at each engine's newest release):", ""]
+    lines += cell_sources("eagle3")
     return lines
 
 

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from dflash_check.check.report import CheckReport, Severity
+from dflash_check.knowledge.engines import VLLM
 from tests.support.helpers import FIXTURES, check_files, files
 
 CASES = FIXTURES / "vllm_tests"
-RELEASES = ("vllm==0.32.0", "vllm==0.33.0", "vllm==0.34.0")
+RELEASES = tuple(r.spec for r in VLLM.releases if r.omni_dspark_contract)
+"""The releases whose Qwen3-Omni DSpark contract was read (the newest last)."""
 
 # (field, value, the match string of vLLM's test), test_config.py:4106-4127.
 REFUSED: tuple[tuple[str, Any, str], ...] = (
@@ -72,7 +74,7 @@ def test_mrope_draft_positions_are_refused() -> None:
     """test_qwen3_omni_dspark_rejects_mrope_draft_positions (:4139-4145)."""
     draft = _config("qwen3-omni-dspark")
     draft["rope_parameters"]["mrope_section"] = [24, 20, 20]
-    (message,) = [m for rule, m in _errors(_check(draft, "vllm==0.34.0")) if rule == "DF055"]
+    (message,) = [m for rule, m in _errors(_check(draft, RELEASES[-1])) if rule == "DF055"]
     assert "logical 1-D RoPE" in message
 
 
@@ -98,5 +100,5 @@ def test_no_contract_for_another_target() -> None:
     draft = _config("qwen3-omni-dspark") | {"architectures": ["Qwen3DSparkModel"]}
     target = _config("qwen3-omni-target")["thinker_config"]["text_config"]
     target = target | {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}
-    report = check_files(files("draft", draft), files("target", target), "vllm==0.34.0")
+    report = check_files(files("draft", draft), files("target", target), RELEASES[-1])
     assert "DF055" not in {f.rule for f in report.findings}

@@ -13,6 +13,7 @@ from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.sources.safetensors_header import dflash2_draft_tensors
 from dflash_check.views import TensorInfo
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.releases import BEFORE_METHOD_CHECK, CHECKS_METHOD
 from tests.support.rule_cases import RuleCases
 
 Config = dict[str, Any]
@@ -219,10 +220,10 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(runtime="vllm"),
         Case(target=with_top(architectures=["Qwen4ExpForCausalLM"]), runtime="vllm"),
     ),
-    # vLLM 0.34 compares the requested method with the one the draft's class declares.
+    # vLLM (from 0.34) compares the requested method with the one the draft's class declares.
     "DF054": (
-        Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dspark"),
-        Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dflash"),
+        Case(draft=to_dspark(), runtime=CHECKS_METHOD.spec, method="dspark"),
+        Case(draft=to_dspark(), runtime=CHECKS_METHOD.spec, method="dflash"),
     ),
     "DF050": (
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
@@ -286,7 +287,7 @@ def run_case(case: Case) -> CheckReport:
     )
 
 
-# The shared pass/fail harness (EAGLE-3's and MTP's cases: test_eagle3.py, test_mtp.py).
+# The shared pass/fail harness (EAGLE-3's and MTP's cases: test_eagle3.py, test_target_alone.py).
 test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
     owned={r.id for r in RULES if "dflash" in r.methods}, cases=CASES, run=run_case
 ).tests()
@@ -373,21 +374,22 @@ def df054(case: Case) -> list[str]:
 
 def test_method_check_is_per_release() -> None:
     """A DSpark draft asked for as dflash: vLLM 0.34 refuses it at load, 0.33 has no check."""
-    wrong = Case(draft=to_dspark(), runtime="vllm==0.34.0", method="dflash")
+    wrong = Case(draft=to_dspark(), runtime=CHECKS_METHOD.spec, method="dflash")
     report = run_case(wrong)
     (finding,) = [f for f in report.findings if f.rule == "DF054"]
     assert finding.stage is not None and finding.stage.text == "refuses at load"
     assert "'dspark' checkpoint" in finding.message and "method 'dflash'" in finding.message
     assert "speculator_config.py:413" in finding.message
     assert report.verdict is Verdict.INCOMPATIBLE
-    assert df054(replace(wrong, runtime="vllm==0.33.0")) == []
+    assert df054(replace(wrong, runtime=BEFORE_METHOD_CHECK.spec)) == []
 
 
 def test_method_check_maps_the_tools_methods_to_vllms() -> None:
     """DFlash 2 drafts declare vLLM's dflash; an MTP alias is mtp; no method: nothing."""
-    assert df054(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dflash")) == []
-    assert df054(Case(draft=as_dflash2, runtime="vllm==0.34.0", method="dspark"))
-    assert df054(Case(runtime="vllm==0.34.0", method="eagle3"))
-    assert df054(Case(runtime="vllm==0.34.0", method="qwen3_next_mtp"))
-    assert df054(Case(runtime="vllm==0.34.0")) == []
+    checks = CHECKS_METHOD.spec
+    assert df054(Case(draft=as_dflash2, runtime=checks, method="dflash")) == []
+    assert df054(Case(draft=as_dflash2, runtime=checks, method="dspark"))
+    assert df054(Case(runtime=checks, method="eagle3"))
+    assert df054(Case(runtime=checks, method="qwen3_next_mtp"))
+    assert df054(Case(runtime=checks)) == []
     assert df054(Case(runtime="sglang", method="dspark")) == []

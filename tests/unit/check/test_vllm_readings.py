@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.knowledge.engines import VLLM
 from dflash_check.views import TensorInfo
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
@@ -21,7 +22,7 @@ def _legacy_pair(section: str, runtime: str) -> CheckReport:
 
 
 @pytest.mark.parametrize("section", ["dflash_config", "eagle_config"])
-@pytest.mark.parametrize("release", ["vllm==0.32.0", "vllm==0.33.0", "vllm==0.34.0"])
+@pytest.mark.parametrize("release", [r.spec for r in VLLM.releases])
 def test_v2_takes_legacy_layer_ids_as_aux_ids(section: str, release: str) -> None:
     """No DF001 on the runner that reads the key, and the ids it resolves are the aux ids
     minus one (layer outputs), as vLLM's own test expects."""

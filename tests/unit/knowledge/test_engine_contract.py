@@ -12,7 +12,7 @@ import pytest
 from dflash_check.check import rules
 from dflash_check.check.report import Severity
 from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, Release
+from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, Engine, Release
 from dflash_check.knowledge.outcomes import STAGES, stage_of
 from dflash_check.knowledge.selection import runtime_names
 
@@ -66,7 +66,11 @@ def test_every_error_rule_has_a_stage_for_every_runtime(rule: str) -> None:
         assert stage_of(rule, runtime) is not None, f"{rule} on {runtime}: no stage"
 
 
-def test_stage_rows_name_known_runtimes() -> None:
+@pytest.mark.parametrize("engine", ENGINES, ids=lambda e: e.name)
+def test_stage_rows_name_the_engine_s_runtimes_and_known_rules(engine: Engine) -> None:
+    """An engine's stage rows speak of its own runtimes (each a runtime row the tool has) and
+    of rules that have a default stage."""
     known = set(runtime_names())
-    for rule, (_, per_runtime) in STAGES.items():
-        assert set(per_runtime) <= known, f"{rule}: {set(per_runtime) - known}"
+    for runtime, rows in engine.stages.items():
+        assert runtime in engine.runtime_names and runtime in known, f"{engine.name}: {runtime}"
+        assert set(rows) <= set(STAGES), f"{runtime}: {set(rows) - set(STAGES)}"

@@ -229,7 +229,7 @@ def test_dspark_draft_vocabulary_larger_than_the_target_is_an_error_for_sglang_o
     """vLLM maps a draft vocabulary >= the target's identically (no d2t needed,
     vllm==0.34.0:vllm/model_executor/models/qwen3_dspark.py:267); SGLang asserts on the device
     (sgl-project/sglang#37472). The tool made it an error for every engine."""
-    from tests.unit.check.test_formats_other_methods import (
+    from tests.unit.check.test_formats_beyond_dflash import (
         DSPARK_EXPORT,
         QWEN36_27B,
         check,

@@ -24,6 +24,7 @@ from tests.support.helpers import (
     qwen3_4b_config,
     write_draft,
 )
+from tests.support.releases import LAST_V1, WITHOUT_V1
 
 runner = CliRunner()
 
@@ -61,13 +62,11 @@ def test_bare_engine_name_is_its_newest_release_and_the_report_says_which() -> N
 
 def test_v1_runner_alone_is_the_last_release_that_has_it() -> None:
     report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm-v1")
-    assert report["runtime_releases"]["vllm-v1"]["release"] == "vllm-v1==0.33.0".replace(
-        "vllm-v1", "vllm"
-    )
+    assert report["runtime_releases"]["vllm-v1"]["release"] == LAST_V1.spec
 
 
-def test_v1_runner_on_0_34_is_a_usage_error_naming_the_removal() -> None:
-    code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm-v1==0.34.0")
+def test_v1_runner_on_a_release_without_it_is_a_usage_error_naming_the_removal() -> None:
+    code, out = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", f"vllm-v1=={WITHOUT_V1.version}")
     assert code == 2
     assert "Model Runner V1 has been removed" in " ".join(out.split())
 
@@ -84,7 +83,7 @@ def test_unknown_release_is_a_usage_error_listing_the_known_ones(spec: str) -> N
 
 def test_two_releases_of_one_runtime_in_one_run_are_refused() -> None:
     code, out = cli(
-        "pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.33.0", "-r", "vllm==0.34.0"
+        "pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", VLLM.releases[0].spec, "-r", VLLM.newest.spec
     )
     assert code == 2 and "two releases" in out
 
@@ -131,7 +130,7 @@ def test_installed_without_the_engine_is_a_usage_error(monkeypatch: pytest.Monke
 
 
 def test_pairs_yaml_runtimes_take_releases(tmp_path: Path) -> None:
-    from dflash_check.app.registry import load_pairs
+    from dflash_check.app.pairs_run import load_pairs
     from dflash_check.errors import RegistryError
 
     good = tmp_path / "good.yaml"
@@ -144,7 +143,7 @@ def test_pairs_yaml_runtimes_take_releases(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(
         f"pairs:\n  - draft: {SEED_DRAFT}\n    target: {QWEN3_4B}\n    expect: compatible\n"
-        "    runtimes: [vllm-v1==0.34.0]\n"
+        f"    runtimes: [vllm-v1=={WITHOUT_V1.version}]\n"
     )
     with pytest.raises(RegistryError, match="Model Runner V1 has been removed"):
         load_pairs(bad)
@@ -322,32 +321,32 @@ def test_llamacpp_missing_mask_token_aborts_on_the_first_draft() -> None:
 
 def test_vllm_no_capture_message_is_the_runner_s_own(tmp_path: Path) -> None:
     """V2 says 'Model does not support EAGLE3 interface'; only V1 said '… but
-    aux_hidden_state_outputs was requested', and 0.34 has no V1."""
+    aux_hidden_state_outputs was requested', and the releases without V1 do not say it."""
     cfg = {**qwen3_4b_config(), "model_type": "glm4_moe"}
     cfg["architectures"] = ["Glm4MoeForCausalLM"]
     draft = normalise_draft(files("draft", draft_config()))
     target = normalise_target(files("target", cfg))
-    v2 = check_pair_views(draft, target, "vllm==0.34.0")
-    v1 = check_pair_views(draft, target, "vllm-v1==0.33.0")
+    v2 = check_pair_views(draft, target, WITHOUT_V1.spec)
+    v1 = check_pair_views(draft, target, f"vllm-v1=={LAST_V1.version}")
     (msg2,) = [f.message for f in v2.findings if f.rule == "DF017"]
     (msg1,) = [f.message for f in v1.findings if f.rule == "DF017"]
     assert "'Model does not support EAGLE3 interface'" in msg2
     assert "aux_hidden_state_outputs was requested" not in msg2
-    assert "vllm==0.34.0" in msg2
+    assert WITHOUT_V1.spec in msg2
     assert "aux_hidden_state_outputs was requested" in msg1
 
 
-def test_vllm_033_and_034_differ_where_the_releases_differ() -> None:
-    """`-r vllm-v1` checks exist on 0.33 only; the report names the runner and how it is
-    chosen per platform."""
-    code33, out33 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.33.0")
-    code34, out34 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.34.0")
+def test_the_releases_before_and_after_v1_was_removed_differ_where_they_differ() -> None:
+    """`-r vllm-v1` checks exist up to the last release with V1 only; the report names the
+    runner and how it is chosen per platform."""
+    code33, out33 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", LAST_V1.spec)
+    code34, out34 = cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", WITHOUT_V1.spec)
     assert code33 == code34 == 0
     flat33, flat34 = " ".join(out33.split()), " ".join(out34.split())
-    assert "vllm==0.33.0 assumes Model Runner V2" in flat33 and "CPU builds run V1" in flat33
-    # 0.34 has one runner: nothing is assumed, so the report does not say it; the JSON does.
+    assert f"{LAST_V1.spec} assumes Model Runner V2" in flat33 and "CPU builds run V1" in flat33
+    # One runner: nothing is assumed, so the report does not say it; the JSON does.
     assert "assumes Model Runner" not in flat34
-    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", "vllm==0.34.0")
+    report = json_pair(str(SEED_DRAFT), str(QWEN3_4B), "-r", WITHOUT_V1.spec)
     assert "Model Runner V1 has been removed" in report["runtime_releases"]["vllm"]["runner_choice"]
 
 

@@ -3,7 +3,6 @@ own test registry, against its expected verdict (a CI gate)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -11,14 +10,12 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from dflash_check.cli.completion import complete_runtime
+from dflash_check.cli.hub_options import HubFlags, OfflineOpt, TimeoutOpt, TokenOpt
 from dflash_check.cli.options import (
     FormatOpt,
-    HubFlags,
-    OfflineOpt,
     OutputOpt,
     OutputOptions,
-    TimeoutOpt,
-    TokenOpt,
+    QuietOpt,
     check_output,
     parse_runtimes,
 )
@@ -34,9 +31,9 @@ from dflash_check.cli.output import (
 from dflash_check.errors import CheckError, ExitCode
 
 if TYPE_CHECKING:
-    from dflash_check.app.engine_tests.plan import Plan
     from dflash_check.app.pipeline import ModelCache
-    from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+    from dflash_check.app.registry_run import RegistryPairs, RegistryRequest
+    from dflash_check.check.outcome import PairOutcome, RunResult
 
 REGISTRY_EXAMPLES = [
     "dflash-check registry",
@@ -102,14 +99,6 @@ EngineRuntimeOpt = Annotated[
     ),
 ]
 
-QuietOpt = Annotated[
-    bool,
-    typer.Option(
-        "--quiet",
-        "-q",
-        help="No summary line and no progress on stderr (errors and the report still print).",
-    ),
-]
 RegistryStrictOpt = Annotated[
     bool,
     typer.Option(
@@ -138,25 +127,28 @@ def registry(
     """Check every pair of a pairs.yaml, or every speculative entry of an engine's own test
     registry, against its expected verdict (a CI gate)."""
     from dflash_check.app.engine_tests import detect_kind, read_text
+    from dflash_check.app.registry_run import RegistryRequest
 
     check_output(output)
     remember_secrets(token)
-    out = OutputOptions(output_format, output)
+    out = OutputOptions(output_format, output, quiet=quiet)
     try:
         text = read_text(file, str(file))
     except CheckError as err:
         input_failed(err, file, out)
     found = detect_kind(file, text) if kind is RegistryKind.auto else kind.value
-    plan, about, selected = read_registry(file, text, found, only, overrides, runtime, out)
-    if not selected and (plan is None or only):
+    if found == "pairs" and (overrides is not None or runtime):
+        raise typer.BadParameter(
+            "--overrides and --runtime apply to an engine's test file (vLLM's "
+            "tests/models/registry.py, SGLang's test_utils.py); a pairs.yaml states "
+            "expect and runtimes per pair"
+        )
+    selection = parse_runtimes(runtime) if runtime else None
+    request = RegistryRequest(file, found, only, overrides, selection, strict, workers)
+    pairs = read_registry(request, text, out)
+    if not pairs.specs and (pairs.plan is None or only):
         raise typer.BadParameter(f"no pair of {file} matches {only!r}", param_hint="--only")
-    if strict:  # each pair is checked as `pair --strict` would check it
-        selected = tuple(replace(s, strict=True) for s in selected)
-        if plan is not None:
-            plan = replace(plan, specs=selected)
-    hub = HubFlags(token, offline, timeout)
-    result = run_pairs(file, selected, plan, about, workers, hub, show_progress=not quiet)
-    result = replace(result, strict=strict)
+    result = run_pairs(request, pairs, HubFlags(token, offline, timeout), not quiet)
     emit(result, out.format, output)
     if not out.format.for_terminal:  # the table already shows each error
         for o in result.outcomes:
@@ -170,39 +162,14 @@ def registry(
     raise typer.Exit(registry_exit_code(result))
 
 
-def read_registry(
-    file: Path,
-    text: str,
-    found: str,
-    only: str | None,
-    overrides: Path | None,
-    runtime: list[str] | None,
-    out: OutputOptions,
-) -> tuple[Plan | None, str | None, tuple[PairSpec, ...]]:
-    """Return the plan of an engine's test file (None for a pairs.yaml), what the file is, and
-    the pairs to check (narrowed by ``--only``); an unreadable file fails with exit 3."""
-    from dflash_check.app.registry import load_pairs, select
+def read_registry(request: RegistryRequest, text: str, out: OutputOptions) -> RegistryPairs:
+    """Return the registry's pairs (``app.registry_run``); an unreadable file fails, exit 3."""
+    from dflash_check.app.registry_run import read_registry as read
 
-    if found == "pairs":
-        if overrides is not None or runtime:
-            raise typer.BadParameter(
-                "--overrides and --runtime apply to an engine's test file (vLLM's "
-                "tests/models/registry.py, SGLang's test_utils.py); a pairs.yaml states "
-                "expect and runtimes per pair"
-            )
-        try:
-            return None, None, select(load_pairs(file, str(file), text), only)
-        except CheckError as err:
-            input_failed(err, file, out)
-    from dflash_check.app.engine_tests.plan import narrow, prepare
-
-    selection = parse_runtimes(runtime) if runtime else None
     try:
-        plan, about = prepare(file, str(file), found, text, overrides, selection)
+        return read(request, text)
     except CheckError as err:
-        input_failed(err, file, out)
-    plan = narrow(plan, only)
-    return plan, about, plan.specs
+        input_failed(err, request.file, out)
 
 
 def input_failed(err: CheckError, file: Path, out: OutputOptions) -> NoReturn:
@@ -227,21 +194,14 @@ def input_failed(err: CheckError, file: Path, out: OutputOptions) -> NoReturn:
 
 
 def run_pairs(
-    file: Path,
-    selected: tuple[PairSpec, ...],
-    plan: Plan | None,
-    about: str | None,
-    workers: int,
-    hub: HubFlags,
-    show_progress: bool = True,
+    request: RegistryRequest, pairs: RegistryPairs, hub: HubFlags, show_progress: bool = True
 ) -> RunResult:
-    """Check the pairs, ``workers`` at once, with a progress bar on a terminal (stderr; never
+    """Check the pairs (``app.registry_run``) with a progress bar on a terminal (stderr; never
     in a pipe or a CI log, nor with ``--quiet``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from dflash_check.app.pipeline import ModelCache
-    from dflash_check.app.registry import run_registry
-    from dflash_check.check.outcome import RunResult, SkippedEntry
+    from dflash_check.app.registry_run import check_registry
     from dflash_check.cli.terminal import shown
 
     err_console = stderr_console()
@@ -266,19 +226,12 @@ def run_pairs(
         disable=not (show_progress and err_console.is_terminal),
     )
     with shown(progress):
-        task = progress.add_task("", total=len(selected), status="")
+        task = progress.add_task("", total=len(pairs.specs), status="")
 
         def done(outcome: PairOutcome) -> None:
             progress.update(task, advance=1, description=outcome.label)
 
-        skipped: tuple[SkippedEntry, ...] = ()
-        if plan is None:
-            outcomes = run_registry(selected, file.parent, cache, workers, done)
-        else:
-            from dflash_check.app.engine_tests.plan import run_plan
-
-            outcomes, skipped = run_plan(plan, file.parent, cache, workers, done)
-    return RunResult(outcomes, file=str(file), skipped=skipped, about=about)
+        return check_registry(request, pairs, cache, done)
 
 
 def summary(result: RunResult) -> str:

@@ -1,4 +1,4 @@
-"""Rules from the engines' load-time checks (issue 14): DFlash 2 keys and tensor shapes, the
+"""Rules from the engines' load-time checks: DFlash 2 keys and tensor shapes, the
 target's LM head, sample_from_anchor, SGLang's mask-token lookup, on real configs."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The MTP (NextN) tables: which config keys count a target's MTP layers, where each family's
 checkpoints keep the MTP weights, and what each engine builds from them, each row with the
-engine source it was read from. The reader and the checks that use them are ``check/mtp.py``;
-MTP's row of the runtime table (SGLang's NextN draft checkpoint) is ``runtimes/mtp.py``.
+engine source it was read from. The reader and the checks that use them are
+``check/target_alone.py``; MTP's row of the runtime table (SGLang's NextN draft checkpoint)
+is ``runtimes/mtp.py``.
 """
 
 from __future__ import annotations

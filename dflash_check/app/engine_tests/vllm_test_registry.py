@@ -398,7 +398,7 @@ def _depth(text: str) -> int:
     return depth
 
 
-def read_vllm_registry(text: str, display: str) -> tuple[EngineEntry, ...]:
+def read_vllm_test_registry(text: str, display: str) -> tuple[EngineEntry, ...]:
     """Return every speculative entry of a vLLM test registry, in file order."""
     tree = parse_python(text, display)
     reader = _Reader(tree, display)

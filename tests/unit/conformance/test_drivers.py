@@ -20,8 +20,9 @@ import pytest
 
 from conformance.build import TINY, sentencepiece_model, write_sentencepiece_model
 from conformance.drivers._record import MESSAGE_CHARS, Recording
+from tests.support.paths import REPO
 
-DRIVERS = Path(__file__).resolve().parents[2] / "conformance" / "drivers"
+DRIVERS = REPO / "conformance" / "drivers"
 
 
 def test_recording_writes_what_the_driver_filled_in(tmp_path: Path) -> None:

@@ -1,13 +1,15 @@
 """Where an engine shows an incompatible pair (load, first decode, silently), as the engines'
-code and the real runs say (issue 29): the cases the stage table had wrong."""
+code and the real runs say: the cases the stage table had wrong."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dflash_check.check.report import CheckReport, Finding
+from dflash_check.knowledge.engines import VLLM
 from dflash_check.knowledge.outcomes import Stage
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.releases import REFUSES_DUPLICATE_IDS
 
 
 def _check(cfg: dict[str, Any], runtime: str, fc_in: int | None = None) -> CheckReport:
@@ -34,16 +36,17 @@ def test_sglang_n_minus_1_is_no_load_time_refusal() -> None:
     assert _finding(past, "DF004", "sglang").stage is Stage.LOAD
 
 
-def test_duplicate_ids_are_refused_at_start_up_on_vllm_034() -> None:
+def test_duplicate_ids_are_refused_at_start_up_on_the_vllm_read_to_refuse_them() -> None:
     """vLLM 0.34 de-duplicates the capture list while fc is sized from the full list, and its
     start-up memory profile runs the drafter; other runtimes keep the table's stage."""
-    report = _check(_with_ids([1, 9, 9, 25, 33]), "vllm==0.34.0,sglang")
-    on_034 = _finding(report, "DF003", "vllm")
-    assert on_034.stage is Stage.LOAD
-    assert "interfaces.py:1630" in on_034.message
+    report = _check(_with_ids([1, 9, 9, 25, 33]), f"{REFUSES_DUPLICATE_IDS.spec},sglang")
+    refused = _finding(report, "DF003", "vllm")
+    assert refused.stage is Stage.LOAD
+    assert "interfaces.py:1630" in refused.message
     assert _finding(report, "DF003", "sglang").stage is Stage.SILENT
-    # 0.33 was not read to refuse it: the table's stage, no claim of a refusal.
-    (older,) = [f for f in _check(_with_ids([1, 9, 9, 25, 33]), "vllm==0.33.0").findings]
+    # An older release was not read to refuse it: the table's stage, no claim of a refusal.
+    older_release = VLLM.releases[VLLM.releases.index(REFUSES_DUPLICATE_IDS) - 1]
+    (older,) = [f for f in _check(_with_ids([1, 9, 9, 25, 33]), older_release.spec).findings]
     assert older.rule == "DF003" and older.stage is Stage.SILENT
 
 

@@ -11,13 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from dflash_check.check.formats import normalise_draft
-from dflash_check.check.mtp import MtpReport, check_target_mtp
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
+from dflash_check.check.target_alone import MtpReport, check_target_mtp
 from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
-from dflash_check.knowledge.mtp import ENGINES, MTP_ENGINE_ROWS, EngineMtp
-from dflash_check.render.mtp import summary_line
+from dflash_check.knowledge.mtp_layers import ENGINES, MTP_ENGINE_ROWS, EngineMtp
+from dflash_check.render.target_alone import summary_line
 from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
 from tests.support.helpers import check_files, files, write_model
 from tests.support.paths import FIXTURES

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dflash_check.check.mtp import MtpReport, fill
 from dflash_check.check.report import Verdict
+from dflash_check.check.target_alone import MtpReport, fill
 from dflash_check.knowledge.engines import ENGINES_BY_NAME
-from dflash_check.knowledge.mtp import EngineMtp
+from dflash_check.knowledge.mtp_layers import EngineMtp
 from dflash_check.render.diagnostics import wrap
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 

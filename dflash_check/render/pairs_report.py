@@ -10,9 +10,9 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from dflash_check.check.mtp import MtpReport
 from dflash_check.check.outcome import PairOutcome, RunResult, SkippedEntry
 from dflash_check.check.report import Severity
+from dflash_check.check.target_alone import MtpReport
 from dflash_check.render.diagnostics import NBSP, diagnostics, wrap
 from dflash_check.render.json import SCHEMA_VERSION, report_dict
 from dflash_check.render.locations import smoke_text
@@ -196,7 +196,7 @@ def _report(o: PairOutcome) -> dict[str, Any] | None:
     if o.report is None:
         return None
     if isinstance(o.report, MtpReport):
-        from dflash_check.render.mtp import mtp_dict
+        from dflash_check.render.target_alone import mtp_dict
 
         return mtp_dict(o.report)
     return report_dict(o.report)

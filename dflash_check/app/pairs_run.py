@@ -389,7 +389,7 @@ def check_one(spec: PairSpec, base: Path, cache: ModelCache) -> PairOutcome:
     return PairOutcome(spec.label, spec.expect, report=report, spec=spec)
 
 
-def run_registry(
+def check_pairs(
     specs: tuple[PairSpec, ...],
     base: Path,
     cache: ModelCache,

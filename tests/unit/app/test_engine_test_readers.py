@@ -13,7 +13,7 @@ import pytest
 
 from dflash_check.app.engine_tests import parse_python
 from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
-from dflash_check.app.engine_tests.vllm_registry import read_vllm_registry
+from dflash_check.app.engine_tests.vllm_test_registry import read_vllm_test_registry
 from dflash_check.errors import RegistryError
 
 TABLE = "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
@@ -27,7 +27,7 @@ M = "org/draft"
 
 def entries(text: str) -> dict[str, tuple[str | None, str | None, int]]:
     """Return each entry's (target, draft, line) by key."""
-    return {e.key: (e.target, e.draft, e.line) for e in read_vllm_registry(text, "r.py")}
+    return {e.key: (e.target, e.draft, e.line) for e in read_vllm_test_registry(text, "r.py")}
 
 
 def info(target: str, draft: str) -> str:
@@ -84,7 +84,7 @@ def test_tables_merged_by_name_are_taken_as_they_were() -> None:
 )
 def test_a_change_the_reader_cannot_evaluate_is_refused(later: str, needle: str) -> None:
     with pytest.raises(RegistryError) as err:
-        read_vllm_registry(BASE + later + "\n", "r.py")
+        read_vllm_test_registry(BASE + later + "\n", "r.py")
     assert needle in str(err.value)
 
 

@@ -1,0 +1,170 @@
+"""SGLang's own start-up code as the oracle (``python -m conformance.oracle sglang 0.5.23``).
+
+As ``conformance/oracle.py`` does for vLLM: installs SGLang's wheel ``--no-deps`` into its own
+virtual environment (it pins another transformers than vLLM) beside the CPU torch and its
+pure-Python dependencies, and runs ``conformance/drivers/sglang_config_driver.py`` over every
+mined SGLang case (``conformance/mined/sglang-<release>.json``, where it exists) and every pair
+of the real-config corpus (``CORPUS``); writes ``conformance/results/oracle/sglang-<release>
+.json`` in the vLLM oracle's schema, so that ``conformance.agreement`` reads both alike.
+
+Each pair is started as a user starts it: ``--model-path TARGET --speculative-algorithm ALGO
+--speculative-draft-model-path DRAFT`` and nothing else, SGLang deriving the draft length from
+the draft (``ALGORITHMS``); a mined case may add its test's own server arguments
+(``server_args``, a list).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from conformance.oracle import CORPUS, MINED, NOT_INSTALLED, REPO, RESULTS, config_folder, install
+from conformance.oracle import scrub as _scrub
+from conformance.runner import home, niced
+
+DRIVER = REPO / "conformance" / "drivers" / "sglang_config_driver.py"
+SKIP = (
+    *NOT_INSTALLED,
+    "timm",  # requires torchvision (the driver's stand-in instead); not on the config path
+    "flash-attn-4",
+    "nvidia-mathdx",
+    "nvshmem4py-cu13",
+    "sgl-deep-ep",
+    "sgl-deep-gemm",
+    "sgl-flash-mla",
+    "sglang-kernel",
+    "cuda-python",
+    "torch-memory-saver",
+    "kernels",
+    "deepseek-recipe",
+    "tml-renderers",
+    "py-spy",
+    "numba",
+)
+"""SGLang's dependencies left out: vLLM's list (GPU kernels, media stack) and SGLang's own
+GPU kernels and tools, none of which the resolution path imports."""
+NO_DEPS = ("triton",)
+"""Installed without dependencies: SGLang imports Triton at module level (it imports on a CPU,
+no kernel runs); its own dependencies would pull the GPU torch."""
+ALGORITHMS = {
+    "dflash": "DFLASH",
+    "dflash2": "DFLASH",
+    "dspark": "DSPARK",
+    "eagle3": "EAGLE3",
+    "eagle": "EAGLE",
+    "mtp": "NEXTN",
+}
+"""A pair's method -> the ``--speculative-algorithm`` the oracle starts it with, written out
+here rather than taken from the tool's command table (``dflash_check/engines/command.py``), so
+that a wrong entry there shows as a difference (``oracle_commands``), not as agreement."""
+
+
+def argv_for(target: Path, draft: Path, method: str, extra: list[str] = ()) -> list[str]:
+    """The serve arguments that start ``target`` with ``draft`` as a user would."""
+    return [
+        "--model-path", str(target), "--speculative-algorithm", ALGORITHMS[method],
+        "--speculative-draft-model-path", str(draft), *extra,
+    ]  # fmt: skip
+
+
+def jobs_for(release: str, work: Path) -> tuple[list[dict], dict[str, dict]]:
+    """The driver's jobs for every mined case and corpus pair, and each row's description."""
+    mined_path = MINED / f"sglang-{release}.json"
+    mined = json.loads(mined_path.read_text())["cases"] if mined_path.exists() else []
+    jobs, rows = [], {}
+    for i, case in enumerate(mined):
+        target = config_folder(case["target"], work / f"case{i}" / "target")
+        draft = config_folder(case["draft"], work / f"case{i}" / "draft")
+        extra = [str(a) for a in case.get("server_args", ())]
+        jobs.append({"id": case["id"], "argv": argv_for(target, draft, case["method"], extra)})
+        rows[case["id"]] = {"kind": "mined", **{k: case[k] for k in ("test", "source")}}
+        rows[case["id"]].update({k: v for k, v in case.items() if k.startswith("expect")})
+    for pair in CORPUS:
+        argv = argv_for(REPO / pair.target, REPO / pair.draft, pair.method)
+        jobs.append({"id": pair.id, "argv": argv})
+        rows[pair.id] = {"kind": "corpus", "draft": pair.draft, "target": pair.target}
+    return jobs, rows
+
+
+def run_driver(
+    python: Path,
+    jobs: list[dict],
+    work: Path,
+    driver: Path = DRIVER,
+    env: Mapping[str, str] | None = None,
+) -> tuple[dict, float]:
+    """Run ``driver`` over ``jobs`` with the engine's Python (offline, ``env`` added); its
+    output and the seconds it took."""
+    (work / "jobs.json").write_text(json.dumps(jobs))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "2", **(env or {})}
+    started = time.monotonic()
+    niced([str(python), str(driver), str(work / "jobs.json"), str(work / "out.json")],
+          check=True, env=env, cwd=work)  # fmt: skip
+    seconds = round(time.monotonic() - started, 1)
+    return json.loads((work / "out.json").read_text()), seconds
+
+
+def scrubbed(value: Any, work: Path) -> Any:
+    """``value`` (JSON) with this run's folders and the repository named by role."""
+    return json.loads(_scrub(json.dumps(value), work) or "null")
+
+
+def aux_layers(load: dict[str, Any] | None) -> list[int] | None:
+    """The target layer ids SGLang resolved for the draft (before its models' +1 for capture
+    before layer i), DFlash family or EAGLE-3."""
+    if not load:
+        return None
+    ids = load.get("dflash_target_layer_ids") or load.get("eagle_aux_hidden_state_layer_ids")
+    return list(ids) if ids is not None else None
+
+
+def run(release: str) -> Path:
+    """Run the oracle over one SGLang release; write and return its results file."""
+    python = install("sglang", release, SKIP, NO_DEPS)
+    with tempfile.TemporaryDirectory(dir=home()) as tmp:
+        work = Path(tmp)
+        jobs, rows = jobs_for(release, work)
+        out, seconds = run_driver(python, jobs, work)
+        results = []
+        for record in out["records"]:
+            error = record["error"]
+            results.append(
+                {
+                    "case": record["id"],
+                    **rows[record["id"]],
+                    "outcome": record["outcome"],
+                    "stage": record["stage"],
+                    "engine_error": None
+                    if error is None
+                    else _scrub(f"{error['type']}: {error['message']}", work),
+                    "aux_layers": aux_layers(record.get("load")),
+                    "resolved": scrubbed(record.get("resolved"), work),
+                    "load": scrubbed(record.get("load"), work),
+                    "model": None,
+                }
+            )
+    data = {
+        "engine": "sglang",
+        "release": out["release"],
+        "oracle": "prepare_server_args(argv) with --device cuda, resolve_once(), "
+        "check_server_args(), then the model runner's config resolution "
+        "(resolve_spec_aux_hidden_state_config) and the DSpark / DFlash workers' mask-token "
+        "checks; no model built (conformance/drivers/sglang_config_driver.py)",
+        "stages": {
+            "parse": "the launcher's argument parser (prepare_server_args)",
+            "config": "ServerArgs.resolve_once and check_server_args",
+            "load": "the model runner's and the draft worker's config resolution",
+        },
+        "seconds": seconds,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "results": results,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"sglang-{release}.json"
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path

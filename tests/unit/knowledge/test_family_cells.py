@@ -1,0 +1,208 @@
+"""Family cells come from each release's extracted facts; only reviewed exceptions are by hand.
+
+A facts file is the one edit that changes what an engine does on a family: the tests copy the
+shipped data to a temporary folder, edit one release's file the way a new extractor run would,
+and check that the verdict, the cell's citation and the docs' list of changes follow.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dflash_check.check.report import Verdict
+from dflash_check.knowledge import facts
+from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, SGLANG, VLLM, Release
+from dflash_check.knowledge.families import FAMILIES
+from dflash_check.knowledge.reviewed import in_range, inherit
+from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, PROFILES_BY_NAME, on_family
+from dflash_check.knowledge.runtimes.cells import (
+    REVIEWED_CELLS,
+    derived_cell,
+    engines_with_cells,
+    family_cell,
+    family_named,
+)
+from dflash_check.render.listing.cells import cell_changes
+from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
+
+GEMMA3 = {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text"}
+IDS = [1, 9, 17, 25, 33]
+
+
+def _clear() -> None:
+    facts.load.cache_clear()
+    facts.known_releases.cache_clear()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of the shipped facts that the tool reads instead of its own."""
+    folder = tmp_path / "data"
+    shutil.copytree(facts.DATA_DIR, folder)
+    monkeypatch.setattr(facts, "DATA_DIR", folder)
+    _clear()
+    yield folder
+    _clear()
+
+
+def edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite one facts file with ``change`` applied (what a new extractor run writes)."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    change(raw)
+    path.write_text(json.dumps(raw), encoding="utf-8")
+
+
+def vllm_gemma3_captures(raw: dict[str, Any]) -> None:
+    """Gemma3ForCausalLM gains SupportsEagle3 and captures after each layer."""
+    where = raw["targets"]["Gemma3ForCausalLM"]["class_at"].split(":")[0]
+    raw["targets"]["Gemma3ForCausalLM"].update(
+        capture=True, sites=[f"{where}:300:before-loop", f"{where}:310:after-layer"]
+    )
+
+
+def sglang_gemma3_hooks(raw: dict[str, Any]) -> None:
+    """Gemma3ForCausalLM gains a DFlash capture hook (+1)."""
+    where = raw["targets"]["Gemma3ForCausalLM"]["class_at"].split(":")[0]
+    raw["targets"]["Gemma3ForCausalLM"]["hooks"]["dflash"] = {
+        "at": f"{where}:930",
+        "rule": "plus-one",
+    }
+
+
+def verdict(target_patch: dict[str, Any], runtime: str) -> tuple[Verdict, set[str]]:
+    """Check the seed draft on a Qwen3-4B-shaped target patched to a family: the runtime's
+    verdict and the rules that fired for it."""
+    draft = copy.deepcopy(draft_config())
+    draft["dflash_config"]["target_layer_ids"] = IDS
+    target = {**copy.deepcopy(qwen3_4b_config()), **target_patch}
+    report = check_files(files("draft", draft, fc_tensors(draft)), files("target", target), runtime)
+    name = runtime.split("==")[0]
+    fired = {f.rule for f in report.findings if f.runtime == name}
+    return report.runtime_verdicts[name], fired
+
+
+@pytest.mark.parametrize(
+    ("engine", "change"), [(VLLM, vllm_gemma3_captures), (SGLANG, sglang_gemma3_hooks)]
+)
+def test_a_family_gaining_capture_in_the_facts_changes_the_verdict(
+    data_dir: Path, engine: Any, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """Gemma 3 has no capture in the shipped facts (DF017); the same facts file with a
+    capture makes the pair compatible, with no other edit, cited in that release's code."""
+    assert verdict(GEMMA3, engine.name) == (Verdict.INCOMPATIBLE, {"DF017"})
+    edit(data_dir / f"{engine.name}-{engine.newest.version}.json", change)
+    _clear()
+    assert verdict(GEMMA3, engine.name) == (Verdict.COMPATIBLE, set())
+    cell = on_family(PROFILES_BY_NAME[engine.name], "gemma3")
+    assert cell.cannot_capture is None
+    citation = cell.cell_citation or ""
+    assert citation.startswith("Gemma3ForCausalLM: ") and f"{engine.newest.source}:" in citation
+
+
+@pytest.fixture
+def vllm_0350(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Release:
+    """``vllm==0.35.0`` as the issue's exercise adds it: one extractor run (the newest facts
+    with Gemma 3 gaining capture, under the new release's name) and one release row."""
+    newest = VLLM.newest
+    raw = json.loads((data_dir / f"vllm-{newest.version}.json").read_text(encoding="utf-8"))
+    vllm_gemma3_captures(raw)
+    raw.update(release="0.35.0", cite_as="vllm==0.35.0")
+    (data_dir / "vllm-0.35.0.json").write_text(json.dumps(raw), encoding="utf-8")
+    row = Release("vllm", "0.35.0", date="2026-12-01")
+    from dflash_check.knowledge.engines import VLLM_REVIEWED
+
+    engine = replace(VLLM, releases=inherit((*VLLM.releases, row), VLLM_REVIEWED))
+    registry = {**ENGINES_BY_NAME, "vllm": engine}
+    # Every module that looks engines up by name sees the engine with the new row.
+    for module in list(sys.modules.values()):
+        if (getattr(module, "__name__", "") or "").startswith("dflash_check") and hasattr(
+            module, "ENGINES_BY_NAME"
+        ):
+            monkeypatch.setattr(module, "ENGINES_BY_NAME", registry)
+    return engine.newest
+
+
+def test_a_new_release_is_its_facts_file_and_one_row(vllm_0350: Release) -> None:
+    """The 0.35.0 verdict on Gemma 3 comes from 0.35.0's facts and cites only them; 0.34.0
+    keeps its own; the docs' changes list the family."""
+    assert vllm_0350.version == "0.35.0" and vllm_0350.pypi
+    old = next(r for r in VLLM.releases if r.version == VLLM.newest.version)
+    assert verdict(GEMMA3, f"vllm=={old.version}")[0] is Verdict.INCOMPATIBLE
+    assert verdict(GEMMA3, "vllm==0.35.0") == (Verdict.COMPATIBLE, set())
+    for method in ("dflash", "eagle3"):
+        cell = family_cell("vllm", vllm_0350, method, "gemma3")
+        assert cell is not None and cell.cannot_capture is None
+        assert "vllm==0.35.0:" in cell.citation and old.source not in cell.citation
+    eagle3 = on_family(replace(EAGLE3_PROFILES[0], release=vllm_0350), "gemma3")
+    assert eagle3.cannot_capture is None
+    changes = cell_changes("vllm", old, vllm_0350)
+    assert "on `gemma3` (eagle3): captures (was no capture)" in changes
+    assert "on `gemma3` (dflash): captures (was no capture)" in changes
+
+
+def test_a_release_without_facts_borrows_none(data_dir: Path) -> None:
+    """No data file, no cell from another release's data: MissingFacts names the file."""
+    with pytest.raises(facts.MissingFacts, match=re.escape("vllm-0.36.0.json")):
+        family_cell("vllm", Release("vllm", "0.36.0", pypi=True), "dflash", "gemma3")
+
+
+def _releases_in(exc: Any) -> list[Release]:
+    eng = ENGINES_BY_NAME[exc.runtime]
+    return [r for r in eng.releases if in_range(r.version, exc.releases, eng.releases)]
+
+
+@pytest.mark.parametrize("method", sorted(REVIEWED_CELLS))
+def test_every_reviewed_exception_says_what_the_facts_do_not(method: str) -> None:
+    """An exception has a range, a reason, known families, and changes the derived cell on
+    every release it covers: a hand cell the facts already give is removed, not kept."""
+    for exc in REVIEWED_CELLS[method]:
+        assert exc.releases and exc.reason and exc.citation, exc
+        assert ENGINES_BY_NAME[exc.runtime].extracted, exc
+        in_scope = _releases_in(exc)
+        assert in_scope, f"{exc.runtime} {exc.families}: {exc.releases} covers no release"
+        for release in in_scope:
+            found = facts.for_release(release)
+            for name in exc.families:
+                fam = family_named(name)
+                assert fam is not None, name
+                derived = derived_cell(found, method, fam)
+                merged = family_cell(exc.runtime, release, method, name)
+                assert merged is not None
+                same = (
+                    derived is not None
+                    and derived.verified
+                    and all(
+                        getattr(derived, k) == getattr(merged, k)
+                        for k in ("max_id_from_end", "min_id", "numbering", "id_readings")
+                    )
+                    and (derived.cannot_capture is None) == (merged.cannot_capture is None)
+                )
+                assert not same, f"{release.spec} {method}/{name}: the facts already say it"
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e.extracted and e.releases])
+def test_derived_cells_cite_their_own_release(engine: Any) -> None:
+    """Each derived cell's citation is in its release's code (the facts' ``cite_as``), never
+    another release's."""
+    for release in engine.releases:
+        found = facts.for_release(release)
+        others = {r.source for r in engine.releases if r.source != release.source}
+        for method in ("dflash", "eagle3"):
+            if engine.name not in engines_with_cells(method):
+                continue
+            for fam in FAMILIES:
+                cell = derived_cell(found, method, fam)
+                if cell is None:
+                    continue
+                assert f"{found.cite_as}:" in cell.citation, (release.spec, fam.name)
+                assert not any(f"{o}:" in cell.citation for o in others), cell.citation

@@ -1,0 +1,77 @@
+"""The mined cases of the engines whose tests are read outside a source archive
+(``tools/mine/``): each case is well formed and cites the version read, and each coverage page
+lists every case's test. What the engines' own code does with the cases is the oracle's
+(``tests/unit/conformance/test_agreement.py``); this file holds the data to its schema."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import REPO
+
+MINED = REPO / "conformance" / "mined"
+FILES = sorted(p for p in MINED.glob("*.json") if not p.name.startswith("vllm-"))
+CASE_KEYS = {
+    "id", "test", "source", "method", "num_speculative_tokens", "target", "draft", "expect",
+    "expect_stage", "expect_match",
+}  # fmt: skip
+"""The keys the oracle and the agreement read (``conformance/oracle.py``, ``agreement.py``)."""
+SOURCE = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{7,40}:\S+:\d+$|^[\w.-]+==[\w.]+:\S+:\d+$")
+"""``owner/repo@commit:path:line`` (a version read from the index) or ``engine==release:path:
+line`` (the release's own archive)."""
+
+
+def problems(data: dict, page: str) -> list[str]:
+    """What is wrong with one engine's cases file and coverage page."""
+    found = []
+    ids = [c.get("id") for c in data["cases"]]
+    if len(set(ids)) != len(ids):
+        found.append("duplicate case ids")
+    for case in data["cases"]:
+        where = case.get("id")
+        if missing := CASE_KEYS - case.keys():
+            found.append(f"{where}: missing {sorted(missing)}")
+            continue
+        if not SOURCE.match(case["source"]):
+            found.append(f"{where}: source {case['source']!r} cites no file:line")
+        if case["expect"] not in ("accepted", "refused"):
+            found.append(f"{where}: expect {case['expect']!r}")
+        if (case["expect"] == "refused") != (case["expect_stage"] is not None):
+            found.append(f"{where}: a refusal has a stage, an acceptance none")
+        if f"`{case['id']}`" not in page:
+            found.append(f"{where}: not on the coverage page")
+        text = json.dumps(case)
+        if re.search(r"/(tmp|home|root|work)/", text):
+            found.append(f"{where}: a machine path")
+    return found
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_mined_cases_are_well_formed(path: Path) -> None:
+    data = json.loads(path.read_text())
+    assert path.stem == f"{data['engine']}-{data['release']}"
+    page = path.with_suffix(".md").read_text()
+    assert problems(data, page) == []
+    assert "not reviewed." in page  # the page's figures line, generated
+
+
+def test_the_check_can_fail() -> None:
+    case = {
+        "id": "x", "test": "t::x", "source": "o/r@abc1234:t.py:3", "method": "dflash",
+        "num_speculative_tokens": 15, "target": {}, "draft": {"p": "/tmp/x"},
+        "expect": "refused", "expect_stage": None, "expect_match": None,
+    }  # fmt: skip
+    found = problems({"cases": [case, case]}, "no ids here")
+    assert "duplicate case ids" in found
+    assert "x: a refusal has a stage, an acceptance none" in found
+    assert "x: not on the coverage page" in found
+    assert "x: a machine path" in found
+    assert problems({"cases": [{**case, "source": "somewhere"}]}, "")[0].startswith("x: source")
+
+
+def test_there_are_mined_engines_besides_vllm() -> None:
+    assert any(p.stem.startswith("sglang-") for p in FILES)

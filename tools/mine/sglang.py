@@ -1,0 +1,554 @@
+"""SGLang 0.5.23's own tests about speculative decoding, as cases (issue 29, item 1).
+
+``python tools/mine/sglang.py SRC`` writes ``conformance/mined/sglang-0.5.23.json`` and its
+coverage page ``sglang-0.5.23.md``. SRC holds the test files named in ``READ`` at the commits
+named there (the index's stored versions of ``sgl-project/sglang``, read with its ``read_file``
+verb): the index has no 0.5.23 source archive and the repository is over ``fetch``'s size
+limit, so no file is pinned to the 0.5.23 tag. Each test's verdict is therefore checked
+against the code of the 0.5.23 wheel (``pip download --no-deps sglang==0.5.23``), and a case is
+made only where that code gives the verdict the test asserts (``release_check`` cites it); a
+test whose version asserts what 0.5.23 does not do is listed with the reason.
+
+Stages: ``config`` is ``ServerArgs`` resolution (``arg_groups/speculative_hook.py``); ``load``
+is the draft model's construction, where ``parse_dflash_draft_config`` refuses a draft
+(``models/dflash.py:700``; the config stage calls it only to infer the block size and
+swallows its errors, ``arg_groups/speculative_hook.py:399-415``). A maintainer's tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tools.mine.coverage import REPO, Page, TestId, line_of, tests_in, write
+
+ENGINE, RELEASE = "sglang", "0.5.23"
+WHEEL = f"{ENGINE}=={RELEASE}:sglang/srt"
+"""Citations of the 0.5.23 wheel's code, by path under ``sglang/srt``."""
+ZLAB_DRAFT = "tests/fixtures/hub/z-lab/Qwen3-8B-DFlash-b16"
+QWEN3_8B = "tests/fixtures/targets/Qwen--Qwen3-8B"
+"""36 layers, hidden 4096: the target the Domino test's ``num_target_layers`` names."""
+
+DOMINO = "test/registered/unit/spec/test_dflash_domino_config.py"
+DRAFT_MODEL = "test/registered/unit/models/test_dflash_draft_model.py"
+SPEC_AUX = (
+    "test/registered/unit/model_executor/model_runner_components/test_spec_aux_hidden_state.py"
+)
+READ: dict[str, str] = {
+    "test/registered/unit/spec/test_dflash_domino_config.py":
+        "8e4cc8bc7dca284bb4d4dd85888edea88ac775f5",
+    "test/registered/unit/spec/test_dflash_utils.py": "0560ccd58da8d87646b6be1c6f036732b710f5c1",
+    SPEC_AUX: "02d55f5db0359f1077bb32ba4a300a9622f29e6d",
+}  # fmt: skip
+"""Files kept in SRC (the cases and their lines come from them), with the commit read."""
+
+LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "test/registered/unit/spec/test_dflash_attention_config.py": (
+        "5357884ac62a314662ad7be51d30d4c44fee80f4",
+        ("test_absent_causal_override_preserves_legacy_behavior",
+         "test_explicit_causal_override_is_parsed", "test_invalid_causal_override_is_rejected",
+         "test_sliding_window_falls_back_to_dflash_swa_window_size",
+         "test_top_level_sliding_window_keeps_precedence"),
+    ),
+    "test/registered/unit/arg_groups/test_speculative_draft_config_tolerance.py": (
+        "359e436bff124f7a3e95a19db73e956cbe79e47c",
+        tuple(f"TestDraftConfigTolerance::{t}" for t in (
+            "test_unparseable_draft_config_is_not_fatal", "test_gemma4_draft_still_promotes",
+            "test_parseable_non_gemma4_draft_unaffected")),
+    ),
+    "test/registered/unit/spec/test_dflash_platform_support.py": (
+        "15209523f6bb85bb243951fc92b2b764e5f87f89",
+        ("test_dflash_rejects_platform_without_capability",
+         "test_dflash_accepts_platform_with_capability"),
+    ),
+    "test/registered/spec/dspark/test_dspark_speculators_convention.py": (
+        "01f476234ab4ee99c7fb7cb31b68d31b6a7c54a8",
+        tuple(f"TestDsparkSpeculatorsConventionDetection::{t}" for t in (
+            "test_deepspec_checkpoint_not_flagged",
+            "test_other_speculators_model_type_not_flagged",
+            "test_speculators_dspark_checkpoint_flagged")),
+    ),
+    "test/registered/unit/server_args/test_server_args_pp_speculative.py": (
+        "f7b5a6ecbd897effcefefb3dff75de683da57fdf",
+        tuple(f"TestPipelineParallelSpeculativeGate::{t}" for t in (
+            "test_prefill_role_accepts_pp_with_speculative_decoding",
+            "test_pp_size_one_is_unaffected", "test_pp_without_speculative_decoding_is_unaffected",
+            "test_decode_role_still_rejects_pp_with_speculative_decoding",
+            "test_non_disaggregated_still_rejects_pp_with_speculative_decoding",
+            "test_overlap_schedule_requirement_survives_the_split",
+            "test_overlap_schedule_requirement_holds_without_speculative_decoding",
+            "test_policy_layer_is_not_specific_to_one_algorithm"))
+        + tuple(f"TestPipelineParallelSpeculativePerAlgorithmGate::{t}" for t in (
+            "test_dspark_accepts_pp_on_the_prefill_role",
+            "test_dspark_rejects_pp_on_the_decode_role",
+            "test_dspark_rejects_pp_without_disaggregation",
+            "test_eagle_rejects_pp_even_on_the_prefill_role",
+            "test_ngram_rejects_pp_even_on_the_prefill_role",
+            "test_dflash_pp_rejection_is_untouched")),
+    ),
+    "test/registered/unit/spec/test_draft_model_override_args.py": (
+        "3a33c40df3012444a3f1c2d799951bc5ce8eb2ec",
+        tuple(f"TestDraftModelOverrideArgs::{t}" for t in (
+            "test_draft_override_falls_back_to_target_override",
+            "test_explicit_draft_override_wins",
+            "test_model_config_uses_target_and_draft_overrides_independently",
+            "test_algorithm_detection_receives_draft_overrides")),
+    ),
+    "test/registered/spec/dflash/test_dflash.py": (
+        "0159305fe00f59da626a01358d00f0f28f52b37b",
+        ("TestDFlashServerBase::test_early_stop", "TestDFlashServerBase::test_eos_handling",
+         "TestDFlashServerBase::test_greedy_determinism",
+         "TestDFlashServerPage256::test_radix_attention",
+         "TestDFlashServerOverlap::test_sampling_mask",
+         "TestDFlashServerOverlap::test_radix_attention"),
+    ),
+    "test/registered/spec/dspark/test_glm52_dspark_config.py": (
+        "2e0868a730008791e425f93bf141f77129313d1b",
+        tuple(f"TestGLM52RedHatDSparkConfig::{t}" for t in (
+            "test_dflash_parser_reads_nested_transformer_config_and_aux_layers",
+            "test_explicit_aux_layers_resolve_without_trained_target_depth",
+            "test_dspark_parser_prefers_speculators_tokens_for_gamma",
+            "test_dspark_parser_selects_default_proposal_method",
+            "test_dspark_parser_rejects_missing_default_proposal_method",
+            "test_dspark_parser_rejects_invalid_speculative_tokens",
+            "test_dict_text_config_none_falls_back_to_transformer_layer_config",
+            "test_dflash_parser_rejects_empty_aux_layer_ids",
+            "test_prefixed_dspark_block_size_overrides_speculators_gamma",
+            "test_prefixed_target_layer_ids_must_be_non_empty",
+            "test_generic_dspark_draft_model_is_registered",
+            "test_hf_loader_falls_back_for_missing_top_level_model_type")),
+    ),
+    "test/registered/unit/model_executor/model_runner_components/"
+    "test_aux_hidden_state_capture.py": (
+        "1f33d3dd05486a8b26ecb9768ffb4789d5354990",
+        ("test_cli_parses_method_and_layer_ids", "test_invalid_combinations_are_rejected",
+         "test_eagle3_defaults_to_model_layers", "test_disabled_by_default",
+         "test_eagle3_capture_without_draft", "test_dflash_family_capture_without_draft",
+         "test_draft_runner_never_captures", "test_dflash_family_hook_routing",
+         "test_full_capture_keeps_last_hidden_next_to_aux",
+         "test_last_hidden_is_not_kept_without_the_flag",
+         "test_last_hidden_only_under_full_aux_capture"),
+    ),
+    DRAFT_MODEL: (
+        "0cd950b15546f04441b8ad5f8b3e19309d1cdb32",
+        ("TestDFlashDraftModel::test_explicit_target_ids_are_not_validated_against_draft_depth",
+         "TestDFlashDraftModel::test_checkpoint_without_embedding_uses_fallback_contract",
+         "TestDFlashDecoderLayer::test_sliding_window_falls_back_to_published_dflash_config",
+         *(f"TestDFlashDecoderLayer::{t}" for t in (
+             "test_attention_receives_quant_config_and_full_prefix",
+             "test_laguna_attention_propagates_nested_prefix",
+             "test_laguna_attention_preserves_root_g_proj_prefix",
+             "test_laguna_projection_prefixes_and_state_dict_names",
+             "test_registered_laguna_entry_class_constructs_with_nested_prefix")),
+         *(f"TestDFlashWeightValidation::{t}" for t in (
+             "test_valid_unquantized_fc_weight_loads",
+             "test_invalid_unquantized_fc_weight_reports_logical_shape",
+             "test_valid_packed_fc_weight_loads",
+             "test_valid_logical_checkpoint_loads_into_packed_fc_weight",
+             "test_invalid_packed_fc_weight_still_fails",
+             "test_valid_modelopt_packed_on_disk_shape_loads",
+             "test_laguna_checkpoint_projection_names_reach_expected_loaders")),
+         "TestDFlashEmbeddingSelection::test_draft_embedding_is_preferred",
+         "TestDFlashEmbeddingSelection::test_target_embedding_is_the_fallback",
+         *(f"TestDFlashGreedyHead::{t}" for t in (
+             "test_quantized_head_uses_quant_method_instead_of_packed_weight",
+             "test_unquantized_fast_path_multiplies_only_valid_base_vocab",
+             "test_unquantized_added_vocab_path_uses_two_sliced_matmuls",
+             "test_quantized_head_path_applies_once_and_excludes_padding"))),
+    ),
+    "test/registered/unit/models/test_dspark_draft_model.py": (
+        "1fc8c9156cb4ad6fde1a449a57cc930354fd62c2",
+        tuple(f"TestDSparkDraftModel::{t}" for t in (
+            "test_markov_projection_receives_quant_config_and_full_prefix",
+            "test_checkpoint_embedding_is_preserved_when_attaching_target_modules",
+            "test_target_embedding_is_used_when_checkpoint_omits_one",
+            "test_checkpoint_embedding_requires_matching_config_declaration",
+            "test_declared_checkpoint_embedding_is_forwarded_to_backbone_loader",
+            "test_quantized_target_head_uses_quant_method")),
+    ),
+    "test/registered/unit/models/test_draft_entry_hook_parity.py": (
+        "3063deea7127f01820c5f6546b8221a027d0fc85",
+        ("TestDraftEntryHookParity::test_a_draft_resolves_a_gate_exactly_when_its_target_does",),
+    ),
+    "test/registered/unit/configs/test_eagle_draft_arch.py": (
+        "6c6d789d6cabb532108647f39d95a9732a13ae72",
+        tuple(f"TestResolveEagleDraftArch::{t}" for t in (
+            "test_llama_draft_without_draft_vocab_is_eagle",
+            "test_llama_draft_with_draft_vocab_is_eagle3",
+            "test_layer_count_is_not_used_to_classify",
+            "test_qwen2_draft_is_eagle", "test_family_without_eagle3_class_is_left_alone",
+            "test_repackaged_checkpoints_are_untouched", "test_unknown_architecture_is_untouched",
+            "test_explicit_none_draft_vocab_counts_as_absent",
+            "test_mapping_targets_are_registered_entry_classes")),
+    ),
+    "test/registered/unit/configs/test_draft_hf_config_resolution.py": (
+        "f3e64c3823d8e1065d5b7114dadea91f0fd1558d",
+        (*(f"TestDraftHfConfigResolution::{t}" for t in (
+            "test_forwards_the_target_read_inputs",
+            "test_returns_an_isolated_copy_of_the_cached_config",
+            "test_revision_falls_back_to_the_target_revision",
+            "test_decrypted_draft_config_becomes_the_configuration_file",
+            "test_no_configuration_file_when_undecrypted",
+            "test_object_store_draft_path_is_resolved_before_the_read",
+            "test_remote_draft_path_is_pulled_once_per_process")),
+         *(f"TestDraftReadFailureAttribution::{t}" for t in (
+             "test_read_failure_names_the_draft_path_and_keeps_the_cause",
+             "test_read_failure_does_not_name_the_decrypted_config_path",
+             "test_malformed_model_override_args_is_not_a_draft_read_failure",
+             "test_a_broken_config_parser_is_not_reported_as_an_unreadable_draft")),
+         "TestDflashBlockSizeFallback::test_unreadable_draft_falls_back_to_the_default_block_size",
+         "TestDflashBlockSizeFallback::test_malformed_model_override_args_is_fatal",
+         *(f"TestGemma4DraftAliasResolution::{t}" for t in (
+             "test_gemma4_assistant_draft_is_detected_through_the_plugin_parser",
+             "test_non_gemma4_draft_is_not_detected",
+             "test_no_draft_read_for_algorithms_that_ignore_the_answer",
+             "test_no_draft_read_without_a_draft_path",
+             "test_gemma4_draft_promotes_nextn_to_frozen_kv_mtp",
+             "test_gemma4_draft_rejects_eagle3",
+             "test_non_gemma4_draft_keeps_the_nextn_to_eagle_alias"))),
+    ),
+}  # fmt: skip
+"""Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
+``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
+
+
+def _all(path: str, reason: str) -> dict[str, str]:
+    """The same reason for every listed test of ``path`` (entries after it may refine one)."""
+    return {f"{path}::{name}": reason for name in LISTED[path][1]}
+
+
+_NOT_RELEASE = "the version read asserts what 0.5.23's code does not do: "
+_GLM52 = (
+    _NOT_RELEASE + "0.5.23 does not read the speculators-format DSpark layout "
+    "(aux_hidden_state_layer_ids, transformer_layer_config, speculators_config: none of these "
+    f"keys is read by {WHEEL}/speculative/dflash_utils.py or dspark_components/dspark_config.py)"
+)
+_PP = (
+    "pipeline-parallel and disaggregation-role gates, whatever the pair: an engine limit, not a "
+    f"pair's verdict (DFLASH: {WHEEL}/arg_groups/speculative_hook.py:319-322)"
+)
+REVIEWED: dict[str, str] = {
+    "test/registered/unit/spec/test_dflash_utils.py::"
+    "test_parse_dflash_draft_config_raises_on_sample_from_anchor": _NOT_RELEASE
+    + f"parse_dflash_draft_config ({WHEEL}/speculative/dflash_utils.py:588-800) does not read "
+    "dflash_config.sample_from_anchor",
+    "test/registered/unit/spec/test_dflash_utils.py::"
+    "test_parse_dflash_draft_config_raises_on_query_zero_predicts_next": _NOT_RELEASE
+    + "parse_dflash_draft_config does not read dflash_config.query_zero_predicts_next",
+    f"{DOMINO}::TestDFlashDominoConfigParsing::test_unsupported_projector_type_fails": _NOT_RELEASE
+    + f"only projector_type == 'domino' is validated ({WHEEL}/speculative/dflash_utils.py:734-791);"
+    " any other value parses as an ordinary DFlash draft",
+    f"{DOMINO}::TestDFlashDominoConfigParsing::test_causal_v5_alias_recognized": _NOT_RELEASE
+    + "'causal_v5' is no Domino alias there (dflash_utils.py:734); such a checkpoint's Domino "
+    f"weights are refused when loaded ({WHEEL}/models/dflash.py:923-928), which a config-only "
+    "case does not reach",
+    **{
+        f"test/registered/unit/spec/test_dflash_attention_config.py::{t}": _NOT_RELEASE
+        + "get_dflash_attention_causal_override is not in 0.5.23's dflash_utils.py; and the "
+        "draft's attention causality is no draft/target pairing"
+        for t in LISTED["test/registered/unit/spec/test_dflash_attention_config.py"][1][:3]
+    },
+    "test/registered/unit/spec/test_dflash_attention_config.py::"
+    "test_sliding_window_falls_back_to_dflash_swa_window_size": _NOT_RELEASE
+    + f"swa_window_size is read only for the Nemotron 3.5 layout ({WHEEL}/speculative/"
+    "dflash_utils.py:409-410); and the draft's attention window is no draft/target pairing",
+    "test/registered/unit/spec/test_dflash_attention_config.py::"
+    "test_top_level_sliding_window_keeps_precedence": "the draft's attention window, not a "
+    "draft/target pairing",
+    "test/registered/unit/arg_groups/test_speculative_draft_config_tolerance.py::"
+    "TestDraftConfigTolerance::test_unparseable_draft_config_is_not_fatal": _NOT_RELEASE
+    + "a draft config that fails to load stops ServerArgs resolution "
+    f"(_resolve_speculative_algorithm_alias, {WHEEL}/arg_groups/speculative_hook.py:90-95, "
+    "unguarded)",
+    **{
+        "test/registered/unit/arg_groups/test_speculative_draft_config_tolerance.py::"
+        f"TestDraftConfigTolerance::{t}": "the algorithm alias of Gemma 4 assistant drafts "
+        f"(NEXTN/EAGLE to FROZEN_KV_MTP, {WHEEL}/arg_groups/speculative_hook.py:102-116), no "
+        "draft/target config verdict; the tool has no Gemma 4 assistant format"
+        for t in ("test_gemma4_draft_still_promotes", "test_parseable_non_gemma4_draft_unaffected")
+    },
+    **{
+        f"test/registered/unit/spec/test_dflash_platform_support.py::{t}": "the device and "
+        f"platform gate of DFLASH ({WHEEL}/arg_groups/speculative_hook.py:287-301), whatever "
+        "the pair"
+        for t in LISTED["test/registered/unit/spec/test_dflash_platform_support.py"][1]
+    },
+    **{
+        f"test/registered/spec/dspark/test_dspark_speculators_convention.py::{t}": _NOT_RELEASE
+        + "DSparkDraftConfig has no speculators_convention "
+        f"({WHEEL}/speculative/dspark_components/dspark_config.py:61-69, 313-322)"
+        for t in LISTED["test/registered/spec/dspark/test_dspark_speculators_convention.py"][1]
+    },
+    **{
+        f"test/registered/unit/server_args/test_server_args_pp_speculative.py::{t}": _PP
+        for t in LISTED["test/registered/unit/server_args/test_server_args_pp_speculative.py"][1]
+    },
+    **{
+        f"test/registered/unit/spec/test_draft_model_override_args.py::{t}": "how "
+        "--json-model-override-args reach the draft's config; no draft/target verdict"
+        for t in LISTED["test/registered/unit/spec/test_draft_model_override_args.py"][1]
+    },
+    **{
+        f"test/registered/spec/dflash/test_dflash.py::{t}": "a served pair on a GPU "
+        "(meta-llama/Llama-3.1-8B-Instruct with z-lab/LLaMA3.1-8B-Instruct-DFlash-UltraChat, "
+        f"{ENGINE}=={RELEASE}:sglang/test/test_utils.py:117-119); the test writes no config and "
+        "that draft's config is not in the corpus (tests/fixtures)"
+        for t in LISTED["test/registered/spec/dflash/test_dflash.py"][1]
+    },
+    **{
+        f"test/registered/spec/dspark/test_glm52_dspark_config.py::TestGLM52RedHatDSparkConfig::{t}":
+            _GLM52
+        for t in (n.split("::")[1] for n in
+                  LISTED["test/registered/spec/dspark/test_glm52_dspark_config.py"][1][:10])
+    },
+    "test/registered/spec/dspark/test_glm52_dspark_config.py::TestGLM52RedHatDSparkConfig::"
+    "test_generic_dspark_draft_model_is_registered": "a registry fact (DSparkDraftModel, "
+    f"{WHEEL}/models/dspark.py:995 at 0.5.23 too), no pair",
+    "test/registered/spec/dspark/test_glm52_dspark_config.py::TestGLM52RedHatDSparkConfig::"
+    "test_hf_loader_falls_back_for_missing_top_level_model_type": _GLM52,
+    **_all(
+        "test/registered/unit/model_executor/model_runner_components/"
+        "test_aux_hidden_state_capture.py",
+        "aux-layer capture without a draft (--aux-hidden-state-capture) and the logits "
+        "processor: no draft/target pair",
+    ),
+    **_all(
+        DRAFT_MODEL,
+        "the draft's construction, weight loading and greedy head with stand-in layers and toy "
+        "sizes (hidden 4, vocab 128), no target",
+    ),
+    f"{DRAFT_MODEL}::TestDFlashDraftModel::"
+    "test_explicit_target_ids_are_not_validated_against_draft_depth": "the draft alone, toy "
+    "sizes (hidden 4, 6 ids over 6 layers), no target; 0.5.23 also sizes fc from the id count "
+    f"({WHEEL}/models/dflash.py:745-768)",
+    f"{DRAFT_MODEL}::TestDFlashDecoderLayer::"
+    "test_sliding_window_falls_back_to_published_dflash_config": _NOT_RELEASE
+    + f"swa_window_size is read only for the Nemotron 3.5 layout ({WHEEL}/speculative/"
+    "dflash_utils.py:409-410); and the draft's attention window is no draft/target pairing",
+    **_all(
+        "test/registered/unit/models/test_dspark_draft_model.py",
+        "the DSpark draft's Markov head, embedding sharing and quantized head with stand-ins: "
+        "no draft/target config verdict",
+    ),
+    **_all(
+        "test/registered/unit/models/test_draft_entry_hook_parity.py",
+        "a registry-wide invariant of entry classes (shared-experts fusion hook), no pair",
+    ),
+    **_all(
+        "test/registered/unit/configs/test_eagle_draft_arch.py",
+        _NOT_RELEASE + "0.5.23 has no resolve_eagle_draft_arch / EAGLE_DRAFT_BASE_ARCHS "
+        f"({WHEEL}/configs/model_config.py): a draft declaring LlamaForCausalLM is not "
+        "re-classed as an EAGLE or EAGLE-3 head there",
+    ),
+    **_all(
+        "test/registered/unit/configs/test_draft_hf_config_resolution.py",
+        _NOT_RELEASE + "ModelConfig.get_draft_hf_config, DraftConfigReadError and "
+        "_draft_is_gemma4_assistant are not in 0.5.23; the tests are about how the draft's "
+        "config is read (parsers, revisions, paths), not about a pair",
+    ),
+    f"{SPEC_AUX}::test_integrated_mtp_resolves_draft_layer_count": "an MTP head's KV layer "
+    "count (stand-in ModelConfig), no draft/target verdict",
+}  # fmt: skip
+"""Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
+REVIEWED[
+    "test/registered/spec/dspark/test_glm52_dspark_config.py::TestGLM52RedHatDSparkConfig::"
+    "test_prefixed_target_layer_ids_must_be_non_empty"
+] = (
+    "holds at 0.5.23 (an empty dspark_target_layer_ids is refused, "
+    f"{WHEEL}/speculative/dspark_components/dspark_config.py:299-306), but the test builds no "
+    "target and the corpus has no GLM-5.2 target to pair it with"
+)
+
+NOT_READ = (
+    "- **The 0.5.23 tag's own `test/`**: the index has no source archive of 0.5.23 (its newest "
+    "is 0.5.10.post1) and the wheel's `sglang/test/` is helpers, not the tests; the repository "
+    "is over `fetch`'s size limit. The index holds versions across the crawled history, none "
+    "named by tag; each file above is the version the index returned (commit given).",
+    "- `test/registered/spec/` (149 files in the index: `dflash/` 12, `dspark/` about 55, "
+    "`eagle/` about 75): 4 read (above); the others, mostly GPU server tests and DSpark "
+    "runtime internals, not read.",
+    "- `test/registered/unit/spec/` (239 files in the index, of which its listing shows the "
+    "first 100): 5 read; the rest not read.",
+    "- `test/registered/unit/server_args/` (77 files, `test_server_args.py` with 1,556 stored "
+    "versions): 1 read; `test/registered/unit/speculative/` (18 files): none read.",
+)
+
+
+def _zlab_with(config: dict[str, Any]) -> dict[str, Any]:
+    """The test's draft dict onto the z-lab Qwen3-8B b16 draft (its architecture, model type,
+    head and MLP sizes, mask id): the test builds only the keys the parser reads. The z-lab
+    draft's ``layer_types`` (5 entries) go, as the test's ``num_hidden_layers`` is 1."""
+    draft = json.loads((REPO / ZLAB_DRAFT / "config.json").read_text())
+    draft.pop("layer_types", None)
+    for key, value in copy.deepcopy(config).items():
+        if key == "dflash_config":
+            draft["dflash_config"].update(value)
+        else:
+            draft[key] = value
+    return draft
+
+
+def _ordinary() -> dict[str, Any]:
+    # _ordinary_dflash_config() of test_dflash_domino_config.py, written out.
+    return {
+        "vocab_size": 151936,
+        "hidden_size": 4096,
+        "num_hidden_layers": 1,
+        "block_size": 16,
+        "dflash_config": {"num_target_layers": 36, "target_layer_ids": [1, 9, 17, 25, 33]},
+    }
+
+
+def _domino() -> dict[str, Any]:
+    # _domino_dflash_config(): the ordinary config plus the public b16 Domino checkpoint's keys.
+    config = _ordinary()
+    config["emb_dim"] = 256
+    config["dflash_config"].update(
+        {"projector_type": "domino", "gru_hidden_dim": 1024, "pure_draft_prefix_len": 1,
+         "shift_label": True}
+    )  # fmt: skip
+    return config
+
+
+def _domino_without(*path: str) -> dict[str, Any]:
+    config = _domino()
+    holder = config
+    for key in path[:-1]:
+        holder = holder[key]
+    del holder[path[-1]]
+    return config
+
+
+def _domino_with(key: str, value: Any) -> dict[str, Any]:
+    config = _domino()
+    config["dflash_config"][key] = value
+    return config
+
+
+_DOMINO_CHECK = f"{WHEEL}/speculative/dflash_utils.py"
+DOMINO_ROWS: tuple[tuple[str, str, dict[str, Any], str | None, str], ...] = (
+    ("test_ordinary_config_still_parses", "dflash-domino-ordinary-config", _ordinary(), None,
+     f"{_DOMINO_CHECK}:588-800"),
+    ("test_domino_config_parses", "dflash-domino-config", _domino(), None,
+     f"{_DOMINO_CHECK}:734-791"),
+    ("test_missing_gru_hidden_dim_fails", "dflash-domino-missing-gru-hidden-dim",
+     _domino_without("dflash_config", "gru_hidden_dim"),
+     "DFLASH Domino requires dflash_config.gru_hidden_dim", f"{_DOMINO_CHECK}:784-785"),
+    ("test_missing_emb_dim_fails", "dflash-domino-missing-emb-dim", _domino_without("emb_dim"),
+     "DFLASH Domino requires dflash_config.emb_dim", f"{_DOMINO_CHECK}:786-787"),
+    ("test_unsupported_pure_draft_prefix_len_fails", "dflash-domino-pure-draft-prefix-len-2",
+     _domino_with("pure_draft_prefix_len", 2),
+     "DFLASH Domino currently requires pure_draft_prefix_len=1", f"{_DOMINO_CHECK}:779-783"),
+    ("test_non_bool_shift_label_fails", "dflash-domino-shift-label-not-bool",
+     _domino_with("shift_label", 1),
+     "DFLASH Domino requires dflash_config.shift_label to be a bool", f"{_DOMINO_CHECK}:774-778"),
+)  # fmt: skip
+"""(test, case id, the test's draft dict, 0.5.23's message where it refuses, where 0.5.23
+gives the verdict). The test itself asserts no message (``assertRaises(ValueError)``; for the
+prefix length ``NotImplementedError``, where 0.5.23 raises ValueError: refused either way)."""
+
+
+MUSE_DRAFT = "tests/fixtures/drafts/meta-models--Muse-Glimmer-30B-assistant"
+MUSE_TARGET = "tests/fixtures/targets/meta-models--Muse-Glimmer-30B"
+"""A Muse-Glimmer target (model_type muse_glimmer, 52 layers) and its assistant, whose ids are
+the test's ``[1, 13, 25, 37, 49]``."""
+MUSE_ROWS: tuple[tuple[int, str, list[int]], ...] = (
+    (0, "MuseGlimmerAssistantModel", [2, 14, 26, 38, 50]),
+    (2, "DFlashDraftModel", [1, 13, 25, 37, 49]),
+)
+"""The ``muse_glimmer`` rows of ``test_muse_target_layer_id_mapping``'s table (row, the draft's
+architecture, the ids 0.5.23 resolves). No case for row 1: the Muse assistant's config under
+``DFlash2DraftModel`` lacks DFlash 2's selector keys, which 0.5.23 refuses when it builds the
+draft (``models/dflash.py:1270-1273``), and the corpus has no Muse DFlash 2 draft; nor for the
+``qwen3`` rows (3, 4): the corpus has no Qwen3 target with the 50 layers those ids need."""
+
+
+def _muse_cases(src: Path) -> list[dict[str, Any]]:
+    name = "test_muse_target_layer_id_mapping"
+    line = line_of(src, SPEC_AUX, name)
+    draft = json.loads((REPO / MUSE_DRAFT / "config.json").read_text())
+    out = []
+    for row, architecture, ids in MUSE_ROWS:
+        out.append(
+            {
+                "id": f"muse-glimmer-ids-{architecture}",
+                "test": f"{SPEC_AUX}::{name}[{row}]",
+                "source": f"sgl-project/sglang@{READ[SPEC_AUX][:9]}:{SPEC_AUX}:{line}",
+                "release_check": f"{WHEEL}/model_executor/model_runner_components/"
+                "spec_aux_hidden_state.py:17-30, 254-258",
+                "method": "dflash",
+                "num_speculative_tokens": 15,
+                "target": MUSE_TARGET,
+                "draft": {**draft, "architectures": [architecture]},
+                "expect": "accepted",
+                "expect_stage": None,
+                "expect_match": None,
+                "engine_message": None,
+                # SpecAuxHiddenStateConfig.dflash_target_layer_ids: the ids handed to the
+                # target's capture hook (before layer i), after the Muse mapping.
+                "expect_target_layer_ids": ids,
+            }
+        )
+    return out
+
+
+def cases(src: Path) -> list[dict[str, Any]]:
+    """The cases of the tests read, at the lines of the versions read."""
+    out = _muse_cases(src)
+    for name, case_id, draft, message, check in DOMINO_ROWS:
+        test = f"TestDFlashDominoConfigParsing::{name}"
+        out.append(
+            {
+                "id": case_id,
+                "test": f"{DOMINO}::{test}",
+                "source": f"sgl-project/sglang@{READ[DOMINO][:9]}:{DOMINO}:"
+                f"{line_of(src, DOMINO, test)}",
+                "release_check": check,
+                "method": "dflash",
+                "num_speculative_tokens": 15,  # block_size 16: SGLang verifies 16 tokens a step
+                "target": QWEN3_8B,
+                "draft": _zlab_with(draft),
+                "expect": "refused" if message else "accepted",
+                "expect_stage": "load" if message else None,
+                "expect_match": None,  # the test matches none; 0.5.23's message is engine_message
+                "engine_message": message,
+            }
+        )
+    return out
+
+
+def tests(src: Path) -> list[TestId | str]:
+    """Every test read: those of the files kept in SRC with their lines, then the others."""
+    listed: list[TestId | str] = [t for path in READ for t in tests_in(src, path)]
+    listed += [f"{path}::{name}" for path, (_, names) in LISTED.items() for name in names]
+    return listed
+
+
+def _read_paragraph() -> str:
+    rows = [f"- `{p}` @ `{c[:9]}`" for p, c in READ.items()]
+    rows += [f"- `{p}` @ `{c[:9]}` (read whole, not kept)" for p, (c, _) in LISTED.items()]
+    return (
+        "Read from the index's stored versions of `sgl-project/sglang` (no version is the "
+        "0.5.23 tag's); a case is made only where the 0.5.23 wheel's code gives the verdict "
+        "the test asserts (`release_check` in each case):\n\n" + "\n".join(rows)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tools/mine/sglang.py")
+    parser.add_argument("src", type=Path, help="the test files of READ, at their commits")
+    args = parser.parse_args(argv)
+    page = Page(ENGINE, RELEASE, "python tools/mine/sglang.py SRC", _read_paragraph(), NOT_READ)
+    for path in write(page, cases(args.src), tests(args.src), REVIEWED):
+        print(path.relative_to(REPO))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
