@@ -162,7 +162,12 @@ def summary(code: int, stdout: str, stderr: str) -> dict[str, Any]:
         "draft_model": engine.get("draft_model"),
         "draft_evidence": engine.get("draft_evidence"),
         "failure": smoke.get("failure"),
-        "stderr": [line for line in stderr.strip().splitlines() if "dflash-check" in line][-3:],
+        "error": report.get("error"),
+        "stderr": [
+            line
+            for line in stderr.strip().splitlines()
+            if "dflash-check" in line or line.startswith("Error:")
+        ][-3:],
     }
 
 
