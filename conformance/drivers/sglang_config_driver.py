@@ -30,6 +30,13 @@ Stubs, each because the GPU wheel runs here on a CPU without a GPU:
   this CPU SGLang would detect ``cpu``, where DFLASH and DSpark are refused by the platform
   (``arg_groups/speculative_hook.py:286-300``, ``:669-672`` of 0.5.23), which says nothing
   about the pair. Resolution itself touches no GPU.
+- the machine's facts as a CUDA host (an H100, sm90) reports them, through SGLang's own
+  ``override_platform`` (``runtime_context.py:1950``, what its tests use): resolution reads
+  them, e.g. Mamba-state snapshots for hybrid targets (Qwen3.5) are allowed on CUDA only
+  (``arg_groups/mamba_hook.py:102-120``); nothing here queries the device.
+- ``mxfp4`` in the quantization registry: registered at import on CUDA
+  (``layers/quantization/__init__.py:95-105``), so an MXFP4 target (gpt-oss) is not "unknown
+  quantization" on this CPU.
 - the stand-in ``torchvision`` of ``vllm_config_driver``: ``sglang/srt/configs/__init__.py``
   imports multimodal configs that import it at module level; the index's torchvision does not
   load against the CPU torch, and no image is processed here.
@@ -43,7 +50,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import logging
 import sys
 import time
@@ -51,7 +57,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from vllm_config_driver import MESSAGE_CHARS, stand_in_torchvision
+from vllm_config_driver import MESSAGE_CHARS, run_jobs, stand_in_torchvision
 
 DEVICE = ("--device", "cuda")
 """Appended to every line (see the module docstring)."""
@@ -162,17 +168,24 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def as_on_a_gpu_host() -> None:
+    """The platform facts and the quantization registry of a CUDA host (see the docstring)."""
+    from sglang.srt.layers.quantization import QUANTIZATION_METHODS
+    from sglang.srt.layers.quantization.mxfp4 import Mxfp4Config
+    from sglang.srt.runtime_context import override_platform
+
+    override_platform(is_cuda=True, is_sm90=True, device_capability=(9, 0), device_sm=90).install()
+    QUANTIZATION_METHODS.setdefault("mxfp4", Mxfp4Config)
+
+
 def main(jobs_path: str, out_path: str) -> int:
     """Run every job in ``jobs_path``; write the records to ``out_path``."""
     stand_in_torchvision(Path(out_path).resolve().parent / "stand-in")
     logging.disable(logging.WARNING)  # SGLang's own warnings; its refusals are exceptions
     import sglang
 
-    jobs = json.loads(Path(jobs_path).read_text())
-    records = [run_one(job) for job in jobs]
-    out = {"release": sglang.__version__, "records": records}
-    Path(out_path).write_text(json.dumps(out, indent=1, default=str) + "\n")
-    return 0
+    as_on_a_gpu_host()
+    return run_jobs(jobs_path, out_path, run_one, sglang.__version__)
 
 
 if __name__ == "__main__":

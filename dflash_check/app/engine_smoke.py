@@ -50,7 +50,7 @@ def failed_run(
         dtype="as served",
         block_size=block,
         temperature=options.temperature,
-        min_acceptance=floor_for(block, options.min_acceptance)[0],
+        min_acceptance=floor_for(block, options.min_acceptance).tau,
         cases=(),
         engine=run,
         failure=failure,
@@ -111,8 +111,15 @@ def serve_command(
         8000,
     )
     # The command runs elsewhere ("your cluster"), from another directory: local folders are
-    # given as absolute paths, which the user can see and rewrite for that machine.
-    spec = replace(spec, target=served_name(target), draft=served_name(draft))
+    # given as absolute paths, which the user can see and rewrite for that machine. A target
+    # that names its own code is refused by both engines without --trust-remote-code
+    # (conformance/results/oracle/commands/: MiMo-V2.5-Pro); the printed line says so openly.
+    spec = replace(
+        spec,
+        target=served_name(target),
+        draft=served_name(draft),
+        trust_remote_code=report.target.remote_code,
+    )
     # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
     return one_line(shell_line(build_command(spec)))
 
@@ -125,17 +132,27 @@ def run_engine(
     engine: EngineOptions,
     say: Callable[[str], None],
 ) -> SmokeReport:
-    """Run the smoke prompts on the engine (attached, or launched here first)."""
+    """Run the smoke prompts on the engine (attached, or launched here first); with
+    ``--compare-bundled``, decode the pair in the bundled runtime first, for the floor."""
     from dflash_check.engines.smoke_run import run_engine_smoke
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 
     block_size = block_size_of(report, options.block_size)
+    prompts = options.prompts or DEFAULT_PROMPTS  # the bundled runtime's prompts
+    bundled = None
+    if engine.compare_bundled:
+        from dflash_check.app.bundled_floor import measure_bundled
+        from dflash_check.engines.profiles import profile
+
+        # SGLang's native API takes raw text: the bundled run then feeds raw prompts too.
+        chat = options.chat_template and profile(engine.engine).counts_from_metrics
+        bundled, prompts = measure_bundled(report, draft, target, options, chat, say)
 
     def attach(engine: EngineOptions) -> SmokeReport:
         return run_engine_smoke(
             draft,
             target,
-            options.prompts or DEFAULT_PROMPTS,  # the bundled runtime's prompts
+            prompts,
             options.max_new_tokens,
             options.temperature,
             options.seed,
@@ -144,6 +161,7 @@ def run_engine(
             block_size,
             engine,
             say,
+            bundled,
         )
 
     if engine.mode == "launch":

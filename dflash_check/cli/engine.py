@@ -76,7 +76,7 @@ EngineApiKeyOpt = Annotated[
         "--engine-api-key",
         metavar="KEY",
         envvar=ENGINE_KEY_ENV,
-        help=f"Bearer key of the engine's API (or {ENGINE_KEY_ENV}; never printed).",
+        help=f"The engine API key (or {ENGINE_KEY_ENV}; never printed).",
         show_default=False,
         show_envvar=False,
         rich_help_panel=ENGINE,
@@ -101,6 +101,14 @@ TrustServedDraftOpt = Annotated[
         rich_help_panel=ENGINE,
     ),
 ]
+CompareBundledOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compare-bundled",
+        help="Decode the pair in the bundled runtime first (smoke extra); floor from its tau.",
+        rich_help_panel=ENGINE,
+    ),
+]
 LaunchOpt = Annotated[
     bool,
     typer.Option(
@@ -113,7 +121,7 @@ PrintCommandOpt = Annotated[
     bool,
     typer.Option(
         "--print-command",
-        help="Print the command that serves the pair on your cluster, and exit.",
+        help="Print the command that serves the pair, and exit.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -144,7 +152,7 @@ LaunchTimeoutOpt = Annotated[
         metavar="SECS",
         min=1.0,
         callback=finite_timeout,
-        help="Seconds to wait for a launched engine to become healthy.",
+        help="Seconds a launched engine has to get healthy.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -185,6 +193,7 @@ class EngineFlags:
     binary: str | None
     extra_args: tuple[str, ...]
     trust_served_draft: bool
+    compare_bundled: bool = False
 
     @classmethod
     def parse(
@@ -202,12 +211,13 @@ class EngineFlags:
         engine_binary: EngineBinaryOpt = None,
         engine_arg: EngineArgOpt = None,
         trust_served_draft: TrustServedDraftOpt = False,
+        compare_bundled: CompareBundledOpt = False,
     ) -> EngineFlags:
         """Return the group from its options (``cli.groups.grouped``)."""
         return cls(
             engine, endpoint, baseline_endpoint, engine_api_key, engine_timeout, launch,
             print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
-            engine_binary, tuple(engine_arg or ()), trust_served_draft,
+            engine_binary, tuple(engine_arg or ()), trust_served_draft, compare_bundled,
         )  # fmt: skip
 
     def check(self, smoke_run: bool) -> None:
@@ -219,6 +229,7 @@ class EngineFlags:
             self.baseline_endpoint,
             self.launch,
             self.print_command,
+            self.compare_bundled,
         )
 
     def served_selection(self, selection: Selection) -> Selection:
@@ -245,6 +256,12 @@ class EngineFlags:
             console.print("No command printed: the static check failed.", markup=False)
             return
         sys.stdout.write(serve_command(report, draft, target, engine) + "\n")
+        if report.target.remote_code:
+            stderr_console().print(
+                "Note: the target's config names its own code (auto_map): the command "
+                "passes --trust-remote-code, which runs that code.",
+                markup=False,
+            )
 
     def options(self) -> EngineOptions | None:
         """Return the engine client's options, or None for the bundled runtime."""
@@ -265,6 +282,7 @@ class EngineFlags:
             binary=self.binary,
             extra_args=self.extra_args,
             trust_served_draft=self.trust_served_draft,
+            compare_bundled=self.compare_bundled,
         )
 
 
@@ -275,9 +293,11 @@ def check_engine_flags(
     baseline: str | None,
     launch: bool = False,
     print_command: bool = False,
+    compare_bundled: bool = False,
 ) -> None:
     """Refuse engine flags that cannot work together, naming both flags."""
-    for flag, on in (("--launch", launch), ("--print-command", print_command)):
+    on_engine = (("--launch", launch), ("--print-command", print_command))
+    for flag, on in (*on_engine, ("--compare-bundled", compare_bundled)):
         if on and engine is None:
             raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
     if print_command:

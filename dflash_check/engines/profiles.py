@@ -58,3 +58,6 @@ class EngineOptions:
     trust_served_draft: bool = False
     """``--trust-served-draft``: accept a server that does not name its draft (vLLM without
     dev mode) as serving the pair's; the report still says the draft is not verified."""
+    compare_bundled: bool = False
+    """``--compare-bundled``: decode the pair in the bundled runtime first, and take the
+    floor from its tau (``knowledge.acceptance.bundled_floor``)."""

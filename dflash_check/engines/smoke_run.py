@@ -40,7 +40,7 @@ from dflash_check.engines.metrics import (
     vllm_counts,
 )
 from dflash_check.engines.profiles import EngineOptions, profile
-from dflash_check.knowledge.acceptance import floor_for
+from dflash_check.knowledge.acceptance import BundledTau, floor_for
 from dflash_check.smoke.report import (
     EngineRun,
     SmokeCase,
@@ -134,11 +134,13 @@ def run_engine_smoke(
     block_size: int | None,
     options: EngineOptions,
     on_progress: Callable[[str], None] | None = None,
+    bundled: BundledTau | None = None,
 ) -> SmokeReport:
     """Decode the prompts on a running engine; measure tau from its own counters.
 
-    ``min_acceptance`` None: the floor measured collapses give at the block the engine drafts
-    (``knowledge.acceptance``).
+    ``min_acceptance`` None: a share of ``bundled``'s tau (``--compare-bundled``: the bundled
+    runtime's run of the same pair on the same prompts) when it drafted the block the engine
+    drafts, else the floor measured collapses give at that block (``knowledge.acceptance``).
 
     ``block_size`` is the draft's (or ``--block-size``); vLLM's per-position series and
     SGLang's server info tell the block the engine really drafts, and win when present.
@@ -243,14 +245,16 @@ def run_engine_smoke(
         pipeline_parallel=info.pipeline_parallel or options.pipeline_parallel,
         baseline_endpoint=baseline.base if baseline is not None else None,
     )
-    floor, reason = floor_for(block, min_acceptance)
+    floor = floor_for(block, min_acceptance, bundled)
     return SmokeReport(
         device=options.engine,
         dtype="as served",
         block_size=block,
         temperature=temperature,
-        min_acceptance=floor,
-        min_acceptance_reason=reason,
+        min_acceptance=floor.tau,
+        min_acceptance_reason=floor.reason,
+        min_acceptance_source=floor.source,
+        bundled=bundled,
         cases=tuple(cases),
         engine=run,
         counts=counts,

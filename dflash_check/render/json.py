@@ -281,6 +281,20 @@ def smoke_run(smoke: object) -> dict[str, Any] | None:
     return smoke_dict(smoke) if isinstance(smoke, SmokeReport) else None
 
 
+def bundled_dict(smoke: SmokeReport) -> dict[str, Any] | None:
+    """Return ``--compare-bundled``'s measurement (null when not asked for)."""
+    b = smoke.bundled
+    if b is None:
+        return None
+    return {
+        "tau": b.tau,
+        "prompts": b.prompts,
+        "block_size": b.block_size,
+        "lossless": b.lossless,
+        "why_not": b.why_not,
+    }
+
+
 def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
     """Return the smoke run as plain JSON data."""
     return {
@@ -292,6 +306,8 @@ def smoke_dict(smoke: SmokeReport) -> dict[str, Any]:
         "mean_acceptance_length": round(smoke.mean_acceptance_length, 4),
         "min_acceptance": smoke.min_acceptance,
         "min_acceptance_reason": smoke.min_acceptance_reason,
+        "min_acceptance_source": smoke.min_acceptance_source,
+        "bundled": bundled_dict(smoke),
         "passed": smoke.passed,
         "acceptance_rate_per_position": [round(r, 4) for r in smoke.acceptance_rate_per_position],
         "acceptance_length_histogram": {str(k): v for k, v in smoke.histogram().items()},

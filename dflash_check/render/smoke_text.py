@@ -50,6 +50,8 @@ def smoke_lines(smoke: SmokeReport, width: int) -> list[Line]:
     if smoke.engine is not None and smoke.engine.baseline_endpoint is None:
         speed = f"{smoke.tokens_per_second:.1f} tok/s (one request at a time, client clock)."
     out += lines(wrap(tau, width, "  ", "  "))
+    if smoke.bundled is not None:
+        out += lines(wrap(bundled_line(smoke), width, "  ", "  "))
     out += lines(wrap(speed, width, "  ", "  "))
     if smoke.engine is not None:
         out += lines(wrap(draft_line(smoke.engine), width, "  ", "    "))
@@ -89,6 +91,18 @@ def failure_lines(smoke: SmokeReport, width: int) -> list[Line]:
     out += lines(wrap(why, width, "  ", "    "))
     out += lines(wrap(f"log: {failure.log}", width, "  ", "    "), "dim")
     return out
+
+
+def bundled_line(smoke: SmokeReport) -> str:
+    """Return ``--compare-bundled``'s tau next to the engine's, or why there is none."""
+    b = smoke.bundled
+    assert b is not None
+    if b.tau is None:
+        return f"Bundled runtime: not compared ({b.why_not})."
+    return (
+        f"Bundled runtime: tau = {b.tau:.2f} on the same {plural(b.prompts, 'prompt')} at "
+        f"block {b.block_size}; {smoke.device}: {smoke.mean_acceptance_length:.2f}."
+    )
 
 
 def draft_line(run: EngineRun) -> str:

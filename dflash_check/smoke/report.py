@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dflash_check.knowledge.acceptance import BundledTau, FloorSource
+
 
 @dataclass(frozen=True)
 class SmokeCase:
@@ -138,7 +140,13 @@ class SmokeReport:
     """Set when the launched engine failed instead of decoding (no cases then)."""
     min_acceptance_reason: str | None = None
     """Where ``min_acceptance`` comes from when no ``--min-acceptance`` was given to an engine
-    run (``knowledge.acceptance``: measured collapses at the block size); None otherwise."""
+    run (``knowledge.acceptance``: the bundled tau of the pair, or measured collapses at the
+    block size); None otherwise."""
+    min_acceptance_source: FloorSource | None = None
+    """Where an engine run's floor comes from: ``given``, ``bundled`` or ``block size``; None
+    for the bundled runtime's own run."""
+    bundled: BundledTau | None = None
+    """``--compare-bundled``: the bundled runtime's tau of the same pair, or why there is none."""
 
     @property
     def has_baseline(self) -> bool:

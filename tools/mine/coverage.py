@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +33,41 @@ class TestId:
 
 def tests_in(src: Path, path: str) -> Iterator[TestId]:
     """Every test function and test method of ``src/path``, in file order."""
-    tree = ast.parse((src / path).read_text())
+    for cls, node in _test_nodes(ast.parse((src / path).read_text())):
+        yield TestId(path, f"{cls}{node.name}", node.lineno)
+
+
+def all_tests(src: Path, folder: str) -> Iterator[TestId]:
+    """Every test under ``src/folder``, by file."""
+    for file in sorted((src / folder).rglob("test_*.py")):
+        yield from tests_in(src, str(file.relative_to(src)))
+
+
+def relevant_tests(src: Path, folder: str, pattern: re.Pattern[str]) -> Iterator[TestId]:
+    """Every test under ``src/folder`` whose own source matches ``pattern``, by file."""
+    for file in sorted((src / folder).rglob("test_*.py")):
+        path = str(file.relative_to(src))
+        text = file.read_text(errors="replace")
+        if not pattern.search(text):
+            continue
+        tree = ast.parse(text)
+        bodies = {
+            f"{cls}{node.name}": ast.get_source_segment(text, node) or ""
+            for cls, node in _test_nodes(tree)
+        }
+        for test in tests_in(src, path):
+            if pattern.search(bodies[test.name]):
+                yield test
+
+
+def _test_nodes(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-            yield TestId(path, node.name, node.lineno)
+            yield "", node
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
-                    yield TestId(path, f"{node.name}::{item.name}", item.lineno)
+                    yield f"{node.name}::", item
 
 
 def line_of(src: Path, path: str, name: str) -> int:
@@ -64,20 +92,33 @@ class Page:
     """What could not be read, one markdown bullet each."""
 
 
+def pytest_outcomes(results: Path, command: str, skip: str | None = None) -> dict[str, Any]:
+    """The ``engine_tests`` record of a ``pytest -rA`` run (``results``, its output): each
+    test's outcome, less the tests whose id contains ``skip``."""
+    records = []
+    for line in results.read_text().splitlines():
+        m = re.match(r"^(PASSED|FAILED|ERROR) (\S+)", line)
+        if m and not (skip and skip in m.group(2)):
+            records.append({"test": m.group(2), "outcome": m.group(1).lower()})
+    return {"command": command, "records": records}
+
+
 def write(
     page: Page,
     cases: list[dict[str, Any]],
     tests: Iterable[TestId | str],
     reviewed: Mapping[str, str],
+    engine_tests: dict[str, Any] | None = None,
 ) -> tuple[Path, Path]:
-    """Write ``ENGINE-RELEASE.json`` (the cases) and ``ENGINE-RELEASE.md`` (the coverage page:
-    every test of ``tests`` with its cases, its reason in ``reviewed``, or "not reviewed")."""
+    """Write ``ENGINE-RELEASE.json`` (the cases, and the engine's own test run where there is
+    one) and ``ENGINE-RELEASE.md`` (the coverage page: every test of ``tests`` with its cases,
+    its reason in ``reviewed``, or "not reviewed")."""
     stem = f"{page.engine}-{page.release}"
     data = MINED / f"{stem}.json"
-    data.write_text(
-        json.dumps({"engine": page.engine, "release": page.release, "cases": cases}, indent=1)
-        + "\n"
-    )
+    payload: dict[str, Any] = {"engine": page.engine, "release": page.release, "cases": cases}
+    if engine_tests is not None:
+        payload["engine_tests"] = engine_tests
+    data.write_text(json.dumps(payload, indent=1) + "\n")
     by_test: dict[str, list[str]] = {}
     for case in cases:
         by_test.setdefault(case["test"].split("[")[0], []).append(case["id"])

@@ -12,7 +12,12 @@ from __future__ import annotations
 import ast
 import re
 
-from dflash_check.app.engine_tests import EngineEntry, parse_python
+from dflash_check.app.engine_tests import (
+    EngineEntry,
+    first_change,
+    parse_python,
+    unevaluated_change,
+)
 from dflash_check.errors import RegistryError
 
 _CONSTANT = re.compile(r"^DEFAULT_(DRAFT|TARGET)_MODEL_(\w+)$")
@@ -56,15 +61,6 @@ def _literal(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _refuse(display: str, line: int, name: str) -> RegistryError:
-    return RegistryError.at(
-        display,
-        line,
-        f"not checked: {name} is changed at line {line} by a statement the reader does not "
-        "evaluate; nothing was checked",
-    )
-
-
 def read_sglang_constants(text: str, display: str) -> tuple[EngineEntry, ...]:
     """Return one entry per suffix that names a draft or a target, at the draft's line.
 
@@ -86,17 +82,10 @@ def read_sglang_constants(text: str, display: str) -> tuple[EngineEntry, ...]:
                 line = values[name][1] if isinstance(node, ast.AugAssign) else node.lineno
                 values[name] = (value, line)
             continue
-        for sub in ast.walk(node):  # anything else that could rebind a constant
-            names = (
-                sub.names
-                if isinstance(sub, ast.Global | ast.Nonlocal)
-                else [sub.id]
-                if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load)
-                else []
-            )
-            for name in names:
-                if _CONSTANT.match(name):
-                    raise _refuse(display, getattr(sub, "lineno", node.lineno), name)
+        # Anything else that could rebind a constant, refused where it stands.
+        changed = first_change([node], lambda name: bool(_CONSTANT.match(name)), mutable=False)
+        if changed is not None:
+            raise unevaluated_change(display, *changed)
     found: dict[str, dict[str, tuple[str, int]]] = {}
     for name, (value, line) in sorted(values.items(), key=lambda kv: kv[1][1]):
         match = _CONSTANT.match(name)

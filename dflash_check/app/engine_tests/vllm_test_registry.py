@@ -14,7 +14,13 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from dflash_check.app.engine_tests import VLLM_TABLE, EngineEntry, parse_python
+from dflash_check.app.engine_tests import (
+    VLLM_TABLE,
+    EngineEntry,
+    first_change,
+    parse_python,
+    unevaluated_change,
+)
 from dflash_check.errors import RegistryError
 
 INFO_CLASS = "_HfExamplesInfo"
@@ -242,38 +248,9 @@ class _Reader:
         """Refuse any statement not evaluated that could change a table in ``names``: a
         binding, a ``del``, a method call, an item set or deleted, a ``global`` (reading the
         table, in a loop or a call's argument, changes nothing)."""
-        for statement in self.unread:
-            for node in ast.walk(statement):
-                changed = (
-                    (
-                        isinstance(node, ast.Name)
-                        and node.id in names
-                        and not isinstance(node.ctx, ast.Load)
-                    )
-                    or (
-                        isinstance(node, ast.Attribute)
-                        and isinstance(node.value, ast.Name)
-                        and node.value.id in names
-                    )
-                    or (
-                        isinstance(node, ast.Subscript)
-                        and isinstance(node.value, ast.Name)
-                        and node.value.id in names
-                        and not isinstance(node.ctx, ast.Load)
-                    )
-                    or (
-                        isinstance(node, ast.Global | ast.Nonlocal)
-                        and any(n in names for n in node.names)
-                    )
-                )
-                if changed:
-                    line = getattr(node, "lineno", statement.lineno)
-                    raise RegistryError.at(
-                        self.display,
-                        line,
-                        f"not checked: the table is changed at line {line} by a statement the "
-                        "reader does not evaluate; nothing was checked",
-                    )
+        found = first_change(self.unread, names.__contains__, mutable=True)
+        if found is not None:
+            raise unevaluated_change(self.display, found[0], "the table")
 
     def fail(self, node: ast.AST, message: str) -> RegistryError:
         """Build an error pointing at ``node``'s line."""

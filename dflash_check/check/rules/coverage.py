@@ -1,11 +1,11 @@
 """Rules from the facts extracted from each engine release's code (``knowledge/facts.py``).
 
-The family cells (``knowledge/runtimes/``) describe the target families the tool has reviewed; the
-extracted data covers every target architecture a release registers. These rules speak where
-the cells are silent: a target the release serves no model class for, and a served class with
-no capture for the draft's method. A family the cells already mark ``cannot_capture`` is left
-to DF017, so nothing is said twice. Only engines whose code is read as data (vLLM, SGLang)
-have facts; the others keep DF051's "not read" note.
+The family cells (``knowledge/runtimes/cells.py``) are derived from the same facts for every
+target family the tool knows; the data covers every target architecture a release registers.
+These rules speak where the cells are silent: a target the release serves no model class for,
+and a served class of no known family with no capture for the draft's method. A family the
+cells already mark ``cannot_capture`` is left to DF017, so nothing is said twice. Only engines
+whose code is read as data (vLLM, SGLang) have facts; the others keep DF051's "not read" note.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from dflash_check.check.formats import format_named
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     ALL_METHODS,
-    V033,
     Issue,
     PairContext,
     Rule,
@@ -162,16 +161,13 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     "The runtime cannot capture hidden states from this target family",
     "A DFlash draft or EAGLE-3 head reads hidden states that the target's own model code must "
     "capture, and each engine implements that per model class: vLLM through its aux-hidden-state "
-    "interface (absent for GLM-4.5/4.6 and GLM-4 MoE Lite, Gemma 3, Mixtral and Step-3.x: "
-    f"{V033}:vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:28-29), "
-    "SGLang through a set_dflash_layers_to_capture hook (absent for Qwen2, GLM-4.5/4.6, "
-    "MiniMax-M2, Gemma 3, Step-3.x, Llama 4's multimodal wrapper and dense Qwen3-VL's language "
-    "model: sglang 0.5.23 model_runner_components/attention_backend_setup.py:68-72), and for "
-    "an EAGLE-3 head a set_eagle3_layers_to_capture hook (absent for Laguna, MiMo-V2 and "
-    "Nemotron-H). Without "
-    "it the engine refuses the pair at load, after the weights are read (dflash-check docs "
-    "runtimes "
-    "lists every family, with the engine code read).",
+    "interface (SupportsEagle3), SGLang through a set_dflash_layers_to_capture hook (a "
+    "set_eagle3_layers_to_capture hook for an EAGLE-3 head), dflash-mlx through a target "
+    "backend. For vLLM and SGLang whether each family's class has it is read from each "
+    "release's own code (dflash-check docs engine-facts), so a release that adds or drops it "
+    "changes the verdict; only what that code cannot show is a reviewed exception, listed with "
+    "its reason (dflash-check docs runtimes, per target family). Without it the engine refuses "
+    "the pair at load, after the weights are read, in its own words quoted in the finding.",
     "Serve the pair with a runtime that captures this family (dflash-check docs runtimes), or "
     "use a "
     "target whose model class supports hidden-state capture.",

@@ -106,6 +106,8 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
             and (p.default_ids != "three" or d.num_hidden_layers == len(set(guess.layer_ids)))
         )
         stage, outcome = _no_ids_outcome(ctx, p, guess)
+        # A checkpoint fc of another width is refused at load, before anything runs.
+        repeats = repeats and stage is not Stage.LOAD
         yield Issue(
             f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}"
             + (
@@ -232,7 +234,8 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
         refusing = {
             p.name: p.release.duplicate_ids_refused
             for p in ctx.profiles
-            if p.runner == "V2" and p.release is not None and p.release.duplicate_ids_refused
+            # The release says which of its runners refuse (vLLM 0.34: V2, its only runner).
+            if p.release is not None and p.release.duplicate_ids_refused
         }
         if not refusing:
             # V1 captures each layer once while fc takes one feature per id: the first decode

@@ -22,7 +22,7 @@ from typing import Any
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
-from dflash_check.knowledge.engines import VLLM, VLLM_RUNNERS
+from dflash_check.knowledge.engines import VLLM_RUNNERS
 from dflash_check.views import ATTENTION_KEYS, DraftView, TargetView
 
 OMNI_TARGET_MODEL_TYPE = "qwen3_omni_moe"
@@ -248,9 +248,7 @@ def vocabulary_by_contract(ctx: PairContext) -> frozenset[str]:
     return frozenset(
         p.name
         for p in ctx.profiles
-        if p.engine_name == VLLM.name
-        and p.release is not None
-        and p.release.omni_dspark_contract is not None
+        if p.release is not None and p.release.omni_dspark_contract is not None
     )
 
 
@@ -279,7 +277,8 @@ def check_omni_dspark(ctx: PairContext) -> Iterator[Issue]:
     refusals = tuple(contract_refusals(ctx.draft, ctx.target, ctx.num_speculative_tokens))
     for p in ctx.profiles:
         release = p.release
-        if p.engine_name != VLLM.name or release is None or release.omni_dspark_contract is None:
+        # The release's reviewed semantics say whether it has the contract (vLLM >= 0.32).
+        if release is None or release.omni_dspark_contract is None:
             continue
         for field, message in refusals:
             yield Issue(

@@ -17,9 +17,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dflash_check.knowledge.reviewed import in_range
+
+if TYPE_CHECKING:
+    from dflash_check.knowledge.capture import Status
+    from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -92,8 +96,9 @@ class Release:
     ``speculator_config_class``), for the classes that declare one; the load-time check
     (``checks_method``) refuses any other requested method."""
     duplicate_ids_refused: str | None = None
-    """Why a draft whose ids repeat one is refused at start-up (Model Runner V2), with the
-    citations; None: not read to be refused."""
+    """Why a draft whose ids repeat one is refused at start-up by every runner the release has
+    (vLLM 0.34: Model Runner V2, its only one), with the citations; None: not read to be
+    refused. Set by a ``Reviewed`` range only where all of the range's runners refuse."""
     omni_dspark_contract: str | None = None
     """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
     config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
@@ -219,6 +224,9 @@ class LaunchSpec:
     method: str = "dflash"
     """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``,
     ``eagle3``)."""
+    trust_remote_code: bool = False
+    """Pass ``--trust-remote-code`` (both engines spell it so): the target's config names its
+    own code (``auto_map``), which each engine refuses to load without it."""
 
 
 def draft_tokens(
@@ -235,6 +243,9 @@ def draft_tokens(
     return num_speculative or (block if method == "dspark" else block - 1)
 
 
+CaptureJudge = Callable[["ReleaseFacts", "TargetFacts", str, str | None], "Status | None"]
+"""How an extracted engine's facts say whether a served class captures for a method and runner
+(None: no judgement)."""
 ServeCommand = Callable[[LaunchSpec], list[str]]
 """An engine's serve command line for a pair (host and port are added by the caller)."""
 LaunchCommand = Callable[[tuple[str, ...], str | None], tuple[str, ...]]
@@ -284,6 +295,12 @@ class Engine:
     """Its serve command line for a pair (``--print-command``, ``--launch``)."""
     launch: LaunchCommand = _replace_binary
     """How ``--launch`` runs the serve command."""
+    judge: CaptureJudge | None = None
+    """How its extracted facts say whether a served class captures (``coverage.py``)."""
+    no_capture: Mapping[str, tuple[str, str | None]] = field(default_factory=lambda: _EMPTY)
+    """Architecture -> why a class its facts show as capturing does not, and the key of the
+    engine's message refusing it (None: the engine does not refuse it, the draft is fed
+    nothing)."""
 
     @property
     def runtime_names(self) -> tuple[str, ...]:
@@ -338,3 +355,10 @@ class UnknownRelease(ValueError):
             f"{', '.join(r.spec for r in engine.releases)} (a bare '{engine.name}' means "
             f"{engine.newest.spec})"
         )
+
+
+class EngineModule(Protocol):
+    """What an engine module (``vllm.py``, …) exposes to the registration: its ``ENGINE``."""
+
+    ENGINE: Engine
+    """The engine, built from the module's release rows, reviewed ranges and hooks."""

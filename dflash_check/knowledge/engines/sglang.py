@@ -19,7 +19,9 @@ parallelism and version.
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.capture import Capture, Status
 from dflash_check.knowledge.engines.interface import (
     Engine,
     HttpProfile,
@@ -29,6 +31,9 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
 )
 from dflash_check.knowledge.reviewed import Reviewed, inherit
+
+if TYPE_CHECKING:
+    from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 RELEASES = (Release("sglang", "0.5.23", date="2026-10-30"),)
 REVIEWED = (
@@ -99,10 +104,60 @@ def serve(spec: LaunchSpec) -> list[str]:
         argv += ["--tp-size", str(spec.tensor_parallel)]
     if spec.pipeline_parallel:
         argv += ["--pp-size", str(spec.pipeline_parallel)]
+    if spec.trust_remote_code:  # ServerArgs.trust_remote_code; refused without it (transformers)
+        argv.append("--trust-remote-code")
     # /metrics is off by default in SGLang; the smoke run reads it.
     argv.append("--enable-metrics")
     return argv
 
+
+_HOOKS = MappingProxyType(
+    {"dflash": "dflash", "dflash2": "dflash", "dspark": "dspark", "eagle3": "eagle3"}
+)
+"""The draft's method -> the capture hook SGLang calls for it."""
+_MESSAGES = MappingProxyType({"eagle3": "no_eagle3_hook"})
+
+
+def judge(facts: ReleaseFacts, tf: TargetFacts, method: str, runner: str | None) -> Status | None:
+    """Judge a served class by its capture hook for the method, defined or inherited."""
+    hook_method = _HOOKS.get(method)
+    if hook_method is None:
+        return None
+    hook = tf.hooks.get(hook_method) or (
+        tf.hooks.get("dflash") if hook_method == "dspark" else None
+    )
+    if hook is not None:
+        # SGLang's general convention is +1 and a capture before each layer only (the
+        # strictest range), so a +1 hook never makes it too permissive.
+        return Status(
+            Capture.CAPTURES,
+            f"{hook_method} hook at {facts.cite(hook.at)}",
+            convention=hook.rule == "plus-one",
+        )
+    name = {"eagle3": "set_eagle3_layers_to_capture"}.get(
+        hook_method, "set_dflash_layers_to_capture"
+    )
+    return Status(
+        Capture.NO_CAPTURE,
+        f"{tf.architecture} ({facts.cite(tf.class_at or tf.at)}) has no {name} hook, "
+        "defined or inherited",
+        facts.message(_MESSAGES.get(hook_method, "no_dflash_hook")),
+    )
+
+
+# SGLang 0.5.23: the hooks inherited from Qwen3VLForConditionalGeneration delegate to the
+# language model, whose forward collects nothing (sgl-project/sglang#38589).
+NO_CAPTURE = MappingProxyType(
+    {
+        "Qwen4ExpForConditionalGeneration": (
+            "the capture hooks inherited from Qwen3VLForConditionalGeneration delegate to the "
+            "Qwen4Exp language model, which collects no hidden states "
+            "(sgl-project/sglang#38589): the hook succeeds and the draft is fed nothing",
+            None,
+        ),
+    }
+)
+"""Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
 
 ENGINE = Engine(
     "sglang",
@@ -115,4 +170,6 @@ ENGINE = Engine(
     stages=STAGES,
     http=HTTP,
     serve=serve,
+    judge=judge,
+    no_capture=NO_CAPTURE,
 )

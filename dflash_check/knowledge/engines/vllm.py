@@ -35,7 +35,9 @@ from __future__ import annotations
 import json
 from pathlib import PurePath
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.capture import Capture, Status
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
@@ -46,6 +48,9 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
 )
 from dflash_check.knowledge.reviewed import Reviewed, inherit
+
+if TYPE_CHECKING:
+    from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 _VLLM_REPO = "vllm-project/vllm"
 _VLLM_V2_PICK = (
@@ -227,6 +232,8 @@ def serve(spec: LaunchSpec) -> list[str]:
         argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
     if spec.pipeline_parallel:
         argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
+    if spec.trust_remote_code:  # EngineArgs.trust_remote_code; refused without it (transformers)
+        argv.append("--trust-remote-code")
     return argv
 
 
@@ -244,6 +251,42 @@ def launch(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...]:
     return (binary or "python3", "-m", MODULE, "--model", argv[2], *argv[3:])
 
 
+def judge(facts: ReleaseFacts, tf: TargetFacts, method: str, runner: str | None) -> Status | None:
+    """Judge a served class by the aux-hidden-state interface (SupportsEagle3) and where it
+    captures; a class without it is refused in the runner's own words."""
+    if tf.interface is None:
+        return None
+    if tf.interface:
+        positions = {site.rsplit(":", 1)[1] for site in tf.sites}
+        convention = "after-layer" in positions or {"before-layer", "after-loop"} <= positions
+        return Status(
+            Capture.CAPTURES,
+            f"implements SupportsEagle3 ({facts.cite(tf.class_at or tf.at)})",
+            convention=convention,
+        )
+    key = "no_capture_v1" if (runner or "").upper() == "V1" else "no_capture_v2"
+    return Status(
+        Capture.NO_CAPTURE,
+        f"{tf.architecture} ({facts.cite(tf.class_at or tf.at)}) does not implement the "
+        "aux-hidden-state interface (SupportsEagle3)",
+        facts.message(key) or facts.message("no_capture_v2"),
+    )
+
+
+# vLLM 0.34: Qwen4ExpForConditionalGeneration inherits SupportsEagle3 from Qwen3-VL, but its
+# language model is Qwen4ExpForCausalLM (model.py:1050), whose Qwen4ExpModel (model.py:415) is
+# a plain nn.Module: the interface's set_aux_hidden_state_layers asserts an EagleModelMixin.
+NO_CAPTURE = MappingProxyType(
+    {
+        "Qwen4ExpForConditionalGeneration": (
+            "vllm/models/qwen4_exp/nvidia/model.py:1050 builds Qwen4ExpForCausalLM, whose "
+            "Qwen4ExpModel (model.py:415) has no EagleModelMixin and no capture",
+            "needs_eagle_mixin",
+        ),
+    }
+)
+"""Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
+
 ENGINE = Engine(
     "vllm",
     "vLLM",
@@ -258,4 +301,6 @@ ENGINE = Engine(
     http=HTTP,
     serve=serve,
     launch=launch,
+    judge=judge,
+    no_capture=NO_CAPTURE,
 )

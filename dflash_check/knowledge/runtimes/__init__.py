@@ -23,7 +23,7 @@ from dflash_check.knowledge.runtimes.cells import (
     engines_with_cells,
     family_cell,
 )
-from dflash_check.knowledge.runtimes.dflash import FAMILY_CELLS, PROFILES
+from dflash_check.knowledge.runtimes.dflash import DFLASH_HAND_CELLS, PROFILES
 from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_PROFILES, NUMBERINGS
 from dflash_check.knowledge.runtimes.mtp import MTP_PROFILES
 from dflash_check.knowledge.runtimes.rows import (
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 # The names other rooms import from the table as a whole (each is defined once, where named).
 __all__ = [
     "AUX_READING",
+    "DFLASH_HAND_CELLS",
     "EAGLE3_PROFILES",
-    "FAMILY_CELLS",
     "METHOD_PROFILES",
     "METHOD_ROWS_TITLE",
     "NUMBERINGS",
@@ -121,7 +121,7 @@ PROFILES_BY_NAME: dict[str, RuntimeProfile] = {p.name: p for p in PROFILES}
 def read_id_keys() -> tuple[str, ...]:
     """Return every key some runtime reads layer ids from: what a normaliser records (the
     tables are constant, so it is computed once per process)."""
-    cells = (*FAMILY_CELLS, *(c for table in REVIEWED_CELLS.values() for c in table))
+    cells = (*DFLASH_HAND_CELLS, *(c for table in REVIEWED_CELLS.values() for c in table))
     readings = [r for rows in METHOD_PROFILES.values() for p in rows for r in p.id_readings]
     readings += [r for c in cells for r in c.id_readings or ()]
     return tuple(dict.fromkeys(r.key for r in readings))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.families import FAMILIES, TargetFamily
 from dflash_check.knowledge.reviewed import in_range
-from dflash_check.knowledge.runtimes.dflash import DFLASH_REVIEWED, FAMILY_CELLS
+from dflash_check.knowledge.runtimes.dflash import DFLASH_HAND_CELLS, DFLASH_REVIEWED
 from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_REVIEWED, NUMBERINGS
 from dflash_check.knowledge.runtimes.rows import FamilyCell
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from dflash_check.knowledge.engines import Release
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
-HAND_CELLS: Mapping[str, tuple[FamilyCell, ...]] = MappingProxyType({"dflash": FAMILY_CELLS})
+HAND_CELLS: Mapping[str, tuple[FamilyCell, ...]] = MappingProxyType({"dflash": DFLASH_HAND_CELLS})
 """Each method's cells of engines whose code is not extracted (dflash-mlx), read by hand."""
 REVIEWED_CELLS: Mapping[str, tuple[FamilyCell, ...]] = MappingProxyType(
     {"dflash": DFLASH_REVIEWED, "eagle3": EAGLE3_REVIEWED}

@@ -1,5 +1,7 @@
 """DFlash's rows of the runtime table (they cover DFlash 2 and DSpark): each runtime's general
-convention (``PROFILES``) and what it does on each reviewed target family (``FAMILY_CELLS``).
+convention (``PROFILES``); for the engines whose releases are extracted, the reviewed exceptions
+to the family cells their facts give (``DFLASH_REVIEWED``, applied in ``cells.py``); for the
+others, their family cells as read by hand (``DFLASH_HAND_CELLS``).
 """
 
 from __future__ import annotations
@@ -418,7 +420,8 @@ SGLANG_REVIEWED: tuple[FamilyCell, ...] = (
 DFLASH_REVIEWED: tuple[FamilyCell, ...] = (*VLLM_REVIEWED, *SGLANG_REVIEWED)
 """The reviewed exceptions of DFlash's rows: each over a release range, with its reason."""
 
-FAMILY_CELLS: tuple[FamilyCell, ...] = (
+DFLASH_HAND_CELLS: tuple[FamilyCell, ...] = (
+    # Only engines whose code is not extracted: an extracted engine's cells follow its facts.
     # dflash-mlx: one target backend per family; a model_type containing "qwen" (with a text
     # model that has layers and embed_tokens) or gemma4. Both capture after layer t at key t + 1.
     FamilyCell(

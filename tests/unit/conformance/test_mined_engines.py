@@ -1,7 +1,7 @@
 """The mined cases of the engines whose tests are read outside a source archive
 (``tools/mine/``): each case is well formed and cites the version read, and each coverage page
 lists every case's test. What the engines' own code does with the cases is the oracle's
-(``tests/unit/conformance/test_agreement.py``); this file holds the data to its schema."""
+(``test_agreement.py``); this file holds the data to its schema."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import REPO
-
-MINED = REPO / "conformance" / "mined"
+MINED = Path(__file__).resolve().parents[3] / "conformance" / "mined"
 FILES = sorted(p for p in MINED.glob("*.json") if not p.name.startswith("vllm-"))
 CASE_KEYS = {
     "id", "test", "source", "method", "num_speculative_tokens", "target", "draft", "expect",

@@ -1,0 +1,198 @@
+"""An engine is one module behind one interface, registered in one list (CONTRIBUTING.md).
+
+A fake engine is added here the way a new one is: one module-like value (an ``Engine`` with its
+releases, reviewed semantics, stages, serve command, HTTP profile and capture judge), its
+registration in ``knowledge.engines.ENGINES``, its extracted facts (one data file per release,
+in a temporary data folder) and its runtime row. With no other edit it is selected by ``-r``,
+listed by ``runtimes``, judged from its own release's facts in a verdict, gets its stages and
+its command line. Each test first shows the fake is unknown without its registration.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from dflash_check.engines.command import LaunchSpec, build_command, launch_command
+from dflash_check.engines.profiles import profile
+from dflash_check.knowledge import engine_limits, engines, facts
+from dflash_check.knowledge.engines import vllm
+from dflash_check.knowledge.engines.interface import (
+    Engine,
+    EngineLimit,
+    Release,
+    Stage,
+)
+from dflash_check.knowledge.outcomes import stage_of
+from dflash_check.knowledge.reviewed import Reviewed, inherit
+from dflash_check.knowledge.runtimes import METHOD_PROFILES, PROFILES_BY_NAME
+from dflash_check.knowledge.selection import SelectionError, parse_selection
+from tests.support.helpers import EXAMPLES, invoke_cli
+from tests.unit.knowledge.test_engine_contract import ERROR_RULES
+
+SEED = (str(EXAMPLES / "Qwen3-4B-DFlash-b16"), str(EXAMPLES / "Qwen3-4B"))
+NAME = "fakeserve"
+
+
+def _serve(spec: LaunchSpec) -> list[str]:
+    return ["fakeserve", "run", spec.target, "--draft", spec.draft, "--block", str(spec.block_size)]
+
+
+# -- the engine's module: what a new engine module fills ---------------------------------------
+
+FAKE = Engine(
+    NAME,
+    "A fake serving engine",
+    "example/fakeserve",
+    inherit(
+        (Release(NAME, "1.0.0"), Release(NAME, "1.1.0", date="2026-12-01")),
+        (
+            Reviewed(">=1.0", repository="example/fakeserve", pypi=True, distributions=(NAME,)),
+            Reviewed(">=1.1", notes="drops Qwen3's capture (fake)"),
+        ),
+    ),
+    ("dflash",),
+    drivable=True,
+    extracted=True,
+    # An out-of-range id runs silently here (the rule's default is at load).
+    stages=MappingProxyType({NAME: MappingProxyType({"DF004": Stage.SILENT})}),
+    limits=(
+        EngineLimit(
+            releases="<1.1",
+            methods=("dflash",),
+            pipeline_parallel=True,
+            what="pipeline parallelism (fake)",
+            where="fakeserve==1.0.0:fake/runner.py:1",
+            signature="fake drafter missing",
+            instead="use 1.1.0",
+        ),
+    ),
+    http=replace(vllm.HTTP, name=NAME, metrics_hint="start fakeserve with --metrics"),
+    serve=_serve,
+    judge=vllm.judge,  # its facts read like vLLM's: a capture interface per class
+)
+ROW = replace(
+    PROFILES_BY_NAME["reference"], name=NAME, title="a fake engine", family_independent=False
+)
+"""Its runtime row (a runtime's extension point): loads DFlash drafts as the reference does."""
+
+
+def _facts(version: str, captures: bool) -> dict[str, Any]:
+    """A release's facts as the extractor writes them: Qwen3 served, captured or not."""
+    target = {"at": "fake/registry.py:10", "class_at": "fake/qwen3.py:5", "capture": captures}
+    if captures:
+        target["sites"] = ["fake/qwen3.py:40:after-layer"]
+    return {
+        "engine": NAME,
+        "release": version,
+        "cite_as": f"{NAME}=={version}",
+        "archive": f"{NAME}-{version}.tar.gz",
+        "targets": {"Qwen3ForCausalLM": target},
+        "drafts": {},
+        "speculators": {},
+        "messages": {"no_capture_v2": {"at": "fake/capture.py:7", "text": "no capture here"}},
+    }
+
+
+def _clear_caches() -> None:
+    facts.load.cache_clear()
+    facts.known_releases.cache_clear()
+
+
+@pytest.fixture
+def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Engine]:
+    """Register the fake engine, its runtime row and its facts (1.0.0 captures, 1.1.0 not)."""
+    data = tmp_path / "data"
+    shutil.copytree(facts.DATA_DIR, data)
+    for version, captures in (("1.0.0", True), ("1.1.0", False)):
+        text = json.dumps(_facts(version, captures))
+        (data / f"{NAME}-{version}.json").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(facts, "DATA_DIR", data)
+    monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES, FAKE))
+    monkeypatch.setitem(METHOD_PROFILES, "dflash", (*METHOD_PROFILES["dflash"], ROW))
+    _clear_caches()
+    yield FAKE
+    _clear_caches()
+
+
+def pair_json(*args: str) -> tuple[int, dict[str, Any]]:
+    proc = invoke_cli("pair", *args, "--format", "json")
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_an_unregistered_engine_is_unknown() -> None:
+    with pytest.raises(KeyError):
+        engines.engine(NAME)
+    with pytest.raises(SelectionError, match="unknown runtime"):
+        parse_selection([f"{NAME}==1.0.0"])
+
+
+def test_its_releases_are_selected(fake_engine: Engine) -> None:
+    assert engines.engine(NAME) is fake_engine
+    assert engines.release_of(NAME).version == "1.1.0"  # the newest
+    assert engines.release_of(NAME, "1.1.0").notes == "drops Qwen3's capture (fake)"
+    assert engines.release_of(NAME, "1.0.0").notes == ""  # the range starts at 1.1
+    (choice,) = parse_selection([f"{NAME}==1.0.0"]).choices
+    assert (choice.engine, choice.version) == (NAME, "1.0.0")
+    with pytest.raises(SelectionError, match=f"{NAME}==1.0.0, {NAME}==1.1.0"):
+        parse_selection([f"{NAME}==9.9"])
+
+
+def test_its_facts_and_stages(fake_engine: Engine) -> None:
+    old, new = (facts.for_release(r) for r in fake_engine.releases)
+    assert (old.cite_as, new.cite_as) == (f"{NAME}==1.0.0", f"{NAME}==1.1.0")
+    assert stage_of("DF004", NAME) is Stage.SILENT
+    assert stage_of("DF006", NAME) is Stage.FIRST_DECODE  # the rule's default
+
+
+def test_it_holds_the_contracts_of_the_engine_model(fake_engine: Engine) -> None:
+    """What the contract tests ask of every registered engine holds for the new one: each
+    release has its facts, cited as its own code; each error rule has a stage on its runtime."""
+    assert fake_engine in engines.registered()
+    for release in fake_engine.releases:
+        assert facts.for_release(release).cite_as == release.source
+    for rule in ERROR_RULES:
+        assert stage_of(rule, NAME) is not None, rule
+
+
+def test_its_command_line_and_profile(fake_engine: Engine) -> None:
+    spec = LaunchSpec(NAME, "t", "d", 16, port=9000)
+    argv = ("fakeserve", "run", "t", "--draft", "d", "--block", "16")
+    assert build_command(spec) == (*argv, "--host", "127.0.0.1", "--port", "9000")
+    assert launch_command(spec, "/opt/fakeserve")[0] == "/opt/fakeserve"
+    assert profile(NAME).metrics_hint == "start fakeserve with --metrics"
+
+
+def test_its_limits_hold_by_release_range(fake_engine: Engine) -> None:
+    assert engine_limits.limit_for(NAME, "1.0.0", "dflash", 2) is not None
+    assert engine_limits.limit_for(NAME, "1.0.0+cpu", "dflash", 2) is not None
+    assert engine_limits.limit_for(NAME, "1.1.0", "dflash", 2) is None
+    assert engine_limits.limit_for(NAME, "1.0.0", "dflash", 1) is None
+
+
+def test_it_is_listed(fake_engine: Engine) -> None:
+    listed = invoke_cli("runtimes", "--format", "markdown").stdout
+    assert f"`{NAME}==1.1.0` (newest known)" in listed
+    assert f"`{NAME}==1.0.0`" in listed
+
+
+def test_its_verdict_reads_its_own_release_s_facts(fake_engine: Engine) -> None:
+    """1.0.0's facts capture on Qwen3: compatible; 1.1.0's do not: refused, in 1.1.0's words,
+    cited in 1.1.0's code (never another release's)."""
+    code, data = pair_json(*SEED, "-r", f"{NAME}==1.0.0")
+    assert code == 0, data
+    assert data["runtimes"] == {NAME: "compatible"}
+    code, data = pair_json(*SEED, "-r", f"{NAME}==1.1.0")
+    assert code == 1, data
+    assert data["runtimes"] == {NAME: "incompatible"}
+    # The family cell derived from 1.1.0's facts (DF017) or the coverage rule (DF053) says it.
+    said = [f["message"] for f in data["findings"] if f["severity"] == "error"]
+    assert any(f"'no capture here' ({NAME}==1.1.0:fake/capture.py:7)" in m for m in said), said
+    assert f"{NAME}==1.0.0" not in json.dumps(data["findings"])
