@@ -124,7 +124,9 @@ def served_section(data: Mapping[str, Any]) -> list[str]:
         f"target alone (the lossless baseline) and the pair served with the printed command "
         f"`{data['printed_command']}` (plus `{' '.join(data['engine_args'])}`, dev mode), then "
         "`--launch`. *other*: the same config with other weights; *twin*: that draft in a "
-        "folder named like the served one.",
+        "folder named like the served one. *judged as*: the vLLM rows of the verdict (the "
+        "default selection keeps `vllm` at the newest release; the server's release and runner "
+        "are the pinned row).",
         "",
         "| step | dflash-check in | exit (expected) | judged as | smoke run | tau (server's) "
         "| lossless | served draft known by |",
@@ -132,7 +134,9 @@ def served_section(data: Mapping[str, Any]) -> list[str]:
     ]
     for r in data["steps"]:
         judged = ", ".join(
-            f"{rel} {runner}" for name, (rel, runner) in r.get("runners", {}).items() if runner
+            f"{name}: {rel} {runner}"
+            for name, (rel, runner) in r.get("runners", {}).items()
+            if runner
         )
         passed = {True: "passed", False: "FAILED", None: ""}[r.get("smoke_passed")]
         tau = "" if r.get("tau") is None else f"{r['tau']:.2f}"
