@@ -105,7 +105,7 @@ CompareBundledOpt = Annotated[
     bool,
     typer.Option(
         "--compare-bundled",
-        help="Decode the pair in the bundled runtime first (smoke extra); floor from its tau.",
+        help="Floor from the bundled tau.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -121,7 +121,7 @@ PrintCommandOpt = Annotated[
     bool,
     typer.Option(
         "--print-command",
-        help="Print the command that serves the pair on your cluster, and exit.",
+        help="Print the pair's serving command, and exit.",
         rich_help_panel=ENGINE,
     ),
 ]
