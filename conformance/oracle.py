@@ -8,11 +8,16 @@ case and every pair of the real-config corpus, and record what it did.
    release's pure-Python dependencies (``requirements_of``: every ``Requires-Dist`` of the
    wheel except the GPU stack and torch, ``NOT_INSTALLED``);
 2. writes each case's configs as config-only folders (``conformance/mined/<engine>-<release>
-   .json``, from ``tools/mine_engine_tests.py``) and takes the corpus pairs (``CORPUS``) as
-   they lie in ``tests/fixtures``;
+   .json``, from ``tools/mine_engine_tests.py``; the real-engine conformance cases,
+   ``conformance/tiny_pairs.py``) and takes the corpus pairs (``CORPUS``) as they lie in
+   ``tests/fixtures``;
 3. runs ``conformance/drivers/vllm_config_driver.py`` with that Python over all of them;
 4. writes ``conformance/results/oracle/<engine>-<release>.json``: per case, accepted or refused
    with the engine's message and stage, and the aux layers the release computes.
+
+SGLang runs through ``conformance/oracle_sglang.py`` (``python -m conformance.oracle sglang
+0.5.23``, its own environment), and ``--commands`` parses every command the tool prints with the
+release's own parser and start-up code (``conformance/oracle_commands.py``).
 
 ``tests/unit/conformance/test_agreement.py`` compares the tool with these files; nothing at check
 time reads them. A maintainer's tool, not part of ``.ci/run`` (network, about 4 GB of disk).
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.runner import home, niced
+from conformance.tiny_pairs import PREFIX, configs, num_speculative_tokens, oracle_cases
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "conformance" / "results" / "oracle"
@@ -196,6 +202,21 @@ def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[st
         )
         rows[case["id"]] = {"kind": "mined", **{k: case[k] for k in ("test", "source")}}
         rows[case["id"]].update({k: v for k, v in case.items() if k.startswith("expect")})
+    for case in oracle_cases():
+        target, draft = configs(case)
+        case_id = PREFIX + case.id
+        jobs.append(
+            {
+                "id": case_id,
+                "target": str(config_folder(target, work / case_id / "target")),
+                "draft": str(config_folder(draft, work / case_id / "draft")),
+                "method": case.method,
+                "num_speculative_tokens": num_speculative_tokens(case, draft),
+                "max_model_len": target["max_position_embeddings"],  # the tiny model's 128
+                "model_stage": True,
+            }
+        )
+        rows[case_id] = {"kind": "conformance", "rule": case.rule}
     for pair in CORPUS:
         jobs.append(
             {

@@ -130,6 +130,9 @@ class TargetView:
     lm_head_quantization: str | None = None
     """How ``quantization_config`` quantises the LM head when it names it (e.g. ``modelopt
     W4A16_NVFP4``); None for a dense head or one the config does not name."""
+    remote_code: bool = False
+    """Whether the config names its own code (``auto_map``): the engines load it only when
+    told to trust it (``--trust-remote-code``)."""
     rope: tuple[tuple[str, str], ...] = ()
     """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` of the text model."""
     attention: tuple[tuple[str, str], ...] = ()

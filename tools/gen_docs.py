@@ -2,13 +2,15 @@
 
 docs/rules.md, docs/runtimes.md and docs/formats.md are the Markdown forms of the listings
 (``dflash_check.render.listing``, also shown by ``rules``/``runtimes``/``formats --format
-markdown``); docs/cli.md is typer's reference of the app. A development script, outside the
+markdown``); docs/cli.md is typer's reference of the app; README.md's sample outputs are the
+golden files they name. A development script, outside the
 package: it imports the CLI app, which the package itself never needs to import back.
 ``tests/unit/test_docs.py`` fails when a committed page differs from what this writes.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,12 +78,26 @@ def limits_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+GOLDEN_SAMPLE = re.compile(r"(<!-- golden: (\S+) -->\n```text\n)(.*?)(```)", re.S)
+"""A README sample output: the golden file it names (the tests compare the tool with it)."""
+
+
+def readme_markdown() -> str:
+    """Return README.md with each sample output replaced by the golden file it names, so that a
+    golden regenerated for a new release (``UPDATE_GOLDEN=1``) reaches the README too."""
+    text = (ROOT / "README.md").read_text()
+    return GOLDEN_SAMPLE.sub(
+        lambda m: m.group(1) + (ROOT / m.group(2)).read_text() + m.group(4), text
+    )
+
+
 DOCS: dict[str, Callable[[], str]] = {
     "docs/rules.md": rules_markdown,
     "docs/runtimes.md": runtimes_markdown,
     "docs/formats.md": formats_markdown,
     "docs/cli.md": cli_markdown,
     "docs/pairs.schema.json": pairs_schema_json,
+    "README.md": readme_markdown,
 }
 
 

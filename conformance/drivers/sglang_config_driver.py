@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import logging
 import sys
 import time
@@ -58,7 +57,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from vllm_config_driver import MESSAGE_CHARS, stand_in_torchvision
+from vllm_config_driver import MESSAGE_CHARS, run_jobs, stand_in_torchvision
 
 DEVICE = ("--device", "cuda")
 """Appended to every line (see the module docstring)."""
@@ -186,11 +185,7 @@ def main(jobs_path: str, out_path: str) -> int:
     import sglang
 
     as_on_a_gpu_host()
-    jobs = json.loads(Path(jobs_path).read_text())
-    records = [run_one(job) for job in jobs]
-    out = {"release": sglang.__version__, "records": records}
-    Path(out_path).write_text(json.dumps(out, indent=1, default=str) + "\n")
-    return 0
+    return run_jobs(jobs_path, out_path, run_one, sglang.__version__)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Usage: python vllm_config_driver.py JOBS.json OUT.json. JOBS is a list of
 ``{"id", "target", "draft", "method", "num_speculative_tokens"}`` (folders holding only a
-``config.json``); OUT gets one record per job: ``outcome`` (``accepted`` / ``refused``), the
+``config.json``; ``max_model_len``, 2048 unless given); OUT gets one record per job:
+``outcome`` (``accepted`` / ``refused``), the
 ``stage`` that refused (``config``: ``EngineArgs.create_engine_config``; ``load``: the
 speculator's own config set-up the model runner makes before building the drafter; ``model``,
 when the job asks for it: the target and the draft built on the meta device and the aux-layer
@@ -14,7 +15,13 @@ Stubs, each because the GPU wheel runs here on a CPU without the GPU stack:
 
 - ``vllm.triton_utils.HAS_TRITON = True``: the CPU platform refuses to start without Triton
   (``vllm==0.34.0:vllm/platforms/cpu.py:243``, "requires Triton (triton-cpu)"); nothing on the
-  config path calls a Triton kernel, so the flag alone is stubbed, not Triton.
+  config path calls a Triton kernel, so the flag alone is stubbed, not Triton. The platform
+  reads the flag when it checks a config; the Triton kernel decorator of model modules binds
+  it when imported (``TRITON_HELPERS``), so that module is imported first, with the real flag
+  (False): forced, the decorator reads ``triton.runtime`` off vLLM's placeholder module and
+  every model module with a Triton kernel fails to import
+  (``vllm==0.34.0:vllm/model_executor/warmup/jit_warmup_triton_helper.py:501-503``, Qwen3.5's
+  gated-delta-net ops); with the real flag it takes its no-Triton path, as a CPU build does.
 - a stand-in ``torchvision`` module (an empty package): multimodal targets (Qwen3-Omni) import
   it for their processors; the index's torchvision does not load against the CPU torch, and no
   processor is built here (``skip_tokenizer_init``).
@@ -26,10 +33,14 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 MESSAGE_CHARS = 600
+TRITON_HELPERS = ("vllm.model_executor.warmup.jit_warmup_triton_helper",)
+"""Modules that bind ``HAS_TRITON`` at import and decorate model kernels with it (0.32.0-0.34.0):
+imported before the flag is stubbed (see the module's docstring)."""
 
 
 STAND_IN = """
@@ -149,13 +160,33 @@ def _model_stage(config: Any) -> dict[str, Any]:
     text = config.model_config.hf_text_config
     seen["target_layers"] = getattr(text, "num_hidden_layers", None)
     seen["target_hidden"] = getattr(text, "hidden_size", None)
+    seen["fc_matches_capture"] = fc_matches_capture(seen)
     return seen
+
+
+def fc_matches_capture(seen: dict[str, Any]) -> bool | None:
+    """Whether the draft's fc takes what the runner captures: one target hidden state per
+    captured layer that fires. vLLM sizes the fc from the draft's aux-id count
+    (``vllm==0.34.0:vllm/model_executor/models/qwen3_dflash.py:125-134``) and the runner sets
+    the capture set apart (``set_eagle3_aux_hidden_state_layers``, de-duplicated at
+    ``model_executor/models/interfaces.py:1630``). The decoder captures at position 0 (its
+    input) and after each layer (``idx + 1``): positions 0..N fire, a larger id never does
+    (``vllm==0.34.0:vllm/model_executor/models/qwen2.py:420-431``, the same in 0.32.0 and
+    0.33.0). When the widths differ the drafter's first forward fails on the concatenated
+    width (``conformance/agreement.py``, ``FIRST_FORWARD``). None where the stage saw no
+    capture set, no fc or no layer count."""
+    captured, fc, hidden = seen["captured"], seen["fc_in_features"], seen["target_hidden"]
+    layers = seen["target_layers"]
+    if captured is None or fc is None or not hidden or layers is None:
+        return None
+    fired = [i for i in captured if 0 <= i <= layers]
+    return fc == len(fired) * hidden
 
 
 def _model_record(config: Any) -> dict[str, Any]:
     """The model stage's record. What it raises is kept as data, not as the pair's outcome: on
-    this CPU some model classes do not import under the stubs (a Triton helper imported by
-    Qwen3.5's module reads ``triton.runtime``), which says nothing about the pair."""
+    this CPU some targets cannot be built (an MXFP4 MoE has no CPU backend), which says
+    nothing about the pair."""
     try:
         return _model_stage(config)
     except Exception as err:  # noqa: BLE001 - kept as data (see the docstring)
@@ -178,7 +209,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
             load_format="dummy",
             enforce_eager=True,
             skip_tokenizer_init=True,
-            max_model_len=2048,
+            max_model_len=job.get("max_model_len", 2048),
         )
         config = args.create_engine_config()
         stage = "load"
@@ -204,19 +235,37 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main(jobs_path: str, out_path: str) -> int:
-    """Run every job in ``jobs_path``; write the records to ``out_path``."""
+def start_vllm(out_path: str) -> str:
+    """Put the stubs in place (see the module docstring), import vLLM; its version."""
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     stand_in_torchvision(Path(out_path).resolve().parent / "stand-in")
+    import contextlib
+    import importlib
+
     import vllm
     import vllm.triton_utils
 
+    for name in TRITON_HELPERS:
+        with contextlib.suppress(ImportError):  # a release without it
+            importlib.import_module(name)
     vllm.triton_utils.HAS_TRITON = True
+    return vllm.__version__
+
+
+def run_jobs(
+    jobs_path: str, out_path: str, run: Callable[[dict[str, Any]], dict[str, Any]], release: str
+) -> int:
+    """Run ``run`` over every job in ``jobs_path``; write the records to ``out_path`` (shared
+    by the drivers that take a job list)."""
     jobs = json.loads(Path(jobs_path).read_text())
-    records = [run_one(job) for job in jobs]
-    out = {"release": vllm.__version__, "records": records}
-    Path(out_path).write_text(json.dumps(out, indent=1) + "\n")
+    out = {"release": release, "records": [run(job) for job in jobs]}
+    Path(out_path).write_text(json.dumps(out, indent=1, default=str) + "\n")
     return 0
+
+
+def main(jobs_path: str, out_path: str) -> int:
+    """Run every job in ``jobs_path``; write the records to ``out_path``."""
+    return run_jobs(jobs_path, out_path, run_one, start_vllm(out_path))
 
 
 if __name__ == "__main__":

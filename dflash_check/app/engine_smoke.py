@@ -111,8 +111,15 @@ def serve_command(
         8000,
     )
     # The command runs elsewhere ("your cluster"), from another directory: local folders are
-    # given as absolute paths, which the user can see and rewrite for that machine.
-    spec = replace(spec, target=served_name(target), draft=served_name(draft))
+    # given as absolute paths, which the user can see and rewrite for that machine. A target
+    # that names its own code is refused by both engines without --trust-remote-code
+    # (conformance/results/oracle/commands/: MiMo-V2.5-Pro); the printed line says so openly.
+    spec = replace(
+        spec,
+        target=served_name(target),
+        draft=served_name(draft),
+        trust_remote_code=report.target.remote_code,
+    )
     # shell quoting keeps an ESC in a folder name; a terminal must see it, not obey it.
     return one_line(shell_line(build_command(spec)))
 

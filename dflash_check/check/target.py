@@ -102,4 +102,5 @@ def normalise_target(files: ModelFiles) -> TargetView:
         rope=rope_facts(text),
         attention=stated(text, ATTENTION_KEYS),
         lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
+        remote_code="auto_map" in files.config,
     )

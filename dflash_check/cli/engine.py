@@ -256,6 +256,12 @@ class EngineFlags:
             console.print("No command printed: the static check failed.", markup=False)
             return
         sys.stdout.write(serve_command(report, draft, target, engine) + "\n")
+        if report.target.remote_code:
+            stderr_console().print(
+                "Note: the target's config names its own code (auto_map): the command "
+                "passes --trust-remote-code, which runs that code.",
+                markup=False,
+            )
 
     def options(self) -> EngineOptions | None:
         """Return the engine client's options, or None for the bundled runtime."""

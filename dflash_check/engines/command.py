@@ -17,6 +17,7 @@ from dflash_check.knowledge.engines.interface import (
     DEFAULT_BLOCK_SIZE,
     Engine,
     LaunchSpec,
+    ServeCommand,
     draft_tokens,
 )
 from dflash_check.knowledge.engines.vllm import MODULE as VLLM_MODULE
@@ -32,17 +33,17 @@ __all__ = [
 ]
 
 
-def _serving(name: str) -> Engine:
+def _serving(name: str) -> tuple[Engine, ServeCommand]:
+    """Return the engine called ``name`` and its serve command (ValueError: none)."""
     found = ENGINES_BY_NAME.get(name)
     if found is None or found.serve is None:
         raise ValueError(f"unknown engine {name!r}")
-    return found
+    return found, found.serve
 
 
 def build_command(spec: LaunchSpec) -> tuple[str, ...]:
     """Return the argv that starts ``spec.engine`` serving the pair."""
-    serve = _serving(spec.engine).serve
-    assert serve is not None  # _serving checked it
+    _, serve = _serving(spec.engine)
     return (*serve(spec), "--host", spec.host, "--port", str(spec.port))
 
 
@@ -54,4 +55,5 @@ def shell_line(argv: tuple[str, ...]) -> str:
 def launch_command(spec: LaunchSpec, binary: str | None = None) -> tuple[str, ...]:
     """Return the argv ``--launch`` runs: ``build_command``'s, as the engine's module says it
     is launched with ``binary`` (``--engine-binary``; None: the engine's default)."""
-    return _serving(spec.engine).launch(build_command(spec), binary)
+    found, _ = _serving(spec.engine)
+    return found.launch(build_command(spec), binary)

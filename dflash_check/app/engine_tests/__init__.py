@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from types import MappingProxyType
 
 from dflash_check.errors import ConfigError, RegistryError
 from dflash_check.knowledge.engines import SGLANG, VLLM
 from dflash_check.sanitize import data
 from dflash_check.sources.local import read_capped
 
-Kind = Literal["pairs", "vllm", "sglang"]
+Kind = str
+"""``pairs``, or the engine whose test file it is (``ENGINE_TEST_FILES``)."""
 
 VLLM_TABLE = "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
 """The vLLM table of speculative examples (one ``_HfExamplesInfo`` per draft architecture)."""
@@ -139,7 +140,7 @@ class EngineEntry:
 class EngineFile:
     """An engine's test file, read."""
 
-    engine: Literal["vllm", "sglang"]
+    engine: str
     """Which engine wrote it."""
     version: str | None
     """The engine release the checkout belongs to, when the checkout says so."""
@@ -159,40 +160,93 @@ def read_text(path: Path, display: str) -> str:
         raise RegistryError(f"{display}: not UTF-8 text (byte {err.start})") from None
 
 
+def _read_vllm(text: str, display: str) -> tuple[EngineEntry, ...]:
+    from dflash_check.app.engine_tests.vllm_test_registry import read_vllm_test_registry
+
+    return read_vllm_test_registry(text, display)
+
+
+def _read_sglang(text: str, display: str) -> tuple[EngineEntry, ...]:
+    from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
+
+    return read_sglang_constants(text, display)
+
+
+@dataclass(frozen=True)
+class EngineTestFile:
+    """How one engine keeps its speculative test pairings, and how they are read."""
+
+    engine: str
+    """The engine whose tests they are."""
+    markers: tuple[str, ...]
+    """Text only that file has: any of it tells the file apart."""
+    version_files: tuple[tuple[str, ...], ...]
+    """Where a checkout (or an unpacked wheel) states its release, relative to the test file.
+    Both engines generate ``_version.py`` when built (setuptools-scm), so a git checkout that
+    was never built or installed has none: its release is then reported as unknown."""
+    read: Callable[[str, str], tuple[EngineEntry, ...]]
+    """The reader: the file's text and its display name -> its entries."""
+    asks_method: bool
+    """Whether an entry's stated method is what the engine's test asks for (vLLM checks it
+    against the draft's class at load)."""
+    key_methods: Mapping[str, str] | None = None
+    """Entry key -> method, matched whole (SGLang's constant suffixes); None: the method is
+    read from the key's name (vLLM's draft architectures)."""
+
+
+ENGINE_TEST_FILES: tuple[EngineTestFile, ...] = (
+    EngineTestFile(
+        VLLM.name,
+        (VLLM_TABLE, "_HfExamplesInfo"),
+        (("..", "..", "vllm", "_version.py"),),
+        _read_vllm,
+        asks_method=True,
+    ),
+    EngineTestFile(
+        SGLANG.name,
+        (SGLANG_MARKER,),
+        (("..", "_version.py"), ("..", "version.py")),
+        _read_sglang,
+        asks_method=False,
+        # EAGLE is SGLang's EAGLE-2 scenario; a suffix not listed (EAGLE_DP_ATTN) leaves the
+        # method to the draft's own config.
+        key_methods=MappingProxyType(
+            {
+                "EAGLE": "eagle",
+                "EAGLE3": "eagle3",
+                "DFLASH": "dflash",
+                "STANDALONE": "draft_model",
+                "NGRAM": "ngram",
+            }
+        ),
+    ),
+)
+"""Each engine whose test file ``registry`` reads, in the order its content is tried."""
+
+
+def engine_test_file(engine: str) -> EngineTestFile:
+    """Return how ``engine``'s test file is read (KeyError: an engine without one)."""
+    found = next((k for k in ENGINE_TEST_FILES if k.engine == engine), None)
+    if found is None:
+        raise KeyError(engine)
+    return found
+
+
 def detect_kind(path: Path, text: str) -> Kind:
-    """Tell a vLLM registry, SGLang test constants and ``pairs.yaml`` apart by their content
+    """Tell an engine's test file (``ENGINE_TEST_FILES``) and ``pairs.yaml`` apart by their content
     (a ``.yaml`` file is always a pairs file: its comments may name anything)."""
     if path.suffix.lower() in (".yaml", ".yml"):
         return "pairs"
-    if VLLM_TABLE in text or "_HfExamplesInfo" in text:
-        return VLLM.name
-    if SGLANG_MARKER in text:
-        return SGLANG.name
-    return "pairs"
+    found = next((k for k in ENGINE_TEST_FILES if any(m in text for m in k.markers)), None)
+    return found.engine if found is not None else "pairs"
 
 
 def load_engine_file(path: Path, display: str, kind: Kind, text: str) -> EngineFile:
-    """Read an engine's test file of ``kind`` (``vllm`` or ``sglang``)."""
-    if kind == VLLM.name:
-        from dflash_check.app.engine_tests.vllm_test_registry import read_vllm_test_registry
-
-        return EngineFile(
-            VLLM.name, checkout_version(path, VLLM.name), read_vllm_test_registry(text, display)
-        )
-    from dflash_check.app.engine_tests.sglang_constants import read_sglang_constants
-
-    return EngineFile(
-        SGLANG.name, checkout_version(path, SGLANG.name), read_sglang_constants(text, display)
-    )
+    """Read an engine's test file of ``kind`` (an engine of ``ENGINE_TEST_FILES``)."""
+    reader = engine_test_file(kind)
+    return EngineFile(kind, checkout_version(path, kind), reader.read(text, display))
 
 
-# Where a checkout (or an unpacked wheel) states its release, relative to the test file. Both
-# engines generate ``_version.py`` when built (setuptools-scm), so a git checkout that was
-# never built or installed has none: its release is then reported as unknown.
-_VERSION_FILES = {
-    VLLM.name: (("..", "..", "vllm", "_version.py"),),
-    SGLANG.name: (("..", "_version.py"), ("..", "version.py")),
-}
 # ``__version__ = version = '0.34.0'`` (setuptools-scm) or ``__version__ = "0.5.23"``.
 _VERSION = re.compile(
     r"""^__version__\s*=\s*(?:version\s*=\s*)?["']([0-9][^"']*)["']""", re.MULTILINE
@@ -202,7 +256,7 @@ _VERSION = re.compile(
 def checkout_version(path: Path, engine: str) -> str | None:
     """Return the release the checkout's version file states (read as text, never imported)."""
     folder = path.resolve().parent
-    for parts in _VERSION_FILES[engine]:
+    for parts in engine_test_file(engine).version_files:
         candidate = folder.joinpath(*parts)
         try:
             text = read_capped(candidate, "config.json", "registry")

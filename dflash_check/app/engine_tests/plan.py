@@ -17,6 +17,7 @@ from dflash_check.app.engine_tests import (
     EngineEntry,
     EngineFile,
     Kind,
+    engine_test_file,
     load_engine_file,
 )
 from dflash_check.app.engine_tests.overrides import Override, load_overrides
@@ -25,7 +26,7 @@ from dflash_check.app.pipeline import ModelCache, check_target_alone
 from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
 from dflash_check.check.report import Verdict
 from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError
-from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.selection import Selection, engine_release
 from dflash_check.sources.interface import BadModelSpec, parse_model_ref
 
@@ -46,17 +47,6 @@ _KEY_METHODS = (
     ("nextn", "mtp"),
     ("extracthiddenstates", "extract_hidden_states"),
 )
-# SGLang's constant suffixes, matched whole: EAGLE is SGLang's EAGLE-2 scenario; a suffix not
-# listed (EAGLE_DP_ATTN) leaves the method to the draft's own config.
-_SUFFIX_METHODS = {
-    "EAGLE": "eagle",
-    "EAGLE3": "eagle3",
-    "DFLASH": "dflash",
-    "STANDALONE": "draft_model",
-    "NGRAM": "ngram",
-}
-
-
 METHOD_TITLES = {
     "eagle": "EAGLE-1/2",
     "medusa": "Medusa heads",
@@ -77,11 +67,14 @@ def method_text(method: str) -> str:
 
 
 def method_of(entry: EngineEntry, engine: str) -> str | None:
-    """Return the entry's method: as stated, else from its name; None: the draft's config says."""
+    """Return the entry's method: as stated, else from its key (matched whole where the
+    engine's file names methods by key, else read from the name); None: the draft's config
+    says."""
     if entry.method:
         return "mtp" if entry.method.endswith("mtp") else entry.method
-    if engine == SGLANG.name:
-        return _SUFFIX_METHODS.get(entry.key)
+    key_methods = engine_test_file(engine).key_methods
+    if key_methods is not None:
+        return key_methods.get(entry.key)
     name = entry.key.lower().replace("_", "")
     return next((method for needle, method in _KEY_METHODS if needle in name), None)
 
@@ -181,7 +174,7 @@ def make_plan(
                 reason=override.reason if override else None,
                 source=f"{display}:{entry.line} ({entry.key})",
                 # As the engine's tests ask for it: vLLM checks it against the draft's class.
-                method=entry.method if file.engine == VLLM.name else None,
+                method=entry.method if engine_test_file(file.engine).asks_method else None,
             )
         )
     if problems:
@@ -249,9 +242,6 @@ def run_plan(
     return outcomes, tuple(sorted(plan.skipped + late, key=lambda k: k.line))
 
 
-ENGINE_TITLES = {e.name: e.title for e in (VLLM, SGLANG)}
-
-
 def prepare(
     path: Path,
     display: str,
@@ -271,7 +261,8 @@ def prepare(
         overrides = load_overrides(overrides_path, {e.key for e in file.entries})
     chosen = selection or engine_release(file.engine, file.version)
     release = file.version or "(release unknown)"
-    about = f"{ENGINE_TITLES[file.engine]} {release} test registry, checked for {chosen.spec}"
+    title = ENGINES_BY_NAME[file.engine].title
+    about = f"{title} {release} test registry, checked for {chosen.spec}"
     return make_plan(file, overrides, chosen, display), about
 
 

@@ -27,25 +27,29 @@ from dflash_check.knowledge.engines import (
 from dflash_check.knowledge.engines.interface import (
     INSTALLED,
     Engine,
+    EngineModule,
     Release,
     UnknownRelease,
 )
 
-ENGINES: tuple[Engine, ...] = (
-    reference.ENGINE,
-    vllm.ENGINE,
-    sglang.ENGINE,
-    trtllm.ENGINE,
-    llamacpp.ENGINE,
-    mlx.ENGINE,
-    dflash_mlx.ENGINE,
-    specforge.ENGINE,
+MODULES: tuple[EngineModule, ...] = (
+    reference,
+    vllm,
+    sglang,
+    trtllm,
+    llamacpp,
+    mlx,
+    dflash_mlx,
+    specforge,
 )
-"""Every engine the tool models, in the order reports list them: the one registration."""
+"""Every engine module, in the order reports list the engines: the one registration."""
+ENGINES: tuple[Engine, ...] = tuple(m.ENGINE for m in MODULES)
+"""Every engine the tool models, in that order: what every reader looks engines up in, at
+call time (``registered()``), so that a test may register a fake engine here."""
 
 
 def registered() -> tuple[Engine, ...]:
-    """Return the registered engines (read at call time: a test may extend ``ENGINES``)."""
+    """Return the registered engines (``ENGINES``, read at call time)."""
     return ENGINES
 
 
@@ -121,6 +125,7 @@ __all__ = [
     "LLAMACPP_REVIEWED",
     "MLX",
     "MLX_010",
+    "MODULES",
     "REFERENCE",
     "SGLANG",
     "SGLANG_0523",
@@ -136,6 +141,7 @@ __all__ = [
     "VLLM_RUNNERS",
     "VLLM_V1",
     "Engine",
+    "EngineModule",
     "Release",
     "UnknownRelease",
     "engine",

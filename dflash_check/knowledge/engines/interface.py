@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dflash_check.knowledge.reviewed import in_range
 
@@ -224,6 +224,9 @@ class LaunchSpec:
     method: str = "dflash"
     """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``,
     ``eagle3``)."""
+    trust_remote_code: bool = False
+    """Pass ``--trust-remote-code`` (both engines spell it so): the target's config names its
+    own code (``auto_map``), which each engine refuses to load without it."""
 
 
 def draft_tokens(
@@ -352,3 +355,10 @@ class UnknownRelease(ValueError):
             f"{', '.join(r.spec for r in engine.releases)} (a bare '{engine.name}' means "
             f"{engine.newest.spec})"
         )
+
+
+class EngineModule(Protocol):
+    """What an engine module (``vllm.py``, …) exposes to the registration: its ``ENGINE``."""
+
+    ENGINE: Engine
+    """The engine, built from the module's release rows, reviewed ranges and hooks."""

@@ -104,6 +104,8 @@ def serve(spec: LaunchSpec) -> list[str]:
         argv += ["--tp-size", str(spec.tensor_parallel)]
     if spec.pipeline_parallel:
         argv += ["--pp-size", str(spec.pipeline_parallel)]
+    if spec.trust_remote_code:  # ServerArgs.trust_remote_code; refused without it (transformers)
+        argv.append("--trust-remote-code")
     # /metrics is off by default in SGLang; the smoke run reads it.
     argv.append("--enable-metrics")
     return argv

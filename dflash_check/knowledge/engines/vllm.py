@@ -232,6 +232,8 @@ def serve(spec: LaunchSpec) -> list[str]:
         argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
     if spec.pipeline_parallel:
         argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
+    if spec.trust_remote_code:  # EngineArgs.trust_remote_code; refused without it (transformers)
+        argv.append("--trust-remote-code")
     return argv
 
 

@@ -63,11 +63,11 @@ def cell_text(c: FamilyCell) -> str:
 def cell_sources(method: str) -> list[str]:
     """Return one line per engine and family with a cell on ``method``'s rows, from the merged
     view at the engine's newest release (derived from its facts, reviewed exceptions applied)."""
-    from dflash_check.knowledge.engines import ENGINES
+    from dflash_check.knowledge.engines import registered
     from dflash_check.knowledge.runtimes import cells_at, engines_with_cells
 
     lines = []
-    for e in ENGINES:
+    for e in registered():
         if e.name not in engines_with_cells(method):
             continue
         for c in cells_at(e.name, e.newest, method):

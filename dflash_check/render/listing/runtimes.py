@@ -87,10 +87,10 @@ def runtimes_markdown() -> str:
 def release_rows() -> list[tuple[str, str, str, str, str, str]]:
     """Return (engine, release, date, commit, runners, notes) for every release known, the
     newest of each engine marked (what a bare ``-r ENGINE`` selects)."""
-    from dflash_check.knowledge.engines import ENGINES
+    from dflash_check.knowledge.engines import registered
 
     rows = []
-    for e in ENGINES:
+    for e in registered():
         for r in e.releases:
             runners = ", ".join(r.runners) or "one"
             if r.runner_choice:
@@ -133,13 +133,13 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
     the per-family overrides and the load-time method check."""
     from dataclasses import fields
 
-    from dflash_check.knowledge.engines import ENGINES
+    from dflash_check.knowledge.engines import registered
     from dflash_check.knowledge.facts import no_capture
     from dflash_check.knowledge.runtimes import METHOD_PROFILES, at_release
 
     skip = {"release", "title", "citation"}
     out = []
-    for e in ENGINES:
+    for e in registered():
         for old, new in zip(e.releases, e.releases[1:], strict=False):
             changes = []
             for runner in sorted(set(old.runners) - set(new.runners)):
@@ -340,7 +340,7 @@ def runtimes_json() -> str:
         }
         for p in method_rows("eagle3")
     ]
-    from dflash_check.knowledge.engines import ENGINES
+    from dflash_check.knowledge.engines import registered
 
     engines = [
         {
@@ -362,7 +362,7 @@ def runtimes_json() -> str:
                 for r in e.releases
             ],
         }
-        for e in ENGINES
+        for e in registered()
     ]
     data_all = {"schema_version": 1, "runtimes": data, "eagle3": eagle3, "engines": engines}
     return json.dumps(data_all, indent=2) + "\n"

@@ -105,6 +105,26 @@ def test_the_judge_can_fail() -> None:
     assert judge(accepted, "unknown", set()) == "disagree"
 
 
+def _corpus_row(fc_matches_capture: bool) -> Row:
+    """A corpus pair the config stages accepted, with the model stage's fc judgement."""
+    model = {"captured": [2, 18], "fc_in_features": 12288, "target_hidden": 4096}
+    model["fc_matches_capture"] = fc_matches_capture
+    return Row(
+        "vllm", "0", {"case": "x", "outcome": "accepted", "kind": "corpus", "model": model}, None
+    )
+
+
+def test_an_fc_wider_than_the_capture_is_a_refusal() -> None:
+    """The model stage built both models and the fc does not take the captured layers: the
+    drafter's first forward fails (at start-up or at the first decode, the runner's choice)."""
+    wider = _corpus_row(fc_matches_capture=False)
+    assert judge(wider, "compatible", set()) == "disagree"
+    assert judge(wider, "incompatible", {"load"}) == "agree"
+    assert judge(wider, "incompatible", {"first-decode"}) == "agree"
+    assert judge(wider, "incompatible", {"silent"}) == "disagree"
+    assert judge(_corpus_row(fc_matches_capture=True), "compatible", set()) == "agree"
+
+
 def test_every_mined_case_was_run() -> None:
     for path in RESULTS.glob("*.json"):
         data = json.loads(path.read_text())

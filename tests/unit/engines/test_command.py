@@ -56,3 +56,13 @@ def test_a_dspark_block_counts_draft_tokens() -> None:
     assert _flag(build_command(_spec("sglang", "dspark", 7)), "--speculative-num-draft-tokens") == (
         "8"
     )
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_target_with_its_own_code_is_trusted_in_the_command(engine: str) -> None:
+    """Both engines refuse a config that names its own code without --trust-remote-code
+    (conformance/results/oracle/commands/: MiMo-V2.5-Pro, refused at config by each)."""
+    plain = build_command(_spec(engine, "dflash", 16))
+    assert "--trust-remote-code" not in plain
+    trusted = LaunchSpec(engine, "T", "D", 16, trust_remote_code=True)
+    assert "--trust-remote-code" in build_command(trusted)
