@@ -23,6 +23,7 @@ from tests.acceptance.test_engine import (  # in_process: the bundled run of the
 )
 from tests.support.engineserver import scripted_decoder, serve
 from tests.support.helpers import invoke_cli
+from tests.support.no_torch import BLOCK_TORCH
 
 
 @pytest.mark.smoke
@@ -111,3 +112,26 @@ def test_compare_bundled_needs_an_engine() -> None:
     proc = invoke_cli("pair", str(DRAFT), str(TARGET), "--smoke-run", "--compare-bundled")
     assert proc.returncode == 2
     assert "--compare-bundled needs --engine vllm|sglang" in proc.stderr
+
+
+def test_without_the_smoke_extra_the_engine_run_goes_on() -> None:
+    """No torch on the client: the engine run still decodes; the floor is the block-size one,
+    and the report quotes the install line (a subprocess that cannot import torch)."""
+    import subprocess
+    import sys
+
+    with serve(fake("vllm", decoder=scripted_decoder(8, (3,)))) as server:
+        proc = subprocess.run(
+            [
+                sys.executable, "-c", BLOCK_TORCH, "pair", str(DRAFT), str(TARGET),
+                "--smoke-run", "--engine", "vllm", "--endpoint", server.url, "--prompt", "1 2 3",
+                "--max-new-tokens", "40", "--compare-bundled", "-f", "json",
+            ],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    smoke = json.loads(proc.stdout)["smoke"]
+    why = smoke["bundled"]["why_not"]
+    assert "needs torch and transformers" in why and "pip install" in why and "[smoke]" in why
+    assert (smoke["min_acceptance"], smoke["min_acceptance_source"]) == (2.31, "block size")
+    assert f"(no bundled floor: {why})" in smoke["min_acceptance_reason"]
