@@ -51,6 +51,13 @@ def test_a_collapse_above_the_block_size_floor_fails_the_bundled_floor(engine: s
     shown = " ".join(text.stdout.split())
     assert f"Bundled runtime: tau = {bundled['tau']:.2f} on the same 3 prompts at block 8" in shown
     assert "smoke run FAILED" in shown
+    with serve(fake(engine, decoder=scripted_decoder(8, (3,)))) as server:
+        ci = engine_cli(server.url, engine, "--compare-bundled", "-f", "junit")
+    assert ci.returncode == 1 and "DF092" in ci.stdout
+    assert (
+        f"({BUNDLED_SHARE:g} of the bundled runtime's tau {bundled['tau']:.2f} on the same 3"
+        in ci.stdout
+    )
 
 
 @pytest.mark.smoke
