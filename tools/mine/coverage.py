@@ -92,20 +92,33 @@ class Page:
     """What could not be read, one markdown bullet each."""
 
 
+def pytest_outcomes(results: Path, command: str, skip: str | None = None) -> dict[str, Any]:
+    """The ``engine_tests`` record of a ``pytest -rA`` run (``results``, its output): each
+    test's outcome, less the tests whose id contains ``skip``."""
+    records = []
+    for line in results.read_text().splitlines():
+        m = re.match(r"^(PASSED|FAILED|ERROR) (\S+)", line)
+        if m and not (skip and skip in m.group(2)):
+            records.append({"test": m.group(2), "outcome": m.group(1).lower()})
+    return {"command": command, "records": records}
+
+
 def write(
     page: Page,
     cases: list[dict[str, Any]],
     tests: Iterable[TestId | str],
     reviewed: Mapping[str, str],
+    engine_tests: dict[str, Any] | None = None,
 ) -> tuple[Path, Path]:
-    """Write ``ENGINE-RELEASE.json`` (the cases) and ``ENGINE-RELEASE.md`` (the coverage page:
-    every test of ``tests`` with its cases, its reason in ``reviewed``, or "not reviewed")."""
+    """Write ``ENGINE-RELEASE.json`` (the cases, and the engine's own test run where there is
+    one) and ``ENGINE-RELEASE.md`` (the coverage page: every test of ``tests`` with its cases,
+    its reason in ``reviewed``, or "not reviewed")."""
     stem = f"{page.engine}-{page.release}"
     data = MINED / f"{stem}.json"
-    data.write_text(
-        json.dumps({"engine": page.engine, "release": page.release, "cases": cases}, indent=1)
-        + "\n"
-    )
+    payload: dict[str, Any] = {"engine": page.engine, "release": page.release, "cases": cases}
+    if engine_tests is not None:
+        payload["engine_tests"] = engine_tests
+    data.write_text(json.dumps(payload, indent=1) + "\n")
     by_test: dict[str, list[str]] = {}
     for case in cases:
         by_test.setdefault(case["test"].split("[")[0], []).append(case["id"])

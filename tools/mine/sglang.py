@@ -39,6 +39,7 @@ QWEN3_8B = "tests/fixtures/targets/Qwen--Qwen3-8B"
 
 DOMINO = "test/registered/unit/spec/test_dflash_domino_config.py"
 DRAFT_MODEL = "test/registered/unit/models/test_dflash_draft_model.py"
+DSPARK_UNIT = "test/registered/unit/spec/test_dspark.py"
 SPEC_AUX = (
     "test/registered/unit/model_executor/model_runner_components/test_spec_aux_hidden_state.py"
 )
@@ -215,9 +216,53 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
              "test_gemma4_draft_rejects_eagle3",
              "test_non_gemma4_draft_keeps_the_nextn_to_eagle_alias"))),
     ),
+    "test/registered/unit/models/test_dflash_head_geometry.py": (
+        "a70951475e8dc71dbdabe84949fb82e851450c02",
+        tuple(f"TestDFlashHeadGeometry::{t}" for t in (
+            "test_per_layer_heads_override_scalar_default",
+            "test_scalar_heads_used_when_per_layer_heads_are_absent",
+            "test_per_layer_heads_require_layer_entry",
+            "test_laguna_config_accepts_non_uniform_all_swa_heads",
+            "test_laguna_config_does_not_apply_swa_rope_to_full_layers",
+            "test_laguna_config_all_swa_uses_swa_rope_for_default_fields")),
+    ),
+    "test/registered/unit/spec/test_dflash_quantized_draft_layout.py": (
+        "3b7b681d6ef253f75a22290aa07d03297fcf5d67",
+        ("test_every_layer_is_built_under_its_checkpoint_name",
+         "test_shard_only_ignore_reaches_the_fused_projection",
+         "test_fc_is_quantized_by_a_config_that_targets_linear",
+         "test_fc_stays_dense_when_ignored_or_unquantized", "test_packed_fc_tensors_load",
+         "test_dense_fc_loads_under_its_own_and_the_vendor_name",
+         "test_dense_fc_shape_is_still_checked",
+         "test_loading_refuses_a_tensor_the_module_stores_differently",
+         "test_loading_refuses_decoder_layers_without_an_fc",
+         "test_loading_still_ignores_tensors_the_draft_has_no_parameter_for"),
+    ),
+    DSPARK_UNIT: (
+        "005179ca582aef5732231629ea687b453ed656f8",
+        (*(f"TestDSparkPredicates::{t}" for t in (
+            "test_identity_predicates", "test_capability_predicates",
+            "test_from_string_resolves", "test_spec_input_types_classified")),
+         *(f"TestHandleDspark::{t}" for t in (
+            "test_pins_steps_and_topk_and_block_size",
+            "test_explicit_num_draft_tokens_used_when_block_size_alias_unset",
+            "test_overrides_steps_and_topk_but_preserves_explicit_max_requests",
+            "test_block_size_alias_conflict_raises", "test_nonpositive_block_size_raises",
+            "test_confidence_threshold_bounds",
+            "test_confidence_threshold_accepts_endpoints_and_rejects_negative",
+            "test_draft_path_defaults_to_target", "test_dp_attention_enables_dp_lm_head",
+            "test_pipeline_parallel_rejected", "test_mixed_chunk_disabled"))),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
+
+
+PARTLY = {
+    DSPARK_UNIT: "its first 16,000 of 52,804 characters read: the draft-input batch and "
+    "spec-input dataclass tests after them are not listed",
+}
+"""Files of ``LISTED`` read in part."""
 
 
 def _all(path: str, reason: str) -> dict[str, str]:
@@ -354,6 +399,21 @@ REVIEWED: dict[str, str] = {
         "_draft_is_gemma4_assistant are not in 0.5.23; the tests are about how the draft's "
         "config is read (parsers, revisions, paths), not about a pair",
     ),
+    **_all(
+        "test/registered/unit/models/test_dflash_head_geometry.py",
+        "the draft's per-layer attention heads and the Laguna config class (stand-in "
+        "configs), no pair",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_quantized_draft_layout.py",
+        "a quantized draft's module names and weight loading (stand-in layers, toy sizes), no "
+        "target",
+    ),
+    **_all(
+        DSPARK_UNIT,
+        "DSPARK's algorithm predicates and server flags (block-size alias, confidence "
+        "threshold, pp, dp) on a stand-in ServerArgs; no draft or target config is read",
+    ),
     f"{SPEC_AUX}::test_integrated_mtp_resolves_draft_layer_count": "an MTP head's KV layer "
     "count (stand-in ModelConfig), no draft/target verdict",
 }  # fmt: skip
@@ -373,12 +433,15 @@ NOT_READ = (
     "is over `fetch`'s size limit. The index holds versions across the crawled history, none "
     "named by tag; each file above is the version the index returned (commit given).",
     "- `test/registered/spec/` (149 files in the index: `dflash/` 12, `dspark/` about 55, "
-    "`eagle/` about 75): 4 read (above); the others, mostly GPU server tests and DSpark "
+    "`eagle/` more than 30, the listing cut at 100): 3 read (above); the others, mostly GPU "
+    "server tests and DSpark "
     "runtime internals, not read.",
     "- `test/registered/unit/spec/` (239 files in the index, of which its listing shows the "
-    "first 100): 5 read; the rest not read.",
+    "first 100): 7 read; the rest not read.",
     "- `test/registered/unit/server_args/` (77 files, `test_server_args.py` with 1,556 stored "
     "versions): 1 read; `test/registered/unit/speculative/` (18 files): none read.",
+    "- `test/registered/unit/models/` (412 files): 4 read; `unit/model_executor/` (160): 2 "
+    "read; `unit/configs/` (42): 2 read; `unit/arg_groups/` (3): 1 read; the rest not read.",
 )
 
 
@@ -483,7 +546,7 @@ def _muse_cases(src: Path) -> list[dict[str, Any]]:
                 "test": f"{SPEC_AUX}::{name}[{row}]",
                 "source": f"sgl-project/sglang@{READ[SPEC_AUX][:9]}:{SPEC_AUX}:{line}",
                 "release_check": f"{WHEEL}/model_executor/model_runner_components/"
-                "spec_aux_hidden_state.py:17-30, 254-258",
+                "spec_aux_hidden_state.py:17-30, 254-258; models/muse_glimmer.py:866-879",
                 "method": "dflash",
                 "num_speculative_tokens": 15,
                 "target": MUSE_TARGET,
@@ -492,9 +555,10 @@ def _muse_cases(src: Path) -> list[dict[str, Any]]:
                 "expect_stage": None,
                 "expect_match": None,
                 "engine_message": None,
-                # SpecAuxHiddenStateConfig.dflash_target_layer_ids: the ids handed to the
-                # target's capture hook (before layer i), after the Muse mapping.
-                "expect_target_layer_ids": ids,
+                # SpecAuxHiddenStateConfig.dflash_target_layer_ids, which Muse-Glimmer's hook
+                # captures as they are (before layer i: hidden_states[i], models/
+                # muse_glimmer.py:866-879): the aux layers, in vLLM's numbering.
+                "expect_aux_layers": ids,
             }
         )
     return out
@@ -534,7 +598,10 @@ def tests(src: Path) -> list[TestId | str]:
 
 def _read_paragraph() -> str:
     rows = [f"- `{p}` @ `{c[:9]}`" for p, c in READ.items()]
-    rows += [f"- `{p}` @ `{c[:9]}` (read whole, not kept)" for p, (c, _) in LISTED.items()]
+    rows += [
+        f"- `{p}` @ `{c[:9]}` ({PARTLY.get(p, 'read whole')}, not kept)"
+        for p, (c, _) in LISTED.items()
+    ]
     return (
         "Read from the index's stored versions of `sgl-project/sglang` (no version is the "
         "0.5.23 tag's); a case is made only where the 0.5.23 wheel's code gives the verdict "

@@ -35,6 +35,7 @@ from tools.mine.coverage import (  # noqa: E402
     Page,
     all_tests,
     line_of,
+    pytest_outcomes,
     relevant_tests,
     write,
 )
@@ -234,18 +235,6 @@ def reviewed(tests: list[Any]) -> dict[str, str]:
     return {t.node: FILE_REASONS[t.path] for t in tests if t.path in FILE_REASONS}
 
 
-def engine_tests(results: Path | None) -> dict[str, Any] | None:
-    """Each test's outcome against the 0.9.0 wheel, from ``pytest -rA`` output."""
-    if results is None:
-        return None
-    records = []
-    for line in results.read_text().splitlines():
-        m = re.match(r"^(PASSED|FAILED|ERROR) (\S+)", line)
-        if m:
-            records.append({"test": m.group(2), "outcome": m.group(1).lower()})
-    return {"command": ENGINE_TESTS, "records": records}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/mine/speculators.py")
     parser.add_argument("src", type=Path, help="the repository's tests/ parent, at COMMIT")
@@ -257,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     with_cases = {c["test"].split("[")[0] for c in found}
     relevant = {t.node for t in relevant_tests(args.src, "tests", RELEVANT)}
     tests = [t for t in all_tests(args.src, "tests") if t.node in relevant | with_cases]
-    run = engine_tests(args.results)
+    run = pytest_outcomes(args.results, ENGINE_TESTS) if args.results else None
     outcome = {r["test"]: r["outcome"] for r in (run or {}).get("records", [])}
     counts: dict[str, int] = {}
     for test in tests:
@@ -283,12 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     page = Page(
         ENGINE, RELEASE, "python tools/mine/speculators.py SRC --results FILE", read, not_read
     )
-    data, md = write(page, found, tests, reviewed(tests))
-    if run is not None:
-        payload = json.loads(data.read_text())
-        payload["engine_tests"] = run
-        data.write_text(json.dumps(payload, indent=1) + "\n")
-    for path in (data, md):
+    for path in write(page, found, tests, reviewed(tests), run):
         print(path.relative_to(REPO))
     return 0
 
