@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
+from dflash_check.app import engine_smoke
 from dflash_check.app.bundled_floor import bundled_block, measure_bundled
+from dflash_check.app.smoke_pair import SmokeRequest, smoke_pair
+from dflash_check.engines.errors import EngineRunFailedError
+from dflash_check.smoke.report import EngineFailure
 from dflash_check.smoke.run import DEFAULT_PROMPTS, SmokeOptions
 from tests.support.helpers import check_files, files
-from tests.unit.app.test_smoke_pair import DRAFT, TARGET, report
+from tests.unit.app.test_smoke_pair import DRAFT, ENGINE, TARGET, report
 from tests.unit.check.test_eagle3 import LLAMA_31, LLAMA_HEAD, config, header
 
 
@@ -42,3 +48,19 @@ def test_a_draft_the_bundled_runtime_cannot_build_is_not_compared() -> None:
     bundled, prompts = measure_bundled(eagle3, DRAFT, TARGET, SmokeOptions(), True, never)
     assert bundled.why_not == "the bundled runtime does not decode eagle3 drafts"
     assert prompts == DEFAULT_PROMPTS
+
+
+def test_an_engine_failure_keeps_the_bundled_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundled run happens before the engine; the engine's failure does not lose it."""
+    failure = EngineFailure("start", "exited with 1", "ValueError: no", "engine.log")
+
+    def launch(*_: object) -> None:
+        raise EngineRunFailedError(failure)
+
+    monkeypatch.setattr(engine_smoke, "run_engine", launch)
+    engine = replace(ENGINE, compare_bundled=True)
+    request = SmokeRequest(SmokeOptions(temperature=0.7), engine=engine)
+    out = smoke_pair(report(), DRAFT, TARGET, request, never)
+    assert out.smoke is not None and out.smoke.failure == failure
+    assert out.smoke.bundled is not None and out.smoke.bundled.tau is None
+    assert "--temperature is above 0" in (out.smoke.bundled.why_not or "")
