@@ -76,7 +76,7 @@ EngineApiKeyOpt = Annotated[
         "--engine-api-key",
         metavar="KEY",
         envvar=ENGINE_KEY_ENV,
-        help=f"Bearer key of the engine's API (or {ENGINE_KEY_ENV}; never printed).",
+        help=f"The engine API key (or {ENGINE_KEY_ENV}; never printed).",
         show_default=False,
         show_envvar=False,
         rich_help_panel=ENGINE,
@@ -105,7 +105,7 @@ CompareBundledOpt = Annotated[
     bool,
     typer.Option(
         "--compare-bundled",
-        help="Floor from the bundled tau.",
+        help="Decode in the bundled runtime first; floor from its tau.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -121,7 +121,7 @@ PrintCommandOpt = Annotated[
     bool,
     typer.Option(
         "--print-command",
-        help="Print the pair's serving command, and exit.",
+        help="Print the command that serves the pair, and exit.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -152,7 +152,7 @@ LaunchTimeoutOpt = Annotated[
         metavar="SECS",
         min=1.0,
         callback=finite_timeout,
-        help="Seconds to wait for a launched engine to become healthy.",
+        help="Seconds a launched engine has to get healthy.",
         rich_help_panel=ENGINE,
     ),
 ]
