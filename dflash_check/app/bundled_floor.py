@@ -74,6 +74,12 @@ def measure_bundled(
     except CheckError as err:
         why = f"{err}; {err.hint}" if err.hint else str(err)
         return BundledTau(None, why_not=one_line(why)), prompts
+    except (MemoryError, RuntimeError) as err:
+        # A pair too big for this machine (torch's OutOfMemoryError is a RuntimeError) only
+        # loses the comparison that was asked for, not the engine run.
+        first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        why = f"the bundled runtime failed to load or decode the pair ({type(err).__name__}"
+        return BundledTau(None, why_not=one_line(f"{why}{': ' + first if first else ''})")), prompts
     finally:
         release_device_memory()
     return (

@@ -64,3 +64,15 @@ def test_an_engine_failure_keeps_the_bundled_run(monkeypatch: pytest.MonkeyPatch
     assert out.smoke is not None and out.smoke.failure == failure
     assert out.smoke.bundled is not None and out.smoke.bundled.tau is None
     assert "--temperature is above 0" in (out.smoke.bundled.why_not or "")
+
+
+def test_a_pair_too_big_for_this_machine_is_not_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of memory while loading: the reason, not a traceback, and the engine run goes on."""
+    from dflash_check.smoke import run
+
+    def too_big(*_: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(run, "run_smoke", too_big)
+    bundled, _ = measure_bundled(report(), DRAFT, TARGET, SmokeOptions(), True, lambda _t: None)
+    assert bundled.why_not == "the bundled runtime failed to load or decode the pair (MemoryError)"
