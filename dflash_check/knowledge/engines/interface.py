@@ -247,6 +247,21 @@ def draft_tokens(
     return num_speculative or (block if method == "dspark" else block - 1)
 
 
+def shared_flags(spec: LaunchSpec, tensor_flag: str, pipeline_flag: str) -> list[str]:
+    """Return the serve flags vLLM and SGLang take alike but for the parallelism flags' names:
+    tensor and pipeline parallelism when asked for, then ``--trust-remote-code``
+    (``EngineArgs`` / ``ServerArgs.trust_remote_code``; each engine refuses a target whose
+    config names its own code without it, in transformers)."""
+    argv: list[str] = []
+    if spec.tensor_parallel:
+        argv += [tensor_flag, str(spec.tensor_parallel)]
+    if spec.pipeline_parallel:
+        argv += [pipeline_flag, str(spec.pipeline_parallel)]
+    if spec.trust_remote_code:
+        argv.append("--trust-remote-code")
+    return argv
+
+
 CaptureJudge = Callable[["ReleaseFacts", "TargetFacts", str, str | None], "Status | None"]
 """How an extracted engine's facts say whether a served class captures for a method and runner
 (None: no judgement)."""

@@ -29,6 +29,7 @@ from dflash_check.knowledge.engines.interface import (
     Release,
     Stage,
     draft_tokens,
+    shared_flags,
 )
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
@@ -109,12 +110,7 @@ def serve(spec: LaunchSpec) -> list[str]:
             # gamma + 1 positions).
             tokens = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method) + 1
             argv += ["--speculative-num-draft-tokens", str(tokens)]
-    if spec.tensor_parallel:
-        argv += ["--tp-size", str(spec.tensor_parallel)]
-    if spec.pipeline_parallel:
-        argv += ["--pp-size", str(spec.pipeline_parallel)]
-    if spec.trust_remote_code:  # ServerArgs.trust_remote_code; refused without it (transformers)
-        argv.append("--trust-remote-code")
+    argv += shared_flags(spec, "--tp-size", "--pp-size")
     # /metrics is off by default in SGLang; the smoke run reads it.
     argv.append("--enable-metrics")
     return argv

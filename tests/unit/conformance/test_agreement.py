@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.agreement import RESULTS, Row, explained, judge, rows, tool_report, tool_view
+from conformance.agreement import RESULTS, Row, agreement, explained, judge, rows
 
 ROWS = list(rows())
 MUSE = (
@@ -71,8 +71,7 @@ def test_the_tool_agrees_with_the_engine(
 ) -> None:
     if row.id in KNOWN:
         request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[row.id]))
-    verdict, stages = tool_view(tool_report(row, tmp_path), row.engine)
-    got = judge(row, verdict, stages)
+    got, verdict, stages = agreement(row, tmp_path)
     note = explained().get(row.id)
     if note is not None:
         assert got == "disagree", f"explained difference no longer differs: remove {row.id}"

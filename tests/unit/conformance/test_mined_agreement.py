@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.agreement import MINED, RESULTS, Row, judge, tool_report, tool_view
+from conformance.agreement import MINED, RESULTS, Row, agreement, tool_report
 from conformance.oracle import config_folder
 from dflash_check.knowledge.engines import VLLM
 from tests.support.helpers import invoke_cli
@@ -74,8 +74,8 @@ def test_the_tool_agrees_with_the_engine_test(
 ) -> None:
     if row.id in KNOWN:
         request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[row.id]))
-    verdict, stages = tool_view(tool_report(row, tmp_path), row.engine)
-    assert judge(row, verdict, stages) in ("agree", "beyond"), (
+    got, verdict, stages = agreement(row, tmp_path)
+    assert got in ("agree", "beyond"), (
         f"{row.id}: the engine's test says {row.case['outcome']} "
         f"({row.mined and row.mined['expect_stage']}); tool {verdict}, "
         f"error stages {sorted(stages)}"
