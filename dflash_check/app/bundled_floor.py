@@ -74,6 +74,14 @@ def measure_bundled(
     except CheckError as err:
         why = f"{err}; {err.hint}" if err.hint else str(err)
         return BundledTau(None, why_not=one_line(why)), prompts
+    except (MemoryError, RuntimeError) as err:
+        # A pair too big for this machine (torch's OutOfMemoryError is a RuntimeError) only
+        # loses the comparison that was asked for, not the engine run.
+        first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        why = f"the bundled runtime failed to load or decode the pair ({type(err).__name__}"
+        return BundledTau(None, why_not=one_line(f"{why}{': ' + first if first else ''})")), prompts
+    finally:
+        release_device_memory()
     return (
         BundledTau(
             round(smoke.mean_acceptance_length, 2),
@@ -83,3 +91,17 @@ def measure_bundled(
         ),
         tuple(c.prompt for c in smoke.cases),
     )
+
+
+def release_device_memory() -> None:
+    """Hand the bundled run's GPU memory back: ``--launch`` then starts an engine on the same
+    GPU, and torch's allocator would otherwise keep the freed blocks of both models."""
+    import gc
+    import sys
+
+    torch = sys.modules.get("torch")  # not imported: the run never started, nothing to free
+    if torch is None:
+        return
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

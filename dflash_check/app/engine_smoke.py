@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.command import LaunchSpec
     from dflash_check.engines.profiles import EngineOptions
+    from dflash_check.knowledge.acceptance import BundledTau
     from dflash_check.knowledge.engines.interface import EngineLimit
     from dflash_check.smoke.report import EngineFailure, EngineRun, SmokeReport
     from dflash_check.smoke.run import SmokeOptions
@@ -36,10 +37,12 @@ def failed_run(
     engine: str,
     failure: EngineFailure,
     run: EngineRun | None = None,
+    bundled: BundledTau | None = None,
 ) -> SmokeReport:
     """Return the smoke report of a run whose engine failed with ``failure``: no cases, the
     settings it was started with, and the engine as launched (``run``: engine, endpoint,
-    parallelism), so that the failure says where it happened."""
+    parallelism), so that the failure says where it happened; ``bundled``:
+    ``--compare-bundled``'s run, kept for the report."""
     from dflash_check.engines.command import DEFAULT_BLOCK_SIZE
     from dflash_check.knowledge.acceptance import floor_for
     from dflash_check.smoke.report import SmokeReport
@@ -54,6 +57,7 @@ def failed_run(
         cases=(),
         engine=run,
         failure=failure,
+        bundled=bundled,
     )
 
 
@@ -131,22 +135,17 @@ def run_engine(
     options: SmokeOptions,
     engine: EngineOptions,
     say: Callable[[str], None],
+    bundled: BundledTau | None = None,
+    prompts: tuple[str, ...] = (),
 ) -> SmokeReport:
-    """Run the smoke prompts on the engine (attached, or launched here first); with
-    ``--compare-bundled``, decode the pair in the bundled runtime first, for the floor."""
+    """Run ``prompts`` (default: the bundled runtime's) on the engine (attached, or launched
+    here first); ``bundled``: ``--compare-bundled``'s run of the pair, for the floor."""
     from dflash_check.engines.smoke_run import run_engine_smoke
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 
-    block_size = block_size_of(report, options.block_size)
-    prompts = options.prompts or DEFAULT_PROMPTS  # the bundled runtime's prompts
-    bundled = None
-    if engine.compare_bundled:
-        from dflash_check.app.bundled_floor import measure_bundled
-        from dflash_check.engines.profiles import profile
+    prompts = prompts or options.prompts or DEFAULT_PROMPTS
 
-        # SGLang's native API takes raw text: the bundled run then feeds raw prompts too.
-        chat = options.chat_template and profile(engine.engine).counts_from_metrics
-        bundled, prompts = measure_bundled(report, draft, target, options, chat, say)
+    block_size = block_size_of(report, options.block_size)
 
     def attach(engine: EngineOptions) -> SmokeReport:
         return run_engine_smoke(

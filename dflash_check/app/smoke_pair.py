@@ -80,12 +80,22 @@ def smoke_pair(
         return replace(report, smoke=run_smoke(draft, target, request.options, say))
     from dflash_check.app.engine_smoke import failed_run, run_engine
 
+    options = request.options
+    bundled, prompts = None, options.prompts
+    if engine.compare_bundled:
+        from dflash_check.app.bundled_floor import measure_bundled
+        from dflash_check.engines.profiles import profile
+
+        # SGLang's native API takes raw text: the bundled run then feeds raw prompts too.
+        chat = options.chat_template and profile(engine.engine).counts_from_metrics
+        # Before the engine: a launched one may need the GPU the bundled run uses.
+        bundled, prompts = measure_bundled(report, draft, target, options, chat, say)
     try:
-        measured = run_engine(report, draft, target, request.options, engine, say)
+        measured = run_engine(report, draft, target, options, engine, say, bundled, prompts)
     except CheckError as err:
         failure = getattr(err, "failure", None)
         if failure is None:
             raise
         run = getattr(err, "run", None)
-        measured = failed_run(report, request.options, engine.engine, failure, run)
+        measured = failed_run(report, options, engine.engine, failure, run, bundled)
     return replace(report, smoke=measured)

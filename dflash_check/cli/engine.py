@@ -105,7 +105,7 @@ CompareBundledOpt = Annotated[
     bool,
     typer.Option(
         "--compare-bundled",
-        help="Decode the pair in the bundled runtime first (smoke extra); floor from its tau.",
+        help="Decode in the bundled runtime first; floor from its tau.",
         rich_help_panel=ENGINE,
     ),
 ]

@@ -79,9 +79,11 @@ def smoke_text(outcome: PairOutcome) -> str | None:
             f"{outcome.label}: smoke run NOT lossless: {bad} of {len(smoke.cases)} prompts "
             "differ from the plain greedy decode"
         )
+    # A floor from the bundled run of the pair is not a figure the user typed: say whose it is.
+    whose = f" ({smoke.min_acceptance_reason})" if smoke.min_acceptance_source == "bundled" else ""
     return (
         f"{outcome.label}: smoke run tau = {smoke.mean_acceptance_length:.2f} tokens per "
-        f"target step, below --min-acceptance {smoke.min_acceptance:g}"
+        f"target step, below --min-acceptance {smoke.min_acceptance:g}{whose}"
     )
 
 

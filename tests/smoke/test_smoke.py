@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.helpers import QWEN35_4B, REPO, SEED_DRAFT, run_cli
+from tests.support.no_torch import BLOCK_TORCH
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -223,19 +224,6 @@ def test_dflash2_without_its_fields_is_refused_by_name(tmp_path: Path) -> None:
     proc = cli("pair", str(folder), str(TARGET), "--smoke-run", "--force", "--device", "cpu")
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     assert "DFlash2DraftModel" in proc.stderr and "conv_kernel_size" in proc.stderr
-
-
-BLOCK_TORCH = """
-import sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name in ("torch", "transformers"):
-            raise ImportError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, Block())
-sys.argv = ["dflash-check", *sys.argv[1:]]
-from dflash_check.cli import main
-main()
-"""
 
 
 def test_missing_extra_says_what_to_install() -> None:
