@@ -148,6 +148,13 @@ def tool_report(row: Row, work: Path) -> dict[str, Any]:
     return json.loads(text[: text.rindex("}") + 1])
 
 
+def agreement(row: Row, work: Path) -> tuple[str, str, set[str]]:
+    """Run the tool on the row's pair (in ``work``) and judge it against the engine: ``agree``,
+    ``disagree`` or ``beyond``, with the tool's verdict and error stages for the message."""
+    verdict, stages = tool_view(tool_report(row, work), row.engine)
+    return judge(row, verdict, stages), verdict, stages
+
+
 def explained() -> dict[str, dict[str, str]]:
     """The differences the engine explains, by row id."""
     return json.loads(EXPLAINED.read_text()) if EXPLAINED.exists() else {}
@@ -159,8 +166,7 @@ def main() -> int:
     notes = explained()
     with tempfile.TemporaryDirectory() as tmp:
         for i, row in enumerate(rows()):
-            verdict, stages = tool_view(tool_report(row, Path(tmp) / str(i)), row.engine)
-            got = judge(row, verdict, stages)
+            got, verdict, stages = agreement(row, Path(tmp) / str(i))
             if got == "disagree" and row.id in notes:
                 got = "explained"
             key = f"{row.engine} {row.release} ({row.case.get('kind')})"

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -247,36 +248,63 @@ def _scrub_model(model: dict[str, Any] | None, work: Path) -> dict[str, Any] | N
     return {"error": scrub(f"{error['type']}: {error['message']}", work)}
 
 
+def run_driver(
+    python: Path,
+    jobs: list[dict],
+    work: Path,
+    driver: Path,
+    env: Mapping[str, str] | None = None,
+) -> tuple[dict, float]:
+    """Run ``driver`` over ``jobs`` with the engine's Python (offline, ``env`` added); its
+    output and the seconds it took."""
+    (work / "jobs.json").write_text(json.dumps(jobs))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "2", **(env or {})}
+    started = time.monotonic()
+    niced([str(python), str(driver), str(work / "jobs.json"), str(work / "out.json")],
+          check=True, env=env, cwd=work)  # fmt: skip
+    seconds = round(time.monotonic() - started, 1)
+    return json.loads((work / "out.json").read_text()), seconds
+
+
+def result_row(record: dict[str, Any], rows: dict[str, dict], work: Path) -> dict[str, Any]:
+    """The part of a case's results row every oracle writes alike: the case, what it is
+    (``rows``), and the outcome, stage and scrubbed error the driver recorded."""
+    error = record["error"]
+    return {
+        "case": record["id"],
+        **rows[record["id"]],
+        "outcome": record["outcome"],
+        "stage": record["stage"],
+        "engine_error": None
+        if error is None
+        else scrub(f"{error['type']}: {error['message']}", work),
+    }
+
+
+def write_results(path: Path, data: dict[str, Any]) -> Path:
+    """Write a results file as every oracle does (one-space indent, a final newline); its
+    path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
+
+
 def run(engine: str, release: str) -> Path:
     """Run the oracle over one release; write and return its results file."""
     python = install(engine, release)
     with tempfile.TemporaryDirectory(dir=home()) as tmp:
         work = Path(tmp)
         jobs, rows = jobs_for(engine, release, work)
-        (work / "jobs.json").write_text(json.dumps(jobs))
-        env = {**os.environ, "VLLM_CACHE_ROOT": str(work / "vllm-cache"), "HF_HUB_OFFLINE": "1",
-               "VLLM_TARGET_DEVICE": "cpu", "OMP_NUM_THREADS": "2"}  # fmt: skip
-        started = time.monotonic()
-        niced([str(python), str(DRIVER), str(work / "jobs.json"), str(work / "out.json")],
-              check=True, env=env, cwd=work)  # fmt: skip
-        seconds = round(time.monotonic() - started, 1)
-        out = json.loads((work / "out.json").read_text())
-        results = []
-        for record in out["records"]:
-            error = record["error"]
-            results.append(
-                {
-                    "case": record["id"],
-                    **rows[record["id"]],
-                    "outcome": record["outcome"],
-                    "stage": record["stage"],
-                    "engine_error": None
-                    if error is None
-                    else scrub(f"{error['type']}: {error['message']}", work),
-                    "aux_layers": record.get("aux_layers"),
-                    "model": _scrub_model(record.get("model"), work),
-                }
-            )
+        env = {"VLLM_CACHE_ROOT": str(work / "vllm-cache"), "VLLM_TARGET_DEVICE": "cpu"}
+        out, seconds = run_driver(python, jobs, work, DRIVER, env)
+        results = [
+            {
+                **result_row(record, rows, work),
+                "aux_layers": record.get("aux_layers"),
+                "model": _scrub_model(record.get("model"), work),
+            }
+            for record in out["records"]
+        ]
     data = {
         "engine": engine,
         "release": out["release"],
@@ -294,14 +322,12 @@ def run(engine: str, release: str) -> Path:
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "results": results,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{engine}-{release}.json"
     if path.exists():  # the engine's own tests are run apart (--engine-tests): keep them
         kept = json.loads(path.read_text()).get("engine_tests")
         if kept is not None:
             data["engine_tests"] = kept
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    return path
+    return write_results(path, data)
 
 
 def run_engine_tests(engine: str, release: str, src: Path) -> Path:
@@ -326,8 +352,7 @@ def run_engine_tests(engine: str, release: str, src: Path) -> Path:
         "stubs": "conformance/drivers/vllm_config_driver.py (Triton flag, torchvision stand-in)",
         "records": records,
     }
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    return path
+    return write_results(path, data)
 
 
 def main(argv: list[str] | None = None) -> int:

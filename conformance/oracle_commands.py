@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.oracle import CORPUS, REPO, RESULTS, Pair
+from conformance.oracle import CORPUS, REPO, RESULTS, Pair, run_driver, write_results
 from conformance.oracle import scrub as _scrub
-from conformance.oracle_sglang import ALGORITHMS, NO_DEPS, SKIP, run_driver, scrubbed
+from conformance.oracle_sglang import ALGORITHMS, NO_DEPS, SKIP, scrubbed
 
 COMMANDS = RESULTS / "commands"
 """Apart from the pair results (another schema: ``conformance.agreement`` reads those)."""
@@ -135,10 +135,7 @@ def run_commands(engine: str, release: str) -> Path:
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "records": records,
     }
-    COMMANDS.mkdir(parents=True, exist_ok=True)
-    path = COMMANDS / f"{engine}-{release}.json"
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    return path
+    return write_results(COMMANDS / f"{engine}-{release}.json", data)
 
 
 def _record(command: Printed, ran: dict[str, Any] | None, work: Path) -> dict[str, Any]:

@@ -16,16 +16,25 @@ the draft (``ALGORITHMS``); a mined case may add its test's own server arguments
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.oracle import CORPUS, MINED, NOT_INSTALLED, REPO, RESULTS, config_folder, install
+from conformance.oracle import (
+    CORPUS,
+    MINED,
+    NOT_INSTALLED,
+    REPO,
+    RESULTS,
+    config_folder,
+    install,
+    result_row,
+    run_driver,
+    write_results,
+)
 from conformance.oracle import scrub as _scrub
-from conformance.runner import home, niced
+from conformance.runner import home
 
 DRIVER = REPO / "conformance" / "drivers" / "sglang_config_driver.py"
 SKIP = (
@@ -91,24 +100,6 @@ def jobs_for(release: str, work: Path) -> tuple[list[dict], dict[str, dict]]:
     return jobs, rows
 
 
-def run_driver(
-    python: Path,
-    jobs: list[dict],
-    work: Path,
-    driver: Path = DRIVER,
-    env: Mapping[str, str] | None = None,
-) -> tuple[dict, float]:
-    """Run ``driver`` over ``jobs`` with the engine's Python (offline, ``env`` added); its
-    output and the seconds it took."""
-    (work / "jobs.json").write_text(json.dumps(jobs))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "2", **(env or {})}
-    started = time.monotonic()
-    niced([str(python), str(driver), str(work / "jobs.json"), str(work / "out.json")],
-          check=True, env=env, cwd=work)  # fmt: skip
-    seconds = round(time.monotonic() - started, 1)
-    return json.loads((work / "out.json").read_text()), seconds
-
-
 def scrubbed(value: Any, work: Path) -> Any:
     """``value`` (JSON) with this run's folders and the repository named by role."""
     return json.loads(_scrub(json.dumps(value), work) or "null")
@@ -129,25 +120,17 @@ def run(release: str) -> Path:
     with tempfile.TemporaryDirectory(dir=home()) as tmp:
         work = Path(tmp)
         jobs, rows = jobs_for(release, work)
-        out, seconds = run_driver(python, jobs, work)
-        results = []
-        for record in out["records"]:
-            error = record["error"]
-            results.append(
-                {
-                    "case": record["id"],
-                    **rows[record["id"]],
-                    "outcome": record["outcome"],
-                    "stage": record["stage"],
-                    "engine_error": None
-                    if error is None
-                    else _scrub(f"{error['type']}: {error['message']}", work),
-                    "aux_layers": aux_layers(record.get("load")),
-                    "resolved": scrubbed(record.get("resolved"), work),
-                    "load": scrubbed(record.get("load"), work),
-                    "model": None,
-                }
-            )
+        out, seconds = run_driver(python, jobs, work, DRIVER)
+        results = [
+            {
+                **result_row(record, rows, work),
+                "aux_layers": aux_layers(record.get("load")),
+                "resolved": scrubbed(record.get("resolved"), work),
+                "load": scrubbed(record.get("load"), work),
+                "model": None,
+            }
+            for record in out["records"]
+        ]
     data = {
         "engine": "sglang",
         "release": out["release"],
@@ -164,7 +147,4 @@ def run(release: str) -> Path:
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "results": results,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"sglang-{release}.json"
-    path.write_text(json.dumps(data, indent=1) + "\n")
-    return path
+    return write_results(RESULTS / f"sglang-{release}.json", data)

@@ -42,11 +42,10 @@ OUTCOME_TEXT = {
 
 
 def load_results(folder: Path = RESULTS) -> list[dict[str, Any]]:
-    """Return every results file's data, sorted by engine."""
-    return sorted(
-        (json.loads(p.read_text()) for p in folder.glob("*.json")),
-        key=lambda d: (d["engine"], d["release"]),
-    )
+    """Return every real-engine results file's data, sorted by engine (``bundled-tau.json``,
+    the bundled runtime's taus on the same cases, is not an engine's run)."""
+    data = (json.loads(p.read_text()) for p in folder.glob("*.json"))
+    return sorted((d for d in data if "engine" in d), key=lambda d: (d["engine"], d["release"]))
 
 
 def _cell(text: Any) -> str:
@@ -60,34 +59,95 @@ def engine_section(data: Mapping[str, Any], notes: Mapping[tuple[str, str], str]
     """Return the page section of one results file."""
     rows: Sequence[Mapping[str, Any]] = data["results"]
     agreed = sum(1 for r in rows if r["agree"])
+    staged = [r for r in rows if r.get("stage_agree") is not None]
+    stages = (
+        f" Stages agree on **{sum(1 for r in staged if r['stage_agree'])} of {len(staged)}** "
+        "cases where both verdicts say incompatible (the tool's earliest error stage against "
+        "the one the engine showed: refused = load, failed request = first-decode, decoded = "
+        "silent)."
+        if staged
+        else ""
+    )
     lines = [
         f"## {data['distribution']} {data['release']}",
         "",
         f"Ran {data['date']} on {data['machine']}; runner: {data['runner']}; compared with "
         f"`dflash-check pair DRAFT TARGET -r {data['tool_runtime']} --format json`. "
-        f"Verdicts agree on **{agreed} of {len(rows)}** cases.",
+        f"Verdicts agree on **{agreed} of {len(rows)}** cases.{stages}",
         "",
-        "| case | varied | engine did | tau | lossless | engine error | dflash-check | agree |",
-        "|---|---|---|---|---|---|---|---|",
+        "| case | varied | engine did | tau | lossless | engine error | dflash-check | agree "
+        "| tool stage | stage agrees |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    yes_no = {True: "yes", False: "**no**", None: "n/a"}
     for r in rows:
-        agree = {True: "yes", False: "**no**", None: "n/a"}[r["agree"]]
         lossless = {True: "yes", False: "no", None: ""}[r["lossless"]]
         lines.append(
             f"| {r['case']} | {_cell(r['rule'])} | {OUTCOME_TEXT[r['outcome']]} | "
             f"{'' if r['tau'] is None else r['tau']} | {lossless} | {_cell(r['engine_error'])} | "
             f"{r['tool_verdict']}{': ' + _cell(r['tool_finding']) if r['tool_finding'] else ''}"
-            f" | {agree} |"
+            f" | {yes_no[r['agree']]} | {r.get('tool_stage') or ''} | "
+            f"{yes_no[r.get('stage_agree')] if 'stage_agree' in r else ''} |"
         )
     explained = [
         (r["case"], notes.get((data["engine"], r["case"])))
         for r in rows
-        if r["agree"] is False or (data["engine"], r["case"]) in notes
+        if r["agree"] is False
+        or r.get("stage_agree") is False
+        or (data["engine"], r["case"]) in notes
     ]
     if explained:
         lines += ["", "Notes:", ""]
         for case, note in explained:
             lines.append(f"* **{case}**: {note or 'UNEXPLAINED disagreement.'}")
+    return [*lines, ""]
+
+
+SERVED = RESULTS / "served"
+"""The engine smoke run against real servers (``python -m conformance.served``)."""
+
+
+def load_served(folder: Path = SERVED) -> list[dict[str, Any]]:
+    """Return every served-run results file's data, sorted by engine."""
+    return sorted(
+        (json.loads(p.read_text()) for p in folder.glob("*.json")),
+        key=lambda d: (d["engine"], d["release"]),
+    )
+
+
+def served_section(data: Mapping[str, Any]) -> list[str]:
+    """Return the page section of one served run: per step, what was judged and decided."""
+    lines = [
+        f"## {data['distribution']} {data['release']} as a server",
+        "",
+        f"Ran {data['date']} on {data['machine']} with `python -m conformance.served`: the "
+        f"target alone (the lossless baseline) and the pair served with the printed command "
+        f"`{data['printed_command']}` (plus `{' '.join(data['engine_args'])}`, dev mode), then "
+        "`--launch`. *other*: the same config with other weights; *twin*: that draft in a "
+        "folder named like the served one. *judged as*: the vLLM rows of the verdict (the "
+        "default selection keeps `vllm` at the newest release; the server's release and runner "
+        "are the pinned row).",
+        "",
+        "| step | dflash-check in | exit (expected) | judged as | smoke run | tau (server's) "
+        "| lossless | served draft known by |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data["steps"]:
+        judged = ", ".join(
+            f"{name}: {rel} {runner}"
+            for name, (rel, runner) in r.get("runners", {}).items()
+            if runner
+        )
+        passed = {True: "passed", False: "FAILED", None: ""}[r.get("smoke_passed")]
+        tau = "" if r.get("tau") is None else f"{r['tau']:.2f}"
+        if r.get("server_tau") is not None:
+            tau += f" ({r['server_tau']})"
+        lossless = {True: "yes", False: "no", None: ""}[r.get("lossless")]
+        said = "" if r.get("smoke_passed") is not None else _cell(" / ".join(r.get("stderr", [])))
+        lines.append(
+            f"| {r['step']} | {r['environment']} | {r['exit']} ({r['expect_exit']}) | "
+            f"{judged} | {passed or said} | {tau} | {lossless} | {r.get('draft_evidence') or ''} |"
+        )
     return [*lines, ""]
 
 
@@ -158,6 +218,8 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
     out.append("")
     for data in results:
         out += engine_section(data, notes)
+    for data in load_served():
+        out += served_section(data)
     missing = sorted(set(ENGINES) - ran)
     if missing:
         out += ["## Not run", ""]

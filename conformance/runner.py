@@ -122,7 +122,11 @@ def run_driver(
     folder.mkdir(parents=True, exist_ok=True)
     spec_path, out_path, log = folder / "spec.json", folder / "record.json", folder / "engine.log"
     spec_path.write_text(json.dumps(spec))
-    env = {**os.environ, "VLLM_CACHE_ROOT": str(folder / "vllm-cache"), "OMP_NUM_THREADS": "2"}
+    # One vLLM cache for the run's cases: vLLM inspects each architecture (target, draft) in a
+    # subprocess that imports vLLM again (about a minute each on 2 loaded cores) and caches
+    # the answer there; a case's config does not change it (no torch.compile: enforce_eager).
+    cache = folder.parent / "vllm-cache"
+    env = {**os.environ, "VLLM_CACHE_ROOT": str(cache), "OMP_NUM_THREADS": "2"}
     env.update(extra)
     driver = DRIVERS / f"{engine.name.replace('-', '_')}_driver.py"
     with log.open("wb") as out:
@@ -189,6 +193,7 @@ def run(
     case_ids: list[str] | None,
     records: Path | None = None,
     baseline_run: bool = True,
+    keep: bool = False,
 ) -> Path:
     """Run the engine's cases (or, with ``records``, reuse the records of an earlier run's
     folder); write each row to the results file as it comes."""
@@ -253,8 +258,10 @@ def run(
             f"dflash-check: {row.tool_verdict}; agree={row.agree}",
             flush=True,
         )
-    if records is None:
+    if records is None and not keep:
         shutil.rmtree(work, ignore_errors=True)
+    elif records is None:
+        print(f"kept the records for --from-records: {work}")
     return path
 
 
@@ -344,10 +351,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip the target-alone run (lossless is then not compared)",
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the run's folder (its records can be reclassified with --from-records)",
+    )
     args = parser.parse_args(argv)
     if not args.report_only:
         cases = args.cases.split(",") if args.cases else None
-        run(ENGINES[args.engine], cases, args.from_records, not args.no_baseline)
+        run(ENGINES[args.engine], cases, args.from_records, not args.no_baseline, args.keep)
     from conformance.report import write_page
 
     write_page()

@@ -173,6 +173,12 @@ class DFlashFacts:
     top_level_keys: tuple[str, ...] = ()
     """Which of the keys some runtime requires at the top level (``RuntimeProfile.
     top_level_only``) the config states there, whatever ``dflash_config`` says."""
+    domino: tuple[tuple[str, str], ...] = ()
+    """The keys SGLang's Domino projector check reads, as the config states them (dotted key,
+    the value as JSON text: unvalidated, hashable, a null kept): ``projector_type``,
+    ``shift_label``, ``pure_draft_prefix_len``, ``gru_hidden_dim``, ``emb_dim`` and
+    ``block_size``, in ``dflash_config`` and at the top level (``check/rules/domino.py``
+    judges them)."""
 
 
 @dataclass(frozen=True)
@@ -301,6 +307,10 @@ class DraftView:
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
     """(name, shape) of every convolution and candidate-selector tensor in the header (a
     header fact, read for every draft; DFlash 2's rules judge them)."""
+    domino_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """(name, shape) of every Domino projector tensor in the header (``prefix_gru.*``,
+    ``embed_proj.*``, after an optional leading ``model.``: a header fact, read for every
+    draft; SGLang's Domino contract, DF056, judges them)."""
     model_type: str | None = None
     """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
     normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux

@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO))
 
 from tools.engine_test_triage import KEYWORDS as RELEVANT  # noqa: E402
 from tools.engine_test_triage import fixtures_of, reason  # noqa: E402
+from tools.mine.coverage import cases_by_test, write_page  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -201,9 +202,7 @@ def write(engine: str, release: str, src: Path) -> tuple[Path, Path]:
     MINED.mkdir(parents=True, exist_ok=True)
     data = MINED / f"{engine}-{release}.json"
     data.write_text(json.dumps({"engine": engine, "release": release, "cases": cases}, indent=1))
-    by_test: dict[str, list[str]] = {}
-    for case in cases:
-        by_test.setdefault(case["test"].split("[")[0], []).append(case["id"])
+    by_test = cases_by_test(cases)
     reviewed = reviewed_for(engine, release)
     pending = pending_for(engine, release)
     tests = list(relevant_tests(src))
@@ -239,18 +238,12 @@ def write(engine: str, release: str, src: Path) -> tuple[Path, Path]:
             what = "not reviewed"
             counts["not reviewed"] += 1
         rows.append(f"| `{t.path}:{t.line}` `{t.name}` | {what} |")
-    lines += [
+    summary = (
         f"{len(tests)} relevant tests: {counts['cases']} with cases ({len(cases)} cases), "
         f"{counts['not applicable']} not applicable, {counts['case pending']} with a case "
-        f"pending, {counts['not reviewed']} not reviewed.",
-        "",
-        "| test | case(s) |",
-        "|---|---|",
-        *rows,
-    ]
-    page = MINED / f"{engine}-{release}.md"
-    page.write_text("\n".join(lines) + "\n")
-    return data, page
+        f"pending, {counts['not reviewed']} not reviewed."
+    )
+    return data, write_page(MINED / f"{engine}-{release}.md", lines, summary, rows)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -148,7 +148,7 @@ def _model_stage(config: Any) -> dict[str, Any]:
         target = initialize_model(vllm_config=config)
         draft = initialize_model(vllm_config=config, model_config=spec.draft_model_config)
     seen: dict[str, Any] = {"captured": None}
-    if spec.uses_aux_hidden_states:
+    if _uses_aux(spec):
         from vllm.v1.worker.gpu.spec_decode.eagle import eagle3_utils
 
         eagle3_utils.set_eagle3_aux_hidden_state_layers(target, spec)
@@ -181,6 +181,21 @@ def fc_matches_capture(seen: dict[str, Any]) -> bool | None:
         return None
     fired = [i for i in captured if 0 <= i <= layers]
     return fc == len(fired) * hidden
+
+
+def _uses_aux(spec: Any) -> bool:
+    """Whether Model Runner V2 sets up the aux-layer capture for this draft, as the release's
+    runner decides it: ``SpeculativeConfig.uses_aux_hidden_states`` (0.34.0,
+    ``vllm/v1/worker/gpu/model_runner.py:317-319``), ``eagle3_utils.requires_aux_hidden_states``
+    (0.33.0, ``model_runner.py:306-308``), or the method list written in the runner (0.32.0,
+    ``model_runner.py:300-307``)."""
+    if hasattr(spec, "uses_aux_hidden_states"):
+        return bool(spec.uses_aux_hidden_states)
+    from vllm.v1.worker.gpu.spec_decode.eagle import eagle3_utils
+
+    if hasattr(eagle3_utils, "requires_aux_hidden_states"):
+        return bool(eagle3_utils.requires_aux_hidden_states(spec))
+    return spec.method in ("eagle3", "dflash", "dspark", "extract_hidden_states")
 
 
 def _model_record(config: Any) -> dict[str, Any]:

@@ -169,13 +169,14 @@ def run_engine(
 
 
 def limit_before_launch(engine: EngineOptions, method: str) -> EngineLimit | None:
-    """Return the limit the engine installed here would hit on this run (None: none known,
+    """Return the limit the engine ``--launch`` starts would hit on this run (None: none known,
     or the engine is not installed as a package: then only its log can tell)."""
+    from dflash_check.engines.command import launch_python
     from dflash_check.knowledge.engine_limits import limit_for
     from dflash_check.knowledge.installed import NotInstalled, installed_build
 
     try:
-        version = installed_build(engine.engine).version
+        version = installed_build(engine.engine, launch_python(engine.binary)).version
     except NotInstalled:
         return None
     return limit_for(engine.engine, version, method, engine.pipeline_parallel)

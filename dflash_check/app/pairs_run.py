@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
@@ -93,6 +93,17 @@ def _suggest(key: str, allowed: tuple[str, ...] | list[str]) -> str:
     """Return a ' (did you mean …?)' suffix for a misspelt key."""
     close = difflib.get_close_matches(key, list(allowed), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _refuse_unknown(key: str, knode: Any, allowed: Iterable[str], path: str, where: str) -> None:
+    """Refuse a key that is not in ``allowed``, at its own line, with the closest allowed key
+    (pairs.yaml and the overrides file alike)."""
+    if key not in allowed:
+        raise _fail(
+            path,
+            knode.start_mark.line + 1,
+            f"{where}: unknown key '{key}'{_suggest(key, list(allowed))}",
+        )
 
 
 def compose_yaml(text: str, name: str) -> Any:
@@ -200,12 +211,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         raise _fail(name, line, f"{where} must be a mapping with 'draft', 'target', 'expect'")
     fields = _mapping(node, name)
     for key, (knode, _) in fields.items():
-        if key not in PAIR_KEYS:
-            raise _fail(
-                name,
-                knode.start_mark.line + 1,
-                f"{where}: unknown key '{key}'{_suggest(key, list(PAIR_KEYS))}",
-            )
+        _refuse_unknown(key, knode, PAIR_KEYS, name, where)
     for key, (required, _) in PAIR_KEYS.items():
         if required and key not in fields:
             raise _fail(name, line, f"{where}: missing key '{key}'")

@@ -1,9 +1,10 @@
 """The release an engine the smoke run decodes on actually is: a server's, or the one launched.
 
 The static verdict must be for the engine that will decode, so ``--endpoint`` pins the engine
-to the release (and runner) its server reports, and ``--launch`` to the release installed
-here, which is the one it starts. A selection that already pins the engine is kept; a server
-that says no version, or one this tool does not know, keeps the selection (said on stderr).
+to the release (and runner) its server reports, and ``--launch`` to the release it starts: the
+one installed in the environment of ``--engine-binary`` when that names a Python, else here.
+A selection that already pins the engine is kept; a server that says no version, or one this
+tool does not know, keeps the selection (said on stderr).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dflash_check.knowledge.selection import (
     Selection,
     SelectionError,
     installed_choice,
-    served_choice,
+    served_choices,
 )
 
 if TYPE_CHECKING:
@@ -27,9 +28,11 @@ def endpoint_selection(
     selection: Selection, engine: str, endpoint: str, api_key: str | None, timeout: float
 ) -> Selection:
     """Return ``selection`` with ``engine`` pinned to what the server at ``endpoint`` reports
-    (vLLM ``/version``, SGLang server info): its release, and the runner its build runs."""
+    (vLLM ``/version`` and dev-mode ``/server_info``, SGLang server info): its release, and
+    the runner its build runs."""
     from dflash_check.engines.client import EngineClient, server_info
     from dflash_check.engines.profiles import profile
+    from dflash_check.sanitize import one_line
 
     if selection.pins(engine):
         return selection
@@ -40,24 +43,33 @@ def endpoint_selection(
     if info.version is None:
         return selection
     try:
-        choice = served_choice(engine, info.version)
+        choices = served_choices(engine, info.version, info.platform)
     except SelectionError as err:
-        from dflash_check.sanitize import one_line
-
         # The version is the server's (already one line); the error quotes it too.
         line = f"dflash-check: the server reports {engine} {info.version}: {err}"
         sys.stderr.write(one_line(line) + "\n")
         return selection
-    return selection.pinned(choice)
+    if len(choices) > 1:
+        runners = " and ".join(f"{c.spec} (Model Runner {c.runner})" for c in choices)
+        line = (
+            f"dflash-check: the {engine} server reports {info.version} but not the platform it "
+            f"runs on, which decides its runner: judged as {runners}; its /server_info names "
+            "the platform (vLLM: VLLM_SERVER_DEV_MODE=1)"
+        )
+        sys.stderr.write(one_line(line) + "\n")
+    return selection.pinned(*choices)
 
 
-def launch_selection(selection: Selection, engine: str) -> Selection:
-    """Return ``selection`` with ``engine`` pinned to the release installed here, the one
-    ``--launch`` starts (an engine not installed as a package keeps the selection)."""
+def launch_selection(selection: Selection, engine: str, binary: str | None = None) -> Selection:
+    """Return ``selection`` with ``engine`` pinned to the release ``--launch`` starts: the one
+    installed where ``binary`` (``--engine-binary``) runs it, else here (an engine not installed
+    as a package keeps the selection)."""
+    from dflash_check.engines.command import launch_python
+
     if selection.pins(engine):
         return selection
     try:
-        choice = installed_choice(engine)
+        choice = installed_choice(engine, launch_python(binary))
     except SelectionError as err:
         sys.stderr.write(f"dflash-check: --launch {engine}: {err}\n")
         return selection
@@ -71,7 +83,7 @@ def served_selection(selection: Selection, engine: EngineOptions | None) -> Sele
     if engine is None:
         return selection
     if engine.mode == "launch":
-        return launch_selection(selection, engine.engine)
+        return launch_selection(selection, engine.engine, engine.binary)
     if not engine.endpoint:
         return selection
     return endpoint_selection(

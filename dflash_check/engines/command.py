@@ -11,6 +11,7 @@ Pure: builds argv tuples, runs nothing.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path, PurePath
 
 from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.engines.interface import (
@@ -57,3 +58,17 @@ def launch_command(spec: LaunchSpec, binary: str | None = None) -> tuple[str, ..
     is launched with ``binary`` (``--engine-binary``; None: the engine's default)."""
     found, _ = _serving(spec.engine)
     return found.launch(build_command(spec), binary)
+
+
+def launch_python(binary: str | None) -> str | None:
+    """Return the interpreter whose environment ``--launch`` starts the engine from, when
+    ``--engine-binary`` names one: the binary itself (both engines run as ``PYTHON -m …``), or
+    the ``python`` beside a ``vllm`` console script (a virtual environment's ``bin/``); None
+    without a binary, or for a script with no interpreter beside it."""
+    if not binary:
+        return None
+    path = PurePath(binary)
+    if path.name != "vllm":
+        return binary
+    beside = Path(path.parent / "python")
+    return str(beside) if beside.exists() else None

@@ -77,6 +77,8 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         "DF054": _L,
         # vLLM checks the Qwen3-Omni DSpark contract while it resolves the config.
         "DF055": _L,
+        # SGLang parses the draft's Domino keys while the target's runner sets up capture.
+        "DF056": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

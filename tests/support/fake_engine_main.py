@@ -6,6 +6,8 @@ engine of tests/support/engineserver.py on the given port until SIGTERM. ``FAKE_
 ``start-error`` logs a load-time ValueError and exits 1; ``pp-drafter`` fails at PP > 1 as vLLM
 0.32 does with a DFlash draft; ``decode`` dies at the first request
 (root cause logged, HTTP 500); ``no-chat-template`` refuses chat requests as vLLM does.
+``-c CODE ARG…`` runs CODE as the interpreter it stands in for (``python3 -m vllm…``) would:
+``--launch`` asks that interpreter which engine release its environment has installed.
 """
 
 from __future__ import annotations
@@ -159,5 +161,13 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def as_interpreter(argv: list[str]) -> int:
+    """``-c CODE ARG…``: run CODE with ``sys.argv`` as Python sets it (``["-c", ARG…]``)."""
+    sys.argv = ["-c", *argv[2:]]
+    exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    args = sys.argv[1:]
+    sys.exit(as_interpreter(args) if args[:1] == ["-c"] else main(args))

@@ -193,3 +193,13 @@ def check_pair_views(
 ) -> CheckReport:
     """Check a pair of normalised views for ``runtime`` (a ``--runtime`` value)."""
     return check_views(draft, target, settings(runtime, ignore, **given), tokenizers)
+
+
+def installed_distribution(folder: Path, name: str, version: str) -> Path:
+    """Write the metadata of distribution ``name`` ``version`` under ``folder`` and return it:
+    on ``PYTHONPATH`` it is what ``importlib.metadata`` finds installed (an engine's package,
+    for ``--launch --engine-binary`` and ``ENGINE=installed``, without the engine)."""
+    info = folder / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return folder

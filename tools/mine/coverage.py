@@ -119,9 +119,7 @@ def write(
     if engine_tests is not None:
         payload["engine_tests"] = engine_tests
     data.write_text(json.dumps(payload, indent=1) + "\n")
-    by_test: dict[str, list[str]] = {}
-    for case in cases:
-        by_test.setdefault(case["test"].split("[")[0], []).append(case["id"])
+    by_test = cases_by_test(cases)
     counts = {"cases": 0, "not applicable": 0, "not reviewed": 0}
     rows = []
     for test in tests:
@@ -150,14 +148,24 @@ def write(
     ]
     if page.not_read:
         lines += ["What could not be read:", "", *page.not_read, ""]
-    lines += [
+    summary = (
         f"{len(rows)} relevant tests: {counts['cases']} with cases ({len(cases)} cases), "
-        f"{counts['not applicable']} not applicable, {counts['not reviewed']} not reviewed.",
-        "",
-        "| test | case(s) |",
-        "|---|---|",
-        *rows,
-    ]
-    md = MINED / f"{stem}.md"
-    md.write_text("\n".join(lines) + "\n")
-    return data, md
+        f"{counts['not applicable']} not applicable, {counts['not reviewed']} not reviewed."
+    )
+    return data, write_page(MINED / f"{stem}.md", lines, summary, rows)
+
+
+def cases_by_test(cases: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Test node (parameters dropped) -> the ids of its cases, in order."""
+    by_test: dict[str, list[str]] = {}
+    for case in cases:
+        by_test.setdefault(case["test"].split("[")[0], []).append(case["id"])
+    return by_test
+
+
+def write_page(path: Path, lines: list[str], summary: str, rows: list[str]) -> Path:
+    """Write a coverage page: its head (``lines``), the summary line and the table of tests
+    (``rows``, one ``| test | case(s) |`` row each); its path."""
+    page = [*lines, summary, "", "| test | case(s) |", "|---|---|", *rows]
+    path.write_text("\n".join(page) + "\n")
+    return path

@@ -26,6 +26,7 @@ from dflash_check.app.engine_tests import read_text
 from dflash_check.app.pairs_run import (
     _fail,
     _mapping,
+    _refuse_unknown,
     _string,
     _suggest,
     check_version,
@@ -96,12 +97,7 @@ def _override(name: str, knode: Any, vnode: Any, names: set[str], display: str) 
     fields = _mapping(vnode, display)
     values = {}
     for key, (fknode, fvnode) in fields.items():
-        if key not in ENTRY_KEYS:
-            raise _fail(
-                display,
-                fknode.start_mark.line + 1,
-                f"'{name}': unknown key '{key}'{_suggest(key, ENTRY_KEYS)}",
-            )
+        _refuse_unknown(key, fknode, ENTRY_KEYS, display, f"'{name}'")
         values[key] = _string(fvnode, key, display)
     expect = values.get("expect", Verdict.COMPATIBLE.value)
     if expect not in (Verdict.COMPATIBLE.value, Verdict.INCOMPATIBLE.value):

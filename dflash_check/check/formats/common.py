@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -61,11 +62,15 @@ class HeaderFacts:
     has_d2t: bool = False
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
     has_lm_head: bool = False
+    domino_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 # Module names of DFlash 2's convolutions and candidate selector (the reference's parameter
 # names, as dflash_check/smoke/draft_model.py loads them): every tensor under one of them.
 DFLASH2_MODULES = ("attention_conv.", "mlp_conv.", "candidate_selector.")
+# Module names of a Domino projector as SGLang loads them, after a leading "model."
+# (sglang==0.5.23:sglang/srt/models/dflash.py:921-929).
+DOMINO_MODULES = ("prefix_gru.", "embed_proj.")
 
 
 # Tensors that would make a draft own a vocabulary-sized table instead of borrowing the
@@ -116,6 +121,11 @@ def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
         has_d2t=d2t,
         dflash2_tensors=dflash2,
         has_lm_head=any(name.endswith("lm_head.weight") for name in tensors),
+        domino_tensors=tuple(
+            (name, tensors[name].shape)
+            for name in sorted(tensors)
+            if name.removeprefix("model.").startswith(DOMINO_MODULES)
+        ),
     )
 
 
@@ -131,6 +141,7 @@ def file_fields(files: ModelFiles) -> dict[str, Any]:
         "has_d2t": header.has_d2t,
         "dflash2_tensors": header.dflash2_tensors,
         "has_lm_head": header.has_lm_head,
+        "domino_tensors": header.domino_tensors,
         "has_safetensors": files.tensors is not None,
         "base_model": tuple(files.extras.get("base_model", ())),
         "unverified_reason": files.extras.get("tensors_unavailable"),
@@ -199,7 +210,36 @@ def dflash_config_facts(top: FieldReader, dflash: FieldReader | None) -> dict[st
     return {
         "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
         "top_level_keys": tuple(k for k in top_level_only_keys() if top.data.get(k) is not None),
+        "domino": domino_keys(top, dflash),
     }
+
+
+DOMINO_KEYS = (
+    "projector_type",
+    "shift_label",
+    "pure_draft_prefix_len",
+    "gru_hidden_dim",
+    "emb_dim",
+    "block_size",
+)
+"""The keys SGLang reads for a Domino projector (sglang==0.5.23:sglang/srt/speculative/
+dflash_utils.py:609-617, :727-791): each from ``dflash_config``, else the top level."""
+
+
+def domino_keys(top: FieldReader, dflash: FieldReader | None) -> tuple[tuple[str, str], ...]:
+    """Return (dotted key, the value as JSON text) for each of ``DOMINO_KEYS`` the config
+    states in ``dflash_config`` or at the top level, a null included: SGLang's
+    ``dict.get(key, fallback)`` takes a present null as the value."""
+    out = []
+    for prefix, reader in (("dflash_config.", dflash), ("", top)):
+        if reader is None:
+            continue
+        out.extend(
+            (f"{prefix}{key}", json.dumps(reader.data[key]))
+            for key in DOMINO_KEYS
+            if key in reader.data
+        )
+    return tuple(out)
 
 
 def draft_fields(

@@ -12,8 +12,8 @@ size, draft length, anchor), ``identity`` (named target, format, capture), ``dfl
 (DFlash 2's keys and tensors), ``formats`` (DSpark, Laguna), ``eagle3`` and ``eagle3_shapes``
 (EAGLE-3 heads: ids; widths and maps), ``nextn`` (NextN checkpoints), ``draft`` (the draft's own
 layers), ``target`` and ``coverage`` (what is known of the target's engine code), ``method`` (the
-requested method against the draft's), ``omni_dspark`` (vLLM's Qwen3-Omni DSpark contract), and
-``outcomes`` (rules a run's result raises).
+requested method against the draft's), ``omni_dspark`` (vLLM's Qwen3-Omni DSpark contract),
+``domino`` (SGLang's Domino projector keys), and ``outcomes`` (rules a run's result raises).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from dflash_check.check.rules import (
     block,
     coverage,
     dflash2,
+    domino,
     draft,
     eagle3,
     eagle3_shapes,
@@ -72,6 +73,7 @@ RULES: tuple[Rule, ...] = tuple(
             *block.RULES,
             *identity.RULES,
             *dflash2.RULES,
+            *domino.RULES,
             *formats.RULES,
             *eagle3.RULES,
             *eagle3_shapes.RULES,

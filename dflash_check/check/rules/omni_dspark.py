@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, contract_issues, rule
 from dflash_check.knowledge.engines import VLLM_RUNNERS
 from dflash_check.views import ATTENTION_KEYS, DraftView, TargetView
 
@@ -275,18 +275,13 @@ def check_omni_dspark(ctx: PairContext) -> Iterator[Issue]:
     if not is_omni_target(ctx.target) or ctx.draft.dspark is None:
         return
     refusals = tuple(contract_refusals(ctx.draft, ctx.target, ctx.num_speculative_tokens))
-    for p in ctx.profiles:
-        release = p.release
-        # The release's reviewed semantics say whether it has the contract (vLLM >= 0.32).
-        if release is None or release.omni_dspark_contract is None:
-            continue
-        for field, message in refusals:
-            yield Issue(
-                f"draft {ctx.draft.name} with target {ctx.target.name} (Qwen3-Omni): {p.label} "
-                f"refuses it at load ('{message}', {release.omni_dspark_contract})",
-                runtime=p.name,
-                field=field,
-            )
+    # The release's reviewed semantics say whether it has the contract (vLLM >= 0.32).
+    yield from contract_issues(
+        ctx,
+        refusals,
+        lambda release: release.omni_dspark_contract,
+        f"draft {ctx.draft.name} with target {ctx.target.name} (Qwen3-Omni)",
+    )
 
 
 RULES: tuple[Rule, ...] = (check_omni_dspark,)

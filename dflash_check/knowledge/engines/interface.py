@@ -103,6 +103,10 @@ class Release:
     """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
     config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
     such contract."""
+    domino_contract: str | None = None
+    """Where the release checks a DFlash draft's Domino projector keys (``dflash_config.
+    projector_type: "domino"``) when it parses the draft config at load (SGLang's
+    ``parse_dflash_draft_config``), with the citation; None: the release does not read them."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()
@@ -241,6 +245,21 @@ def draft_tokens(
     the bonus token too (SGLang) adds it in its serve command."""
     block = block_size or DEFAULT_BLOCK_SIZE
     return num_speculative or (block if method == "dspark" else block - 1)
+
+
+def shared_flags(spec: LaunchSpec, tensor_flag: str, pipeline_flag: str) -> list[str]:
+    """Return the serve flags vLLM and SGLang take alike but for the parallelism flags' names:
+    tensor and pipeline parallelism when asked for, then ``--trust-remote-code``
+    (``EngineArgs`` / ``ServerArgs.trust_remote_code``; each engine refuses a target whose
+    config names its own code without it, in transformers)."""
+    argv: list[str] = []
+    if spec.tensor_parallel:
+        argv += [tensor_flag, str(spec.tensor_parallel)]
+    if spec.pipeline_parallel:
+        argv += [pipeline_flag, str(spec.pipeline_parallel)]
+    if spec.trust_remote_code:
+        argv.append("--trust-remote-code")
+    return argv
 
 
 CaptureJudge = Callable[["ReleaseFacts", "TargetFacts", str, str | None], "Status | None"]

@@ -29,6 +29,7 @@ from dflash_check.knowledge.engines.interface import (
     Release,
     Stage,
     draft_tokens,
+    shared_flags,
 )
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
@@ -37,7 +38,16 @@ if TYPE_CHECKING:
 
 RELEASES = (Release("sglang", "0.5.23", date="2026-10-30"),)
 REVIEWED = (
-    Reviewed(">=0.5.23", repository="sgl-project/sglang", pypi=True, distributions=("sglang",)),
+    Reviewed(
+        ">=0.5.23",
+        repository="sgl-project/sglang",
+        pypi=True,
+        distributions=("sglang",),
+        # The target's model runner parses the draft config while it sets up the aux-layer
+        # capture, before any weight loads; the draft model parses it again when it is built.
+        domino_contract="sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:727-791, run "
+        "at load by model_executor/model_runner_components/spec_aux_hidden_state.py:217",
+    ),
 )
 """What was reviewed in SGLang's code, per range of releases (``knowledge/reviewed.py``)."""
 
@@ -100,12 +110,7 @@ def serve(spec: LaunchSpec) -> list[str]:
             # gamma + 1 positions).
             tokens = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method) + 1
             argv += ["--speculative-num-draft-tokens", str(tokens)]
-    if spec.tensor_parallel:
-        argv += ["--tp-size", str(spec.tensor_parallel)]
-    if spec.pipeline_parallel:
-        argv += ["--pp-size", str(spec.pipeline_parallel)]
-    if spec.trust_remote_code:  # ServerArgs.trust_remote_code; refused without it (transformers)
-        argv.append("--trust-remote-code")
+    argv += shared_flags(spec, "--tp-size", "--pp-size")
     # /metrics is off by default in SGLang; the smoke run reads it.
     argv.append("--enable-metrics")
     return argv

@@ -46,6 +46,7 @@ from dflash_check.knowledge.engines.interface import (
     Release,
     Stage,
     draft_tokens,
+    shared_flags,
 )
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
@@ -228,13 +229,7 @@ def serve(spec: LaunchSpec) -> list[str]:
             ),
         }
         argv += ["--speculative-config", json.dumps(config)]
-    if spec.tensor_parallel:
-        argv += ["--tensor-parallel-size", str(spec.tensor_parallel)]
-    if spec.pipeline_parallel:
-        argv += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
-    if spec.trust_remote_code:  # EngineArgs.trust_remote_code; refused without it (transformers)
-        argv.append("--trust-remote-code")
-    return argv
+    return argv + shared_flags(spec, "--tensor-parallel-size", "--pipeline-parallel-size")
 
 
 MODULE = "vllm.entrypoints.openai.api_server"

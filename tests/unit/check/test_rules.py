@@ -38,6 +38,16 @@ class Case:
     """A mutation of the draft's header tensors (after the DFlash 2 ones are added)."""
 
 
+DOMINO = {
+    "projector_type": "domino",
+    "gru_hidden_dim": 64,
+    "pure_draft_prefix_len": 1,
+    "shift_label": True,
+}
+"""A Domino projector's keys but emb_dim
+(sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:734-791)."""
+
+
 def with_dfc(**kv: Any) -> Callable[[Config], Config]:
     """Return a mutation setting keys inside dflash_config (None deletes)."""
 
@@ -94,6 +104,18 @@ def reshape(name: str, shape: tuple[int, ...]) -> Callable[[Config, dict], dict]
         return {**tensors, name: TensorInfo("BF16", shape)}
 
     return mutate
+
+
+def domino_tensors(cfg: Config, tensors: dict[str, TensorInfo]) -> dict[str, TensorInfo]:
+    """Add the four Domino projector tensors a config's widths build (SGLang's shapes)."""
+    dfc, hidden = cfg["dflash_config"], cfg["hidden_size"]
+    gru, emb = dfc["gru_hidden_dim"], dfc.get("emb_dim", 32)
+    return tensors | {
+        "prefix_gru.weight_ih_l0": TensorInfo("BF16", (3 * gru, hidden)),
+        "prefix_gru.weight_hh_l0": TensorInfo("BF16", (3 * gru, gru)),
+        "embed_proj.0.weight": TensorInfo("BF16", (emb, hidden + gru)),
+        "embed_proj.2.weight": TensorInfo("BF16", (cfg["vocab_size"], emb)),
+    }
 
 
 def to_speculators(cfg: Config) -> Config:
@@ -224,6 +246,11 @@ CASES: dict[str, tuple[Case, Case]] = {
     "DF054": (
         Case(draft=to_dspark(), runtime=CHECKS_METHOD.spec, method="dspark"),
         Case(draft=to_dspark(), runtime=CHECKS_METHOD.spec, method="dflash"),
+    ),
+    # SGLang builds a Domino projector from gru_hidden_dim and emb_dim: both must be stated.
+    "DF056": (
+        Case(draft=with_dfc(**DOMINO, emb_dim=32), runtime="sglang", header=domino_tensors),
+        Case(draft=with_dfc(**DOMINO), runtime="sglang", header=domino_tensors),
     ),
     "DF050": (
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),

@@ -15,15 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.agreement import RESULTS, Row, explained, judge, rows, tool_report, tool_view
+from conformance.agreement import RESULTS, Row, agreement, explained, judge, rows
 
 ROWS = list(rows())
-DOMINO = (
-    "issue 29: SGLang refuses a DFlash Domino draft (projector_type 'domino') without {what} "
-    "when it parses the draft's config at start-up "
-    "(sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:{line}); the tool has no Domino "
-    "contract"
-)
 MUSE = (
     "issue 29: the mined case puts the test's draft against the corpus's Muse Glimmer target, "
     "whose abridged config lacks layer_types, which SGLang reads before the mapping the test "
@@ -31,25 +25,21 @@ MUSE = (
     "with layer_types"
 )
 KNOWN: dict[str, str] = {
-    "sglang-0.5.23:dflash-domino-missing-gru-hidden-dim": DOMINO.format(
-        what="dflash_config.gru_hidden_dim", line=785
-    ),
-    "sglang-0.5.23:dflash-domino-missing-emb-dim": DOMINO.format(
-        what="dflash_config.emb_dim", line=789
-    ),
-    "sglang-0.5.23:dflash-domino-pure-draft-prefix-len-2": DOMINO.format(
-        what="pure_draft_prefix_len=1", line=780
-    ),
-    "sglang-0.5.23:dflash-domino-shift-label-not-bool": DOMINO.format(
-        what="a bool shift_label", line=775
-    ),
     "sglang-0.5.23:muse-glimmer-ids-MuseGlimmerAssistantModel": MUSE,
     "sglang-0.5.23:muse-glimmer-ids-DFlashDraftModel": MUSE,
+    "vllm-0.33.0:tiny-ids-repeated": (
+        "issue 29: vLLM 0.33.0 de-duplicates the capture list too "
+        "(vllm==0.33.0:vllm/model_executor/models/interfaces.py:1616-1617, "
+        "tuple(sorted(set(layers)))) while the DFlash fc is sized from the full id list "
+        "(vllm==0.33.0:vllm/model_executor/models/qwen3_dflash.py:84-93): the oracle's model "
+        "stage captures [4] for ids [3, 3] and an fc of 2 x 64, so the drafter's first forward "
+        "fails; the tool's duplicate_ids_refused reading starts at 0.34 and says silent"
+    ),
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
-Qwen3-Omni thinker_config and DSpark contract cases and the legacy layer_ids cases were here
-until issue 29's knowledge fix reached main.)"""
+Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases and SGLang's
+Domino refusals were here until issue 29's knowledge fixes reached main.)"""
 NOT_REPRODUCED = {k: v for k, v in KNOWN.items() if "muse-glimmer-ids" in k}
 """Mined cases the oracle does not reproduce as their test asserts (a transcription to fix)."""
 
@@ -81,8 +71,7 @@ def test_the_tool_agrees_with_the_engine(
 ) -> None:
     if row.id in KNOWN:
         request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[row.id]))
-    verdict, stages = tool_view(tool_report(row, tmp_path), row.engine)
-    got = judge(row, verdict, stages)
+    got, verdict, stages = agreement(row, tmp_path)
     note = explained().get(row.id)
     if note is not None:
         assert got == "disagree", f"explained difference no longer differs: remove {row.id}"

