@@ -13,6 +13,7 @@ with its reason. About 2 CPU-minutes for the default cases.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -64,7 +65,8 @@ def main(argv: list[str]) -> int:
     data = {
         "runtime": f"dflash-check {dflash_check.__version__} bundled smoke runtime",
         "date": date.today().isoformat(),
-        "machine": f"{platform.machine()} CPU, {platform.system()}; torch {torch.__version__}, "
+        "machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, {platform.system()}; "
+        f"torch {torch.__version__}, "
         f"transformers {transformers.__version__}",
         "settings": {"prompts": list(PROMPTS), "max_new_tokens": MAX_TOKENS, "block_size": 8,
                      "temperature": 0.0, "device": "cpu", "dtype": "float32"},

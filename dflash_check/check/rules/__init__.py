@@ -6,7 +6,8 @@ tuples into the one table, as flake8 lists its checkers: adding a rule is writin
 it in its module's ``RULES`` (a new module: its import and its tuple below). The table's
 metadata is the single source for reports, SARIF rule entries and ``docs/rules.md``.
 
-Subjects: ``layer_ids`` (which target layers the draft reads), ``widths`` (fc and hidden
+Subjects: ``layer_ids`` (which target layers the draft reads), ``layer_keys`` (where it states
+them, and the depth it was trained for), ``widths`` (fc and hidden
 sizes, context length), ``vocab`` (vocabulary, tokenizer), ``mask_token``, ``block`` (block
 size, draft length, anchor), ``identity`` (named target, format, capture), ``dflash2``
 (DFlash 2's keys and tensors), ``formats`` (DSpark, Laguna), ``eagle3`` and ``eagle3_shapes``
@@ -35,6 +36,7 @@ from dflash_check.check.rules import (
     formats,
     identity,
     layer_ids,
+    layer_keys,
     mask_token,
     method,
     nextn,
@@ -67,6 +69,7 @@ RULES: tuple[Rule, ...] = tuple(
     sorted(
         (
             *layer_ids.RULES,
+            *layer_keys.RULES,
             *widths.RULES,
             *vocab.RULES,
             *mask_token.RULES,
