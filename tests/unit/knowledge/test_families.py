@@ -81,7 +81,6 @@ def test_llamacpp_last_layer_by_revision() -> None:
     ("architecture", "runtime", "quoted"),
     [
         ("Glm4MoeForCausalLM", "vllm", "Model does not support EAGLE3 interface"),
-        ("Gemma3ForCausalLM", "vllm", "Model does not support EAGLE3 interface"),
         ("Glm4MoeForCausalLM", "sglang", "implements neither set_dspark_layers_to_capture"),
         ("Qwen2ForCausalLM", "sglang", "implements neither set_dspark_layers_to_capture"),
         ("MiniMaxM2ForCausalLM", "sglang", "implements neither set_dspark_layers_to_capture"),

@@ -69,6 +69,23 @@ def vllm_gemma3_captures(raw: dict[str, Any]) -> None:
     )
 
 
+def vllm_gemma3_no_capture(raw: dict[str, Any]) -> None:
+    """Gemma3ForCausalLM without SupportsEagle3 (as vLLM 0.34.0 ships it)."""
+    raw["targets"]["Gemma3ForCausalLM"].update(capture=False, sites=[])
+
+
+def sglang_gemma3_no_hook(raw: dict[str, Any]) -> None:
+    """Gemma3ForCausalLM without a DFlash capture hook (as SGLang 0.5.23 ships it)."""
+    raw["targets"]["Gemma3ForCausalLM"]["hooks"].pop("dflash", None)
+
+
+def next_version(version: str) -> str:
+    """Return the release after ``version`` as a new row would name it (minor + 1), so that
+    the exercise never collides with a release the engine model already has."""
+    major, minor = version.split(".")[:2]
+    return f"{major}.{int(minor) + 1}.0"
+
+
 def sglang_gemma3_hooks(raw: dict[str, Any]) -> None:
     """Gemma3ForCausalLM gains a DFlash capture hook (+1)."""
     where = raw["targets"]["Gemma3ForCausalLM"]["class_at"].split(":")[0]
@@ -91,15 +108,27 @@ def verdict(target_patch: dict[str, Any], runtime: str) -> tuple[Verdict, set[st
 
 
 @pytest.mark.parametrize(
-    ("engine", "change"), [(VLLM, vllm_gemma3_captures), (SGLANG, sglang_gemma3_hooks)]
+    ("engine", "before", "change"),
+    [
+        (VLLM, vllm_gemma3_no_capture, vllm_gemma3_captures),
+        (SGLANG, sglang_gemma3_no_hook, sglang_gemma3_hooks),
+    ],
 )
 def test_a_family_gaining_capture_in_the_facts_changes_the_verdict(
-    data_dir: Path, engine: Any, change: Callable[[dict[str, Any]], None]
+    data_dir: Path,
+    engine: Any,
+    before: Callable[[dict[str, Any]], None],
+    change: Callable[[dict[str, Any]], None],
 ) -> None:
-    """Gemma 3 has no capture in the shipped facts (DF017); the same facts file with a
-    capture makes the pair compatible, with no other edit, cited in that release's code."""
+    """Gemma 3 without capture in the newest facts (DF017, as the releases read here ship
+    it); the same facts file with a capture makes the pair compatible, with no other edit,
+    cited in that release's code. Both states are written here, so a release that does
+    capture Gemma 3 changes nothing in this test."""
+    data = data_dir / f"{engine.name}-{engine.newest.version}.json"
+    edit(data, before)
+    _clear()
     assert verdict(GEMMA3, engine.name) == (Verdict.INCOMPATIBLE, {"DF017"})
-    edit(data_dir / f"{engine.name}-{engine.newest.version}.json", change)
+    edit(data, change)
     _clear()
     assert verdict(GEMMA3, engine.name) == (Verdict.COMPATIBLE, set())
     cell = on_family(PROFILES_BY_NAME[engine.name], "gemma3")
@@ -109,15 +138,19 @@ def test_a_family_gaining_capture_in_the_facts_changes_the_verdict(
 
 
 @pytest.fixture
-def vllm_0350(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Release:
-    """``vllm==0.35.0`` as the issue's exercise adds it: one extractor run (the newest facts
-    with Gemma 3 gaining capture, under the new release's name) and one release row."""
+def next_vllm(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Release:
+    """The next vLLM release (``vllm==0.35.0`` after 0.34.0) as the issue's exercise adds it:
+    one extractor run (the newest facts with Gemma 3 gaining capture, under the new release's
+    name) and one release row. The newest release's own Gemma 3 is written without capture."""
     newest = VLLM.newest
+    edit(data_dir / f"vllm-{newest.version}.json", vllm_gemma3_no_capture)
+    _clear()
+    version = next_version(newest.version)
     raw = json.loads((data_dir / f"vllm-{newest.version}.json").read_text(encoding="utf-8"))
     vllm_gemma3_captures(raw)
-    raw.update(release="0.35.0", cite_as="vllm==0.35.0")
-    (data_dir / "vllm-0.35.0.json").write_text(json.dumps(raw), encoding="utf-8")
-    row = Release("vllm", "0.35.0", date="2026-12-01")
+    raw.update(release=version, cite_as=f"vllm=={version}")
+    (data_dir / f"vllm-{version}.json").write_text(json.dumps(raw), encoding="utf-8")
+    row = Release("vllm", version, date="2026-12-01")
     engine = replace(VLLM, releases=inherit((*vllm.RELEASES, row), vllm.VLLM_REVIEWED))
     # The one registration: every reader looks engines up through it at call time.
     monkeypatch.setattr(
@@ -126,29 +159,30 @@ def vllm_0350(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Release:
     return engine.newest
 
 
-def test_a_new_release_is_its_facts_file_and_one_row(vllm_0350: Release) -> None:
-    """The 0.35.0 verdict on Gemma 3 comes from 0.35.0's facts and cites only them; 0.34.0
-    keeps its own; the docs' changes list the family."""
-    assert vllm_0350.version == "0.35.0" and vllm_0350.pypi
+def test_a_new_release_is_its_facts_file_and_one_row(next_vllm: Release) -> None:
+    """The new release's verdict on Gemma 3 comes from its own facts and cites only them; the
+    release before keeps its own; the docs' changes list the family."""
+    new = next_vllm.version
+    assert new == next_version(VLLM.newest.version) and next_vllm.pypi
     old = next(r for r in VLLM.releases if r.version == VLLM.newest.version)
     assert verdict(GEMMA3, f"vllm=={old.version}")[0] is Verdict.INCOMPATIBLE
-    assert verdict(GEMMA3, "vllm==0.35.0") == (Verdict.COMPATIBLE, set())
+    assert verdict(GEMMA3, f"vllm=={new}") == (Verdict.COMPATIBLE, set())
     assert verdict(GEMMA3, "vllm") == (Verdict.COMPATIBLE, set())  # the newest, by its row
     for method in ("dflash", "eagle3"):
-        cell = family_cell("vllm", vllm_0350, method, "gemma3")
+        cell = family_cell("vllm", next_vllm, method, "gemma3")
         assert cell is not None and cell.cannot_capture is None
-        assert "vllm==0.35.0:" in cell.citation and old.source not in cell.citation
-    eagle3 = on_family(replace(EAGLE3_PROFILES[0], release=vllm_0350), "gemma3")
+        assert f"vllm=={new}:" in cell.citation and old.source not in cell.citation
+    eagle3 = on_family(replace(EAGLE3_PROFILES[0], release=next_vllm), "gemma3")
     assert eagle3.cannot_capture is None
-    changes = cell_changes("vllm", old, vllm_0350)
+    changes = cell_changes("vllm", old, next_vllm)
     assert "on `gemma3` (eagle3): captures (was no capture)" in changes
     assert "on `gemma3` (dflash): captures (was no capture)" in changes
 
 
 def test_a_release_without_facts_borrows_none(data_dir: Path) -> None:
     """No data file, no cell from another release's data: MissingFacts names the file."""
-    with pytest.raises(facts.MissingFacts, match=re.escape("vllm-0.36.0.json")):
-        family_cell("vllm", Release("vllm", "0.36.0", pypi=True), "dflash", "gemma3")
+    with pytest.raises(facts.MissingFacts, match=re.escape("vllm-0.999.0.json")):
+        family_cell("vllm", Release("vllm", "0.999.0", pypi=True), "dflash", "gemma3")
 
 
 def _releases_in(exc: Any) -> list[Release]:
