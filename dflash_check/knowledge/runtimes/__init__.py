@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.runtimes.cells import (
     REVIEWED_CELLS,
     cells_at,
@@ -75,7 +74,9 @@ def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
     the merged view of its release (``cells.family_cell``)."""
     if profile.family_independent:
         return replace(profile, family=family, cell_citation=profile.citation)
-    release = profile.release or ENGINES_BY_NAME[profile.engine_name].newest
+    # No release pinned: the newest that has the profile's runner, as a check of it judges
+    # (vllm-v1 alone is the last release with Model Runner V1), so the docs say what it does.
+    release = profile.release or release_for(profile, None)
     own = release.family_overrides.get(f"{profile.method}/{family}", {})
     cell = (
         None

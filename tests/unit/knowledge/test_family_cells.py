@@ -159,7 +159,7 @@ def next_vllm(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Release:
     return engine.newest
 
 
-def test_a_new_release_is_its_facts_file_and_one_row(next_vllm: Release) -> None:
+def test_a_new_release_is_its_facts_file_and_one_row(next_vllm: Release, data_dir: Path) -> None:
     """The new release's verdict on Gemma 3 comes from its own facts and cites only them; the
     release before keeps its own; the docs' changes list the family."""
     new = next_vllm.version
@@ -174,6 +174,13 @@ def test_a_new_release_is_its_facts_file_and_one_row(next_vllm: Release) -> None
         assert f"vllm=={new}:" in cell.citation and old.source not in cell.citation
     eagle3 = on_family(replace(EAGLE3_PROFILES[0], release=next_vllm), "gemma3")
     assert eagle3.cannot_capture is None
+    # vllm-v1 is judged at the last release with Model Runner V1, and the docs' matrix reads
+    # the same release: the new release (V2 only) gaining capture does not change it.
+    last_v1 = [r for r in VLLM.releases if r.has_runner("V1")][-1]
+    edit(data_dir / f"vllm-{last_v1.version}.json", vllm_gemma3_no_capture)
+    _clear()
+    assert verdict(GEMMA3, "vllm-v1")[0] is Verdict.INCOMPATIBLE
+    assert on_family(PROFILES_BY_NAME["vllm-v1"], "gemma3").cannot_capture is not None
     changes = cell_changes("vllm", old, next_vllm)
     assert "on `gemma3` (eagle3): captures (was no capture)" in changes
     assert "on `gemma3` (dflash): captures (was no capture)" in changes
