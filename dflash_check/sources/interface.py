@@ -20,6 +20,7 @@ _SUBFOLDER = r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$"
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
+TOKENIZER_FILE = "tokenizer.json"
 
 
 class BadModelSpec(ValueError):
