@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
-from dflash_check.errors import FileProblem, SharedCause
 
 if TYPE_CHECKING:
     from dflash_check.check.entries import PairSpec, SkippedEntry
     from dflash_check.check.target_alone import MtpReport
+    from dflash_check.problems import FileProblem, SharedCause
 
 Status = Literal["ok", "mismatch", "error"]
 

@@ -41,6 +41,7 @@ not_for_local = (
     "dflash_check.check.entries",
     "dflash_check.check.target_alone",
     "dflash_check.check.tokenizers",
+    "dflash_check.problems",
     "dflash_check.knowledge.installed",
     "dflash_check.knowledge.mtp_layers",
     "dflash_check.render.listing",
