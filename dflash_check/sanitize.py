@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 # C0 controls, DEL and C1 controls. Newline and tab are kept or escaped per call. Compiled at
-# import (every message goes through it); the other patterns are strings that re compiles on
-# first use and caches: most runs write no XML, Markdown or workflow command, and ``pair``
-# pays at start-up for every compile (benchmarks/bench_pair.py).
+# import, as is the guard on every write (``_HEAD``); the other patterns are strings that re
+# compiles on first use and caches: most runs write no XML, Markdown or workflow command, and
+# ``pair`` pays at start-up for every compile (benchmarks/bench_pair.py).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Characters XML 1.0 forbids outright (besides the C0 controls): lone surrogates and the two
 # non-characters U+FFFE / U+FFFF.
@@ -106,14 +106,14 @@ def defuse_commands(text: str) -> str:
 
 
 # The current line, when it could still become a command: after the last break, blanks and at
-# most one ':' up to the end (run on every write to stdout and stderr: re's cache keeps it).
-_HEAD = f"[{_BREAKS}]([^\\S{_BREAKS}]*:?)\\Z"
+# most one ':' up to the end (run on every write to stdout and stderr: compiled once, at import).
+_HEAD = re.compile(f"[{_BREAKS}]([^\\S{_BREAKS}]*:?)\\Z")
 
 
 def command_head(tail: str) -> str | None:
     """Return what a stream's current line holds when it could still become a command (blanks,
     then at most one ``:``), given the text written last; None when it cannot."""
-    found = re.search(_HEAD, tail)
+    found = _HEAD.search(tail)
     return found.group(1) if found else None
 
 
