@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED, Release, UnknownRelease
 
 if TYPE_CHECKING:
@@ -152,13 +153,15 @@ def release_for(profile: RuntimeProfile, version: str | None) -> Release:
     """Return the release of ``profile``'s engine that ``version`` names: None is the newest
     release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
 
-    Raise ``UnknownRelease`` (the message lists the known ones) or ``RunnerRemoved``.
+    Its citations are its own (``citations.own_citations``): a text it inherits from a
+    reviewed range cites its facts, or says which release was read. Raise ``UnknownRelease``
+    (the message lists the known ones) or ``RunnerRemoved``.
     """
     eng = ENGINES_BY_NAME[profile.engine_name]
     if version is None:
         having = [r for r in eng.releases if r.has_runner(profile.runner)]
-        return having[-1] if having else eng.newest
-    rel = eng.release(version)
+        return own_citations(having[-1] if having else eng.newest)
+    rel = own_citations(eng.release(version))
     if not rel.has_runner(profile.runner):
         removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
         with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]

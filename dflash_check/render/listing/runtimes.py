@@ -4,6 +4,7 @@ JSON and their terminal listing."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from dflash_check.knowledge.runtimes import AUX_READING, method_rows, portable_max_id_from_end
 from dflash_check.knowledge.verified import Verification, verifications
@@ -87,15 +88,16 @@ def runtimes_markdown() -> str:
 def release_rows() -> list[tuple[str, str, str, str, str, str]]:
     """Return (engine, release, date, commit, runners, notes) for every release known, the
     newest of each engine marked (what a bare ``-r ENGINE`` selects)."""
+    from dflash_check.knowledge.citations import own_citations
     from dflash_check.knowledge.engines import registered
 
     rows = []
     for e in registered():
-        for r in e.releases:
+        for r in map(own_citations, e.releases):
+            newest = " (newest known)" if r.version == e.newest.version else ""
             runners = ", ".join(r.runners) or "one"
             if r.runner_choice:
                 runners += f" ({r.runner_choice})"
-            newest = " (newest known)" if r is e.newest else ""
             rows.append(
                 (
                     e.title,
@@ -133,6 +135,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
     the per-family overrides and the load-time method check."""
     from dataclasses import fields
 
+    from dflash_check.knowledge.citations import own_citations
     from dflash_check.knowledge.engines import registered
     from dflash_check.knowledge.facts import no_capture
     from dflash_check.knowledge.runtimes import METHOD_PROFILES, at_release
@@ -140,7 +143,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
     skip = {"release", "title", "citation"}
     out = []
     for e in registered():
-        for old, new in zip(e.releases, e.releases[1:], strict=False):
+        for old, new in pairwise(map(own_citations, e.releases)):
             changes = []
             for runner in sorted(set(old.runners) - set(new.runners)):
                 why = new.removed_runners.get(runner, "")
