@@ -225,7 +225,7 @@ def mtp_markdown() -> list[str]:
 def target_mtp_markdown() -> list[str]:
     """Return the table of a target's own MTP layers (``knowledge/mtp_layers.py``'s rows)."""
     from dflash_check.check.target_alone import MTP_RULES
-    from dflash_check.knowledge.mtp_layers import MTP_ENGINE_ROWS, MTP_KEYS
+    from dflash_check.knowledge.mtp_layers import MTP_KEYS, mtp_engine_rows
 
     keys = ", ".join(f"`{k}`" for k in MTP_KEYS)
     lines = [
@@ -244,7 +244,7 @@ def target_mtp_markdown() -> list[str]:
         "verified | source |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for r in MTP_ENGINE_ROWS:
+    for r in mtp_engine_rows():
         match = ", ".join(f"`{m}`" for m in r.match) or "any other"
         lines.append(
             f"| `{r.engine}` | {match} | {r.draft} | `{r.request}` | {r.tokens} | "
