@@ -5,7 +5,9 @@ releases, reviewed semantics, stages, serve command, HTTP profile and capture ju
 registration in ``knowledge.engines.ENGINES``, its extracted facts (one data file per release,
 in a temporary data folder) and its runtime row. With no other edit it is selected by ``-r``,
 listed by ``runtimes``, judged from its own release's facts in a verdict, gets its stages and
-its command line. Each test first shows the fake is unknown without its registration.
+its command line, answers with its MTP rows for a target asked about alone, and is listed under
+the rules about extracted engines. Each test first shows the fake is unknown without its
+registration.
 """
 
 from __future__ import annotations
@@ -241,3 +243,17 @@ def test_its_mtp_support_is_listed_and_judged(fake_engine: Engine, tmp_path: Pat
     )
     listed = invoke_cli("runtimes", "--format", "markdown").stdout
     assert f"| `{NAME}` | `FakeMtpForCausalLM` | FakeNextN" in listed
+
+
+def _rule_runtimes() -> dict[str, list[str]]:
+    """Each rule's runtimes as ``dflash-check rules`` lists them."""
+    listed = json.loads(invoke_cli("rules", "--format", "json").stdout)
+    return {r["id"]: r["runtimes"] for r in listed["rules"]}
+
+
+def test_the_rules_about_extracted_engines_list_it(fake_engine: Engine) -> None:
+    """DF052 and DF053 speak for every engine whose code is read as data: the fake one, whose
+    releases have facts, is listed under them (read from the registration when asked)."""
+    listed = _rule_runtimes()
+    assert NAME in listed["DF052"] and NAME in listed["DF053"]
+    assert NAME not in listed["DF054"]  # a rule about vLLM's method check names vLLM only
