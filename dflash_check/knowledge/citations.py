@@ -56,11 +56,13 @@ def _other_releases(release: Release) -> dict[str, Release]:
     if engine is None:
         return {}
     own = {release.source, release.spec}
+    if release.revision:
+        own.add(engine.at(release.revision))
     return {
         name: r
         for r in engine.releases
         if r.version != release.version
-        for name in (r.source, r.spec, engine.at(r.version))
+        for name in (r.source, r.spec, engine.at(r.version), engine.at(r.revision or r.version))
         if name not in own
     }
 

@@ -8,12 +8,16 @@ is judged through the CLI; every citation its verdicts print is checked.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dflash_check.knowledge.engines import VLLM, Release
+from dflash_check.knowledge import engines
+from dflash_check.knowledge.citations import own_citations
+from dflash_check.knowledge.engines import LLAMACPP, VLLM, Release, llamacpp
+from dflash_check.knowledge.reviewed import inherit
 from tests.support.helpers import QWEN3_4B, SEED_DRAFT, draft_config, invoke_cli, write_draft
 from tests.support.releases import add_next_vllm, citations_not_of, clear_facts, copy_facts
 
@@ -80,3 +84,22 @@ def test_a_fact_the_new_release_s_facts_do_not_show_is_cited_where_it_was_read(
     done = invoke_cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", new.spec, "-f", "json")
     assert f"(read at {VLLM.newest.spec}:vllm/platforms/interface.py:" in done.stdout
     assert f"{new.spec}:vllm/platforms" not in done.stdout
+
+
+def test_a_citation_inside_an_inherited_row_override_says_where_it_was_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """llama.cpp's reviewed row for ``>=0c1e57098`` (read in llama-cpp-python 0.3.36) reaches a
+    later commit inside ``Release.overrides``: its citation there says it was read at 0.3.36,
+    the release's own rows are untouched."""
+    read = LLAMACPP.newest
+    row = Release("llamacpp", "fedcba987")  # a later commit, with no code read
+    engine = replace(LLAMACPP, releases=inherit((*llamacpp.RELEASES, row), llamacpp.REVIEWED))
+    monkeypatch.setattr(
+        engines, "ENGINES", tuple(engine if e.name == "llamacpp" else e for e in engines.ENGINES)
+    )
+    later = own_citations(engine.newest)
+    cited = later.overrides["dflash/llamacpp"]["citation"]
+    assert cited.startswith(f"read at {read.source}:") and citations_not_of(later, cited) == []
+    assert engine.newest.overrides["dflash/llamacpp"]["citation"].startswith(f"{read.source}:")
+    assert own_citations(read) is read  # the release that was read cites itself
