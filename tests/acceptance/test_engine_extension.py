@@ -13,7 +13,6 @@ registration.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +37,7 @@ from dflash_check.knowledge.reviewed import Reviewed, inherit
 from dflash_check.knowledge.runtimes import METHOD_PROFILES, PROFILES_BY_NAME
 from dflash_check.knowledge.selection import SelectionError, parse_selection
 from tests.support.helpers import EXAMPLES, FIXTURES, invoke_cli, write_model
+from tests.support.releases import clear_facts, copy_facts
 from tests.unit.knowledge.test_engine_contract import ERROR_RULES
 
 SEED = (str(EXAMPLES / "Qwen3-4B-DFlash-b16"), str(EXAMPLES / "Qwen3-4B"))
@@ -117,25 +117,18 @@ def _facts(version: str, captures: bool) -> dict[str, Any]:
     }
 
 
-def _clear_caches() -> None:
-    facts.load.cache_clear()
-    facts.known_releases.cache_clear()
-
-
 @pytest.fixture
 def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Engine]:
     """Register the fake engine, its runtime row and its facts (1.0.0 captures, 1.1.0 not)."""
-    data = tmp_path / "data"
-    shutil.copytree(facts.DATA_DIR, data)
+    data = copy_facts(tmp_path / "data", monkeypatch)
     for version, captures in (("1.0.0", True), ("1.1.0", False)):
         text = json.dumps(_facts(version, captures))
         (data / f"{NAME}-{version}.json").write_text(text, encoding="utf-8")
-    monkeypatch.setattr(facts, "DATA_DIR", data)
     monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES, FAKE))
     monkeypatch.setitem(METHOD_PROFILES, "dflash", (*METHOD_PROFILES["dflash"], ROW))
-    _clear_caches()
+    clear_facts()
     yield FAKE
-    _clear_caches()
+    clear_facts()
 
 
 def pair_json(*args: str) -> tuple[int, dict[str, Any]]:
