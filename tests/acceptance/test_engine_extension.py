@@ -250,3 +250,5 @@ def test_the_rules_about_extracted_engines_list_it(fake_engine: Engine) -> None:
     listed = _rule_runtimes()
     assert NAME in listed["DF052"] and NAME in listed["DF053"]
     assert NAME not in listed["DF054"]  # a rule about vLLM's method check names vLLM only
+    # A rule about every runtime (the default) lists its runtime row too.
+    assert NAME in listed["DF090"]

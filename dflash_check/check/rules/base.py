@@ -17,10 +17,7 @@ from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.knowledge.engines import VLLM_033, Release
 from dflash_check.knowledge.outcomes import Stage
-from dflash_check.knowledge.runtimes import (
-    PROFILES,
-    RuntimeProfile,
-)
+from dflash_check.knowledge.runtimes import METHOD_PROFILES, RuntimeProfile
 from dflash_check.views import DFLASH_METHODS, DraftView, TargetView
 
 V033 = VLLM_033.source
@@ -121,7 +118,12 @@ class Rule:
         return self.applies_to() if callable(self.applies_to) else self.applies_to
 
 
-ALL_RUNTIMES = tuple(p.name for p in PROFILES)
+def every_runtime() -> tuple[str, ...]:
+    """Every runtime with a row for DFlash drafts, read from the runtime table when asked: the
+    runtimes of a rule about all of them (the default), a runtime added later included."""
+    return tuple(p.name for p in METHOD_PROFILES["dflash"])
+
+
 ALL_METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3", "mtp")
 """Rules about facts every method shares (context length, named target, tokenizer, format,
 capture support)."""
@@ -134,7 +136,7 @@ def rule(
     title: str,
     why: str,
     fix: str,
-    runtimes: RuntimesOf = ALL_RUNTIMES,
+    runtimes: RuntimesOf = every_runtime,
     methods: tuple[str, ...] = DFLASH_METHODS,
 ) -> Callable[[RuleCheck], Rule]:
     """Make a check function into a ``Rule`` with its metadata; the rule is in the table only
