@@ -21,6 +21,7 @@ stage ``load`` covers it (a refusal there is a refusal at start-up). So, per cas
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -72,6 +73,11 @@ def pair_args(row: Row, work: Path) -> list[str]:
     from conformance.oracle import CORPUS, config_folder
     from conformance.tiny_pairs import PREFIX, configs, num_speculative_tokens
 
+    if row.mined is not None and row.mined["draft"] is None:  # MTP: the target alone
+        target = config_folder(row.mined["target"], work / "target")
+        k = str(row.mined["num_speculative_tokens"])
+        return ["pair", str(target), "-r", f"{row.engine}=={row.release}",
+                "--num-speculative-tokens", k, "--format", "json"]  # fmt: skip
     if row.mined is not None:
         draft = config_folder(row.mined["draft"], work / "draft")
         target = config_folder(row.mined["target"], work / "target")
@@ -148,10 +154,46 @@ def tool_report(row: Row, work: Path) -> dict[str, Any]:
     return json.loads(text[: text.rindex("}") + 1])
 
 
+_CLASS = re.compile(r"\b[A-Z]\w*(?:MTP|Model)\w*\b")
+"""A model class named in the text of the tool's MTP row (``Qwen3_5MTP``, ``DeepSeekMTPModel``)."""
+
+
+def judge_mtp(row: Row, report: Mapping[str, Any]) -> tuple[str, str, set[str]]:
+    """An MTP case (a target alone) against the draft config the release derived from it
+    (``mtp`` in the oracle's row): the tool agrees when the engine refused and the tool has an
+    error for it, or the engine accepted and the tool says compatible, its row for the engine
+    names the architecture the engine built, and it reads the engine's ``n_predict`` as the
+    target's MTP layer count. Returns the judgement, the tool's verdict and its error rules."""
+    verdict = str(report.get("verdict"))
+    errors = {
+        f["rule"]
+        for f in report.get("findings") or ()
+        if f.get("severity") == "error" and f.get("runtime") in (None, row.engine)
+    }
+    if row.case["outcome"] == "refused":
+        return ("agree" if verdict == "incompatible" and errors else "disagree"), verdict, errors
+    derived = row.case.get("mtp") or {}
+    named = {
+        name
+        for r in report.get("engines") or ()
+        if r.get("engine") == row.engine
+        for name in _CLASS.findall(r.get("draft", ""))
+    }
+    layers = (report.get("mtp") or {}).get("layers")
+    same = set(derived.get("architectures") or ()) <= named and (
+        derived.get("n_predict") is None or layers == derived["n_predict"]
+    )
+    return ("agree" if verdict == "compatible" and same else "disagree"), verdict, errors
+
+
 def agreement(row: Row, work: Path) -> tuple[str, str, set[str]]:
     """Run the tool on the row's pair (in ``work``) and judge it against the engine: ``agree``,
-    ``disagree`` or ``beyond``, with the tool's verdict and error stages for the message."""
-    verdict, stages = tool_view(tool_report(row, work), row.engine)
+    ``disagree`` or ``beyond``, with the tool's verdict and error stages for the message (an
+    MTP case: its error rules, ``judge_mtp``)."""
+    report = tool_report(row, work)
+    if row.mined is not None and row.mined["draft"] is None:
+        return judge_mtp(row, report)
+    verdict, stages = tool_view(report, row.engine)
     return judge(row, verdict, stages), verdict, stages
 
 

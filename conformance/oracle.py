@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -195,10 +196,12 @@ def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[st
             {
                 "id": case["id"],
                 "target": str(config_folder(case["target"], work / f"case{i}" / "target")),
-                "draft": str(config_folder(case["draft"], work / f"case{i}" / "draft")),
+                "draft": None
+                if case["draft"] is None  # MTP: derived from the target
+                else str(config_folder(case["draft"], work / f"case{i}" / "draft")),
                 "method": case["method"],
                 "num_speculative_tokens": case["num_speculative_tokens"],
-                "model_stage": True,
+                "model_stage": case["draft"] is not None,  # MTP: no aux capture, no fc
             }
         )
         rows[case["id"]] = {"kind": "mined", **{k: case[k] for k in ("test", "source")}}
@@ -238,6 +241,10 @@ def scrub(text: str | None, work: Path) -> str | None:
     if text is None:
         return None
     return text.replace(str(work), "WORK").replace(str(REPO), "REPO")
+
+
+def _message(error: dict[str, str]) -> str:
+    return f"{error['type']}: {error['message']}"
 
 
 def _scrub_model(model: dict[str, Any] | None, work: Path) -> dict[str, Any] | None:
@@ -289,12 +296,16 @@ def write_results(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
-def run(engine: str, release: str) -> Path:
-    """Run the oracle over one release; write and return its results file."""
+def run(engine: str, release: str, only: str | None = None) -> Path:
+    """Run the oracle over one release; write and return its results file. ``only``: run the
+    cases whose id matches this regular expression, and replace just their rows in the results
+    file (the others, and its date and seconds, stay as recorded)."""
     python = install(engine, release)
     with tempfile.TemporaryDirectory(dir=home()) as tmp:
         work = Path(tmp)
         jobs, rows = jobs_for(engine, release, work)
+        if only is not None:
+            jobs = [job for job in jobs if re.search(only, job["id"])]
         env = {"VLLM_CACHE_ROOT": str(work / "vllm-cache"), "VLLM_TARGET_DEVICE": "cpu"}
         out, seconds = run_driver(python, jobs, work, DRIVER, env)
         results = [
@@ -302,9 +313,18 @@ def run(engine: str, release: str) -> Path:
                 **result_row(record, rows, work),
                 "aux_layers": record.get("aux_layers"),
                 "model": _scrub_model(record.get("model"), work),
+                **({"mtp": record["mtp"]} if record.get("mtp") is not None else {}),
+                **(
+                    {"start_up_stop": scrub(_message(record["start_up_stop"]), work)}
+                    if record.get("start_up_stop")
+                    else {}
+                ),
             }
             for record in out["records"]
         ]
+    path = RESULTS / f"{engine}-{release}.json"
+    if only is not None:
+        return write_results(path, merged(json.loads(path.read_text()), results))
     data = {
         "engine": engine,
         "release": out["release"],
@@ -317,12 +337,15 @@ def run(engine: str, release: str) -> Path:
             "load": "the speculator config set-up",
             "model": "recorded as data under 'model' (captured layers, fc input width), or "
             "the error that stopped it there; not an outcome",
+            "mtp": "an MTP case (a target alone): the draft config the release derived "
+            "(model type, architecture, n_predict); where start-up stopped outside the MTP "
+            "path on this CPU, or vLLM's loader cannot read the config-only target, the MTP "
+            "path run alone, that stop kept as 'start_up_stop' (not an outcome)",
         },
         "seconds": seconds,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "results": results,
     }
-    path = RESULTS / f"{engine}-{release}.json"
     if path.exists():  # the engine's own tests are run apart (--engine-tests): keep them
         kept = json.loads(path.read_text()).get("engine_tests")
         if kept is not None:
@@ -330,13 +353,27 @@ def run(engine: str, release: str) -> Path:
     return write_results(path, data)
 
 
+def merged(data: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """A results file with ``results`` in place of the rows of the same cases (new cases are
+    added at the end), its other rows as recorded."""
+    fresh = {row["case"]: row for row in results}
+    kept = [fresh.pop(row["case"], row) for row in data["results"]]
+    return {**data, "results": kept + list(fresh.values())}
+
+
 def run_engine_tests(engine: str, release: str, src: Path) -> Path:
     """Run ``ENGINE_TESTS`` of the release (its source archive unpacked at ``src``) against
     its installed wheel; add what each test did to the release's results file."""
     python = install(engine, release)
     niced([str(python), "-m", "pip", "install", "-q", *TEST_TOOLS], check=True)
+    from conformance.mined.mtp_cases import engine_tests
+
     records = []
-    for args in ENGINE_TESTS:
+    # The MTP cases' tests, by node id (those the release has); one module that cannot be
+    # collected on this CPU must not hide the others' outcomes.
+    ids = engine_tests(src)
+    mtp = ("--continue-on-collection-errors", *ids) if ids else ()
+    for args in (*ENGINE_TESTS, *((mtp,) if mtp else ())):
         with tempfile.TemporaryDirectory(dir=home()) as tmp:
             work = Path(tmp)
             env = {**os.environ, "VLLM_CACHE_ROOT": str(work / "vllm-cache"),
@@ -348,7 +385,7 @@ def run_engine_tests(engine: str, release: str, src: Path) -> Path:
     path = RESULTS / f"{engine}-{release}.json"
     data = json.loads(path.read_text())
     data["engine_tests"] = {
-        "run": [" ".join(a) for a in ENGINE_TESTS],
+        "run": [" ".join(a) for a in (*ENGINE_TESTS, *((mtp,) if mtp else ()))],
         "stubs": "conformance/drivers/vllm_config_driver.py (Triton flag, torchvision stand-in)",
         "records": records,
     }
@@ -372,6 +409,11 @@ def main(argv: list[str] | None = None) -> int:
         help="parse every command the tool prints for the corpus with the release's own "
         "launcher parser and start-up resolution (conformance/oracle_commands.py)",
     )
+    parser.add_argument(
+        "--cases",
+        metavar="REGEX",
+        help="run only the cases whose id matches, replacing their rows in the results file",
+    )
     args = parser.parse_args(argv)
     if args.commands:
         from conformance.oracle_commands import run_commands
@@ -384,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
 
         path = run_sglang(args.release)
     else:
-        path = run(args.engine, args.release)
+        path = run(args.engine, args.release, args.cases)
     print(path.relative_to(REPO))
     return 0
 

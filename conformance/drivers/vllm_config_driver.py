@@ -2,13 +2,15 @@
 
 Usage: python vllm_config_driver.py JOBS.json OUT.json. JOBS is a list of
 ``{"id", "target", "draft", "method", "num_speculative_tokens"}`` (folders holding only a
-``config.json``; ``max_model_len``, 2048 unless given); OUT gets one record per job:
+``config.json``; ``max_model_len``, 2048 unless given; ``draft`` None for MTP, whose draft
+vLLM derives from the target's config); OUT gets one record per job:
 ``outcome`` (``accepted`` / ``refused``), the
 ``stage`` that refused (``config``: ``EngineArgs.create_engine_config``; ``load``: the
 speculator's own config set-up the model runner makes before building the drafter; ``model``,
 when the job asks for it: the target and the draft built on the meta device and the aux-layer
 capture set up as the runner does), the exception's type and message, and on acceptance the
-aux layers the release computes and what the capture and the draft's fc were given.
+aux layers the release computes and what the capture and the draft's fc were given (for
+MTP, ``mtp``: the draft config's model type, architecture and ``n_predict``).
 Imports vLLM: never imported by the project.
 
 Stubs, each because the GPU wheel runs here on a CPU without the GPU stack:
@@ -183,6 +185,101 @@ def fc_matches_capture(seen: dict[str, Any]) -> bool | None:
     return fc == len(fired) * hidden
 
 
+def _mtp_draft(config: Any) -> dict[str, Any]:
+    """The MTP draft config the release derived from the target's own
+    (``SpeculativeConfig.hf_config_override``, run by ``create_engine_config``): its model type,
+    architecture and ``n_predict``, what vLLM's MTP tests assert."""
+    return _derived(config.speculative_config.draft_model_config.hf_config)
+
+
+def _derived(hf: Any) -> dict[str, Any]:
+    """An MTP draft config's model type, architecture and ``n_predict``."""
+    return {
+        "model_type": getattr(hf, "model_type", None),
+        "architectures": list(getattr(hf, "architectures", None) or []),
+        "n_predict": getattr(hf, "n_predict", None),
+    }
+
+
+def _mtp_record(job: dict[str, Any], stop: Exception, started: float) -> dict[str, Any]:
+    """An MTP job whose start-up stopped: run the MTP path alone, as vLLM's own MTP tests do
+    (``SpeculativeConfig(method="mtp", target_model_config=ModelConfig(TARGET), ...)``,
+    ``vllm==0.34.0:tests/models/test_qwen3_5_mtp_config.py:141-184``). Where it raises, that
+    is the outcome (the MTP path refused); where it builds the draft config, the start-up
+    stopped elsewhere, in the target's own set-up on this CPU (e.g. the CPU platform turns
+    prefix caching off for MLA targets, ``vllm==0.34.0:vllm/platforms/cpu.py:532-542``, and
+    then refuses a hybrid model's Mamba block size, ``vllm/config/vllm.py:3583-3593``): the
+    MTP outcome is recorded, with the stop as data (``start_up_stop``), for the reader to
+    judge."""
+    from vllm.config import ModelConfig, ParallelConfig
+    from vllm.config.speculative import SpeculativeConfig
+
+    try:
+        target = ModelConfig(
+            model=job["target"],
+            skip_tokenizer_init=True,
+            max_model_len=job.get("max_model_len", 2048),
+        )
+    except Exception as err:  # noqa: BLE001 - the loader, not the MTP path: see _override_record
+        return _override_record(job, err, started)
+
+    def derive() -> Any:
+        return SpeculativeConfig(
+            method=job["method"],
+            num_speculative_tokens=job.get("num_speculative_tokens"),
+            target_model_config=target,
+            target_parallel_config=ParallelConfig(),
+        ).draft_model_config.hf_config
+
+    return _mtp_outcome(job, derive, stop, started)
+
+
+def _override_record(job: dict[str, Any], stop: Exception, started: float) -> dict[str, Any]:
+    """An MTP job whose target config vLLM's loader cannot read from a config-only folder (a
+    checkpoint that ships its own config code, as MiMo and Nemotron Parse do, or a config with
+    no ``model_type``): run ``SpeculativeConfig.hf_config_override`` on the config as the
+    test builds it (``PreTrainedConfig(**config)``, ``vllm==0.34.0:tests/models/multimodal/
+    generation/test_nemotron_parse_35_mtp.py:25-36``); the loader's refusal is kept as data."""
+    from transformers import PretrainedConfig
+    from vllm.config.speculative import SpeculativeConfig
+
+    raw = json.loads((Path(job["target"]) / "config.json").read_text())
+    config = PretrainedConfig(**{k: v for k, v in raw.items() if k != "model_type"})
+    if "model_type" in raw:  # set after construction, as the tests do (a class attribute)
+        config.model_type = raw["model_type"]
+    for name, value in raw.items():  # nested sections as objects, as the tests build them
+        if isinstance(value, dict) and name != "quantization_config":
+            setattr(config, name, PretrainedConfig(**value))
+    return _mtp_outcome(job, lambda: SpeculativeConfig.hf_config_override(config), stop, started)
+
+
+def _mtp_outcome(
+    job: dict[str, Any], derive: Callable[[], Any], stop: Exception, started: float
+) -> dict[str, Any]:
+    """The record of an MTP path run alone: ``derive`` returns the draft config vLLM derived,
+    or raises (the MTP path's own refusal); ``stop`` is what stopped the start-up."""
+    try:
+        hf = derive()
+    except Exception as err:  # noqa: BLE001 - the MTP path's own refusal
+        return {"id": job["id"], "outcome": "refused", "stage": "config", "error": _error(err),
+                "seconds": round(time.monotonic() - started, 3)}  # fmt: skip
+    return {
+        "id": job["id"],
+        "outcome": "accepted",
+        "stage": None,
+        "error": None,
+        "aux_layers": None,
+        "model": None,
+        "mtp": _derived(hf),
+        "start_up_stop": _error(stop),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def _error(err: Exception) -> dict[str, str]:
+    return {"type": type(err).__name__, "message": str(err)[:MESSAGE_CHARS]}
+
+
 def _uses_aux(spec: Any) -> bool:
     """Whether Model Runner V2 sets up the aux-layer capture for this draft, as the release's
     runner decides it: ``SpeculativeConfig.uses_aux_hidden_states`` (0.34.0,
@@ -215,7 +312,9 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     stage = "config"
     started = time.monotonic()
     try:
-        speculative: dict[str, Any] = {"method": job["method"], "model": job["draft"]}
+        speculative: dict[str, Any] = {"method": job["method"]}
+        if job["draft"] is not None:  # None: MTP, the draft derived from the target's config
+            speculative["model"] = job["draft"]
         if job.get("num_speculative_tokens") is not None:
             speculative["num_speculative_tokens"] = job["num_speculative_tokens"]
         args = EngineArgs(
@@ -231,7 +330,10 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         _load_stage(config)
         aux = _aux_layers(config)
         model = _model_record(config) if job.get("model_stage") else None
+        mtp = _mtp_draft(config) if job["draft"] is None else None
     except Exception as err:  # noqa: BLE001 - whatever the engine raises is its verdict
+        if job["draft"] is None and stage == "config":
+            return _mtp_record(job, err, started)
         return {
             "id": job["id"],
             "outcome": "refused",
@@ -246,6 +348,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         "error": None,
         "aux_layers": aux,
         "model": model,
+        "mtp": mtp,
         "seconds": round(time.monotonic() - started, 3),
     }
 

@@ -3,8 +3,9 @@
 Usage: python vllm_tests_driver.py SRC OUT.json -- PYTEST_ARGS... (SRC: the release's unpacked
 source archive, whose ``tests/`` is run; the wheel installed in this Python is what they
 import). OUT gets one record per test: its id and ``passed`` / ``failed`` / ``skipped`` /
-``error``. The stubs are ``vllm_config_driver``'s (the Triton flag, the torchvision
-stand-in), for the same reasons; pytest runs in this process so that they hold.
+``error``. The stubs are ``vllm_config_driver``'s (``start_vllm``: the Triton flag, set after
+the Triton helper module is imported, and the torchvision stand-in), for the same reasons;
+pytest runs in this process so that they hold.
 Imports vLLM: never imported by the project.
 """
 
@@ -16,19 +17,15 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from vllm_config_driver import stand_in_torchvision
+from vllm_config_driver import start_vllm
 
 
 def main(src: str, out_path: str, args: list[str]) -> int:
     """Run the tests; write what each did."""
-    os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
     out = Path(out_path).resolve()
-    stand_in_torchvision(out.parent / "stand-in")
+    release = start_vllm(str(out))  # the Triton helper imported before the flag is stubbed
     import pytest
-    import vllm
-    import vllm.triton_utils
 
-    vllm.triton_utils.HAS_TRITON = True
     os.chdir(src)
     sys.path.insert(0, src)
     junit = out.parent / "junit.xml"
@@ -41,7 +38,7 @@ def main(src: str, out_path: str, args: list[str]) -> int:
                 outcome = {"failure": "failed"}.get(child.tag, child.tag)
         test = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
         records.append({"test": test, "outcome": outcome})
-    out.write_text(json.dumps({"release": vllm.__version__, "records": records}, indent=1))
+    out.write_text(json.dumps({"release": release, "records": records}, indent=1))
     return 0
 
 
