@@ -218,10 +218,6 @@ REVIEWED_GROUPS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-MTP_CASE = (
-    "MTP: the draft config vLLM derives from the target's own config (model_type, "
-    "architectures, n_predict per family); a target-only MTP case, not written yet"
-)
 DSPARK_CONFIG_CASE = (
     "a DSpark draft config family (its loader, architecture, vocabulary and refusals); "
     "a draft/target case, not written yet"
@@ -237,31 +233,6 @@ AUX_CASE = (
 EAGLE_CASE = "the EAGLE draft config vLLM builds or refuses; a case, not written yet"
 
 PENDING_GROUPS: dict[str, tuple[str, ...]] = {
-    MTP_CASE: (
-        "tests/config/test_bailing_mtp_config.py::test_bailing_hybrid_mtp_hf_config_override",
-        "tests/config/test_step5_mtp_config.py::test_step5_mtp_hf_config_override",
-        "tests/config/test_model_arch_config.py::test_draft_model_arch_config",
-        "tests/config/test_model_arch_config.py::test_deepseek_v4_convertor_splits_vision_architecture",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_dict_overrides_are_not_forwarded_to_draft",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_none_overrides_fall_back_to_arch_mapping",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_mtp_stages_are_independent_of_dspark_width",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_callable_overrides_reach_the_draft_config",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_arch_mapping_applies_before_callable_override",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_inkling_override_exposes_all_mtp_depths",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_composed_override_is_picklable",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_mtp_index_share_override",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_glm5_next_mtp_override_promotes_index_share",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_mtp_draft_architecture_follows_target_model_impl",
-        "tests/models/multimodal/generation/test_nemotron_parse_35_mtp.py::test_parse_mtp_config_routes_only_causal_prefix_architecture",
-        "tests/models/qwen4_exp/test_config.py::test_qwen4_exp_mtp_override_sets_draft_config",
-        "tests/models/test_alice_ai_config.py::test_model_config_warns_when_mtp_is_ignored",
-        "tests/models/test_qwen3_5_mtp_config.py::test_mtp_override_recognizes_text_only_types",
-        "tests/models/test_qwen3_5_mtp_config.py::test_mtp_override_extracts_n_predict_from_multimodal_wrapper",
-        "tests/models/test_qwen3_5_mtp_config.py::test_mtp_override_top_level_precedence_over_nested_text_config",
-        "tests/models/test_qwen3_5_mtp_config.py::test_mtp_override_downloads_real_hf_hub_configs",
-        "tests/models/test_qwen3_5_mtp_config.py::test_mtp_num_hidden_layers_selects_multi_module_mtp",
-        "tests/test_config.py::test_dsa_models_select_matching_mtp",
-    ),
     DSPARK_CONFIG_CASE: (
         "tests/config/test_speculative_draft_hf_overrides.py::test_dspark_width_is_independent_of_mtp_stages",
         "tests/config/test_speculative_draft_hf_overrides.py::test_minimax_dspark_draft_promotes_text_config",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.agreement import RESULTS, Row, agreement, explained, judge, rows
+from conformance.agreement import RESULTS, Row, agreement, explained, judge, judge_mtp, rows
 
 ROWS = list(rows())
 MUSE = (
@@ -24,9 +24,25 @@ MUSE = (
     "covers (sglang==0.5.23:sglang/srt/configs/model_config.py:2764); the case needs a target "
     "with layer_types"
 )
+DEEPSEEK_DEFAULT = (
+    "issue 29: a DeepSeek-V3 config stating no num_nextn_predict_layers gets a one-layer "
+    "DeepSeekMTPModel from vLLM, because transformers' DeepseekV3Config defaults it to 1 "
+    "(transformers==5.22.2:transformers/models/deepseek_v3/configuration_deepseek_v3.py:79,117, "
+    "num_mtp_layers aliased to num_nextn_predict_layers; read by "
+    "vllm==0.34.0:vllm/config/speculative.py:847-862); the tool reads config.json alone and "
+    "says 'no MTP layers' (DF041): the class defaults per model type are not in its knowledge"
+)
+PARSE = (
+    "issue 29: vLLM's Nemotron Parse 3.5 MTP draft is one step, keyed on the architecture and "
+    "decoder.causal_vision_prefix, with no MTP count and no layer count in the config "
+    "(vllm==0.34.0:vllm/config/speculative.py:810-821); the tool cannot read that config "
+    "(no num_hidden_layers, exit 3) and has no row for RadioMBartPrefixForCausalLM"
+)
 KNOWN: dict[str, str] = {
     "sglang-0.5.23:muse-glimmer-ids-MuseGlimmerAssistantModel": MUSE,
     "sglang-0.5.23:muse-glimmer-ids-DFlashDraftModel": MUSE,
+    **{f"vllm-{r}:mtp-deepseek-v3-no-key": DEEPSEEK_DEFAULT for r in ("0.33.0", "0.34.0")},
+    **{f"vllm-{r}:mtp-nemotron-parse": PARSE for r in ("0.33.0", "0.34.0")},
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
@@ -56,6 +72,12 @@ def test_the_oracle_reproduces_the_engine_test(row: Row, request: pytest.Fixture
     for key in ("expect_aux_layers", "expect_target_layer_ids"):  # vLLM's / SGLang's name
         if row.mined.get(key) is not None:
             assert row.case["aux_layers"] == row.mined[key]
+    expect_mtp = row.mined.get("expect_mtp")  # an MTP case: the draft config vLLM derived
+    if expect_mtp is not None:
+        derived = row.case["mtp"]
+        assert derived["architectures"] == expect_mtp["architectures"]
+        if expect_mtp["n_predict"] is not None:
+            assert derived["n_predict"] == expect_mtp["n_predict"]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.id)
@@ -85,6 +107,27 @@ def test_the_judge_can_fail() -> None:
     accepted = Row("vllm", "0", {"case": "x", "outcome": "accepted", "kind": "mined"}, {})
     assert judge(accepted, "incompatible", {"load"}) == "disagree"
     assert judge(accepted, "unknown", set()) == "disagree"
+
+
+def test_the_mtp_judge_can_fail() -> None:
+    """An MTP case agrees only on the architecture the engine built and its n_predict."""
+    derived = {"architectures": ["Step5MTP"], "n_predict": 3}
+    accepted = Row(
+        "vllm", "0", {"case": "x", "outcome": "accepted", "mtp": derived}, {"draft": None}
+    )
+    vllm = {"engine": "vllm", "draft": "Step5MTP (k from num_nextn_predict_layers)"}
+    report = {"verdict": "compatible", "engines": [vllm], "mtp": {"layers": 3}, "findings": []}
+    assert judge_mtp(accepted, report)[0] == "agree"
+    assert judge_mtp(accepted, {**report, "mtp": {"layers": 1}})[0] == "disagree"
+    other = {**vllm, "draft": "none: vLLM 0.33.0 maps no MTP draft for this architecture"}
+    assert judge_mtp(accepted, {**report, "engines": [other]})[0] == "disagree"
+    assert judge_mtp(accepted, {**report, "verdict": "incompatible"})[0] == "disagree"
+    refused = Row("vllm", "0", {"case": "x", "outcome": "refused"}, {"draft": None})
+    error = {"rule": "DF044", "severity": "error", "runtime": "vllm"}
+    assert judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [error]})[0] == (
+        "agree"
+    )
+    assert judge_mtp(refused, report)[0] == "disagree"
 
 
 def _corpus_row(fc_matches_capture: bool) -> Row:
