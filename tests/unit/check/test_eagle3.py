@@ -115,7 +115,12 @@ CASES: dict[str, tuple[Case, Case]] = {
 
 
 # The shared pass/fail harness (DFlash's and MTP's cases: test_rules.py, test_target_alone.py).
-test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+(
+    test_every_rule_has_cases,
+    test_rule_passes,
+    test_rule_fails,
+    test_rule_errors_have_stages,
+) = RuleCases(
     owned={r.id for r in RULES if r.methods == ("eagle3",)}, cases=CASES, run=run_case
 ).tests()
 
