@@ -300,7 +300,10 @@ def _replace_binary(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...
     return (binary, *argv[1:]) if binary else argv
 
 
-@dataclass(frozen=True)
+# eq=False: an engine is its module's hooks and tables, one object per engine, compared by
+# identity (its mappings are unhashable anyway); no generated __eq__/__hash__ to compile at
+# start-up.
+@dataclass(frozen=True, eq=False)
 class Engine:
     """One serving engine (or reference implementation) the tool models: what its module fills."""
 

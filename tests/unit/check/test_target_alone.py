@@ -374,7 +374,8 @@ def test_cli_num_speculative_tokens_with_one_model() -> None:
 def test_a_target_alone_renders_like_a_pair(fmt: str) -> None:
     """The MTP report has a pair report's interface (no runtime profiles, no stages), so the
     CI renderers take it as they take a pair's: its finding is annotated, no release named."""
-    from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+    from dflash_check.check.entries import PairSpec
+    from dflash_check.check.outcome import PairOutcome, RunResult
     from dflash_check.render import OUTPUT_FORMATS, Page
 
     report = run_case(CASES["DF043"][1])
