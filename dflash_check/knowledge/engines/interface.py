@@ -201,6 +201,20 @@ class HttpProfile:
 
 
 @dataclass(frozen=True)
+class MtpReruns:
+    """How an engine takes more draft tokens per step than the target's k MTP layers: it reruns
+    the layers, refusing a count that is not a multiple of k (DF044) and warning that acceptance
+    may drop on one that is (DF045). A property of the engine's code, so its MTP rows say it."""
+
+    refusal: str
+    """The engine's own words when it refuses a count ({k}: the layer count)."""
+    refusal_citation: str
+    """Where it refuses (``vllm==0.33.0:vllm/config/speculative.py:1604-1612``)."""
+    warning_citation: str
+    """Where it warns that rerun layers may lower acceptance."""
+
+
+@dataclass(frozen=True)
 class EngineMtp:
     """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
     names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
@@ -221,6 +235,8 @@ class EngineMtp:
     """repo@commit:path:line the row was read from."""
     verified: bool = True
     """False when the row records what could not be read (its text says what)."""
+    reruns: MtpReruns | None = None
+    """How it reads more draft tokens than k (DF044, DF045); None: not read, nothing said."""
 
 
 DEFAULT_BLOCK_SIZE = 16

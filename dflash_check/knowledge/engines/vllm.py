@@ -45,6 +45,7 @@ from dflash_check.knowledge.engines.interface import (
     EngineMtp,
     HttpProfile,
     LaunchSpec,
+    MtpReruns,
     Release,
     Stage,
     draft_tokens,
@@ -324,6 +325,11 @@ _VLLM_METHOD = (
     f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
 )
 _VLLM_UNCHECKED = "no completeness check found in its loader (behaviour not verified)"
+_VLLM_RERUNS = MtpReruns(
+    "must be divisible by n_predict={k}",
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1604-1612",
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1486-1495",
+)
 
 
 def _vllm(
@@ -338,6 +344,7 @@ def _vllm(
         _VLLM_TOKENS,
         on_missing,
         f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
+        reruns=_VLLM_RERUNS,
     )
 
 
