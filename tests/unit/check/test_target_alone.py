@@ -103,7 +103,12 @@ CASES: dict[str, tuple[Case, Case]] = {
 }
 
 # The shared pass/fail harness (DFlash's and EAGLE-3's cases: test_rules.py, test_eagle3.py).
-test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+(
+    test_every_rule_has_cases,
+    test_rule_passes,
+    test_rule_fails,
+    test_rule_errors_have_stages,
+) = RuleCases(
     owned={r.id for r in ALL_RULES if r.methods == ("mtp",)}, cases=CASES, run=run_case
 ).tests()
 
