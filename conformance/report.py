@@ -125,8 +125,9 @@ def served_section(data: Mapping[str, Any]) -> list[str]:
         f"`{data['printed_command']}` (plus `{' '.join(data['engine_args'])}`, dev mode), then "
         "`--launch`. *other*: the same config with other weights; *twin*: that draft in a "
         "folder named like the served one. *judged as*: the vLLM rows of the verdict (the "
-        "default selection keeps `vllm` at the newest release; the server's release and runner "
-        "are the pinned row).",
+        "server's release and runner are the pinned row; a `vllm` row at the newest release "
+        "beside it is what the default selection kept before the served row replaced the "
+        "engine's default row, app/served.py).",
         "",
         "| step | dflash-check in | exit (expected) | judged as | smoke run | tau (server's) "
         "| lossless | served draft known by |",

@@ -65,25 +65,24 @@ def launch_spec(
     report: CheckReport,
     draft: ModelRef,
     target: ModelRef,
-    engine: str,
-    tensor_parallel: int | None,
-    pipeline_parallel: int | None,
+    engine: EngineOptions,
     host: str,
     port: int,
 ) -> LaunchSpec:
-    """Return what the engine command needs: the pair as given, the draft's block size and
-    the draft length the pair was checked for (``--num-speculative-tokens``), if given."""
+    """Return what the engine command needs: the pair as given, the draft's block size, the
+    draft length the pair was checked for (``--num-speculative-tokens``), if given, and the
+    engine's parallelism, served on ``host``:``port``."""
     from dflash_check.engines.command import LaunchSpec
 
     return LaunchSpec(
-        engine=engine,
+        engine=engine.engine,
         target=target.spec,
         draft=draft.spec,
         block_size=block_size_of(report, None),
         num_speculative_tokens=report.num_speculative_tokens,
         method=report.draft.method,
-        tensor_parallel=tensor_parallel,
-        pipeline_parallel=pipeline_parallel,
+        tensor_parallel=engine.tensor_parallel,
+        pipeline_parallel=engine.pipeline_parallel,
         host=host,
         port=port,
     )
@@ -104,16 +103,7 @@ def serve_command(
     from dflash_check.engines.command import build_command, shell_line
     from dflash_check.sanitize import one_line
 
-    spec = launch_spec(
-        report,
-        draft,
-        target,
-        engine.engine,
-        engine.tensor_parallel,
-        engine.pipeline_parallel,
-        "0.0.0.0",
-        8000,
-    )
+    spec = launch_spec(report, draft, target, engine, "0.0.0.0", 8000)
     # The command runs elsewhere ("your cluster"), from another directory: local folders are
     # given as absolute paths, which the user can see and rewrite for that machine. A target
     # that names its own code is refused by both engines without --trust-remote-code
@@ -202,16 +192,7 @@ def launch_and_attach(
     from dflash_check.smoke.report import EngineRun
 
     port = free_port()
-    spec = launch_spec(
-        report,
-        draft,
-        target,
-        engine.engine,
-        engine.tensor_parallel,
-        engine.pipeline_parallel,
-        "127.0.0.1",
-        port,
-    )
+    spec = launch_spec(report, draft, target, engine, "127.0.0.1", port)
     argv = [*launch_command(spec, engine.binary), *engine.extra_args]
     method = report.draft.method
     known = limit_before_launch(engine, method)

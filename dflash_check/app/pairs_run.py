@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from dflash_check.app.pipeline import CheckRequest, ModelCache, check_pair
-from dflash_check.check.outcome import PairOutcome, PairSpec
+from dflash_check.check.entries import PairSpec
+from dflash_check.check.outcome import PairOutcome
 from dflash_check.check.report import Verdict
 from dflash_check.check.request import CheckSettings
 from dflash_check.errors import CheckError, RegistryError

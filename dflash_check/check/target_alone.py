@@ -2,10 +2,10 @@
 
 Many targets ship their multi-token-prediction layers inside the checkpoint; the serving
 engines then build the draft from the target itself. This module reads how many MTP layers the
-config states (the key differs by family), what each engine would build from them
-(the tables, with the engine source each fact was read from, are ``knowledge/mtp_layers.py``), and
-whether the checkpoint's tensor names really hold them. Pure: no file or network access, no
-torch.
+config states (the key differs by family), what each engine would build from them (the
+tables, with the engine source each fact was read from, are ``knowledge/mtp_layers.py`` and
+each engine's ``Engine.mtp``), and whether the checkpoint's tensor names really hold them.
+Pure: no file or network access, no torch.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from dflash_check.check.report import Finding, Severity, Verdict
 from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
 from dflash_check.check.target import normalise_target
 from dflash_check.fields import FieldReader
-from dflash_check.knowledge.engines import VLLM, VLLM_033
+from dflash_check.knowledge.engines import VLLM, VLLM_033, EngineMtp
 from dflash_check.knowledge.mtp_layers import (
     MTP_KEYS,
-    EngineMtp,
     MtpFamily,
     Placement,
     engine_rows,

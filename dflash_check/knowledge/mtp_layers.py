@@ -1,6 +1,7 @@
-"""The MTP (NextN) tables: which config keys count a target's MTP layers, where each family's
-checkpoints keep the MTP weights, and what each engine builds from them, each row with the
-engine source it was read from. The reader and the checks that use them are
+"""The MTP (NextN) tables: which config keys count a target's MTP layers and where each family's
+checkpoints keep the MTP weights, each row with the engine source it was read from; what each
+engine builds from them is its module's ``Engine.mtp`` rows, read here from the registered
+engines at call time (``engine_rows``). The reader and the checks that use them are
 ``check/target_alone.py``; MTP's row of the runtime table (SGLang's NextN draft checkpoint)
 is ``runtimes/mtp.py``.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM, VLLM_033
+from dflash_check.knowledge.engines import VLLM_033, Engine, EngineMtp, registered
 
 MTP_KEYS: tuple[str, ...] = ("mtp_num_hidden_layers", "num_mtp_modules", "num_nextn_predict_layers")
 """The keys that count a target's MTP layers, in the order they are taken as k when a config
@@ -20,10 +21,8 @@ multimodal wrappers); MiniMax ``num_mtp_modules`` (MiniMax-M3 also states
 ``vllm/config/speculative.py:1131``); DeepSeek, GLM-5, MiMo, Nemotron 3, Step and Kimi
 ``num_nextn_predict_layers`` (Kimi states 0: none)."""
 
-# Where each engine's MTP rows were read (TensorRT-LLM at the revision its MTP code was read).
+# Where the families' MTP weight names were read.
 _VLLM_SRC = VLLM_033.source
-_SGLANG_SRC = "sglang@0.5.23:sglang/srt"
-_TRTLLM_SRC = "NVIDIA/TensorRT-LLM@fcd3f316"
 
 Placement = Literal["after", "mtp_layers", "mtp"]
 """Where a checkpoint keeps its MTP weights: ``after`` the decoder (``model.layers.{N}`` …
@@ -81,224 +80,15 @@ FAMILIES: tuple[MtpFamily, ...] = (
 """Families whose MTP weight names were read; for any other the weights are not looked for."""
 
 
-@dataclass(frozen=True)
-class EngineMtp:
-    """What one engine builds from a target's MTP layers (one row of ``MTP_ENGINE_ROWS``)."""
-
-    engine: str
-    """``vllm``, ``sglang``, ``trtllm`` or ``llamacpp``."""
-    match: tuple[str, ...]
-    """Target ``architectures[0]`` or ``model_type`` values this row covers (empty: any)."""
-    draft: str
-    """The engine's MTP model class built from the target, or what is known of it."""
-    request: str
-    """How to ask for it ({k} is the MTP layer count)."""
-    tokens: str
-    """How many draft tokens per step it accepts against k."""
-    on_missing: str
-    """What it does when the checkpoint lacks the MTP weights."""
-    citation: str
-    """repo@commit:path:line the row was read from."""
-    verified: bool = True
-    """False when the row records what could not be read (its text says what)."""
+def mtp_engines() -> tuple[Engine, ...]:
+    """Return the registered engines whose MTP support was read (``Engine.mtp``), in the
+    order reports list the engines, read at call time."""
+    return tuple(e for e in registered() if e.mtp)
 
 
-_VLLM_ASK = '--speculative-config \'{"method": "mtp", "num_speculative_tokens": {k}}\''
-_VLLM_TOKENS = (
-    "default k; above k only multiples of k (the layers are rerun), "
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1600-1612"
-)
-_VLLM_MISSING = (
-    "refuses to load: 'MTP speculative decoding layer {N} weights missing from checkpoint' "
-    f"({_VLLM_SRC}:vllm/model_executor/models/deepseek_mtp.py:529-538)"
-)
-_VLLM_METHOD = (
-    "the per-family method names (deepseek_mtp, qwen3_5_mtp, …) are deprecated aliases of mtp, "
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
-)
-_SGL_ASK = "--speculative-algorithm NEXTN (an alias of EAGLE) --speculative-num-steps {k}"
-_SGL_ASK_PATH = _SGL_ASK + " --speculative-draft-model-path <the target>"
-_SGL_ONE_LAYER = (
-    "builds one MTP layer (num_nextn_predict_layers set to 1) and reruns it per step, "
-    f"{_SGLANG_SRC}/configs/model_config.py"
-)
-
-
-_VLLM_UNCHECKED = "no completeness check found in its loader (behaviour not verified)"
-
-
-def _vllm(
-    match: tuple[str, ...], draft: str, line: str, on_missing: str = _VLLM_UNCHECKED
-) -> EngineMtp:
-    """One branch of vLLM's ``hf_config_override``: how it asks and what it builds."""
-    return EngineMtp(
-        VLLM.name,
-        match,
-        draft,
-        _VLLM_ASK,
-        _VLLM_TOKENS,
-        on_missing,
-        f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
-    )
-
-
-MTP_ENGINE_ROWS: tuple[EngineMtp, ...] = (
-    # vLLM 0.33.0 rewrites the target's config into its MTP draft in
-    # SpeculativeConfig.hf_config_override; each row is one branch of it.
-    _vllm(
-        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa"),
-        "DeepSeekMTPModel / DeepseekV32MTPModel (layers model.layers.{N}…)",
-        "749-764",
-        _VLLM_MISSING,
-    ),
-    _vllm(("deepseek_v4",), "DeepSeekV4MTPModel", "765-776", "not verified"),
-    _vllm(("MiMoForCausalLM",), "MiMoMTPModel", "795-806"),
-    _vllm(("Glm4MoeForCausalLM",), "Glm4MoeMTPModel", "848-857"),
-    _vllm(("nemotron_h",), "NemotronHMTPModel (when num_nextn_predict_layers > 0)", "895-906"),
-    _vllm(("qwen3_next",), "Qwen3NextMTP", "908-914"),
-    _vllm(
-        ("qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"),
-        "Qwen3_5MTP / Qwen3_5MoeMTP (k from mtp_num_hidden_layers, top level or text_config)",
-        "987-1006",
-    ),
-    _vllm(("step3p5", "step3p7"), "Step3p5MTP", "1039-1053"),
-    _vllm(
-        ("minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration"),
-        "MiniMaxM3MTP (k from text_config.num_mtp_modules)",
-        "1118-1134",
-    ),
-    EngineMtp(
-        VLLM.name,
-        (),
-        "none: vLLM 0.33.0 maps no MTP draft for this architecture",
-        "not available",
-        "-",
-        "-",
-        f"{_VLLM_SRC}:vllm/config/speculative.py:710-1165 "
-        "(hf_config_override has no branch for it)",
-    ),
-    # SGLang 0.5.23 swaps the target's architecture for its NextN/MTP class when the draft is
-    # the target (ModelConfig, is_draft_model), and fills the draft path in itself only for
-    # the DeepSeek family (speculative_hook.py:1120-1147).
-    EngineMtp(
-        SGLANG.name,
-        ("DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"),
-        "DeepseekV3ForCausalLMNextN (weights from model.layers.{N})",
-        _SGL_ASK + " (the draft path defaults to the target)",
-        "one MTP layer rerun per step (not verified for k > 1)",
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1032-1036; "
-        f"{_SGLANG_SRC}/models/deepseek_nextn.py:123; "
-        f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:109-115,1120-1147",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        ("GlmMoeDsaForCausalLM",),
-        "GlmMoeDsaForCausalLMNextN",
-        _SGL_ASK + " (the draft path defaults to the target)",
-        "not verified",
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1038-1039; "
-        f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:1120-1147",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        ("DeepseekV4ForCausalLM",),
-        "DeepseekV4ForCausalLMNextN (one layer), or its DSpark head when the checkpoint has one",
-        _SGL_ASK + " (the draft path defaults to the target)",
-        "one MTP layer (num_nextn_predict_layers set to 1)",
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1041-1060",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        ("MiMoForCausalLM",),
-        "MiMoMTP",
-        _SGL_ASK_PATH,
-        "not verified",
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1093",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        ("Qwen3NextForCausalLM",),
-        "Qwen3NextForCausalLMMTP",
-        _SGL_ASK_PATH,
-        _SGL_ONE_LAYER,
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1134-1136",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        (
-            "Qwen3_5ForConditionalGeneration",
-            "Qwen3_5MoeForConditionalGeneration",
-            "Qwen3_5ForCausalLM",
-            "Qwen3_5MoeForCausalLM",
-        ),
-        "Qwen3_5ForCausalLMMTP (weights from mtp.*)",
-        _SGL_ASK_PATH,
-        _SGL_ONE_LAYER,
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1159-1181; {_SGLANG_SRC}/models/qwen3_5_mtp.py:365",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        ("NemotronHForCausalLM",),
-        "NemotronHForCausalLMMTP",
-        _SGL_ASK_PATH,
-        _SGL_ONE_LAYER,
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1198-1203",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        ("Step3p5ForCausalLM", "Step3p7ForConditionalGeneration"),
-        "Step3p5MTP",
-        _SGL_ASK_PATH,
-        "not verified",
-        "not verified",
-        f"{_SGLANG_SRC}/configs/model_config.py:1096-1097,1115-1120",
-    ),
-    EngineMtp(
-        SGLANG.name,
-        (),
-        "none found: SGLang 0.5.23 swaps in no NextN/MTP class for this architecture",
-        "not available",
-        "-",
-        "-",
-        f"{_SGLANG_SRC}/configs/model_config.py:1032-1210 (no branch for it)",
-    ),
-    # TensorRT-LLM: its stored source (no line numbers could be read) gives the config class;
-    # which architectures its PyTorch backend builds MTP for was not read.
-    EngineMtp(
-        TRTLLM.name,
-        (),
-        "MTP in the PyTorch backend (one-model MTP-EAGLE when k is 1); "
-        "architectures served not verified",
-        "speculative_config=MTPDecodingConfig(num_nextn_predict_layers={k})",
-        "max_draft_len = num_nextn_predict_layers",
-        "not verified",
-        f"{_TRTLLM_SRC}:tensorrt_llm/llmapi/llm_args.py "
-        "(MTPDecodingConfig.set_max_total_draft_tokens, "
-        "spec_dec_mode)",
-        verified=False,
-    ),
-    EngineMtp(
-        LLAMACPP.name,
-        (),
-        "not verified: whether llama.cpp drafts from a GGUF's NextN layers was not read",
-        "not verified",
-        "not verified",
-        "not verified",
-        "ggml-org/llama.cpp (not read)",
-        verified=False,
-    ),
-)
-"""Per engine, the first row whose ``match`` names the target's architecture or one of its
-model types wins; the engine's last row (empty ``match``) answers for every other target."""
-
-ENGINES: tuple[str, ...] = (VLLM.name, SGLANG.name, TRTLLM.name, LLAMACPP.name)
+def mtp_engine_rows() -> tuple[EngineMtp, ...]:
+    """Return every engine's MTP rows, engine by engine (the docs' table)."""
+    return tuple(r for e in mtp_engines() for r in e.mtp)
 
 
 def engine_rows(architectures: tuple[str, ...], model_type: str | None) -> tuple[EngineMtp, ...]:
@@ -309,9 +99,8 @@ def engine_rows(architectures: tuple[str, ...], model_type: str | None) -> tuple
     """
     names = set(architectures[:1]) | ({model_type} if model_type else set())
     rows = []
-    for engine in ENGINES:
-        candidates = [r for r in MTP_ENGINE_ROWS if r.engine == engine]
-        rows.append(next(r for r in candidates if not r.match or names & set(r.match)))
+    for engine in mtp_engines():
+        rows.append(next(r for r in engine.mtp if not r.match or names & set(r.match)))
     return tuple(rows)
 
 

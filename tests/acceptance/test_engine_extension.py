@@ -5,13 +5,14 @@ releases, reviewed semantics, stages, serve command, HTTP profile and capture ju
 registration in ``knowledge.engines.ENGINES``, its extracted facts (one data file per release,
 in a temporary data folder) and its runtime row. With no other edit it is selected by ``-r``,
 listed by ``runtimes``, judged from its own release's facts in a verdict, gets its stages and
-its command line. Each test first shows the fake is unknown without its registration.
+its command line, answers with its MTP rows for a target asked about alone, and is listed under
+the rules about extracted engines. Each test first shows the fake is unknown without its
+registration.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +28,7 @@ from dflash_check.knowledge.engines import vllm
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
+    EngineMtp,
     Release,
     Stage,
 )
@@ -34,7 +36,8 @@ from dflash_check.knowledge.outcomes import stage_of
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 from dflash_check.knowledge.runtimes import METHOD_PROFILES, PROFILES_BY_NAME
 from dflash_check.knowledge.selection import SelectionError, parse_selection
-from tests.support.helpers import EXAMPLES, invoke_cli
+from tests.support.helpers import EXAMPLES, FIXTURES, invoke_cli, write_model
+from tests.support.releases import clear_facts, copy_facts
 from tests.unit.knowledge.test_engine_contract import ERROR_RULES
 
 SEED = (str(EXAMPLES / "Qwen3-4B-DFlash-b16"), str(EXAMPLES / "Qwen3-4B"))
@@ -77,6 +80,19 @@ FAKE = Engine(
     http=replace(vllm.HTTP, name=NAME, metrics_hint="start fakeserve with --metrics"),
     serve=_serve,
     judge=vllm.judge,  # its facts read like vLLM's: a capture interface per class
+    # It builds an MTP draft from a target's own NextN layers for one architecture.
+    mtp=(
+        EngineMtp(
+            NAME,
+            ("FakeMtpForCausalLM",),
+            "FakeNextN (weights from model.layers.{N})",
+            "fakeserve run --mtp {k}",
+            "k",
+            "refuses to load (fake)",
+            f"{NAME}==1.1.0:fake/mtp.py:3",
+        ),
+        EngineMtp(NAME, (), "none", "not available", "-", "-", f"{NAME}==1.1.0:fake/mtp.py:1"),
+    ),
 )
 ROW = replace(
     PROFILES_BY_NAME["reference"], name=NAME, title="a fake engine", family_independent=False
@@ -101,25 +117,18 @@ def _facts(version: str, captures: bool) -> dict[str, Any]:
     }
 
 
-def _clear_caches() -> None:
-    facts.load.cache_clear()
-    facts.known_releases.cache_clear()
-
-
 @pytest.fixture
 def fake_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Engine]:
     """Register the fake engine, its runtime row and its facts (1.0.0 captures, 1.1.0 not)."""
-    data = tmp_path / "data"
-    shutil.copytree(facts.DATA_DIR, data)
+    data = copy_facts(tmp_path / "data", monkeypatch)
     for version, captures in (("1.0.0", True), ("1.1.0", False)):
         text = json.dumps(_facts(version, captures))
         (data / f"{NAME}-{version}.json").write_text(text, encoding="utf-8")
-    monkeypatch.setattr(facts, "DATA_DIR", data)
     monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES, FAKE))
     monkeypatch.setitem(METHOD_PROFILES, "dflash", (*METHOD_PROFILES["dflash"], ROW))
-    _clear_caches()
+    clear_facts()
     yield FAKE
-    _clear_caches()
+    clear_facts()
 
 
 def pair_json(*args: str) -> tuple[int, dict[str, Any]]:
@@ -196,3 +205,50 @@ def test_its_verdict_reads_its_own_release_s_facts(fake_engine: Engine) -> None:
     said = [f["message"] for f in data["findings"] if f["severity"] == "error"]
     assert any(f"'no capture here' ({NAME}==1.1.0:fake/capture.py:7)" in m for m in said), said
     assert f"{NAME}==1.0.0" not in json.dumps(data["findings"])
+
+
+def _mtp_target(folder: Path) -> Path:
+    """A DeepSeek-V3-shaped target with one MTP layer, of an architecture no real engine
+    builds an MTP draft for."""
+    config_path = FIXTURES / "targets" / "deepseek-ai--DeepSeek-V3" / "config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.update(architectures=["FakeMtpForCausalLM"], model_type="fake_mtp")
+    return write_model(folder, config)
+
+
+def test_without_it_no_engine_builds_the_target_s_mtp_draft(tmp_path: Path) -> None:
+    proc = invoke_cli("pair", str(_mtp_target(tmp_path / "t")), "--format", "json")
+    data = json.loads(proc.stdout)
+    assert [f["rule"] for f in data["findings"]] == ["DF043"]
+    assert NAME not in [e["engine"] for e in data["engines"]]
+
+
+def test_its_mtp_support_is_listed_and_judged(fake_engine: Engine, tmp_path: Path) -> None:
+    """The MTP rows its module declares answer for a target asked about alone: the draft it
+    builds, how to ask for it (k filled in), and DF043 (no engine builds one) no longer fires."""
+    proc = invoke_cli("pair", str(_mtp_target(tmp_path / "t")), "--format", "json")
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["findings"] == []
+    (row,) = [e for e in data["engines"] if e["engine"] == NAME]
+    assert (row["draft"], row["request"]) == (
+        "FakeNextN (weights from model.layers.61)",
+        "fakeserve run --mtp 1",
+    )
+    listed = invoke_cli("runtimes", "--format", "markdown").stdout
+    assert f"| `{NAME}` | `FakeMtpForCausalLM` | FakeNextN" in listed
+
+
+def _rule_runtimes() -> dict[str, list[str]]:
+    """Each rule's runtimes as ``dflash-check rules`` lists them."""
+    listed = json.loads(invoke_cli("rules", "--format", "json").stdout)
+    return {r["id"]: r["runtimes"] for r in listed["rules"]}
+
+
+def test_the_rules_about_extracted_engines_list_it(fake_engine: Engine) -> None:
+    """DF052 and DF053 speak for every engine whose code is read as data: the fake one, whose
+    releases have facts, is listed under them (read from the registration when asked)."""
+    listed = _rule_runtimes()
+    assert NAME in listed["DF052"] and NAME in listed["DF053"]
+    assert NAME not in listed["DF054"]  # a rule about vLLM's method check names vLLM only
+    # A rule about every runtime (the default) lists its runtime row too.
+    assert NAME in listed["DF090"]

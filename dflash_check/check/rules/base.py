@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from dflash_check.check.report import LayerResolution, Severity
-from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.knowledge.engines import VLLM_033, Release
 from dflash_check.knowledge.outcomes import Stage
-from dflash_check.knowledge.runtimes import (
-    PROFILES,
-    RuntimeProfile,
-)
+from dflash_check.knowledge.runtimes import METHOD_PROFILES, RuntimeProfile
 from dflash_check.views import DFLASH_METHODS, DraftView, TargetView
+
+if TYPE_CHECKING:
+    from dflash_check.check.tokenizers import TokenizerComparison
 
 V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
@@ -86,7 +86,13 @@ def per_runtime(
             yield replace(issue, runtime=p.name, stage=stages.get(p.name, issue.stage))
 
 
-@dataclass(frozen=True)
+RuntimesOf = tuple[str, ...] | Callable[[], tuple[str, ...]]
+"""A rule's runtimes: named, or read from the registered engines each time they are asked."""
+
+
+# eq=False: a rule is a behaviour (its check), one object per id, compared by identity; no
+# generated __eq__/__hash__ to compile at import (53 rules load on every pair).
+@dataclass(frozen=True, eq=False)
 class Rule:
     """One rule of the table."""
 
@@ -102,15 +108,27 @@ class Rule:
     """Why the rule exists: what breaks, where, and how late."""
     fix: str
     """How to fix a failing pair; the default hint of its findings."""
-    runtimes: tuple[str, ...]
-    """Runtimes whose behaviour the rule is about."""
+    applies_to: RuntimesOf
+    """Runtimes whose behaviour the rule is about, or how to read them from the registered
+    engines when asked (``runtimes``)."""
     check: RuleCheck
     """The check itself."""
     methods: tuple[str, ...] = DFLASH_METHODS
     """The draft methods the rule applies to (DFlash keys mean nothing to an EAGLE-3 head)."""
 
+    @property
+    def runtimes(self) -> tuple[str, ...]:
+        """The runtimes the rule is about, read now: a rule about every engine of a kind (the
+        extracted ones) lists an engine registered after import too."""
+        return self.applies_to() if callable(self.applies_to) else self.applies_to
 
-ALL_RUNTIMES = tuple(p.name for p in PROFILES)
+
+def every_runtime() -> tuple[str, ...]:
+    """Every runtime with a row for DFlash drafts, read from the runtime table when asked: the
+    runtimes of a rule about all of them (the default), a runtime added later included."""
+    return tuple(p.name for p in METHOD_PROFILES["dflash"])
+
+
 ALL_METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3", "mtp")
 """Rules about facts every method shares (context length, named target, tokenizer, format,
 capture support)."""
@@ -123,7 +141,7 @@ def rule(
     title: str,
     why: str,
     fix: str,
-    runtimes: tuple[str, ...] = ALL_RUNTIMES,
+    runtimes: RuntimesOf = every_runtime,
     methods: tuple[str, ...] = DFLASH_METHODS,
 ) -> Callable[[RuleCheck], Rule]:
     """Make a check function into a ``Rule`` with its metadata; the rule is in the table only

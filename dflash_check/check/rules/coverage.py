@@ -15,15 +15,18 @@ from typing import TYPE_CHECKING
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
-from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, registered
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import RuntimeProfile
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.coverage import Status
 
-_DATA_ENGINES = tuple(e.name for e in ENGINES if e.extracted)
-"""Engines with extracted facts (``Engine.extracted``: ``dflash_check/knowledge/data``)."""
+
+def _data_engines() -> tuple[str, ...]:
+    """Engines with extracted facts (``Engine.extracted``: ``dflash_check/knowledge/data``),
+    read from the registration when asked, so that an engine registered later is listed."""
+    return tuple(e.name for e in registered() if e.extracted)
 
 
 def _judged(ctx: PairContext) -> Iterator[tuple[RuntimeProfile, Status]]:
@@ -66,7 +69,7 @@ def settled_by_data(ctx: PairContext) -> set[str]:
     "vLLM it is a warning. The registries are read from each release's code "
     "(dflash-check docs engine-facts).",
     "Serve the target with a release that registers its architecture, or use another runtime.",
-    runtimes=_DATA_ENGINES,
+    runtimes=_data_engines,
     methods=ALL_METHODS,
 )
 def check_target_served(ctx: PairContext) -> Iterator[Issue]:
@@ -113,7 +116,7 @@ def check_target_served(ctx: PairContext) -> Iterator[Issue]:
     "weights are read.",
     "Serve the pair with a runtime or release that captures this architecture "
     "(dflash-check docs engine-facts), or use another target.",
-    runtimes=_DATA_ENGINES,
+    runtimes=_data_engines,
     methods=ALL_METHODS,
 )
 def check_target_capture_in_release(ctx: PairContext) -> Iterator[Issue]:

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
-    ALL_RUNTIMES,
     V033,
     Issue,
     PairContext,
     Rule,
+    every_runtime,
 )
 from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
 
@@ -33,7 +33,7 @@ OUTCOME_RULES: tuple[Rule, ...] = (
         "that is not is how the Qwen3.5-4B pairing shipped in vLLM's test registry "
         "(vllm-project/vllm#48113); one expected incompatible that passes is a stale entry.",
         "Fix the pairing, or change 'expect' (and 'reason') if the models changed.",
-        ALL_RUNTIMES,
+        every_runtime,
         _no_check,
     ),
     Rule(
@@ -44,7 +44,7 @@ OUTCOME_RULES: tuple[Rule, ...] = (
         "A model was missing, gated, malformed or unreachable, so no verdict exists; a gate "
         "must not pass silently on a pair it never checked.",
         "Follow the error's hint: fix the name or revision, grant access, or warm the cache.",
-        ALL_RUNTIMES,
+        every_runtime,
         _no_check,
     ),
     Rule(
@@ -58,7 +58,7 @@ OUTCOME_RULES: tuple[Rule, ...] = (
         "decode shows it. A decode that differs from plain greedy decoding is a runtime bug.",
         "Check the draft's target_layer_ids and target weights against its training; for a "
         "lossless failure, report it with the JSON report's cases.",
-        ALL_RUNTIMES,
+        every_runtime,
         _no_check,
     ),
 )

@@ -28,6 +28,7 @@ from dflash_check.knowledge.engines.interface import (
     INSTALLED,
     Engine,
     EngineModule,
+    EngineMtp,
     Release,
     UnknownRelease,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "VLLM_V1",
     "Engine",
     "EngineModule",
+    "EngineMtp",
     "Release",
     "UnknownRelease",
     "engine",

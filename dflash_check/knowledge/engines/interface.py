@@ -204,6 +204,29 @@ class HttpProfile:
     """How to make a server of this engine name the draft it serves."""
 
 
+@dataclass(frozen=True)
+class EngineMtp:
+    """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
+    names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
+
+    engine: str
+    """The engine's name (``vllm``): the module that builds the row names its engine."""
+    match: tuple[str, ...]
+    """Target ``architectures[0]`` or ``model_type`` values this row covers (empty: any)."""
+    draft: str
+    """The engine's MTP model class built from the target, or what is known of it."""
+    request: str
+    """How to ask for it ({k} is the MTP layer count)."""
+    tokens: str
+    """How many draft tokens per step it accepts against k."""
+    on_missing: str
+    """What it does when the checkpoint lacks the MTP weights."""
+    citation: str
+    """repo@commit:path:line the row was read from."""
+    verified: bool = True
+    """False when the row records what could not be read (its text says what)."""
+
+
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
 
@@ -281,7 +304,10 @@ def _replace_binary(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...
     return (binary, *argv[1:]) if binary else argv
 
 
-@dataclass(frozen=True)
+# eq=False: an engine is its module's hooks and tables, one object per engine, compared by
+# identity (its mappings are unhashable anyway); no generated __eq__/__hash__ to compile at
+# start-up.
+@dataclass(frozen=True, eq=False)
 class Engine:
     """One serving engine (or reference implementation) the tool models: what its module fills."""
 
@@ -324,6 +350,10 @@ class Engine:
     """Architecture -> why a class its facts show as capturing does not, and the key of the
     engine's message refusing it (None: the engine does not refuse it, the draft is fed
     nothing)."""
+    mtp: tuple[EngineMtp, ...] = ()
+    """What it builds from a target's own MTP layers: per target, the first row whose ``match``
+    names its ``architectures[0]`` or top-level ``model_type``; the last row (empty ``match``)
+    answers for every other target. Empty: its MTP support was not read (not listed)."""
 
     @property
     def runtime_names(self) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from dflash_check.knowledge.engines.interface import Engine, Release, Stage
+from dflash_check.knowledge.engines.interface import Engine, EngineMtp, Release, Stage
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 _LLAMA_REPO = "ggml-org/llama.cpp"
@@ -95,6 +95,21 @@ STAGES = MappingProxyType(
 )
 """Runtime -> rule -> stage, where llama.cpp differs from the rule's default."""
 
+MTP = (
+    EngineMtp(
+        "llamacpp",
+        (),
+        "not verified: whether llama.cpp drafts from a GGUF's NextN layers was not read",
+        "not verified",
+        "not verified",
+        "not verified",
+        "ggml-org/llama.cpp (not read)",
+        verified=False,
+    ),
+)
+"""What llama.cpp builds from a target's own MTP layers (``Engine.mtp``): not read."""
+
+
 ENGINE = Engine(
     "llamacpp",
     "llama.cpp",
@@ -102,4 +117,5 @@ ENGINE = Engine(
     inherit(RELEASES, REVIEWED),
     ("dflash", "eagle3"),
     stages=STAGES,
+    mtp=MTP,
 )

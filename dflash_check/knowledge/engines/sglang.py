@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from dflash_check.knowledge.capture import Capture, Status
 from dflash_check.knowledge.engines.interface import (
     Engine,
+    EngineMtp,
     HttpProfile,
     LaunchSpec,
     Release,
@@ -164,6 +165,113 @@ NO_CAPTURE = MappingProxyType(
 )
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
 
+# What SGLang builds from a target's own MTP layers (``Engine.mtp``), read in 0.5.23.
+_SGLANG_SRC = "sglang@0.5.23:sglang/srt"
+_SGL_ASK = "--speculative-algorithm NEXTN (an alias of EAGLE) --speculative-num-steps {k}"
+_SGL_ASK_PATH = _SGL_ASK + " --speculative-draft-model-path <the target>"
+_SGL_ONE_LAYER = (
+    "builds one MTP layer (num_nextn_predict_layers set to 1) and reruns it per step, "
+    f"{_SGLANG_SRC}/configs/model_config.py"
+)
+
+
+MTP = (
+    # SGLang 0.5.23 swaps the target's architecture for its NextN/MTP class when the draft is
+    # the target (ModelConfig, is_draft_model), and fills the draft path in itself only for
+    # the DeepSeek family (speculative_hook.py:1120-1147).
+    EngineMtp(
+        "sglang",
+        ("DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"),
+        "DeepseekV3ForCausalLMNextN (weights from model.layers.{N})",
+        _SGL_ASK + " (the draft path defaults to the target)",
+        "one MTP layer rerun per step (not verified for k > 1)",
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1032-1036; "
+        f"{_SGLANG_SRC}/models/deepseek_nextn.py:123; "
+        f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:109-115,1120-1147",
+    ),
+    EngineMtp(
+        "sglang",
+        ("GlmMoeDsaForCausalLM",),
+        "GlmMoeDsaForCausalLMNextN",
+        _SGL_ASK + " (the draft path defaults to the target)",
+        "not verified",
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1038-1039; "
+        f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:1120-1147",
+    ),
+    EngineMtp(
+        "sglang",
+        ("DeepseekV4ForCausalLM",),
+        "DeepseekV4ForCausalLMNextN (one layer), or its DSpark head when the checkpoint has one",
+        _SGL_ASK + " (the draft path defaults to the target)",
+        "one MTP layer (num_nextn_predict_layers set to 1)",
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1041-1060",
+    ),
+    EngineMtp(
+        "sglang",
+        ("MiMoForCausalLM",),
+        "MiMoMTP",
+        _SGL_ASK_PATH,
+        "not verified",
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1093",
+    ),
+    EngineMtp(
+        "sglang",
+        ("Qwen3NextForCausalLM",),
+        "Qwen3NextForCausalLMMTP",
+        _SGL_ASK_PATH,
+        _SGL_ONE_LAYER,
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1134-1136",
+    ),
+    EngineMtp(
+        "sglang",
+        (
+            "Qwen3_5ForConditionalGeneration",
+            "Qwen3_5MoeForConditionalGeneration",
+            "Qwen3_5ForCausalLM",
+            "Qwen3_5MoeForCausalLM",
+        ),
+        "Qwen3_5ForCausalLMMTP (weights from mtp.*)",
+        _SGL_ASK_PATH,
+        _SGL_ONE_LAYER,
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1159-1181; {_SGLANG_SRC}/models/qwen3_5_mtp.py:365",
+    ),
+    EngineMtp(
+        "sglang",
+        ("NemotronHForCausalLM",),
+        "NemotronHForCausalLMMTP",
+        _SGL_ASK_PATH,
+        _SGL_ONE_LAYER,
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1198-1203",
+    ),
+    EngineMtp(
+        "sglang",
+        ("Step3p5ForCausalLM", "Step3p7ForConditionalGeneration"),
+        "Step3p5MTP",
+        _SGL_ASK_PATH,
+        "not verified",
+        "not verified",
+        f"{_SGLANG_SRC}/configs/model_config.py:1096-1097,1115-1120",
+    ),
+    EngineMtp(
+        "sglang",
+        (),
+        "none found: SGLang 0.5.23 swaps in no NextN/MTP class for this architecture",
+        "not available",
+        "-",
+        "-",
+        f"{_SGLANG_SRC}/configs/model_config.py:1032-1210 (no branch for it)",
+    ),
+)
+"""SGLang's MTP rows, first match wins (``Engine.mtp``)."""
+
+
 ENGINE = Engine(
     "sglang",
     "SGLang",
@@ -177,4 +285,5 @@ ENGINE = Engine(
     serve=serve,
     judge=judge,
     no_capture=NO_CAPTURE,
+    mtp=MTP,
 )

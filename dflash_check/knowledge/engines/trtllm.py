@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from dflash_check.knowledge.engines.interface import Engine, Release, Stage
+from dflash_check.knowledge.engines.interface import Engine, EngineMtp, Release, Stage
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 RELEASES = (Release("trtllm", "7c7504c0"),)
@@ -28,6 +28,28 @@ STAGES = MappingProxyType(
 )
 """Runtime -> rule -> stage, where TensorRT-LLM differs from the rule's default."""
 
+_TRTLLM_SRC = "NVIDIA/TensorRT-LLM@fcd3f316"
+"""Where its MTP code was read (another revision than its model code)."""
+MTP = (
+    # TensorRT-LLM: its stored source (no line numbers could be read) gives the config class;
+    # which architectures its PyTorch backend builds MTP for was not read.
+    EngineMtp(
+        "trtllm",
+        (),
+        "MTP in the PyTorch backend (one-model MTP-EAGLE when k is 1); "
+        "architectures served not verified",
+        "speculative_config=MTPDecodingConfig(num_nextn_predict_layers={k})",
+        "max_draft_len = num_nextn_predict_layers",
+        "not verified",
+        f"{_TRTLLM_SRC}:tensorrt_llm/llmapi/llm_args.py "
+        "(MTPDecodingConfig.set_max_total_draft_tokens, "
+        "spec_dec_mode)",
+        verified=False,
+    ),
+)
+"""What TensorRT-LLM builds from a target's own MTP layers (``Engine.mtp``)."""
+
+
 ENGINE = Engine(
     "trtllm",
     "TensorRT-LLM",
@@ -36,4 +58,5 @@ ENGINE = Engine(
     ("dflash", "eagle3"),
     readable=False,
     stages=STAGES,
+    mtp=MTP,
 )

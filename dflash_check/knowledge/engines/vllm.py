@@ -42,6 +42,7 @@ from dflash_check.knowledge.capture import Capture, Status
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
+    EngineMtp,
     HttpProfile,
     LaunchSpec,
     Release,
@@ -309,6 +310,78 @@ NO_CAPTURE = MappingProxyType(
 )
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
 
+# What vLLM builds from a target's own MTP layers (``Engine.mtp``), read in 0.33.0: its
+# SpeculativeConfig.hf_config_override rewrites the target's config into its MTP draft, each
+# row one branch of it.
+_VLLM_SRC = "vllm==0.33.0"
+_VLLM_ASK = '--speculative-config \'{"method": "mtp", "num_speculative_tokens": {k}}\''
+_VLLM_TOKENS = (
+    "default k; above k only multiples of k (the layers are rerun), "
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1600-1612"
+)
+_VLLM_MISSING = (
+    "refuses to load: 'MTP speculative decoding layer {N} weights missing from checkpoint' "
+    f"({_VLLM_SRC}:vllm/model_executor/models/deepseek_mtp.py:529-538)"
+)
+_VLLM_METHOD = (
+    "the per-family method names (deepseek_mtp, qwen3_5_mtp, …) are deprecated aliases of mtp, "
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
+)
+_VLLM_UNCHECKED = "no completeness check found in its loader (behaviour not verified)"
+
+
+def _vllm(
+    match: tuple[str, ...], draft: str, line: str, on_missing: str = _VLLM_UNCHECKED
+) -> EngineMtp:
+    """One branch of vLLM's ``hf_config_override``: how it asks and what it builds."""
+    return EngineMtp(
+        "vllm",
+        match,
+        draft,
+        _VLLM_ASK,
+        _VLLM_TOKENS,
+        on_missing,
+        f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
+    )
+
+
+MTP = (
+    _vllm(
+        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa"),
+        "DeepSeekMTPModel / DeepseekV32MTPModel (layers model.layers.{N}…)",
+        "749-764",
+        _VLLM_MISSING,
+    ),
+    _vllm(("deepseek_v4",), "DeepSeekV4MTPModel", "765-776", "not verified"),
+    _vllm(("MiMoForCausalLM",), "MiMoMTPModel", "795-806"),
+    _vllm(("Glm4MoeForCausalLM",), "Glm4MoeMTPModel", "848-857"),
+    _vllm(("nemotron_h",), "NemotronHMTPModel (when num_nextn_predict_layers > 0)", "895-906"),
+    _vllm(("qwen3_next",), "Qwen3NextMTP", "908-914"),
+    _vllm(
+        ("qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"),
+        "Qwen3_5MTP / Qwen3_5MoeMTP (k from mtp_num_hidden_layers, top level or text_config)",
+        "987-1006",
+    ),
+    _vllm(("step3p5", "step3p7"), "Step3p5MTP", "1039-1053"),
+    _vllm(
+        ("minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration"),
+        "MiniMaxM3MTP (k from text_config.num_mtp_modules)",
+        "1118-1134",
+    ),
+    EngineMtp(
+        "vllm",
+        (),
+        "none: vLLM 0.33.0 maps no MTP draft for this architecture",
+        "not available",
+        "-",
+        "-",
+        f"{_VLLM_SRC}:vllm/config/speculative.py:710-1165 "
+        "(hf_config_override has no branch for it)",
+    ),
+)
+"""vLLM's MTP rows, first match wins (``Engine.mtp``)."""
+
+
 ENGINE = Engine(
     "vllm",
     "vLLM",
@@ -325,4 +398,5 @@ ENGINE = Engine(
     launch=launch,
     judge=judge,
     no_capture=NO_CAPTURE,
+    mtp=MTP,
 )

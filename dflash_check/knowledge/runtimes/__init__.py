@@ -161,14 +161,11 @@ def select_profiles(selection: Selection, method: str = "dflash") -> tuple[Runti
     """Return the profiles a selection stands for among ``method``'s rows, each at its release.
 
     ``portable`` is every profile a default install serves with (not opt-in runners such as
-    ``vllm-v1``), each at its newest release; a named choice is its row at its release.
+    ``vllm-v1``), each at its newest release, but for an engine a server decides
+    (``Selection.served``); a named choice is its row at its release.
     """
     rows = method_rows(method)
-    names = set(selection.names)
-    if selection.portable:
-        chosen = tuple(p for p in rows if p.portable or p.name in names)
-    else:
-        chosen = tuple(p for p in rows if p.name in names)
+    chosen = tuple(p for p in rows if selection.stands_for(p))
 
     def version(p: RuntimeProfile) -> str | None:
         choice = selection.choice(p.name)

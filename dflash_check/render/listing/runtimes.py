@@ -4,6 +4,7 @@ JSON and their terminal listing."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from dflash_check.knowledge.runtimes import AUX_READING, method_rows, portable_max_id_from_end
 from dflash_check.knowledge.verified import Verification, verifications
@@ -87,15 +88,16 @@ def runtimes_markdown() -> str:
 def release_rows() -> list[tuple[str, str, str, str, str, str]]:
     """Return (engine, release, date, commit, runners, notes) for every release known, the
     newest of each engine marked (what a bare ``-r ENGINE`` selects)."""
+    from dflash_check.knowledge.citations import own_citations
     from dflash_check.knowledge.engines import registered
 
     rows = []
     for e in registered():
-        for r in e.releases:
+        for r in map(own_citations, e.releases):
+            newest = " (newest known)" if r.version == e.newest.version else ""
             runners = ", ".join(r.runners) or "one"
             if r.runner_choice:
                 runners += f" ({r.runner_choice})"
-            newest = " (newest known)" if r is e.newest else ""
             rows.append(
                 (
                     e.title,
@@ -133,6 +135,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
     the per-family overrides and the load-time method check."""
     from dataclasses import fields
 
+    from dflash_check.knowledge.citations import own_citations
     from dflash_check.knowledge.engines import registered
     from dflash_check.knowledge.facts import no_capture
     from dflash_check.knowledge.runtimes import METHOD_PROFILES, at_release
@@ -140,7 +143,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
     skip = {"release", "title", "citation"}
     out = []
     for e in registered():
-        for old, new in zip(e.releases, e.releases[1:], strict=False):
+        for old, new in pairwise(map(own_citations, e.releases)):
             changes = []
             for runner in sorted(set(old.runners) - set(new.runners)):
                 why = new.removed_runners.get(runner, "")
@@ -222,7 +225,7 @@ def mtp_markdown() -> list[str]:
 def target_mtp_markdown() -> list[str]:
     """Return the table of a target's own MTP layers (``knowledge/mtp_layers.py``'s rows)."""
     from dflash_check.check.target_alone import MTP_RULES
-    from dflash_check.knowledge.mtp_layers import MTP_ENGINE_ROWS, MTP_KEYS
+    from dflash_check.knowledge.mtp_layers import MTP_KEYS, mtp_engine_rows
 
     keys = ", ".join(f"`{k}`" for k in MTP_KEYS)
     lines = [
@@ -241,7 +244,7 @@ def target_mtp_markdown() -> list[str]:
         "verified | source |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for r in MTP_ENGINE_ROWS:
+    for r in mtp_engine_rows():
         match = ", ".join(f"`{m}`" for m in r.match) or "any other"
         lines.append(
             f"| `{r.engine}` | {match} | {r.draft} | `{r.request}` | {r.tokens} | "

@@ -16,7 +16,8 @@ from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.check.target_alone import MtpReport, check_target_mtp
 from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
-from dflash_check.knowledge.mtp_layers import ENGINES, MTP_ENGINE_ROWS, EngineMtp
+from dflash_check.knowledge.engines import EngineMtp
+from dflash_check.knowledge.mtp_layers import mtp_engine_rows, mtp_engines
 from dflash_check.render.target_alone import summary_line
 from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
 from tests.support.helpers import check_files, files, write_model
@@ -257,11 +258,12 @@ def test_unknown_architecture_is_said_not_guessed() -> None:
 
 
 def test_every_engine_row_cites_its_source() -> None:
-    for row in MTP_ENGINE_ROWS:
+    for row in mtp_engine_rows():
         cited = "@" in row.citation or "==" in row.citation  # a commit or a release
         assert row.citation and (cited or "not read" in row.citation), row
-    for name in ENGINES:  # each engine ends with a row that answers for any target
-        assert [r for r in MTP_ENGINE_ROWS if r.engine == name][-1].match == ()
+    for engine in mtp_engines():  # its own rows, ending with one that answers for any target
+        assert {r.engine for r in engine.mtp} == {engine.name}
+        assert engine.mtp[-1].match == ()
 
 
 def test_cli_target_alone_json(tmp_path: Path) -> None:
@@ -372,7 +374,8 @@ def test_cli_num_speculative_tokens_with_one_model() -> None:
 def test_a_target_alone_renders_like_a_pair(fmt: str) -> None:
     """The MTP report has a pair report's interface (no runtime profiles, no stages), so the
     CI renderers take it as they take a pair's: its finding is annotated, no release named."""
-    from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+    from dflash_check.check.entries import PairSpec
+    from dflash_check.check.outcome import PairOutcome, RunResult
     from dflash_check.render import OUTPUT_FORMATS, Page
 
     report = run_case(CASES["DF043"][1])

@@ -6,15 +6,19 @@ every runtime)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import fields
 
 import pytest
 
 from dflash_check.check import rules
 from dflash_check.check.report import Severity
 from dflash_check.knowledge import facts
+from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, Engine, Release
 from dflash_check.knowledge.outcomes import STAGES, stage_of
 from dflash_check.knowledge.selection import runtime_names
+from tests.support.releases import citations_not_of
 
 EXTRACTED = [r for e in ENGINES if e.extracted for r in e.releases]
 """Every release whose code the extractor reads."""
@@ -55,6 +59,24 @@ def test_every_citation_names_a_release_that_was_read(release: Release) -> None:
     for text in texts:
         for cited in re.findall(r"\b([a-z][a-z.-]*==[\w.+-]+):", text):
             assert cited in readable, f"{release.spec} cites {cited}"
+
+
+def _texts(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [t for v in value.values() for t in _texts(v)]
+    return []
+
+
+@pytest.mark.parametrize("release", [r for e in ENGINES for r in e.releases], ids=lambda r: r.spec)
+def test_every_citation_a_check_reads_names_its_release_or_says_read_at(release: Release) -> None:
+    """What a check takes of a release (``selection.release_for``) cites the release's own
+    code, or says at which release a reviewed text was read."""
+    judged = own_citations(release)
+    for f in fields(judged):
+        for text in _texts(getattr(judged, f.name)):
+            assert citations_not_of(judged, text) == [], f"{release.spec}.{f.name}"
 
 
 ERROR_RULES = [r.id for r in rules.RULES if r.severity is Severity.ERROR]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,10 +18,10 @@ from typing import Any
 import pytest
 
 from dflash_check.check.report import Verdict
-from dflash_check.knowledge import engines, facts
-from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, SGLANG, VLLM, Release, vllm
+from dflash_check.knowledge import facts
+from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, SGLANG, VLLM, Release
 from dflash_check.knowledge.families import FAMILIES
-from dflash_check.knowledge.reviewed import in_range, inherit
+from dflash_check.knowledge.reviewed import in_range
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, PROFILES_BY_NAME, on_family
 from dflash_check.knowledge.runtimes.cells import (
     REVIEWED_CELLS,
@@ -33,24 +32,17 @@ from dflash_check.knowledge.runtimes.cells import (
 )
 from dflash_check.render.listing.cells import cell_changes
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
+from tests.support.releases import add_next_vllm, copy_facts, next_version
+from tests.support.releases import clear_facts as _clear
 
 GEMMA3 = {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text"}
 IDS = [1, 9, 17, 25, 33]
 
 
-def _clear() -> None:
-    facts.load.cache_clear()
-    facts.known_releases.cache_clear()
-
-
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A copy of the shipped facts that the tool reads instead of its own."""
-    folder = tmp_path / "data"
-    shutil.copytree(facts.DATA_DIR, folder)
-    monkeypatch.setattr(facts, "DATA_DIR", folder)
-    _clear()
-    yield folder
+    yield copy_facts(tmp_path / "data", monkeypatch)
     _clear()
 
 
@@ -77,13 +69,6 @@ def vllm_gemma3_no_capture(raw: dict[str, Any]) -> None:
 def sglang_gemma3_no_hook(raw: dict[str, Any]) -> None:
     """Gemma3ForCausalLM without a DFlash capture hook (as SGLang 0.5.23 ships it)."""
     raw["targets"]["Gemma3ForCausalLM"]["hooks"].pop("dflash", None)
-
-
-def next_version(version: str) -> str:
-    """Return the release after ``version`` as a new row would name it (minor + 1), so that
-    the exercise never collides with a release the engine model already has."""
-    major, minor = version.split(".")[:2]
-    return f"{major}.{int(minor) + 1}.0"
 
 
 def sglang_gemma3_hooks(raw: dict[str, Any]) -> None:
@@ -142,21 +127,8 @@ def next_vllm(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Release:
     """The next vLLM release (``vllm==0.35.0`` after 0.34.0) as the issue's exercise adds it:
     one extractor run (the newest facts with Gemma 3 gaining capture, under the new release's
     name) and one release row. The newest release's own Gemma 3 is written without capture."""
-    newest = VLLM.newest
-    edit(data_dir / f"vllm-{newest.version}.json", vllm_gemma3_no_capture)
-    _clear()
-    version = next_version(newest.version)
-    raw = json.loads((data_dir / f"vllm-{newest.version}.json").read_text(encoding="utf-8"))
-    vllm_gemma3_captures(raw)
-    raw.update(release=version, cite_as=f"vllm=={version}")
-    (data_dir / f"vllm-{version}.json").write_text(json.dumps(raw), encoding="utf-8")
-    row = Release("vllm", version, date="2026-12-01")
-    engine = replace(VLLM, releases=inherit((*vllm.RELEASES, row), vllm.VLLM_REVIEWED))
-    # The one registration: every reader looks engines up through it at call time.
-    monkeypatch.setattr(
-        engines, "ENGINES", tuple(engine if e.name == "vllm" else e for e in engines.ENGINES)
-    )
-    return engine.newest
+    edit(data_dir / f"vllm-{VLLM.newest.version}.json", vllm_gemma3_no_capture)
+    return add_next_vllm(data_dir, monkeypatch, vllm_gemma3_captures)
 
 
 def test_a_new_release_is_its_facts_file_and_one_row(next_vllm: Release, data_dir: Path) -> None:

