@@ -1,30 +1,20 @@
 """The error tree and the exit codes: one place for both.
 
 Everything that stops a check before it can give a verdict is a ``CheckError``. The CLI turns
-it into one line on stderr and exit code 3; nothing below the CLI prints or exits.
+it into one line on stderr and exit code 3; nothing below the CLI prints or exits. The values an
+error may carry (``SharedCause``, ``FileProblem``) are in ``problems.py``: every run loads this
+module, and only a registry run or a Hub failure builds one (each frozen class costs start-up
+time to define, benchmarks/bench_pair.py); ``RegistryError`` imports ``FileProblem`` when it
+builds one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
-
-@dataclass(frozen=True)
-class SharedCause:
-    """How an error reads when several pairs of one run failed the same way.
-
-    A registry run offline with an empty cache fails every pair on one cause; the table then
-    gives each pair a few words (``brief``) and the cause's remedy once, with the distinct
-    commands (``remedy``) that fix each pair, instead of the whole error and hint per pair.
-    """
-
-    brief: str
-    """The error in a few words, without the repository (the pair's line names it)."""
-    hint: str
-    """How to get past it, for every pair at once."""
-    remedy: str | None = None
-    """The command that fixes this pair alone (``hf download REPO FILE``)."""
+if TYPE_CHECKING:
+    from dflash_check.problems import FileProblem, SharedCause
 
 
 class ExitCode(IntEnum):
@@ -108,28 +98,6 @@ class MissingExtraError(CheckError):
     """An optional dependency group is not installed."""
 
 
-@dataclass(frozen=True)
-class FileProblem:
-    """One mistake in an input file (pairs.yaml, an overrides file, an engine's test file)."""
-
-    file: str
-    """The file, as the user named it."""
-    line: int | None
-    """1-based line, when known."""
-    message: str
-    """What is wrong there (without the ``file:line:`` prefix)."""
-
-    @property
-    def where(self) -> str:
-        """Return ``file:line`` (``file`` when the line is not known)."""
-        return f"{self.file}:{self.line}" if self.line is not None else self.file
-
-    @property
-    def text(self) -> str:
-        """Return ``file:line: message``, as every error line reads."""
-        return f"{self.where}: {self.message}"
-
-
 class RegistryError(CheckError):
     """``pairs.yaml`` is unreadable or does not follow its schema."""
 
@@ -139,6 +107,8 @@ class RegistryError(CheckError):
     @classmethod
     def at(cls, file: str, line: int | None, message: str) -> RegistryError:
         """Build the error of one mistake at ``file:line``."""
+        from dflash_check.problems import FileProblem
+
         problem = FileProblem(file, line, message)
         err = cls(problem.text)
         err.problems = (problem,)
@@ -156,4 +126,6 @@ class RegistryError(CheckError):
 
     def problems_in(self, file: str) -> tuple[FileProblem, ...]:
         """Return the mistakes, or the message as one mistake of ``file`` (line unknown)."""
+        from dflash_check.problems import FileProblem
+
         return self.problems or (FileProblem(file, None, str(self).removeprefix(f"{file}: ")),)

@@ -42,7 +42,9 @@ def describe(value: Any) -> str:
     return type(value).__name__
 
 
-@dataclass(frozen=True)
+# eq=False: a reader of one JSON object (what it reads is the value, not the reader), never
+# compared; no generated __eq__/__hash__ to compile at start-up.
+@dataclass(frozen=True, eq=False)
 class FieldReader:
     """Read fields of one JSON object, naming ``who`` (the model) and ``where`` (the file)."""
 

@@ -40,11 +40,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-# C0 controls, DEL and C1 controls. Newline and tab are kept or escaped per call.
+# C0 controls, DEL and C1 controls. Newline and tab are kept or escaped per call. Compiled at
+# import, as is the guard on every write (``_HEAD``); the other patterns are strings that re
+# compiles on first use and caches: most runs write no XML, Markdown or workflow command, and
+# ``pair`` pays at start-up for every compile (benchmarks/bench_pair.py).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # Characters XML 1.0 forbids outright (besides the C0 controls): lone surrogates and the two
 # non-characters U+FFFE / U+FFFF.
-_XML_ILLEGAL = re.compile(r"[\ud800-\udfff\ufffe\uffff]")
+_XML_ILLEGAL = r"[\ud800-\udfff\ufffe\uffff]"
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -91,7 +94,7 @@ def data(text: object, limit: int = DATA_LIMIT) -> str:
 # What ends a line for a runner (.NET's line reader: CR, LF) and for Python's splitlines
 # (which a log viewer may follow); a command may follow blanks.
 _BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_COMMAND = re.compile(f"(^|[{_BREAKS}])([^\\S{_BREAKS}]*)::")
+_COMMAND = f"(^|[{_BREAKS}])([^\\S{_BREAKS}]*)::"
 
 
 def defuse_commands(text: str) -> str:
@@ -99,11 +102,11 @@ def defuse_commands(text: str) -> str:
     blanks) prefixed with a backslash, so that the runner shows it instead of obeying it."""
     if "::" not in text:
         return text
-    return _COMMAND.sub(lambda m: f"{m.group(1)}{m.group(2)}\\::", text)
+    return re.sub(_COMMAND, lambda m: f"{m.group(1)}{m.group(2)}\\::", text)
 
 
 # The current line, when it could still become a command: after the last break, blanks and at
-# most one ':' up to the end (run on every write to stdout and stderr: compiled once).
+# most one ':' up to the end (run on every write to stdout and stderr: compiled once, at import).
 _HEAD = re.compile(f"[{_BREAKS}]([^\\S{_BREAKS}]*:?)\\Z")
 
 
@@ -118,14 +121,14 @@ def command_head(tail: str) -> str | None:
 # links and images (``[``; ``](`` needs it), raw HTML and autolinks (``<``), entities (``&``),
 # table cells (``|``), strikethrough (``~``). Line-start syntax (``#``, ``-``, ``>``) cannot
 # occur: a value from data never starts a line of a report.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+_MARKDOWN_SPECIAL = r"([\\`*_\[\]<>|~&])"
 
 
 def markdown_text(text: object) -> str:
     """Return a value from data as Markdown text that renders as itself: every character with
     an inline meaning in GitHub Markdown is backslash-escaped (``<`` too, so no HTML element
     from data is ever written), controls and newlines made visible."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", one_line(str(text)))
+    return re.sub(_MARKDOWN_SPECIAL, r"\\\1", one_line(str(text)))
 
 
 def code_span(text: object) -> str:
@@ -159,7 +162,7 @@ def xml_text(text: str) -> str:
     """Return ``text`` safe as XML 1.0 character data: controls visible, illegal code points
     replaced by their visible form (``ElementTree`` then escapes ``<``, ``&`` and quotes)."""
     text = visible(text, keep="\n\t")
-    return _XML_ILLEGAL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return re.sub(_XML_ILLEGAL, lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def guard_document(text: str, keep: str = "\n\t") -> str:

@@ -17,7 +17,6 @@ from dflash_check.check.check import run_check
 from dflash_check.check.formats.common import stated_mask_token
 from dflash_check.check.report import CheckReport
 from dflash_check.check.request import DEFAULT_SETTINGS, CheckSettings
-from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
 from dflash_check.errors import CheckError
 from dflash_check.knowledge.runtimes import SGLANG_DEFAULT_MASK_TOKEN
 from dflash_check.sources.interface import ModelRef, ModelSource, Role
@@ -26,6 +25,7 @@ from dflash_check.views import ModelFiles
 
 if TYPE_CHECKING:
     from dflash_check.check.target_alone import MtpReport
+    from dflash_check.check.tokenizers import TokenizerComparison
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class CheckRequest:
     """How to check it (the runtime selection, ignored rules, ``--strict``...)."""
 
 
-@dataclass
+# eq=False: a cache with locks, shared by identity; two caches are never compared.
+@dataclass(eq=False)
 class ModelCache:
     """Fetch each (model, role) once, across threads; failures are remembered too."""
 
@@ -94,6 +95,10 @@ def compare_tokenizers(
     """Compare tokenizers when both models ship one: hashes first, vocabularies if needed."""
     if not draft.extras.get("tokenizer") or not target.extras.get("tokenizer"):
         return None
+    # Imported here: most pairs ship no tokenizer on both sides, and pair's start-up pays for
+    # every import (benchmarks/bench_pair.py).
+    from dflash_check.check.tokenizers import TokenizerComparison, compare_vocabs
+
     draft_source, target_source = cache.source(request.draft), cache.source(request.target)
     if draft_source.tokenizer_fingerprint(draft) == target_source.tokenizer_fingerprint(target):
         return TokenizerComparison(same_file=True)

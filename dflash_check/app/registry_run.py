@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from dflash_check.app.engine_tests.plan import Plan
     from dflash_check.app.pipeline import ModelCache
-    from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+    from dflash_check.check.entries import PairSpec
+    from dflash_check.check.outcome import PairOutcome, RunResult
     from dflash_check.knowledge.selection import Selection
 
 
@@ -78,7 +79,8 @@ def check_registry(
     done: Callable[[PairOutcome], None],
 ) -> RunResult:
     """Check every pair, ``request.workers`` at once (``done`` after each), into one result."""
-    from dflash_check.check.outcome import RunResult, SkippedEntry
+    from dflash_check.check.entries import SkippedEntry
+    from dflash_check.check.outcome import RunResult
 
     base = request.file.parent
     skipped: tuple[SkippedEntry, ...] = ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from dflash_check.check import rules
 from dflash_check.check.formats import format_named, normalise_draft
@@ -17,7 +18,6 @@ from dflash_check.check.report import (
 from dflash_check.check.request import DEFAULT_SETTINGS, CheckSettings
 from dflash_check.check.rules import PairContext, name_relation
 from dflash_check.check.target import normalise_target
-from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.outcomes import stage_of
 from dflash_check.knowledge.runtimes import (
@@ -30,6 +30,9 @@ from dflash_check.knowledge.runtimes import (
 )
 from dflash_check.knowledge.selection import Selection
 from dflash_check.views import DraftView, ModelFiles, TargetView
+
+if TYPE_CHECKING:
+    from dflash_check.check.tokenizers import TokenizerComparison
 
 
 def profiles_for(

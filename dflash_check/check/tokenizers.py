@@ -14,8 +14,6 @@ from typing import Any
 
 from dflash_check.errors import ConfigError
 
-TOKENIZER_FILE = "tokenizer.json"
-
 
 @dataclass(frozen=True)
 class TokenizerComparison:

@@ -177,7 +177,8 @@ def input_failed(err: CheckError, file: Path, out: OutputOptions) -> NoReturn:
     stdout, replacing any earlier one) holds every mistake at its file and line; stderr has
     one ``Error:`` line each; exit 3 (nothing was checked, so nothing was not as expected)."""
     from dflash_check.check.outcome import RunResult
-    from dflash_check.errors import FileProblem, RegistryError
+    from dflash_check.errors import RegistryError
+    from dflash_check.problems import FileProblem
 
     problems = (
         err.problems_in(str(file))

@@ -46,7 +46,9 @@ class Renderer(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+# eq=False: a format names its renderer, one object per --format, compared by identity; no
+# generated __eq__/__hash__ to compile on every pair's start-up.
+@dataclass(frozen=True, eq=False)
 class OutputFormat:
     """One ``--format`` of ``pair`` and ``registry``."""
 

@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from dflash_check.check.outcome import PairOutcome, RunResult, SkippedEntry
+from dflash_check.check.entries import SkippedEntry
+from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import Severity
 from dflash_check.check.target_alone import MtpReport
 from dflash_check.render.diagnostics import NBSP, diagnostics, wrap

@@ -13,12 +13,14 @@ from dflash_check.views import ModelFiles
 
 Role = Literal["draft", "target"]
 
-# A subfolder inside a repo: relative path segments of the same characters.
-_SUBFOLDER = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
+# A subfolder inside a repo: relative path segments of the same characters (a string that re
+# compiles on first use: most checks name no subfolder, and pair pays for compiles at start-up).
+_SUBFOLDER = r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$"
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
 SAFETENSORS_INDEX = "model.safetensors.index.json"
+TOKENIZER_FILE = "tokenizer.json"
 
 
 class BadModelSpec(ValueError):
@@ -113,7 +115,8 @@ def _looks_like_path(text: str) -> bool:
 def check_subfolder(text: str) -> str:
     """Return a validated subfolder (relative, no '..'), or raise ``BadModelSpec``."""
     sub = text.strip("/")
-    if not sub or not _SUBFOLDER.match(sub) or any(part in (".", "..") for part in sub.split("/")):
+    dots = any(part in (".", "..") for part in sub.split("/"))
+    if not sub or not re.match(_SUBFOLDER, sub) or dots:
         raise BadModelSpec(f"{text!r} is not a subfolder (expected a relative path like 'dflash')")
     return sub
 

@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from dflash_check.check.tokenizers import TOKENIZER_FILE, vocab_from_tokenizer_json
 from dflash_check.errors import ConfigError
 from dflash_check.fields import parse_json_object
 from dflash_check.sources.interface import (
     CONFIG_FILE,
     SAFETENSORS_FILE,
     SAFETENSORS_INDEX,
+    TOKENIZER_FILE,
     ModelRef,
     Role,
     closest_name,
@@ -210,6 +210,9 @@ class LocalSource:
 
     def tokenizer_vocab(self, files: ModelFiles) -> dict[int, str]:
         """Return the id -> token map of the model's ``tokenizer.json``."""
+        # Here, as in pipeline.compare_tokenizers: only a pair with two tokenizers reads one.
+        from dflash_check.check.tokenizers import vocab_from_tokenizer_json
+
         path = Path(files.extras["tokenizer"])
         raw = read_capped(path, TOKENIZER_FILE, files.who)
         return vocab_from_tokenizer_json(raw, files.who, str(path))

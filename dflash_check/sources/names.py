@@ -13,7 +13,9 @@ import re
 # git's own ref-name rules (git check-ref-format) that matter for a path: no empty, "." or
 # ".." component, no component starting with "." or ending with ".lock", none of the
 # characters git forbids, no "@{" sequence. The Hub's PR revisions ("refs/pr/1") pass.
-_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|@\{|//")
+# Patterns here are strings that re compiles on first use (and caches): a check of two local
+# folders names no repo id or revision, and pair pays at start-up for every compile.
+_REF_FORBIDDEN = r"[\x00-\x20\x7f~^:?*\[\\]|@\{|//"
 MAX_REVISION_CHARS = 255
 """Longest revision accepted (git's and most file systems' limit for one name)."""
 MAX_COMPONENT_CHARS = 255
@@ -29,7 +31,7 @@ class BadName(ValueError):
 # huggingface_hub's repo id rule (huggingface_hub.utils.validate_repo_id), restated here
 # because importing that module pulls in its HTTP stack (~0.1 s) on every local check; a test
 # compares the two on generated ids so they cannot drift apart.
-_REPO_ID = re.compile(r"(\b[\w\-.]{1,96}\b/)?\b[\w\-.]{1,96}\b", re.ASCII)
+_REPO_ID = r"(\b[\w\-.]{1,96}\b/)?\b[\w\-.]{1,96}\b"
 
 
 def check_repo_id(repo_id: str) -> str:
@@ -37,7 +39,7 @@ def check_repo_id(repo_id: str) -> str:
     text is the rule broken)."""
     if repo_id.count("/") > 1:
         reason = "expected NAME or ORG/NAME"
-    elif not _REPO_ID.fullmatch(repo_id):
+    elif not re.fullmatch(_REPO_ID, repo_id, re.ASCII):
         reason = "letters, digits, '-', '_', '.'; not starting or ending with '-' or '.'; "
         reason += "at most 96 characters per part"
     elif "--" in repo_id or ".." in repo_id:
@@ -55,7 +57,7 @@ def check_revision(revision: str) -> str:
         raise BadName("the revision is empty")
     if len(revision) > MAX_REVISION_CHARS:
         raise BadName(f"the revision is longer than {MAX_REVISION_CHARS} characters")
-    if _REF_FORBIDDEN.search(revision) or revision.startswith("/") or revision.endswith("/"):
+    if re.search(_REF_FORBIDDEN, revision) or revision.startswith("/") or revision.endswith("/"):
         raise BadName(f"revision {revision!r} is not a valid branch, tag or commit name")
     for part in revision.split("/"):
         if part.startswith(".") or part.endswith((".lock", ".")):

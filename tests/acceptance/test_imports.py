@@ -26,6 +26,30 @@ unneeded = (
     "dflash_check.smoke.report",
     "dflash_check.engines.command",
 )
+# The rooms and modules a check of two local folders has no use for, each loaded only on the
+# path that needs it (a prefix covers a whole room).
+not_for_local = (
+    "dflash_check.sources.hub",
+    "dflash_check.smoke",
+    "dflash_check.engines",
+    "dflash_check.app.engine",
+    "dflash_check.app.served",
+    "dflash_check.app.smoke_pair",
+    "dflash_check.app.bundled_floor",
+    "dflash_check.app.registry_run",
+    "dflash_check.app.pairs",
+    "dflash_check.check.entries",
+    "dflash_check.check.target_alone",
+    "dflash_check.check.tokenizers",
+    "dflash_check.problems",
+    "dflash_check.knowledge.installed",
+    "dflash_check.knowledge.mtp_layers",
+    "dflash_check.render.listing",
+)
+print(
+    "ROOMS=" + ",".join(sorted(m for m in sys.modules if m.startswith(not_for_local))),
+    file=sys.stderr,
+)
 print("LOADED=" + ",".join(m for m in unneeded if m in sys.modules), file=sys.stderr)
 heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
 print("HEAVY=" + ",".join(heavy), "CODE=" + str(code), file=sys.stderr)
@@ -34,7 +58,8 @@ print("HEAVY=" + ",".join(heavy), "CODE=" + str(code), file=sys.stderr)
 
 def probe(*args: str, line: int = -1) -> str:
     """Run the CLI with ``args`` in a fresh interpreter; return a probe line (the last:
-    torch and the exit code; the one before: the start-up modules loaded)."""
+    torch and the exit code; the one before: the start-up modules loaded; the one before
+    that: the modules of rooms a local check does not use)."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120
     )
@@ -64,3 +89,12 @@ def test_pair_table_for_a_pipe_loads_no_rich(monkeypatch: pytest.MonkeyPatch) ->
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):  # either would make the pipe a terminal
         monkeypatch.delenv(name, raising=False)
     assert probe("pair", str(SEED_DRAFT), str(QWEN3_4B), line=-2) == "LOADED="
+
+
+def test_pair_on_local_dirs_loads_only_the_rooms_it_uses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check of two local folders without tokenizers, as a table to a pipe, loads no Hub
+    client, engine, smoke run, registry, tokenizer comparison or target-alone module: every
+    module and frozen class defined at import costs start-up time (benchmarks/bench_pair.py)."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    assert probe("pair", str(SEED_DRAFT), str(QWEN3_4B), line=-3) == "ROOMS="

@@ -21,7 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dflash_check.check.outcome import PairOutcome, PairSpec, RunResult
+from dflash_check.check.entries import PairSpec
+from dflash_check.check.outcome import PairOutcome, RunResult
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.render.github import render_github
 from dflash_check.render.json import render_json

@@ -33,7 +33,8 @@ from dflash_check.app.pairs_run import (
     compose_yaml,
 )
 from dflash_check.check.report import Verdict
-from dflash_check.errors import FileProblem, RegistryError
+from dflash_check.errors import RegistryError
+from dflash_check.problems import FileProblem
 
 ENTRY_KEYS = ("expect", "reason", "skip")
 

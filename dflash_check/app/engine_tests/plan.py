@@ -23,11 +23,13 @@ from dflash_check.app.engine_tests import (
 from dflash_check.app.engine_tests.overrides import Override, load_overrides
 from dflash_check.app.pairs_run import check_one, request_for, select
 from dflash_check.app.pipeline import ModelCache, check_target_alone
-from dflash_check.check.outcome import PairOutcome, PairSpec, SkippedEntry
+from dflash_check.check.entries import PairSpec, SkippedEntry
+from dflash_check.check.outcome import PairOutcome
 from dflash_check.check.report import Verdict
-from dflash_check.errors import CheckError, FileProblem, NotADraftError, RegistryError
+from dflash_check.errors import CheckError, NotADraftError, RegistryError
 from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.selection import Selection, engine_release
+from dflash_check.problems import FileProblem
 from dflash_check.sources.interface import BadModelSpec, parse_model_ref
 
 CHECKED_METHODS = ("dflash", "dflash2", "dspark", "eagle3", "mtp")

@@ -32,7 +32,9 @@ V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
 
 
-@dataclass(frozen=True)
+# eq=False: a format is a behaviour (its matcher and normaliser), one object per format,
+# compared by identity; no generated __eq__/__hash__ to compile on every pair's start-up.
+@dataclass(frozen=True, eq=False)
 class DraftFormat:
     """One draft format and what the tool knows about it."""
 

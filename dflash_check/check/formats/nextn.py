@@ -20,7 +20,9 @@ from dflash_check.fields import FieldReader
 from dflash_check.views import DraftView, ModelFiles, NextNFacts, special_token_ids
 
 ARCHITECTURE_SUFFIX = "ForCausalLMNextN"
-_LAYER = re.compile(r"(?:^|\.)layers\.(\d+)\.")
+# A string that re compiles on first use: only a NextN draft needs it, and every pair imports
+# this module (the format table).
+_LAYER = r"(?:^|\.)layers\.(\d+)\."
 
 
 def is_nextn_architecture(name: str) -> bool:
@@ -43,7 +45,7 @@ def normalise(files: ModelFiles) -> DraftView:
     assert hidden is not None  # required=True guarantees it
     layers = text.integer("num_hidden_layers")
     indices = sorted(
-        {int(m.group(1)) for name in files.tensors or () if (m := _LAYER.search(name))}
+        {int(m.group(1)) for name in files.tensors or () if (m := re.search(_LAYER, name))}
     )
     return DraftView(
         name=files.name,

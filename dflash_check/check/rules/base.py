@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from dflash_check.check.report import LayerResolution, Severity
-from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.knowledge.engines import VLLM_033, Release
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import METHOD_PROFILES, RuntimeProfile
 from dflash_check.views import DFLASH_METHODS, DraftView, TargetView
+
+if TYPE_CHECKING:
+    from dflash_check.check.tokenizers import TokenizerComparison
 
 V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
@@ -87,7 +90,9 @@ RuntimesOf = tuple[str, ...] | Callable[[], tuple[str, ...]]
 """A rule's runtimes: named, or read from the registered engines each time they are asked."""
 
 
-@dataclass(frozen=True)
+# eq=False: a rule is a behaviour (its check), one object per id, compared by identity; no
+# generated __eq__/__hash__ to compile at import (53 rules load on every pair).
+@dataclass(frozen=True, eq=False)
 class Rule:
     """One rule of the table."""
 

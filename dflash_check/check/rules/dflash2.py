@@ -174,8 +174,9 @@ _DFLASH2_LOADERS = (REFERENCE.name, VLLM.name, SGLANG.name, TRTLLM.name, LLAMACP
 DFLASH2_SHAPE_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank")
 # DFlash 2 tensor names (the reference's, optionally under a module prefix such as model.):
 # layers.I.{attention,mlp}_conv.{base_kernel,kernel_projection.weight} and the selector's
-# codebooks (stored bare, or as embedding weights) and hidden projection.
-_DFLASH2_TENSOR = re.compile(
+# codebooks (stored bare, or as embedding weights) and hidden projection. A string compiled
+# (and cached by re) on the first DFlash 2 draft: every pair imports the rules.
+_DFLASH2_TENSOR = (
     r"(?:^|\.)(?:layers\.(?P<layer>\d+)\.(?P<module>attention_conv|mlp_conv)|"
     r"(?P<selector>candidate_selector))\."
     r"(?P<part>base_kernel|kernel_projection\.weight|predecessor_codebook(?:\.weight)?|"
@@ -225,8 +226,9 @@ def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
         selector_shapes["hidden_projection.weight"] = (rank, h)
     problems: list[tuple[str, str]] = []  # (tensor, what is wrong)
     seen: set[str] = set()  # the expected names found (per layer for the convolutions)
+    tensor = re.compile(_DFLASH2_TENSOR)
     for name, shape in d.dflash2_tensors:  # linear in the header, whatever the config says
-        found = _DFLASH2_TENSOR.search(name)
+        found = tensor.search(name)
         if found is None:
             continue
         layer, module, part = found.group("layer"), found.group("module"), found.group("part")

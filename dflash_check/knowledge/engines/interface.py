@@ -103,6 +103,10 @@ class Release:
     """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
     config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
     such contract."""
+    mla_dspark_contract: str | None = None
+    """Where the release checks an MLA DSpark draft (``K3DSparkModel``) field by field when it
+    reads the draft's config (vLLM's ``K3DSparkConfig``), with the citation; None: no such
+    contract."""
     domino_contract: str | None = None
     """Where the release checks a DFlash draft's Domino projector keys (``dflash_config.
     projector_type: "domino"``) when it parses the draft config at load (SGLang's
@@ -201,6 +205,20 @@ class HttpProfile:
 
 
 @dataclass(frozen=True)
+class MtpReruns:
+    """How an engine takes more draft tokens per step than the target's k MTP layers: it reruns
+    the layers, refusing a count that is not a multiple of k (DF044) and warning that acceptance
+    may drop on one that is (DF045). A property of the engine's code, so its MTP rows say it."""
+
+    refusal: str
+    """The engine's own words when it refuses a count ({k}: the layer count)."""
+    refusal_citation: str
+    """Where it refuses (``vllm==0.33.0:vllm/config/speculative.py:1604-1612``)."""
+    warning_citation: str
+    """Where it warns that rerun layers may lower acceptance."""
+
+
+@dataclass(frozen=True)
 class EngineMtp:
     """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
     names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
@@ -221,6 +239,8 @@ class EngineMtp:
     """repo@commit:path:line the row was read from."""
     verified: bool = True
     """False when the row records what could not be read (its text says what)."""
+    reruns: MtpReruns | None = None
+    """How it reads more draft tokens than k (DF044, DF045); None: not read, nothing said."""
 
 
 DEFAULT_BLOCK_SIZE = 16
@@ -300,7 +320,10 @@ def _replace_binary(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...
     return (binary, *argv[1:]) if binary else argv
 
 
-@dataclass(frozen=True)
+# eq=False: an engine is its module's hooks and tables, one object per engine, compared by
+# identity (its mappings are unhashable anyway); no generated __eq__/__hash__ to compile at
+# start-up.
+@dataclass(frozen=True, eq=False)
 class Engine:
     """One serving engine (or reference implementation) the tool models: what its module fills."""
 

@@ -14,9 +14,9 @@ from dflash_check.errors import (
     NotCachedError,
     RepoNotFoundError,
     RevisionNotFoundError,
-    SharedCause,
     UnauthorizedError,
 )
+from dflash_check.problems import SharedCause
 from dflash_check.sources.hub.client import HubOptions, offline_hint
 from dflash_check.sources.limits import DEADLINE_FACTOR
 from dflash_check.sources.transport import BodyTooLarge, DeadlineExceeded

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dflash_check.check.tokenizers import TOKENIZER_FILE, vocab_from_tokenizer_json
+from dflash_check.check.tokenizers import vocab_from_tokenizer_json
 from dflash_check.errors import ConfigError, FileNotFoundOnHubError, HubError
 from dflash_check.fields import parse_json_object
 from dflash_check.sources.hub.client import (
@@ -38,6 +38,7 @@ from dflash_check.sources.interface import (
     CONFIG_FILE,
     SAFETENSORS_FILE,
     SAFETENSORS_INDEX,
+    TOKENIZER_FILE,
     ModelRef,
     Role,
 )
