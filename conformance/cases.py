@@ -210,6 +210,11 @@ def _eagle3_vocab_size(c: Config) -> None:
     c["vocab_size"] = 128
 
 
+def _no_embedding(state: State) -> None:
+    """No embed_tokens of the head's own: it embeds with the target's, as many heads ship."""
+    del state["embed_tokens.weight"]
+
+
 def _fc_partial_state(state: State) -> None:
     """fc.weight [64, 160]: 160 inputs are no whole number of 64-wide target states (a head
     built for another target; the first 160 of the trained 192 columns)."""
@@ -414,6 +419,15 @@ CASES: tuple[Case, ...] = (
         trained=True,
         engines=("vllm",),
         method="eagle3",
+    ),
+    Case(
+        "eagle3-vocab-size-shared",
+        "EAGLE-3 vocab_size 128, target 64, no embed_tokens of its own (the target's is shared)",
+        _eagle3_vocab_size,
+        trained=True,
+        engines=("vllm",),
+        method="eagle3",
+        weights=_no_embedding,
     ),
     Case(
         "eagle3-vocab",
