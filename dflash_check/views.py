@@ -212,6 +212,9 @@ class DSparkFacts:
     """The values vLLM's Qwen3-Omni DSpark contract reads, as the JSON states them (name, dotted
     key where found, the value as JSON text: unvalidated, and hashable), each resolved in vLLM's
     own order; a name it does not find is absent (``check/rules/omni_dspark.py`` judges them)."""
+    mla_contract: tuple[tuple[str, str], ...] = ()
+    """The top-level values vLLM's MLA DSpark config reads (name, the value as JSON text), for
+    the names the draft states (``check/rules/mla_dspark.py`` judges them)."""
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,11 @@ def _causality_cases(engine: str, release: str, src: Path) -> list[dict[str, Any
 
 def cases_for(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
     """The hand-written cases of one release."""
-    return _causality_cases(engine, release, src) if engine == "vllm" else []
+    from conformance.mined import dspark_cases
+
+    if engine != "vllm":
+        return []
+    return _causality_cases(engine, release, src) + dspark_cases.cases_for(engine, release, src)
 
 
 _NOT_A_PAIR = "the draft's attention causality per layer, not a draft/target pairing"
@@ -120,9 +124,11 @@ REVIEWED: dict[str, str] = {
 
 def reviewed_for(engine: str, release: str) -> dict[str, str]:
     """The not-applicable tests of one release (by test id, without parameters)."""
-    from conformance.mined import vllm_review
+    from conformance.mined import dspark_cases, vllm_review
 
-    return {**REVIEWED, **vllm_review.REVIEWED} if engine == "vllm" else {}
+    if engine != "vllm":
+        return {}
+    return {**REVIEWED, **vllm_review.REVIEWED, **dspark_cases.REVIEWED}
 
 
 def pending_for(engine: str, release: str) -> dict[str, str]:

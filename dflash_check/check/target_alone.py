@@ -21,6 +21,7 @@ from dflash_check.fields import FieldReader
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp
 from dflash_check.knowledge.mtp_layers import (
     MTP_KEYS,
+    MTP_SECTION,
     MtpFamily,
     Placement,
     engine_rows,
@@ -44,12 +45,18 @@ class MtpStated:
 
 
 def read_mtp_layers(files: ModelFiles) -> MtpStated:
-    """Read k from the first MTP key the config states (top level, then ``text_config``)."""
+    """Read k from the first MTP key the config states (top level, then ``text_config``, then
+    ``mtp_config``)."""
     top = FieldReader(files.who, files.config_location, files.config)
     readers = [top]
     text = top.child("text_config")
     if text is not None:
         readers.append(text)
+    # Only where it is an object: other families use the name for other things.
+    if isinstance(files.config.get(MTP_SECTION), dict):
+        section = top.child(MTP_SECTION)
+        assert section is not None
+        readers.append(section)
     stated: list[tuple[str, int]] = []
     for key in MTP_KEYS:
         for reader in readers:

@@ -79,6 +79,8 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         "DF055": _L,
         # SGLang parses the draft's Domino keys while the target's runner sets up capture.
         "DF056": _L,
+        # vLLM builds the MLA DSpark draft's config class while it resolves the config.
+        "DF057": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

