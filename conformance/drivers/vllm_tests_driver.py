@@ -42,16 +42,32 @@ def main(src: str, out_path: str, args: list[str]) -> int:
     sys.path.insert(0, src)
     junit = out.parent / "junit.xml"
     pytest.main(["-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *args])
+    out.write_text(json.dumps({"release": vllm.__version__, "records": outcomes(junit)}, indent=1))
+    return 0
+
+
+def outcomes(junit: Path) -> list[dict[str, str]]:
+    """One record per test case of pytest's JUnit file: its id and what it did (a file that
+    failed to import is one ``error`` case named after the file, pytest's message kept)."""
     records = []
     for case in ET.parse(junit).getroot().iter("testcase"):
-        outcome = "passed"
+        outcome, detail = "passed", ""
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
                 outcome = {"failure": "failed"}.get(child.tag, child.tag)
-        test = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
-        records.append({"test": test, "outcome": outcome})
-    out.write_text(json.dumps({"release": vllm.__version__, "records": records}, indent=1))
-    return 0
+                detail = (child.text or child.get("message") or "").strip()
+        classname, name = case.get("classname", ""), case.get("name", "")
+        # pytest names a file it could not collect by its module, with no class.
+        test = name.replace(".", "/") + ".py"
+        if classname:
+            test = f"{classname.replace('.', '/')}.py::{name}"
+        record = {"test": test, "outcome": outcome}
+        if outcome in ("failed", "error") and detail:
+            # The exception's last line (E   ...): why the release does not do what was tested.
+            lines = [x for x in detail.splitlines() if x.startswith("E ")] or detail.splitlines()
+            record["message"] = lines[-1].removeprefix("E").strip()[:300]
+        records.append(record)
+    return records
 
 
 if __name__ == "__main__":

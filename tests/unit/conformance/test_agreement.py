@@ -128,3 +128,27 @@ def test_the_mined_tests_pass_against_the_installed_release() -> None:
         mined = RESULTS.parents[1] / "mined" / f"{data['engine']}-{data['release']}.json"
         for case in json.loads(mined.read_text())["cases"]:
             assert outcome.get(case["test"].split("[")[0]) == {"passed"}, case["test"]
+
+
+def _base(test: str) -> tuple[str, str]:
+    """(test id without its parameters, the parameter row's index) of an engine test id or a
+    mined case's ``test`` (``name[2]`` and pytest's ``name[...-expected2]`` alike)."""
+    name, _, params = test.partition("[")
+    digits = re.search(r"(\d+)\]$", f"[{params}") if params else None
+    return name, digits.group(1) if digits else ""
+
+
+def test_the_engine_tests_that_cases_come_from_pass_on_the_wheel() -> None:
+    """A mined case whose own test ran against the release's wheel (``--engine-tests``) comes
+    from a test that passed there: else the case asserts what the release does not do."""
+    checked = 0
+    for path in RESULTS.glob("*.json"):
+        data = json.loads(path.read_text())
+        records = (data.get("engine_tests") or {}).get("records") or []
+        ran = {_base(r["test"]): r["outcome"] for r in records}
+        for row in (r for r in ROWS if r.mined and r.release == data["release"]):
+            if row.engine != data["engine"] or _base(row.mined["test"]) not in ran:
+                continue
+            checked += 1
+            assert ran[_base(row.mined["test"])] == "passed", row.id
+    assert checked, "no mined case's own test was run against a wheel"
