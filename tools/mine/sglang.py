@@ -519,6 +519,57 @@ gives the verdict). The test itself asserts no message (``assertRaises(ValueErro
 prefix length ``NotImplementedError``, where 0.5.23 raises ValueError: refused either way)."""
 
 
+_WORKER = f"{WHEEL}/speculative/dflash_worker_v2.py"
+_DP = ["--enable-dp-attention", "--dp-size", "2", "--tp-size", "2", "--enable-dp-lm-head"]
+"""DP attention as SGLang's DFLASH accepts it at resolution (arg_groups/speculative_hook.py
+:303-317: CUDA, the DP LM head, no context parallelism)."""
+WORKER_ROWS: tuple[tuple[str, dict[str, Any], list[str], str | None, str], ...] = (
+    ("dflash-domino-dp-attention", _domino(), _DP,
+     "DFLASH with dp attention supports plain DFlash and DFlash2 drafts; Domino and LiLiCorr "
+     "heads are not supported.", f"{_WORKER}:455"),
+    ("dflash-plain-dp-attention", _ordinary(), _DP, None, f"{_WORKER}:455"),
+    ("dflash-domino-num-draft-tokens-1", _domino(), ["--speculative-num-draft-tokens", "1"],
+     "DFLASH Domino requires speculative_num_draft_tokens > 1, got 1.", f"{_WORKER}:525"),
+    ("dflash-domino-vocab-other-tokenizer", {**_domino(), "vocab_size": 151669}, [],
+     "DFLASH Domino requires identical target and draft vocab sizes, got target=151936, "
+     "draft=151669.", f"{WHEEL}/speculative/domino_utils.py:157"),
+    ("dflash-domino-vocab-padded", {**_domino(), "vocab_size": 152064}, [],
+     "DFLASH Domino requires identical target and draft vocab sizes, got target=151936, "
+     "draft=152064.", f"{WHEEL}/speculative/domino_utils.py:157"),
+    ("dflash-plain-vocab-padded", {**_ordinary(), "vocab_size": 152064}, [], None,
+     f"{WHEEL}/speculative/domino_utils.py:157"),
+)  # fmt: skip
+"""SGLang's Domino start-up refusals that no test read pins (issue 29, item 2): the DFlash
+worker's guards when it starts (``dflash_worker_v2.py:455-460``, ``:464-490`` with
+``validate_domino_runtime``, ``:525-529``), each with a plain DFlash control where the guard
+is Domino's alone: (case id, the draft dict onto the z-lab draft, the server arguments, 0.5.23's
+message where it refuses, the line that decides). The resolution of the server arguments
+(``_handle_dflash``, arg_groups/speculative_hook.py:287-445) raises nothing of Domino's own."""
+
+
+def _worker_cases() -> list[dict[str, Any]]:
+    """The cases of ``WORKER_ROWS``: from the release's code, no test (``test`` names the
+    line)."""
+    return [
+        {
+            "id": case_id,
+            "test": f"{where} (no test read)",
+            "source": where,
+            "release_check": where,
+            "method": "dflash",
+            "num_speculative_tokens": 15,
+            "target": QWEN3_8B,
+            "draft": _zlab_with(draft),
+            "server_args": server_args,
+            "expect": "refused" if message else "accepted",
+            "expect_stage": "load" if message else None,
+            "expect_match": None,
+            "engine_message": message,
+        }
+        for case_id, draft, server_args, message, where in WORKER_ROWS
+    ]
+
+
 MUSE_DRAFT = "tests/fixtures/drafts/meta-models--Muse-Glimmer-30B-assistant"
 MUSE_TARGET = "tests/fixtures/targets/meta-models--Muse-Glimmer-30B"
 """A Muse-Glimmer target (model_type muse_glimmer, 52 layers) and its assistant, whose ids are
@@ -586,7 +637,7 @@ def cases(src: Path) -> list[dict[str, Any]]:
                 "engine_message": message,
             }
         )
-    return out
+    return out + _worker_cases()
 
 
 def tests(src: Path) -> list[TestId | str]:
@@ -605,7 +656,12 @@ def _read_paragraph() -> str:
     return (
         "Read from the index's stored versions of `sgl-project/sglang` (no version is the "
         "0.5.23 tag's); a case is made only where the 0.5.23 wheel's code gives the verdict "
-        "the test asserts (`release_check` in each case):\n\n" + "\n".join(rows)
+        "the test asserts (`release_check` in each case):\n\n"
+        + "\n".join(rows)
+        + "\n\nCases from the 0.5.23 wheel's code that no test read pins (SGLang's Domino "
+        "start-up refusals in the DFlash worker, with plain DFlash controls; `WORKER_ROWS`): "
+        + ", ".join(f"`{row[0]}` ({row[4].removeprefix(WHEEL + '/')})" for row in WORKER_ROWS)
+        + "."
     )
 
 

@@ -18,7 +18,21 @@ import pytest
 from conformance.agreement import RESULTS, Row, agreement, explained, judge, rows
 
 ROWS = list(rows())
-KNOWN: dict[str, str] = {}
+_SERVER = (
+    "issue 29: the tool takes no SGLang server settings, and SGLang 0.5.23's DFlash worker "
+    "refuses a Domino draft when it starts {what} ({where}); a plain DFlash draft passes the "
+    "same guard (the control case): the tool needs the setting to say so"
+)
+KNOWN: dict[str, str] = {
+    "sglang-0.5.23:dflash-domino-dp-attention": _SERVER.format(
+        what="under DP attention",
+        where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:455-460",
+    ),
+    "sglang-0.5.23:dflash-domino-num-draft-tokens-1": _SERVER.format(
+        what="with --speculative-num-draft-tokens 1 (the draft's block_size is 16)",
+        where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:525-529",
+    ),
+}
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
 Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases and SGLang's
@@ -130,6 +144,8 @@ def test_the_mined_tests_pass_against_the_installed_release() -> None:
         mined = RESULTS.parents[1] / "mined" / f"{data['engine']}-{data['release']}.json"
         for case in json.loads(mined.read_text())["cases"]:
             if case["test"].split("::")[0] in uncollected:
+                continue
+            if case["test"].startswith(f"{data['engine']}=="):  # from the release's code
                 continue
             assert outcome.get(case["test"].split("[")[0]) == {"passed"}, case["test"]
 
