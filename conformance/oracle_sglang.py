@@ -48,6 +48,7 @@ TESTS_DRIVER = REPO / "conformance" / "drivers" / "sglang_tests_driver.py"
 ENGINE_TESTS: tuple[str, ...] = (
     "test/registered/unit/spec/test_dflash_domino_config.py",
     "test/registered/unit/spec/test_dflash_utils.py",
+    "test/registered/unit/spec/test_dflash_domino.py",
     "test/registered/unit/model_executor/model_runner_components/test_spec_aux_hidden_state.py",
 )
 """SGLang's own speculative-decoding tests run against the installed wheel: the files the mined

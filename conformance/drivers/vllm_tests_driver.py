@@ -46,6 +46,19 @@ def main(src: str, out_path: str, args: list[str]) -> int:
     return 0
 
 
+def _node(classname: str, name: str) -> str:
+    """pytest's node id from JUnit's dotted ``classname`` (module, then any classes) and
+    ``name``, the module found as a file under the working folder (the tests' root); a file
+    pytest could not collect is named by its module, with no class."""
+    if not classname:
+        return name.replace(".", "/") + ".py"
+    parts = classname.split(".")
+    for end in range(len(parts), 0, -1):
+        if Path(*parts[:end]).with_suffix(".py").exists():
+            return "::".join(["/".join(parts[:end]) + ".py", *parts[end:], name])
+    return f"{classname.replace('.', '/')}.py::{name}"
+
+
 def outcomes(junit: Path) -> list[dict[str, str]]:
     """One record per test case of pytest's JUnit file: its id and what it did (a file that
     failed to import is one ``error`` case named after the file, pytest's message kept)."""
@@ -57,10 +70,7 @@ def outcomes(junit: Path) -> list[dict[str, str]]:
                 outcome = {"failure": "failed"}.get(child.tag, child.tag)
                 detail = (child.text or child.get("message") or "").strip()
         classname, name = case.get("classname", ""), case.get("name", "")
-        # pytest names a file it could not collect by its module, with no class.
-        test = name.replace(".", "/") + ".py"
-        if classname:
-            test = f"{classname.replace('.', '/')}.py::{name}"
+        test = _node(classname, name)
         record = {"test": test, "outcome": outcome}
         if outcome in ("failed", "error") and detail:
             # The exception's last line (E   ...): why the release does not do what was tested.

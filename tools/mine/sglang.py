@@ -38,6 +38,7 @@ QWEN3_8B = "tests/fixtures/targets/Qwen--Qwen3-8B"
 """36 layers, hidden 4096: the target the Domino test's ``num_target_layers`` names."""
 
 DOMINO = "test/registered/unit/spec/test_dflash_domino_config.py"
+DOMINO_UNIT = "test/registered/unit/spec/test_dflash_domino.py"
 DRAFT_MODEL = "test/registered/unit/models/test_dflash_draft_model.py"
 DSPARK_UNIT = "test/registered/unit/spec/test_dspark.py"
 SPEC_AUX = (
@@ -48,6 +49,7 @@ READ: dict[str, str] = {
         "8e4cc8bc7dca284bb4d4dd85888edea88ac775f5",
     "test/registered/unit/spec/test_dflash_utils.py": "0560ccd58da8d87646b6be1c6f036732b710f5c1",
     SPEC_AUX: "02d55f5db0359f1077bb32ba4a300a9622f29e6d",
+    DOMINO_UNIT: "0ac97887bcf654b11fcdfa190834990615ca1728",
 }  # fmt: skip
 """Files kept in SRC (the cases and their lines come from them), with the commit read."""
 
@@ -415,7 +417,22 @@ REVIEWED: dict[str, str] = {
         "threshold, pp, dp) on a stand-in ServerArgs; no draft or target config is read",
     ),
     f"{SPEC_AUX}::test_integrated_mtp_resolves_draft_layer_count": "an MTP head's KV layer "
-    "count (stand-in ModelConfig), no draft/target verdict",
+    "count (stand-in ModelConfig), no draft/target verdict; the version read also calls "
+    "_resolve_eagle_aux_hidden_state without the model_config 0.5.23 requires (it fails on the "
+    "wheel: engine_tests)",
+    f"{DOMINO_UNIT}::TestDFlashDominoConfig::test_draft_and_verify_widths": _NOT_RELEASE
+    + "DFlashDraftConfig.resolve_block_sizes is not in 0.5.23 (the test fails on the wheel: "
+    "AttributeError, engine_tests); and the verify window is a server setting, no pair",
+    **{
+        f"{DOMINO_UNIT}::TestDFlashDominoWeights::{t}": "the Domino projector's weight loading "
+        "on a stand-in model with toy sizes (hidden 8, vocabulary 31), no target; the tool "
+        "checks the same tensors from a draft's header (DF056, check/rules/domino.py "
+        "weight_refusals); passes on the 0.5.23 wheel (engine_tests)"
+        for t in ("test_projector_weights_load_exactly",
+                  "test_each_required_projector_weight_is_checked",
+                  "test_projector_shape_mismatch_fails",
+                  "test_projector_weights_require_domino_config")
+    },
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -570,6 +587,80 @@ def _worker_cases() -> list[dict[str, Any]]:
     ]
 
 
+def _unit_domino(**edits: Any) -> dict[str, Any]:
+    """``_domino_config`` of test_dflash_domino.py, its Domino keys onto the ordinary draft
+    (the z-lab draft's sizes, not the test's toy hidden 8 / vocabulary 31): ``dflash_config``
+    edits merge, other keys replace, None stays null (the test's ``None``)."""
+    config = _ordinary()
+    config["emb_dim"] = 5
+    config["dflash_config"].update(
+        {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1,
+         "gru_hidden_dim": 4, "emb_dim": 5}
+    )  # fmt: skip
+    config["dflash_config"].update(edits.pop("dflash_config", {}))
+    config.update(edits)
+    return config
+
+
+_NESTED_ONLY = _unit_domino()
+del _NESTED_ONLY["dflash_config"]["emb_dim"]
+UNIT_DOMINO_ROWS: tuple[tuple[str, str, dict[str, Any], str | None, str | None, str], ...] = (
+    ("TestDFlashDominoConfig::test_top_level_emb_dim_fallback", "dflash-domino-top-level-emb-dim",
+     _NESTED_ONLY, None, None, f"{_DOMINO_CHECK}:752-773"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[0]",
+     "dflash-domino-fails-fast-shift-label", _unit_domino(dflash_config={"shift_label": 1}),
+     "shift_label", "DFLASH Domino requires dflash_config.shift_label to be a bool, got 1.",
+     f"{_DOMINO_CHECK}:774-778"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[1]",
+     "dflash-domino-fails-fast-prefix-len",
+     _unit_domino(dflash_config={"pure_draft_prefix_len": 2}),
+     "pure_draft_prefix_len", "DFLASH Domino currently requires pure_draft_prefix_len=1, got 2.",
+     f"{_DOMINO_CHECK}:779-783"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[2]",
+     "dflash-domino-fails-fast-gru-null", _unit_domino(dflash_config={"gru_hidden_dim": None}),
+     "gru_hidden_dim", "DFLASH Domino requires dflash_config.gru_hidden_dim.",
+     f"{_DOMINO_CHECK}:784-785"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[3]",
+     "dflash-domino-fails-fast-emb-null",
+     _unit_domino(dflash_config={"emb_dim": None}, emb_dim=None),
+     "emb_dim", "DFLASH Domino requires dflash_config.emb_dim.", f"{_DOMINO_CHECK}:786-787"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[4]",
+     "dflash-domino-block-size-1", _unit_domino(block_size=1), "block_size > 1",
+     "DFLASH Domino requires block_size > 1, got 1.", f"{_DOMINO_CHECK}:788-791"),
+    ("TestDFlashDominoConfig::test_conflicting_emb_dim_fails", "dflash-domino-emb-dim-conflict",
+     _unit_domino(emb_dim=6), "emb_dim differs",
+     "DFLASH Domino emb_dim differs between dflash_config and the top-level config: 5 != 6.",
+     f"{_DOMINO_CHECK}:764-771"),
+)  # fmt: skip
+"""The cases of test_dflash_domino.py (sgl-project/sglang@0ac97887b, CPU CI; run against the
+0.5.23 wheel by the oracle's ``--engine-tests``, where these pass): (test, case id, the draft,
+the regex the test matches, 0.5.23's message, where 0.5.23 decides). The rows of
+``test_invalid_domino_config_fails_fast`` are numbered in the order the test runs them."""
+
+
+def _unit_domino_cases(src: Path) -> list[dict[str, Any]]:
+    out = []
+    for test, case_id, draft, match, message, check in UNIT_DOMINO_ROWS:
+        line = line_of(src, DOMINO_UNIT, test.split("[")[0])
+        out.append(
+            {
+                "id": case_id,
+                "test": f"{DOMINO_UNIT}::{test}",
+                "source": f"sgl-project/sglang@{READ[DOMINO_UNIT][:9]}:{DOMINO_UNIT}:{line}",
+                "release_check": check,
+                "method": "dflash",
+                "num_speculative_tokens": 15,
+                "target": QWEN3_8B,
+                "draft": _zlab_with(draft),
+                "expect": "refused" if message else "accepted",
+                "expect_stage": "load" if message else None,
+                "expect_match": match,
+                "engine_message": message,
+            }
+        )
+    return out
+
+
 MUSE_DRAFT = "tests/fixtures/drafts/meta-models--Muse-Glimmer-30B-assistant"
 MUSE_TARGET = "tests/fixtures/targets/meta-models--Muse-Glimmer-30B"
 """A Muse-Glimmer target (model_type muse_glimmer, 52 layers) and its assistant, whose ids are
@@ -637,7 +728,7 @@ def cases(src: Path) -> list[dict[str, Any]]:
                 "engine_message": message,
             }
         )
-    return out + _worker_cases()
+    return out + _unit_domino_cases(src) + _worker_cases()
 
 
 def tests(src: Path) -> list[TestId | str]:
