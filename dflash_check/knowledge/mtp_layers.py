@@ -19,7 +19,13 @@ states several: Qwen3.5/3.6 use ``mtp_num_hidden_layers`` (under ``text_config``
 multimodal wrappers); MiniMax ``num_mtp_modules`` (MiniMax-M3 also states
 ``num_nextn_predict_layers: 1``, but vLLM sizes its MTP draft by ``num_mtp_modules``,
 ``vllm/config/speculative.py:1131``); DeepSeek, GLM-5, MiMo, Nemotron 3, Step and Kimi
-``num_nextn_predict_layers`` (Kimi states 0: none)."""
+``num_nextn_predict_layers`` (Kimi states 0: none). Each key is read at the top level, then
+under ``text_config``, then under ``MTP_SECTION``."""
+
+MTP_SECTION = "mtp_config"
+"""A section some configs keep their MTP count in: Inkling states its depths only as
+``mtp_config.num_nextn_predict_layers``, which vLLM reads
+(``vllm==0.33.0:vllm/config/speculative.py:1087-1103``)."""
 
 # Where the families' MTP weight names were read.
 _VLLM_SRC = VLLM_033.source

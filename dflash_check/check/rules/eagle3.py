@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rule
+from dflash_check.knowledge.engines import TRTLLM
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES
 from dflash_check.knowledge.runtimes.eagle3 import (
@@ -118,6 +119,11 @@ def _refusals(ctx: PairContext) -> Iterator[Issue]:
                 runtime=p.name,
                 severity=Severity.ERROR,
                 field="eagle_config.eagle_aux_hidden_state_layer_ids",
+                # DF030 is a warning rule, so the outcome table has no stage for it: TensorRT-LLM
+                # raises while it builds its capture set-up (Eagle3SpecMetadata.__post_init__),
+                # before it serves. The others compute their default for any target of 3 layers
+                # or more; below that no stage was read.
+                stage=Stage.LOAD if p.name == TRTLLM.name else None,
             )
 
 

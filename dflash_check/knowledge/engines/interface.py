@@ -205,6 +205,20 @@ class HttpProfile:
 
 
 @dataclass(frozen=True)
+class MtpReruns:
+    """How an engine takes more draft tokens per step than the target's k MTP layers: it reruns
+    the layers, refusing a count that is not a multiple of k (DF044) and warning that acceptance
+    may drop on one that is (DF045). A property of the engine's code, so its MTP rows say it."""
+
+    refusal: str
+    """The engine's own words when it refuses a count ({k}: the layer count)."""
+    refusal_citation: str
+    """Where it refuses (``vllm==0.33.0:vllm/config/speculative.py:1604-1612``)."""
+    warning_citation: str
+    """Where it warns that rerun layers may lower acceptance."""
+
+
+@dataclass(frozen=True)
 class EngineMtp:
     """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
     names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
@@ -225,6 +239,8 @@ class EngineMtp:
     """repo@commit:path:line the row was read from."""
     verified: bool = True
     """False when the row records what could not be read (its text says what)."""
+    reruns: MtpReruns | None = None
+    """How it reads more draft tokens than k (DF044, DF045); None: not read, nothing said."""
 
 
 DEFAULT_BLOCK_SIZE = 16
@@ -344,6 +360,9 @@ class Engine:
     """Its serve command line for a pair (``--print-command``, ``--launch``)."""
     launch: LaunchCommand = _replace_binary
     """How ``--launch`` runs the serve command."""
+    console_script: str | None = None
+    """The engine's console script an ``--engine-binary`` may name (``vllm``): the release
+    ``--launch`` starts is then the one installed beside it (its environment's ``python``)."""
     judge: CaptureJudge | None = None
     """How its extracted facts say whether a served class captures (``coverage.py``)."""
     no_capture: Mapping[str, tuple[str, str | None]] = field(default_factory=lambda: _EMPTY)

@@ -45,6 +45,7 @@ from dflash_check.knowledge.engines.interface import (
     EngineMtp,
     HttpProfile,
     LaunchSpec,
+    MtpReruns,
     Release,
     Stage,
     draft_tokens,
@@ -264,11 +265,15 @@ MODULE = "vllm.entrypoints.openai.api_server"
 """The module entry point ``--launch`` runs vLLM through (see the module docstring)."""
 
 
+CONSOLE_SCRIPT = "vllm"
+"""vLLM's console script (``vllm serve``), which ``--engine-binary`` may name."""
+
+
 def launch(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...]:
     """Return the argv ``--launch`` runs: vLLM started through its module entry point by
     ``binary`` (a Python interpreter, default ``python3``); a ``binary`` named ``vllm`` keeps
     the console script (``vllm serve``)."""
-    if binary and PurePath(binary).name == "vllm":
+    if binary and PurePath(binary).name == CONSOLE_SCRIPT:
         return (binary, *argv[1:])
     # ``vllm serve TARGET …`` -> ``PYTHON -m MODULE --model TARGET …`` (the same serve flags).
     return (binary or "python3", "-m", MODULE, "--model", argv[2], *argv[3:])
@@ -328,6 +333,11 @@ _VLLM_METHOD = (
     f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
 )
 _VLLM_UNCHECKED = "no completeness check found in its loader (behaviour not verified)"
+_VLLM_RERUNS = MtpReruns(
+    "must be divisible by n_predict={k}",
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1604-1612",
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1486-1495",
+)
 
 
 def _vllm(
@@ -342,13 +352,23 @@ def _vllm(
         _VLLM_TOKENS,
         on_missing,
         f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
+        reruns=_VLLM_RERUNS,
     )
 
 
 MTP = (
+    # DeepSeek-V3.2 and GLM-5 (DSA attention) get the V3.2 class, DeepSeek-V3 the other; the
+    # branch reads model_type alone: an architecture naming V3.2 beside model_type deepseek_v3
+    # gets DeepSeekMTPModel (vLLM 0.34.0's test_dsa_models_select_matching_mtp).
     _vllm(
-        ("deepseek_v3", "deepseek_v32", "glm_moe_dsa"),
-        "DeepSeekMTPModel / DeepseekV32MTPModel (layers model.layers.{N}…)",
+        ("deepseek_v32", "glm_moe_dsa"),
+        "DeepseekV32MTPModel (layers model.layers.{N}…)",
+        "733,749-764",
+        _VLLM_MISSING,
+    ),
+    _vllm(
+        ("deepseek_v3",),
+        "DeepSeekMTPModel (layers model.layers.{N}…)",
         "749-764",
         _VLLM_MISSING,
     ),
@@ -363,6 +383,29 @@ MTP = (
         "987-1006",
     ),
     _vllm(("step3p5", "step3p7"), "Step3p5MTP", "1039-1053"),
+    # Read at 0.33.0 beside the rows above, and pinned by vLLM 0.34.0's own tests
+    # (conformance/mined/mtp_cases.py): Step 5 from 0.33.0 on (0.32.0 has no branch for it).
+    _vllm(
+        ("step5", "step5_vl"),
+        "Step5MTP (k from num_nextn_predict_layers, text_config's for step5_vl)",
+        "1055-1068",
+    ),
+    _vllm(("bailing_hybrid", "BailingMoeV2_5ForCausalLM"), "BailingMoeV25MTPModel", "951-965"),
+    _vllm(
+        ("qwen4_exp", "qwen4_exp_text"),
+        "Qwen4ExpMTP (k from text_config.mtp_num_hidden_layers)",
+        "915-935",
+    ),
+    _vllm(
+        ("inkling_mm_model", "inkling_model"),
+        "InklingMTPModel (k from mtp_config.num_nextn_predict_layers; none: refused)",
+        "1087-1103",
+    ),
+    _vllm(
+        ("glm5_next",),
+        "Glm5NextMTPModel (k from text_config.num_nextn_predict_layers)",
+        "1146-1158",
+    ),
     _vllm(
         ("minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration"),
         "MiniMaxM3MTP (k from text_config.num_mtp_modules)",
@@ -396,6 +439,7 @@ ENGINE = Engine(
     http=HTTP,
     serve=serve,
     launch=launch,
+    console_script=CONSOLE_SCRIPT,
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp=MTP,

@@ -16,6 +16,7 @@ from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.rules import RULES, RULES_BY_ID
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from dflash_check.render.json import render_json
@@ -115,7 +116,12 @@ CASES: dict[str, tuple[Case, Case]] = {
 
 
 # The shared pass/fail harness (DFlash's and MTP's cases: test_rules.py, test_target_alone.py).
-test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+(
+    test_every_rule_has_cases,
+    test_rule_passes,
+    test_rule_fails,
+    test_rule_errors_have_stages,
+) = RuleCases(
     owned={r.id for r in RULES if r.methods == ("eagle3",)}, cases=CASES, run=run_case
 ).tests()
 
@@ -364,3 +370,18 @@ def test_a_head_whose_default_states_collapse_fails_at_the_first_decode() -> Non
     )
     (f,) = [f for f in report.findings if f.rule == "DF033"]
     assert f.stage is not None and f.stage.value == "first-decode", f.message
+
+
+def test_small_targets_get_vllm_s_default_and_trt_s_refusal_a_stage() -> None:
+    """vLLM computes (2, N//2, N-3) for any depth: on 4 layers (2, 2, 1) is captured as two
+    states for an fc of three, DF033 at the first decode (as eagle3-ids-missing on 6 layers).
+    TensorRT-LLM refuses its default on N <= 5 while it sets up its capture: at load."""
+    no_ids = keys(eagle_aux_hidden_state_layer_ids=None, eagle_config=None)
+    vllm = run_case(Case(no_ids, target=keys(num_hidden_layers=4), runtime="vllm-v1"))
+    assert [(f.rule, f.stage) for f in vllm.findings if f.severity is Severity.ERROR] == [
+        ("DF033", Stage.FIRST_DECODE)
+    ]
+    trt = run_case(Case(no_ids, target=keys(num_hidden_layers=5), runtime="trtllm"))
+    errors = [f for f in trt.findings if f.severity is Severity.ERROR]
+    assert [(f.rule, f.stage_for("trtllm")) for f in errors] == [("DF030", Stage.LOAD)]
+    assert "Not enough hidden layers for default EAGLE3 capture" in errors[0].message

@@ -103,7 +103,12 @@ CASES: dict[str, tuple[Case, Case]] = {
 }
 
 # The shared pass/fail harness (DFlash's and EAGLE-3's cases: test_rules.py, test_eagle3.py).
-test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+(
+    test_every_rule_has_cases,
+    test_rule_passes,
+    test_rule_fails,
+    test_rule_errors_have_stages,
+) = RuleCases(
     owned={r.id for r in ALL_RULES if r.methods == ("mtp",)}, cases=CASES, run=run_case
 ).tests()
 
@@ -284,6 +289,22 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
     assert [e["engine"] for e in data["engines"]] == ["vllm", "sglang", "trtllm", "llamacpp"]
 
 
+@pytest.mark.parametrize(
+    ("runtime", "shown"),
+    [
+        ("portable,-vllm", ["sglang", "trtllm", "llamacpp"]),  # an engine left out
+        ("vllm-v1", ["vllm"]),  # a runner names its engine
+        ("portable,sglang==0.5.23", ["vllm", "sglang", "trtllm", "llamacpp"]),
+    ],
+)
+def test_cli_target_alone_shows_the_engines_the_selection_judges(
+    tmp_path: Path, runtime: str, shown: list[str]
+) -> None:
+    folder = write_model(tmp_path / "ds", json.loads((DEEPSEEK_V3_DIR / "config.json").read_text()))
+    _, out, _ = invoke("pair", str(folder), "-r", runtime, "--format", "json")
+    assert [e["engine"] for e in json.loads(out)["engines"]] == shown
+
+
 def test_cli_target_alone_weights_missing(tmp_path: Path) -> None:
     config = json.loads((DEEPSEEK_V3_DIR / "config.json").read_text())
     folder = write_model(
@@ -390,3 +411,35 @@ def test_a_target_alone_renders_like_a_pair(fmt: str) -> None:
     if fmt == "sarif":
         (result,) = json.loads(text)["runs"][0]["results"]
         assert "releases" not in result["properties"]
+
+
+def test_inkling_reads_its_mtp_config_depths() -> None:
+    """Inkling states its MTP depths only under mtp_config, where vLLM reads them."""
+    config = {
+        "architectures": ["InklingForConditionalGeneration"],
+        "model_type": "inkling_mm_model",
+        "text_config": DEEPSEEK_V3
+        | {"model_type": "inkling_model", "num_nextn_predict_layers": None},
+        "mtp_config": {"num_nextn_predict_layers": 8},
+    }
+    report = check_target_mtp(files("target", config), None, "")
+    assert (report.stated.layers, report.stated.key) == (8, "mtp_config.num_nextn_predict_layers")
+    assert "InklingMTPModel" in engine(report, "vllm").draft
+    other = check_target_mtp(files("target", config | {"mtp_config": [8]}), None, "")
+    assert other.stated.layers == 0  # another family's mtp_config that is no object: not read
+
+
+@pytest.mark.parametrize(
+    ("model_type", "mtp", "not_mtp"),
+    [
+        ("deepseek_v32", "DeepseekV32MTPModel", "DeepSeekMTPModel"),
+        ("glm_moe_dsa", "DeepseekV32MTPModel", "DeepSeekMTPModel"),
+        ("deepseek_v3", "DeepSeekMTPModel", "DeepseekV32MTPModel"),
+    ],
+)
+def test_dsa_models_get_the_v32_mtp_class(model_type: str, mtp: str, not_mtp: str) -> None:
+    """vLLM picks the MTP class by model_type alone (vllm 0.34.0's
+    test_dsa_models_select_matching_mtp: a V3.2 architecture beside deepseek_v3 gets V3's)."""
+    config = DEEPSEEK_V3 | {"architectures": ["DeepseekV32ForCausalLM"], "model_type": model_type}
+    draft = engine(check_target_mtp(files("target", config), None, ""), "vllm").draft
+    assert mtp in draft and not_mtp not in draft
