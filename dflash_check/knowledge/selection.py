@@ -139,8 +139,14 @@ class Selection:
 
     @property
     def portable_only(self) -> bool:
-        """Whether the selection is ``portable`` alone (the default)."""
-        return self.portable and not self.choices
+        """Whether the selection is ``portable`` alone (the default), no engine left out."""
+        return self.portable and not self.choices and not self.served
+
+    def names_engine(self, engine: str) -> bool:
+        """Whether the selection judges some runtime of ``engine``: a choice of it, or
+        ``portable`` without it left out."""
+        named = any(c.engine == engine for c in self.choices)
+        return named or (self.portable and engine not in self.served)
 
     def choice(self, runtime: str) -> Choice | None:
         """Return the choice of runtime row ``runtime``, if named."""

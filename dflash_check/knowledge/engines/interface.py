@@ -301,6 +301,9 @@ class Engine:
     """Its serve command line for a pair (``--print-command``, ``--launch``)."""
     launch: LaunchCommand = _replace_binary
     """How ``--launch`` runs the serve command."""
+    console_script: str | None = None
+    """The engine's console script an ``--engine-binary`` may name (``vllm``): the release
+    ``--launch`` starts is then the one installed beside it (its environment's ``python``)."""
     judge: CaptureJudge | None = None
     """How its extracted facts say whether a served class captures (``coverage.py``)."""
     no_capture: Mapping[str, tuple[str, str | None]] = field(default_factory=lambda: _EMPTY)

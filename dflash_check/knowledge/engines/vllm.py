@@ -273,11 +273,15 @@ MODULE = "vllm.entrypoints.openai.api_server"
 """The module entry point ``--launch`` runs vLLM through (see the module docstring)."""
 
 
+CONSOLE_SCRIPT = "vllm"
+"""vLLM's console script (``vllm serve``), which ``--engine-binary`` may name."""
+
+
 def launch(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...]:
     """Return the argv ``--launch`` runs: vLLM started through its module entry point by
     ``binary`` (a Python interpreter, default ``python3``); a ``binary`` named ``vllm`` keeps
     the console script (``vllm serve``)."""
-    if binary and PurePath(binary).name == "vllm":
+    if binary and PurePath(binary).name == CONSOLE_SCRIPT:
         return (binary, *argv[1:])
     # ``vllm serve TARGET …`` -> ``PYTHON -m MODULE --model TARGET …`` (the same serve flags).
     return (binary or "python3", "-m", MODULE, "--model", argv[2], *argv[3:])
@@ -443,6 +447,7 @@ ENGINE = Engine(
     http=http,
     serve=serve,
     launch=launch,
+    console_script=CONSOLE_SCRIPT,
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp=MTP,

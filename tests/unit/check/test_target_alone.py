@@ -290,6 +290,22 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
     assert [e["engine"] for e in data["engines"]] == ["vllm", "sglang", "trtllm", "llamacpp"]
 
 
+@pytest.mark.parametrize(
+    ("runtime", "shown"),
+    [
+        ("portable,-vllm", ["sglang", "trtllm", "llamacpp"]),  # an engine left out
+        ("vllm-v1", ["vllm"]),  # a runner names its engine
+        ("portable,sglang==0.5.23", ["vllm", "sglang", "trtllm", "llamacpp"]),
+    ],
+)
+def test_cli_target_alone_shows_the_engines_the_selection_judges(
+    tmp_path: Path, runtime: str, shown: list[str]
+) -> None:
+    folder = write_model(tmp_path / "ds", json.loads((DEEPSEEK_V3_DIR / "config.json").read_text()))
+    _, out, _ = invoke("pair", str(folder), "-r", runtime, "--format", "json")
+    assert [e["engine"] for e in json.loads(out)["engines"]] == shown
+
+
 def test_cli_target_alone_weights_missing(tmp_path: Path) -> None:
     config = json.loads((DEEPSEEK_V3_DIR / "config.json").read_text())
     folder = write_model(

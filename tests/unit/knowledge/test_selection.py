@@ -150,3 +150,5 @@ def test_left_out_needs_portable_and_a_known_engine() -> None:
         parse_selection([f"portable,-{VLLM_V1}"])
     # Naming the engine's default row again undoes leaving it out: plain portable.
     assert parse_selection(["portable,-vllm,vllm"]) == DEFAULT
+    # Left out, it is not "portable (every runtime)" any more.
+    assert not parse_selection(["portable,-vllm"]).portable_only
