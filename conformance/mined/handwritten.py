@@ -106,11 +106,15 @@ def _causality_cases(engine: str, release: str, src: Path) -> list[dict[str, Any
 
 def cases_for(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
     """The hand-written cases of one release."""
-    from conformance.mined import mtp_cases
+    from conformance.mined import dspark_cases, mtp_cases
 
     if engine != "vllm":
         return []
-    return _causality_cases(engine, release, src) + mtp_cases.cases_for(engine, release, src)
+    return (
+        _causality_cases(engine, release, src)
+        + dspark_cases.cases_for(engine, release, src)
+        + mtp_cases.cases_for(engine, release, src)
+    )
 
 
 _NOT_A_PAIR = "the draft's attention causality per layer, not a draft/target pairing"
@@ -124,11 +128,16 @@ REVIEWED: dict[str, str] = {
 
 def reviewed_for(engine: str, release: str) -> dict[str, str]:
     """The not-applicable tests of one release (by test id, without parameters)."""
-    from conformance.mined import mtp_cases, vllm_review
+    from conformance.mined import dspark_cases, mtp_cases, vllm_review
 
     if engine != "vllm":
         return {}
-    return {**REVIEWED, **vllm_review.REVIEWED, **mtp_cases.reviewed_for(release)}
+    return {
+        **REVIEWED,
+        **vllm_review.REVIEWED,
+        **dspark_cases.REVIEWED,
+        **mtp_cases.reviewed_for(release),
+    }
 
 
 def pending_for(engine: str, release: str) -> dict[str, str]:

@@ -218,50 +218,9 @@ REVIEWED_GROUPS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-DSPARK_CONFIG_CASE = (
-    "a DSpark draft config family (its loader, architecture, vocabulary and refusals); "
-    "a draft/target case, not written yet"
-)
-SPECULATORS_CASE = (
-    "a speculators-format checkpoint: the method, draft and num_speculative_tokens vLLM reads "
-    "from it, and its refusals; a case, not written yet"
-)
-AUX_CASE = (
-    "which target layers are captured for the draft (aux layers) on a given architecture; a "
-    "case for the model stage, not written yet"
-)
-EAGLE_CASE = "the EAGLE draft config vLLM builds or refuses; a case, not written yet"
-
 PENDING_GROUPS: dict[str, tuple[str, ...]] = {
-    DSPARK_CONFIG_CASE: (
-        "tests/config/test_speculative_draft_hf_overrides.py::test_dspark_width_is_independent_of_mtp_stages",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_minimax_dspark_draft_promotes_text_config",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_minimax_dspark_defaults_to_dspark_subfolder",
-        "tests/config/test_speculative_draft_hf_overrides.py::test_minimax_dspark_without_subfolder_raises",
-        "tests/transformers_utils/test_config.py::test_mistral_large_4_dspark_draft_config",
-        "tests/transformers_utils/test_dspark_mla_config.py::test_dspark_mla_config_loads_from_local_json",
-        "tests/transformers_utils/test_dspark_mla_config.py::test_dspark_mla_rejects_unsupported_checkpoint_options",
-        "tests/transformers_utils/test_dspark_mla_config.py::test_dspark_mla_speculative_config_preserves_architecture",
-        "tests/transformers_utils/test_muse_spark_config.py::test_dspark_config_loads",
-        "tests/transformers_utils/test_muse_spark_config.py::test_dspark_speculative_config_preserves_architecture",
-    ),
-    SPECULATORS_CASE: (
-        "tests/transformers_utils/test_speculators_override.py::test_speculators_extracts_baseline_config",
-        "tests/transformers_utils/test_speculators_override.py::test_speculators_preserves_user_attention_backend_override",
-        "tests/transformers_utils/test_speculators_override.py::test_speculators_user_cannot_override_model_field",
-        "tests/transformers_utils/test_speculators_override.py::test_speculators_user_cannot_override_method_field",
-        "tests/transformers_utils/test_speculators_override.py::test_speculators_keeps_custom_method_based_on_checkpoint_method",
-        "tests/transformers_utils/test_speculators_override.py::test_speculators_user_can_override_num_speculative_tokens",
-        "tests/transformers_utils/test_speculators_override.py::test_speculators_rejects_local_verifier_before_model_loading",
-        "tests/v1/test_oracle.py::test_unsupported_configs",
-    ),
-    AUX_CASE: (
-        "tests/model_executor/test_plamo3.py::test_plamo3_returns_dflash_selected_auxiliary_hidden_states",
-        "tests/models/test_beam_construction.py::test_dflash_target_layers_capture_layer_outputs",
-        "tests/models/kimi_k3/test_eagle3.py::test_kimi_linear_advertises_eagle3_support",
-        "tests/v1/worker/test_eagle3_aux_hidden_states_pp.py::test_aux_hidden_state_requirement_respects_eagle3_config",
-    ),
-    EAGLE_CASE: ("tests/test_config.py::test_eagle_draft_model_config",),
+    # None left: the MTP group's cases are conformance/mined/mtp_cases.py, the DSpark,
+    # speculators, aux and EAGLE groups' are dspark_cases.py and the groups above.
 }
 
 

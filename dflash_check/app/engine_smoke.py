@@ -166,7 +166,9 @@ def limit_before_launch(engine: EngineOptions, method: str) -> EngineLimit | Non
     from dflash_check.knowledge.installed import NotInstalled, installed_build
 
     try:
-        version = installed_build(engine.engine, launch_python(engine.binary)).version
+        version = installed_build(
+            engine.engine, launch_python(engine.engine, engine.binary)
+        ).version
     except NotInstalled:
         return None
     return limit_for(engine.engine, version, method, engine.pipeline_parallel)

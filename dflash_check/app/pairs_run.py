@@ -24,9 +24,9 @@ from dflash_check.check.request import CheckSettings
 from dflash_check.errors import CheckError, RegistryError
 from dflash_check.knowledge.selection import (
     DEFAULT,
-    Choice,
-    Selection,
+    Part,
     SelectionError,
+    assemble,
     parse_part,
     part_name,
     runtime_names,
@@ -234,8 +234,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         vnode = fields["runtimes"][1]
         items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
         runtimes = tuple(_string(item, "runtimes", name) for item in items)
-        parsed: dict[str, Choice] = {}
-        portable = False
+        parts: list[Part] = []
         for item, value in zip(items, runtimes, strict=True):
             name_only = part_name(value)
             if name_only not in (known := runtime_names()):
@@ -246,16 +245,15 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
                     f"; choose from {', '.join(known)}",
                 )
             try:
-                choice = parse_part(value)
+                parts.append(parse_part(value))
             except SelectionError as err:
                 raise _fail(name, item.start_mark.line + 1, f"{where}: {err}") from None
-            if choice is None:
-                portable = True
-            else:
-                parsed[choice.runtime] = choice
-        selection = Selection.of(parsed.values(), portable)
-        if not selection.names:
+        if not parts:
             raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'runtimes' is empty")
+        try:
+            selection = assemble(parts)
+        except SelectionError as err:  # a runtime with two releases, -ENGINE without portable
+            raise _fail(name, vnode.start_mark.line + 1, f"{where}: {err}") from None
     speculative = None
     if "num_speculative_tokens" in fields:
         vnode = fields["num_speculative_tokens"][1]

@@ -2,7 +2,8 @@
 
 Editors validate ``pairs.yaml`` with it (``# yaml-language-server: $schema=...``), so it must
 accept every file the reader accepts: the keys and their descriptions are ``PAIR_KEYS``, the
-runtimes are ``runtime_names()`` (any case, with ``==VERSION`` or ``=installed``), the methods
+runtimes are ``runtime_names()`` (any case, with ``==VERSION`` or ``=installed``; ``-ENGINE``
+for an engine ``portable`` leaves out), the methods
 ``SPECULATIVE_METHODS``, the rule ids the rule table's. ``tools/gen_docs.py`` writes it, and a
 test fails when the committed file differs.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from dflash_check.app.pairs_run import PAIR_KEYS
 from dflash_check.knowledge.runtimes import runtime_names
+from dflash_check.knowledge.selection import WITHOUT, default_rows
 from dflash_check.knowledge.settings import MAX_SPECULATIVE_TOKENS, SPECULATIVE_METHODS
 
 
@@ -27,8 +29,11 @@ def any_case(word: str) -> str:
 def runtime_pattern() -> str:
     """Return the regex of one runtime selection part, as ``parse_part`` reads it."""
     names = "|".join(any_case(n) for n in sorted(runtime_names(), key=len, reverse=True))
+    engines = sorted({p.engine_name for p in default_rows()}, key=lambda e: (-len(e), e))
+    left_out = "|".join(any_case(e) for e in engines)
     # "vllm==" is read as the newest release, as "vllm" is: the reader accepts it, so must this.
-    return rf"^\s*(?:{names})\s*(?:==\s*\S*|=\s*{any_case('installed')})?\s*$"
+    named = rf"(?:{names})\s*(?:==\s*\S*|=\s*{any_case('installed')})?"
+    return rf"^\s*(?:{named}|{WITHOUT}\s*(?:{left_out}))\s*$"
 
 
 def one_or_list(item: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +97,8 @@ def pairs_schema() -> dict[str, Any]:
                 "type": "string",
                 "pattern": runtime_pattern(),
                 "description": f"A runtime ({', '.join(runtime_names())}), optionally with a "
-                "release: NAME==VERSION or NAME=installed.",
+                "release: NAME==VERSION or NAME=installed; or -ENGINE, an engine portable leaves "
+                "out (portable, -vllm, vllm-v1==0.32.0).",
             },
             "rule_id": {"type": "string", "pattern": "^[dD][fF][0-9]{3}$"},
             "pair": {

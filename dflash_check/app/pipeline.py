@@ -147,8 +147,10 @@ def target_alone(
     report = check_target_alone(target, cache, settings.strict, settings.num_speculative_tokens)
     if settings.selection.portable_only:
         return report
-    names = settings.selection.names
-    return replace(report, engines=tuple(r for r in report.engines if r.engine in names))
+    chosen = settings.selection
+    return replace(
+        report, engines=tuple(r for r in report.engines if chosen.names_engine(r.engine))
+    )
 
 
 def check_target_alone(

@@ -73,7 +73,7 @@ def launch_selection(selection: Selection, engine: str, binary: str | None = Non
     if selection.pins(engine):
         return selection
     try:
-        choice = installed_choice(engine, launch_python(binary))
+        choice = installed_choice(engine, launch_python(engine, binary))
     except SelectionError as err:
         sys.stderr.write(f"dflash-check: --launch {engine}: {err}\n")
         return selection

@@ -18,7 +18,7 @@ from dflash_check.check.report import Finding, Severity, Verdict
 from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
 from dflash_check.check.target import normalise_target
 from dflash_check.fields import FieldReader
-from dflash_check.knowledge.engines import VLLM, VLLM_033, EngineMtp
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp
 from dflash_check.knowledge.mtp_layers import (
     MTP_KEYS,
     MTP_SECTION,
@@ -212,31 +212,38 @@ def _finding(rule: str, message: str, hint: str, field: str | None = None) -> Fi
 
 
 def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:
-    """vLLM's reading of num_speculative_tokens against k (speculative.py:1600-1612)."""
-    if tokens <= k or not any(r.engine == VLLM.name and r.match for r in engines):
+    """Each engine's reading of num_speculative_tokens against k, where its MTP row says how it
+    reruns the layers (``EngineMtp.reruns``; vLLM's speculative.py:1600-1612)."""
+    if tokens <= k:
         return
-    if tokens % k:
-        yield Finding(
-            "DF044",
-            Severity.ERROR,
-            VLLM.name,
-            f"num_speculative_tokens {tokens} is more than the target's {k} MTP layers and not "
-            f"a multiple of them: vLLM refuses it ('must be divisible by n_predict={k}', "
-            f"{VLLM_033.source}:vllm/config/speculative.py:1604-1612)",
-            f"use {k} or a multiple of {k}",
-            model="target",
-        )
-    else:
-        yield Finding(
-            "DF045",
-            Severity.INFO,
-            VLLM.name,
-            f"num_speculative_tokens {tokens} reruns the target's {k} MTP layer(s) "
-            f"{tokens // k} times per step; vLLM warns the acceptance rate may drop "
-            f"({VLLM_033.source}:vllm/config/speculative.py:1486-1495)",
-            f"{k} draft tokens use each MTP layer once",
-            model="target",
-        )
+    for row in engines:
+        reruns = row.reruns
+        if reruns is None:  # not read for this engine (or it builds no draft): nothing to say
+            continue
+        title = ENGINES_BY_NAME[row.engine].title
+        refusal = reruns.refusal.replace("{k}", str(k))
+        if tokens % k:
+            yield Finding(
+                "DF044",
+                Severity.ERROR,
+                row.engine,
+                f"num_speculative_tokens {tokens} is more than the target's {k} MTP layers and "
+                f"not a multiple of them: {title} refuses it ('{refusal}', "
+                f"{reruns.refusal_citation})",
+                f"use {k} or a multiple of {k}",
+                model="target",
+            )
+        else:
+            yield Finding(
+                "DF045",
+                Severity.INFO,
+                row.engine,
+                f"num_speculative_tokens {tokens} reruns the target's {k} MTP layer(s) "
+                f"{tokens // k} times per step; {title} warns the acceptance rate may drop "
+                f"({reruns.warning_citation})",
+                f"{k} draft tokens use each MTP layer once",
+                model="target",
+            )
 
 
 def _findings(

@@ -149,7 +149,8 @@ RuntimeOpt = Annotated[
         metavar="RUNTIME",
         autocompletion=complete_runtime,
         help=f"Runtimes to check: {RUNTIMES_SLOT}; pin a release as vllm==0.33.0 or "
-        "vllm=installed. Default: portable (all, newest releases).",
+        "vllm=installed; leave an engine out of portable as -vllm. Default: portable (all, "
+        "newest releases).",
         show_default=False,
     ),
 ]

@@ -17,10 +17,10 @@ from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.engines.interface import (
     DEFAULT_BLOCK_SIZE,
     Engine,
-    LaunchSpec,
     ServeCommand,
     draft_tokens,
 )
+from dflash_check.knowledge.engines.serving import LaunchSpec
 from dflash_check.knowledge.engines.vllm import MODULE as VLLM_MODULE
 
 __all__ = [
@@ -60,15 +60,17 @@ def launch_command(spec: LaunchSpec, binary: str | None = None) -> tuple[str, ..
     return found.launch(build_command(spec), binary)
 
 
-def launch_python(binary: str | None) -> str | None:
-    """Return the interpreter whose environment ``--launch`` starts the engine from, when
-    ``--engine-binary`` names one: the binary itself (both engines run as ``PYTHON -m …``), or
-    the ``python`` beside a ``vllm`` console script (a virtual environment's ``bin/``); None
-    without a binary, or for a script with no interpreter beside it."""
+def launch_python(engine: str, binary: str | None) -> str | None:
+    """Return the interpreter whose environment ``--launch`` starts ``engine`` from, when
+    ``--engine-binary`` names one: the binary itself (engines run as ``PYTHON -m …``), or the
+    ``python`` beside the engine's console script (``Engine.console_script``: a virtual
+    environment's ``bin/vllm``); None without a binary, or for a script with no interpreter
+    beside it."""
     if not binary:
         return None
     path = PurePath(binary)
-    if path.name != "vllm":
+    script = ENGINES_BY_NAME[engine].console_script
+    if script is None or path.name != script:
         return binary
     beside = Path(path.parent / "python")
     return str(beside) if beside.exists() else None

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 PORTABLE = "portable"
 """The pseudo-runtime that must satisfy every profile (the default of ``--runtime``)."""
+WITHOUT = "-"
+"""Before an engine ``portable`` leaves out (``-vllm``): its choices stand for it instead."""
 RELEASE_SEP = "=="
 """Between a runtime and its release in a selection: ``vllm==0.34.0`` (pip's spelling)."""
 
@@ -55,28 +57,61 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Without:
+    """A part that leaves an engine out of ``portable`` (``-vllm``): the engine is judged as
+    the other parts name it (``portable,-vllm,vllm-v1==0.32.0``), or not at all."""
+
+    engine: str
+    """The engine left out (its default rows are not judged unless named)."""
+
+
+Part = Choice | Without | None
+"""What one selection part names (None: ``portable``)."""
+
+
+@dataclass(frozen=True)
 class Selection:
-    """The runtimes a check judges: ``portable`` (every default runtime at its newest release)
-    and/or named choices. Built by ``parse_selection`` or ``Selection.of``, which drop a
-    default runtime that ``portable`` already stands for unless a release pins it."""
+    """The runtimes a check judges: ``portable`` (every default runtime at its newest release,
+    but for the engines it leaves out) and/or named choices. Built by ``parse_selection`` or
+    ``Selection.of``, which drop a default runtime that ``portable`` already stands for unless
+    a release pins it."""
 
     choices: tuple[Choice, ...] = ()
     """The named runtimes, in the order given."""
     portable: bool = True
     """Whether ``portable`` is part of the selection."""
     served: tuple[str, ...] = ()
-    """Engines whose release and runner a server decides (``pinned``): ``portable`` stands for
-    their choices instead of their default rows at the newest release."""
+    """Engines ``portable`` leaves out, sorted: a server decides their release and runner
+    (``pinned``), or the text says so (``-vllm``); their choices stand for them instead of
+    their default rows at the newest release."""
 
     @classmethod
     def of(
-        cls, choices: Iterable[Choice], portable: bool = False, served: tuple[str, ...] = ()
+        cls, choices: Iterable[Choice], portable: bool = False, served: Iterable[str] = ()
     ) -> Selection:
-        """Return the selection of ``choices`` (plus ``portable``), normalised."""
-        kept = tuple(
-            c for c in choices if not (portable and c.version is None and row(c.runtime).portable)
+        """Return the selection of ``choices`` (plus ``portable``), normalised: an engine is
+        left out of ``portable`` only while one of its default rows is not named (``-vllm``
+        with ``vllm`` named is ``portable``), and an unpinned default row that ``portable``
+        stands for is not named twice. Equal selections judge the same rows."""
+        choices = tuple(choices)
+        named = {c.runtime for c in choices}
+        out = (
+            sorted(
+                e
+                for e in set(served)
+                if any(p.name not in named for p in default_rows() if p.engine_name == e)
+            )
+            if portable
+            else ()
         )
-        return cls(kept, portable, served)
+        kept = tuple(
+            c
+            for c in choices
+            if not (
+                portable and c.version is None and row(c.runtime).portable and c.engine not in out
+            )
+        )
+        return cls(kept, portable, tuple(out))
 
     def stands_for(self, profile: RuntimeProfile) -> bool:
         """Whether ``profile`` is judged: named, or a default row of ``portable`` whose engine
@@ -92,18 +127,26 @@ class Selection:
 
     @property
     def texts(self) -> tuple[str, ...]:
-        """Each part as a user writes it (``portable``, ``vllm==0.34.0``), for display."""
-        return ((PORTABLE,) if self.portable else ()) + tuple(c.spec for c in self.choices)
+        """Each part as a user writes it (``portable``, ``-vllm``, ``vllm==0.34.0``)."""
+        portable = (PORTABLE, *(f"{WITHOUT}{e}" for e in self.served)) if self.portable else ()
+        return portable + tuple(c.spec for c in self.choices)
 
     @property
     def spec(self) -> str:
-        """The whole selection in ``--runtime`` spelling (reports and JSON name it so)."""
+        """The whole selection in ``--runtime`` spelling (reports and JSON name it so): given
+        back to ``--runtime``, it selects the same rows (``parse_selection(...) == self``)."""
         return ",".join(self.texts)
 
     @property
     def portable_only(self) -> bool:
-        """Whether the selection is ``portable`` alone (the default)."""
-        return self.portable and not self.choices
+        """Whether the selection is ``portable`` alone (the default), no engine left out."""
+        return self.portable and not self.choices and not self.served
+
+    def names_engine(self, engine: str) -> bool:
+        """Whether the selection judges some runtime of ``engine``: a choice of it, or
+        ``portable`` without it left out."""
+        named = any(c.engine == engine for c in self.choices)
+        return named or (self.portable and engine not in self.served)
 
     def choice(self, runtime: str) -> Choice | None:
         """Return the choice of runtime row ``runtime``, if named."""
@@ -121,7 +164,7 @@ class Selection:
         engines = {c.engine for c in choices}
         if any(self.pins(e) for e in engines):
             return self
-        served = tuple(dict.fromkeys((*self.served, *sorted(engines))))
+        served = (*self.served, *engines)
         # A runner the user named (``-r vllm-v1``) says which of a server's possible runners
         # it runs.
         named = {
@@ -156,6 +199,11 @@ def row(name: str) -> RuntimeProfile:
     if found is None:
         raise KeyError(name)
     return found
+
+
+def default_rows() -> tuple[RuntimeProfile, ...]:
+    """The rows ``portable`` stands for, of every method."""
+    return tuple(p for p in all_rows() if p.portable)
 
 
 def runtime_names() -> tuple[str, ...]:
@@ -225,18 +273,35 @@ def choose(name: str, version: str | None = None, cpu: bool = False) -> Choice:
 
 
 def part_name(text: str) -> str:
-    """Return the runtime name of one selection part (``vllm`` of ``vllm==0.34.0``)."""
-    return text.split("=", 1)[0].strip().lower()
+    """Return the runtime name of one selection part (``vllm`` of ``vllm==0.34.0``, ``-vllm``)."""
+    return text.split("=", 1)[0].strip().removeprefix(WITHOUT).strip().lower()
 
 
-def parse_part(text: str) -> Choice | None:
-    """Return the choice one selection part names (None: ``portable``).
+def without(text: str) -> Without:
+    """Return the engine ``-ENGINE`` leaves out of ``portable``; raise ``SelectionError``."""
+    name = text.strip().removeprefix(WITHOUT).strip().lower()
+    engines = sorted({p.engine_name for p in default_rows()})
+    if name not in engines:
+        raise SelectionError(
+            f"{text.strip()!r}: {WITHOUT}ENGINE leaves an engine out of portable (its rows "
+            f"judged only as named); choose ENGINE from {', '.join(engines)}"
+        )
+    return Without(name)
+
+
+def parse_part(text: str) -> Part:
+    """Return what one selection part names (None: ``portable``).
 
     ``vllm`` (the newest release known), ``vllm==0.34.0`` (pip's spelling; a commit prefix for
     engines read at commits), ``vllm=installed`` (the version installed here, read from package
-    metadata; a CPU build runs its CPU runner). Raise ``SelectionError``.
+    metadata; a CPU build runs its CPU runner), ``-vllm`` (vLLM left out of ``portable``).
+    Raise ``SelectionError``.
     """
     text = text.strip()
+    if text.startswith(WITHOUT):
+        if "=" in text:
+            raise SelectionError(f"{text!r}: {WITHOUT}ENGINE takes no release")
+        return without(text)
     name, sep, asked = text.partition(RELEASE_SEP)
     name, asked = name.strip().lower(), asked.strip()
     if not sep and "=" in text:
@@ -298,27 +363,39 @@ def parse_selection(values: Iterable[str]) -> Selection:
 
     A runtime named twice with two releases, or nothing named, is a ``SelectionError``.
     """
+    given = list(values) or [PORTABLE]
+    return assemble(parse_part(p) for v in given for p in v.split(",") if p.strip())
+
+
+def assemble(parts: Iterable[Part]) -> Selection:
+    """Return the selection of parsed parts (``parse_part``): ``--runtime``'s values and a
+    ``pairs.yaml`` entry's ``runtimes:`` alike. Raise ``SelectionError`` for a runtime named
+    with two releases, an engine left out of no ``portable``, or no runtime at all."""
     portable = False
     chosen: dict[str, Choice] = {}
-    given = list(values) or [PORTABLE]
-    for value in given:
-        for part in value.split(","):
-            if not part.strip():
-                continue
-            choice = parse_part(part)
-            if choice is None:
-                portable = True
-                continue
-            before = chosen.get(choice.runtime)
-            if before is not None and before.version != choice.version:
-                raise SelectionError(
-                    f"{choice.runtime} is named with two releases ({before.version or 'newest'} "
-                    f"and {choice.version or 'newest'}); check one release per run"
-                )
-            chosen[choice.runtime] = choice
+    left_out: list[str] = []
+    for choice in parts:
+        if choice is None:
+            portable = True
+            continue
+        if isinstance(choice, Without):
+            left_out.append(choice.engine)
+            continue
+        before = chosen.get(choice.runtime)
+        if before is not None and before.version != choice.version:
+            raise SelectionError(
+                f"{choice.runtime} is named with two releases ({before.version or 'newest'} "
+                f"and {choice.version or 'newest'}); check one release per run"
+            )
+        chosen[choice.runtime] = choice
+    if left_out and not portable:
+        raise SelectionError(
+            f"{WITHOUT}{left_out[0]} leaves {left_out[0]} out of portable, which is not chosen; "
+            f"write {PORTABLE},{WITHOUT}{left_out[0]}"
+        )
     if not portable and not chosen:
         raise SelectionError("no runtime given")
-    return Selection.of(chosen.values(), portable)
+    return Selection.of(chosen.values(), portable, left_out)
 
 
 def engine_release(engine: str, version: str | None) -> Selection:

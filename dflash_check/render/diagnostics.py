@@ -195,11 +195,14 @@ def count_text(diags: tuple[Diagnostic, ...]) -> str:
 
 def runtime_text(report: CheckReport) -> str:
     """Return the runtime selection as words: ``portable`` or ``vllm==0.34.0 and
-    sglang==0.5.23`` (each runtime named with the release its verdict is for)."""
+    sglang==0.5.23`` (each runtime named with the release its verdict is for); an engine
+    ``portable`` leaves out is said (``portable without vllm and vllm-v1==0.32.0``)."""
     names = report.selection.names
     named = [p.label for p in report.profiles if p.name in names]
     if report.selection.portable:
-        return _and([PORTABLE, *named])
+        served = report.selection.served
+        head = f"{PORTABLE} without {_and(list(served))}" if served else PORTABLE
+        return _and([head, *named])
     return _and(named or list(names))
 
 

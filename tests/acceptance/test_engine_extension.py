@@ -29,6 +29,7 @@ from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
     EngineMtp,
+    MtpReruns,
     Release,
     Stage,
 )
@@ -77,7 +78,7 @@ FAKE = Engine(
             instead="use 1.1.0",
         ),
     ),
-    http=replace(vllm.HTTP, name=NAME, metrics_hint="start fakeserve with --metrics"),
+    http=lambda: replace(vllm.http(), name=NAME, metrics_hint="start fakeserve with --metrics"),
     serve=_serve,
     judge=vllm.judge,  # its facts read like vLLM's: a capture interface per class
     # It builds an MTP draft from a target's own NextN layers for one architecture.
@@ -90,6 +91,9 @@ FAKE = Engine(
             "k",
             "refuses to load (fake)",
             f"{NAME}==1.1.0:fake/mtp.py:3",
+            reruns=MtpReruns(
+                "steps must divide by {k}", f"{NAME}==1.1.0:fake/mtp.py:9", f"{NAME}==1.1.0:x:1"
+            ),
         ),
         EngineMtp(NAME, (), "none", "not available", "-", "-", f"{NAME}==1.1.0:fake/mtp.py:1"),
     ),
@@ -207,12 +211,16 @@ def test_its_verdict_reads_its_own_release_s_facts(fake_engine: Engine) -> None:
     assert f"{NAME}==1.0.0" not in json.dumps(data["findings"])
 
 
-def _mtp_target(folder: Path) -> Path:
-    """A DeepSeek-V3-shaped target with one MTP layer, of an architecture no real engine
-    builds an MTP draft for."""
+def _mtp_target(folder: Path, layers: int = 1) -> Path:
+    """A DeepSeek-V3-shaped target with ``layers`` MTP layers, of an architecture no real
+    engine builds an MTP draft for."""
     config_path = FIXTURES / "targets" / "deepseek-ai--DeepSeek-V3" / "config.json"
     config = json.loads(config_path.read_text(encoding="utf-8"))
-    config.update(architectures=["FakeMtpForCausalLM"], model_type="fake_mtp")
+    config.update(
+        architectures=["FakeMtpForCausalLM"],
+        model_type="fake_mtp",
+        num_nextn_predict_layers=layers,
+    )
     return write_model(folder, config)
 
 
@@ -236,6 +244,21 @@ def test_its_mtp_support_is_listed_and_judged(fake_engine: Engine, tmp_path: Pat
     )
     listed = invoke_cli("runtimes", "--format", "markdown").stdout
     assert f"| `{NAME}` | `FakeMtpForCausalLM` | FakeNextN" in listed
+
+
+def test_its_mtp_rows_say_how_it_reads_more_tokens_than_layers(
+    fake_engine: Engine, tmp_path: Path
+) -> None:
+    """An engine whose MTP row declares how it reruns the layers (``EngineMtp.reruns``) gets
+    DF044 in its own words and citation, and is listed under the rule; no real engine builds
+    this target's draft, so vLLM says nothing."""
+    target = str(_mtp_target(tmp_path / "t", layers=2))
+    proc = invoke_cli("pair", target, "--num-speculative-tokens", "3", "--format", "json")
+    found = json.loads(proc.stdout)["findings"]
+    assert [(f["rule"], f["runtime"]) for f in found] == [("DF044", NAME)], found
+    assert "A fake serving engine refuses it ('steps must divide by 2'" in found[0]["message"]
+    assert f"{NAME}==1.1.0:fake/mtp.py:9" in found[0]["message"]
+    assert _rule_runtimes()["DF044"] == ["vllm", NAME]
 
 
 def _rule_runtimes() -> dict[str, list[str]]:

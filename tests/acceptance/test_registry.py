@@ -335,6 +335,7 @@ def runtime_candidates() -> list[str]:
     for name in runtime_names():
         out += [name, name.upper(), f" {name} ", f"{name}=installed", f"{name} = INSTALLED"]
         out += [f"{name}=={v}" for v in releases]
+        out += [f"-{name}", f" - {name.upper()}", f"-{name}==0.34.0"]  # left out of portable
     return out
 
 
@@ -344,7 +345,9 @@ def test_every_runtime_the_reader_accepts_validates(tmp_path: Path) -> None:
     schema = json.loads((REPO / "docs" / "pairs.schema.json").read_text())
     accepted = []
     for runtime in runtime_candidates():
-        entry = {"draft": "a/b", "target": "c/d", "expect": "compatible", "runtimes": [runtime]}
+        # An engine left out (-vllm) is left out of portable, which must be chosen too.
+        runtimes = ["portable", runtime] if runtime.strip().startswith("-") else [runtime]
+        entry = {"draft": "a/b", "target": "c/d", "expect": "compatible", "runtimes": runtimes}
         path = tmp_path / "pairs.yaml"
         path.write_text(yaml.safe_dump({"version": 1, "pairs": [entry]}))
         try:
@@ -353,7 +356,8 @@ def test_every_runtime_the_reader_accepts_validates(tmp_path: Path) -> None:
             continue
         accepted.append(runtime)
         jsonschema.validate(yaml.safe_load(path.read_text()), schema)
-    assert {"dflash-mlx", "vllm==0.33.0", "vllm-v1", "VLLM", " sglang "} <= set(accepted)
+    assert {"dflash-mlx", "vllm==0.33.0", "vllm-v1", "VLLM", " sglang ", "-vllm"} <= set(accepted)
+    assert "-vllm-v1" not in accepted  # a runner is no engine: nothing to leave out
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"pairs": [{**entry, "runtimes": ["vlm"]}]}, schema)
 

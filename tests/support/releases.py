@@ -92,6 +92,14 @@ CITED_RELEASE = re.compile(r"(?<![\w.-])([a-z][\w.-]*==[\w.+-]+):")
 """A citation's release as reports write it (``vllm==0.34.0:`` before a path)."""
 
 
+def read_in(text: str) -> str:
+    """Return the release a reviewed text was read in (``vllm==0.34.0`` of ``(vllm==0.34.0:
+    vllm/…)``): where a later release's verdict says ``read at``, whichever is newest."""
+    found = CITED_RELEASE.search(text)
+    assert found is not None, text
+    return found[1]
+
+
 def citations_not_of(release: Release, text: str) -> list[str]:
     """Return the citations in ``text`` that name neither ``release``'s code nor say which
     release was read (``read at vllm==0.34.0:…``); the line breaks and borders of a wrapped

@@ -7,10 +7,14 @@ turns that table into the same three tests everywhere:
 - ``test_every_rule_has_cases``: the table names exactly the rules the method owns, so a new
   rule without cases fails;
 - ``test_rule_passes``: the passing case raises no finding of the rule;
-- ``test_rule_fails``: the failing case raises the rule, with the registry's severity and a hint.
+- ``test_rule_fails``: the failing case raises the rule, with the registry's severity and a hint;
+- ``test_rule_errors_have_stages``: every error either case raises states, for each runtime it
+  counts against, when that runtime shows it (a rule whose default is a warning may still
+  raise an error for one runtime, which the rule-level stage contract cannot see).
 
-Use: ``test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(...).tests()``
-at module level (pytest collects the names it finds there).
+Use: ``test_every_rule_has_cases, test_rule_passes, test_rule_fails,
+test_rule_errors_have_stages = RuleCases(...).tests()`` at module level (pytest collects the
+names it finds there).
 """
 
 from __future__ import annotations
@@ -55,8 +59,12 @@ class RuleCases(Generic[CaseT]):
         """Return the findings of ``rule_id`` in ``case``'s report."""
         return [f for f in self.run(case).findings if f.rule == rule_id]
 
-    def tests(self) -> tuple[Callable[[], None], Callable[[str], None], Callable[[str], None]]:
-        """Return the three tests, as fresh functions for the calling module."""
+    def tests(
+        self,
+    ) -> tuple[
+        Callable[[], None], Callable[[str], None], Callable[[str], None], Callable[[str], None]
+    ]:
+        """Return the four tests, as fresh functions for the calling module."""
         ids = sorted(self.cases)
 
         def test_every_rule_has_cases() -> None:
@@ -77,4 +85,24 @@ class RuleCases(Generic[CaseT]):
             assert hits[0].severity is severity_of(rule_id)
             assert hits[0].hint
 
-        return test_every_rule_has_cases, test_rule_passes, test_rule_fails
+        @pytest.mark.parametrize("rule_id", ids)
+        def test_rule_errors_have_stages(rule_id: str) -> None:
+            """Each error of either case has a stage for every runtime it counts against."""
+            for case in self.cases[rule_id]:
+                report = self.run(case)
+                runtimes = [p.name for p in getattr(report, "profiles", ())]
+                unstaged = [
+                    (f.rule, name)
+                    for f in report.findings
+                    if f.severity is Severity.ERROR
+                    for name in runtimes
+                    if report.applies(f, name) and f.stage_for(name) is None
+                ]
+                assert unstaged == [], unstaged
+
+        return (
+            test_every_rule_has_cases,
+            test_rule_passes,
+            test_rule_fails,
+            test_rule_errors_have_stages,
+        )

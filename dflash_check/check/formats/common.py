@@ -14,9 +14,23 @@ from dflash_check.views import IdSource, ModelFiles, TensorInfo, find_fc_weight
 Readers = tuple[FieldReader | None, ...]
 
 
+IMPLIED_ARCHITECTURES: Mapping[str, str] = {
+    # vLLM's MuseSparkDSparkConfig sets it whatever the file says
+    # (vllm==0.34.0:vllm/transformers_utils/configs/muse_spark.py:287; 0.33.0 the same), and
+    # vLLM's own tests write Muse Spark DSpark drafts without one
+    # (tests/transformers_utils/test_muse_spark_config.py, _dspark_config).
+    "muse_spark_dspark": "MuseSparkDSparkModel",
+}
+"""Draft ``model_type`` -> the architecture an engine's config class gives a draft whose file
+states none."""
+
+
 def config_architectures(config: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return the string entries of ``architectures`` (ill-typed values count as none)."""
+    """Return the string entries of ``architectures`` (ill-typed values count as none); where
+    the key is absent, the one the draft's ``model_type`` implies (``IMPLIED_ARCHITECTURES``)."""
     value = config.get("architectures")
+    if value is None and config.get("model_type") in IMPLIED_ARCHITECTURES:
+        return (IMPLIED_ARCHITECTURES[config["model_type"]],)
     if not isinstance(value, list):
         return ()
     return tuple(a for a in value if isinstance(a, str))
@@ -254,7 +268,7 @@ def draft_fields(
     hidden = top.integer("hidden_size", required=True)
     return {
         "name": files.name,
-        "architectures": top.strings("architectures") or (),
+        "architectures": top.strings("architectures") or config_architectures(top.data),
         "num_hidden_layers": top.integer("num_hidden_layers"),
         "hidden_size": hidden,
         "vocab_size": top.integer("vocab_size", minimum=0 if empty_vocab else 1) or None,

@@ -27,6 +27,7 @@ import json
 
 from dflash_check.check.formats.common import (
     at_path,
+    config_architectures,
     dflash_config_facts,
     draft_fields,
     first_null,
@@ -41,7 +42,6 @@ from dflash_check.views import (
     DFlashFacts,
     DraftMethod,
     DraftView,
-    DSparkFacts,
     ModelFiles,
     special_token_ids,
 )
@@ -64,6 +64,18 @@ ARCHITECTURE_RUNTIMES: dict[str, tuple[str, ...]] = {
     "DeepseekV4ForCausalLMDSpark": (SGLANG.name, TRTLLM.name),
 }
 ARCHITECTURES: dict[str, DraftMethod] = {a: "dspark" for a in ARCHITECTURE_RUNTIMES}
+
+ID_COUNT_ARCHITECTURES = frozenset(
+    {"K3DSparkModel", "MuseSparkDSparkModel", "MistralLarge4DSparkModel"}
+)
+"""DSpark drafts whose ``num_target_layers`` counts the target layers they read (fc takes
+``target_hidden_size * num_target_layers``), not the target's depth: vLLM's MLA DSpark config
+refuses any other value than ``len(target_layer_ids)``
+(vllm==0.34.0:vllm/transformers_utils/configs/k3_dspark.py:69-76, the same in 0.32.0 and
+0.33.0); its Mistral Large 4 converter writes ``len(target_layers)``
+(vllm/transformers_utils/configs/mistral.py:533); Muse Spark's tests state ``len(ids)`` and its
+model sizes fc from the ids (vllm/models/muse_spark/common/dspark.py:207). Their target depth,
+where stated, is ``target_num_hidden_layers``."""
 
 IDS_KEY = DSPARK_IDS
 # vLLM reads a deepseek_v41 draft's dspark_target_layer_ids as raw aux indices k (the residual
@@ -160,6 +172,27 @@ def omni_contract_values(top: FieldReader) -> tuple[tuple[str, str, str], ...]:
     return tuple(out)
 
 
+MLA_CONTRACT_KEYS = (
+    "mla_use_nope",
+    "mla_use_output_gate",
+    "mla_use_qk_norm",
+    "dspark_bonus_anchor",
+    "q_lora_rank",
+    "vocab_size",
+    "draft_vocab_size",
+    "target_layer_ids",
+    "num_target_layers",
+)
+"""The top-level keys vLLM's MLA DSpark config checks (vllm==0.32.0:vllm/transformers_utils/
+configs/k3_dspark.py:44-77; ``getattr`` on the config, so top level only)."""
+
+
+def mla_contract_values(top: FieldReader) -> tuple[tuple[str, str], ...]:
+    """Return (name, the value as JSON text) for each ``MLA_CONTRACT_KEYS`` the draft states
+    (a stated null included: vLLM refuses ``q_lora_rank: null``)."""
+    return tuple((k, json.dumps(top.data[k])) for k in MLA_CONTRACT_KEYS if k in top.data)
+
+
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a DSpark draft."""
     top = FieldReader(files.who, files.config_location, files.config)
@@ -194,8 +227,15 @@ def normalise(files: ModelFiles) -> DraftView:
     if rank is None:
         rank, rank_key = first_value((*nested, text, top), "markov_rank")
     head_type, head_type_key = first_value((*nested, text, top), "markov_head_type", read="string")
-    ntl, ntl_key = first_value((top, dflash), "num_target_layers")
+    if ID_COUNT_ARCHITECTURES & set(config_architectures(top.data)):
+        ntl, ntl_key = first_value((top,), "target_num_hidden_layers")
+    else:
+        ntl, ntl_key = first_value((top, dflash), "num_target_layers")
     tokens = special_token_ids((top,))
+    # Defined when a draft of this method is read: a DFlash pair's start-up never pays for the
+    # class (method_facets.py).
+    from dflash_check.method_facets import DSparkFacts
+
     return DraftView(
         method="dspark",
         target_layer_ids=ids,
@@ -225,6 +265,7 @@ def normalise(files: ModelFiles) -> DraftView:
             markov_rank_keys=present(top, MARKOV_KEYS),
             mask_sources=mask_sources(top),
             omni_contract=omni_contract_values(top),
+            mla_contract=mla_contract_values(top),
         ),
         # vLLM's Qwen3-Omni DSpark contract refuses a vocab_size of 0 with its own message
         # (DF055, from omni_contract); the view reads it as not stated.

@@ -14,6 +14,7 @@ from dflash_check.check.rules.base import (
     rule,
 )
 from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM, VLLM_RUNNERS
+from dflash_check.knowledge.outcomes import Stage
 
 
 @rule(
@@ -130,6 +131,9 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             severity=Severity.ERROR,
             field=f.block_size_key,
             hint=hint,
+            # DF019 is a warning elsewhere, so it has no row in the outcome table: TensorRT-LLM
+            # raises when the first step sizes its context buffers (_lazy_init_ctx_buffers).
+            stage=Stage.FIRST_DECODE,
         )
 
 

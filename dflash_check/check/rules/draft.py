@@ -34,6 +34,12 @@ _NO_WINDOW = {
     VLLM.name: _VLLM_NO_WINDOW,  # the draft model class, the same under both runners
     VLLM_V1: _VLLM_NO_WINDOW,
 }
+OWN_WINDOW = frozenset({"MuseSparkDSparkModel"})
+"""Drafts whose vLLM model class is not the DFlash one that asks for ``sliding_window``: Muse
+Spark DSpark takes its attention windows from ``global_attn_cfg``
+(vllm==0.34.0:vllm/transformers_utils/configs/muse_spark.py:118-235, read by
+vllm/models/muse_spark/common/dspark.py), and vLLM's own tests build it with sliding layers and
+no ``sliding_window`` (tests/transformers_utils/test_muse_spark_config.py, ``_dspark_config``)."""
 _MIXED = {
     VLLM_V1: "DFlash drafters with mixed sliding/full attention require the V2 model runner; "
     "relaunch with VLLM_USE_V2_MODEL_RUNNER=1.",
@@ -85,8 +91,11 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
             "layer_types",
         )
     if "sliding_attention" in kinds and d.sliding_window is None:
+        no_window = _NO_WINDOW
+        if OWN_WINDOW & set(d.architectures):
+            no_window = {k: v for k, v in _NO_WINDOW.items() if k not in VLLM_RUNNERS}
         yield from each(
-            _NO_WINDOW,
+            no_window,
             "layer_types has sliding_attention layers but no sliding_window",
             "layer_types",
         )

@@ -13,7 +13,13 @@ from dflash_check.check.rules.base import (
     Rule,
     every_runtime,
 )
-from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM, registered
+
+
+def rerun_engines() -> tuple[str, ...]:
+    """The engines whose MTP rows say how they rerun the layers past k draft tokens (DF044,
+    DF045), read from the registered engines when asked."""
+    return tuple(e.name for e in registered() if any(r.reruns for r in e.mtp))
 
 
 def _no_check(ctx: PairContext) -> Iterator[Issue]:
@@ -112,11 +118,12 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "DF044",
         "mtp-tokens-not-multiple",
         Severity.ERROR,
-        "vLLM refuses more draft tokens than MTP layers unless a multiple of them",
+        "The engine refuses more draft tokens than MTP layers unless a multiple of them",
         "vLLM drafts k tokens with k MTP layers by default and accepts more only as a multiple "
-        f"of k ({V033}:vllm/config/speculative.py:1600-1612).",
+        f"of k ({V033}:vllm/config/speculative.py:1600-1612); an engine whose MTP rows say "
+        "so (EngineMtp.reruns) is held to the same.",
         "Serve with --num-speculative-tokens at most k, or a multiple of k.",
-        (VLLM.name,),
+        rerun_engines,
         _no_check,
         methods=("mtp",),
     ),
@@ -128,7 +135,7 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "Past k draft tokens the engines run the same MTP layers again; vLLM warns that "
         "acceptance may drop (vllm/config/speculative.py:1486-1495).",
         "Nothing to do if the acceptance you measure is good enough.",
-        (VLLM.name,),
+        rerun_engines,
         _no_check,
         methods=("mtp",),
     ),

