@@ -408,6 +408,10 @@ def main(argv: list[str] | None = None) -> int:
         from conformance.oracle_commands import run_commands
 
         path = run_commands(args.engine, args.release)
+    elif args.engine_tests and args.engine == "sglang":
+        from conformance.oracle_sglang import run_engine_tests as run_sglang_tests
+
+        path = run_sglang_tests(args.release, args.engine_tests.resolve())
     elif args.engine_tests:
         path = run_engine_tests(args.engine, args.release, args.engine_tests.resolve())
     elif args.engine == "sglang":  # its own driver and environment (conformance/oracle_sglang.py)
