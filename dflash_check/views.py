@@ -4,8 +4,8 @@ Configs put the same fact in different places: multimodal targets keep their tex
 under ``text_config``; older drafts keep ``block_size`` at the top level and newer ones in
 ``dflash_config``. The views below record each value once, plus the key it came from, so that
 rules compare like with like and messages can name the exact field. A draft's view holds what
-every method has; each method's own keys sit in a facet of it (``DFlashFacts``, ``Eagle3Facts``,
-…), present only for that method's drafts.
+every method has; each method's own keys sit in a facet of it (``DFlashFacts`` here, the other
+methods' in ``method_facets.py``), present only for that method's drafts.
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dflash_check.fields import MAX_DIMENSION, FieldReader
+
+if TYPE_CHECKING:
+    from dflash_check.method_facets import DFlash2Facts, DSparkFacts, Eagle3Facts, NextNFacts
 
 DraftMethod = Literal["dflash", "dflash2", "dspark", "eagle3", "mtp"]
 """``dflash2`` adds DFlash 2's convolutions and selector; ``dspark`` adds DSpark's sequential
@@ -35,28 +38,6 @@ class TensorInfo:
     """Storage dtype, e.g. ``BF16``."""
     shape: tuple[int, ...]
     """Tensor shape, outermost first (``(out_features, in_features)`` for a linear weight)."""
-
-
-@dataclass(frozen=True)
-class Eagle3Facts:
-    """What an EAGLE-3 head states beyond the common facts: the keys its runtimes size it by."""
-
-    num_aux_hidden_states: int | None = None
-    """``num_aux_hidden_states``: vLLM sizes fc by it before any id list."""
-    num_aux_layers: int | None = None
-    """``num_aux_layers``: vLLM's Qwen3 EAGLE-3 model sizes fc by it first."""
-    d2t: tuple[str, tuple[int, ...]] | None = None
-    """(dtype, shape) of the ``d2t`` draft-to-target id map in the header."""
-    t2d: tuple[str, tuple[int, ...]] | None = None
-    """(dtype, shape) of the ``t2d`` target-to-draft mask in the header."""
-    lm_head_rows: int | None = None
-    """Rows of the head's own ``lm_head.weight`` (its draft vocabulary), from the header."""
-    rope: tuple[tuple[str, str], ...] = ()
-    """(key, JSON text) of ``rope_theta`` and ``rope_scaling`` as the head states them."""
-    layer_model_type: str | None = None
-    """``model_type`` of the head's decoder layer (speculators: ``transformer_layer_config``)."""
-    use_aux_hidden_state: bool = True
-    """``eagle_config.use_aux_hidden_state``: False makes it an EAGLE-1/2-style head."""
 
 
 @dataclass(frozen=True)
@@ -179,51 +160,6 @@ class DFlashFacts:
     ``shift_label``, ``pure_draft_prefix_len``, ``gru_hidden_dim``, ``emb_dim`` and
     ``block_size``, in ``dflash_config`` and at the top level (``check/rules/domino.py``
     judges them)."""
-
-
-@dataclass(frozen=True)
-class DFlash2Facts:
-    """What a DFlash 2 draft states beyond the DFlash facts: its convolution and selector keys."""
-
-    keys: tuple[tuple[str, int | None, str | None], ...] = ()
-    """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
-
-
-@dataclass(frozen=True)
-class DSparkFacts:
-    """What a DSpark draft states beyond the DFlash facts: its Markov head and every mask id."""
-
-    markov_rank: int | None = None
-    """DSpark's Markov-head rank as SGLang resolves it (``dspark_markov_rank``, the nested
-    ``dspark_config`` / ``dflash_config``, ``text_config``, then the top level)."""
-    markov_rank_key: str | None = None
-    """Where ``markov_rank`` was found."""
-    markov_head_type: str | None = None
-    """DSpark's Markov-head type (``vanilla``, ``gated``, ``rnn``), resolved like the rank."""
-    markov_head_type_key: str | None = None
-    """Where ``markov_head_type`` was found."""
-    markov_rank_keys: tuple[str, ...] = ()
-    """Every dotted key that states a Markov rank (engines read different ones: vLLM's model
-    classes only a top-level ``markov_rank`` or ``dspark_markov_rank``)."""
-    mask_sources: tuple[tuple[str, int], ...] = ()
-    """Every mask token id the config states (dotted key, id): engines take them in different
-    orders (``dspark_noise_token_id`` first in SGLang, last in vLLM)."""
-    omni_contract: tuple[tuple[str, str, str], ...] = ()
-    """The values vLLM's Qwen3-Omni DSpark contract reads, as the JSON states them (name, dotted
-    key where found, the value as JSON text: unvalidated, and hashable), each resolved in vLLM's
-    own order; a name it does not find is absent (``check/rules/omni_dspark.py`` judges them)."""
-    mla_contract: tuple[tuple[str, str], ...] = ()
-    """The top-level values vLLM's MLA DSpark config reads (name, the value as JSON text), for
-    the names the draft states (``check/rules/mla_dspark.py`` judges them)."""
-
-
-@dataclass(frozen=True)
-class NextNFacts:
-    """What a NextN (MTP) checkpoint states beyond the common facts: where its layer sits."""
-
-    layers: tuple[int, ...] = ()
-    """Decoder-layer indices the checkpoint's weights carry (its MTP layer sits at the
-    target's N), from the header."""
 
 
 FACET_METHODS: dict[str, tuple[str, ...]] = {

@@ -17,10 +17,10 @@ from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.engines.interface import (
     DEFAULT_BLOCK_SIZE,
     Engine,
-    LaunchSpec,
     ServeCommand,
     draft_tokens,
 )
+from dflash_check.knowledge.engines.serving import LaunchSpec
 from dflash_check.knowledge.engines.vllm import MODULE as VLLM_MODULE
 
 __all__ = [

@@ -26,7 +26,7 @@ from dflash_check.engines.prometheus import (
     parse_metrics,
     total,
 )
-from dflash_check.knowledge.engines.sglang import HTTP as SGLANG_HTTP
+from dflash_check.knowledge.engines import sglang
 from dflash_check.sanitize import one_line
 from dflash_check.smoke.report import SpecCounts
 
@@ -248,7 +248,7 @@ def sglang_counts(
         if verify is None or completion is None:
             raise MissingMetricsError(
                 "sglang /generate answered without spec_verify_ct (speculative decoding is off)",
-                hint=SGLANG_HTTP.metrics_hint,
+                hint=sglang.http().metrics_hint,
             )
         steps += verify
         acc = int_or_none(

@@ -11,18 +11,18 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from dflash_check.knowledge.engines import registered
-from dflash_check.knowledge.engines.interface import HttpProfile
+from dflash_check.knowledge.engines.serving import HttpProfile
 
 EngineName = str
 """A drivable engine's name (a key of ``profiles()``)."""
 EngineProfile = HttpProfile
-"""What dflash-check needs to know about one engine's HTTP surface (``interface.py``)."""
+"""What dflash-check needs to know about one engine's HTTP surface (``serving.py``)."""
 
 
 def profiles() -> dict[str, HttpProfile]:
     """Return each drivable engine's HTTP profile by name (from the engines listed in
     ``knowledge.engines.registered``)."""
-    return {e.name: e.http for e in registered() if e.drivable and e.http is not None}
+    return {e.name: e.http() for e in registered() if e.drivable and e.http is not None}
 
 
 def profile(name: str) -> HttpProfile:

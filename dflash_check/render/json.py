@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 from dflash_check.check.report import CheckReport, Finding, LayerResolution
 from dflash_check.knowledge.outcomes import Stage, earliest
 from dflash_check.knowledge.runtimes import RuntimeProfile
+from dflash_check.method_facets import DSparkFacts, Eagle3Facts
 from dflash_check.render.diagnostics import Diagnostic, counts, grouped
-from dflash_check.views import DFlashFacts, DraftView, DSparkFacts, Eagle3Facts, TargetView
+from dflash_check.views import DFlashFacts, DraftView, TargetView
 
 if TYPE_CHECKING:  # a type only: a plain check never loads the smoke report's module
     from dflash_check.smoke.report import SmokeReport

@@ -78,7 +78,7 @@ FAKE = Engine(
             instead="use 1.1.0",
         ),
     ),
-    http=replace(vllm.HTTP, name=NAME, metrics_hint="start fakeserve with --metrics"),
+    http=lambda: replace(vllm.http(), name=NAME, metrics_hint="start fakeserve with --metrics"),
     serve=_serve,
     judge=vllm.judge,  # its facts read like vLLM's: a capture interface per class
     # It builds an MTP draft from a target's own NextN layers for one architecture.

@@ -45,6 +45,11 @@ not_for_local = (
     "dflash_check.knowledge.installed",
     "dflash_check.knowledge.mtp_layers",
     "dflash_check.render.listing",
+    # What only other methods' drafts or the engine smoke run define: each frozen class costs
+    # start-up (the EAGLE-3 fc sizing rules, the non-DFlash facets, the HTTP and serve specs).
+    "dflash_check.knowledge.runtimes.eagle3_counts",
+    "dflash_check.method_facets",
+    "dflash_check.knowledge.engines.serving",
 )
 print(
     "ROOMS=" + ",".join(sorted(m for m in sys.modules if m.startswith(not_for_local))),
@@ -93,8 +98,10 @@ def test_pair_table_for_a_pipe_loads_no_rich(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_pair_on_local_dirs_loads_only_the_rooms_it_uses(monkeypatch: pytest.MonkeyPatch) -> None:
     """A check of two local folders without tokenizers, as a table to a pipe, loads no Hub
-    client, engine, smoke run, registry, tokenizer comparison or target-alone module: every
-    module and frozen class defined at import costs start-up time (benchmarks/bench_pair.py)."""
+    client, engine, smoke run, registry, tokenizer comparison or target-alone module, nor the
+    classes only other methods' drafts or a served engine use (facets, fc sizing, HTTP profile,
+    serve spec): every module and frozen class defined at import costs start-up time
+    (benchmarks/bench_pair.py)."""
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
         monkeypatch.delenv(name, raising=False)
     assert probe("pair", str(SEED_DRAFT), str(QWEN3_4B), line=-3) == "ROOMS="

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "dflash_check": 0,  # the package __init__: the version only
     "dflash_check.errors": 0,
     "dflash_check.views": 0,
+    "dflash_check.method_facets": 0,
     "dflash_check.fields": 0,
     "dflash_check.sanitize": 0,
     "dflash_check.knowledge": 1,

@@ -42,7 +42,6 @@ from dflash_check.views import (
     DFlashFacts,
     DraftMethod,
     DraftView,
-    DSparkFacts,
     ModelFiles,
     special_token_ids,
 )
@@ -233,6 +232,10 @@ def normalise(files: ModelFiles) -> DraftView:
     else:
         ntl, ntl_key = first_value((top, dflash), "num_target_layers")
     tokens = special_token_ids((top,))
+    # Defined when a draft of this method is read: a DFlash pair's start-up never pays for the
+    # class (method_facets.py).
+    from dflash_check.method_facets import DSparkFacts
+
     return DraftView(
         method="dspark",
         target_layer_ids=ids,

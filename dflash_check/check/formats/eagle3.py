@@ -31,7 +31,6 @@ from dflash_check.knowledge.runtimes import AUX_READING, IdReading, read_id_keys
 from dflash_check.knowledge.runtimes.eagle3 import LEGACY_AUX, NESTED_AUX, TOP_AUX
 from dflash_check.views import (
     DraftView,
-    Eagle3Facts,
     IdSource,
     ModelFiles,
     TensorInfo,
@@ -119,6 +118,10 @@ def _normalise(files: ModelFiles, format_name: str) -> DraftView:
     verifier = speculators_verifier(top) if format_name == "speculators-eagle3" else None
     use_aux = eagle.data.get("use_aux_hidden_state", True) if eagle is not None else True
     lm_head = _tensor(files.tensors, "lm_head.weight")
+    # Defined when a draft of this method is read: a DFlash pair's start-up never pays for the
+    # class (method_facets.py).
+    from dflash_check.method_facets import Eagle3Facts
+
     facts = Eagle3Facts(
         num_aux_hidden_states=top.integer("num_aux_hidden_states"),
         num_aux_layers=top.integer("num_aux_layers"),

@@ -17,7 +17,7 @@ from typing import Any
 
 from dflash_check.check.formats.common import config_architectures, file_fields
 from dflash_check.fields import FieldReader
-from dflash_check.views import DraftView, ModelFiles, NextNFacts, special_token_ids
+from dflash_check.views import DraftView, ModelFiles, special_token_ids
 
 ARCHITECTURE_SUFFIX = "ForCausalLMNextN"
 # A string that re compiles on first use: only a NextN draft needs it, and every pair imports
@@ -39,6 +39,10 @@ def matches(config: Mapping[str, Any]) -> bool:
 
 def normalise(files: ModelFiles) -> DraftView:
     """Read a NextN checkpoint: the target's dimensions, and its layer index from the header."""
+    # Defined when a draft of this method is read: a DFlash pair's start-up never pays for the
+    # class (method_facets.py).
+    from dflash_check.method_facets import NextNFacts
+
     top = FieldReader(files.who, files.config_location, files.config)
     text = top.child("text_config") or top
     hidden = text.integer("hidden_size", required=True)

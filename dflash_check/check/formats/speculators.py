@@ -27,10 +27,8 @@ from dflash_check.fields import FieldReader
 from dflash_check.knowledge.runtimes import read_id_keys
 from dflash_check.knowledge.runtimes.rows import AUX_READING, SPECULATORS_AUX_IDS
 from dflash_check.views import (
-    DFlash2Facts,
     DFlashFacts,
     DraftView,
-    DSparkFacts,
     ModelFiles,
     special_token_ids,
 )
@@ -73,6 +71,15 @@ def normalise(files: ModelFiles) -> DraftView:
         # vLLM's loader copies it into dflash_config.sample_from_anchor (speculators/algos.py).
         sample_from_anchor_key="sample_from_anchor" if top.data.get("sample_from_anchor") else None,
     )
+    # This reader takes no DFlash 2 or DSpark key of the format: those facets are empty.
+    dflash2 = dspark = None
+    if method in ("dflash2", "dspark"):
+        # Defined only when such a draft is read: a DFlash pair's start-up never pays for the
+        # classes (method_facets.py).
+        from dflash_check.method_facets import DFlash2Facts, DSparkFacts
+
+        dflash2 = DFlash2Facts() if method == "dflash2" else None
+        dspark = DSparkFacts() if method == "dspark" else None
     return DraftView(
         name=files.name,
         method=method,  # type: ignore[arg-type]
@@ -99,8 +106,7 @@ def normalise(files: ModelFiles) -> DraftView:
         layer_types=layer.strings("layer_types"),
         sliding_window=layer.integer("sliding_window"),
         dflash=facts,
-        # This reader takes no DFlash 2 or DSpark key of the format: those facets are empty.
-        dflash2=DFlash2Facts() if method == "dflash2" else None,
-        dspark=DSparkFacts() if method == "dspark" else None,
+        dflash2=dflash2,
+        dspark=dspark,
         **file_fields(files),
     )

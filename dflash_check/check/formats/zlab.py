@@ -16,7 +16,6 @@ from dflash_check.check.formats.common import (
 )
 from dflash_check.fields import FieldReader
 from dflash_check.views import (
-    DFlash2Facts,
     DFlashFacts,
     DraftMethod,
     DraftView,
@@ -65,11 +64,13 @@ def read_dflash_config_draft(
         mask_token=stated_mask_token(files.config),
         **dflash_config_facts(top, dflash),
     )
-    dflash2 = (
-        DFlash2Facts(tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS))
-        if method == "dflash2"
-        else None
-    )
+    dflash2 = None
+    if method == "dflash2":
+        # Defined only when a DFlash 2 draft is read: a DFlash pair's start-up never pays for
+        # the class (method_facets.py).
+        from dflash_check.method_facets import DFlash2Facts
+
+        dflash2 = DFlash2Facts(tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS))
     return DraftView(
         method=method,
         target_layer_ids=ids,

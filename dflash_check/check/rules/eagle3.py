@@ -15,12 +15,7 @@ from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rul
 from dflash_check.knowledge.engines import TRTLLM
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES
-from dflash_check.knowledge.runtimes.eagle3 import (
-    AUX_COUNTS,
-    EAGLE3_ID_KEYS,
-    NESTED_AUX,
-    NUMBERINGS,
-)
+from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_ID_KEYS, NESTED_AUX, NUMBERINGS
 
 EAGLE3 = ("eagle3",)
 EAGLE3_RUNTIMES = tuple(p.name for p in EAGLE3_PROFILES)
@@ -240,6 +235,9 @@ def check_eagle3_aux_count(ctx: PairContext) -> Iterator[Issue]:
         if shape is not None and len(shape) == 2 and width and shape[1] % width == 0
         else None
     )
+    # How each runtime sizes fc: read only for an EAGLE-3 head's rows (start-up of a DFlash pair).
+    from dflash_check.knowledge.runtimes.eagle3_counts import AUX_COUNTS
+
     for res in ctx.resolutions:
         p = res.runtime
         if p.aux_count is None:

@@ -4,6 +4,7 @@ config (Markov head, mask keys, reduced vocabulary, Laguna's layer kinds and voc
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from dflash_check.check.formats import dspark, format_named
 from dflash_check.check.report import Severity
@@ -15,7 +16,10 @@ from dflash_check.check.rules.base import (
 )
 from dflash_check.knowledge.engines import SGLANG, VLLM, VLLM_RUNNERS
 from dflash_check.knowledge.runtimes import PROFILES_BY_NAME
-from dflash_check.views import DFlashFacts, DraftView, DSparkFacts
+from dflash_check.views import DFlashFacts, DraftView
+
+if TYPE_CHECKING:
+    from dflash_check.method_facets import DSparkFacts
 
 
 def _loading(ctx: PairContext, runtimes: tuple[str, ...]) -> Iterator[str]:

@@ -23,6 +23,7 @@ from dflash_check.knowledge.reviewed import in_range
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.capture import Status
+    from dflash_check.knowledge.engines.serving import HttpProfile, LaunchSpec
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -173,38 +174,6 @@ class EngineLimit:
 
 
 @dataclass(frozen=True)
-class HttpProfile:
-    """What the engine smoke run needs to know about one engine's HTTP surface."""
-
-    name: str
-    info_paths: tuple[str, ...]
-    """Engine info endpoints, all asked in order (the first to report a field wins; a 404 is
-    skipped)."""
-    metric_drafts: str | None
-    """Counter of verify steps (exposed name), or None when the engine has no such counter."""
-    metric_draft_tokens: str | None
-    metric_accepted: str | None
-    metric_accepted_per_pos: str | None
-    metric_generated: str | None
-    """Counter of all generated tokens: tells when someone else shares the server."""
-    metric_required: str
-    """The series whose absence means the server runs without speculation (or without metrics)."""
-    metrics_hint: str
-    """What to do when ``metric_required`` is missing."""
-    counts_from_metrics: bool
-    """Whether the run's speculative counts are differenced from ``/metrics`` counters (vLLM;
-    a chat template can then be used) rather than read from each answer (SGLang's native
-    ``/generate``, which takes raw text)."""
-    info_nests_speculation: bool
-    """Whether the info endpoint nests the speculative settings in its config (vLLM's
-    ``/server_info``) rather than at the top level (SGLang's ``/get_server_info``)."""
-    info_says_off: bool
-    """Whether a reported version without a speculative algorithm means speculation is off."""
-    draft_hint: str
-    """How to make a server of this engine name the draft it serves."""
-
-
-@dataclass(frozen=True)
 class MtpReruns:
     """How an engine takes more draft tokens per step than the target's k MTP layers: it reruns
     the layers, refusing a count that is not a multiple of k (DF044) and warning that acceptance
@@ -247,35 +216,6 @@ DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
 
 
-@dataclass(frozen=True)
-class LaunchSpec:
-    """Everything an engine's serve command depends on."""
-
-    engine: str
-    """The engine's name (``vllm``, ``sglang``)."""
-    target: str
-    """The target as the engine should load it (Hub id or path)."""
-    draft: str
-    """The draft as the engine should load it."""
-    block_size: int | None
-    """The draft's block size (None: the reference default, 16)."""
-    tensor_parallel: int | None = None
-    pipeline_parallel: int | None = None
-    host: str = "127.0.0.1"
-    port: int = 8000
-    speculative: bool = True
-    """False: the same target without a draft (the baseline for the lossless check)."""
-    num_speculative_tokens: int | None = None
-    """Draft tokens per step the user serves with (``--num-speculative-tokens``); None: derived
-    from the block size."""
-    method: str = "dflash"
-    """The draft's method as the tool reads it (``dflash``, ``dflash2``, ``dspark``,
-    ``eagle3``)."""
-    trust_remote_code: bool = False
-    """Pass ``--trust-remote-code`` (both engines spell it so): the target's config names its
-    own code (``auto_map``), which each engine refuses to load without it."""
-
-
 def draft_tokens(
     block_size: int | None, num_speculative: int | None = None, method: str = "dflash"
 ) -> int:
@@ -308,7 +248,7 @@ def shared_flags(spec: LaunchSpec, tensor_flag: str, pipeline_flag: str) -> list
 CaptureJudge = Callable[["ReleaseFacts", "TargetFacts", str, str | None], "Status | None"]
 """How an extracted engine's facts say whether a served class captures for a method and runner
 (None: no judgement)."""
-ServeCommand = Callable[[LaunchSpec], list[str]]
+ServeCommand = Callable[["LaunchSpec"], list[str]]
 """An engine's serve command line for a pair (host and port are added by the caller)."""
 LaunchCommand = Callable[[tuple[str, ...], str | None], tuple[str, ...]]
 """How ``--launch`` turns the serve command into what it runs, given ``--engine-binary``."""
@@ -354,8 +294,9 @@ class Engine:
     rule's default (``outcomes.STAGES``)."""
     limits: tuple[EngineLimit, ...] = ()
     """What ranges of its releases cannot run, whatever the pair."""
-    http: HttpProfile | None = None
-    """Its HTTP surface, for the engine smoke run."""
+    http: Callable[[], HttpProfile] | None = None
+    """Returns its HTTP surface, for the engine smoke run: a function, so that a check (which
+    never talks HTTP) does not define the profile's class (``serving.py``) at start-up."""
     serve: ServeCommand | None = None
     """Its serve command line for a pair (``--print-command``, ``--launch``)."""
     launch: LaunchCommand = _replace_binary

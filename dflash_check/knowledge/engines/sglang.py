@@ -18,6 +18,7 @@ parallelism and version.
 
 from __future__ import annotations
 
+from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -25,8 +26,6 @@ from dflash_check.knowledge.capture import Capture, Status
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineMtp,
-    HttpProfile,
-    LaunchSpec,
     Release,
     Stage,
     draft_tokens,
@@ -35,6 +34,7 @@ from dflash_check.knowledge.engines.interface import (
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
+    from dflash_check.knowledge.engines.serving import HttpProfile, LaunchSpec
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 RELEASES = (Release("sglang", "0.5.23", date="2026-10-30"),)
@@ -63,22 +63,31 @@ STAGES = MappingProxyType(
 )
 """Runtime -> rule -> stage, where SGLang differs from the rule's default (``outcomes.py``)."""
 
-HTTP = HttpProfile(
-    name="sglang",
-    # /get_server_info is the long-standing path; newer servers also answer /server_info.
-    info_paths=("/get_server_info", "/server_info"),
-    metric_drafts=None,
-    metric_draft_tokens=None,
-    metric_accepted=None,
-    metric_accepted_per_pos=None,
-    metric_generated="sglang:generation_tokens_total",
-    metric_required="sglang:spec_accept_length",
-    metrics_hint="start SGLang with --enable-metrics and a --speculative-algorithm",
-    counts_from_metrics=False,
-    info_nests_speculation=False,
-    info_says_off=True,
-    draft_hint="use a server whose /get_server_info reports speculative_draft_model_path",
-)
+
+@cache
+def http() -> HttpProfile:
+    """SGLang's HTTP surface, for the engine smoke run (``Engine.http``)."""
+    # Imported when a smoke run asks: a check never talks HTTP, and defining the class
+    # would cost every pair's start-up.
+    from dflash_check.knowledge.engines.serving import HttpProfile
+
+    return HttpProfile(
+        name="sglang",
+        # /get_server_info is the long-standing path; newer servers also answer /server_info.
+        info_paths=("/get_server_info", "/server_info"),
+        metric_drafts=None,
+        metric_draft_tokens=None,
+        metric_accepted=None,
+        metric_accepted_per_pos=None,
+        metric_generated="sglang:generation_tokens_total",
+        metric_required="sglang:spec_accept_length",
+        metrics_hint="start SGLang with --enable-metrics and a --speculative-algorithm",
+        counts_from_metrics=False,
+        info_nests_speculation=False,
+        info_says_off=True,
+        draft_hint="use a server whose /get_server_info reports speculative_draft_model_path",
+    )
+
 
 ALGORITHMS = MappingProxyType(
     {"dflash": "DFLASH", "dflash2": "DFLASH", "dspark": "DSPARK", "eagle3": "EAGLE3"}
@@ -281,7 +290,7 @@ ENGINE = Engine(
     drivable=True,
     extracted=True,
     stages=STAGES,
-    http=HTTP,
+    http=http,
     serve=serve,
     judge=judge,
     no_capture=NO_CAPTURE,

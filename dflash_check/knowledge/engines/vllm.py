@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import cache
 from pathlib import PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -43,8 +44,6 @@ from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
     EngineMtp,
-    HttpProfile,
-    LaunchSpec,
     MtpReruns,
     Release,
     Stage,
@@ -54,6 +53,7 @@ from dflash_check.knowledge.engines.interface import (
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
+    from dflash_check.knowledge.engines.serving import HttpProfile, LaunchSpec
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 _VLLM_REPO = "vllm-project/vllm"
@@ -218,23 +218,31 @@ LIMITS = (
     ),
 )
 
-HTTP = HttpProfile(
-    name="vllm",
-    # /server_info answers only in dev mode; it is the one place that names the draft.
-    info_paths=("/version", "/server_info?config_format=json"),
-    metric_drafts="vllm:spec_decode_num_drafts_total",
-    metric_draft_tokens="vllm:spec_decode_num_draft_tokens_total",
-    metric_accepted="vllm:spec_decode_num_accepted_tokens_total",
-    metric_accepted_per_pos="vllm:spec_decode_num_accepted_tokens_per_pos_total",
-    metric_generated="vllm:generation_tokens_total",
-    metric_required="vllm:spec_decode_num_drafts_total",
-    metrics_hint="start vLLM with --speculative-config naming the draft (and without "
-    "--disable-log-stats)",
-    counts_from_metrics=True,
-    info_nests_speculation=True,
-    info_says_off=False,
-    draft_hint="start vLLM with VLLM_SERVER_DEV_MODE=1 (its /server_info names the draft)",
-)
+
+@cache
+def http() -> HttpProfile:
+    """vLLM's HTTP surface, for the engine smoke run (``Engine.http``)."""
+    # Imported when a smoke run asks: a check never talks HTTP, and defining the class
+    # would cost every pair's start-up.
+    from dflash_check.knowledge.engines.serving import HttpProfile
+
+    return HttpProfile(
+        name="vllm",
+        # /server_info answers only in dev mode; it is the one place that names the draft.
+        info_paths=("/version", "/server_info?config_format=json"),
+        metric_drafts="vllm:spec_decode_num_drafts_total",
+        metric_draft_tokens="vllm:spec_decode_num_draft_tokens_total",
+        metric_accepted="vllm:spec_decode_num_accepted_tokens_total",
+        metric_accepted_per_pos="vllm:spec_decode_num_accepted_tokens_per_pos_total",
+        metric_generated="vllm:generation_tokens_total",
+        metric_required="vllm:spec_decode_num_drafts_total",
+        metrics_hint="start vLLM with --speculative-config naming the draft (and without "
+        "--disable-log-stats)",
+        counts_from_metrics=True,
+        info_nests_speculation=True,
+        info_says_off=False,
+        draft_hint="start vLLM with VLLM_SERVER_DEV_MODE=1 (its /server_info names the draft)",
+    )
 
 
 def vllm_method(method: str) -> str:
@@ -436,7 +444,7 @@ ENGINE = Engine(
     runtimes=("vllm", VLLM_V1),
     stages=STAGES,
     limits=LIMITS,
-    http=HTTP,
+    http=http,
     serve=serve,
     launch=launch,
     console_script=CONSOLE_SCRIPT,

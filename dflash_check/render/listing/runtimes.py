@@ -262,7 +262,7 @@ def eagle3_markdown() -> list[str]:
     """Return the EAGLE-3 rows of the runtime table (``METHOD_PROFILES['eagle3']``), their
     fc sizing rules, family numbering rules and family cells, as Markdown lines."""
     from dflash_check.knowledge.runtimes import NUMBERINGS
-    from dflash_check.knowledge.runtimes.eagle3 import AUX_COUNTS
+    from dflash_check.knowledge.runtimes.eagle3_counts import AUX_COUNTS
 
     lines = [
         "",

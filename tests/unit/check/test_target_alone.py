@@ -18,8 +18,9 @@ from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.knowledge.engines import EngineMtp
 from dflash_check.knowledge.mtp_layers import mtp_engine_rows, mtp_engines
+from dflash_check.method_facets import NextNFacts
 from dflash_check.render.target_alone import summary_line
-from dflash_check.views import ModelFiles, NextNFacts, TensorInfo
+from dflash_check.views import ModelFiles, TensorInfo
 from tests.support.helpers import check_files, files, write_model
 from tests.support.paths import FIXTURES
 from tests.support.rule_cases import RuleCases
