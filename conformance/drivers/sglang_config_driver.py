@@ -121,24 +121,34 @@ def _mask_token(draft_hf_config: Any, vocab_size: int) -> int | str | None:
     )
 
 
-def _load_stage(server_args: Any) -> dict[str, Any]:
-    """What the model runner and the draft worker resolve from the configs (no model built)."""
+def _runner_view(server_args: Any) -> tuple[Any, Any, Any]:
+    """(the speculative algorithm, the target's ``ModelConfig``, the aux-capture config) as the
+    target's model runner resolves them (``model_runner.py:596-604``)."""
     from sglang.srt.arg_groups.overrides import resolving_view
     from sglang.srt.configs.model_config import ModelConfig
     from sglang.srt.model_executor.model_runner_components.spec_aux_hidden_state import (
         resolve_spec_aux_hidden_state_config,
     )
-    from sglang.srt.runtime_context import publish
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
-    publish(server_args, role="scheduler")  # the runner reads the published settings
-    cfg = resolving_view(server_args)
-    algorithm = SpeculativeAlgorithm.from_string(cfg.speculative_algorithm)
+    resolved = resolving_view(server_args).speculative_algorithm
+    algorithm = SpeculativeAlgorithm.from_string(resolved)
     target = ModelConfig.from_server_args(server_args)
     aux = resolve_spec_aux_hidden_state_config(
         server_args=server_args, model_config=target, spec_algorithm=algorithm,
         is_draft_worker=False,
     )  # fmt: skip
+    return algorithm, target, aux
+
+
+def _load_stage(server_args: Any) -> dict[str, Any]:
+    """What the model runner and the draft worker resolve from the configs (no model built)."""
+    from sglang.srt.arg_groups.overrides import resolving_view
+    from sglang.srt.runtime_context import publish
+
+    publish(server_args, role="scheduler")  # the runner reads the published settings
+    cfg = resolving_view(server_args)
+    algorithm, target, aux = _runner_view(server_args)
     text = target.hf_text_config
     seen: dict[str, Any] = {
         "target_layers": getattr(text, "num_hidden_layers", None),
@@ -276,23 +286,13 @@ def _one_rank_groups(where: Path) -> Iterator[None]:
 def _model_stage(server_args: Any, where: Path) -> dict[str, Any]:
     """Build draft and target on the meta device and set up the capture (DFLASH, TP 1)."""
     import torch
-    from sglang.srt.configs.model_config import ModelConfig
     from sglang.srt.model_executor.model_runner_components.attention_backend_setup import (
         configure_aux_hidden_state_capture,
     )
-    from sglang.srt.model_executor.model_runner_components.spec_aux_hidden_state import (
-        resolve_spec_aux_hidden_state_config,
-    )
     from sglang.srt.models.qwen2 import Qwen2Model
     from sglang.srt.models.registry import ModelRegistry
-    from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
-    algorithm = SpeculativeAlgorithm.from_string(server_args.speculative_algorithm)
-    target = ModelConfig.from_server_args(server_args)
-    aux = resolve_spec_aux_hidden_state_config(
-        server_args=server_args, model_config=target, spec_algorithm=algorithm,
-        is_draft_worker=False,
-    )  # fmt: skip
+    algorithm, target, aux = _runner_view(server_args)
     draft_config = aux.draft_model_config.hf_config
     draft_cls, _ = ModelRegistry.resolve_model_cls(draft_config.architectures)
     target_cls, _ = ModelRegistry.resolve_model_cls(target.hf_config.architectures)
