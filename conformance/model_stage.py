@@ -1,7 +1,7 @@
-"""Why the oracle's model stage (``conformance/drivers/vllm_config_driver.py``) stopped where it
-did, per error: a limit of this CPU, of the case as its test builds it, or the release's own
-refusal when it builds the model. Every error recorded under ``model`` in
-``conformance/results/oracle/vllm-*.json`` must match one row
+"""Why the oracle's model stage (``conformance/drivers/vllm_config_driver.py``,
+``sglang_config_driver.py``) stopped where it did, per error: a limit of this CPU, of the case
+as its test builds it, or the release's own refusal when it builds the model. Every error
+recorded under ``model`` in ``conformance/results/oracle/*.json`` must match one row
 (``tests/unit/conformance/test_model_stage.py``), so a new stop is named before it is read.
 """
 
@@ -60,6 +60,17 @@ STOPS: tuple[Stop, ...] = (
         "engine",
         "the release's own refusal when it builds the draft: sliding-attention draft layers "
         "with no dflash_config.swa_window_size or top-level sliding_window",
+    ),
+    Stop(
+        r"DFLASH sliding_attention layers require config\.sliding_window",
+        "engine",
+        "SGLang's own refusal when it builds the DFlash draft (sglang==0.5.23:sglang/srt/"
+        "speculative/dflash_utils.py:400-414): the draft's layer_types name sliding_attention "
+        "and its config, as transformers loads it, has no sliding_window (Qwen3Config keeps "
+        "the config's sliding_window only with use_sliding_window true); the z-lab "
+        "Qwen3.5-35B-A3B draft states sliding_window 4096 without use_sliding_window. Whether "
+        "the published config loads the same way is for a real SGLang run to show; the tool "
+        "says nothing of it yet",
     ),
     Stop(
         r"'Qwen3Config' object has no attribute 'markov_rank'",

@@ -34,6 +34,7 @@ from conformance.oracle import (
     REPO,
     RESULTS,
     TEST_TOOLS,
+    _scrub_model,
     config_folder,
     install,
     result_row,
@@ -146,7 +147,7 @@ def run(release: str) -> Path:
                 "aux_layers": aux_layers(record.get("load")),
                 "resolved": scrubbed(record.get("resolved"), work),
                 "load": scrubbed(record.get("load"), work),
-                "model": None,
+                "model": _scrub_model(record.get("model"), work),
             }
             for record in out["records"]
         ]
@@ -157,11 +158,16 @@ def run(release: str) -> Path:
         "oracle": "prepare_server_args(argv) with --device cuda, resolve_once(), "
         "check_server_args(), then the model runner's config resolution "
         "(resolve_spec_aux_hidden_state_config) and the DSpark / DFlash workers' mask-token "
-        "checks; no model built (conformance/drivers/sglang_config_driver.py)",
+        "checks, the DFlash worker's start-up guards, then (DFLASH, TP 1) draft and target "
+        "built on the meta device with the target's aux capture set up "
+        "(conformance/drivers/sglang_config_driver.py)",
         "stages": {
             "parse": "the launcher's argument parser (prepare_server_args)",
             "config": "ServerArgs.resolve_once and check_server_args",
-            "load": "the model runner's and the draft worker's config resolution",
+            "load": "the model runner's and the draft worker's config resolution, and the "
+            "DFlash worker's start-up guards",
+            "model": "recorded as data under 'model' (captured layers, fc input width), or "
+            "the error that stopped it there; not an outcome",
         },
         "seconds": seconds,
         "date": time.strftime("%Y-%m-%d", time.gmtime()),

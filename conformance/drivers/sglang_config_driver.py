@@ -55,6 +55,17 @@ Stubs, each because the GPU wheel runs here on a CPU without a GPU:
   which needs the built target), the draft token count of a Domino draft. Only a ``ValueError``
   there is SGLang's refusal; any other exception is a stand-in's gap, recorded under
   ``load.worker``, not a verdict.
+
+``model`` (recorded as data, not an outcome, as ``vllm_config_driver`` records it): for DFLASH
+lines at TP 1, the draft and the target built on the meta device with the release's own
+classes (``ModelRegistry``), and the target's aux-layer capture set up as the runner does
+(``configure_aux_hidden_state_capture``, ``model_runner_components/attention_backend_setup
+.py:40-72``): the layers it captures, the draft's fc input width, and whether they agree.
+That needs, on this CPU, a one-process gloo group (``init_distributed_environment``, a file
+rendezvous) with every rank 0 stated (``get_parallel().override_permanently``), and a
+stand-in ``vllm._custom_ops`` module: ``RotaryEmbedding`` imports its rope kernel from there on
+a platform that is neither CUDA nor HIP (``layers/rotary_embedding/base.py:133-138``); no
+kernel runs at construction.
 """
 
 from __future__ import annotations
@@ -64,6 +75,7 @@ import io
 import logging
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -109,24 +121,34 @@ def _mask_token(draft_hf_config: Any, vocab_size: int) -> int | str | None:
     )
 
 
-def _load_stage(server_args: Any) -> dict[str, Any]:
-    """What the model runner and the draft worker resolve from the configs (no model built)."""
+def _runner_view(server_args: Any) -> tuple[Any, Any, Any]:
+    """(the speculative algorithm, the target's ``ModelConfig``, the aux-capture config) as the
+    target's model runner resolves them (``model_runner.py:596-604``)."""
     from sglang.srt.arg_groups.overrides import resolving_view
     from sglang.srt.configs.model_config import ModelConfig
     from sglang.srt.model_executor.model_runner_components.spec_aux_hidden_state import (
         resolve_spec_aux_hidden_state_config,
     )
-    from sglang.srt.runtime_context import publish
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
-    publish(server_args, role="scheduler")  # the runner reads the published settings
-    cfg = resolving_view(server_args)
-    algorithm = SpeculativeAlgorithm.from_string(cfg.speculative_algorithm)
+    resolved = resolving_view(server_args).speculative_algorithm
+    algorithm = SpeculativeAlgorithm.from_string(resolved)
     target = ModelConfig.from_server_args(server_args)
     aux = resolve_spec_aux_hidden_state_config(
         server_args=server_args, model_config=target, spec_algorithm=algorithm,
         is_draft_worker=False,
     )  # fmt: skip
+    return algorithm, target, aux
+
+
+def _load_stage(server_args: Any) -> dict[str, Any]:
+    """What the model runner and the draft worker resolve from the configs (no model built)."""
+    from sglang.srt.arg_groups.overrides import resolving_view
+    from sglang.srt.runtime_context import publish
+
+    publish(server_args, role="scheduler")  # the runner reads the published settings
+    cfg = resolving_view(server_args)
+    algorithm, target, aux = _runner_view(server_args)
     text = target.hf_text_config
     seen: dict[str, Any] = {
         "target_layers": getattr(text, "num_hidden_layers", None),
@@ -230,6 +252,77 @@ def _worker_guards(server_args: Any, target: Any, aux: Any, algorithm: Any) -> s
     return "not reached: the worker did not resolve its mask token"
 
 
+@contextlib.contextmanager
+def _one_rank_groups(where: Path) -> Iterator[None]:
+    """SGLang's process groups for one CPU process (see the module docstring), torn down
+    after: the next line publishes its own widths (a TP-2 line must not meet TP-1 groups)."""
+    import types
+
+    from sglang.srt.distributed import parallel_state
+    from sglang.srt.runtime_context import get_parallel
+
+    ops = types.ModuleType("vllm._custom_ops")
+    ops.rotary_embedding = None  # stand-in: a kernel no construction calls
+    vllm = types.ModuleType("vllm")
+    vllm._custom_ops = ops
+    sys.modules.setdefault("vllm", vllm)
+    sys.modules.setdefault("vllm._custom_ops", ops)
+    rendezvous = where / f"gloo-rendezvous-{time.monotonic_ns()}"
+    parallel_state.init_distributed_environment(
+        backend="gloo", world_size=1, rank=0, local_rank=0,
+        distributed_init_method=f"file://{rendezvous}",
+    )  # fmt: skip
+    try:
+        parallel_state.initialize_model_parallel(backend="gloo")
+        ranks = ("tp", "pp", "attn_dp", "attn_cp", "attn_tp", "moe_dp", "moe_ep", "moe_tp")
+        get_parallel().override_permanently(**{f"{r}_rank": 0 for r in ranks})
+        yield
+    finally:
+        get_parallel().clear_stamp()
+        parallel_state.destroy_model_parallel()
+        parallel_state.destroy_distributed_environment()
+
+
+def _model_stage(server_args: Any, where: Path) -> dict[str, Any]:
+    """Build draft and target on the meta device and set up the capture (DFLASH, TP 1)."""
+    import torch
+    from sglang.srt.model_executor.model_runner_components.attention_backend_setup import (
+        configure_aux_hidden_state_capture,
+    )
+    from sglang.srt.models.qwen2 import Qwen2Model
+    from sglang.srt.models.registry import ModelRegistry
+
+    algorithm, target, aux = _runner_view(server_args)
+    draft_config = aux.draft_model_config.hf_config
+    draft_cls, _ = ModelRegistry.resolve_model_cls(draft_config.architectures)
+    target_cls, _ = ModelRegistry.resolve_model_cls(target.hf_config.architectures)
+    with _one_rank_groups(where), torch.device("meta"):
+        draft = draft_cls(config=draft_config, quant_config=None)
+        model = target_cls(config=target.hf_config, quant_config=None)
+        configure_aux_hidden_state_capture(
+            model=model,
+            eagle_use_aux_hidden_state=aux.eagle_use_aux_hidden_state,
+            eagle_aux_hidden_state_layer_ids=aux.eagle_aux_hidden_state_layer_ids,
+            dflash_use_aux_hidden_state=aux.dflash_use_aux_hidden_state,
+            dflash_target_layer_ids=aux.dflash_target_layer_ids,
+            is_dspark=algorithm.is_dspark(),
+        )
+    captured = list(model.model.layers_to_capture)
+    layers = int(target.hf_text_config.num_hidden_layers)
+    hidden = int(target.hf_text_config.hidden_size)
+    fc_in = getattr(draft.fc, "in_features", None) or getattr(draft.fc, "input_size", None)
+    record = {
+        "captured": captured, "fc_in_features": fc_in, "target_layers": layers,
+        "target_hidden": hidden, "fc_matches_capture": None,
+    }  # fmt: skip
+    if isinstance(model.model, Qwen2Model):
+        # Qwen2Model's loop emits before layer i for each i it runs that the list names
+        # (models/qwen2.py:456-463): once per layer, none past the last.
+        fires = {i for i in captured if 0 <= i < layers}
+        record["fc_matches_capture"] = fc_in == len(fires) * hidden
+    return record
+
+
 def run_one(job: dict[str, Any]) -> dict[str, Any]:
     """Parse, resolve and load one line; return its record (an exception is its outcome)."""
     from sglang.srt.arg_groups.overrides import resolving_view
@@ -249,6 +342,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         record["resolved"] = _settings(resolving_view(server_args))
         stage = "load"
         record["load"] = _load_stage(server_args)
+        record["model"] = _model_record(server_args)
     except (Exception, SystemExit) as err:  # noqa: BLE001 - the engine's verdict (argparse exits)
         record.update(outcome="refused", stage=stage)
         message = usage.getvalue().strip().splitlines()[-1:] if stage == "parse" else []
@@ -258,6 +352,24 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         record.update(outcome="accepted", stage=None, error=None)
     record["seconds"] = round(time.monotonic() - started, 3)
     return record
+
+
+_WORK: list[Path] = []
+"""The results' folder (the gloo rendezvous goes there)."""
+
+
+def _model_record(server_args: Any) -> dict[str, Any] | None:
+    """The model stage's record: data, or the error that stopped it (not the job's outcome);
+    None where it is not run (not DFLASH, or TP above 1)."""
+    from sglang.srt.arg_groups.overrides import resolving_view
+
+    cfg = resolving_view(server_args)
+    if cfg.speculative_algorithm != "DFLASH" or int(cfg.tp_size) != 1:
+        return None
+    try:
+        return _model_stage(server_args, _WORK[0])
+    except Exception as err:  # noqa: BLE001 - recorded as data, named in model_stage.py
+        return {"error": {"type": type(err).__name__, "message": str(err)[:MESSAGE_CHARS]}}
 
 
 def as_on_a_gpu_host() -> None:
@@ -273,6 +385,7 @@ def as_on_a_gpu_host() -> None:
 def main(jobs_path: str, out_path: str) -> int:
     """Run every job in ``jobs_path``; write the records to ``out_path``."""
     stand_in_torchvision(Path(out_path).resolve().parent / "stand-in")
+    _WORK.append(Path(out_path).resolve().parent)
     logging.disable(logging.WARNING)  # SGLang's own warnings; its refusals are exceptions
     import sglang
 

@@ -12,7 +12,7 @@ from conformance.model_stage import STOPS, stop_for
 ERRORS = sorted(
     {
         (path.name, row["case"], row["model"]["error"])
-        for path in RESULTS.glob("vllm-*.json")
+        for path in RESULTS.glob("*.json")
         for row in json.loads(path.read_text())["results"]
         if (row.get("model") or {}).get("error")
     }
