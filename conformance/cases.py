@@ -204,6 +204,24 @@ def _fc_for_two(state: State) -> None:
     state["fc.weight"] = fc[:, : fc.shape[1] // 3 * 2].clone()
 
 
+def _eagle3_vocab_size(c: Config) -> None:
+    # A head whose config names a vocabulary of 128 (the target's is 64); its embed_tokens
+    # keeps the target's 64 rows, and d2t still maps its 60 draft tokens.
+    c["vocab_size"] = 128
+
+
+def _no_embedding(state: State) -> None:
+    """No embed_tokens of the head's own: it embeds with the target's, as many heads ship."""
+    del state["embed_tokens.weight"]
+
+
+def _fc_partial_state(state: State) -> None:
+    """fc.weight [64, 160]: 160 inputs are no whole number of 64-wide target states (a head
+    built for another target; the first 160 of the trained 192 columns)."""
+    fc = state["fc.weight"]
+    state["fc.weight"] = fc[:, :160].clone()
+
+
 def _d2t_other_vocab(state: State) -> None:
     """A d2t map of 64 rows (built for another draft vocabulary), where the config says 60."""
     import torch
@@ -385,6 +403,31 @@ CASES: tuple[Case, ...] = (
         reshape=True,
         engines=("vllm",),
         method="eagle3",
+    ),
+    Case(
+        "eagle3-fc-partial",
+        "EAGLE-3 fc.weight [64, 160]: not a whole number of 64-wide target states",
+        _unchanged,
+        engines=("vllm",),
+        method="eagle3",
+        weights=_fc_partial_state,
+    ),
+    Case(
+        "eagle3-vocab-size",
+        "EAGLE-3 vocab_size 128, target 64 (its embed_tokens keeps the target's 64 rows)",
+        _eagle3_vocab_size,
+        trained=True,
+        engines=("vllm",),
+        method="eagle3",
+    ),
+    Case(
+        "eagle3-vocab-size-shared",
+        "EAGLE-3 vocab_size 128, target 64, no embed_tokens of its own (the target's is shared)",
+        _eagle3_vocab_size,
+        trained=True,
+        engines=("vllm",),
+        method="eagle3",
+        weights=_no_embedding,
     ),
     Case(
         "eagle3-vocab",

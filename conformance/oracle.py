@@ -54,6 +54,7 @@ ENGINE_TESTS: tuple[tuple[str, ...], ...] = (
      "speculative_config_preserves"),
     ("tests/transformers_utils/test_muse_spark_config.py", "-k", "dspark_config_loads or "
      "dspark_speculative_config_preserves"),
+    ("tests/models/test_beam_construction.py", "-k", "dflash_target_layers_capture"),
 )  # fmt: skip
 """The release's own speculative-decoding tests run against its installed wheel (pytest
 arguments, from the source archive's root; a file the release lacks is skipped): the tests the
@@ -407,6 +408,10 @@ def main(argv: list[str] | None = None) -> int:
         from conformance.oracle_commands import run_commands
 
         path = run_commands(args.engine, args.release)
+    elif args.engine_tests and args.engine == "sglang":
+        from conformance.oracle_sglang import run_engine_tests as run_sglang_tests
+
+        path = run_sglang_tests(args.release, args.engine_tests.resolve())
     elif args.engine_tests:
         path = run_engine_tests(args.engine, args.release, args.engine_tests.resolve())
     elif args.engine == "sglang":  # its own driver and environment (conformance/oracle_sglang.py)

@@ -183,7 +183,12 @@ def render_page(results: Sequence[Mapping[str, Any]], notes: Mapping[tuple[str, 
         "comparison and this page against the recorded results without any engine. The runtime "
         "rows a run confirmed say so in `dflash-check runtimes` and docs/runtimes.md "
         "(`dflash_check/knowledge/verified.py`, checked against these results by "
-        "`tests/unit/knowledge/test_verified.py`).",
+        "`tests/unit/knowledge/test_verified.py`). A run kept with `--keep` leaves each case's "
+        "pair behind; `python -m conformance.recorded_pairs FOLDER...` copies their configs and "
+        "safetensors headers (no weights) to tests/fixtures/conformance, and "
+        "`tests/unit/conformance/test_recorded_pairs.py` re-judges every recorded row with "
+        "today's tool: a change of knowledge that moves a verdict, its first rule or its stage "
+        "away from what the engine did fails there.",
         "",
         "`dflash-mlx` is bstnxbt's runtime for Apple Silicon; it imports and runs on Linux with "
         "`mlx[cpu]`, so its cases run here on the CPU through its own `dflash generate` code "

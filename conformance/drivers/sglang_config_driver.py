@@ -44,6 +44,17 @@ Stubs, each because the GPU wheel runs here on a CPU without a GPU:
   without a GPU; the method reads only the target's vocabulary size and its tokenizer (none:
   the folders hold configs only, so a draft without ``mask_token_id`` is recorded as "needs
   the tokenizer", not refused).
+- the DFlash worker's collaborators, to run its own start-up guards (``_worker_guards``:
+  ``DFlashWorkerV2.__init__``, ``speculative/dflash_worker_v2.py:388-529`` of 0.5.23, up to
+  where it resolves the mask token): the draft worker bundle (the draft's own ``ModelConfig``,
+  a draft model with no selector, LiLiCorr head or weights), the parallel state as the
+  resolved arguments give it (``attn_dp_enabled_of``, the TP size, rank 0), the target's
+  model with weightless embedding and head, no-op TP sync and draft contexts. The guards run
+  as released: DP attention with a Domino head, the candidate pool, ``validate_domino_runtime``
+  (CUDA, TP, the two vocabularies; it stops, and is let pass, where it first reads a weight,
+  which needs the built target), the draft token count of a Domino draft. Only a ``ValueError``
+  there is SGLang's refusal; any other exception is a stand-in's gap, recorded under
+  ``load.worker``, not a verdict.
 """
 
 from __future__ import annotations
@@ -56,6 +67,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 from vllm_config_driver import MESSAGE_CHARS, run_jobs, stand_in_torchvision
 
@@ -135,7 +147,87 @@ def _load_stage(server_args: Any) -> dict[str, Any]:
         seen["mask_token_id"] = runtime.mask_token_id
     elif algorithm.is_dflash_family():
         seen["mask_token_id"] = _mask_token(aux.draft_model_config.hf_config, target.vocab_size)
+        seen["worker"] = _worker_guards(server_args, target, aux, algorithm)
     return seen
+
+
+class _PastTheGuards(Exception):
+    """The DFlash worker got past its start-up guards (raised where it next resolves the mask
+    token, which ``_mask_token`` runs on its own)."""
+
+
+_WEIGHTLESS = "requires target embedding and lm_head weight tensors"
+"""``validate_domino_runtime``'s message where it first reads a weight: past its checks of
+the pair (device, TP, vocabularies); the rest needs the built target."""
+
+
+def _worker_guards(server_args: Any, target: Any, aux: Any, algorithm: Any) -> str | None:
+    """Run ``DFlashWorkerV2.__init__`` up to the mask token with stand-in collaborators (see
+    the module docstring); None when SGLang's guards pass, a note when a stand-in stops it
+    first. Its ``ValueError`` is SGLang's refusal and propagates."""
+    from sglang.srt.arg_groups.overrides import resolving_view
+    from sglang.srt.runtime_context import attn_dp_enabled_of
+    from sglang.srt.speculative import dflash_worker_v2 as worker_module
+
+    cfg = resolving_view(server_args)
+    draft_config = aux.draft_model_config
+    weightless = SimpleNamespace(weight=None)
+    draft_model = SimpleNamespace(
+        candidate_selector=None, lilicorr=None, prefix_gru=weightless, embed_proj=weightless,
+        config=SimpleNamespace(hidden_size=int(draft_config.hf_config.hidden_size)),
+        set_block_size=lambda size: None,
+    )  # fmt: skip
+    bundle = SimpleNamespace(
+        draft_worker=None, draft_model_runner=SimpleNamespace(model_config=draft_config),
+        draft_model=draft_model,
+    )  # fmt: skip
+    parallel = SimpleNamespace(
+        attn_dp_enabled=bool(attn_dp_enabled_of(cfg)),
+        tp_group=SimpleNamespace(world_size=int(cfg.tp_size)), tp_rank=0,
+    )  # fmt: skip
+    model = SimpleNamespace(get_input_embeddings=lambda: weightless, lm_head=weightless)
+    runner = SimpleNamespace(
+        model_config=target, model=model, spec_aux_config=aux, spec_algorithm=algorithm
+    )
+    target_worker = SimpleNamespace(model_runner=runner, device="cuda", tokenizer=None)
+    validate = worker_module.validate_domino_runtime
+
+    def validate_to_the_weights(**kwargs: Any) -> None:
+        try:
+            validate(**kwargs)
+        except ValueError as err:
+            if _WEIGHTLESS not in str(err):
+                raise
+
+    def past_the_guards(self: Any, **kwargs: Any) -> None:
+        raise _PastTheGuards
+
+    stand_ins = {
+        "get_parallel": lambda: parallel,
+        "SpecTpSync": lambda *a, **k: None,
+        "get_dp_tp_group": lambda: None,
+        "resolve_draft_parallel_layout": lambda *a, **k: None,
+        "model_draft_parallel_spec": lambda *a, **k: None,
+        "draft_pp_context": contextlib.nullcontext,
+        "draft_tp_context": lambda *a: contextlib.nullcontext(),
+        "build_draft_tp_worker": lambda **k: bundle,
+        "validate_domino_runtime": validate_to_the_weights,
+    }
+    cls = worker_module.DFlashWorkerV2
+    worker = cls.__new__(cls)
+    with contextlib.ExitStack() as stack:
+        for name, value in stand_ins.items():
+            stack.enter_context(mock.patch.object(worker_module, name, value))
+        stack.enter_context(mock.patch.object(cls, "_resolve_mask_token_id", past_the_guards))
+        try:
+            cls.__init__(worker, server_args, 0, 0, target_worker)
+        except _PastTheGuards:
+            return None
+        except ValueError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a stand-in's gap, not SGLang's verdict
+            return f"not reached: {type(err).__name__}: {err}"[:MESSAGE_CHARS]
+    return "not reached: the worker did not resolve its mask token"
 
 
 def run_one(job: dict[str, Any]) -> dict[str, Any]:

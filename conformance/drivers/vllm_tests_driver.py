@@ -42,16 +42,42 @@ def main(src: str, out_path: str, args: list[str]) -> int:
     sys.path.insert(0, src)
     junit = out.parent / "junit.xml"
     pytest.main(["-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *args])
+    out.write_text(json.dumps({"release": vllm.__version__, "records": outcomes(junit)}, indent=1))
+    return 0
+
+
+def _node(classname: str, name: str) -> str:
+    """pytest's node id from JUnit's dotted ``classname`` (module, then any classes) and
+    ``name``, the module found as a file under the working folder (the tests' root); a file
+    pytest could not collect is named by its module, with no class."""
+    if not classname:
+        return name.replace(".", "/") + ".py"
+    parts = classname.split(".")
+    for end in range(len(parts), 0, -1):
+        if Path(*parts[:end]).with_suffix(".py").exists():
+            return "::".join(["/".join(parts[:end]) + ".py", *parts[end:], name])
+    return f"{classname.replace('.', '/')}.py::{name}"
+
+
+def outcomes(junit: Path) -> list[dict[str, str]]:
+    """One record per test case of pytest's JUnit file: its id and what it did (a file that
+    failed to import is one ``error`` case named after the file, pytest's message kept)."""
     records = []
     for case in ET.parse(junit).getroot().iter("testcase"):
-        outcome = "passed"
+        outcome, detail = "passed", ""
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
                 outcome = {"failure": "failed"}.get(child.tag, child.tag)
-        test = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
-        records.append({"test": test, "outcome": outcome})
-    out.write_text(json.dumps({"release": vllm.__version__, "records": records}, indent=1))
-    return 0
+                detail = (child.text or child.get("message") or "").strip()
+        classname, name = case.get("classname", ""), case.get("name", "")
+        test = _node(classname, name)
+        record = {"test": test, "outcome": outcome}
+        if outcome in ("failed", "error") and detail:
+            # The exception's last line (E   ...): why the release does not do what was tested.
+            lines = [x for x in detail.splitlines() if x.startswith("E ")] or detail.splitlines()
+            record["message"] = lines[-1].removeprefix("E").strip()[:300]
+        records.append(record)
+    return records
 
 
 if __name__ == "__main__":

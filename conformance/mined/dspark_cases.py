@@ -1,5 +1,6 @@
-"""vLLM's DSpark config-family tests as cases (issue 29, item 1): the MLA DSpark (Kimi K3)
-checkpoint contract and the Muse Spark DSpark config, read from each release's test file.
+"""vLLM's DSpark config-family and aux-capture tests as cases (issue 29, item 1): the MLA DSpark
+(Kimi K3) checkpoint contract and the Muse Spark DSpark config, read from each release's test
+file, and the Beam target's DFlash capture.
 
 Both tests write a draft ``config.json`` (and a target one) to disk and hand them to vLLM's own
 loaders, so the configs are taken from the release's test source as it writes them: the dict
@@ -195,11 +196,56 @@ def muse_cases(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
     return cases
 
 
+BEAM = "tests/models/test_beam_construction.py"
+BEAM_TARGET = {
+    "model_type": "beam",
+    "architectures": ["BeamForCausalLM"],
+    "num_hidden_layers": 36,
+    "hidden_size": 4096,
+    "intermediate_size": 12288,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "mlp_layer_types": ["dense"] * 36,
+    "max_position_embeddings": 32768,
+}
+"""A Beam target (vLLM's ``BeamConfig``, vllm/transformers_utils/configs/beam.py) as wide and as
+deep as the corpus z-lab draft's Qwen3-8B: the test builds three stand-in layers, the ids it
+names ([0, 1]) are inside either; dense MLPs, so that the model stage builds it on a CPU."""
+
+
+def beam_cases(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
+    """``test_dflash_target_layers_capture_layer_outputs`` (0.33.0 on): DFlash ids [0, 1] on a
+    Beam target capture the outputs of layers 0 and 1 (aux positions 1, 2), on the corpus
+    z-lab draft with the test's ``dflash_config``."""
+    from conformance.mined.handwritten import _zlab  # the corpus z-lab draft, edited
+
+    file = src / BEAM
+    funcs = _functions(ast.parse(file.read_text())) if file.exists() else {}
+    func = funcs.get("test_dflash_target_layers_capture_layer_outputs")
+    if func is None:
+        return []
+    draft = _zlab({"dflash_config": {"target_layer_ids": [0, 1]}})
+    return [
+        {
+            **_case(engine, release, BEAM, func, "", method="dflash"),
+            "id": "beam_dflash_target_layers_capture_layer_outputs",
+            "num_speculative_tokens": 15,
+            "target": BEAM_TARGET,
+            "draft": draft,
+            "expect": "accepted",
+            "expect_aux_layers": [1, 2],
+        }
+    ]
+
+
 def cases_for(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
-    """The DSpark config-family cases of one release."""
+    """The DSpark config-family and aux-capture cases of one release."""
     if engine != "vllm":
         return []
-    return mla_cases(engine, release, src) + muse_cases(engine, release, src)
+    cases = mla_cases(engine, release, src) + muse_cases(engine, release, src)
+    return cases + beam_cases(engine, release, src)
 
 
 _HF = "tests/config/test_speculative_draft_hf_overrides.py"
@@ -264,8 +310,6 @@ REVIEWED: dict[str, str] = {
         (
             "tests/model_executor/test_plamo3.py::"
             "test_plamo3_returns_dflash_selected_auxiliary_hidden_states",
-            "tests/models/test_beam_construction.py::"
-            "test_dflash_target_layers_capture_layer_outputs",
             "tests/models/kimi_k3/test_eagle3.py::test_kimi_linear_advertises_eagle3_support",
             "tests/v1/worker/test_eagle3_aux_hidden_states_pp.py::"
             "test_aux_hidden_state_requirement_respects_eagle3_config",

@@ -14,6 +14,10 @@ the first decode in vLLM V1 after the server reports healthy; an fc-width mismat
 mask token fail at load; llama.cpp runs a vocabulary mismatch, a negative id and a repeated id
 (the draft borrows the target's head; -1 becomes the embeddings) silently, aborts at the first
 decode on an id of N-1 or a missing mask token, and at load on a layer the target lacks.
+EAGLE-3 heads on vLLM V1 (11 cases, rerun 2026-12-04): ids read as other layers collapse
+silently (DF031); an id past the target and defaults captured as fewer states fail at the first
+decode (DF032, DF033); an fc of another count or width, a d2t of another size and an embedding
+that contradicts vocab_size are refused at load (DF033, DF034, DF037, DF036).
 """
 
 from __future__ import annotations

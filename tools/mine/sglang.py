@@ -38,6 +38,7 @@ QWEN3_8B = "tests/fixtures/targets/Qwen--Qwen3-8B"
 """36 layers, hidden 4096: the target the Domino test's ``num_target_layers`` names."""
 
 DOMINO = "test/registered/unit/spec/test_dflash_domino_config.py"
+DOMINO_UNIT = "test/registered/unit/spec/test_dflash_domino.py"
 DRAFT_MODEL = "test/registered/unit/models/test_dflash_draft_model.py"
 DSPARK_UNIT = "test/registered/unit/spec/test_dspark.py"
 SPEC_AUX = (
@@ -48,6 +49,7 @@ READ: dict[str, str] = {
         "8e4cc8bc7dca284bb4d4dd85888edea88ac775f5",
     "test/registered/unit/spec/test_dflash_utils.py": "0560ccd58da8d87646b6be1c6f036732b710f5c1",
     SPEC_AUX: "02d55f5db0359f1077bb32ba4a300a9622f29e6d",
+    DOMINO_UNIT: "0ac97887bcf654b11fcdfa190834990615ca1728",
 }  # fmt: skip
 """Files kept in SRC (the cases and their lines come from them), with the commit read."""
 
@@ -415,7 +417,22 @@ REVIEWED: dict[str, str] = {
         "threshold, pp, dp) on a stand-in ServerArgs; no draft or target config is read",
     ),
     f"{SPEC_AUX}::test_integrated_mtp_resolves_draft_layer_count": "an MTP head's KV layer "
-    "count (stand-in ModelConfig), no draft/target verdict",
+    "count (stand-in ModelConfig), no draft/target verdict; the version read also calls "
+    "_resolve_eagle_aux_hidden_state without the model_config 0.5.23 requires (it fails on the "
+    "wheel: engine_tests)",
+    f"{DOMINO_UNIT}::TestDFlashDominoConfig::test_draft_and_verify_widths": _NOT_RELEASE
+    + "DFlashDraftConfig.resolve_block_sizes is not in 0.5.23 (the test fails on the wheel: "
+    "AttributeError, engine_tests); and the verify window is a server setting, no pair",
+    **{
+        f"{DOMINO_UNIT}::TestDFlashDominoWeights::{t}": "the Domino projector's weight loading "
+        "on a stand-in model with toy sizes (hidden 8, vocabulary 31), no target; the tool "
+        "checks the same tensors from a draft's header (DF056, check/rules/domino.py "
+        "weight_refusals); passes on the 0.5.23 wheel (engine_tests)"
+        for t in ("test_projector_weights_load_exactly",
+                  "test_each_required_projector_weight_is_checked",
+                  "test_projector_shape_mismatch_fails",
+                  "test_projector_weights_require_domino_config")
+    },
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -519,6 +536,131 @@ gives the verdict). The test itself asserts no message (``assertRaises(ValueErro
 prefix length ``NotImplementedError``, where 0.5.23 raises ValueError: refused either way)."""
 
 
+_WORKER = f"{WHEEL}/speculative/dflash_worker_v2.py"
+_DP = ["--enable-dp-attention", "--dp-size", "2", "--tp-size", "2", "--enable-dp-lm-head"]
+"""DP attention as SGLang's DFLASH accepts it at resolution (arg_groups/speculative_hook.py
+:303-317: CUDA, the DP LM head, no context parallelism)."""
+WORKER_ROWS: tuple[tuple[str, dict[str, Any], list[str], str | None, str], ...] = (
+    ("dflash-domino-dp-attention", _domino(), _DP,
+     "DFLASH with dp attention supports plain DFlash and DFlash2 drafts; Domino and LiLiCorr "
+     "heads are not supported.", f"{_WORKER}:455"),
+    ("dflash-plain-dp-attention", _ordinary(), _DP, None, f"{_WORKER}:455"),
+    ("dflash-domino-num-draft-tokens-1", _domino(), ["--speculative-num-draft-tokens", "1"],
+     "DFLASH Domino requires speculative_num_draft_tokens > 1, got 1.", f"{_WORKER}:525"),
+    ("dflash-domino-vocab-other-tokenizer", {**_domino(), "vocab_size": 151669}, [],
+     "DFLASH Domino requires identical target and draft vocab sizes, got target=151936, "
+     "draft=151669.", f"{WHEEL}/speculative/domino_utils.py:157"),
+    ("dflash-domino-vocab-padded", {**_domino(), "vocab_size": 152064}, [],
+     "DFLASH Domino requires identical target and draft vocab sizes, got target=151936, "
+     "draft=152064.", f"{WHEEL}/speculative/domino_utils.py:157"),
+    ("dflash-plain-vocab-padded", {**_ordinary(), "vocab_size": 152064}, [], None,
+     f"{WHEEL}/speculative/domino_utils.py:157"),
+)  # fmt: skip
+"""SGLang's Domino start-up refusals that no test read pins (issue 29, item 2): the DFlash
+worker's guards when it starts (``dflash_worker_v2.py:455-460``, ``:464-490`` with
+``validate_domino_runtime``, ``:525-529``), each with a plain DFlash control where the guard
+is Domino's alone: (case id, the draft dict onto the z-lab draft, the server arguments, 0.5.23's
+message where it refuses, the line that decides). The resolution of the server arguments
+(``_handle_dflash``, arg_groups/speculative_hook.py:287-445) raises nothing of Domino's own."""
+
+
+def _worker_cases() -> list[dict[str, Any]]:
+    """The cases of ``WORKER_ROWS``: from the release's code, no test (``test`` names the
+    line)."""
+    return [
+        {
+            "id": case_id,
+            "test": f"{where} (no test read)",
+            "source": where,
+            "release_check": where,
+            "method": "dflash",
+            "num_speculative_tokens": 15,
+            "target": QWEN3_8B,
+            "draft": _zlab_with(draft),
+            "server_args": server_args,
+            "expect": "refused" if message else "accepted",
+            "expect_stage": "load" if message else None,
+            "expect_match": None,
+            "engine_message": message,
+        }
+        for case_id, draft, server_args, message, where in WORKER_ROWS
+    ]
+
+
+def _unit_domino(**edits: Any) -> dict[str, Any]:
+    """``_domino_config`` of test_dflash_domino.py, its Domino keys onto the ordinary draft
+    (the z-lab draft's sizes, not the test's toy hidden 8 / vocabulary 31): ``dflash_config``
+    edits merge, other keys replace, None stays null (the test's ``None``)."""
+    config = _ordinary()
+    config["emb_dim"] = 5
+    config["dflash_config"].update(
+        {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1,
+         "gru_hidden_dim": 4, "emb_dim": 5}
+    )  # fmt: skip
+    config["dflash_config"].update(edits.pop("dflash_config", {}))
+    config.update(edits)
+    return config
+
+
+_NESTED_ONLY = _unit_domino()
+del _NESTED_ONLY["dflash_config"]["emb_dim"]
+UNIT_DOMINO_ROWS: tuple[tuple[str, str, dict[str, Any], str | None, str | None, str], ...] = (
+    ("TestDFlashDominoConfig::test_top_level_emb_dim_fallback", "dflash-domino-top-level-emb-dim",
+     _NESTED_ONLY, None, None, f"{_DOMINO_CHECK}:752-773"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[0]",
+     "dflash-domino-fails-fast-shift-label", _unit_domino(dflash_config={"shift_label": 1}),
+     "shift_label", "DFLASH Domino requires dflash_config.shift_label to be a bool, got 1.",
+     f"{_DOMINO_CHECK}:774-778"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[1]",
+     "dflash-domino-fails-fast-prefix-len",
+     _unit_domino(dflash_config={"pure_draft_prefix_len": 2}),
+     "pure_draft_prefix_len", "DFLASH Domino currently requires pure_draft_prefix_len=1, got 2.",
+     f"{_DOMINO_CHECK}:779-783"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[2]",
+     "dflash-domino-fails-fast-gru-null", _unit_domino(dflash_config={"gru_hidden_dim": None}),
+     "gru_hidden_dim", "DFLASH Domino requires dflash_config.gru_hidden_dim.",
+     f"{_DOMINO_CHECK}:784-785"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[3]",
+     "dflash-domino-fails-fast-emb-null",
+     _unit_domino(dflash_config={"emb_dim": None}, emb_dim=None),
+     "emb_dim", "DFLASH Domino requires dflash_config.emb_dim.", f"{_DOMINO_CHECK}:786-787"),
+    ("TestDFlashDominoConfig::test_invalid_domino_config_fails_fast[4]",
+     "dflash-domino-block-size-1", _unit_domino(block_size=1), "block_size > 1",
+     "DFLASH Domino requires block_size > 1, got 1.", f"{_DOMINO_CHECK}:788-791"),
+    ("TestDFlashDominoConfig::test_conflicting_emb_dim_fails", "dflash-domino-emb-dim-conflict",
+     _unit_domino(emb_dim=6), "emb_dim differs",
+     "DFLASH Domino emb_dim differs between dflash_config and the top-level config: 5 != 6.",
+     f"{_DOMINO_CHECK}:764-771"),
+)  # fmt: skip
+"""The cases of test_dflash_domino.py (sgl-project/sglang@0ac97887b, CPU CI; run against the
+0.5.23 wheel by the oracle's ``--engine-tests``, where these pass): (test, case id, the draft,
+the regex the test matches, 0.5.23's message, where 0.5.23 decides). The rows of
+``test_invalid_domino_config_fails_fast`` are numbered in the order the test runs them."""
+
+
+def _unit_domino_cases(src: Path) -> list[dict[str, Any]]:
+    out = []
+    for test, case_id, draft, match, message, check in UNIT_DOMINO_ROWS:
+        line = line_of(src, DOMINO_UNIT, test.split("[")[0])
+        out.append(
+            {
+                "id": case_id,
+                "test": f"{DOMINO_UNIT}::{test}",
+                "source": f"sgl-project/sglang@{READ[DOMINO_UNIT][:9]}:{DOMINO_UNIT}:{line}",
+                "release_check": check,
+                "method": "dflash",
+                "num_speculative_tokens": 15,
+                "target": QWEN3_8B,
+                "draft": _zlab_with(draft),
+                "expect": "refused" if message else "accepted",
+                "expect_stage": "load" if message else None,
+                "expect_match": match,
+                "engine_message": message,
+            }
+        )
+    return out
+
+
 MUSE_DRAFT = "tests/fixtures/drafts/meta-models--Muse-Glimmer-30B-assistant"
 MUSE_TARGET = "tests/fixtures/targets/meta-models--Muse-Glimmer-30B"
 """A Muse-Glimmer target (model_type muse_glimmer, 52 layers) and its assistant, whose ids are
@@ -586,7 +728,7 @@ def cases(src: Path) -> list[dict[str, Any]]:
                 "engine_message": message,
             }
         )
-    return out
+    return out + _unit_domino_cases(src) + _worker_cases()
 
 
 def tests(src: Path) -> list[TestId | str]:
@@ -605,7 +747,12 @@ def _read_paragraph() -> str:
     return (
         "Read from the index's stored versions of `sgl-project/sglang` (no version is the "
         "0.5.23 tag's); a case is made only where the 0.5.23 wheel's code gives the verdict "
-        "the test asserts (`release_check` in each case):\n\n" + "\n".join(rows)
+        "the test asserts (`release_check` in each case):\n\n"
+        + "\n".join(rows)
+        + "\n\nCases from the 0.5.23 wheel's code that no test read pins (SGLang's Domino "
+        "start-up refusals in the DFlash worker, with plain DFlash controls; `WORKER_ROWS`): "
+        + ", ".join(f"`{row[0]}` ({row[4].removeprefix(WHEEL + '/')})" for row in WORKER_ROWS)
+        + "."
     )
 
 

@@ -113,6 +113,22 @@ def domino_refusals(stated: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         yield block_key, f"DFLASH Domino requires block_size > 1, got {block}."
 
 
+def worker_refusals(draft: DraftView, target_vocab: int | None) -> Iterator[tuple[str, str]]:
+    """Yield (field, SGLang's message) for what the DFlash worker refuses of a Domino draft
+    and its target when it starts (sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py
+    :464-490): the draft's vocabulary must be the target's, row for row (``validate_domino_
+    runtime``, domino_utils.py:157-161), padding included: the Domino projector's output rows
+    are compared with the target's head. Run by the oracle (``conformance/drivers/
+    sglang_config_driver.py``, the worker's guards)."""
+    known = draft.vocab_size is not None and target_vocab is not None
+    if known and draft.vocab_size != target_vocab:
+        yield (
+            "vocab_size",
+            "DFLASH Domino requires identical target and draft vocab sizes, got "
+            f"target={target_vocab}, draft={draft.vocab_size}.",
+        )
+
+
 _LOADED_BY_DFLASH_MODEL = ("dflash", "dflash2")
 """The methods whose SGLang classes load weights through ``DFlashDraftModel.load_weights``
 (models/dflash.py:1317-1324), which checks the Domino tensors; DSpark's classes do not."""
@@ -185,7 +201,8 @@ def weight_refusals(
     "dflash_config and the top level both state it) and a block_size above 1. Its DFlash and "
     "DFlash 2 classes then load the projector's four tensors with the shapes those keys build, "
     "and refuse projector tensors in a draft without a Domino projector (models/dflash.py"
-    ":921-1000). SGLang's own "
+    ":921-1000), and its DFlash worker refuses a draft vocabulary other than the target's "
+    "when it starts (speculative/domino_utils.py:157-161). SGLang's own "
     "tests pin each check (test/registered/unit/spec/test_dflash_domino_config.py). vLLM "
     "0.32.0-0.34.0 do not read projector_type.",
     "Publish the Domino draft's dflash_config with the projector keys it was trained with, "
@@ -201,6 +218,8 @@ def check_domino(ctx: PairContext) -> Iterator[Issue]:
     refusals = tuple(domino_refusals(stated))
     if ctx.draft.method in _LOADED_BY_DFLASH_MODEL:
         refusals += tuple(weight_refusals(ctx.draft, stated, refused=bool(refusals)))
+        if _read(stated, "projector_type")[1] == "domino":  # DSpark has its own worker
+            refusals += tuple(worker_refusals(ctx.draft, ctx.target.vocab_size))
     # The release's reviewed semantics say whether it reads Domino's keys (SGLang >= 0.5.23).
     yield from contract_issues(
         ctx,

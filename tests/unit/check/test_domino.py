@@ -271,3 +271,17 @@ def test_projector_weights_refused(
     assert len(found) == 1, found
     assert message in found[0]
     assert "refuses it at load" in found[0]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("vocab", [151669, 152064])  # another tokenizer; only padding
+def test_the_worker_refuses_another_vocabulary(release: str, vocab: int) -> None:
+    """SGLang's DFlash worker compares the Domino draft's vocabulary with the target's row for
+    row when it starts (domino_utils.py:157-161, run by the oracle's worker guards): padding
+    is refused too, at load, where a plain DFlash draft's padding is a note."""
+    report = _check({**_domino(), "vocab_size": vocab}, release)
+    found = _df056(report)
+    assert len(found) == 1, found
+    assert f"got target=151936, draft={vocab}." in found[0]
+    plain = _check({**_ordinary(), "vocab_size": vocab}, release)
+    assert _df056(plain) == []

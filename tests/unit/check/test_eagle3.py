@@ -385,3 +385,23 @@ def test_small_targets_get_vllm_s_default_and_trt_s_refusal_a_stage() -> None:
     errors = [f for f in trt.findings if f.severity is Severity.ERROR]
     assert [(f.rule, f.stage_for("trtllm")) for f in errors] == [("DF030", Stage.LOAD)]
     assert "Not enough hidden layers for default EAGLE3 capture" in errors[0].message
+
+
+def test_vllm_refuses_an_own_embedding_against_vocab_size_and_ignores_it_without_one() -> None:
+    """vLLM builds the head's embed_tokens from its config's vocab_size and asserts the
+    checkpoint's rows as they load (conformance case eagle3-vocab-size); a head without an
+    embedding of its own embeds with the target's and maps its reduced vocabulary through d2t,
+    so vocab_size is never used and the pair serves (eagle3-vocab-size-shared, tau 5.17). The
+    runtimes not read for this keep DF036 at its default stage."""
+    other = keys(vocab_size=151936)
+    embed = tensor("embed_tokens.weight", "F16", (128256, 4096))
+    for runtime in ("vllm", "vllm-v1"):
+        refused = run_case(Case(other, tensors=embed, runtime=runtime))
+        (f,) = [f for f in refused.findings if f.rule == "DF036"]
+        assert f.stage_for(runtime) is Stage.LOAD, f.message
+        shared = run_case(Case(other, runtime=runtime))
+        assert not [f for f in shared.findings if f.rule == "DF036"]
+        assert shared.verdict is Verdict.COMPATIBLE
+    sglang = run_case(Case(other, runtime="sglang"))
+    (g,) = [f for f in sglang.findings if f.rule == "DF036"]
+    assert g.stage_for("sglang") is Stage.FIRST_DECODE, g.message
