@@ -47,8 +47,10 @@ not_for_local = (
     "dflash_check.knowledge.mtp_layers",
     "dflash_check.render.listing",
     # What only other methods' drafts or the engine smoke run define: each frozen class costs
-    # start-up (the EAGLE-3 fc sizing rules, the non-DFlash facets, the HTTP and serve specs).
+    # start-up (the EAGLE-3 fc sizing rules, DFlash 2's key readers, the non-DFlash facets,
+    # the HTTP and serve specs).
     "dflash_check.knowledge.runtimes.eagle3_counts",
+    "dflash_check.knowledge.dflash2_readers",
     "dflash_check.method_facets",
     "dflash_check.knowledge.engines.serving",
 )
