@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from dflash_check.check.report import CheckReport, Finding, LayerResolution
 from dflash_check.knowledge.outcomes import Stage, earliest
 from dflash_check.knowledge.runtimes import RuntimeProfile
-from dflash_check.method_facets import DSparkFacts, Eagle3Facts
 from dflash_check.render.diagnostics import Diagnostic, counts, grouped
 from dflash_check.views import DFlashFacts, DraftView, TargetView
 
-if TYPE_CHECKING:  # a type only: a plain check never loads the smoke report's module
+if TYPE_CHECKING:  # types only: a plain check never loads these modules
+    from dflash_check.method_facets import Eagle3Facts
     from dflash_check.smoke.report import SmokeReport
 
 SCHEMA_VERSION = 2
@@ -53,7 +53,7 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
     it: a method's keys are null or empty for a draft without that method's facet.
     """
     f = d.dflash or DFlashFacts()  # null and empty for a draft of another method
-    k = d.dspark or DSparkFacts()
+    k = d.dspark  # None for a draft of another method: its keys are null and empty
     return {
         "name": d.name,
         "method": d.method,
@@ -95,13 +95,13 @@ def draft_dict(d: DraftView) -> dict[str, Any]:
         "sample_from_anchor_key": f.sample_from_anchor_key,
         "mask_token": f.mask_token,
         "model_type": d.model_type,
-        "markov_rank": k.markov_rank,
-        "markov_rank_key": k.markov_rank_key,
-        "markov_head_type": k.markov_head_type,
-        "markov_head_type_key": k.markov_head_type_key,
-        "markov_rank_keys": list(k.markov_rank_keys),
+        "markov_rank": k.markov_rank if k else None,
+        "markov_rank_key": k.markov_rank_key if k else None,
+        "markov_head_type": k.markov_head_type if k else None,
+        "markov_head_type_key": k.markov_head_type_key if k else None,
+        "markov_rank_keys": list(k.markov_rank_keys) if k else [],
         "has_lm_head": d.has_lm_head,
-        "mask_sources": [list(s) for s in k.mask_sources],
+        "mask_sources": [list(s) for s in k.mask_sources] if k else [],
         "eagle3": None if d.eagle3 is None else eagle3_dict(d.eagle3),
         "nextn_layers": list(d.nextn.layers) if d.nextn else [],
         "top_level_keys": list(f.top_level_keys),

@@ -25,6 +25,7 @@ unneeded = (
     "dflash_check.cli.info",
     "dflash_check.smoke.report",
     "dflash_check.engines.command",
+    "dflash_check.method_facets",
 )
 # The rooms and modules a check of two local folders has no use for, each loaded only on the
 # path that needs it (a prefix covers a whole room).
@@ -46,8 +47,10 @@ not_for_local = (
     "dflash_check.knowledge.mtp_layers",
     "dflash_check.render.listing",
     # What only other methods' drafts or the engine smoke run define: each frozen class costs
-    # start-up (the EAGLE-3 fc sizing rules, the non-DFlash facets, the HTTP and serve specs).
+    # start-up (the EAGLE-3 fc sizing rules, DFlash 2's key readers, the non-DFlash facets,
+    # the HTTP and serve specs).
     "dflash_check.knowledge.runtimes.eagle3_counts",
+    "dflash_check.knowledge.dflash2_readers",
     "dflash_check.method_facets",
     "dflash_check.knowledge.engines.serving",
 )
@@ -83,7 +86,8 @@ def test_help_imports_no_torch() -> None:
 
 def test_pair_as_a_document_loads_only_its_command() -> None:
     """``pair`` builds only its own command, and a JSON report needs no rich console, no smoke
-    report and no engine command: each would cost start-up time (benchmarks/bench_pair.py)."""
+    report, no engine command and, for a DFlash draft, no other method's facets: each would
+    cost start-up time (benchmarks/bench_pair.py)."""
     args = ("pair", str(SEED_DRAFT), str(QWEN3_4B), "--format", "json")
     assert probe(*args, line=-2) == "LOADED="
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
@@ -21,32 +20,6 @@ V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
 
 
-@dataclass(frozen=True)
-class Dflash2Reader:
-    """How one engine reads DFlash 2's four keys, and what it raises without one."""
-
-    runtime: str
-    nested_only: bool
-    """It reads the keys from dflash_config only, so a top-level copy counts as missing."""
-    zero_is_missing: bool
-    """It treats 0 as absent (the engines that default the keys to 0 or require them > 0)."""
-    error: str
-    """Its load error for a missing key."""
-
-
-# The engines' DFlash 2 config reading (cited in DF018's why). SGLang's own rules (conv and
-# selector keys in pairs, selector_rank required, conv optional) are checked separately.
-_DFLASH2_READERS = (
-    Dflash2Reader(REFERENCE.name, False, False, "TypeError (a missing constructor argument)"),
-    Dflash2Reader(VLLM.name, True, False, "bare KeyError '{key}'"),
-    Dflash2Reader(
-        TRTLLM.name,
-        True,
-        True,
-        "'DFlash 2 drafter is missing required dflash_config entries {missing}; got …'",
-    ),
-    Dflash2Reader(LLAMACPP.name, False, True, "'DFlash2 model is missing conv/selector metadata'"),
-)
 _DFLASH2_GROUP = (VLLM.name, SGLANG.name, LLAMACPP.name)
 _DFLASH2_LATTICE = (LLAMACPP.name,)
 _DFLASH2_TOP_K_MIN = (TRTLLM.name,)
@@ -79,13 +52,16 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
     d, facts = ctx.draft, ctx.draft.dflash2
     if facts is None:
         return
+    # The engines' readers of the keys, defined only when a DFlash 2 draft is checked (start-up).
+    from dflash_check.knowledge.dflash2_readers import DFLASH2_READERS
+
     selected = ctx.selected
     values = {name: (value, key) for name, value, key in facts.keys}
     nested = {
         name: (value if key == f"dflash_config.{name}" else None)
         for name, (value, key) in values.items()
     }
-    for reader in _DFLASH2_READERS:
+    for reader in DFLASH2_READERS:
         if reader.runtime not in selected:
             continue
         seen = nested if reader.nested_only else {n: v for n, (v, _) in values.items()}
