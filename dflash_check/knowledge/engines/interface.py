@@ -210,6 +210,9 @@ class EngineMtp:
     """False when the row records what could not be read (its text says what)."""
     reruns: MtpReruns | None = None
     """How it reads more draft tokens than k (DF044, DF045); None: not read, nothing said."""
+    builds: bool = True
+    """Whether the engine builds an MTP draft from the target's own layers at all (DF041-DF043
+    are about the engines with such a row); False where that was not read (llama.cpp)."""
 
 
 DEFAULT_BLOCK_SIZE = 16

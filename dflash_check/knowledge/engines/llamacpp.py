@@ -105,6 +105,7 @@ MTP = (
         "not verified",
         "ggml-org/llama.cpp (not read)",
         verified=False,
+        builds=False,
     ),
 )
 """What llama.cpp builds from a target's own MTP layers (``Engine.mtp``): not read."""
