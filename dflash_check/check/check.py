@@ -179,6 +179,9 @@ def check_views(
         for r in rules.RULES  # read at call time: the one table, tests may extend it
         if draft.method in r.methods
         for issue in r.check(ctx)
+        # A rule says what one engine does without asking whether that engine is selected:
+        # an issue about a runtime left out of the check is not this check's.
+        if issue.runtime is None or issue.runtime in ctx.selected
     ]
     # An ignored rule still runs: its findings are kept as suppressed, so that every format
     # can say what a clean verdict did not count (as SARIF ``suppressions`` and ruff's noqa).

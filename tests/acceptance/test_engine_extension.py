@@ -261,6 +261,21 @@ def test_its_mtp_rows_say_how_it_reads_more_tokens_than_layers(
     assert _rule_runtimes()["DF044"] == ["vllm", NAME]
 
 
+def test_the_mtp_rules_list_it_when_its_rows_say_it_builds_one(
+    fake_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DF041-DF043 speak for the engines whose MTP rows say they build a draft from the
+    target's layers (``EngineMtp.builds``): the fake one is listed; with rows that say it does
+    not (as llama.cpp's, not read), it is not."""
+    mtp_rules = ("DF041", "DF042", "DF043")
+    listed = _rule_runtimes()
+    assert all(listed[r] == ["vllm", "sglang", "trtllm", NAME] for r in mtp_rules), listed
+    unbuilt = replace(FAKE, mtp=tuple(replace(r, builds=False) for r in FAKE.mtp))
+    monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES[:-1], unbuilt))
+    listed = _rule_runtimes()
+    assert all(listed[r] == ["vllm", "sglang", "trtllm"] for r in mtp_rules), listed
+
+
 def _rule_runtimes() -> dict[str, list[str]]:
     """Each rule's runtimes as ``dflash-check rules`` lists them."""
     listed = json.loads(invoke_cli("rules", "--format", "json").stdout)

@@ -25,7 +25,7 @@ from dflash_check.check.formats import (
 from dflash_check.check.formats.common import config_architectures
 from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
-from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM, VLLM_033, VLLM_RUNNERS
+from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM_033, VLLM_RUNNERS
 from dflash_check.views import DraftView, ModelFiles
 
 V033 = VLLM_033.source
@@ -183,7 +183,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         numbering="DFlash layer-output ids (vLLM and SGLang add 1 on their DFlash capture path); "
         "a deepseek_v41 draft's dspark_target_layer_ids are vLLM aux indices k = t + 1, "
         "converted once to t = k - 1 and shown in the report",
-        runtimes=(VLLM.name, SGLANG.name, TRTLLM.name),
+        runtimes=dspark.RUNTIMES,
         dflash_config_keys=False,
         source=f"{V033}:vllm/model_executor/models/registry.py:676-697, "
         "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:125-135 (ids), "

@@ -64,6 +64,10 @@ ARCHITECTURE_RUNTIMES: dict[str, tuple[str, ...]] = {
     "DeepseekV4ForCausalLMDSpark": (SGLANG.name, TRTLLM.name),
 }
 ARCHITECTURES: dict[str, DraftMethod] = {a: "dspark" for a in ARCHITECTURE_RUNTIMES}
+RUNTIMES: tuple[str, ...] = tuple(
+    dict.fromkeys(r for rs in ARCHITECTURE_RUNTIMES.values() for r in rs)
+)
+"""The runtimes that load some DSpark architecture, in the table's order (the format's row)."""
 
 ID_COUNT_ARCHITECTURES = frozenset(
     {"K3DSparkModel", "MuseSparkDSparkModel", "MistralLarge4DSparkModel"}

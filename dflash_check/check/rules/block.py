@@ -99,12 +99,10 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     if d.dspark is not None:
         return  # DSpark's block size counts draft tokens; engines derive N from it
     block, most = f.block_size, f.block_size - 1
-    selected = ctx.selected
     where = f"draft {d.name} was trained with {f.block_size_key} {block}"
     # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
-    vllm_runners = [name for name in VLLM_RUNNERS if name in selected]
     hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
-    for name in vllm_runners if n > most else ():
+    for name in VLLM_RUNNERS if n > most else ():
         yield Issue(
             f"{where}: {name} with num_speculative_tokens {n} drafts {1 + n} positions, "
             f"{n - most} past the {block} the draft was trained on (acceptance drops there)",
@@ -112,7 +110,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             field=f.block_size_key,
             hint=hint,
         )
-    if SGLANG.name in selected and n + 1 != block:
+    if n + 1 != block:
         yield Issue(
             f"{where}: sglang with --speculative-num-draft-tokens {n + 1} warns 'DFLASH block "
             f"size mismatch: using speculative_num_draft_tokens={n + 1} but draft config "
@@ -122,7 +120,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             hint=f"Serve with --speculative-num-draft-tokens {block} "
             f"(--num-speculative-tokens {most}).",
         )
-    if TRTLLM.name in selected and n > most:
+    if n > most:
         yield Issue(
             f"{where}: trtllm with max_draft_len {n} fails at the first step: 'DFlash "
             f"checkpoint was trained with block_size={block}.Lower max_draft_len to at most "
@@ -156,7 +154,7 @@ def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
     """Flag sample_from_anchor: true for vLLM."""
     d, f = ctx.draft, ctx.draft.dflash
     key = f.sample_from_anchor_key if f is not None else None
-    if key is None or VLLM.name not in ctx.selected:
+    if key is None:
         return
     yield Issue(
         f"draft {d.name}: {key} is true; vllm refuses it at load: "

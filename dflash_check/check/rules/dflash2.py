@@ -55,15 +55,12 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
     # The engines' readers of the keys, defined only when a DFlash 2 draft is checked (start-up).
     from dflash_check.knowledge.dflash2_readers import DFLASH2_READERS
 
-    selected = ctx.selected
     values = {name: (value, key) for name, value, key in facts.keys}
     nested = {
         name: (value if key == f"dflash_config.{name}" else None)
         for name, (value, key) in values.items()
     }
     for reader in DFLASH2_READERS:
-        if reader.runtime not in selected:
-            continue
         seen = nested if reader.nested_only else {n: v for n, (v, _) in values.items()}
         missing = [
             name
@@ -80,13 +77,11 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
                 runtime=reader.runtime,
                 field=values[name][1] or f"dflash_config.{name}",
             )
-    if SGLANG.name in selected:
-        yield from _sglang_dflash2_pairs(d, {n: v or 0 for n, v in nested.items()})
+    yield from _sglang_dflash2_pairs(d, {n: v or 0 for n, v in nested.items()})
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
         for name in runtimes:
-            if name in selected:
-                yield Issue(f"{message} ({name} rejects it at load)", runtime=name, field=key)
+            yield Issue(f"{message} ({name} rejects it at load)", runtime=name, field=key)
 
     group, group_key = values.get("conv_group_size", (None, None))
     if group and d.hidden_size % group:
@@ -276,7 +271,7 @@ def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
 def check_dflash2_lm_head(ctx: PairContext) -> Iterator[Issue]:
     """Warn for SGLang when a DFlash 2 draft meets a target with a quantised LM head."""
     d, t = ctx.draft, ctx.target
-    if d.dflash2 is None or t.lm_head_quantization is None or SGLANG.name not in ctx.selected:
+    if d.dflash2 is None or t.lm_head_quantization is None:
         return
     yield Issue(
         f"target {t.name} quantises its lm_head ({t.lm_head_quantization}, "

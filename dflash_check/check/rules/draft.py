@@ -65,14 +65,10 @@ _MIXED = {
 def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, layer kinds, windows and keys the runtime's loader rejects."""
     d = ctx.draft
-    selected = ctx.selected
 
     def each(rejects: dict[str, str], problem: str, key: str) -> Iterator[Issue]:
         for name, message in rejects.items():
-            if name in selected:
-                yield Issue(
-                    f"draft {d.name}: {problem}; {name}: '{message}'", runtime=name, field=key
-                )
+            yield Issue(f"draft {d.name}: {problem}; {name}: '{message}'", runtime=name, field=key)
 
     kinds = d.layer_types
     if kinds is None:
@@ -99,15 +95,14 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
             "layer_types has sliding_attention layers but no sliding_window",
             "layer_types",
         )
-        if REFERENCE.name in selected:
-            yield Issue(
-                f"draft {d.name}: sliding_attention layers without a sliding_window; the "
-                "reference then attends over the whole context in them, unlike a window-trained "
-                "draft",
-                runtime=REFERENCE.name,
-                severity=Severity.WARNING,
-                field="sliding_window",
-            )
+        yield Issue(
+            f"draft {d.name}: sliding_attention layers without a sliding_window; the "
+            "reference then attends over the whole context in them, unlike a window-trained "
+            "draft",
+            runtime=REFERENCE.name,
+            severity=Severity.WARNING,
+            field="sliding_window",
+        )
     if "sliding_attention" in kinds and "full_attention" in kinds:
         yield from each(_MIXED, "layer_types mixes sliding and full attention", "layer_types")
 

@@ -8,7 +8,8 @@ its fc sizing expects.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, fmt_ids, rule
@@ -102,6 +103,13 @@ def check_eagle3_ids_missing(ctx: PairContext) -> Iterator[Issue]:
     yield from _refusals(ctx)
 
 
+# DF030 is a warning rule, so the outcome table has no stage for it: TensorRT-LLM raises while
+# it builds its capture set-up (Eagle3SpecMetadata.__post_init__), before it serves. The others
+# compute their default for any target of 3 layers or more; below that no stage was read.
+_NO_IDS_STAGE: Mapping[str, Stage] = MappingProxyType({TRTLLM.name: Stage.LOAD})
+"""Runtime -> when it shows that it refuses a head without ids, where that was read."""
+
+
 def _refusals(ctx: PairContext) -> Iterator[Issue]:
     """An error for each runtime that ends up with no ids at all (it refuses to guess)."""
     d, t = ctx.draft, ctx.target
@@ -114,11 +122,7 @@ def _refusals(ctx: PairContext) -> Iterator[Issue]:
                 runtime=p.name,
                 severity=Severity.ERROR,
                 field="eagle_config.eagle_aux_hidden_state_layer_ids",
-                # DF030 is a warning rule, so the outcome table has no stage for it: TensorRT-LLM
-                # raises while it builds its capture set-up (Eagle3SpecMetadata.__post_init__),
-                # before it serves. The others compute their default for any target of 3 layers
-                # or more; below that no stage was read.
-                stage=Stage.LOAD if p.name == TRTLLM.name else None,
+                stage=_NO_IDS_STAGE.get(p.name),
             )
 
 

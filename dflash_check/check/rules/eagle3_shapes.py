@@ -269,8 +269,6 @@ def check_eagle3_rope(ctx: PairContext) -> Iterator[Issue]:
 def check_eagle3_llamacpp(ctx: PairContext) -> Iterator[Issue]:
     """Check the two keys llama.cpp's converter detects an EAGLE-3 head by."""
     d = ctx.draft
-    if LLAMACPP.name not in ctx.selected:
-        return
     missing = []
     if d.draft_vocab_size is None:
         missing.append("it has no draft_vocab_size")

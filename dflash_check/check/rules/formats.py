@@ -3,7 +3,7 @@ config (Markov head, mask keys, reduced vocabulary, Laguna's layer kinds and voc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from dflash_check.check.formats import dspark, format_named
@@ -85,11 +85,13 @@ def check_dspark_markov(ctx: PairContext) -> Iterator[Issue]:
     d, f, k = ctx.draft, ctx.draft.dflash, ctx.draft.dspark
     if f is None or k is None:
         return
-    for name in _loading(ctx, (VLLM.name, SGLANG.name)):
-        if name == SGLANG.name:
-            yield from _sglang_markov(d, f, k)
-        else:
-            yield from _vllm_markov(d, k)
+    # Each engine's own checks of the head, by the engine whose code they were read in.
+    by_engine: dict[str, Callable[[], Iterator[Issue]]] = {
+        VLLM.name: lambda: _vllm_markov(d, k),
+        SGLANG.name: lambda: _sglang_markov(d, f, k),
+    }
+    for name in _loading(ctx, tuple(by_engine)):
+        yield from by_engine[name]()
 
 
 def _sglang_markov(d: DraftView, f: DFlashFacts, k: DSparkFacts) -> Iterator[Issue]:

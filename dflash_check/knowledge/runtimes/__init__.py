@@ -77,7 +77,8 @@ def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
     # No release pinned: the newest that has the profile's runner, as a check of it judges
     # (vllm-v1 alone is the last release with Model Runner V1), so the docs say what it does.
     release = profile.release or release_for(profile, None)
-    own = release.family_overrides.get(f"{profile.method}/{family}", {})
+    key = (profile.method, family)
+    own = next((v for k, v in release.family_overrides.items() if (k.method, k.family) == key), {})
     cell = (
         None
         if family is None
@@ -151,7 +152,8 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     """Return ``profile`` as the named release of its engine behaves (None: the newest release
     that has its runner): the release's own differences applied, the release recorded."""
     rel = release_for(profile, version)
-    fields = dict(rel.overrides.get(f"{profile.method}/{profile.name}", {}))
+    key = (profile.method, profile.name)
+    fields = dict(next((v for k, v in rel.overrides.items() if (k.method, k.profile) == key), {}))
     if "id_keys" in fields:  # an engine module names plain keys (it cannot build IdReadings)
         fields["id_readings"] = tuple(IdReading(k) for k in fields.pop("id_keys"))
     return replace(profile, release=rel, **fields)

@@ -178,9 +178,9 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
             for key in sorted(set(old.family_overrides) | set(new.family_overrides)):
                 was, now = old.family_overrides.get(key), new.family_overrides.get(key)
                 if was != now:
-                    method, family = key.split("/", 1)
                     changes.append(
-                        f"on `{family}` ({method}): {dict(now or {})} (was {dict(was or {})})"
+                        f"on `{key.family}` ({key.method}): {dict(now or {})} "
+                        f"(was {dict(was or {})})"
                     )
             if new.checks_method and not old.checks_method:
                 changes.append(

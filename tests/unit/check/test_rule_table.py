@@ -64,6 +64,18 @@ def test_a_rule_in_the_table_is_reported(monkeypatch: pytest.MonkeyPatch) -> Non
     assert hits[0].hint == "Nothing to fix: this rule is a test's."
 
 
+def test_a_rule_s_issue_about_an_engine_left_out_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rule body says what one engine does without asking whether it is selected: the check
+    keeps an issue about a runtime only when that runtime is checked."""
+    monkeypatch.setattr(rules, "RULES", (*rules.RULES, *FAKE_MODULE_RULES))
+    draft = draft_config()
+    pair = (files("draft", draft, fc_tensors(draft)), files("target", qwen3_4b_config()))
+    assert [f.runtime for f in check_files(*pair, "vllm").findings if f.rule == "DF099"] == ["vllm"]
+    assert not [f for f in check_files(*pair, "sglang").findings if f.rule == "DF099"]
+
+
 def test_every_rule_module_is_in_the_table() -> None:
     """Each rule a module defines is in its ``RULES`` tuple, and each tuple is in the table:
     a rule written but not listed, or a module not concatenated, fails here."""

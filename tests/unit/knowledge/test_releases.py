@@ -4,6 +4,7 @@ what differs by release, the failure stage of each finding, and the generated re
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from dflash_check.check.report import Finding
 from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
 from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, VLLM_033, VLLM_034, VLLM_V1
+from dflash_check.knowledge.engines.interface import FamilyKey, ProfileKey
 from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import parse_selection
 from tests.support.helpers import (
@@ -297,6 +299,24 @@ def _llamacpp_findings(draft: dict, release: str, rule: str) -> list:
         f"llamacpp=={release}",
     )
     return [f for f in report.findings if f.rule == rule]
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda: FamilyKey("dflash", "nemotron_hh"), "unknown family 'nemotron_hh'"),
+        (lambda: FamilyKey("dflsh", "qwen3"), "unknown method 'dflsh'"),
+        (lambda: ProfileKey("eagle", "llamacpp"), "unknown method 'eagle'"),
+    ],
+)
+def test_a_release_key_naming_an_unknown_method_or_family_fails_at_import(
+    make: Callable[[], object], said: str
+) -> None:
+    """A typo in an engine module's per-row or per-family key is refused when the module is
+    read, not left as a difference no look-up ever finds."""
+    with pytest.raises(ValueError, match=said):
+        make()
+    assert FamilyKey("dflash", "nemotron_h") < FamilyKey("dflash", "qwen3")
 
 
 def test_llamacpp_top_level_ids_read_from_0c1e57098_on() -> None:
