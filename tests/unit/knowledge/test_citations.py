@@ -17,6 +17,7 @@ import pytest
 from dflash_check.knowledge import engines
 from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import LLAMACPP, VLLM, Release, llamacpp
+from dflash_check.knowledge.engines.interface import ProfileKey
 from dflash_check.knowledge.reviewed import inherit
 from tests.support.helpers import QWEN3_4B, SEED_DRAFT, draft_config, invoke_cli, write_draft
 from tests.support.releases import (
@@ -103,13 +104,14 @@ def test_a_citation_inside_an_inherited_row_override_says_where_it_was_read(
     later commit inside ``Release.overrides``: its citation there says it was read at 0.3.36,
     the release's own rows are untouched."""
     read = LLAMACPP.newest
+    key = ProfileKey("dflash", "llamacpp")  # the key the row is stored under
     row = Release("llamacpp", "fedcba987")  # a later commit, with no code read
     engine = replace(LLAMACPP, releases=inherit((*llamacpp.RELEASES, row), llamacpp.REVIEWED))
     monkeypatch.setattr(
         engines, "ENGINES", tuple(engine if e.name == "llamacpp" else e for e in engines.ENGINES)
     )
     later = own_citations(engine.newest)
-    cited = later.overrides["dflash/llamacpp"]["citation"]
+    cited = later.overrides[key]["citation"]
     assert cited.startswith(f"read at {read.source}:") and citations_not_of(later, cited) == []
-    assert engine.newest.overrides["dflash/llamacpp"]["citation"].startswith(f"{read.source}:")
+    assert engine.newest.overrides[key]["citation"].startswith(f"{read.source}:")
     assert own_citations(read) is read  # the release that was read cites itself
