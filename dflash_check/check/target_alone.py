@@ -22,8 +22,10 @@ from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp
 from dflash_check.knowledge.mtp_layers import (
     MTP_KEYS,
     MTP_SECTION,
+    ClassDefault,
     MtpFamily,
     Placement,
+    class_default,
     engine_rows,
     family,
 )
@@ -42,11 +44,32 @@ class MtpStated:
     """The dotted key k was read from; None when no key is stated."""
     all_keys: tuple[tuple[str, int], ...]
     """Every MTP key the config states, with its value (MiniMax-M3 states two)."""
+    default: ClassDefault | None = None
+    """The config class whose default k is, when the config states no key (``key`` None)."""
+
+    @property
+    def source(self) -> str:
+        """Where k came from, in a few words: the key, or the class default."""
+        if self.key is None and self.default is not None:
+            return f"{self.default.config_class}'s default {self.default.key}, not stated"
+        return self.key or "no key stated"
+
+    @property
+    def said(self) -> str:
+        """k and where it came from, for findings (the class default with its citation)."""
+        if self.key is None and self.default is not None:
+            d = self.default
+            return (
+                f"{d.key} is not stated, and {d.config_class} defaults it to {self.layers} "
+                f"({d.citation})"
+            )
+        return f"{self.key} is {self.layers}"
 
 
 def read_mtp_layers(files: ModelFiles) -> MtpStated:
     """Read k from the first MTP key the config states (top level, then ``text_config``, then
-    ``mtp_config``)."""
+    ``mtp_config``; a key's alias in the target's config class after it), else the default
+    of its config class, else 0."""
     top = FieldReader(files.who, files.config_location, files.config)
     readers = [top]
     text = top.child("text_config")
@@ -57,6 +80,8 @@ def read_mtp_layers(files: ModelFiles) -> MtpStated:
         section = top.child(MTP_SECTION)
         assert section is not None
         readers.append(section)
+    model_type = files.config.get("model_type")
+    cls = class_default(model_type if isinstance(model_type, str) else None)
     stated: list[tuple[str, int]] = []
     for key in MTP_KEYS:
         for reader in readers:
@@ -64,9 +89,18 @@ def read_mtp_layers(files: ModelFiles) -> MtpStated:
                 value = reader.integer(key, minimum=0)
                 assert value is not None  # has() saw a value; integer() raises on a bad one
                 stated.append((f"{reader.prefix}{key}", value))
-    if not stated:
-        return MtpStated(0, None, ())
-    return MtpStated(stated[0][1], stated[0][0], tuple(stated))
+        # The class's alias of the key (num_mtp_layers) is the same field, at the top level
+        # where the class is the config's own.
+        for alias in cls.aliases if cls is not None and cls.key == key else ():
+            if top.has(alias):
+                value = top.integer(alias, minimum=0)
+                assert value is not None  # as above
+                stated.append((alias, value))
+    if stated:
+        return MtpStated(stated[0][1], stated[0][0], tuple(stated))
+    if cls is not None:
+        return MtpStated(cls.default, None, (), cls)
+    return MtpStated(0, None, ())
 
 
 # At most 9 digits: a longer layer number is no layer (and int() of 5,000 digits raises).
@@ -267,7 +301,7 @@ def _findings(
     if tensors is not None and tensors.missing:
         yield _finding(
             "DF042",
-            f"target {name}: {stated.key} is {stated.layers}, but {tensors.location} has "
+            f"target {name}: {stated.said}, but {tensors.location} has "
             f"{len(tensors.missing)} of them missing (expected {tensors.expected}); "
             + "; ".join(
                 f"{r.engine}: {fill(r.on_missing, stated.layers, target.num_hidden_layers)}"

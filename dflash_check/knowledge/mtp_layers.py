@@ -27,6 +27,68 @@ MTP_SECTION = "mtp_config"
 ``mtp_config.num_nextn_predict_layers``, which vLLM reads
 (``vllm==0.33.0:vllm/config/speculative.py:1087-1103``)."""
 
+
+@dataclass(frozen=True)
+class ClassDefault:
+    """An MTP count that a target's config class fills in when config.json states none.
+
+    The engines load a target's config through transformers' class for its ``model_type``, so
+    a field the class declares with a default is there whether the file states it or not:
+    DeepSeek-V3's class defaults ``num_nextn_predict_layers`` to 1, and vLLM builds a one-layer
+    DeepSeekMTPModel from a config stating no count
+    (``vllm==0.34.0:vllm/config/speculative.py:847-862`` reads the attribute). The class also
+    reads an alias of the field (``attribute_map``), which a config may state instead.
+    """
+
+    model_types: tuple[str, ...]
+    """Top-level ``model_type`` values loaded through the class (the engines' MTP branches read
+    the top-level config's attribute, not ``text_config``'s)."""
+    config_class: str
+    """The class, for reports (``DeepseekV3Config``)."""
+    key: str
+    """The field the engines read (one of ``MTP_KEYS``)."""
+    default: int
+    """What the class fills in when no key is stated."""
+    aliases: tuple[str, ...]
+    """Keys the class stores as ``key`` (its ``attribute_map``)."""
+    citation: str
+    """Where the field, its alias and its default were read."""
+
+
+# vLLM 0.32.0, 0.33.0 and 0.34.0 require transformers >= 5.16.1 and < 5.20.0, < 5.21.0, < 5.23.0
+# (requirements/common.txt:10-11 of each); these classes were read at 5.16.1, 5.19.0, 5.20.2 and
+# 5.22.2 (the newest 0.34.0 allows) and at 5.25.0 (this project's lock) with the same field,
+# alias and default in each: the citations name 5.22.2, the release vLLM 0.34.0's oracle ran.
+_TF = "transformers==5.22.2:transformers/models"
+CLASS_DEFAULTS: tuple[ClassDefault, ...] = (
+    ClassDefault(
+        ("deepseek_v3",),
+        "DeepseekV3Config",
+        "num_nextn_predict_layers",
+        1,
+        ("num_mtp_layers",),
+        f"{_TF}/deepseek_v3/configuration_deepseek_v3.py:79,117",
+    ),
+    ClassDefault(
+        ("glm4_moe",),
+        "Glm4MoeConfig",
+        "num_nextn_predict_layers",
+        1,
+        ("num_mtp_layers",),
+        f"{_TF}/glm4_moe/configuration_glm4_moe.py:88,120",
+    ),
+)
+"""The config classes that fill in an MTP count, by ``model_type``; a model type not listed
+has no count but the one its config states. Not here: ``deepseek_v4`` (transformers' class
+defaults it to 1, but vLLM 0.32.0 loads its own DeepseekV4Config, which has no such field,
+``vllm==0.32.0:vllm/transformers_utils/config.py:93``: the default is not one per model type)."""
+
+
+def class_default(model_type: str | None) -> ClassDefault | None:
+    """Return the config class default of a target's top-level ``model_type``, if known."""
+    return next((c for c in CLASS_DEFAULTS if model_type in c.model_types), None)
+
+
 # Where the families' MTP weight names were read.
 _VLLM_SRC = VLLM_033.source
 

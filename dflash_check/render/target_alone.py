@@ -19,10 +19,10 @@ def summary_line(report: MtpReport) -> str:
         return f"target {t.name} has no MTP layers: nothing to draft with (exit 1)"
     where = report.layer_names
     if report.verdict is Verdict.INCOMPATIBLE:
-        return f"target {t.name}: {s.layers} MTP layer(s) stated ({s.key}) but not servable"
+        return f"target {t.name}: {s.layers} MTP layer(s) stated ({s.source}) but not servable"
     held = "weights present" if report.tensors else "weights not checked"
     at = f"at {where}" if report.family else "their place not known for this family"
-    return f"target {t.name}: {s.layers} MTP layer(s) ({s.key}) {at}, {held}"
+    return f"target {t.name}: {s.layers} MTP layer(s) ({s.source}) {at}, {held}"
 
 
 def engine_dict(row: EngineMtp, k: int, n: int) -> dict[str, Any]:
@@ -59,6 +59,15 @@ def mtp_dict(report: MtpReport) -> dict[str, Any]:
             "layers": k,
             "key": s.key,
             "stated": {key: value for key, value in s.all_keys},
+            # k from the target's config class when the file states no key (key null)
+            "class_default": None
+            if s.default is None or s.key is not None
+            else {
+                "class": s.default.config_class,
+                "key": s.default.key,
+                "value": s.default.default,
+                "citation": s.default.citation,
+            },
             "family": report.family,
             "layer_names": report.layer_names if k else None,
         },
@@ -85,6 +94,10 @@ def render_mtp_text(report: MtpReport, width: int = 100) -> str:
     if s.all_keys:
         stated = ", ".join(f"{key} = {value}" for key, value in s.all_keys)
         lines.append(f"MTP config  {stated}")
+    elif s.default is not None:
+        d = s.default
+        lines.append(f"MTP config  {d.key} not stated: {d.config_class} defaults it to {k}")
+        lines.append(f"            ({d.citation})")
     if k:
         lines.append(f"MTP layers  {report.layer_names}  ({report.family or 'family not known'})")
         tensors = report.tensors

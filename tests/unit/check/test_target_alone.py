@@ -37,6 +37,13 @@ DEEPSEEK_V3: dict[str, Any] = {
     "max_position_embeddings": 163840,
 }
 NEXTN = DEEPSEEK_V3 | {"architectures": ["DeepseekV3ForCausalLMNextN"]}
+# A target that states no MTP key and whose config class fills in none (DeepSeek-V3's would:
+# tests/unit/check/test_mtp_counts.py).
+NO_MTP = DEEPSEEK_V3 | {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "num_nextn_predict_layers": None,
+}
 
 
 def header(layer: int) -> dict[str, TensorInfo]:
@@ -87,7 +94,7 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(nextn_layer=61),
         Case(DEEPSEEK_V3 | {"hidden_size": 4096}, nextn_layer=61),
     ),
-    "DF041": (Case(), Case(DEEPSEEK_V3 | {"num_nextn_predict_layers": None})),
+    "DF041": (Case(), Case(NO_MTP)),
     "DF042": (
         Case(
             tensors=frozenset({"model.layers.60.mlp.gate.weight", "model.layers.61.eh_proj.weight"})
@@ -210,9 +217,7 @@ def test_kimi_k25_has_no_mtp_layers() -> None:
 
 
 def test_config_without_any_mtp_key_has_none() -> None:
-    report = check_target_mtp(
-        files("target", DEEPSEEK_V3 | {"num_nextn_predict_layers": None}), None, ""
-    )
+    report = check_target_mtp(files("target", NO_MTP), None, "")
     assert report.stated.key is None and [f.rule for f in report.findings] == ["DF041"]
 
 
@@ -283,6 +288,7 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
         "layers": 1,
         "key": "num_nextn_predict_layers",
         "stated": {"num_nextn_predict_layers": 1},
+        "class_default": None,
         "family": "DeepSeek-V3/R1/V3.2, GLM-5",
         "layer_names": "model.layers.61",
     }

@@ -23,14 +23,6 @@ _SERVER = (
     "refuses a Domino draft when it starts {what} ({where}); a plain DFlash draft passes the "
     "same guard (the control case): the tool needs the setting to say so"
 )
-DEEPSEEK_DEFAULT = (
-    "issue 29: a DeepSeek-V3 config stating no num_nextn_predict_layers gets a one-layer "
-    "DeepSeekMTPModel from vLLM, because transformers' DeepseekV3Config defaults it to 1 "
-    "(transformers==5.22.2:transformers/models/deepseek_v3/configuration_deepseek_v3.py:79,117, "
-    "num_mtp_layers aliased to num_nextn_predict_layers; read by "
-    "vllm==0.34.0:vllm/config/speculative.py:847-862); the tool reads config.json alone and "
-    "says 'no MTP layers' (DF041): the class defaults per model type are not in its knowledge"
-)
 PARSE = (
     "issue 29: vLLM's Nemotron Parse 3.5 MTP draft is one step, keyed on the architecture and "
     "decoder.causal_vision_prefix, with no MTP count and no layer count in the config "
@@ -46,14 +38,15 @@ KNOWN: dict[str, str] = {
         what="with --speculative-num-draft-tokens 1 (the draft's block_size is 16)",
         where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:525-529",
     ),
-    **{f"vllm-{r}:mtp-deepseek-v3-no-key": DEEPSEEK_DEFAULT for r in ("0.33.0", "0.34.0")},
     **{f"vllm-{r}:mtp-nemotron-parse": PARSE for r in ("0.33.0", "0.34.0")},
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
 Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases and SGLang's
-Domino refusals, and vLLM 0.32/0.33 refusing repeated ids, were here until issue 29's
-knowledge fixes reached main; the two Muse Glimmer mapping cases are explained instead.)"""
+Domino refusals, vLLM 0.32/0.33 refusing repeated ids, and the DeepSeek-V3 config stating no
+MTP count (its config class's default, ``knowledge/mtp_layers.py``) were here until issue
+29's knowledge fixes reached main; the two Muse Glimmer mapping cases are explained
+instead.)"""
 NOT_REPRODUCED = {k for k, v in explained().items() if v.get("not_reproduced")}
 """Mined cases the engine refuses for a reason its explanation names (the case's configs, not
 the test's assertion): their own test must pass on the release's wheel instead."""
