@@ -8,7 +8,7 @@ when many registry pairs share it, and remembers failures so a broken model fail
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -144,7 +144,13 @@ def target_alone(
         raise GivenADraft(
             f"{target.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
         )
-    report = check_target_alone(target, cache, settings.strict, settings.num_speculative_tokens)
+    # The release selected per engine: an MTP draft a release does not register is not built.
+    releases: dict[str, str | None] = {}
+    for choice in settings.selection.choices:
+        releases[choice.engine] = releases.get(choice.engine) or choice.version
+    report = check_target_alone(
+        target, cache, settings.strict, settings.num_speculative_tokens, releases
+    )
     if settings.selection.portable_only:
         return report
     chosen = settings.selection
@@ -158,8 +164,10 @@ def check_target_alone(
     cache: ModelCache | None = None,
     strict: bool = False,
     num_speculative_tokens: int | None = None,
+    releases: Mapping[str, str | None] | None = None,
 ) -> MtpReport:
-    """Answer for a target asked about alone: its own MTP layers and what engines make of them.
+    """Answer for a target asked about alone: its own MTP layers and what engines make of them
+    (at the release ``releases`` selects per engine, else each one's newest).
 
     A local directory's tensor names (its index, or its headers) show whether the MTP weights
     are there; a Hub target is read from its config only (its index would cost another
@@ -177,4 +185,4 @@ def check_target_alone(
     # A target asked about alone is the rare path: the pair check does not load the MTP table.
     from dflash_check.check.target_alone import check_target_mtp
 
-    return check_target_mtp(files, names, where, strict, num_speculative_tokens)
+    return check_target_mtp(files, names, where, strict, num_speculative_tokens, releases)

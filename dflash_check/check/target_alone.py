@@ -11,7 +11,7 @@ Pure: no file or network access, no torch.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from dflash_check.check.report import Finding, Severity, Verdict
@@ -23,11 +23,13 @@ from dflash_check.knowledge.mtp_layers import (
     MTP_KEYS,
     MTP_SECTION,
     ClassDefault,
+    KeyedMtp,
     MtpFamily,
     Placement,
     class_default,
     engine_rows,
     family,
+    keyed_mtp,
 )
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import RuntimeProfile
@@ -46,10 +48,14 @@ class MtpStated:
     """Every MTP key the config states, with its value (MiniMax-M3 states two)."""
     default: ClassDefault | None = None
     """The config class whose default k is, when the config states no key (``key`` None)."""
+    keyed: KeyedMtp | None = None
+    """The keyed draft whose fixed steps k is (the engine reads no count: ``key`` None)."""
 
     @property
     def source(self) -> str:
         """Where k came from, in a few words: the key, or the class default."""
+        if self.keyed is not None:
+            return f"fixed for {self.keyed.architecture} with {self._flag}"
         if self.key is None and self.default is not None:
             return f"{self.default.config_class}'s default {self.default.key}, not stated"
         return self.key or "no key stated"
@@ -63,13 +69,23 @@ class MtpStated:
                 f"{d.key} is not stated, and {d.config_class} defaults it to {self.layers} "
                 f"({d.citation})"
             )
+        if self.keyed is not None:
+            return f"{self.keyed.architecture} with {self._flag} has {self.layers} step(s)"
         return f"{self.key} is {self.layers}"
+
+    @property
+    def _flag(self) -> str:
+        assert self.keyed is not None  # only asked of a keyed draft
+        return f"{self.keyed.section}.{self.keyed.flag}"
 
 
 def read_mtp_layers(files: ModelFiles) -> MtpStated:
     """Read k from the first MTP key the config states (top level, then ``text_config``, then
     ``mtp_config``; a key's alias in the target's config class after it), else the default
     of its config class, else 0."""
+    keyed = keyed_mtp(files.config)
+    if keyed is not None:  # the engine fixes the steps before it reads any count
+        return MtpStated(keyed.layers, None, (), keyed=keyed)
     top = FieldReader(files.who, files.config_location, files.config)
     readers = [top]
     text = top.child("text_config")
@@ -323,20 +339,49 @@ def _findings(
         yield from _token_findings(stated.layers, tokens, engines)
 
 
+def _keyed_target(files: ModelFiles, keyed: KeyedMtp) -> TargetView:
+    """The target view of a keyed MTP target, from its section's dimensions: its layer count
+    is read where stated (0 where not: the draft's steps do not depend on it, and the
+    report says it is not stated)."""
+    top = FieldReader(files.who, files.config_location, files.config)
+    section = top.child(keyed.section)
+    assert section is not None  # keyed_mtp() found the flag in it
+    hidden = section.integer(keyed.hidden_key, required=True)
+    vocab = section.integer("vocab_size", required=True)
+    assert hidden is not None and vocab is not None  # required=True guarantees it
+    n = section.integer(keyed.layers_key, minimum=0)
+    model_type = top.string("model_type")
+    return TargetView(
+        name=files.name,
+        architectures=top.strings("architectures") or (),
+        model_type=model_type,
+        model_types=(model_type,) if model_type else (),
+        nested=True,
+        text_prefix=section.prefix,
+        num_hidden_layers=n or 0,
+        layers_key=f"{section.prefix}{keyed.layers_key}" if n is not None else "",
+        hidden_size=hidden,
+        vocab_size=vocab,
+        max_position_embeddings=None,
+    )
+
+
 def check_target_mtp(
     files: ModelFiles,
     tensor_names: Collection[str] | None,
     tensors_note: str,
     strict: bool = False,
     num_speculative_tokens: int | None = None,
+    releases: Mapping[str, str | None] | None = None,
 ) -> MtpReport:
-    """Answer for a target asked about alone; ``tensor_names`` None when they were not read."""
-    target = normalise_target(files)
+    """Answer for a target asked about alone; ``tensor_names`` None when they were not read;
+    ``releases``: the release selected per engine (none named: each engine's newest)."""
     stated = read_mtp_layers(files)
+    target = normalise_target(files) if stated.keyed is None else _keyed_target(files, stated.keyed)
     fam = family(target.model_types)
     top_type = files.config.get("model_type")
     top_type = top_type if isinstance(top_type, str) else None
-    engines = engine_rows(target.architectures, top_type) if stated.layers else ()
+    engines = engine_rows(target.architectures, top_type, releases) if stated.layers else ()
     tensors = None
     if tensor_names is not None:
         tensors = find_mtp_tensors(

@@ -8,9 +8,11 @@ is ``runtimes/mtp.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
+from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import VLLM_033, Engine, EngineMtp, registered
 
 MTP_KEYS: tuple[str, ...] = ("mtp_num_hidden_layers", "num_mtp_modules", "num_nextn_predict_layers")
@@ -89,6 +91,57 @@ def class_default(model_type: str | None) -> ClassDefault | None:
     return next((c for c in CLASS_DEFAULTS if model_type in c.model_types), None)
 
 
+@dataclass(frozen=True)
+class KeyedMtp:
+    """A target whose MTP draft an engine keys on its architecture and a flag of its config,
+    not on a count: the draft has a fixed number of steps, and the config may state neither an
+    MTP count nor a layer count."""
+
+    architecture: str
+    """``architectures[0]`` of the target."""
+    section: str
+    """The config section the flag and the text model's dimensions are in."""
+    flag: str
+    """The flag in ``section`` that must be true."""
+    layers: int
+    """The steps the draft makes (its n_predict)."""
+    hidden_key: str
+    """The section's key for the hidden size."""
+    layers_key: str
+    """The section's key for the decoder layer count, where the config states one."""
+    citation: str
+    """Where the branch was read."""
+
+
+KEYED_MTP: tuple[KeyedMtp, ...] = (
+    # Nemotron Parse 3.5 (an MBart decoder behind a RADIO encoder): vLLM rewrites the config
+    # into a one-step ParseAuxMTPModel (n_predict = num_nextn_predict_layers = 1) before any
+    # count is read (vllm==0.34.0:vllm/config/speculative.py:810-821; 0.33.0:721-731); its
+    # dimensions are the decoder's MBart ones (nemotron_parse3_5.py:288-305, _mtp.py:46-48).
+    KeyedMtp(
+        "RadioMBartPrefixForCausalLM",
+        "decoder",
+        "causal_vision_prefix",
+        1,
+        "d_model",
+        "decoder_layers",
+        "vllm==0.34.0:vllm/config/speculative.py:810-821",
+    ),
+)
+"""Targets whose MTP draft is keyed on the architecture; the steps are then the engine's."""
+
+
+def keyed_mtp(config: Mapping[str, Any]) -> KeyedMtp | None:
+    """Return the keyed MTP draft a target's config selects, if any."""
+    archs = config.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs else None
+    for row in KEYED_MTP:
+        section = config.get(row.section)
+        if first == row.architecture and isinstance(section, dict) and section.get(row.flag):
+            return row
+    return None
+
+
 # Where the families' MTP weight names were read.
 _VLLM_SRC = VLLM_033.source
 
@@ -159,8 +212,13 @@ def mtp_engine_rows() -> tuple[EngineMtp, ...]:
     return tuple(r for e in mtp_engines() for r in e.mtp)
 
 
-def engine_rows(architectures: tuple[str, ...], model_type: str | None) -> tuple[EngineMtp, ...]:
-    """Return, per engine, the row that applies to a target.
+def engine_rows(
+    architectures: tuple[str, ...],
+    model_type: str | None,
+    releases: Mapping[str, str | None] | None = None,
+) -> tuple[EngineMtp, ...]:
+    """Return, per engine, the row that applies to a target at the release selected for it
+    (``releases``: engine -> version; an engine not named, or None: its newest).
 
     The engines branch on ``architectures[0]`` and the top-level ``model_type`` (not
     ``text_config``'s: Kimi-K2.5's text model is a ``deepseek_v3``, its wrapper is not).
@@ -168,8 +226,38 @@ def engine_rows(architectures: tuple[str, ...], model_type: str | None) -> tuple
     names = set(architectures[:1]) | ({model_type} if model_type else set())
     rows = []
     for engine in mtp_engines():
-        rows.append(next(r for r in engine.mtp if not r.match or names & set(r.match)))
+        row = next(r for r in engine.mtp if not r.match or names & set(r.match))
+        version = (releases or {}).get(engine.name)
+        rows.append(_at_release(engine, row, version))
     return tuple(rows)
+
+
+def _at_release(engine: Engine, row: EngineMtp, version: str | None) -> EngineMtp:
+    """The row as the release has it: a release of an extracted engine whose model registry
+    registers none of the row's drafts builds none (its facts, with its own citation)."""
+    if not engine.extracted or not row.drafts:
+        return row
+    release = engine.release(version)
+    found = facts.for_release(release)
+    if set(row.drafts) & set(found.drafts):
+        return row
+    mtp = sorted(
+        int(entry["at"].rsplit(":", 1)[1])
+        for name, entry in found.drafts.items()
+        if "MTP" in name and entry["at"].rsplit(":", 1)[1].isdigit()
+    )
+    path = next(iter(found.drafts.values()))["at"].rsplit(":", 1)[0] if found.drafts else ""
+    where = f"{path}:{mtp[0]}-{mtp[-1]}" if mtp else path
+    missing = ", ".join(row.drafts)
+    return replace(
+        row,
+        draft=f"none: {engine.title} {release.version} registers no {missing}",
+        request="not available",
+        tokens="-",
+        on_missing="-",
+        citation=f"{found.cite(where)} (its MTP drafts, without {missing})",
+        reruns=None,
+    )
 
 
 def family(model_types: tuple[str, ...]) -> MtpFamily | None:

@@ -54,7 +54,8 @@ def mtp_dict(report: MtpReport) -> dict[str, Any]:
         "verdict_text": summary_line(report),
         "strict": report.strict,
         "num_speculative_tokens": report.num_speculative_tokens,
-        "target": target_dict(t),
+        # N null where a keyed MTP target states no layer count (its draft needs none)
+        "target": target_dict(t) | ({} if t.layers_key else {"num_hidden_layers": None}),
         "mtp": {
             "layers": k,
             "key": s.key,
@@ -90,7 +91,10 @@ def render_mtp_text(report: MtpReport, width: int = 100) -> str:
     t, s, k, n = report.target, report.stated, report.stated.layers, report.target.num_hidden_layers
     mark = "✓" if report.verdict is Verdict.COMPATIBLE else "✗"
     lines = [f"{mark} {summary_line(report)}", ""]
-    lines.append(f"Target      {t.name} ({', '.join(t.architectures) or t.model_type}), N = {n}")
+    shown_n = n if t.layers_key else "not stated"
+    lines.append(
+        f"Target      {t.name} ({', '.join(t.architectures) or t.model_type}), N = {shown_n}"
+    )
     if s.all_keys:
         stated = ", ".join(f"{key} = {value}" for key, value in s.all_keys)
         lines.append(f"MTP config  {stated}")

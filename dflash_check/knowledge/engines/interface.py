@@ -255,6 +255,10 @@ class EngineMtp:
     builds: bool = True
     """Whether the engine builds an MTP draft from the target's own layers at all (DF041-DF043
     are about the engines with such a row); False where that was not read (llama.cpp)."""
+    drafts: tuple[str, ...] = ()
+    """The draft architectures the row builds, as the engine's model registry names them
+    (``DeepSeekMTPModel``): for an extracted engine, a release whose facts register none of
+    them builds none (``knowledge/mtp_layers.py``, ``engine_rows``); empty: not looked up."""
 
 
 DEFAULT_BLOCK_SIZE = 16

@@ -33,7 +33,9 @@ not define one" (``vllm==0.33.0:vllm/renderers/hf.py:884-889``): the prompts the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cache
 from pathlib import PurePath
 from types import MappingProxyType
@@ -348,10 +350,15 @@ _VLLM_RERUNS = MtpReruns(
 )
 
 
+_DRAFT_CLASS = re.compile(r"\b[A-Z]\w*MTP\w*\b")
+"""A draft architecture named in a row's text (``Qwen3_5MTP``, ``DeepSeekMTPModel``)."""
+
+
 def _vllm(
     match: tuple[str, ...], draft: str, line: str, on_missing: str = _VLLM_UNCHECKED
 ) -> EngineMtp:
-    """One branch of vLLM's ``hf_config_override``: how it asks and what it builds."""
+    """One branch of vLLM's ``hf_config_override``: how it asks and what it builds (the draft
+    architectures its text names, looked up in each release's model registry)."""
     return EngineMtp(
         "vllm",
         match,
@@ -361,6 +368,7 @@ def _vllm(
         on_missing,
         f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
         reruns=_VLLM_RERUNS,
+        drafts=tuple(dict.fromkeys(_DRAFT_CLASS.findall(draft))),
     )
 
 
@@ -418,6 +426,21 @@ MTP = (
         ("minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration"),
         "MiniMaxM3MTP (k from text_config.num_mtp_modules)",
         "1118-1134",
+    ),
+    # Nemotron Parse 3.5: one step, keyed on the architecture and the decoder's
+    # causal_vision_prefix, whatever the config counts (knowledge/mtp_layers.py, KEYED_MTP);
+    # 0.32.0 has no such branch and registers no ParseAuxMTPModel.
+    # More draft tokens than its one step are refused, not rerun: no MtpReruns (DF044/DF045
+    # do not speak for it; the row's tokens text says so).
+    replace(
+        _vllm(
+            ("RadioMBartPrefixForCausalLM",),
+            "ParseAuxMTPModel (one step, when decoder.causal_vision_prefix)",
+            "721-731",
+        ),
+        tokens="only 1: above it 'Parse 3.5 has only one trained MTP step', "
+        f"{_VLLM_SRC}:vllm/config/speculative.py:1587-1591",
+        reruns=None,
     ),
     EngineMtp(
         "vllm",

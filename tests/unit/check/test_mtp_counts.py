@@ -10,6 +10,9 @@ import pytest
 
 from dflash_check.check.report import Verdict
 from dflash_check.check.target_alone import check_target_mtp, read_mtp_layers
+from dflash_check.errors import ConfigError
+from dflash_check.knowledge import facts
+from dflash_check.knowledge.engines import VLLM
 from dflash_check.knowledge.mtp_layers import CLASS_DEFAULTS, MTP_KEYS, class_default
 from dflash_check.render.target_alone import mtp_dict, render_mtp_text, summary_line
 from tests.support.helpers import files
@@ -90,3 +93,67 @@ def test_each_class_default_names_a_key_and_its_transformers_release() -> None:
             assert class_default(model_type) is row
     types = [t for row in CLASS_DEFAULTS for t in row.model_types]
     assert len(types) == len(set(types)), json.dumps(types)
+
+
+# Nemotron Parse 3.5 as vLLM's test_parse_mtp_config_routes_only_causal_prefix_architecture
+# builds it: no model_type, no MTP count, no layer count (case mtp-nemotron-parse).
+PARSE: dict[str, Any] = {
+    "architectures": ["RadioMBartPrefixForCausalLM"],
+    "decoder": {"causal_vision_prefix": True, "vocab_size": 8, "d_model": 4},
+}
+
+
+def test_a_keyed_draft_has_the_engines_fixed_steps() -> None:
+    report = check_target_mtp(files("target", PARSE), None, "not read")
+    assert (report.stated.layers, report.stated.key) == (1, None)
+    assert report.stated.keyed is not None
+    assert (report.target.hidden_size, report.target.vocab_size) == (4, 8)
+    vllm = next(r for r in report.engines if r.engine == "vllm")
+    assert "ParseAuxMTPModel" in vllm.draft and report.verdict is Verdict.COMPATIBLE
+    assert "decoder.causal_vision_prefix" in summary_line(report)
+    data = mtp_dict(report)
+    assert data["target"]["num_hidden_layers"] is None and data["mtp"]["layers"] == 1
+    assert "N = not stated" in render_mtp_text(report, width=200)
+
+
+def test_a_keyed_draft_reads_a_stated_layer_count() -> None:
+    config = {**PARSE, "decoder": {**PARSE["decoder"], "decoder_layers": 10}}
+    report = check_target_mtp(files("target", config), None, "not read")
+    assert (report.target.num_hidden_layers, report.target.layers_key) == (
+        10,
+        "decoder.decoder_layers",
+    )
+
+
+def test_without_the_flag_the_architecture_is_not_keyed() -> None:
+    """vLLM rewrites only a causal-prefix decoder: the same architecture without the flag is
+    read as any target (and states no layer count here, so it cannot be read)."""
+    config = {**PARSE, "decoder": {**PARSE["decoder"], "causal_vision_prefix": False}}
+    with pytest.raises(ConfigError, match="no layer count"):
+        check_target_mtp(files("target", config), None, "not read")
+
+
+def _releases(registers: bool) -> list[str]:
+    """The vLLM releases whose model registry (their facts) has ParseAuxMTPModel, or not."""
+    return [
+        r.version
+        for r in VLLM.releases
+        if ("ParseAuxMTPModel" in facts.for_release(r).drafts) is registers
+    ]
+
+
+@pytest.mark.parametrize("version", _releases(registers=False))
+def test_a_release_that_registers_no_parse_draft_builds_none(version: str) -> None:
+    """vLLM 0.32.0's model registry has no ParseAuxMTPModel: no draft, cited there."""
+    report = check_target_mtp(files("target", PARSE), None, "", releases={"vllm": version})
+    vllm = next(r for r in report.engines if r.engine == "vllm")
+    assert vllm.draft.startswith(f"none: vLLM {version} registers no ParseAuxMTPModel")
+    assert f"=={version}:vllm/model_executor/models/registry.py:" in vllm.citation
+    assert "DF043" in [f.rule for f in report.findings]
+
+
+@pytest.mark.parametrize("version", _releases(registers=True))
+def test_a_release_that_registers_the_parse_draft_builds_it(version: str) -> None:
+    report = check_target_mtp(files("target", PARSE), None, "", releases={"vllm": version})
+    vllm = next(r for r in report.engines if r.engine == "vllm")
+    assert vllm.draft.startswith("ParseAuxMTPModel") and report.findings == ()

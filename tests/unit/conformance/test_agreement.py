@@ -23,12 +23,6 @@ _SERVER = (
     "refuses a Domino draft when it starts {what} ({where}); a plain DFlash draft passes the "
     "same guard (the control case): the tool needs the setting to say so"
 )
-PARSE = (
-    "issue 29: vLLM's Nemotron Parse 3.5 MTP draft is one step, keyed on the architecture and "
-    "decoder.causal_vision_prefix, with no MTP count and no layer count in the config "
-    "(vllm==0.34.0:vllm/config/speculative.py:810-821); the tool cannot read that config "
-    "(no num_hidden_layers, exit 3) and has no row for RadioMBartPrefixForCausalLM"
-)
 KNOWN: dict[str, str] = {
     "sglang-0.5.23:dflash-domino-dp-attention": _SERVER.format(
         what="under DP attention",
@@ -38,13 +32,13 @@ KNOWN: dict[str, str] = {
         what="with --speculative-num-draft-tokens 1 (the draft's block_size is 16)",
         where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:525-529",
     ),
-    **{f"vllm-{r}:mtp-nemotron-parse": PARSE for r in ("0.33.0", "0.34.0")},
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
 Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases and SGLang's
-Domino refusals, vLLM 0.32/0.33 refusing repeated ids, and the DeepSeek-V3 config stating no
-MTP count (its config class's default, ``knowledge/mtp_layers.py``) were here until issue
+Domino refusals, vLLM 0.32/0.33 refusing repeated ids, the DeepSeek-V3 config stating no
+MTP count (its config class's default, ``knowledge/mtp_layers.py``) and Nemotron Parse's
+one-step draft keyed on its architecture (``KEYED_MTP`` there) were here until issue
 29's knowledge fixes reached main; the two Muse Glimmer mapping cases are explained
 instead.)"""
 NOT_REPRODUCED = {k for k, v in explained().items() if v.get("not_reproduced")}
