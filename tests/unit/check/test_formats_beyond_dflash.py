@@ -210,8 +210,12 @@ def test_dspark_architectures_decide_the_runtimes() -> None:
     assert report.verdict.value == "compatible", report.findings
     named = check(cfg, QWEN36_27B, runtime="vllm")
     (finding,) = [f for f in named.findings if f.rule == "DF016"]
-    assert "loaded by: sglang, trtllm" in finding.message
-    assert format_named("dspark").runtimes_for(("LingDSparkModel",)) == ("sglang", "trtllm")
+    assert "which vllm==0.34.0 does not load" in finding.message
+    assert "loaded by: sglang==0.5.23, trtllm" in finding.message
+    assert format_named("dspark").loaded_by(("LingDSparkModel",), "dspark") == (
+        "sglang==0.5.23",
+        "trtllm",
+    )
 
 
 @pytest.mark.parametrize(
