@@ -115,7 +115,9 @@ def _facts(version: str, captures: bool) -> dict[str, Any]:
         "cite_as": f"{NAME}=={version}",
         "archive": f"{NAME}-{version}.tar.gz",
         "targets": {"Qwen3ForCausalLM": target},
-        "drafts": {},
+        # Its model registry holds the seed's draft: an extracted engine loads the draft
+        # architectures its release registers (knowledge/registered_drafts.py).
+        "drafts": {"DFlashDraftModel": {"at": "fake/registry.py:20", "class_at": "fake/d.py:5"}},
         "speculators": {},
         "messages": {"no_capture_v2": {"at": "fake/capture.py:7", "text": "no capture here"}},
     }

@@ -4,6 +4,11 @@ Every format normalises to the same ``DraftView`` (DFlash layer-output ids, the 
 the rules never see where a format keeps a key. ``FORMATS`` is the single source for detection,
 for the error on an unknown format, for the runtimes that load each format and for
 ``docs/formats.md``.
+
+Which runtimes load a format named by its architectures comes from two places: an engine whose
+code is extracted (vLLM, SGLang) loads, at each release, the architectures that release's model
+registry holds (``knowledge/registered_drafts.py``, from its facts); every other engine is a
+reviewed row here (``DraftFormat.runtimes``, cited in ``source``).
 """
 
 from __future__ import annotations
@@ -25,7 +30,17 @@ from dflash_check.check.formats import (
 from dflash_check.check.formats.common import config_architectures
 from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
-from dflash_check.knowledge.engines import LLAMACPP, SGLANG, TRTLLM, VLLM_033, VLLM_RUNNERS
+from dflash_check.knowledge.engines import (
+    LLAMACPP,
+    SGLANG,
+    TRTLLM,
+    VLLM_033,
+    VLLM_RUNNERS,
+    Release,
+    owner,
+)
+from dflash_check.knowledge.registered_drafts import Registration, reads_registry, registering
+from dflash_check.knowledge.registered_drafts import registration as registry_registration
 from dflash_check.views import DraftView, ModelFiles
 
 V033 = VLLM_033.source
@@ -49,7 +64,9 @@ class DraftFormat:
     numbering: str
     """How the format numbers layer ids, and the conversion to DFlash ids."""
     runtimes: tuple[str, ...] | None
-    """Runtime profiles that load this format (None: every profile)."""
+    """Runtime profiles that load this format, reviewed by hand (None: every profile). For a
+    format named by its ``architectures``, the runtimes of an extracted engine are not listed:
+    each release loads what its model registry holds (``loads``)."""
     dflash_config_keys: bool
     """Whether runtimes look for its keys in ``dflash_config`` (so key location matters)."""
     source: str
@@ -58,26 +75,46 @@ class DraftFormat:
     """Whether a config is in this format."""
     normalise: Callable[[ModelFiles], DraftView]
     """Its normaliser."""
-    architecture_runtimes: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """(architecture, runtimes whose registry holds it), when engines register different
-    architectures of the format; empty when ``runtimes`` holds for all of them."""
     architectures: tuple[str, ...] = ()
     """The architectures that name a draft of this format, when they alone identify it (the
     message for a config in no known format lists them)."""
 
-    def runtimes_for(self, architectures: tuple[str, ...] = ()) -> tuple[str, ...] | None:
-        """Return the runtimes that load a draft of this format with these architectures
-        (None: every profile)."""
-        by_architecture = dict(self.architecture_runtimes)
-        named = {r for a in architectures for r in by_architecture.get(a, ())}
-        if not named or self.runtimes is None:
-            return self.runtimes
-        return tuple(r for r in self.runtimes if r in named)
+    def registration(
+        self, runtime: str, architectures: tuple[str, ...], release: Release | None = None
+    ) -> Registration | None:
+        """Return what the model registry of ``runtime``'s engine at ``release`` (None: its
+        newest) says about a draft of ``architectures``; None where the reviewed rows decide
+        (a format not named by architectures, or an engine whose code is not extracted)."""
+        engine = owner(runtime)
+        if not self.architectures or engine is None or not reads_registry(engine):
+            return None
+        return registry_registration(release or engine.newest, architectures, self.architectures)
 
-    def serves(self, runtime: str, architectures: tuple[str, ...] = ()) -> bool:
-        """Return whether ``runtime`` loads drafts of this format (with these architectures)."""
-        runtimes = self.runtimes_for(architectures)
-        return runtimes is None or runtime in runtimes
+    def loads(
+        self, runtime: str, architectures: tuple[str, ...] = (), release: Release | None = None
+    ) -> bool:
+        """Return whether ``runtime`` at ``release`` (None: its newest) loads drafts of this
+        format with these architectures."""
+        found = self.registration(runtime, architectures, release)
+        if found is not None:
+            return found.registered
+        return self.runtimes is None or runtime in self.runtimes
+
+    def loaded_by(self, architectures: tuple[str, ...], method: str) -> tuple[str, ...]:
+        """Return what loads a ``method`` draft of this format with these architectures: for an
+        extracted engine, the releases whose model registry holds one (``vllm==0.34.0``), for
+        the others the reviewed runtimes, in the order of the method's runtime rows."""
+        from dflash_check.knowledge.runtimes import method_rows
+
+        found: list[str] = []
+        for row in method_rows(method):
+            engine = owner(row.name)
+            if self.architectures and engine is not None and reads_registry(engine):
+                held = {r.spec for a in architectures for r in registering(engine, a)}
+                found += [r.spec for r in engine.releases if r.spec in held]
+            elif self.runtimes is None or row.name in self.runtimes:
+                found.append(row.name)
+        return tuple(dict.fromkeys(found))
 
 
 def _is_speculators(config: Mapping[str, Any]) -> bool:
@@ -183,7 +220,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         numbering="DFlash layer-output ids (vLLM and SGLang add 1 on their DFlash capture path); "
         "a deepseek_v41 draft's dspark_target_layer_ids are vLLM aux indices k = t + 1, "
         "converted once to t = k - 1 and shown in the report",
-        runtimes=dspark.RUNTIMES,
+        runtimes=dspark.RUNTIMES,  # vLLM and SGLang: each release's model registry
         dflash_config_keys=False,
         source=f"{V033}:vllm/model_executor/models/registry.py:676-697, "
         "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:125-135 (ids), "
@@ -194,7 +231,6 @@ FORMATS: tuple[DraftFormat, ...] = (
         matches=_has_architecture(dspark.ARCHITECTURES),
         architectures=tuple(dspark.ARCHITECTURES),
         normalise=dspark.normalise,
-        architecture_runtimes=tuple(dspark.ARCHITECTURE_RUNTIMES.items()),
     ),
     DraftFormat(
         name="muse",
@@ -209,7 +245,7 @@ FORMATS: tuple[DraftFormat, ...] = (
         ),
         numbering="DFlash layer-output ids: vLLM's V2 reader adds 1 to the top-level list; SGLang "
         "adds 1 before a Muse Glimmer target's raw hook, as its DFlash hooks do elsewhere",
-        runtimes=(*VLLM_RUNNERS, SGLANG.name),
+        runtimes=(),  # vLLM and SGLang alone: each release's model registry
         dflash_config_keys=False,
         source=f"{V033}:vllm/model_executor/models/registry.py:674-675, "
         "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py:136-140; sglang 0.5.23: "
@@ -236,7 +272,7 @@ FORMATS: tuple[DraftFormat, ...] = (
             ("attention", "top-level layer_types, one uniform entry per draft layer"),
         ),
         numbering="DFlash layer-output ids (the runners add 1 on the dflash_config path)",
-        runtimes=(*VLLM_RUNNERS, SGLANG.name),
+        runtimes=(),  # vLLM and SGLang alone: each release's model registry
         dflash_config_keys=True,
         source=f"{V033}:vllm/model_executor/models/laguna_dflash.py:44-60, "
         ":78-91, :238-258, registry.py:696; sglang 0.5.23: srt/models/dflash.py:1317-1324",

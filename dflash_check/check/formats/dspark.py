@@ -36,7 +36,7 @@ from dflash_check.check.formats.common import (
     token_id_facts,
 )
 from dflash_check.fields import FieldReader
-from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM
+from dflash_check.knowledge.engines import TRTLLM
 from dflash_check.knowledge.runtimes.rows import AUX_READING, DSPARK_AUX_MODEL_TYPE, DSPARK_IDS
 from dflash_check.views import (
     DFlashFacts,
@@ -46,28 +46,33 @@ from dflash_check.views import (
     special_token_ids,
 )
 
-# Architecture -> the runtimes whose registries hold it (vLLM registry.py:676-697; SGLang
-# models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16).
-# TensorRT-LLM serves DSpark (tensorrt_llm/_torch/speculative/dspark*.py, a DSparkWorker over the
-# DFlash worker); the architectures it accepts were not enumerated, so it is listed for each.
-ARCHITECTURE_RUNTIMES: dict[str, tuple[str, ...]] = {
-    "Qwen3DSparkModel": (VLLM.name, SGLANG.name, TRTLLM.name),
-    "DSparkDraftModel": (VLLM.name, SGLANG.name, TRTLLM.name),
-    "Qwen3OmniDSparkModel": (VLLM.name, TRTLLM.name),
-    "Gemma4DSparkModel": (VLLM.name, TRTLLM.name),
-    "K3DSparkModel": (VLLM.name, TRTLLM.name),
-    "DSparkV41DraftModel": (VLLM.name, TRTLLM.name),
-    "MuseSparkDSparkModel": (VLLM.name, TRTLLM.name),
-    "LingDSparkModel": (SGLANG.name, TRTLLM.name),
-    "DSparkMiniMaxDraftModel": (SGLANG.name, TRTLLM.name),
-    "Lfm2DSparkDraftModel": (SGLANG.name, TRTLLM.name),
-    "DeepseekV4ForCausalLMDSpark": (SGLANG.name, TRTLLM.name),
+# The DSpark architectures the tool reads. Which vLLM and SGLang releases load each is read from
+# that release's model registry (knowledge/registered_drafts.py; vLLM registry.py, SGLang
+# models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16),
+# never listed here. vLLM 0.34's MistralLarge4DSparkModel is not read as DSpark yet: its config
+# was not reviewed, so it is named as a draft the tool cannot check (formats.normalise_draft).
+ARCHITECTURES: dict[str, DraftMethod] = {
+    a: "dspark"
+    for a in (
+        "Qwen3DSparkModel",
+        "DSparkDraftModel",
+        "Qwen3OmniDSparkModel",
+        "Gemma4DSparkModel",
+        "K3DSparkModel",
+        "DSparkV41DraftModel",
+        "MuseSparkDSparkModel",
+        "LingDSparkModel",
+        "DSparkMiniMaxDraftModel",
+        "Lfm2DSparkDraftModel",
+        "DeepseekV4ForCausalLMDSpark",
+    )
 }
-ARCHITECTURES: dict[str, DraftMethod] = {a: "dspark" for a in ARCHITECTURE_RUNTIMES}
-RUNTIMES: tuple[str, ...] = tuple(
-    dict.fromkeys(r for rs in ARCHITECTURE_RUNTIMES.values() for r in rs)
-)
-"""The runtimes that load some DSpark architecture, in the table's order (the format's row)."""
+# TensorRT-LLM serves DSpark (tensorrt_llm/_torch/speculative/dspark*.py, a DSparkWorker over
+# the DFlash worker); its code is not extracted and the architectures it accepts were not
+# enumerated, so this reviewed row holds for every DSpark architecture.
+RUNTIMES: tuple[str, ...] = (TRTLLM.name,)
+"""The runtimes of engines whose code is not extracted that load DSpark drafts (the format's
+reviewed row)."""
 
 ID_COUNT_ARCHITECTURES = frozenset(
     {"K3DSparkModel", "MuseSparkDSparkModel", "MistralLarge4DSparkModel"}

@@ -28,7 +28,7 @@ def _loading(ctx: PairContext, runtimes: tuple[str, ...]) -> Iterator[str]:
     d = ctx.draft
     fmt = format_named(d.format)
     for p in ctx.profiles:
-        if p.name in runtimes and fmt.serves(p.name, d.architectures):
+        if p.name in runtimes and fmt.loads(p.name, d.architectures, p.release):
             yield p.name
 
 
@@ -189,12 +189,14 @@ def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
     if len(set(stated.values())) < 2:
         return
     fmt = format_named(d.format)
+    # The release a selected runtime pins for its engine; the others at their newest.
+    pinned = {p.name: p.release for p in ctx.profiles}
     # Judged over every engine that loads the draft, selected or not: the draft was trained with
     # one mask, so keys that disagree put a wrong mask into one of them.
     picks = {
         name: pick
         for name, order in DSPARK_MASK_ORDER.items()
-        if fmt.serves(name, d.architectures)
+        if fmt.loads(name, d.architectures, pinned.get(name))
         and (pick := next(((k, stated[k]) for k in order if k in stated), None)) is not None
     }
     if len(set(picks.values())) < 2:

@@ -145,10 +145,19 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
                 runtime=p.name,
                 field="architectures",
             )
-        elif not fmt.serves(p.name, d.architectures):
+        elif not fmt.loads(p.name, d.architectures, p.release):
+            loaded_by = ", ".join(fmt.loaded_by(d.architectures, d.method)) or "none known"
+            found = fmt.registration(p.name, d.architectures, p.release)
+            # An extracted engine's refusal names its release and cites its model registry.
+            what = (
+                f"{p.name} does not load"
+                if found is None
+                else f"{found.release.spec} does not load: {found.citation}"
+            )
+            archs = f" ({', '.join(d.architectures)})" if found is not None else ""
             yield Issue(
-                f"draft {d.name} is a {fmt.title} draft, which {p.name} does not load "
-                f"(loaded by: {', '.join(fmt.runtimes_for(d.architectures) or ())})",
+                f"draft {d.name} is a {fmt.title} draft{archs}, which {what} "
+                f"(loaded by: {loaded_by})",
                 runtime=p.name,
                 field="speculators_model_type" if d.format == "speculators" else "architectures",
             )

@@ -363,6 +363,10 @@ class Engine:
     """What it builds from a target's own MTP layers: per target, the first row whose ``match``
     names its ``architectures[0]`` or top-level ``model_type``; the last row (empty ``match``)
     answers for every other target. Empty: its MTP support was not read (not listed)."""
+    unregistered_draft: str | None = None
+    """For an extracted engine, the key of the release's message refusing a draft whose
+    architectures its model registry lacks (vLLM's ``unsupported_architecture``); None: no such
+    message is extracted (``knowledge/registered_drafts.py``)."""
 
     @property
     def runtime_names(self) -> tuple[str, ...]:

@@ -474,4 +474,7 @@ ENGINE = Engine(
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp=MTP,
+    # A draft architecture outside the model registry is refused with the model registry's
+    # own message ("Model architectures ... are not supported for now", registry.py).
+    unregistered_draft="unsupported_architecture",
 )

@@ -4,8 +4,46 @@ from __future__ import annotations
 
 import json
 
-from dflash_check.check.formats import FORMATS
+from dflash_check.check.formats import FORMATS, DraftFormat
+from dflash_check.knowledge.engines import registered
+from dflash_check.knowledge.facts import for_release
+from dflash_check.knowledge.registered_drafts import reads_registry
 from dflash_check.render.diagnostics import wrap
+
+
+def _extracted() -> tuple[str, ...]:
+    """The engines whose model registry is read from each release's facts."""
+    return tuple(e.name for e in registered() if reads_registry(e))
+
+
+def runtimes_summary(f: DraftFormat) -> str:
+    """Return which runtimes load ``f``, as the check decides it (``DraftFormat.loads``): for a
+    format named by architectures, each extracted engine's releases by their model registry,
+    then the reviewed runtimes of the other engines."""
+    reviewed = "all" if f.runtimes is None else ", ".join(f.runtimes)
+    if not f.architectures:
+        return reviewed
+    derived = f"{', '.join(_extracted())} by each release's model registry"
+    if f.runtimes is None:
+        return f"{derived}; every other runtime"
+    return f"{derived}; {reviewed}" if f.runtimes else derived
+
+
+def registered_by(f: DraftFormat) -> dict[str, list[tuple[str, str]]]:
+    """Return architecture -> (release, citation of its model registry entry) for each release
+    of an extracted engine that holds it, from that release's facts (what the check reads)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for arch in f.architectures:
+        rows = out.setdefault(arch, [])
+        for engine in registered():
+            if not reads_registry(engine):
+                continue
+            for release in engine.releases:
+                facts = for_release(release)
+                entry = facts.drafts.get(arch)
+                if entry is not None:
+                    rows.append((release.spec, facts.cite(entry["at"])))
+    return out
 
 
 def formats_markdown() -> str:
@@ -26,15 +64,19 @@ def formats_markdown() -> str:
         "|---|---|---|---|",
     ]
     for f in FORMATS:
-        runtimes = ", ".join(f.runtimes) if f.runtimes else "all"
+        runtimes = runtimes_summary(f)
         lines.append(f"| `{f.name}` ({f.title}) | {f.identified_by} | {runtimes} | {f.numbering} |")
     for f in FORMATS:
         lines += ["", f"## {f.name}", "", f"**{f.title}**, identified by {f.identified_by}.", ""]
         lines += ["| fact | where |", "|---|---|"]
         lines += [f"| {fact} | {where} |" for fact, where in f.keys]
-        if f.architecture_runtimes:
-            lines += ["", "| architecture | runtimes that register it |", "|---|---|"]
-            lines += [f"| {a} | {', '.join(r)} |" for a, r in f.architecture_runtimes]
+        if f.architectures:
+            lines += ["", "| architecture | releases whose model registry holds it |", "|---|---|"]
+            lines += [
+                f"| {a} | {', '.join(f'{spec} ({at})' for spec, at in rows) or 'none'} |"
+                for a, rows in registered_by(f).items()
+            ]
+            lines += ["", f"*Runtimes.* {runtimes_summary(f)}."]
         lines += ["", f"*Numbering.* {f.numbering}.", "", f"*Source.* {f.source}"]
     return "\n".join(lines) + "\n"
 
@@ -48,13 +90,18 @@ def formats_json() -> str:
             "identified_by": f.identified_by,
             "keys": dict(f.keys),
             "numbering": f.numbering,
-            "runtimes": list(f.runtimes) if f.runtimes else None,
-            "architecture_runtimes": {a: list(r) for a, r in f.architecture_runtimes},
+            "runtimes": None if f.runtimes is None else list(f.runtimes),
+            "registered_by": {
+                a: [{"release": spec, "at": at} for spec, at in rows]
+                for a, rows in registered_by(f).items()
+            },
             "source": f.source,
         }
         for f in FORMATS
     ]
-    return json.dumps({"schema_version": 1, "formats": data}, indent=2) + "\n"
+    # 2: "architecture_runtimes" (a hand table) gave way to "registered_by", read from each
+    # release's facts; "runtimes" lists the reviewed runtimes of the other engines.
+    return json.dumps({"schema_version": 2, "formats": data}, indent=2) + "\n"
 
 
 def formats_text(width: int) -> str:
@@ -67,7 +114,10 @@ def formats_text(width: int) -> str:
     for f in FORMATS:
         lines = wrap(f"{f.name}  ({f.title})", width, "", "  ")
         lines += wrap(f"identified by: {f.identified_by}", width, "  ", "    ")
-        lines += wrap(f"runtimes: {', '.join(f.runtimes or ('all',))}", width, "  ", "    ")
+        lines += wrap(f"runtimes: {runtimes_summary(f)}", width, "  ", "    ")
+        for arch, rows in registered_by(f).items():
+            held = ", ".join(spec for spec, _ in rows) or "no release"
+            lines += wrap(f"{arch}: {held}", width, "    ", "      ")
         lines += wrap(f"numbering: {f.numbering}", width, "  ", "    ")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"

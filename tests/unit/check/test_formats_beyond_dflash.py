@@ -210,8 +210,12 @@ def test_dspark_architectures_decide_the_runtimes() -> None:
     assert report.verdict.value == "compatible", report.findings
     named = check(cfg, QWEN36_27B, runtime="vllm")
     (finding,) = [f for f in named.findings if f.rule == "DF016"]
-    assert "loaded by: sglang, trtllm" in finding.message
-    assert format_named("dspark").runtimes_for(("LingDSparkModel",)) == ("sglang", "trtllm")
+    assert "which vllm==0.34.0 does not load" in finding.message
+    assert "loaded by: sglang==0.5.23, trtllm" in finding.message
+    assert format_named("dspark").loaded_by(("LingDSparkModel",), "dspark") == (
+        "sglang==0.5.23",
+        "trtllm",
+    )
 
 
 @pytest.mark.parametrize(
@@ -440,3 +444,42 @@ def test_dspark_block_size_counts_draft_tokens() -> None:
     assert hits(check(cfg, QWEN36_27B), "DF012") == {}
     cfg["dspark_block_size"] = 0
     assert hits(check(cfg, QWEN36_27B), "DF012") == {None: Severity.ERROR}
+
+
+# -- which release loads which DSpark architecture (its model registry facts) ----------------
+
+
+@pytest.mark.parametrize(
+    ("arch", "runtime", "loads"),
+    [
+        ("MuseSparkDSparkModel", "vllm==0.32.0", False),
+        ("MuseSparkDSparkModel", "vllm==0.33.0", True),
+        ("DSparkMiniMaxDraftModel", "vllm==0.33.0", False),
+        ("DSparkMiniMaxDraftModel", "vllm==0.34.0", True),
+    ],
+)
+def test_a_pinned_vllm_release_loads_the_dspark_architectures_it_registers(
+    arch: str, runtime: str, loads: bool
+) -> None:
+    """A release refuses at load (DF016) a DSpark architecture its model registry lacks,
+    naming the release and citing its facts; a release that registers it is not refused."""
+    from dflash_check.knowledge import facts
+    from dflash_check.knowledge.engines import VLLM
+    from dflash_check.knowledge.engines.interface import Stage
+
+    cfg = config(DSPARK_EXPORT) | {"architectures": [arch], "markov_rank": 4}
+    report = check(cfg, QWEN36_27B, runtime=runtime)
+    refused = [f for f in report.findings if f.rule == "DF016"]
+    assert [p.label for p in report.profiles] == [runtime]
+    if loads:
+        assert refused == [], refused
+        return
+    (finding,) = refused
+    release = VLLM.release(runtime.split("==")[1])
+    cite_as = facts.for_release(release).cite_as
+    assert finding.stage is Stage.LOAD and report.verdict.value == "incompatible"
+    assert f"which {runtime} does not load: its model registry holds no {arch}" in finding.message
+    assert f"{cite_as}:vllm/model_executor/models/registry.py:" in finding.message
+    assert "not supported for now" in finding.message  # vLLM's own refusal, quoted
+    later = [r.spec for r in VLLM.releases if arch in facts.for_release(r).drafts]
+    assert f"loaded by: {', '.join(later)}" in finding.message
