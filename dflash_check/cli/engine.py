@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.profiles import EngineOptions
     from dflash_check.knowledge.selection import Selection
+    from dflash_check.knowledge.settings import EngineSettings
     from dflash_check.sources.interface import ModelRef
 
 ENGINE = "Smoke run in a serving engine"
@@ -170,7 +171,10 @@ EngineArgOpt = Annotated[
     typer.Option(
         "--engine-arg",
         metavar="ARG",
-        help="--launch: one more engine argument (repeatable): --engine-arg=--enforce-eager.",
+        help="One more engine argument (repeatable), passed to --launch: "
+        "--engine-arg=--enforce-eager. The check reads the ones a verdict depends on "
+        "(SGLang: --attn-dp-size N, --enable-dp-attention with --dp-size N, "
+        "--speculative-num-draft-tokens N).",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -219,6 +223,16 @@ class EngineFlags:
             print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
             engine_binary, tuple(engine_arg or ()), trust_served_draft, compare_bundled,
         )  # fmt: skip
+
+    def settings(self) -> EngineSettings:
+        """Return the engine settings ``--engine-arg`` gives (``knowledge.settings``); a bad
+        value of one the check reads is a usage error (exit 2)."""
+        from dflash_check.knowledge.settings import SettingsError, parse_engine_args
+
+        try:
+            return parse_engine_args(self.extra_args)
+        except SettingsError as err:
+            raise typer.BadParameter(str(err), param_hint="--engine-arg") from None
 
     def check(self, smoke_run: bool) -> None:
         """Refuse flags that cannot work together (usage error, exit 2)."""

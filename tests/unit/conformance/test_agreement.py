@@ -18,11 +18,6 @@ import pytest
 from conformance.agreement import RESULTS, Row, agreement, explained, judge, judge_mtp, rows
 
 ROWS = list(rows())
-_SERVER = (
-    "issue 29: the tool takes no SGLang server settings, and SGLang 0.5.23's DFlash worker "
-    "refuses a Domino draft when it starts {what} ({where}); a plain DFlash draft passes the "
-    "same guard (the control case): the tool needs the setting to say so"
-)
 DEEPSEEK_DEFAULT = (
     "issue 29: a DeepSeek-V3 config stating no num_nextn_predict_layers gets a one-layer "
     "DeepSeekMTPModel from vLLM, because transformers' DeepseekV3Config defaults it to 1 "
@@ -38,14 +33,6 @@ PARSE = (
     "(no num_hidden_layers, exit 3) and has no row for RadioMBartPrefixForCausalLM"
 )
 KNOWN: dict[str, str] = {
-    "sglang-0.5.23:dflash-domino-dp-attention": _SERVER.format(
-        what="under DP attention",
-        where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:455-460",
-    ),
-    "sglang-0.5.23:dflash-domino-num-draft-tokens-1": _SERVER.format(
-        what="with --speculative-num-draft-tokens 1 (the draft's block_size is 16)",
-        where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:525-529",
-    ),
     **{f"vllm-{r}:mtp-deepseek-v3-no-key": DEEPSEEK_DEFAULT for r in ("0.33.0", "0.34.0")},
     **{f"vllm-{r}:mtp-nemotron-parse": PARSE for r in ("0.33.0", "0.34.0")},
 }
