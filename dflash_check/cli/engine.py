@@ -171,10 +171,8 @@ EngineArgOpt = Annotated[
     typer.Option(
         "--engine-arg",
         metavar="ARG",
-        help="One more engine argument (repeatable), passed to --launch: "
-        "--engine-arg=--enforce-eager. The check reads the ones a verdict depends on "
-        "(SGLang: --attn-dp-size N, --enable-dp-attention with --dp-size N, "
-        "--speculative-num-draft-tokens N).",
+        # The check reads the ones a verdict depends on (knowledge/settings.py, docs/guide.md).
+        help="One more engine argument (repeatable), for --launch and the check.",
         rich_help_panel=ENGINE,
     ),
 ]
