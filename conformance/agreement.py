@@ -78,10 +78,14 @@ def pair_args(row: Row, work: Path) -> list[str]:
         k = str(row.mined["num_speculative_tokens"])
         return ["pair", str(target), "-r", f"{row.engine}=={row.release}",
                 "--num-speculative-tokens", k, "--format", "json"]  # fmt: skip
+    server: list[str] = []
     if row.mined is not None:
         draft = config_folder(row.mined["draft"], work / "draft")
         target = config_folder(row.mined["target"], work / "target")
         method, k = row.mined["method"], row.mined["num_speculative_tokens"]
+        # The server arguments the case starts the engine with (the oracle's argv), given as
+        # a user gives them: one --engine-arg each, so the two-token forms stay two tokens.
+        server = [f"--engine-arg={arg}" for arg in row.mined.get("server_args", ())]
     elif row.case.get("kind") == "conformance":
         case = CASES_BY_ID[row.case["case"].removeprefix(PREFIX)]
         target_config, draft_config = configs(case)
@@ -95,6 +99,7 @@ def pair_args(row: Row, work: Path) -> list[str]:
     return [
         "pair", str(draft), str(target), "-r", f"{row.engine}=={row.release}",
         "--speculative-method", method, "--num-speculative-tokens", str(k), "--format", "json",
+        *server,
     ]  # fmt: skip
 
 

@@ -33,8 +33,12 @@ from dflash_check.knowledge.selection import (
 )
 from dflash_check.knowledge.settings import (
     MAX_SPECULATIVE_TOKENS,
+    NO_ENGINE_SETTINGS,
     SPECULATIVE_METHODS,
+    EngineSettings,
+    SettingsError,
     known_method,
+    parse_engine_args,
     vllm_method,
 )
 from dflash_check.sources.interface import BadModelSpec, ModelRef, Role, parse_model_ref
@@ -71,12 +75,18 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
         "Rule ids this pairing does not count (like --ignore): every format still reports what "
         "they find, as suppressed.",
     ),
+    "engine_args": (
+        False,
+        "Engine arguments the pairing is served with, as the engine takes them (like "
+        "--engine-arg): the check reads the ones a verdict depends on (SGLang: --attn-dp-size "
+        "N, --enable-dp-attention with --dp-size N, --speculative-num-draft-tokens N).",
+    ),
     "reason": (False, "Why the pairing is expected to be (in)compatible."),
     "source": (False, "Where the pairing is documented."),
 }
 TOP_KEYS = ("version", "pairs")
 # Keys whose values are not plain strings, each read by its own check below.
-NON_STRING_KEYS = ("runtimes", "num_speculative_tokens", "ignore")
+NON_STRING_KEYS = ("runtimes", "num_speculative_tokens", "ignore", "engine_args")
 
 
 def _fail(path: str, line: int, message: str) -> RegistryError:
@@ -271,6 +281,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
             )
         speculative = int(vnode.value)
     ignore = _ignore(fields, where, name)
+    engine_settings = _engine_settings(fields, where, name)
     method = values.get("method")
     if method is not None and not known_method(method):
         vnode = fields["method"][1]
@@ -296,6 +307,7 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
         num_speculative_tokens=speculative,
         method=vllm_method(method) if method is not None else None,
         ignore=ignore,
+        engine_settings=engine_settings,
     )
     for role in ("draft", "target"):
         try:
@@ -336,6 +348,33 @@ def _ignore(fields: dict[str, tuple[Any, Any]], where: str, name: str) -> tuple[
     return tuple(sorted(set(ids)))
 
 
+def _engine_settings(fields: dict[str, tuple[Any, Any]], where: str, name: str) -> EngineSettings:
+    """Return the engine settings of a pair's ``engine_args`` (one argument or a list, each a
+    string or a number, as on a command line); a bad value of one the check reads fails at
+    the key's line, as ``--engine-arg`` does."""
+    import yaml
+
+    if "engine_args" not in fields:
+        return NO_ENGINE_SETTINGS
+    vnode = fields["engine_args"][1]
+    items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
+    if not items:
+        raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'engine_args' is empty")
+    args = []
+    for item in items:
+        # A number is an argument too (--dp-size, 2): YAML reads 2 as an int, not a string.
+        plain = isinstance(item, yaml.ScalarNode) and item.tag.endswith((":str", ":int"))
+        if not plain or not item.value.strip():
+            raise _fail(
+                name, item.start_mark.line + 1, f"{where}: 'engine_args' items must be strings"
+            )
+        args.append(str(item.value))
+    try:
+        return parse_engine_args(args)
+    except SettingsError as err:
+        raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'engine_args': {err}") from None
+
+
 def select(specs: tuple[PairSpec, ...], pattern: str | None) -> tuple[PairSpec, ...]:
     """Keep the pairs whose draft or target matches a glob (or contains the text)."""
     if not pattern:
@@ -368,6 +407,7 @@ def request_for(spec: PairSpec, base: Path) -> CheckRequest:
             strict=spec.strict,
             num_speculative_tokens=spec.num_speculative_tokens,
             speculative_method=spec.method,
+            engine_settings=spec.engine_settings,
         ),
     )
 

@@ -64,6 +64,8 @@ def _value_schemas() -> dict[str, dict[str, Any]]:
             "pattern": rf"^\s*(?:(?:{any_case(methods)})|[A-Za-z0-9_]+_[mM][tT][pP])\s*$",
         },
         "ignore": one_or_list({"$ref": "#/$defs/rule_id"}),
+        # As on a command line: --dp-size, 2 (YAML reads the 2 as a number).
+        "engine_args": one_or_list({"oneOf": [text, {"type": "integer"}]}),
         "reason": text,
         "source": text,
     }

@@ -161,6 +161,7 @@ def check_views(
         tokenizers,
         settings.num_speculative_tokens,
         settings.speculative_method,
+        settings.engine_settings,
     )
     every = [
         Finding(

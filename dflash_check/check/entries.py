@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dflash_check.check.report import Verdict
 from dflash_check.knowledge.selection import DEFAULT, Selection
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class PairSpec:
     ignore: tuple[str, ...] = ()
     """Rule ids this pair does not count (``ignore:``); reported as suppressed, like
     ``--ignore``."""
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS
+    """The engine settings of the entry's ``engine_args`` (as ``--engine-arg``), parsed."""
 
     @property
     def runtimes(self) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dflash_check.knowledge.selection import DEFAULT, Selection
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,9 @@ class CheckSettings:
     """The engine's draft tokens per step the pair will be served with, if given."""
     speculative_method: str | None = None
     """The ``method`` the engine is asked for (vLLM's ``speculative_config.method``), if given."""
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS
+    """The engine settings a verdict depends on (SGLang's DP attention and draft length), from
+    the engine's own flags (``--engine-arg``, ``engine_args:``); each engine's defaults else."""
 
 
 DEFAULT_SETTINGS = CheckSettings()

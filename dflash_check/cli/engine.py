@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
     from dflash_check.engines.profiles import EngineOptions
     from dflash_check.knowledge.selection import Selection
+    from dflash_check.knowledge.settings import EngineSettings
     from dflash_check.sources.interface import ModelRef
 
 ENGINE = "Smoke run in a serving engine"
@@ -170,7 +171,8 @@ EngineArgOpt = Annotated[
     typer.Option(
         "--engine-arg",
         metavar="ARG",
-        help="--launch: one more engine argument (repeatable): --engine-arg=--enforce-eager.",
+        # The check reads the ones a verdict depends on (knowledge/settings.py, docs/guide.md).
+        help="One more engine argument (repeatable), for --launch and the check.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -219,6 +221,16 @@ class EngineFlags:
             print_command, tensor_parallel_size, pipeline_parallel_size, launch_timeout,
             engine_binary, tuple(engine_arg or ()), trust_served_draft, compare_bundled,
         )  # fmt: skip
+
+    def settings(self) -> EngineSettings:
+        """Return the engine settings ``--engine-arg`` gives (``knowledge.settings``); a bad
+        value of one the check reads is a usage error (exit 2)."""
+        from dflash_check.knowledge.settings import SettingsError, parse_engine_args
+
+        try:
+            return parse_engine_args(self.extra_args)
+        except SettingsError as err:
+            raise typer.BadParameter(str(err), param_hint="--engine-arg") from None
 
     def check(self, smoke_run: bool) -> None:
         """Refuse flags that cannot work together (usage error, exit 2)."""

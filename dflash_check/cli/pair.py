@@ -82,6 +82,7 @@ def pair(
         ref = models.target(draft)
         target_alone(ref, selection, check.strict, check.num_speculative_tokens, out, hub)
     engines.check(smoke.smoke_run)
+    engine_settings = engines.settings()  # before any fetch, as every usage check
     ignored = checked_ignores(check.ignore)
     draft_ref, target_ref = models.draft(draft), models.target(target)
     from dflash_check.app.pipeline import CheckRequest, ModelCache
@@ -90,7 +91,12 @@ def pair(
     if smoke.smoke_run:  # the static verdict is for the release the smoke run decodes on
         selection = engines.served_selection(selection)
     settings = CheckSettings(
-        selection, ignored, check.strict, check.num_speculative_tokens, check.speculative_method
+        selection,
+        ignored,
+        check.strict,
+        check.num_speculative_tokens,
+        check.speculative_method,
+        engine_settings,
     )
     request = CheckRequest(draft_ref, target_ref, settings)
     report = run_check(request, ModelCache(hub_factory=hub.factory()), f"{draft} -> {target}", out)

@@ -1,9 +1,15 @@
 """The speculative settings a user gives an engine: the method vLLM is asked for
 (``--speculative-method``, a ``pairs.yaml`` entry's ``method``) and the draft length
-(``--num-speculative-tokens``), with what the engines accept of them.
+(``--num-speculative-tokens``), with what the engines accept of them; and the engine settings
+a verdict depends on (``EngineSettings``), read from the engine's own flags as a user launches
+it (``--engine-arg``, a ``pairs.yaml`` entry's ``engine_args``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 MAX_SPECULATIVE_TOKENS = 1024
 """Largest draft length accepted as an engine setting: drafts train blocks of 8-32, so more is
@@ -35,3 +41,113 @@ def vllm_method(requested: str) -> str:
 def known_method(requested: str) -> bool:
     """Whether ``requested`` is a ``speculative_config.method`` vLLM accepts."""
     return vllm_method(requested) in SPECULATIVE_METHODS
+
+
+class SettingsError(ValueError):
+    """An engine argument the check reads has a value the engine would not start with (the
+    CLI makes it a usage error, ``pairs.yaml`` an error at the entry's line)."""
+
+
+@dataclass(frozen=True)
+class SglangSettings:
+    """The SGLang server settings a verdict depends on, as SGLang 0.5.23 resolves them from
+    its own flags (``sglang/srt/server_args.py``, ``arg_groups/``)."""
+
+    attn_dp_size: int = 1
+    """The attention data-parallel width: ``--attn-dp-size N``, or the deprecated
+    ``--dp-size N --enable-dp-attention``, which resolution turns into it
+    (sglang==0.5.23:sglang/srt/arg_groups/parallel_hook.py:39-61). DP attention runs when it
+    is above 1 (``attn_dp_enabled_of``, runtime_context.py:191-199): ``--enable-dp-attention``
+    with the default ``--dp-size 1`` leaves it off."""
+    speculative_num_draft_tokens: int | None = None
+    """``--speculative-num-draft-tokens`` (or its DFlash alias
+    ``--speculative-dflash-block-size``); None: not given, and SGLang takes the draft's
+    block_size, else 16 (arg_groups/speculative_hook.py:370-425)."""
+
+    @property
+    def dp_attention(self) -> bool:
+        """Whether the server runs attention data-parallel."""
+        return self.attn_dp_size > 1
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The engine settings a verdict depends on, per engine, parsed once from the engine's
+    own flags (``--engine-arg``, a ``pairs.yaml`` entry's ``engine_args``)."""
+
+    sglang: SglangSettings = SglangSettings()
+    """SGLang's server settings."""
+
+
+NO_ENGINE_SETTINGS = EngineSettings()
+"""Every engine with its defaults: what a check assumes without engine arguments."""
+
+_SGLANG_SWITCHES = {"--enable-dp-attention": "enable_dp_attention"}
+"""SGLang's store-true flags the check reads (server_args.py:416-424)."""
+_SGLANG_INTEGERS = {
+    "--attn-dp-size": "attn_dp_size",
+    "--attention-data-parallel-size": "attn_dp_size",
+    "--dp-size": "dp_size",
+    "--data-parallel-size": "dp_size",
+    "--speculative-num-draft-tokens": "speculative_num_draft_tokens",
+    "--speculative-dflash-block-size": "speculative_dflash_block_size",
+}
+"""SGLang's integer flags the check reads, with their aliases (arg_groups/fields/parallel.py
+:73-90, fields/spec.py:66-73): the field each sets."""
+
+
+def _positive(flag: str, text: str) -> int:
+    """Return ``text`` as argparse's ``int`` reads it, refusing what is not a positive count
+    (SGLang refuses a width below 1 at start-up, and a draft length below 1 drafts nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise SettingsError(f"{flag} needs a positive integer, not {text!r}") from None
+    if not 1 <= value <= MAX_SPECULATIVE_TOKENS:
+        raise SettingsError(
+            f"{flag} needs a positive integer up to {MAX_SPECULATIVE_TOKENS}, not {value}"
+        )
+    return value
+
+
+def _read_flags(args: Sequence[str]) -> dict[str, Any]:
+    """Return field -> value for the flags of ``args`` the check reads, in argparse's forms
+    (``--flag=VALUE`` and ``--flag VALUE``; the last one given wins, as in argparse)."""
+    given: dict[str, Any] = {}
+    rest = iter(args)
+    for arg in rest:
+        flag, eq, inline = arg.partition("=")
+        if flag in _SGLANG_SWITCHES:
+            if eq:  # argparse: "ignored explicit argument"
+                raise SettingsError(f"{flag} takes no value, not {inline!r}")
+            given[_SGLANG_SWITCHES[flag]] = True
+        elif flag in _SGLANG_INTEGERS:
+            text = inline if eq else next(rest, None)
+            if text is None:
+                raise SettingsError(f"{flag} needs a value: {flag}=N")
+            given[_SGLANG_INTEGERS[flag]] = _positive(flag, text)
+        # Any other argument is the engine's own business: it still goes to --launch.
+    return given
+
+
+def parse_engine_args(args: Sequence[str]) -> EngineSettings:
+    """Return the settings ``args`` (engine flags, as given to ``--engine-arg``) give each
+    engine, resolved as the engine resolves them; raise ``SettingsError`` for a value the
+    engine would refuse to start with."""
+    given = _read_flags(args)
+    attn_dp, dp = given.get("attn_dp_size", 1), given.get("dp_size", 1)
+    if given.get("enable_dp_attention") and attn_dp == 1:  # the deprecated spelling
+        attn_dp, dp = dp, 1
+    if attn_dp > 1 and dp > 1:  # parallel_hook.py:285-292
+        raise SettingsError(
+            f"--dp-size {dp} with --attn-dp-size {attn_dp}: SGLang does not start data-parallel "
+            "replicas with attention data parallelism"
+        )
+    tokens = given.get("speculative_num_draft_tokens")
+    block = given.get("speculative_dflash_block_size")
+    if block is not None and tokens is not None and block != tokens:  # speculative_hook.py:374-384
+        raise SettingsError(
+            f"--speculative-num-draft-tokens {tokens} and --speculative-dflash-block-size "
+            f"{block} differ: for DFlash SGLang needs them equal"
+        )
+    return EngineSettings(SglangSettings(attn_dp, tokens if tokens is not None else block))

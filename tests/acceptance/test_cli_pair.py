@@ -10,10 +10,13 @@ from typer.testing import CliRunner
 
 from dflash_check.cli import app
 from tests.support.helpers import (
+    FIXTURES,
     QWEN3_4B,
     QWEN35_4B,
+    REPO,
     SEED_DRAFT,
     draft_config,
+    invoke_cli,
     qwen3_4b_config,
     write_draft,
     write_model,
@@ -286,3 +289,58 @@ def test_speculative_method_is_checked_per_vllm_release(tmp_path: Path) -> None:
     assert code == 0 and not found
     code, _, err = invoke("pair", draft, str(QWEN3_4B), "--speculative-method", "medusa2")
     assert code == 2 and "unknown method 'medusa2'" in err
+
+
+def _mined_draft(tmp_path: Path, case: str) -> Path:
+    """The draft config of an SGLang mined case (``conformance/mined/``), written to a folder."""
+    mined = json.loads((REPO / "conformance" / "mined" / "sglang-0.5.23.json").read_text())
+    (config,) = [c["draft"] for c in mined["cases"] if c["id"] == case]
+    folder = tmp_path / case
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("case", "engine_args", "code"),
+    [
+        ("dflash-domino-dp-attention", ["--engine-arg=--attn-dp-size=2"], 1),
+        ("dflash-domino-dp-attention", ["--engine-arg=--enable-dp-attention",
+                                        "--engine-arg=--dp-size", "--engine-arg=2"], 1),
+        ("dflash-domino-num-draft-tokens-1", ["--engine-arg=--speculative-num-draft-tokens",
+                                              "--engine-arg=1"], 1),
+        ("dflash-domino-num-draft-tokens-1", [], 0),
+        ("dflash-plain-dp-attention", ["--engine-arg=--attn-dp-size=2"], 0),
+        ("dflash-domino-dp-attention", ["--engine-arg=--enforce-eager"], 0),
+    ],
+    ids=["attn-dp-size", "deprecated-dp", "one-token", "no-settings", "plain", "unknown-arg"],
+)  # fmt: skip
+def test_engine_args_reach_the_check(
+    tmp_path: Path, case: str, engine_args: list[str], code: int
+) -> None:
+    """``--engine-arg`` without ``--launch``: SGLang's DP attention and draft length decide
+    whether its worker starts with a Domino draft (DF056); a plain draft and other
+    arguments do not."""
+    draft = _mined_draft(tmp_path, case)
+    target = FIXTURES / "targets" / "Qwen--Qwen3-8B"
+    args = ["pair", str(draft), str(target), "-r", "sglang", "--format", "json", *engine_args]
+    proc = invoke_cli(*args)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    rules = {f["rule"] for f in json.loads(proc.stdout)["findings"] if f["severity"] == "error"}
+    assert rules == ({"DF056"} if code else set())
+
+
+@pytest.mark.parametrize(
+    ("arg", "said"),
+    [
+        ("--engine-arg=--speculative-num-draft-tokens=two", "needs a positive integer, not 'two'"),
+        ("--engine-arg=--attn-dp-size", "--attn-dp-size needs a value"),
+    ],
+)
+def test_a_malformed_engine_setting_is_a_usage_error(tmp_path: Path, arg: str, said: str) -> None:
+    """A bad value of a flag the check reads: exit 2, one line naming it, before any fetch."""
+    draft = _mined_draft(tmp_path, "dflash-domino-dp-attention")
+    proc = invoke_cli("pair", str(draft), "nobody/nothing", arg)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert said in proc.stderr and "--engine-arg" in proc.stderr
+    assert "Traceback" not in proc.stderr

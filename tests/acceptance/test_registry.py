@@ -16,6 +16,7 @@ import yaml
 from dflash_check.app.pairs_run import PAIR_KEYS, load_pairs
 from dflash_check.errors import RegistryError
 from tests.support.helpers import (
+    FIXTURES,
     QWEN3_4B,
     REPO,
     SEED_DRAFT,
@@ -23,6 +24,7 @@ from tests.support.helpers import (
     invoke_cli,
     run_cli,
     write_draft,
+    write_model,
 )
 from tests.support.hubserver import LoopbackHub, add_fixture_repos, serve
 from tests.support.releases import BEFORE_METHOD_CHECK, CHECKS_METHOD
@@ -228,6 +230,20 @@ BAD_FILES = {
         "pairs:\n  - {draft: a/b, target: c/d, expect: compatible,\n     method: dflsh}\n",
         "x.yaml:3: pair 1: unknown method 'dflsh' (did you mean 'dflash'?)",
     ),
+    "bad-engine-arg": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible,\n"
+        "     engine_args: [--speculative-num-draft-tokens, x]}\n",
+        "x.yaml:3: pair 1: 'engine_args': --speculative-num-draft-tokens needs a positive "
+        "integer, not 'x'",
+    ),
+    "engine-args-empty": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, engine_args: []}\n",
+        "x.yaml:2: pair 1: 'engine_args' is empty",
+    ),
+    "engine-args-nested": (
+        "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, engine_args: [[--x]]}\n",
+        "x.yaml:2: pair 1: 'engine_args' items must be strings",
+    ),
     "speculative-tokens-as-text": (
         "pairs:\n  - {draft: a/b, target: c/d, expect: compatible, num_speculative_tokens: '7'}\n",
         "x.yaml:2: pair 1: 'num_speculative_tokens' must be an integer",
@@ -261,6 +277,34 @@ def test_num_speculative_tokens_is_checked_per_entry(tmp_path: Path) -> None:
     assert [s.num_speculative_tokens for s in load_pairs(tmp_path / "pairs.yaml")] == [16, 15]
     proc = invoke_cli("registry", str(tmp_path / "pairs.yaml"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_engine_args_are_checked_per_entry(tmp_path: Path) -> None:
+    """An entry's engine_args reach the check as --engine-arg does (DF056): SGLang refuses a
+    Domino draft under DP attention at its own line, not a plain one, nor without it."""
+    mined = json.loads((REPO / "conformance" / "mined" / "sglang-0.5.23.json").read_text())
+    for case in ("dflash-domino-dp-attention", "dflash-plain-dp-attention"):
+        (config,) = [c["draft"] for c in mined["cases"] if c["id"] == case]
+        write_model(tmp_path / case, config)
+    target = FIXTURES / "targets" / "Qwen--Qwen3-8B"
+    entry = "  - {{draft: ./{d}, target: {t}, runtimes: [sglang], expect: compatible{a}}}\n"
+    dp = ", engine_args: [--enable-dp-attention, --dp-size, 2]"
+    text = "pairs:\n" + "".join(
+        entry.format(d=d, t=target, a=a)
+        for d, a in (
+            ("dflash-domino-dp-attention", dp),
+            ("dflash-plain-dp-attention", dp),
+            ("dflash-domino-dp-attention", ""),
+        )
+    )
+    (tmp_path / "pairs.yaml").write_text(text)
+    specs = load_pairs(tmp_path / "pairs.yaml")
+    assert [s.engine_settings.sglang.attn_dp_size for s in specs] == [2, 2, 1]
+    proc = invoke_cli("registry", str(tmp_path / "pairs.yaml"), "--format", "json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    failed = [p for p in json.loads(proc.stdout)["pairs"] if p["status"] != "ok"]
+    assert [p["line"] for p in failed] == [2]
+    assert "DF056" in json.dumps(failed)
 
 
 def test_method_is_checked_per_entry(tmp_path: Path) -> None:

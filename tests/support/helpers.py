@@ -18,6 +18,7 @@ from dflash_check.check.report import CheckReport
 from dflash_check.check.request import CheckSettings
 from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.knowledge.selection import parse_selection
+from dflash_check.knowledge.settings import parse_engine_args
 from dflash_check.sources.safetensors_header import dflash_draft_tensors, encode_header
 from dflash_check.views import DraftView, ModelFiles, TargetView
 from tests.support.paths import REPO
@@ -164,10 +165,17 @@ def settings(
     strict: bool = False,
     num_speculative_tokens: int | None = None,
     speculative_method: str | None = None,
+    engine_args: tuple[str, ...] = (),
 ) -> CheckSettings:
-    """Return check settings with ``runtime`` parsed as ``--runtime`` parses it."""
+    """Return check settings with ``runtime`` parsed as ``--runtime`` parses it, and
+    ``engine_args`` as ``--engine-arg`` values."""
     return CheckSettings(
-        parse_selection([runtime]), ignore, strict, num_speculative_tokens, speculative_method
+        parse_selection([runtime]),
+        ignore,
+        strict,
+        num_speculative_tokens,
+        speculative_method,
+        parse_engine_args(engine_args),
     )
 
 

@@ -18,6 +18,7 @@ from dflash_check.check.report import LayerResolution, Severity
 from dflash_check.knowledge.engines import VLLM_033, Release
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import METHOD_PROFILES, RuntimeProfile
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 from dflash_check.views import DFLASH_METHODS, DraftView, TargetView
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ class PairContext:
     speculative_method: str | None = None
     """The ``method`` the engine is asked for (``--speculative-method``, vLLM's
     ``speculative_config.method``), if given; None: the engine detects it from the draft."""
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS
+    """The engine settings the pair is served with (``--engine-arg``), each engine's defaults
+    where not given."""
 
     @cached_property
     def selected(self) -> frozenset[str]:

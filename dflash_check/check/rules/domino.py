@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, contract_issues, rule
 from dflash_check.knowledge.engines import SGLANG
+from dflash_check.knowledge.settings import SglangSettings
 from dflash_check.views import DraftView
 
 _EMB_NESTED = "DFLASH Domino dflash_config.emb_dim"
@@ -129,6 +131,33 @@ def worker_refusals(draft: DraftView, target_vocab: int | None) -> Iterator[tupl
         )
 
 
+def server_refusals(settings: SglangSettings) -> Iterator[tuple[str, str, str, str]]:
+    """Yield (guard, the setting as a flag, SGLang's message, the fix) for each server setting
+    under which the DFlash worker refuses a Domino draft when it starts
+    (sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:455-460, 525-529), in its order.
+    A plain DFlash draft passes both guards: the caller asks only for a Domino one."""
+    if settings.dp_attention:  # get_parallel().attn_dp_enabled (off on Ascend, not read here)
+        yield (
+            "dp_attention",
+            f"--attn-dp-size {settings.attn_dp_size}",
+            "DFLASH with dp attention supports plain DFlash and DFlash2 drafts; Domino and "
+            "LiLiCorr heads are not supported.",
+            "Serve the Domino draft without DP attention (--attn-dp-size 1, no "
+            "--enable-dp-attention), or serve a plain DFlash draft under it.",
+        )
+    # Without the flag SGLang drafts the draft's own block_size, which the config contract
+    # already holds above 1 (dflash_utils.py:788-791): only a given value can be refused here.
+    tokens = settings.speculative_num_draft_tokens
+    if tokens is not None and tokens <= 1:
+        yield (
+            "num_draft_tokens",
+            f"--speculative-num-draft-tokens {tokens}",
+            f"DFLASH Domino requires speculative_num_draft_tokens > 1, got {tokens}.",
+            "Serve the Domino draft with --speculative-num-draft-tokens of its block_size "
+            "(or leave it out: SGLang then takes the draft's block_size).",
+        )
+
+
 _LOADED_BY_DFLASH_MODEL = ("dflash", "dflash2")
 """The methods whose SGLang classes load weights through ``DFlashDraftModel.load_weights``
 (models/dflash.py:1317-1324), which checks the Domino tensors; DSpark's classes do not."""
@@ -202,7 +231,10 @@ def weight_refusals(
     "DFlash 2 classes then load the projector's four tensors with the shapes those keys build, "
     "and refuse projector tensors in a draft without a Domino projector (models/dflash.py"
     ":921-1000), and its DFlash worker refuses a draft vocabulary other than the target's "
-    "when it starts (speculative/domino_utils.py:157-161). SGLang's own "
+    "when it starts (speculative/domino_utils.py:157-161), as it refuses a Domino draft when "
+    "the server runs DP attention (--attn-dp-size above 1, or --enable-dp-attention with "
+    "--dp-size above 1: speculative/dflash_worker_v2.py:455-460) or drafts one token "
+    "(--speculative-num-draft-tokens 1: :525-529; read from --engine-arg). SGLang's own "
     "tests pin each check (test/registered/unit/spec/test_dflash_domino_config.py). vLLM "
     "0.32.0-0.34.0 do not read projector_type.",
     "Publish the Domino draft's dflash_config with the projector keys it was trained with, "
@@ -227,6 +259,24 @@ def check_domino(ctx: PairContext) -> Iterator[Issue]:
         lambda release: release.domino_contract,
         f"draft {ctx.draft.name} (Domino projector)",
     )
+    yield from _server_issues(ctx, stated)
+
+
+def _server_issues(ctx: PairContext, stated: Mapping[str, Any]) -> Iterator[Issue]:
+    """The worker's refusals of a Domino draft under the server settings the pair is served
+    with (``--engine-arg``), on each SGLang release whose worker has the guard."""
+    if ctx.draft.method not in _LOADED_BY_DFLASH_MODEL:
+        return  # DSpark drafts run in their own worker
+    if _read(stated, "projector_type")[1] != "domino":
+        return
+    for guard, flag, message, fix in server_refusals(ctx.engine_settings.sglang):
+        for issue in contract_issues(
+            ctx,
+            (("dflash_config.projector_type", message),),
+            lambda release, guard=guard: release.domino_worker.get(guard),
+            f"draft {ctx.draft.name} (Domino projector) with {flag}",
+        ):
+            yield replace(issue, hint=fix)
 
 
 RULES: tuple[Rule, ...] = (check_domino,)

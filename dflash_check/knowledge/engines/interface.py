@@ -154,6 +154,10 @@ class Release:
     """Where the release checks a DFlash draft's Domino projector keys (``dflash_config.
     projector_type: "domino"``) when it parses the draft config at load (SGLang's
     ``parse_dflash_draft_config``), with the citation; None: the release does not read them."""
+    domino_worker: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Server setting (``dp_attention``, ``num_draft_tokens``) -> where the release's DFlash
+    worker refuses a Domino draft under it when it starts, with the citation; a setting not
+    named here is not refused."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
 RELEASES = (Release("sglang", "0.5.23", date="2026-10-30"),)
+_WORKER = "sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py"
+"""The DFlash worker as read at 0.5.23, whose start-up guards ``domino_worker`` cites."""
 REVIEWED = (
     Reviewed(
         ">=0.5.23",
@@ -48,6 +50,11 @@ REVIEWED = (
         # capture, before any weight loads; the draft model parses it again when it is built.
         domino_contract="sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:727-791, run "
         "at load by model_executor/model_runner_components/spec_aux_hidden_state.py:217",
+        # The DFlash worker's own guards at start-up, after the config parsed: a plain DFlash
+        # draft passes both.
+        domino_worker=MappingProxyType(
+            {"dp_attention": f"{_WORKER}:455-460", "num_draft_tokens": f"{_WORKER}:525-529"}
+        ),
     ),
 )
 """What was reviewed in SGLang's code, per range of releases (``knowledge/reviewed.py``)."""

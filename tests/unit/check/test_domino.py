@@ -15,6 +15,7 @@ import pytest
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.rules.domino import domino_refusals
 from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.views import TensorInfo
 from tests.support.helpers import FIXTURES, check_files, files
 
@@ -285,3 +286,72 @@ def test_the_worker_refuses_another_vocabulary(release: str, vocab: int) -> None
     assert f"got target=151936, draft={vocab}." in found[0]
     plain = _check({**_ordinary(), "vocab_size": vocab}, release)
     assert _df056(plain) == []
+
+
+WORKER_RELEASES = tuple(r.spec for r in SGLANG.releases if r.domino_worker)
+"""The SGLang releases whose DFlash worker's start-up guards were read."""
+DP_ATTENTION = ("--enable-dp-attention", "--dp-size", "2", "--tp-size", "2")
+"""The oracle's case: the deprecated spelling of --attn-dp-size 2."""
+ONE_TOKEN = ("--speculative-num-draft-tokens", "1")
+
+
+def _server(draft: dict[str, Any], release: str, *engine_args: str) -> CheckReport:
+    return check_files(
+        files("draft", draft), files("target", TARGET), release, engine_args=engine_args
+    )
+
+
+@pytest.mark.parametrize("release", WORKER_RELEASES)
+@pytest.mark.parametrize(
+    ("engine_args", "message", "cited"),
+    [
+        (DP_ATTENTION, "Domino and LiLiCorr heads are not supported.", ":455-460"),
+        (("--attn-dp-size=2",), "Domino and LiLiCorr heads are not supported.", ":455-460"),
+        (ONE_TOKEN, "requires speculative_num_draft_tokens > 1, got 1.", ":525-529"),
+        (("--speculative-num-draft-tokens=1",), "num_draft_tokens > 1, got 1.", ":525-529"),
+    ],
+    ids=["dp-attention", "attn-dp-size", "one-token", "one-token-inline"],
+)
+def test_the_worker_refuses_a_domino_draft_under_the_server_setting(
+    release: str, engine_args: tuple[str, ...], message: str, cited: str
+) -> None:
+    """SGLang's DFlash worker refuses a Domino draft when it starts under DP attention or with
+    one draft token (dflash_worker_v2.py:455-460, 525-529): an error at load, citing the line,
+    with a fix about the setting, not the draft's keys."""
+    report = _server(_domino(), release, *engine_args)
+    (finding,) = [f for f in report.findings if f.rule == "DF056"]
+    assert finding.severity is Severity.ERROR and finding.runtime == "sglang"
+    assert finding.stage is Stage.LOAD
+    assert message in finding.message
+    assert f"dflash_worker_v2.py{cited}" in finding.message
+    assert finding.hint is not None and "--" in finding.hint
+    assert report.verdict.value == "incompatible"
+
+
+@pytest.mark.parametrize("release", WORKER_RELEASES)
+@pytest.mark.parametrize(
+    "engine_args", [DP_ATTENTION, ONE_TOKEN], ids=["dp-attention", "one-token"]
+)
+def test_the_guards_pass_a_plain_draft(release: str, engine_args: tuple[str, ...]) -> None:
+    """A plain DFlash draft passes both guards (the oracle's control case)."""
+    assert _df056(_server(_ordinary(), release, *engine_args)) == []
+
+
+@pytest.mark.parametrize("release", WORKER_RELEASES)
+@pytest.mark.parametrize(
+    "engine_args",
+    [(), ("--enable-dp-attention",), ("--speculative-num-draft-tokens=2",), ("--dp-size=2",)],
+    ids=["none", "dp-flag-alone", "two-tokens", "replicas"],
+)
+def test_a_domino_draft_passes_what_sglang_allows(
+    release: str, engine_args: tuple[str, ...]
+) -> None:
+    """Without settings SGLang's defaults hold (no DP attention, the draft's block size), as
+    before; --enable-dp-attention alone keeps DP width 1, replicas are not attention DP."""
+    assert _df056(_server(_domino(), release, *engine_args)) == []
+
+
+def test_vllm_is_not_judged_by_sglang_settings() -> None:
+    """The settings are SGLang's: a vLLM check of the same pair does not change."""
+    report = _server(_domino(), VLLM.newest.spec, *DP_ATTENTION, *ONE_TOKEN)
+    assert "DF056" not in {f.rule for f in report.findings}

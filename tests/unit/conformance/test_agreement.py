@@ -18,25 +18,12 @@ import pytest
 from conformance.agreement import RESULTS, Row, agreement, explained, judge, judge_mtp, rows
 
 ROWS = list(rows())
-_SERVER = (
-    "issue 29: the tool takes no SGLang server settings, and SGLang 0.5.23's DFlash worker "
-    "refuses a Domino draft when it starts {what} ({where}); a plain DFlash draft passes the "
-    "same guard (the control case): the tool needs the setting to say so"
-)
-KNOWN: dict[str, str] = {
-    "sglang-0.5.23:dflash-domino-dp-attention": _SERVER.format(
-        what="under DP attention",
-        where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:455-460",
-    ),
-    "sglang-0.5.23:dflash-domino-num-draft-tokens-1": _SERVER.format(
-        what="with --speculative-num-draft-tokens 1 (the draft's block_size is 16)",
-        where="sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py:525-529",
-    ),
-}
+KNOWN: dict[str, str] = {}
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
-Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases and SGLang's
-Domino refusals, vLLM 0.32/0.33 refusing repeated ids, the DeepSeek-V3 config stating no
+Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases, SGLang's
+Domino refusals (also those under DP attention or one draft token: the server settings,
+``--engine-arg``), vLLM 0.32/0.33 refusing repeated ids, the DeepSeek-V3 config stating no
 MTP count (its config class's default, ``knowledge/mtp_layers.py``) and Nemotron Parse's
 one-step draft keyed on its architecture (``KEYED_MTP`` there) were here until issue
 29's knowledge fixes reached main; the two Muse Glimmer mapping cases are explained

@@ -1,0 +1,93 @@
+"""The engine settings a verdict depends on, read from the engine's own flags as SGLang 0.5.23
+resolves them (``knowledge/settings.py``): both argparse forms, the deprecated DP-attention
+spelling, the DFlash alias of the draft length, and the values SGLang would not start with."""
+
+from __future__ import annotations
+
+import pytest
+
+from dflash_check.knowledge.settings import (
+    NO_ENGINE_SETTINGS,
+    SettingsError,
+    SglangSettings,
+    parse_engine_args,
+)
+
+
+def sglang(*args: str) -> SglangSettings:
+    return parse_engine_args(args).sglang
+
+
+def test_no_arguments_are_the_engine_defaults() -> None:
+    """Without flags SGLang runs no DP attention and takes the draft's block size."""
+    assert parse_engine_args(()) == NO_ENGINE_SETTINGS
+    assert not NO_ENGINE_SETTINGS.sglang.dp_attention
+    assert NO_ENGINE_SETTINGS.sglang.speculative_num_draft_tokens is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--speculative-num-draft-tokens=1",),
+        ("--speculative-num-draft-tokens", "1"),
+        ("--speculative-dflash-block-size=1",),
+        ("--speculative-dflash-block-size", "1", "--speculative-num-draft-tokens=1"),
+    ],
+)
+def test_draft_length_in_either_form(args: tuple[str, ...]) -> None:
+    """``--flag=N`` and ``--flag N`` alike; the DFlash alias sets the same value."""
+    assert sglang(*args).speculative_num_draft_tokens == 1
+
+
+def test_last_draft_length_wins_as_in_argparse() -> None:
+    assert sglang("--speculative-num-draft-tokens=1", "--speculative-num-draft-tokens", "8") == (
+        SglangSettings(speculative_num_draft_tokens=8)
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "width"),
+    [
+        (("--attn-dp-size", "2"), 2),
+        (("--attention-data-parallel-size=4",), 4),
+        # The deprecated spelling: --dp-size N --enable-dp-attention is --attn-dp-size N.
+        (("--enable-dp-attention", "--dp-size", "2", "--tp-size", "2"), 2),
+        (("--data-parallel-size=2", "--enable-dp-attention"), 2),
+        # Alone, with the default --dp-size 1, the flag leaves attention DP off.
+        (("--enable-dp-attention",), 1),
+        # Replicas without the flag are not attention DP.
+        (("--dp-size", "2"), 1),
+    ],
+)
+def test_dp_attention_width(args: tuple[str, ...], width: int) -> None:
+    settings = sglang(*args)
+    assert settings.attn_dp_size == width
+    assert settings.dp_attention is (width > 1)
+
+
+def test_unknown_arguments_are_left_alone() -> None:
+    """Flags the check does not read, and their values, change nothing."""
+    args = ("--enforce-eager", "--max-model-len=128", "--tp-size", "x", "--dtype", "float32")
+    assert parse_engine_args(args) == NO_ENGINE_SETTINGS
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--speculative-num-draft-tokens=two",), "--speculative-num-draft-tokens needs a "
+         "positive integer, not 'two'"),
+        (("--speculative-num-draft-tokens",), "--speculative-num-draft-tokens needs a value"),
+        (("--dp-size", "0", "--enable-dp-attention"), "--dp-size needs a positive integer"),
+        (("--attn-dp-size=-2",), "--attn-dp-size needs a positive integer"),
+        (("--enable-dp-attention=true",), "--enable-dp-attention takes no value, not 'true'"),
+        (("--attn-dp-size=2", "--dp-size=2"), "--dp-size 2 with --attn-dp-size 2"),
+        (("--speculative-num-draft-tokens=8", "--speculative-dflash-block-size=16"),
+         "--speculative-num-draft-tokens 8 and --speculative-dflash-block-size 16 differ"),
+    ],
+)  # fmt: skip
+def test_values_sglang_would_not_start_with(args: tuple[str, ...], message: str) -> None:
+    """One line naming the flag: the CLI makes it exit 2, pairs.yaml an error at its line."""
+    with pytest.raises(SettingsError) as info:
+        parse_engine_args(args)
+    assert str(info.value).startswith(message), str(info.value)
+    assert "\n" not in str(info.value)
