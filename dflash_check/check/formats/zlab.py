@@ -30,6 +30,23 @@ DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selecto
 ARCHITECTURES: dict[str, DraftMethod] = {
     "DFlashDraftModel": "dflash",
     "DFlash2DraftModel": "dflash2",
+    # DFlash 2 drafts under other names, read from the same keys (each release's model registry
+    # says which load them: knowledge/registered_drafts.py):
+    # - Beam: SGLang's class is an alias of DFlash2DraftModel (sglang==0.5.23:sglang/srt/models/
+    #   dflash.py:1313); vLLM's own class reads dflash_config.target_layer_ids (+1 in
+    #   eagle3_utils.py:114, as every dflash_config list) and the four DFlash 2 keys from
+    #   dflash_config only, fc = hidden_size x len(ids) (vllm==0.34.0:vllm/models/beam/nvidia/
+    #   dflash2.py:199-206, :331-378, the same in 0.33.0). Not checked: it also needs
+    #   dflash_config.final_logit_softcapping (:564-567), sliding layer_types and is_causal
+    #   false (:79-80), which no rule reads yet.
+    "DFlash2BeamDraftModel": "dflash2",
+    # - Ricursive Ripple: vLLM's class is DFlash2Qwen3ForCausalLM with NoPE layers
+    #   (vllm==0.34.0:vllm/model_executor/models/ricursive_dflash2.py:31-53); vLLM also renames a
+    #   DFlash2DraftModel that states no_rope_layers to it (config/speculative.py:796-801).
+    "DFlash2RicursiveDraftModel": "dflash2",
+    # - MiniMax: SGLang's alias of DFlash2DraftModel (sglang==0.5.23:sglang/srt/models/
+    #   dflash.py:1305); no vLLM release registers it.
+    "MiniMaxDFlash2DraftModel": "dflash2",
 }
 
 

@@ -201,12 +201,9 @@ def test_speculators_dflash2_and_dspark_are_loaded_by_vllm(kind: str) -> None:
 @pytest.mark.parametrize(
     ("arch", "loaded_by"),
     [
-        ("DFlash2BeamDraftModel", "sglang==0.5.23, vllm==0.33.0, vllm==0.34.0"),
         ("LiLiCorrDraftModel", "sglang==0.5.23, vllm==0.32.0, vllm==0.33.0, vllm==0.34.0"),
-        ("DFlash2RicursiveDraftModel", "vllm==0.34.0"),
         ("Qwen3XPressModel", "vllm==0.33.0, vllm==0.34.0"),
         ("DFlashQwen3XPressModel", "vllm==0.33.0, vllm==0.34.0"),
-        ("MiniMaxDFlash2DraftModel", "sglang==0.5.23"),
         ("MistralLarge4DSparkModel", "vllm==0.34.0"),
         ("DominoDraftModel", "SpecForge's Domino draft"),
     ],
