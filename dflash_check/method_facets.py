@@ -68,6 +68,9 @@ class DSparkFacts:
     mla_contract: tuple[tuple[str, str], ...] = ()
     """The top-level values vLLM's MLA DSpark config reads (name, the value as JSON text), for
     the names the draft states (``check/rules/mla_dspark.py`` judges them)."""
+    has_text_config: bool = False
+    """Whether the config has a ``text_config`` object: vLLM's MiniMax DSpark reads its keys
+    there instead of at the top level (``check/rules/formats.py``, DF025)."""
 
 
 @dataclass(frozen=True)

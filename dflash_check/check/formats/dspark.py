@@ -107,6 +107,9 @@ MARKOV_KEYS = (
     "dflash_config.markov_rank",
     "text_config.markov_rank",
     "markov_rank",
+    # Read by vLLM's MiniMax DSpark alone, from a draft with a text_config
+    # (vllm==0.34.0:vllm/config/speculative.py:1234-1250).
+    "text_config.dspark_markov_rank",
 )
 
 
@@ -275,6 +278,7 @@ def normalise(files: ModelFiles) -> DraftView:
             mask_sources=mask_sources(top),
             omni_contract=omni_contract_values(top),
             mla_contract=mla_contract_values(top),
+            has_text_config=text is not None,
         ),
         # vLLM's Qwen3-Omni DSpark contract refuses a vocab_size of 0 with its own message
         # (DF055, from omni_contract); the view reads it as not stated.

@@ -38,7 +38,11 @@ DSPARK_HEAD_TYPES = ("vanilla", "gated", "rnn")
 # (AttributeError at load without it): qwen3_dspark.py:209-216, gemma4_dspark.py:190,
 # kimi_k3/nvidia/dspark_mla.py:191, muse_spark/common/dspark.py read markov_rank;
 # deepseek_v4/nvidia/dspark.py:172 and deepseek_v41 read dspark_markov_rank (vLLM 4ba787ec).
+# MiniMax's (vllm==0.34.0): its class is Qwen3's (minimax_m3/common/dspark.py:308, :413; the rank
+# read at qwen3_dspark.py:213), but the config override first swaps in text_config when there
+# is one and sets markov_rank from dspark_markov_rank (config/speculative.py:1234-1250).
 VLLM_MARKOV_KEY = {
+    "DSparkMiniMaxDraftModel": "dspark_markov_rank",
     "Qwen3DSparkModel": "markov_rank",
     "Qwen3OmniDSparkModel": "markov_rank",
     "Gemma4DSparkModel": "markov_rank",
@@ -73,7 +77,8 @@ def _vllm_dspark_class(d: DraftView) -> str | None:
     "markov_rank > 0'), needs markov_head_type unless the draft uses the prefixed dspark_* keys, "
     "and builds only vanilla, gated and rnn heads (dspark_config.py:94-98, :265-275). vLLM's "
     "model classes read the rank as a top-level attribute, markov_rank (Qwen3, Gemma 4, K3, "
-    "Muse Spark) or dspark_markov_rank (DeepSeek-V4), and fail at load without it; its "
+    "Muse Spark) or dspark_markov_rank (DeepSeek-V4; MiniMax in its text_config when it has "
+    "one, vllm==0.34.0 config/speculative.py:1234-1250), and fail at load without it; its "
     "Qwen3-Omni DSpark takes only a vanilla head (config/speculative.py:312-317). SpecForge's "
     "training configs keep the Markov keys nested (dflash-check docs engine-reading/others).",
     "Publish the Markov keys where the engine reads them: a top-level markov_rank (> 0) and "
@@ -130,6 +135,11 @@ def _sglang_markov(d: DraftView, f: DFlashFacts, k: DSparkFacts) -> Iterator[Iss
         )
 
 
+def _where(key: str) -> str:
+    """Say where a dotted key sits (``top-level markov_rank``, ``text_config.…``)."""
+    return key if "." in key else f"top-level {key}"
+
+
 def _vllm_markov(d: DraftView, k: DSparkFacts) -> Iterator[Issue]:
     """vLLM's model classes (qwen3_dspark.py:209-216, deepseek_v4/nvidia/dspark.py:172,
     config/speculative.py:312-317)."""
@@ -137,11 +147,13 @@ def _vllm_markov(d: DraftView, k: DSparkFacts) -> Iterator[Issue]:
     if arch is None:
         return
     key = VLLM_MARKOV_KEY[arch]
+    if arch == "DSparkMiniMaxDraftModel" and k.has_text_config:
+        key = f"text_config.{key}"
     if key not in k.markov_rank_keys:
         keys = k.markov_rank_keys
         found = f"only in {', '.join(keys)}" if keys else "nowhere"
         yield Issue(
-            f"DSpark draft {d.name}: vllm's {arch} reads top-level {key}, but the config "
+            f"DSpark draft {d.name}: vllm's {arch} reads {_where(key)}, but the config "
             f"states a Markov rank {found}; it fails at load (AttributeError)",
             runtime=VLLM.name,
             field=key,

@@ -122,3 +122,54 @@ def test_a_dflash2_alias_without_its_selector_keys_fails_where_it_loads() -> Non
     report = _check(cfg, release)
     assert "DF018" in {f.rule for f in report.findings}
     assert report.verdict.value == "incompatible"
+
+
+# -- DSparkMiniMaxDraftModel: vLLM's Markov key ------------------------------------------------
+
+DSPARK_EXPORT = FIXTURES / "drafts" / "sgl-project--SpecForge-qwen3.6-27b-dspark-export"
+
+
+def _minimax(**markov: Any) -> dict[str, Any]:
+    """Return the DSpark export re-labelled as a MiniMax draft, its Markov rank set by ``markov``
+    (dotted keys; the other rank keys removed)."""
+    cfg = {**config(DSPARK_EXPORT), "architectures": ["DSparkMiniMaxDraftModel"]}
+    for key in ("markov_rank", "dspark_markov_rank"):
+        cfg.pop(key, None)
+    for key, value in markov.items():
+        parent, _, last = key.rpartition(".")
+        (cfg.setdefault(parent, {}) if parent else cfg)[last] = value
+    return cfg
+
+
+def _df025_vllm(cfg: dict[str, Any]) -> list[str]:
+    """Return DF025's vLLM messages for a MiniMax draft on the release that loads it."""
+    release = next(r for r, held in _releases("DSparkMiniMaxDraftModel") if held)
+    report = _check(cfg, release)
+    return [f.message for f in report.findings if f.rule == "DF025" and f.runtime == "vllm"]
+
+
+@pytest.mark.parametrize(
+    ("markov", "expected"),
+    [
+        # vLLM sets markov_rank from dspark_markov_rank (config/speculative.py:1234-1250).
+        ({"dspark_markov_rank": 256}, None),
+        ({"markov_rank": 256}, "reads top-level dspark_markov_rank"),
+        # With a text_config, vLLM reads the draft from it: a top-level key is not seen.
+        ({"text_config.dspark_markov_rank": 256}, None),
+        (
+            {"text_config.hidden_size": 5120, "dspark_markov_rank": 256},
+            "reads text_config.dspark_markov_rank",
+        ),
+    ],
+)
+def test_vllm_reads_a_minimax_dspark_rank_from_dspark_markov_rank(
+    markov: dict[str, Any], expected: str | None
+) -> None:
+    """DF025 has a row for vLLM's MiniMax DSpark, so its Markov key is checked, not skipped."""
+    cfg = _minimax(**markov, markov_head_type="vanilla")
+    found = _df025_vllm(cfg)
+    if expected is None:
+        assert not found, found
+    else:
+        (message,) = found
+        assert expected in message and "AttributeError" in message
