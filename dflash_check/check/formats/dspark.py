@@ -49,8 +49,8 @@ from dflash_check.views import (
 # The DSpark architectures the tool reads. Which vLLM and SGLang releases load each is read from
 # that release's model registry (knowledge/registered_drafts.py; vLLM registry.py, SGLang
 # models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16),
-# never listed here. vLLM 0.34's MistralLarge4DSparkModel is not read as DSpark yet: its config
-# was not reviewed, so it is named as a draft the tool cannot check (formats.normalise_draft).
+# never listed here. vLLM 0.34's MistralLarge4DSparkModel is not read as DSpark: vLLM writes its
+# config at load from the target's params.json (formats.NOT_CHECKED_YET says why).
 ARCHITECTURES: dict[str, DraftMethod] = {
     a: "dspark"
     for a in (
