@@ -28,6 +28,7 @@ from dflash_check.check.formats import (
     zlab,
 )
 from dflash_check.check.formats.common import config_architectures
+from dflash_check.check.formats.unchecked import NOT_CHECKED_YET
 from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
 from dflash_check.knowledge.engines import (
@@ -428,36 +429,6 @@ UNREGISTERED_DRAFTS: dict[str, str] = {
     # gru_hidden_dim, emb_dim) in speculative/dflash_utils.py:461 onwards.
     "DominoDraftModel": "SpecForge's Domino draft, whose dflash_config keys SGLang 0.5.23 "
     "reads (sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:461)",
-}
-
-
-# DFlash-family draft architectures the engines register that no format reads yet, and why
-# (said in the message; tests/unit/check/test_formats_registered.py holds every other registered
-# DFlash, DFlash 2 and DSpark architecture to a format).
-NOT_CHECKED_YET: dict[str, str] = {
-    # vLLM's XPress class is DFlashQwen3ForCausalLM plus a refiner head, read from the same keys,
-    # but it refuses any draft vocabulary other than the target's ('XPress currently requires a
-    # full-vocab draft', vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322; 0.33.0
-    # :299-304), which no rule checks yet: read as DFlash, a reduced-vocabulary draft would pass.
-    "Qwen3XPressModel": "vLLM's XPress drafter also requires draft_vocab_size equal to the "
-    "target's vocabulary (vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322), "
-    "which no rule checks yet",
-    "DFlashQwen3XPressModel": "vLLM's XPress drafter also requires draft_vocab_size equal to the "
-    "target's vocabulary (vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322), "
-    "which no rule checks yet",
-    # vLLM writes this config itself at load, from the mtp block of a Mistral Large 4 target's
-    # params.json (vllm==0.34.0:vllm/config/speculative.py:822-830, transformers_utils/configs/
-    # mistral.py:477-545): the draft ships inside the target checkpoint, so there is no draft
-    # config.json to read, and the written one's mask_token_id is the out-of-vocabulary sentinel
-    # vocab_size (replaced by a learned embedding), which the mask rules would refuse.
-    "MistralLarge4DSparkModel": "vLLM builds this config at load from a Mistral Large 4 "
-    "target's params.json mtp block (vllm==0.34.0:vllm/transformers_utils/configs/"
-    "mistral.py:477-545); the draft ships in the target's checkpoint, without a config of its "
-    "own to check",
-    # vLLM's own spelling of MuseGlimmerAssistantModel for a dflash draft
-    # (transformers_utils/configs/eagle.py); a checkpoint states the plain name (Muse format).
-    "DFlashMuseGlimmerAssistantModel": "vLLM's renamed spelling of MuseGlimmerAssistantModel; a "
-    "checkpoint states MuseGlimmerAssistantModel, which this version reads",
 }
 
 
