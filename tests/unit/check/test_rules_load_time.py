@@ -346,3 +346,43 @@ def test_speculative_length_needs_a_block_size() -> None:
     cfg = draft_config()
     report = check_files(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
     assert report.num_speculative_tokens == 40 and hits(report, "DF019")
+
+
+@pytest.mark.parametrize(
+    ("tokens", "engine_args", "sglang", "others"),
+    [
+        # SGLang's own setting wins over what --num-speculative-tokens implies for it.
+        (None, ("--speculative-num-draft-tokens=16",), None, set()),
+        (20, ("--speculative-num-draft-tokens", "16"), None, {"vllm", "trtllm"}),
+        (15, ("--speculative-num-draft-tokens=8",), 8, set()),
+        (None, ("--speculative-num-draft-tokens=24",), 24, set()),
+        (None, ("--speculative-dflash-block-size=12",), 12, set()),
+        # Without SGLang's own flag its line reads N + 1, the value the launch passes.
+        (7, (), 8, set()),
+        (15, (), None, set()),
+        (None, ("--attn-dp-size=2",), None, set()),
+    ],
+    ids=["own-fits", "own-wins", "own-short", "own-long", "block-alias", "n", "n-fits", "none"],
+)
+def test_sglang_reads_its_own_draft_length(
+    tokens: int | None, engine_args: tuple[str, ...], sglang: int | None, others: set[str]
+) -> None:
+    """DF019 on SGLang's line compares SGLang's --speculative-num-draft-tokens (or
+    --speculative-dflash-block-size) with the block of 16 where it is given: SGLang warns and
+    drafts that many positions (dflash_worker_v2.py:511-522)."""
+    cfg = draft_config()
+    report = check_files(
+        files("draft", cfg, fc_tensors(cfg)),
+        files("target", config(TARGETS / "Qwen--Qwen3-8B")),
+        "sglang,vllm,trtllm",
+        num_speculative_tokens=tokens,
+        engine_args=engine_args,
+    )
+    found = hits(report, "DF019")
+    assert set(found) == others | ({"sglang"} if sglang is not None else set())
+    if sglang is not None:
+        assert (
+            f"--speculative-num-draft-tokens {sglang} warns 'DFLASH block size mismatch: "
+            in found["sglang"]
+        )
+        assert f"block_size=16.' and drafts {sglang} positions" in found["sglang"]
