@@ -386,3 +386,33 @@ def test_sglang_reads_its_own_draft_length(
             in found["sglang"]
         )
         assert f"block_size=16.' and drafts {sglang} positions" in found["sglang"]
+
+
+DEEPSEEK_V4 = {
+    # The keys the tool reads of deepseek-ai/DeepSeek-V4-Flash's config.json, as published.
+    "architectures": ["DeepseekV4ForCausalLM"],
+    "model_type": "deepseek_v4",
+    "hidden_size": 4096,
+    "num_hidden_layers": 43,
+    "num_nextn_predict_layers": 1,
+    "vocab_size": 129280,
+    "max_position_embeddings": 1048576,
+    "bos_token_id": 0,
+    "eos_token_id": 1,
+}
+
+
+def test_sglang_refuses_dflash_on_a_deepseek_v4_target_at_start_up() -> None:
+    """SGLang 0.5.23 admits EAGLE and DSPARK only on DeepseekV4ForCausalLM, asserted while the
+    server arguments resolve (deepseek_v4_hook.py:148-158): a DFlash draft is refused at load
+    on SGLang's line alone (DF058), whatever else the pair gets wrong."""
+    cfg = draft_config()
+    report = check_files(
+        files("draft", cfg, fc_tensors(cfg)), files("target", DEEPSEEK_V4), "sglang,vllm"
+    )
+    found = hits(report, "DF058")
+    assert set(found) == {"sglang"}
+    assert "refuses --speculative-algorithm DFLASH" in found["sglang"]
+    assert "'Only EAGLE and DSPARK speculative algorithms are supported for" in found["sglang"]
+    (f,) = [f for f in report.findings if f.rule == "DF058"]
+    assert f.severity is Severity.ERROR and f.stage is not None and f.stage.name == "LOAD"
