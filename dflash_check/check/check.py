@@ -200,6 +200,7 @@ def check_views(
         strict=settings.strict,
         num_speculative_tokens=settings.num_speculative_tokens,
         speculative_method=settings.speculative_method,
+        engine_settings=settings.engine_settings,
         ignored=tuple(sorted(settings.ignore)),
         suppressed=suppressed,
     )

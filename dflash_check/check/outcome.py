@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from dflash_check.check.report import CheckReport, Verdict
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 
 if TYPE_CHECKING:
     from dflash_check.check.entries import PairSpec, SkippedEntry
@@ -45,6 +46,14 @@ class PairOutcome:
     def verdict(self) -> Verdict:
         """Return the verdict, ``unknown`` when the pair could not be checked."""
         return self.report.verdict if self.report is not None else Verdict.UNKNOWN
+
+    @property
+    def engine_settings(self) -> EngineSettings:
+        """Return the engine settings the pair was judged with: each engine's defaults for a
+        pair not checked, or a target asked about alone (no setting concerns its report)."""
+        if isinstance(self.report, CheckReport):
+            return self.report.engine_settings
+        return NO_ENGINE_SETTINGS
 
     @property
     def verdict_text(self) -> str:

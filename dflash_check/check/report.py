@@ -10,6 +10,7 @@ from typing import Protocol
 from dflash_check.knowledge.outcomes import Stage, earliest, stage_of
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.knowledge.selection import Selection
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 from dflash_check.views import DraftView, TargetView
 
 
@@ -191,6 +192,9 @@ class CheckReport:
     speculative_method: str | None = None
     """The speculative method the engine is asked for, as stated (``--speculative-method``,
     pairs.yaml ``method``, a vLLM test entry); None: the draft's own, nothing requested."""
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS
+    """The engine settings the pair was judged with (``--engine-arg``, pairs.yaml
+    ``engine_args``); each engine's defaults where none were given."""
     ignored: tuple[str, ...] = ()
     """The rule ids asked to be ignored (``--ignore``, a pair's ``ignore`` in pairs.yaml),
     sorted; the verdict text names them, so that a clean verdict never hides them."""

@@ -85,6 +85,9 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         "DF056": _L,
         # vLLM builds the MLA DSpark draft's config class while it resolves the config.
         "DF057": _L,
+        # SGLang's DeepSeek V4 defaults assert the algorithm while the server arguments
+        # resolve: the server refuses to start, before any weight loads.
+        "DF058": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

@@ -8,7 +8,7 @@ it (``--engine-arg``, a ``pairs.yaml`` entry's ``engine_args``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 MAX_SPECULATIVE_TOKENS = 1024
@@ -69,6 +69,25 @@ class SglangSettings:
         """Whether the server runs attention data-parallel."""
         return self.attn_dp_size > 1
 
+    def stated(self) -> dict[str, int]:
+        """Return field -> value for the settings that differ from SGLang's defaults: what
+        the flags changed (a flag given at its default judges as no flag)."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) != f.default
+        }
+
+
+_FLAG_OF = {
+    "sglang": {
+        "attn_dp_size": "--attn-dp-size",
+        "speculative_num_draft_tokens": "--speculative-num-draft-tokens",
+    },
+}
+"""Per engine, each settings field's flag in the engine's current spelling (the one reports
+name; the deprecated and alias spellings resolve to it)."""
+
 
 @dataclass(frozen=True)
 class EngineSettings:
@@ -77,6 +96,21 @@ class EngineSettings:
 
     sglang: SglangSettings = SglangSettings()
     """SGLang's server settings."""
+
+    def stated(self) -> dict[str, dict[str, int]]:
+        """Return engine -> field -> value for the settings that differ from each engine's
+        defaults (the reports' ``engine_settings``); empty: every engine at its defaults."""
+        every = {f.name: getattr(self, f.name).stated() for f in fields(self)}
+        return {engine: given for engine, given in every.items() if given}
+
+    def text(self) -> str | None:
+        """Return the stated settings as the engines' flags, ``sglang --attn-dp-size 2``
+        (engines joined by ``; ``), or None when every engine is at its defaults."""
+        parts = [
+            " ".join([engine, *(f"{_FLAG_OF[engine][k]} {v}" for k, v in given.items())])
+            for engine, given in self.stated().items()
+        ]
+        return "; ".join(parts) or None
 
 
 NO_ENGINE_SETTINGS = EngineSettings()

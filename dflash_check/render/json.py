@@ -15,8 +15,9 @@ if TYPE_CHECKING:  # types only: a plain check never loads these modules
     from dflash_check.method_facets import Eagle3Facts
     from dflash_check.smoke.report import SmokeReport
 
-SCHEMA_VERSION = 2
-"""2: one finding per problem with the runtimes it applies to, and a ``summary`` of counts
+SCHEMA_VERSION = 3
+"""3: a pair's report names the engine settings it was judged with (``engine_settings``).
+2: one finding per problem with the runtimes it applies to, and a ``summary`` of counts
 (1 had one finding per runtime and no counts). docs/report.schema.json describes it."""
 
 
@@ -232,6 +233,8 @@ def report_dict(report: CheckReport) -> dict[str, Any]:
         "runtime": report.selection.spec,
         "num_speculative_tokens": report.num_speculative_tokens,
         "speculative_method": report.speculative_method,
+        # Only what differs from each engine's defaults: {} for a pair given no settings.
+        "engine_settings": report.engine_settings.stated(),
         "draft": {
             **draft_dict(report.draft),
             "revision": report.draft_revision,

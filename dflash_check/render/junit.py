@@ -75,6 +75,12 @@ def render_junit(result: RunResult, page: Page | None = None) -> str:
         if outcome.spec is not None and result.file is not None:
             attrs.update(file=name, line=str(outcome.spec.line))
         case = ET.SubElement(suite, "testcase", attrs)
+        settings = outcome.engine_settings.text()
+        if settings is not None:
+            # A test case's own properties (as pytest's record_property writes them): the
+            # engine settings its verdict was judged with.
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="engine_settings", value=xml_text(settings))
         details = xml_text("\n".join(by_outcome.get(id(outcome), [])))
         if outcome.status == "error":
             node = ET.SubElement(

@@ -57,7 +57,10 @@ def _pair_line(result: RunResult, o: PairOutcome, width: int, brief: bool) -> li
         outcome += f" ({o.report.ignored_summary})"
     # The arrow stays with the draft, so a wrapped line ends in "->" rather than starting with it.
     label = spec.label.replace(" -> ", f"{NBSP}-> ", 1)
-    text = f"{mark} {result.file}:{spec.line}  {label}  [{', '.join(spec.runtimes)}]  "
+    # The engine settings the entry is judged with go with what it is judged for.
+    settings = spec.engine_settings.text()
+    judged = ", ".join(spec.runtimes) + (f"; {settings}" if settings else "")
+    text = f"{mark} {result.file}:{spec.line}  {label}  [{judged}]  "
     lines = [Text(s) for s in wrap(text + outcome, width, "", "    ")]
     lines[0].stylize(style, 0, 1)
     lines[-1].stylize(style, len(lines[-1]) - len(outcome))

@@ -109,10 +109,14 @@ def answer_lines(report: CheckReport, diags: tuple[Diagnostic, ...], width: int)
     # The counts come right after the verdict: with long paths the why can take lines, and
     # the answer must stay on the first screen.
     checked = (
-        "portable check (every runtime)."
+        "portable check (every runtime)"
         if report.selection.portable_only
-        else f"checked for {runtime_text(report)}."
+        else f"checked for {runtime_text(report)}"
     )
+    # The engine settings a verdict was judged with belong beside what it was judged for:
+    # the same pair under other settings may get another verdict (DF019, DF056).
+    settings = report.engine_settings.text()
+    checked += f", with {settings}." if settings else "."
     out = head + lines(wrap(f"{counts}; {checked}", width, "  ", "  "), "dim")
     for sentence in sentences[1:]:
         out += lines(wrap(sentence, width, "  ", "  "))

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dflash_check.cli import app
+from dflash_check.render.json import SCHEMA_VERSION
 from tests.support.helpers import (
     FIXTURES,
     QWEN3_4B,
@@ -39,7 +40,7 @@ def test_seed_case_is_incompatible() -> None:
     code, out, _ = invoke("pair", str(SEED_DRAFT), str(QWEN35_4B), "--format", "json")
     assert code == 1
     report = json.loads(out)
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == SCHEMA_VERSION
     assert report["verdict"] == "incompatible"
     assert set(report["runtimes"].values()) == {"incompatible"}
     assert report["target"]["num_hidden_layers"] == 32

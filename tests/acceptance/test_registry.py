@@ -279,6 +279,27 @@ def test_num_speculative_tokens_is_checked_per_entry(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_sglang_draft_length_is_checked_per_entry(tmp_path: Path) -> None:
+    """An entry's engine_args give SGLang's own draft length (DF019): 8 on a block-16 draft
+    warns at SGLang's line, 16 (its alias --speculative-dflash-block-size) does not, and it
+    wins over what num_speculative_tokens implies for SGLang."""
+    entry = "  - {{draft: {d}, target: {t}, runtimes: [sglang], expect: compatible{a}}}\n"
+    given = (
+        ", engine_args: [--speculative-num-draft-tokens=8]",
+        ", engine_args: [--speculative-dflash-block-size, 16], num_speculative_tokens: 3",
+    )
+    text = "pairs:\n" + "".join(entry.format(d=SEED_DRAFT, t=QWEN3_4B, a=a) for a in given)
+    (tmp_path / "pairs.yaml").write_text(text)
+    proc = invoke_cli("registry", str(tmp_path / "pairs.yaml"), "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = [
+        [f["message"] for f in p["report"]["findings"] if f["rule"] == "DF019"]
+        for p in json.loads(proc.stdout)["pairs"]
+    ]
+    assert len(found[0]) == 1 and "--speculative-num-draft-tokens 8 warns" in found[0][0]
+    assert found[1] == []
+
+
 def test_engine_args_are_checked_per_entry(tmp_path: Path) -> None:
     """An entry's engine_args reach the check as --engine-arg does (DF056): SGLang refuses a
     Domino draft under DP attention at its own line, not a plain one, nor without it."""

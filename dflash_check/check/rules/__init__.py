@@ -27,6 +27,7 @@ import dflash_check.check.formats  # noqa: F401
 
 # isort: split
 from dflash_check.check.rules import (
+    algorithm_gate,
     block,
     coverage,
     dflash2,
@@ -71,6 +72,7 @@ RULES: tuple[Rule, ...] = tuple(
     sorted(
         (
             *layer_ids.RULES,
+            *algorithm_gate.RULES,
             *layer_keys.RULES,
             *widths.RULES,
             *vocab.RULES,

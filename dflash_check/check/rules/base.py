@@ -41,7 +41,8 @@ class PairContext:
     num_speculative_tokens: int | None = None
     """Draft tokens per step the engine will be run with (``--num-speculative-tokens``), if
     given: vLLM's ``num_speculative_tokens``, TensorRT-LLM's ``max_draft_len``, SGLang's
-    ``--speculative-num-draft-tokens`` minus one (SGLang counts the bonus token too)."""
+    ``--speculative-num-draft-tokens`` minus one (SGLang counts the bonus token too) unless
+    ``engine_settings`` gives SGLang's own, which SGLang's lines read instead."""
     speculative_method: str | None = None
     """The ``method`` the engine is asked for (``--speculative-method``, vLLM's
     ``speculative_config.method``), if given; None: the engine detects it from the draft."""

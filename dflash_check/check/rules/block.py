@@ -83,10 +83,13 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
     "_lazy_init_ctx_buffers); vLLM ignores block_size and drafts 1 + N positions, so with N > "
     "block_size - 1 the draft predicts positions it was never trained on "
     f"({V033}:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
-    "SGLang's --speculative-num-draft-tokens counts the bonus token and should equal "
-    "block_size, else it warns 'DFLASH block size mismatch' and runs with its own setting "
-    "(sglang 0.5.23 speculative/dflash_worker_v2.py:509-520). Without the option the rule says "
-    "nothing.",
+    "SGLang's --speculative-num-draft-tokens (or --speculative-dflash-block-size) counts the "
+    "bonus token and should equal block_size: with another value it starts, warns 'DFLASH "
+    "block size mismatch' when the worker loads the draft and drafts that many positions, "
+    "neither clamped nor refused (sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py"
+    ":511-522; the draft adopts it, models/dflash.py:806-817). SGLang's line reads SGLang's own "
+    "setting where given (--engine-arg, pairs.yaml engine_args), else N + 1, the value the "
+    "launch passes. Without a setting the rule says nothing.",
     "Serve with block_size - 1 draft tokens (vLLM num_speculative_tokens, TensorRT-LLM "
     "max_draft_len; SGLang --speculative-num-draft-tokens block_size), or fewer.",
     runtimes=(VLLM.name, SGLANG.name, TRTLLM.name),
@@ -94,7 +97,7 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
 def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     """Compare the engine setting the user serves with against the draft's block size."""
     d, f, n = ctx.draft, ctx.draft.dflash, ctx.num_speculative_tokens
-    if n is None or f is None or f.block_size is None or f.block_size < 2:
+    if f is None or f.block_size is None or f.block_size < 2:
         return  # DF012 speaks for a missing or unusable block size
     if d.dspark is not None:
         return  # DSpark's block size counts draft tokens; engines derive N from it
@@ -102,7 +105,7 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     where = f"draft {d.name} was trained with {f.block_size_key} {block}"
     # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
     hint = f"Serve with at most {most} draft tokens (--num-speculative-tokens {most})."
-    for name in VLLM_RUNNERS if n > most else ():
+    for name in VLLM_RUNNERS if n is not None and n > most else ():
         yield Issue(
             f"{where}: {name} with num_speculative_tokens {n} drafts {1 + n} positions, "
             f"{n - most} past the {block} the draft was trained on (acceptance drops there)",
@@ -110,17 +113,8 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             field=f.block_size_key,
             hint=hint,
         )
-    if n + 1 != block:
-        yield Issue(
-            f"{where}: sglang with --speculative-num-draft-tokens {n + 1} warns 'DFLASH block "
-            f"size mismatch: using speculative_num_draft_tokens={n + 1} but draft config "
-            f"block_size={block}.' and drafts {n + 1} positions",
-            runtime=SGLANG.name,
-            field=f.block_size_key,
-            hint=f"Serve with --speculative-num-draft-tokens {block} "
-            f"(--num-speculative-tokens {most}).",
-        )
-    if n > most:
+    yield from _sglang_length(ctx, where, block, f.block_size_key)
+    if n is not None and n > most:
         yield Issue(
             f"{where}: trtllm with max_draft_len {n} fails at the first step: 'DFlash "
             f"checkpoint was trained with block_size={block}.Lower max_draft_len to at most "
@@ -133,6 +127,26 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
             # raises when the first step sizes its context buffers (_lazy_init_ctx_buffers).
             stage=Stage.FIRST_DECODE,
         )
+
+
+def _sglang_length(ctx: PairContext, where: str, block: int, key: str | None) -> Iterator[Issue]:
+    """SGLang's line: its own --speculative-num-draft-tokens where given, which wins over what
+    --num-speculative-tokens implies (an engine argument comes after the launch's own flags,
+    and argparse keeps the last), else N + 1 (SGLang counts the bonus token)."""
+    own = ctx.engine_settings.sglang.speculative_num_draft_tokens
+    n = ctx.num_speculative_tokens
+    tokens = own if own is not None else (None if n is None else n + 1)
+    if tokens is None or tokens == block:
+        return
+    yield Issue(
+        f"{where}: sglang with --speculative-num-draft-tokens {tokens} warns 'DFLASH block "
+        f"size mismatch: using speculative_num_draft_tokens={tokens} but draft config "
+        f"block_size={block}.' and drafts {tokens} positions",
+        runtime=SGLANG.name,
+        field=key,
+        hint=f"Serve with --speculative-num-draft-tokens {block} "
+        f"(--num-speculative-tokens {block - 1}).",
+    )
 
 
 @rule(

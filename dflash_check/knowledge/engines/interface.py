@@ -158,6 +158,12 @@ class Release:
     """Server setting (``dp_attention``, ``num_draft_tokens``) -> where the release's DFlash
     worker refuses a Domino draft under it when it starts, with the citation; a setting not
     named here is not refused."""
+    algorithm_gates: Mapping[str, tuple[tuple[str, ...], str]] = field(
+        default_factory=lambda: _EMPTY
+    )
+    """Target architecture -> (the speculative algorithms the release admits on it, where it
+    refuses the others when it resolves the server arguments, with the citation); a target not
+    named here is gated by no such list (SGLang's DeepSeek V4 hook)."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

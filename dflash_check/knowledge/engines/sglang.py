@@ -55,6 +55,17 @@ REVIEWED = (
         domino_worker=MappingProxyType(
             {"dp_attention": f"{_WORKER}:455-460", "num_draft_tokens": f"{_WORKER}:525-529"}
         ),
+        # The DeepSeek V4 defaults assert the algorithm while the server arguments resolve,
+        # before any weight loads; the raw --speculative-algorithm string is compared.
+        algorithm_gates=MappingProxyType(
+            {
+                "DeepseekV4ForCausalLM": (
+                    ("EAGLE", "DSPARK"),
+                    "sglang==0.5.23:sglang/srt/arg_groups/deepseek_v4_hook.py:148-158, run "
+                    "at server-args resolution by arg_groups/model_hook.py:258-265",
+                )
+            }
+        ),
     ),
 )
 """What was reviewed in SGLang's code, per range of releases (``knowledge/reviewed.py``)."""

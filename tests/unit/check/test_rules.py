@@ -256,6 +256,11 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),
     ),
+    # SGLang admits only EAGLE and DSPARK on a DeepSeek V4 target (deepseek_v4_hook.py:148-158).
+    "DF058": (
+        Case(target=with_top(architectures=["DeepseekV3ForCausalLM"]), runtime="sglang"),
+        Case(target=with_top(architectures=["DeepseekV4ForCausalLM"]), runtime="sglang"),
+    ),
     # block_size 16: 15 draft tokens fit, 16 do not (vLLM warns, TensorRT-LLM fails).
     "DF019": (Case(spec_tokens=15), Case(spec_tokens=16)),
     "DF020": (

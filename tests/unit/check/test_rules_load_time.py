@@ -346,3 +346,73 @@ def test_speculative_length_needs_a_block_size() -> None:
     cfg = draft_config()
     report = check_files(files("draft", cfg, fc_tensors(cfg)), target, num_speculative_tokens=40)
     assert report.num_speculative_tokens == 40 and hits(report, "DF019")
+
+
+@pytest.mark.parametrize(
+    ("tokens", "engine_args", "sglang", "others"),
+    [
+        # SGLang's own setting wins over what --num-speculative-tokens implies for it.
+        (None, ("--speculative-num-draft-tokens=16",), None, set()),
+        (20, ("--speculative-num-draft-tokens", "16"), None, {"vllm", "trtllm"}),
+        (15, ("--speculative-num-draft-tokens=8",), 8, set()),
+        (None, ("--speculative-num-draft-tokens=24",), 24, set()),
+        (None, ("--speculative-dflash-block-size=12",), 12, set()),
+        # Without SGLang's own flag its line reads N + 1, the value the launch passes.
+        (7, (), 8, set()),
+        (15, (), None, set()),
+        (None, ("--attn-dp-size=2",), None, set()),
+    ],
+    ids=["own-fits", "own-wins", "own-short", "own-long", "block-alias", "n", "n-fits", "none"],
+)
+def test_sglang_reads_its_own_draft_length(
+    tokens: int | None, engine_args: tuple[str, ...], sglang: int | None, others: set[str]
+) -> None:
+    """DF019 on SGLang's line compares SGLang's --speculative-num-draft-tokens (or
+    --speculative-dflash-block-size) with the block of 16 where it is given: SGLang warns and
+    drafts that many positions (dflash_worker_v2.py:511-522)."""
+    cfg = draft_config()
+    report = check_files(
+        files("draft", cfg, fc_tensors(cfg)),
+        files("target", config(TARGETS / "Qwen--Qwen3-8B")),
+        "sglang,vllm,trtllm",
+        num_speculative_tokens=tokens,
+        engine_args=engine_args,
+    )
+    found = hits(report, "DF019")
+    assert set(found) == others | ({"sglang"} if sglang is not None else set())
+    if sglang is not None:
+        assert (
+            f"--speculative-num-draft-tokens {sglang} warns 'DFLASH block size mismatch: "
+            in found["sglang"]
+        )
+        assert f"block_size=16.' and drafts {sglang} positions" in found["sglang"]
+
+
+DEEPSEEK_V4 = {
+    # The keys the tool reads of deepseek-ai/DeepSeek-V4-Flash's config.json, as published.
+    "architectures": ["DeepseekV4ForCausalLM"],
+    "model_type": "deepseek_v4",
+    "hidden_size": 4096,
+    "num_hidden_layers": 43,
+    "num_nextn_predict_layers": 1,
+    "vocab_size": 129280,
+    "max_position_embeddings": 1048576,
+    "bos_token_id": 0,
+    "eos_token_id": 1,
+}
+
+
+def test_sglang_refuses_dflash_on_a_deepseek_v4_target_at_start_up() -> None:
+    """SGLang 0.5.23 admits EAGLE and DSPARK only on DeepseekV4ForCausalLM, asserted while the
+    server arguments resolve (deepseek_v4_hook.py:148-158): a DFlash draft is refused at load
+    on SGLang's line alone (DF058), whatever else the pair gets wrong."""
+    cfg = draft_config()
+    report = check_files(
+        files("draft", cfg, fc_tensors(cfg)), files("target", DEEPSEEK_V4), "sglang,vllm"
+    )
+    found = hits(report, "DF058")
+    assert set(found) == {"sglang"}
+    assert "refuses --speculative-algorithm DFLASH" in found["sglang"]
+    assert "'Only EAGLE and DSPARK speculative algorithms are supported for" in found["sglang"]
+    (f,) = [f for f in report.findings if f.rule == "DF058"]
+    assert f.severity is Severity.ERROR and f.stage is not None and f.stage.name == "LOAD"

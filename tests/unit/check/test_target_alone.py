@@ -19,6 +19,7 @@ from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.knowledge.engines import EngineMtp
 from dflash_check.knowledge.mtp_layers import mtp_engine_rows, mtp_engines
 from dflash_check.method_facets import NextNFacts
+from dflash_check.render.json import SCHEMA_VERSION
 from dflash_check.render.target_alone import summary_line
 from dflash_check.views import ModelFiles, TensorInfo
 from tests.support.helpers import check_files, files, write_model
@@ -283,7 +284,7 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
     code, out, _ = invoke("pair", str(folder), "--format", "json")
     data = json.loads(out)
-    assert code == 0 and data["schema_version"] == 2 and data["kind"] == "mtp"
+    assert code == 0 and data["schema_version"] == SCHEMA_VERSION and data["kind"] == "mtp"
     assert data["mtp"] == {
         "layers": 1,
         "key": "num_nextn_predict_layers",

@@ -91,3 +91,32 @@ def test_values_sglang_would_not_start_with(args: tuple[str, ...], message: str)
         parse_engine_args(args)
     assert str(info.value).startswith(message), str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "stated", "text"),
+    [
+        ((), {}, None),
+        # A flag at its default changes nothing, so nothing is stated.
+        (("--attn-dp-size=1",), {}, None),
+        (
+            ("--enable-dp-attention", "--dp-size", "2"),
+            {"sglang": {"attn_dp_size": 2}},
+            "sglang --attn-dp-size 2",
+        ),
+        (
+            ("--speculative-dflash-block-size=8", "--attn-dp-size", "4", "--tp-size", "8"),
+            {"sglang": {"attn_dp_size": 4, "speculative_num_draft_tokens": 8}},
+            "sglang --attn-dp-size 4 --speculative-num-draft-tokens 8",
+        ),
+    ],
+    ids=["none", "at-default", "deprecated", "both"],
+)
+def test_reports_name_what_the_flags_changed(
+    args: tuple[str, ...], stated: dict[str, dict[str, int]], text: str | None
+) -> None:
+    """The reports name the settings that differ from each engine's defaults, in the engine's
+    current flag spelling (the deprecated and alias spellings resolve to it)."""
+    settings = parse_engine_args(args)
+    assert settings.stated() == stated
+    assert settings.text() == text

@@ -87,6 +87,28 @@ def test_json_counts_equal_the_table() -> None:
     assert "at least 34 target layers" in by_runtime["vllm"]
 
 
+@pytest.mark.parametrize(
+    ("engine_args", "stated"),
+    [((), {}), (("--engine-arg=--attn-dp-size=2",), {"sglang": {"attn_dp_size": 2}})],
+    ids=["none", "given"],
+)
+def test_report_names_the_engine_settings(
+    engine_args: tuple[str, ...], stated: dict[str, dict[str, int]]
+) -> None:
+    """Schema 3: a pair's report names the engine settings it was judged with, {} without;
+    the schema requires the key, and refuses an engine or a setting it does not name."""
+    proc = invoke_cli("pair", DRAFT, str(EXAMPLES / "Qwen3-4B"), "-f", "json", *engine_args)
+    data = json.loads(proc.stdout)
+    assert data["schema_version"] == 3 and data["engine_settings"] == stated
+    jsonschema.validate(data, SCHEMA)
+    for broken in ({"vllm": {"x": 1}}, {"sglang": {"tp_size": 2}}, {"sglang": {}}, None):
+        bad = {**data, "engine_settings": broken}
+        if broken is None:
+            del bad["engine_settings"]
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, SCHEMA)
+
+
 def test_schema_version_is_the_one_published() -> None:
     """The schema pins the version the tool prints: a change of shape bumps both."""
     from dflash_check.render.json import SCHEMA_VERSION
