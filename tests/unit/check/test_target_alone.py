@@ -288,7 +288,7 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
         "layers": 1,
         "key": "num_nextn_predict_layers",
         "stated": {"num_nextn_predict_layers": 1},
-        "class_default": None,
+        "class_defaults": [],
         "family": "DeepSeek-V3/R1/V3.2, GLM-5",
         "layer_names": "model.layers.61",
     }
