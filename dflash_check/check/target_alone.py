@@ -213,7 +213,7 @@ class MtpReport:
     tensors_note: str
     """Why ``tensors`` is None, or where the names came from."""
     findings: tuple[Finding, ...]
-    """DF041-DF045."""
+    """DF041-DF045, DF058."""
     num_speculative_tokens: int | None = None
     """The draft tokens per step the user means to serve with (``--num-speculative-tokens``)."""
     strict: bool = False
@@ -318,6 +318,26 @@ def _token_findings(
             )
 
 
+def _step_findings(tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:
+    """Each engine that refuses more draft tokens than its draft's fixed trained steps
+    (``EngineMtp.step_limit``), where the tokens asked for are more."""
+    for row in engines:
+        limit = row.step_limit
+        if limit is None or tokens <= limit.steps:
+            continue
+        title = ENGINES_BY_NAME[row.engine].title
+        yield Finding(
+            "DF058",
+            MTP_RULES["DF058"].severity,
+            row.engine,
+            f"num_speculative_tokens {tokens} is more than the {limit.steps} trained step(s) of "
+            f"the MTP draft {title} builds for this target: it refuses it at start-up "
+            f"('{limit.refusal}', {limit.citation})",
+            f"use at most {limit.steps}",
+            model="target",
+        )
+
+
 def _findings(
     target: TargetView,
     stated: MtpStated,
@@ -359,6 +379,7 @@ def _findings(
         )
     if tokens is not None:
         yield from _token_findings(stated, tokens, engines)
+        yield from _step_findings(tokens, engines)
 
 
 def _keyed_target(files: ModelFiles, keyed: KeyedMtp) -> TargetView:

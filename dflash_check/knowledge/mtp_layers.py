@@ -310,7 +310,10 @@ def engine_rows(
 
 def _at_release(engine: Engine, row: EngineMtp, version: str | None) -> EngineMtp:
     """The row as the release has it: a release of an extracted engine whose model registry
-    registers none of the row's drafts builds none (its facts, with its own citation)."""
+    registers none of the row's drafts builds none (its facts, with its own citation); a step
+    limit cites where the release refuses."""
+    if row.step_limit is not None:
+        row = replace(row, step_limit=row.step_limit.at(engine.release(version).version))
     if not engine.extracted or not row.drafts:
         return row
     release = engine.release(version)
@@ -333,6 +336,7 @@ def _at_release(engine: Engine, row: EngineMtp, version: str | None) -> EngineMt
         on_missing="-",
         citation=f"{found.cite(where)} (its MTP drafts, without {missing})",
         reruns=None,
+        step_limit=None,
     )
 
 

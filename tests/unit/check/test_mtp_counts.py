@@ -216,3 +216,42 @@ def test_a_release_that_registers_the_parse_draft_builds_it(version: str) -> Non
     report = check_target_mtp(files("target", PARSE), None, "", releases={"vllm": version})
     vllm = next(r for r in report.engines if r.engine == "vllm")
     assert vllm.draft.startswith("ParseAuxMTPModel") and report.findings == ()
+
+
+@pytest.mark.parametrize("version", _releases(registers=True))
+def test_more_draft_tokens_than_the_parse_step_are_refused_at_its_releases_lines(
+    version: str,
+) -> None:
+    """vLLM refuses a second draft token for Parse 3.5 while it resolves the speculative
+    config (DF058): in config/speculative.py at 0.33.0, in the MTP speculator config at
+    0.34.0; each release cites its own lines, a later one not read says ``read at``."""
+    report = check_target_mtp(
+        files("target", PARSE), None, "", num_speculative_tokens=2, releases={"vllm": version}
+    )
+    (found,) = [f for f in report.findings if f.rule == "DF058"]
+    assert (found.severity.value, found.runtime) == ("error", "vllm")
+    assert "'Parse 3.5 has only one trained MTP step'" in found.message
+    vllm = next(r for r in report.engines if r.engine == "vllm")
+    assert vllm.step_limit is not None and vllm.step_limit.citation in found.message
+    read = dict(vllm.step_limit.read)
+    assert read[version].startswith(f"vllm=={version}:") or read[version].startswith("read at ")
+    assert report.verdict is Verdict.INCOMPATIBLE
+    assert "error[DF058] (vLLM)" in render_mtp_text(report, width=300)
+
+
+def test_the_parse_step_limit_cites_each_read_release() -> None:
+    vllm = next(r for r in VLLM.mtp if r.step_limit is not None)
+    assert vllm.step_limit is not None
+    for version, where in vllm.step_limit.read:
+        assert where.startswith(f"vllm=={version}:")
+    assert vllm.step_limit.at("0.34.0").citation.endswith("spec_decode/mtp/config.py:101-106")
+    assert vllm.step_limit.at("9.9.9").citation.startswith("read at vllm==")
+
+
+def test_a_release_without_the_parse_draft_states_no_step_limit() -> None:
+    """vLLM 0.32.0 builds no Parse draft: DF043 says so, DF058 has nothing to refuse."""
+    for version in _releases(registers=False):
+        report = check_target_mtp(
+            files("target", PARSE), None, "", num_speculative_tokens=2, releases={"vllm": version}
+        )
+        assert "DF058" not in [f.rule for f in report.findings]
