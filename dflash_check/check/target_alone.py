@@ -26,7 +26,7 @@ from dflash_check.knowledge.mtp_layers import (
     KeyedMtp,
     MtpFamily,
     Placement,
-    class_default,
+    class_defaults,
     engine_rows,
     family,
     keyed_mtp,
@@ -46,8 +46,9 @@ class MtpStated:
     """The dotted key k was read from; None when no key is stated."""
     all_keys: tuple[tuple[str, int], ...]
     """Every MTP key the config states, with its value (MiniMax-M3 states two)."""
-    default: ClassDefault | None = None
-    """The config class whose default k is, when the config states no key (``key`` None)."""
+    defaults: tuple[ClassDefault, ...] = ()
+    """Per engine whose config class for the target fills in a count, that class's default,
+    when the config states no key (``key`` None); k is then the largest of them."""
     keyed: KeyedMtp | None = None
     """The keyed draft whose fixed steps k is (the engine reads no count: ``key`` None)."""
 
@@ -56,19 +57,21 @@ class MtpStated:
         """Where k came from, in a few words: the key, or the class default."""
         if self.keyed is not None:
             return f"fixed for {self.keyed.architecture} with {self._flag}"
-        if self.key is None and self.default is not None:
-            return f"{self.default.config_class}'s default {self.default.key}, not stated"
+        if self.key is None and self.defaults:
+            classes = "/".join(dict.fromkeys(d.config_class for d in self.defaults))
+            return f"{classes}'s default {self.defaults[0].key}, not stated"
         return self.key or "no key stated"
 
     @property
     def said(self) -> str:
         """k and where it came from, for findings (the class default with its citation)."""
-        if self.key is None and self.default is not None:
-            d = self.default
-            return (
-                f"{d.key} is not stated, and {d.config_class} defaults it to {self.layers} "
-                f"({d.citation})"
+        if self.key is None and self.defaults:
+            each = "; ".join(
+                f"{ENGINES_BY_NAME[d.engine].title}'s {d.config_class} defaults it to "
+                f"{d.default} ({d.citation})"
+                for d in self.defaults
             )
+            return f"{self.defaults[0].key} is not stated: {each}"
         if self.keyed is not None:
             return f"{self.keyed.architecture} with {self._flag} has {self.layers} step(s)"
         return f"{self.key} is {self.layers}"
@@ -78,11 +81,27 @@ class MtpStated:
         assert self.keyed is not None  # only asked of a keyed draft
         return f"{self.keyed.section}.{self.keyed.flag}"
 
+    def default_of(self, engine: str) -> ClassDefault | None:
+        """Return the class default an engine takes k from (None: k is stated, or the
+        engine's class for the target was not read)."""
+        return next((d for d in self.defaults if d.engine == engine), None)
 
-def read_mtp_layers(files: ModelFiles) -> MtpStated:
+    def layers_of(self, engine: str) -> int | None:
+        """Return the k an engine reads: the stated (or keyed) count, else its class default;
+        None where the config states none and the engine's class was not read."""
+        if self.key is not None or self.keyed is not None or not self.defaults:
+            return self.layers
+        d = self.default_of(engine)
+        return d.default if d is not None else None
+
+
+def read_mtp_layers(
+    files: ModelFiles, releases: Mapping[str, str | None] | None = None
+) -> MtpStated:
     """Read k from the first MTP key the config states (top level, then ``text_config``, then
-    ``mtp_config``; a key's alias in the target's config class after it), else the default
-    of its config class, else 0."""
+    ``mtp_config``; a key's alias in the target's config class after it), else the defaults
+    of the engines' config classes at the releases selected (``releases``, as for
+    ``engine_rows``), else 0."""
     keyed = keyed_mtp(files.config)
     if keyed is not None:  # the engine fixes the steps before it reads any count
         return MtpStated(keyed.layers, None, (), keyed=keyed)
@@ -97,7 +116,9 @@ def read_mtp_layers(files: ModelFiles) -> MtpStated:
         assert section is not None
         readers.append(section)
     model_type = files.config.get("model_type")
-    cls = class_default(model_type if isinstance(model_type, str) else None)
+    defaults = class_defaults(model_type if isinstance(model_type, str) else None, releases)
+    # A key's aliases: those of any engine's class for the target (the classes read agree).
+    aliases = {a: d.key for d in defaults for a in d.aliases}
     stated: list[tuple[str, int]] = []
     for key in MTP_KEYS:
         for reader in readers:
@@ -107,15 +128,15 @@ def read_mtp_layers(files: ModelFiles) -> MtpStated:
                 stated.append((f"{reader.prefix}{key}", value))
         # The class's alias of the key (num_mtp_layers) is the same field, at the top level
         # where the class is the config's own.
-        for alias in cls.aliases if cls is not None and cls.key == key else ():
+        for alias in (a for a, of in aliases.items() if of == key):
             if top.has(alias):
                 value = top.integer(alias, minimum=0)
                 assert value is not None  # as above
                 stated.append((alias, value))
     if stated:
         return MtpStated(stated[0][1], stated[0][0], tuple(stated))
-    if cls is not None:
-        return MtpStated(cls.default, None, (), cls)
+    if defaults:
+        return MtpStated(max(d.default for d in defaults), None, (), defaults)
     return MtpStated(0, None, ())
 
 
@@ -192,7 +213,7 @@ class MtpReport:
     tensors_note: str
     """Why ``tensors`` is None, or where the names came from."""
     findings: tuple[Finding, ...]
-    """DF041-DF045."""
+    """DF041-DF045, DF059."""
     num_speculative_tokens: int | None = None
     """The draft tokens per step the user means to serve with (``--num-speculative-tokens``)."""
     strict: bool = False
@@ -261,14 +282,15 @@ def _finding(rule: str, message: str, hint: str, field: str | None = None) -> Fi
     return Finding(rule, MTP_RULES[rule].severity, None, message, hint, field=field, model="target")
 
 
-def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:
-    """Each engine's reading of num_speculative_tokens against k, where its MTP row says how it
-    reruns the layers (``EngineMtp.reruns``; vLLM's speculative.py:1600-1612)."""
-    if tokens <= k:
-        return
+def _token_findings(
+    stated: MtpStated, tokens: int, engines: tuple[EngineMtp, ...]
+) -> Iterator[Finding]:
+    """Each engine's reading of num_speculative_tokens against its k, where its MTP row says how
+    it reruns the layers (``EngineMtp.reruns``; vLLM's speculative.py:1600-1612)."""
     for row in engines:
-        reruns = row.reruns
-        if reruns is None:  # not read for this engine (or it builds no draft): nothing to say
+        reruns, k = row.reruns, stated.layers_of(row.engine)
+        # Not read for this engine (or it builds no draft), or its k not known: nothing to say.
+        if reruns is None or not k or tokens <= k:
             continue
         title = ENGINES_BY_NAME[row.engine].title
         refusal = reruns.refusal.replace("{k}", str(k))
@@ -294,6 +316,26 @@ def _token_findings(k: int, tokens: int, engines: tuple[EngineMtp, ...]) -> Iter
                 f"{k} draft tokens use each MTP layer once",
                 model="target",
             )
+
+
+def _step_findings(tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Finding]:
+    """Each engine that refuses more draft tokens than its draft's fixed trained steps
+    (``EngineMtp.step_limit``), where the tokens asked for are more."""
+    for row in engines:
+        limit = row.step_limit
+        if limit is None or tokens <= limit.steps:
+            continue
+        title = ENGINES_BY_NAME[row.engine].title
+        yield Finding(
+            "DF059",
+            MTP_RULES["DF059"].severity,
+            row.engine,
+            f"num_speculative_tokens {tokens} is more than the {limit.steps} trained step(s) of "
+            f"the MTP draft {title} builds for this target: it refuses it at start-up "
+            f"('{limit.refusal}', {limit.citation})",
+            f"use at most {limit.steps}",
+            model="target",
+        )
 
 
 def _findings(
@@ -336,7 +378,8 @@ def _findings(
             "check the engine's release notes for MTP support of this architecture",
         )
     if tokens is not None:
-        yield from _token_findings(stated.layers, tokens, engines)
+        yield from _token_findings(stated, tokens, engines)
+        yield from _step_findings(tokens, engines)
 
 
 def _keyed_target(files: ModelFiles, keyed: KeyedMtp) -> TargetView:
@@ -376,7 +419,7 @@ def check_target_mtp(
 ) -> MtpReport:
     """Answer for a target asked about alone; ``tensor_names`` None when they were not read;
     ``releases``: the release selected per engine (none named: each engine's newest)."""
-    stated = read_mtp_layers(files)
+    stated = read_mtp_layers(files, releases)
     target = normalise_target(files) if stated.keyed is None else _keyed_target(files, stated.keyed)
     fam = family(target.model_types)
     top_type = files.config.get("model_type")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -28,11 +27,28 @@ if TYPE_CHECKING:  # imported when used, to keep `--help` fast
 ENGINE = "Smoke run in a serving engine"
 
 
-class EngineChoice(str, Enum):
-    """Serving engines ``--smoke-run --engine`` drives (dflash_check.engines.profiles.ENGINES)."""
+def engine_names() -> tuple[str, ...]:
+    """Return the engines ``--smoke-run --engine`` drives: the registered engines with an HTTP
+    profile (``engines.profiles.profiles``), read when asked, so that an engine registered with
+    one is a choice (an enum of them would import every engine module at start-up)."""
+    from dflash_check.engines.profiles import profiles
 
-    vllm = "vllm"
-    sglang = "sglang"
+    return tuple(profiles())
+
+
+def choose_engine(value: str | None) -> str | None:
+    """Accept a drivable engine's name, as typer's choice of an enum did: exact, in its words."""
+    if value is None:  # no --engine: the table is not read
+        return None
+    names = engine_names()
+    if value not in names:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
+    return value
+
+
+def complete_engine(incomplete: str) -> list[str]:
+    """Shell completion of ``--engine``: the drivable engines' names."""
+    return [n for n in engine_names() if n.startswith(incomplete)]
 
 
 def finite_timeout(value: float) -> float:
@@ -45,10 +61,12 @@ def finite_timeout(value: float) -> float:
 
 
 EngineOpt = Annotated[
-    EngineChoice | None,
+    str | None,
     typer.Option(
         "--engine",
         metavar="ENGINE",
+        callback=choose_engine,
+        autocompletion=complete_engine,
         help="Smoke-run on this engine's server instead of the bundled runtime.",
         rich_help_panel=ENGINE,
     ),
@@ -182,7 +200,8 @@ EngineArgOpt = Annotated[
 class EngineFlags:
     """The engine options of ``pair``, as typed."""
 
-    engine: EngineChoice | None
+    engine: str | None
+    """A drivable engine's name (``choose_engine``), or None for the bundled runtime."""
     endpoint: str | None
     baseline_endpoint: str | None
     api_key: str | None
@@ -282,7 +301,7 @@ class EngineFlags:
         from dflash_check.engines.profiles import EngineOptions
 
         return EngineOptions(
-            engine=self.engine.value,
+            engine=self.engine,
             endpoint=self.endpoint or "",
             baseline_endpoint=self.baseline_endpoint,
             api_key=self.api_key,
@@ -300,7 +319,7 @@ class EngineFlags:
 
 def check_engine_flags(
     smoke_run: bool,
-    engine: EngineChoice | None,
+    engine: str | None,
     endpoint: str | None,
     baseline: str | None,
     launch: bool = False,
@@ -311,7 +330,8 @@ def check_engine_flags(
     on_engine = (("--launch", launch), ("--print-command", print_command))
     for flag, on in (*on_engine, ("--compare-bundled", compare_bundled)):
         if on and engine is None:
-            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
+            names = "|".join(engine_names())
+            raise typer.BadParameter(f"{flag} needs --engine {names}", param_hint=flag)
     if print_command:
         return
     if engine is not None and not smoke_run:
@@ -325,13 +345,13 @@ def check_engine_flags(
         )
     if engine is not None and endpoint is None and not launch:
         raise typer.BadParameter(
-            f"--engine {engine.value} needs --endpoint URL (a running server to attach to) "
-            "or --launch",
+            f"--engine {engine} needs --endpoint URL (a running server to attach to) or --launch",
             param_hint="--engine",
         )
     for flag, value in (("--endpoint", endpoint), ("--baseline-endpoint", baseline)):
         if value is not None and engine is None:
-            raise typer.BadParameter(f"{flag} needs --engine vllm|sglang", param_hint=flag)
+            names = "|".join(engine_names())
+            raise typer.BadParameter(f"{flag} needs --engine {names}", param_hint=flag)
         if value is not None:
             from dflash_check.engines.http import EndpointError, parse_endpoint
 

@@ -31,6 +31,11 @@ RUNTIMES_SLOT = "{runtimes}"
 the runtime table, whose import would cost every run ~0.2 s if the help were built at import."""
 FORMATS_SLOT = "{formats}"
 """Stands in help text for the output format names (``dflash_check.render.OUTPUT_FORMATS``)."""
+KINDS_SLOT = "{kinds}"
+"""Stands in ``registry --kind``'s metavar for the kinds of registry file (``kind_names``),
+joined as typer shows a choice (``<auto|pairs|vllm|sglang>``)."""
+AUTO_KIND = "auto"
+"""``registry --kind``: tell the file's kind by its content."""
 
 
 def runtime_names() -> tuple[str, ...]:
@@ -47,14 +52,27 @@ def format_names() -> tuple[str, ...]:
     return tuple(OUTPUT_FORMATS)
 
 
+def kind_names() -> tuple[str, ...]:
+    """Return every name ``registry --kind`` accepts: ``auto``, ``pairs`` and each engine whose
+    test registry is read (``app.engine_tests.ENGINE_TEST_FILES``), read when asked, so that a
+    reader added there is a choice."""
+    from dflash_check.app.engine_tests import ENGINE_TEST_FILES, PAIRS
+
+    return (AUTO_KIND, PAIRS, *(f.engine for f in ENGINE_TEST_FILES))
+
+
 def fill_help_slots(command: Any) -> None:
-    """Write the runtime and format names into every help text of ``command`` with a slot."""
+    """Write the runtime and format names into every help text of ``command`` with a slot, and
+    the registry kinds into a metavar with one."""
     slots = {RUNTIMES_SLOT: runtime_names, FORMATS_SLOT: format_names}
     for param in command.params:
         for slot, names in slots.items():
             help_text = getattr(param, "help", None)
             if help_text and slot in help_text:
                 param.help = help_text.replace(slot, ", ".join(names()))
+        metavar = getattr(param, "metavar", None)
+        if metavar and KINDS_SLOT in metavar:
+            param.metavar = metavar.replace(KINDS_SLOT, "|".join(kind_names()))
 
 
 class UsageCommand(TyperCommand):

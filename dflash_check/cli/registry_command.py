@@ -3,7 +3,6 @@ own test registry, against its expected verdict (a CI gate)."""
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -12,11 +11,14 @@ import typer
 from dflash_check.cli.completion import complete_runtime
 from dflash_check.cli.hub_options import HubFlags, OfflineOpt, TimeoutOpt, TokenOpt
 from dflash_check.cli.options import (
+    AUTO_KIND,
+    KINDS_SLOT,
     FormatOpt,
     OutputOpt,
     OutputOptions,
     QuietOpt,
     check_output,
+    kind_names,
     parse_runtimes,
 )
 from dflash_check.cli.output import (
@@ -45,13 +47,20 @@ REGISTRY_EXAMPLES = [
 ]
 
 
-class RegistryKind(str, Enum):
-    """What the registry file is."""
+def choose_kind(value: str) -> str:
+    """Accept a kind of registry file (``kind_names``), as typer's choice of an enum did:
+    exact, in its words; ``auto``, the default, reads no table."""
+    if value == AUTO_KIND:
+        return value
+    names = kind_names()
+    if value not in names:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
+    return value
 
-    auto = "auto"
-    pairs = "pairs"
-    vllm = "vllm"
-    sglang = "sglang"
+
+def complete_kind(incomplete: str) -> list[str]:
+    """Shell completion of ``--kind``: the kinds of registry file."""
+    return [n for n in kind_names() if n.startswith(incomplete)]
 
 
 RegistryFileArg = Annotated[
@@ -70,9 +79,12 @@ WorkersOpt = Annotated[
     int, typer.Option("--workers", "-j", help="Pairs checked at once.", min=1, max=64)
 ]
 KindOpt = Annotated[
-    RegistryKind,
+    str,
     typer.Option(
         "--kind",
+        metavar=f"<{KINDS_SLOT}>",
+        callback=choose_kind,
+        autocompletion=complete_kind,
         help="What FILE is: auto (told by its content), pairs (a pairs.yaml), vllm (its "
         "tests/models/registry.py) or sglang (its test_utils.py constants).",
     ),
@@ -118,7 +130,7 @@ def registry(
     token: TokenOpt = None,
     offline: OfflineOpt = False,
     timeout: TimeoutOpt = 10.0,
-    kind: KindOpt = RegistryKind.auto,
+    kind: KindOpt = AUTO_KIND,
     overrides: OverridesOpt = None,
     runtime: EngineRuntimeOpt = None,
     quiet: QuietOpt = False,
@@ -136,7 +148,7 @@ def registry(
         text = read_text(file, str(file))
     except CheckError as err:
         input_failed(err, file, out)
-    found = detect_kind(file, text) if kind is RegistryKind.auto else kind.value
+    found = detect_kind(file, text) if kind == AUTO_KIND else kind
     if found == "pairs" and (overrides is not None or runtime):
         raise typer.BadParameter(
             "--overrides and --runtime apply to an engine's test file (vLLM's "

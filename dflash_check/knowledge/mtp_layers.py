@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import VLLM_033, Engine, EngineMtp, registered
+from dflash_check.knowledge.reviewed import in_range
 
 MTP_KEYS: tuple[str, ...] = ("mtp_num_hidden_layers", "num_mtp_modules", "num_nextn_predict_layers")
 """The keys that count a target's MTP layers, in the order they are taken as k when a config
@@ -32,16 +33,24 @@ MTP_SECTION = "mtp_config"
 
 @dataclass(frozen=True)
 class ClassDefault:
-    """An MTP count that a target's config class fills in when config.json states none.
+    """An MTP count that an engine's config class for a target fills in when config.json states
+    none, at the engine's releases in ``releases``.
 
-    The engines load a target's config through transformers' class for its ``model_type``, so
-    a field the class declares with a default is there whether the file states it or not:
+    The engines load a target's config through a class chosen by its ``model_type``, so a field
+    the class declares with a default is there whether the file states it or not:
     DeepSeek-V3's class defaults ``num_nextn_predict_layers`` to 1, and vLLM builds a one-layer
     DeepSeekMTPModel from a config stating no count
-    (``vllm==0.34.0:vllm/config/speculative.py:847-862`` reads the attribute). The class also
-    reads an alias of the field (``attribute_map``), which a config may state instead.
+    (``vllm==0.34.0:vllm/config/speculative.py:847-862`` reads the attribute). Which class a
+    model type gets is the engine's own choice (vLLM and SGLang load ``deepseek_v32`` and
+    ``kimi_k2`` through DeepseekV3Config; vLLM 0.32.0 loads ``deepseek_v4`` through a class of
+    its own), so the rows are per engine and release range. The class also reads an alias of
+    the field (``attribute_map``), which a config may state instead.
     """
 
+    engine: str
+    """The engine (``vllm``) that loads the class."""
+    releases: str
+    """The engine's releases that do, as ``Reviewed.releases`` writes a range (``==0.34.0``)."""
     model_types: tuple[str, ...]
     """Top-level ``model_type`` values loaded through the class (the engines' MTP branches read
     the top-level config's attribute, not ``text_config``'s)."""
@@ -54,41 +63,108 @@ class ClassDefault:
     aliases: tuple[str, ...]
     """Keys the class stores as ``key`` (its ``attribute_map``)."""
     citation: str
-    """Where the field, its alias and its default were read."""
+    """Where the engine picks the class, and where the field, alias and default were read."""
 
 
-# vLLM 0.32.0, 0.33.0 and 0.34.0 require transformers >= 5.16.1 and < 5.20.0, < 5.21.0, < 5.23.0
-# (requirements/common.txt:10-11 of each); these classes were read at 5.16.1, 5.19.0, 5.20.2 and
-# 5.22.2 (the newest 0.34.0 allows) and at 5.25.0 (this project's lock) with the same field,
-# alias and default in each: the citations name 5.22.2, the release vLLM 0.34.0's oracle ran.
-_TF = "transformers==5.22.2:transformers/models"
+# The field, its alias and its default were read in transformers 5.16.1, 5.19.0, 5.20.2 and
+# 5.22.2 and at 5.25.0 (this project's lock), the same in each (5.16.1 one line lower); each
+# row cites the newest transformers its engine release allows: vLLM 0.32.0, 0.33.0 and 0.34.0
+# require >= 5.16.1 and < 5.20.0, < 5.21.0, < 5.23.0 (requirements/common.txt:10-11 of each),
+# SGLang 0.5.23 pins 5.19.0 (its wheel's metadata).
+_TF_DS = "transformers/models/deepseek_v3/configuration_deepseek_v3.py:79,117"
+_TF_GLM = "transformers/models/glm4_moe/configuration_glm4_moe.py:88,120"
+_KEY, _ALIAS = "num_nextn_predict_layers", ("num_mtp_layers",)
+_DEEPSEEK_TYPES = ("deepseek_v3", "deepseek_v32", "kimi_k2")
+# vLLM: transformers, release -> the newest it allows, and the lines of vllm's config registry
+# mapping deepseek_v32 and kimi_k2 to DeepseekV3Config (transformers_utils/config.py) and
+# that name to transformers' class (transformers_utils/configs/__init__.py); deepseek_v3 and
+# glm4_moe are not in that registry and load through transformers' AutoConfig.
+_VLLM_READ = {
+    "0.32.0": ("5.19.0", "92,100", "86"),
+    "0.33.0": ("5.20.2", "133,141", "84"),
+    "0.34.0": ("5.22.2", "134,142", "86"),
+}
+
+
+def _vllm_rows(version: str, tf: str, registry: str, lazy: str) -> tuple[ClassDefault, ...]:
+    src = f"vllm=={version}:vllm/transformers_utils"
+    return (
+        ClassDefault(
+            "vllm",
+            f"=={version}",
+            _DEEPSEEK_TYPES,
+            "DeepseekV3Config",
+            _KEY,
+            1,
+            _ALIAS,
+            f"{src}/config.py:{registry} and {src}/configs/__init__.py:{lazy} (deepseek_v32, "
+            f"kimi_k2: transformers' class); transformers=={tf}:{_TF_DS}",
+        ),
+        ClassDefault(
+            "vllm",
+            f"=={version}",
+            ("glm4_moe",),
+            "Glm4MoeConfig",
+            _KEY,
+            1,
+            _ALIAS,
+            f"transformers=={tf}:{_TF_GLM}",
+        ),
+    )
+
+
+# SGLang 0.5.23 subclasses transformers' DeepseekV3Config for deepseek_v32 and kimi_k2 (only
+# the model_type differs) and loads deepseek_v3 and glm4_moe through AutoConfig; its
+# ModelConfig reads the count from the loaded config.
+_SGLANG = "sglang==0.5.23:sglang/srt"
 CLASS_DEFAULTS: tuple[ClassDefault, ...] = (
+    *(row for v, read in _VLLM_READ.items() for row in _vllm_rows(v, *read)),
     ClassDefault(
-        ("deepseek_v3",),
+        "sglang",
+        "==0.5.23",
+        _DEEPSEEK_TYPES,
         "DeepseekV3Config",
-        "num_nextn_predict_layers",
+        _KEY,
         1,
-        ("num_mtp_layers",),
-        f"{_TF}/deepseek_v3/configuration_deepseek_v3.py:79,117",
+        _ALIAS,
+        f"{_SGLANG}/utils/hf_transformers/common.py:199-202,223,230-233 (deepseek_v32, kimi_k2: "
+        f"subclasses of transformers' class), read at {_SGLANG}/configs/model_config.py:1602-1604; "
+        f"transformers==5.19.0:{_TF_DS}",
     ),
     ClassDefault(
+        "sglang",
+        "==0.5.23",
         ("glm4_moe",),
         "Glm4MoeConfig",
-        "num_nextn_predict_layers",
+        _KEY,
         1,
-        ("num_mtp_layers",),
-        f"{_TF}/glm4_moe/configuration_glm4_moe.py:88,120",
+        _ALIAS,
+        f"transformers==5.19.0:{_TF_GLM}",
     ),
 )
-"""The config classes that fill in an MTP count, by ``model_type``; a model type not listed
-has no count but the one its config states. Not here: ``deepseek_v4`` (transformers' class
-defaults it to 1, but vLLM 0.32.0 loads its own DeepseekV4Config, which has no such field,
-``vllm==0.32.0:vllm/transformers_utils/config.py:93``: the default is not one per model type)."""
+"""The config classes that fill in an MTP count, per engine, release range and ``model_type``;
+a model type, engine or release not listed has no count but the one its config states. Not
+here: ``deepseek_v4`` (transformers' class defaults it to 1, but vLLM 0.32.0 loads its own
+DeepseekV4Config, which has no such field, ``vllm==0.32.0:vllm/transformers_utils/config.py:93``;
+its later releases were not read for it)."""
 
 
-def class_default(model_type: str | None) -> ClassDefault | None:
-    """Return the config class default of a target's top-level ``model_type``, if known."""
-    return next((c for c in CLASS_DEFAULTS if model_type in c.model_types), None)
+def class_defaults(
+    model_type: str | None, releases: Mapping[str, str | None] | None = None
+) -> tuple[ClassDefault, ...]:
+    """Return, per MTP engine at the release selected for it (``releases``: engine -> version;
+    an engine not named, or None: its newest), the class default of a target's top-level
+    ``model_type``, where one was read (an engine without one is left out)."""
+    found = []
+    for engine in mtp_engines():
+        rows = [
+            c for c in CLASS_DEFAULTS if c.engine == engine.name and model_type in c.model_types
+        ]
+        if not rows:  # before the release lookup: an engine with no rows needs no release
+            continue
+        version = engine.release((releases or {}).get(engine.name)).version
+        found += [c for c in rows if in_range(version, c.releases, engine.releases)][:1]
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -234,7 +310,10 @@ def engine_rows(
 
 def _at_release(engine: Engine, row: EngineMtp, version: str | None) -> EngineMtp:
     """The row as the release has it: a release of an extracted engine whose model registry
-    registers none of the row's drafts builds none (its facts, with its own citation)."""
+    registers none of the row's drafts builds none (its facts, with its own citation); a step
+    limit cites where the release refuses."""
+    if row.step_limit is not None:
+        row = replace(row, step_limit=row.step_limit.at(engine.release(version).version))
     if not engine.extracted or not row.drafts:
         return row
     release = engine.release(version)
@@ -257,6 +336,7 @@ def _at_release(engine: Engine, row: EngineMtp, version: str | None) -> EngineMt
         on_missing="-",
         citation=f"{found.cite(where)} (its MTP drafts, without {missing})",
         reruns=None,
+        step_limit=None,
     )
 
 

@@ -88,6 +88,8 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         # SGLang's DeepSeek V4 defaults assert the algorithm while the server arguments
         # resolve: the server refuses to start, before any weight loads.
         "DF058": _L,
+        # vLLM refuses more tokens than Parse 3.5's trained step while it resolves the config.
+        "DF059": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

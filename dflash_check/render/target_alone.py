@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from dflash_check.check.report import Verdict
-from dflash_check.check.target_alone import MtpReport, fill
+from dflash_check.check.target_alone import MtpReport, MtpStated, fill
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp
+from dflash_check.knowledge.mtp_layers import ClassDefault
 from dflash_check.render.diagnostics import wrap
 from dflash_check.render.json import SCHEMA_VERSION, finding_dict, target_dict
 
@@ -25,16 +26,33 @@ def summary_line(report: MtpReport) -> str:
     return f"target {t.name}: {s.layers} MTP layer(s) ({s.source}) {at}, {held}"
 
 
-def engine_dict(row: EngineMtp, k: int, n: int) -> dict[str, Any]:
-    """Return one engine's row as plain JSON data."""
+def engine_dict(row: EngineMtp, stated: MtpStated, n: int) -> dict[str, Any]:
+    """Return one engine's row as plain JSON data, its text filled with the k it reads."""
+    own = stated.layers_of(row.engine)
+    k = stated.layers if own is None else own
+    d = stated.default_of(row.engine)
     return {
         "engine": row.engine,
+        # The k this engine reads (null: stated nowhere and its config class not read), and
+        # the class default it comes from where the config states none.
+        "layers": own,
+        "class_default": None if d is None else _default_dict(d),
         "draft": fill(row.draft, k, n),
         "request": fill(row.request, k, n),
         "tokens": row.tokens,
         "on_missing_weights": fill(row.on_missing, k, n),
         "citation": row.citation,
         "verified": row.verified,
+    }
+
+
+def _default_dict(d: ClassDefault) -> dict[str, Any]:
+    return {
+        "engine": d.engine,
+        "class": d.config_class,
+        "key": d.key,
+        "value": d.default,
+        "citation": d.citation,
     }
 
 
@@ -60,15 +78,9 @@ def mtp_dict(report: MtpReport) -> dict[str, Any]:
             "layers": k,
             "key": s.key,
             "stated": {key: value for key, value in s.all_keys},
-            # k from the target's config class when the file states no key (key null)
-            "class_default": None
-            if s.default is None or s.key is not None
-            else {
-                "class": s.default.config_class,
-                "key": s.default.key,
-                "value": s.default.default,
-                "citation": s.default.citation,
-            },
+            # k from the engines' config classes when the file states no key (key null): the
+            # largest of their defaults (each engine's own is in its row)
+            "class_defaults": [_default_dict(d) for d in s.defaults],
             "family": report.family,
             "layer_names": report.layer_names if k else None,
         },
@@ -81,7 +93,7 @@ def mtp_dict(report: MtpReport) -> dict[str, Any]:
             "missing": list(tensors.missing),
         },
         "tensors_note": report.tensors_note,
-        "engines": [engine_dict(r, k, n) for r in report.engines],
+        "engines": [engine_dict(r, s, n) for r in report.engines],
         "findings": [finding_dict(f) for f in report.findings],
     }
 
@@ -98,10 +110,9 @@ def render_mtp_text(report: MtpReport, width: int = 100) -> str:
     if s.all_keys:
         stated = ", ".join(f"{key} = {value}" for key, value in s.all_keys)
         lines.append(f"MTP config  {stated}")
-    elif s.default is not None:
-        d = s.default
-        lines.append(f"MTP config  {d.key} not stated: {d.config_class} defaults it to {k}")
-        lines.append(f"            ({d.citation})")
+    elif s.defaults:
+        lines.append(f"MTP config  {s.defaults[0].key} not stated: each engine's config class")
+        lines.append("            defaults it (its row below)")
     if k:
         lines.append(f"MTP layers  {report.layer_names}  ({report.family or 'family not known'})")
         tensors = report.tensors
@@ -117,10 +128,20 @@ def render_mtp_text(report: MtpReport, width: int = 100) -> str:
         # Each engine titled as the engine table titles it (a new MTP row needs no title here).
         title = ENGINES_BY_NAME[row.engine].title
         lines += ["", f"{title}{'' if row.verified else ' (not verified)'}"]
-        lines.append(f"  draft     {fill(row.draft, k, n)}")
-        lines.append(f"  ask with  {fill(row.request, k, n)}")
+        own = s.layers_of(row.engine)
+        k_row = k if own is None else own
+        if s.defaults:  # k is no stated count: say which this engine reads, and why
+            d = s.default_of(row.engine)
+            said = (
+                f"{own}: {d.config_class}'s default ({d.citation})"
+                if d is not None
+                else "not read: its config class for this model type was not read"
+            )
+            lines.append(f"  layers    {said}")
+        lines.append(f"  draft     {fill(row.draft, k_row, n)}")
+        lines.append(f"  ask with  {fill(row.request, k_row, n)}")
         lines.append(f"  tokens    {row.tokens}")
-        lines.append(f"  missing   {fill(row.on_missing, k, n)}")
+        lines.append(f"  missing   {fill(row.on_missing, k_row, n)}")
         lines.append(f"  source    {row.citation}")
     for f in report.findings:  # the pair report's layout: severity[ID]: message, = help: fix
         engine = ENGINES_BY_NAME.get(f.runtime or "")

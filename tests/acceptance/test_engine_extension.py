@@ -192,6 +192,26 @@ def test_its_limits_hold_by_release_range(fake_engine: Engine) -> None:
     assert engine_limits.limit_for(NAME, "1.0.0", "dflash", 1) is None
 
 
+def test_it_is_a_choice_of_engine_only_once_registered(fake_engine: Engine, tmp_path: Path) -> None:
+    """``--engine`` reads its choices from the registered engines when it parses: the fake
+    engine is accepted (the next complaint is the missing --smoke-run), completed, and its
+    name joins the flags' messages."""
+    from dflash_check.cli.engine import complete_engine
+
+    target = write_model(tmp_path / "t", {"architectures": ["X"], "model_type": "x"})
+    run = invoke_cli("pair", str(target), str(target), "--engine", NAME)
+    assert run.returncode == 2 and "needs --smoke-run" in run.stderr, run.stderr
+    assert complete_engine("fake") == [NAME]
+    run = invoke_cli("pair", str(target), str(target), "--launch")
+    assert f"--engine vllm|sglang|{NAME}" in run.stderr
+
+
+def test_an_unregistered_engine_is_no_choice(tmp_path: Path) -> None:
+    target = write_model(tmp_path / "t", {"architectures": ["X"], "model_type": "x"})
+    run = invoke_cli("pair", str(target), str(target), "--engine", NAME)
+    assert run.returncode == 2 and f"'{NAME}' is not one of 'vllm', 'sglang'" in run.stderr
+
+
 def test_it_is_listed(fake_engine: Engine) -> None:
     listed = invoke_cli("runtimes", "--format", "markdown").stdout
     assert f"`{NAME}==1.1.0` (newest known)" in listed

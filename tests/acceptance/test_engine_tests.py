@@ -243,6 +243,29 @@ def test_kind_and_version_come_from_the_checkout(tmp_path: Path) -> None:
     assert checkout_version(sglang / "test" / "test_utils.py", "sglang") == "0.5.23"
 
 
+def test_a_reader_added_to_the_table_is_a_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``registry --kind`` reads its choices from ENGINE_TEST_FILES when it parses, shows
+    them in its help and completes them: a reader added there is a choice, absent it is not."""
+    from dataclasses import replace
+
+    from dflash_check.app import engine_tests
+    from dflash_check.cli.registry_command import choose_kind, complete_kind
+
+    path = tmp_path / "test_utils.py"
+    path.write_text(SGLANG)
+    refused = invoke_cli("registry", str(path), "--kind", "fakeserve")
+    assert refused.returncode == 2 and "'fakeserve' is not one of" in refused.stderr
+    sglang = engine_tests.ENGINE_TEST_FILES[-1]
+    added = (*engine_tests.ENGINE_TEST_FILES, replace(sglang, engine="fakeserve"))
+    monkeypatch.setattr(engine_tests, "ENGINE_TEST_FILES", added)
+    # Accepted when parsed (running it would need the engine's runtimes too).
+    assert choose_kind("fakeserve") == "fakeserve"
+    assert "<auto|pairs|vllm|sglang|fakeserve>" in invoke_cli("registry", "--help").stdout
+    assert complete_kind("f") == ["fakeserve"]
+
+
 # -- the gate, through the loopback Hub ---------------------------------------------------------
 
 

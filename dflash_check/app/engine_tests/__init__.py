@@ -24,6 +24,8 @@ from dflash_check.sources.local import read_capped
 
 Kind = str
 """``pairs``, or the engine whose test file it is (``ENGINE_TEST_FILES``)."""
+PAIRS: Kind = "pairs"
+"""The kind of a pairs file (``app/pairs_run.py``), the one kind that is no engine's."""
 
 VLLM_TABLE = "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
 """The vLLM table of speculative examples (one ``_HfExamplesInfo`` per draft architecture)."""
@@ -236,9 +238,9 @@ def detect_kind(path: Path, text: str) -> Kind:
     """Tell an engine's test file (``ENGINE_TEST_FILES``) and ``pairs.yaml`` apart by their content
     (a ``.yaml`` file is always a pairs file: its comments may name anything)."""
     if path.suffix.lower() in (".yaml", ".yml"):
-        return "pairs"
+        return PAIRS
     found = next((k for k in ENGINE_TEST_FILES if any(m in text for m in k.markers)), None)
-    return found.engine if found is not None else "pairs"
+    return found.engine if found is not None else PAIRS
 
 
 def load_engine_file(path: Path, display: str, kind: Kind, text: str) -> EngineFile:

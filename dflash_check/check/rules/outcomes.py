@@ -28,6 +28,12 @@ def rerun_engines() -> tuple[str, ...]:
     return tuple(e.name for e in registered() if any(r.reruns for r in e.mtp))
 
 
+def step_limit_engines() -> tuple[str, ...]:
+    """The engines whose MTP rows say a draft has fixed trained steps and refuse more draft
+    tokens (DF059), read from the registered engines when asked."""
+    return tuple(e.name for e in registered() if any(r.step_limit for r in e.mtp))
+
+
 def _no_check(ctx: PairContext) -> Iterator[Issue]:
     """Outcome rules are raised by the renderers of a run, not by checking a pair."""
     return iter(())
@@ -141,6 +147,22 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "acceptance may drop (vllm/config/speculative.py:1486-1495).",
         "Nothing to do if the acceptance you measure is good enough.",
         rerun_engines,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF059",
+        "mtp-tokens-over-trained-steps",
+        Severity.ERROR,
+        "The engine refuses more draft tokens than the MTP draft's trained steps",
+        "Some MTP drafts are built with a fixed number of trained steps whatever the config "
+        "counts, and the engine refuses more draft tokens per step while it resolves the "
+        "speculative config, at start-up: vLLM's Nemotron Parse 3.5 draft has one ('Parse 3.5 "
+        "has only one trained MTP step', vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/mtp/"
+        "config.py:101-106); an engine whose MTP rows say so (EngineMtp.step_limit) is held "
+        "to the same.",
+        "Serve with --num-speculative-tokens at most the draft's trained steps.",
+        step_limit_engines,
         _no_check,
         methods=("mtp",),
     ),

@@ -30,6 +30,7 @@ from dflash_check.knowledge.engines.interface import (
     EngineModule,
     EngineMtp,
     MtpReruns,
+    MtpStepLimit,
     Release,
     UnknownRelease,
 )
@@ -146,6 +147,7 @@ __all__ = [
     "EngineModule",
     "EngineMtp",
     "MtpReruns",
+    "MtpStepLimit",
     "Release",
     "UnknownRelease",
     "engine",

@@ -47,6 +47,7 @@ from dflash_check.knowledge.engines.interface import (
     EngineLimit,
     EngineMtp,
     MtpReruns,
+    MtpStepLimit,
     Release,
     Stage,
     draft_tokens,
@@ -350,6 +351,19 @@ _VLLM_RERUNS = MtpReruns(
 )
 
 
+# Nemotron Parse 3.5's one trained step: refused above it while the speculative config is
+# resolved, in SpeculativeConfig itself at 0.33.0 and in the MTP speculator config (which
+# SpeculativeConfig calls through speculator_config.py:222) at 0.34.0.
+_PARSE_STEPS = MtpStepLimit(
+    1,
+    "Parse 3.5 has only one trained MTP step",
+    (
+        ("0.33.0", "vllm==0.33.0:vllm/config/speculative.py:1587-1591"),
+        ("0.34.0", "vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/mtp/config.py:101-106"),
+    ),
+)
+
+
 _DRAFT_CLASS = re.compile(r"\b[A-Z]\w*MTP\w*\b")
 """A draft architecture named in a row's text (``Qwen3_5MTP``, ``DeepSeekMTPModel``)."""
 
@@ -430,17 +444,17 @@ MTP = (
     # Nemotron Parse 3.5: one step, keyed on the architecture and the decoder's
     # causal_vision_prefix, whatever the config counts (knowledge/mtp_layers.py, KEYED_MTP);
     # 0.32.0 has no such branch and registers no ParseAuxMTPModel.
-    # More draft tokens than its one step are refused, not rerun: no MtpReruns (DF044/DF045
-    # do not speak for it; the row's tokens text says so).
+    # More draft tokens than its one step are refused at start-up, not rerun: no MtpReruns
+    # (DF044/DF045 do not speak for it), a step limit instead (DF059).
     replace(
         _vllm(
             ("RadioMBartPrefixForCausalLM",),
             "ParseAuxMTPModel (one step, when decoder.causal_vision_prefix)",
             "721-731",
         ),
-        tokens="only 1: above it 'Parse 3.5 has only one trained MTP step', "
-        f"{_VLLM_SRC}:vllm/config/speculative.py:1587-1591",
+        tokens=f"only 1: more is refused at start-up (DF059, {_PARSE_STEPS.citation})",
         reruns=None,
+        step_limit=_PARSE_STEPS,
     ),
     EngineMtp(
         "vllm",

@@ -85,6 +85,14 @@ def run_case(case: Case) -> CheckReport | MtpReport:
     )
 
 
+# Nemotron Parse 3.5 as vLLM's test_parse_mtp_config_routes_only_causal_prefix_architecture
+# builds it: its MTP draft is keyed on the architecture and has one step.
+PARSE: dict[str, Any] = {
+    "architectures": ["RadioMBartPrefixForCausalLM"],
+    "decoder": {"causal_vision_prefix": True, "vocab_size": 8, "d_model": 4},
+}
+
+
 def k(layers: int) -> dict[str, Any]:
     """DeepSeek-V3 stating ``layers`` MTP layers."""
     return DEEPSEEK_V3 | {"num_nextn_predict_layers": layers}
@@ -109,6 +117,8 @@ CASES: dict[str, tuple[Case, Case]] = {
     # k = 2 MTP layers: 4 draft tokens reuse them (DF045), 3 do not divide evenly (DF044).
     "DF044": (Case(k(2), spec_tokens=4), Case(k(2), spec_tokens=3)),
     "DF045": (Case(k(1), spec_tokens=1), Case(k(1), spec_tokens=3)),
+    # Nemotron Parse 3.5: one trained step, so two draft tokens are refused (vLLM).
+    "DF059": (Case(PARSE, spec_tokens=1), Case(PARSE, spec_tokens=2)),
 }
 
 # The shared pass/fail harness (DFlash's and EAGLE-3's cases: test_rules.py, test_eagle3.py).
@@ -289,7 +299,7 @@ def test_cli_target_alone_json(tmp_path: Path) -> None:
         "layers": 1,
         "key": "num_nextn_predict_layers",
         "stated": {"num_nextn_predict_layers": 1},
-        "class_default": None,
+        "class_defaults": [],
         "family": "DeepSeek-V3/R1/V3.2, GLM-5",
         "layer_names": "model.layers.61",
     }
