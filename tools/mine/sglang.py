@@ -28,7 +28,15 @@ from typing import Any
 # the installed package of that name.
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from tools.mine.coverage import REPO, Page, TestId, line_of, tests_in, write  # noqa: E402
+from tools.mine.coverage import (  # noqa: E402
+    REPO,
+    Page,
+    TestId,
+    assertion_line,
+    line_of,
+    tests_in,
+    write,
+)
 
 ENGINE, RELEASE = "sglang", "0.5.23"
 WHEEL = f"{ENGINE}=={RELEASE}:sglang/srt"
@@ -42,6 +50,9 @@ DOMINO_UNIT = "test/registered/unit/spec/test_dflash_domino.py"
 DRAFT_MODEL = "test/registered/unit/models/test_dflash_draft_model.py"
 DSPARK_UNIT = "test/registered/unit/spec/test_dspark.py"
 DSPARK_CHECKPOINT = "test/registered/unit/spec/test_dspark_checkpoint.py"
+DSPARK_DRAFT = "tests/fixtures/drafts/sgl-project--SpecForge-qwen3-8b-dspark"
+"""SpecForge's Qwen3-8B DSpark draft (vocabulary 151936, Qwen3-8B's), a corpus pair SGLang
+0.5.23 accepts (``specforge-qwen3-8b-dspark``)."""
 SPEC_AUX = (
     "test/registered/unit/model_executor/model_runner_components/test_spec_aux_hidden_state.py"
 )
@@ -51,8 +62,34 @@ READ: dict[str, str] = {
     "test/registered/unit/spec/test_dflash_utils.py": "0560ccd58da8d87646b6be1c6f036732b710f5c1",
     SPEC_AUX: "02d55f5db0359f1077bb32ba4a300a9622f29e6d",
     DOMINO_UNIT: "0ac97887bcf654b11fcdfa190834990615ca1728",
+    DSPARK_CHECKPOINT: "29cbd8f1231e6e85c877d4a3fabc9df12a7b405f",
 }  # fmt: skip
 """Files kept in SRC (the cases and their lines come from them), with the commit read."""
+DSPARK_CHECKPOINT_TESTS: tuple[str, ...] = (
+    *(f"TestDSparkConfiguration::{t}" for t in (
+        "test_cli_generated_from_optional_fields", "test_non_dspark_rejects_explicit_even_zero",
+        "test_optional_budgets_and_explicit_zero", "test_budget_errors",
+        "test_speculators_query_rows_and_layer_conversion_once")),
+    *(f"TestDSparkVocabulary::{t}" for t in (
+        "test_confidence_uses_target_predecessor_ids", "test_zero_draft_vocabulary_is_invalid",
+        "test_mapping_requires_range_shape_and_injectivity",
+        "test_dense_reduced_chain_uses_target_predecessors_and_scale_once")),
+    *(f"TestDSparkCheckpointWeights::{t}" for t in (
+        "test_own_head_embedding_and_mapping_survive_attach",
+        "test_w1_must_cover_all_target_predecessors",
+        "test_output_vocab_inferred_from_w2_when_input_has_mask_row",
+        "test_weight_reload_refreshes_candidate_table",
+        "test_predecessor_shape_reload_requires_recapture",
+        "test_reload_cannot_overwrite_shared_target_embedding",
+        "test_missing_or_wrong_markov_weight_is_load_error",
+        "test_speculators_missing_backbone_weight_is_load_error",
+        "test_training_backbone_aliases_are_normalized_before_loading",
+        "test_reduced_vocab_cannot_use_shared_full_head",
+        "test_own_embedding_only_keeps_target_head",
+        "test_base_and_bias_each_receive_logit_scale_once")),
+)  # fmt: skip
+"""The tests of ``DSPARK_CHECKPOINT`` (kept in SRC) that are not applicable, for ``REVIEWED``
+(its ``test_mask_uses_input_embedding_domain`` has a case from its second assertion)."""
 
 LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "test/registered/unit/spec/test_dflash_attention_config.py": (
@@ -347,31 +384,6 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_the_draft_specific_fields_win_over_the_resolved_ones",
             "test_the_built_draft_overrides_carry_the_load_format_too")),
     ),
-    DSPARK_CHECKPOINT: (
-        "29cbd8f1231e6e85c877d4a3fabc9df12a7b405f",
-        (*(f"TestDSparkConfiguration::{t}" for t in (
-            "test_cli_generated_from_optional_fields", "test_non_dspark_rejects_explicit_even_zero",
-            "test_optional_budgets_and_explicit_zero", "test_budget_errors",
-            "test_speculators_query_rows_and_layer_conversion_once",
-            "test_mask_uses_input_embedding_domain")),
-         *(f"TestDSparkVocabulary::{t}" for t in (
-             "test_confidence_uses_target_predecessor_ids", "test_zero_draft_vocabulary_is_invalid",
-             "test_mapping_requires_range_shape_and_injectivity",
-             "test_dense_reduced_chain_uses_target_predecessors_and_scale_once")),
-         *(f"TestDSparkCheckpointWeights::{t}" for t in (
-             "test_own_head_embedding_and_mapping_survive_attach",
-             "test_w1_must_cover_all_target_predecessors",
-             "test_output_vocab_inferred_from_w2_when_input_has_mask_row",
-             "test_weight_reload_refreshes_candidate_table",
-             "test_predecessor_shape_reload_requires_recapture",
-             "test_reload_cannot_overwrite_shared_target_embedding",
-             "test_missing_or_wrong_markov_weight_is_load_error",
-             "test_speculators_missing_backbone_weight_is_load_error",
-             "test_training_backbone_aliases_are_normalized_before_loading",
-             "test_reduced_vocab_cannot_use_shared_full_head",
-             "test_own_embedding_only_keeps_target_head",
-             "test_base_and_bias_each_receive_logit_scale_once"))),
-    ),
     "test/registered/unit/spec/test_asd_dspark_settings.py": (
         "37860a9fbfa34f9c2c2188ff710bec8c1008a804",
         ("TestDisabledByDefault::test_empty_env_is_disabled",
@@ -447,7 +459,8 @@ PARTLY = {
 
 def _all(path: str, reason: str) -> dict[str, str]:
     """The same reason for every listed test of ``path`` (entries after it may refine one)."""
-    return {f"{path}::{name}": reason for name in LISTED[path][1]}
+    names = DSPARK_CHECKPOINT_TESTS if path == DSPARK_CHECKPOINT else LISTED[path][1]
+    return {f"{path}::{name}": reason for name in names}
 
 
 _NOT_RELEASE = "the version read asserts what 0.5.23's code does not do: "
@@ -710,15 +723,6 @@ REVIEWED: dict[str, str] = {
         _NOT_RELEASE + "build_hot_token_lm_head is not in 0.5.23 "
         "(speculative/eagle_worker_common.py); and the tests assemble a hot-token head from "
         "toy tensors (vocabulary 1000 or 128, TP over gloo), no draft/target config",
-    ),
-    f"{DSPARK_CHECKPOINT}::TestDSparkConfiguration::test_mask_uses_input_embedding_domain": (
-        _NOT_RELEASE + "its first assertion accepts a mask id at the target's vocabulary size "
-        "inside the draft's larger input embedding (input_vocab_size, which 0.5.23's "
-        "resolve_runtime_config does not take: the test fails on the wheel); 0.5.23 refuses any "
-        f"mask id at or past the target's vocabulary ({WHEEL}/speculative/dspark_components/"
-        "dspark_config.py:119-128, dspark_worker_v2.py:261), the test's second assertion, which "
-        "the tool's DF008 also says (a case pending an oracle run: the SpecForge Qwen3-8B "
-        "DSpark draft with mask_token_id 151936)"
     ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
@@ -1102,6 +1106,54 @@ def _muse_cases(src: Path) -> list[dict[str, Any]]:
     return out
 
 
+_DSPARK_MASK = f"{WHEEL}/speculative/dspark_components/dspark_config.py"
+
+
+def _dspark_mask_cases(src: Path) -> list[dict[str, Any]]:
+    """``test_mask_uses_input_embedding_domain`` of test_dspark_checkpoint.py, its second
+    assertion alone (``part``): a mask id equal to the vocabulary size, where the draft's input
+    vocabulary is the target's, refused. 0.5.23 refuses it when the DSpark worker starts
+    (``resolve_runtime_config``, dspark_config.py:119-128, called from dspark_worker_v2.py:261):
+    here on the SpecForge Qwen3-8B DSpark draft, whose vocabulary is Qwen3-8B's 151936. The
+    test's first assertion (that id accepted when the draft's input embedding has one more row)
+    is what 0.5.23 does not do, and the test as a whole cannot pass on the wheel: ``part``
+    records the failure its run there must show (``release_fails``, the message's pattern),
+    which ``test_agreement.py`` checks against the recorded run (``--engine-tests``)."""
+    test = "TestDSparkConfiguration::test_mask_uses_input_embedding_domain"
+    line = assertion_line(src, DSPARK_CHECKPOINT, test, 2)
+    draft = json.loads((REPO / DSPARK_DRAFT / "config.json").read_text())
+    draft["dflash_config"]["mask_token_id"] = draft["vocab_size"]
+    return [
+        {
+            "id": "dspark-mask-outside-target-vocab",
+            "test": f"{DSPARK_CHECKPOINT}::{test}",
+            "source": f"sgl-project/sglang@{READ[DSPARK_CHECKPOINT][:9]}:{DSPARK_CHECKPOINT}:"
+            f"{line}",
+            "release_check": f"{_DSPARK_MASK}:119-128",
+            "part": {
+                "assertion": 2,
+                "line": line,
+                "why": "its first assertion gives resolve_runtime_config an input_vocab_size, "
+                f"which 0.5.23's does not take ({_DSPARK_MASK}:84-89); and the version read does "
+                "not import on 0.5.23 (no configs/dspark.py, models/dspark.py's "
+                "validate_dspark_d2t, dspark_config.py's resolve_markov_candidate_config)",
+                "release_fails": r"^ModuleNotFoundError: No module named "
+                r"'sglang\.srt\.configs\.dspark'$",
+            },
+            "method": "dspark",
+            "num_speculative_tokens": 15,
+            "target": QWEN3_8B,
+            "draft": draft,
+            "expect": "refused",
+            "expect_stage": "load",
+            # the test matches "input embedding", which 0.5.23's message does not say
+            "expect_match": None,
+            "engine_message": f"DSpark mask_token_id={draft['vocab_size']} is outside the target "
+            f"vocab size {draft['vocab_size']}.",
+        }
+    ]
+
+
 def cases(src: Path) -> list[dict[str, Any]]:
     """The cases of the tests read, at the lines of the versions read."""
     out = _muse_cases(src)
@@ -1124,7 +1176,7 @@ def cases(src: Path) -> list[dict[str, Any]]:
                 "engine_message": message,
             }
         )
-    return out + _unit_domino_cases(src) + _worker_cases()
+    return out + _unit_domino_cases(src) + _worker_cases() + _dspark_mask_cases(src)
 
 
 def tests(src: Path) -> list[TestId | str]:
