@@ -591,6 +591,18 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_earlier_model_specific_writer_is_never_clobbered",
             "test_non_speculative_server_is_left_for_the_capacity_estimator")),
     ),
+    "test/registered/unit/configs/test_dspark_quantization_config.py": (
+        "5254ec992910bafde1aa6f5be79d90dab7cabde7",
+        tuple(f"TestDSparkQuantizationConfig::{t}" for t in (
+            "test_unquant_isolates_bf16_draft_without_changing_target",
+            "test_omitted_draft_quantization_inherits_modelslim",
+            "test_unquant_does_not_force_bfloat16_over_explicit_dtype",
+            "test_unquant_does_not_suppress_draft_hf_quantization_metadata",
+            "test_unquant_does_not_suppress_standalone_hf_quantization_metadata",
+            "test_draft_does_not_autodetect_modelslim_description",
+            "test_saved_draft_keeps_bfloat16_and_capture_ids_on_reload",
+            "test_glm_model_config_entry_accepts_isolated_dspark_draft")),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -946,6 +958,13 @@ REVIEWED: dict[str, str] = {
         + "0.5.23 has no _fill_default_max_running_requests "
         f"({WHEEL}/arg_groups/speculative_hook.py)",
     ),
+    **_all(
+        "test/registered/unit/configs/test_dspark_quantization_config.py",
+        "the DSpark draft's quantization and dtype apart from the target's "
+        "(--speculative-draft-model-quantization unquant, a ModelSlim target), server settings "
+        "the tool does not judge; its draft is speculators-format (aux_hidden_state_layer_ids "
+        "[1, 3] read as target_layer_ids [0, 2]), and " + _GLM52.removeprefix(_NOT_RELEASE),
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1071,7 +1090,7 @@ NOT_READ = (
     "DSpark runtime internals, not read;",
     "  - `test/registered/unit/server_args/` (77 files, `test_server_args.py` with 1,556 stored "
     "versions): 3 read; `test/registered/unit/models/` (412 files): 4 read; "
-    "`unit/model_executor/` (160): 2 read; `unit/configs/` (42): 2 read; `unit/arg_groups/` "
+    "`unit/model_executor/` (160): 2 read; `unit/configs/` (42): 3 read; `unit/arg_groups/` "
     "(3): 1 read; the rest not read.",
 )
 
