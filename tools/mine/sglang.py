@@ -603,6 +603,22 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_saved_draft_keeps_bfloat16_and_capture_ids_on_reload",
             "test_glm_model_config_entry_accepts_isolated_dspark_draft")),
     ),
+    "test/registered/unit/models/test_deepseek_v4_pipeline_aux_capture.py": (
+        "7ac872a11e0704545a019979ffffaa500ae3b093",
+        tuple(f"TestDeepseekV4PipelineAuxCapture::{t}" for t in (
+            "test_cross_stage_capture_matches_single_stage_and_requested_order",
+            "test_configuration_enables_all_stages_and_sizes_only_incoming_captures",
+            "test_invalid_layers_fail_on_every_stage",
+            "test_missing_upstream_capture_fails_instead_of_returning_partial_features",
+            "test_capture_disabled_preserves_pipeline_outputs",
+            "test_wrapper_only_passes_assembled_captures_to_last_stage_logits")),
+    ),
+    "test/registered/unit/models/test_dflash_quantized.py": (
+        "cc9eb7aea853406505cdff90629e2f052635aba4",
+        tuple(f"TestDFlashQuantizedFc::{t}" for t in (
+            "test_pack_quantized_fc_loads", "test_dense_fc_still_loads",
+            "test_fc_shape_mismatch_raises")),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -965,6 +981,21 @@ REVIEWED: dict[str, str] = {
         "the tool does not judge; its draft is speculators-format (aux_hidden_state_layer_ids "
         "[1, 3] read as target_layer_ids [0, 2]), and " + _GLM52.removeprefix(_NOT_RELEASE),
     ),
+    **_all(
+        "test/registered/unit/models/test_deepseek_v4_pipeline_aux_capture.py",
+        "a DeepSeek V4 target's DSpark aux capture across pipeline stages (stand-in layers, "
+        "6 layers, hidden 3): pipeline parallelism, no draft config; " + _NOT_RELEASE
+        + "0.5.23's set_dspark_layers_to_capture refuses only layer_ids None and sets the "
+        "capture up on the last pipeline stage only; an empty, repeated or out-of-range id "
+        f"list passes there ({WHEEL}/models/deepseek_v4.py:4853-4861)",
+    ),
+    **_all(
+        "test/registered/unit/models/test_dflash_quantized.py",
+        "a pack-quantized (compressed-tensors W4A16) DFlash 2 draft's fc loading, toy sizes "
+        "(hidden 128, vocabulary 64, 4 target layers), no target: weight loading; the fc's "
+        "width against the target's captured layers is what the tool reads from the draft's "
+        "header (DF005)",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1089,7 +1120,7 @@ NOT_READ = (
     "than 30, the listing cut at 100): 3 read (above); the others, mostly GPU server tests and "
     "DSpark runtime internals, not read;",
     "  - `test/registered/unit/server_args/` (77 files, `test_server_args.py` with 1,556 stored "
-    "versions): 3 read; `test/registered/unit/models/` (412 files): 4 read; "
+    "versions): 3 read; `test/registered/unit/models/` (412 files): 6 read; "
     "`unit/model_executor/` (160): 2 read; `unit/configs/` (42): 3 read; `unit/arg_groups/` "
     "(3): 1 read; the rest not read.",
 )
