@@ -424,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="PREFIX",
         help="run only the cases whose id starts with PREFIX (repeatable) and merge their rows "
-        "into the release's results file (vLLM's config oracle)",
+        "into the release's results file",
     )
     args = parser.parse_args(argv)
     if args.commands:
@@ -440,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.engine == "sglang":  # its own driver and environment (conformance/oracle_sglang.py)
         from conformance.oracle_sglang import run as run_sglang
 
-        path = run_sglang(args.release)
+        path = run_sglang(args.release, tuple(args.case))
     else:
         path = run(args.engine, args.release, tuple(args.case))
     print(path.relative_to(REPO))

@@ -78,6 +78,41 @@ def line_of(src: Path, path: str, name: str) -> int:
     raise SystemExit(f"{path}: no test {name} in the version read; review the table")
 
 
+_ASSERTING_CALLS = re.compile(r"^(self\.assert\w*|pytest\.(raises|warns|fail))$")
+"""What an assertion calls: unittest's ``self.assert*`` (``assertRaises`` as a context manager
+too) and pytest's ``raises`` / ``warns`` / ``fail``."""
+
+
+def assertion_line(src: Path, path: str, name: str, n: int) -> int:
+    """The line of the ``n``-th assertion (from 1) of test ``name`` in ``src/path``: an
+    ``assert`` statement, a call of ``_ASSERTING_CALLS`` as a statement, or a ``with`` over
+    one, in source order (one inside another's ``with`` counts on its own). A case made from
+    part of a test names the assertion it takes by this number."""
+    text = (src / path).read_text()
+    for cls, node in _test_nodes(ast.parse(text)):
+        if f"{cls}{node.name}" != name:
+            continue
+        lines = sorted({stmt.lineno for stmt in ast.walk(node) if _asserts(stmt)})
+        if not 1 <= n <= len(lines):
+            raise SystemExit(f"{path}::{name}: {len(lines)} assertions, no assertion {n}")
+        return lines[n - 1]
+    raise SystemExit(f"{path}: no test {name} in the version read; review the table")
+
+
+def _asserts(stmt: ast.AST) -> bool:
+    if isinstance(stmt, ast.Assert):
+        return True
+    calls = []
+    if isinstance(stmt, ast.Expr):
+        calls = [stmt.value]
+    elif isinstance(stmt, ast.With):
+        calls = [item.context_expr for item in stmt.items]
+    return any(
+        isinstance(call, ast.Call) and _ASSERTING_CALLS.match(ast.unparse(call.func))
+        for call in calls
+    )
+
+
 @dataclass(frozen=True)
 class Page:
     """What one engine's coverage page says beyond its rows."""
@@ -120,6 +155,12 @@ def write(
         payload["engine_tests"] = engine_tests
     data.write_text(json.dumps(payload, indent=1) + "\n")
     by_test = cases_by_test(cases)
+    parts = {
+        case["test"]: f" (its assertion {case['part']['assertion']} alone, line "
+        f"{case['part']['line']}: {case['part']['why']})"
+        for case in cases
+        if case.get("part")
+    }
     counts = {"cases": 0, "not applicable": 0, "not reviewed": 0}
     rows = []
     for test in tests:
@@ -128,7 +169,7 @@ def write(
             f"`{test.path}:{test.line}` `{test.name}`" if isinstance(test, TestId) else f"`{test}`"
         )
         if node in by_test:
-            what = "cases: " + ", ".join(f"`{c}`" for c in by_test[node])
+            what = "cases: " + ", ".join(f"`{c}`" for c in by_test[node]) + parts.get(node, "")
             counts["cases"] += 1
         elif node in reviewed:
             what = f"not applicable: {reviewed[node]}"

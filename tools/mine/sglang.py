@@ -28,7 +28,15 @@ from typing import Any
 # the installed package of that name.
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from tools.mine.coverage import REPO, Page, TestId, line_of, tests_in, write  # noqa: E402
+from tools.mine.coverage import (  # noqa: E402
+    REPO,
+    Page,
+    TestId,
+    assertion_line,
+    line_of,
+    tests_in,
+    write,
+)
 
 ENGINE, RELEASE = "sglang", "0.5.23"
 WHEEL = f"{ENGINE}=={RELEASE}:sglang/srt"
@@ -42,6 +50,9 @@ DOMINO_UNIT = "test/registered/unit/spec/test_dflash_domino.py"
 DRAFT_MODEL = "test/registered/unit/models/test_dflash_draft_model.py"
 DSPARK_UNIT = "test/registered/unit/spec/test_dspark.py"
 DSPARK_CHECKPOINT = "test/registered/unit/spec/test_dspark_checkpoint.py"
+DSPARK_DRAFT = "tests/fixtures/drafts/sgl-project--SpecForge-qwen3-8b-dspark"
+"""SpecForge's Qwen3-8B DSpark draft (vocabulary 151936, Qwen3-8B's), a corpus pair SGLang
+0.5.23 accepts (``specforge-qwen3-8b-dspark``)."""
 SPEC_AUX = (
     "test/registered/unit/model_executor/model_runner_components/test_spec_aux_hidden_state.py"
 )
@@ -51,8 +62,34 @@ READ: dict[str, str] = {
     "test/registered/unit/spec/test_dflash_utils.py": "0560ccd58da8d87646b6be1c6f036732b710f5c1",
     SPEC_AUX: "02d55f5db0359f1077bb32ba4a300a9622f29e6d",
     DOMINO_UNIT: "0ac97887bcf654b11fcdfa190834990615ca1728",
+    DSPARK_CHECKPOINT: "29cbd8f1231e6e85c877d4a3fabc9df12a7b405f",
 }  # fmt: skip
 """Files kept in SRC (the cases and their lines come from them), with the commit read."""
+DSPARK_CHECKPOINT_TESTS: tuple[str, ...] = (
+    *(f"TestDSparkConfiguration::{t}" for t in (
+        "test_cli_generated_from_optional_fields", "test_non_dspark_rejects_explicit_even_zero",
+        "test_optional_budgets_and_explicit_zero", "test_budget_errors",
+        "test_speculators_query_rows_and_layer_conversion_once")),
+    *(f"TestDSparkVocabulary::{t}" for t in (
+        "test_confidence_uses_target_predecessor_ids", "test_zero_draft_vocabulary_is_invalid",
+        "test_mapping_requires_range_shape_and_injectivity",
+        "test_dense_reduced_chain_uses_target_predecessors_and_scale_once")),
+    *(f"TestDSparkCheckpointWeights::{t}" for t in (
+        "test_own_head_embedding_and_mapping_survive_attach",
+        "test_w1_must_cover_all_target_predecessors",
+        "test_output_vocab_inferred_from_w2_when_input_has_mask_row",
+        "test_weight_reload_refreshes_candidate_table",
+        "test_predecessor_shape_reload_requires_recapture",
+        "test_reload_cannot_overwrite_shared_target_embedding",
+        "test_missing_or_wrong_markov_weight_is_load_error",
+        "test_speculators_missing_backbone_weight_is_load_error",
+        "test_training_backbone_aliases_are_normalized_before_loading",
+        "test_reduced_vocab_cannot_use_shared_full_head",
+        "test_own_embedding_only_keeps_target_head",
+        "test_base_and_bias_each_receive_logit_scale_once")),
+)  # fmt: skip
+"""The tests of ``DSPARK_CHECKPOINT`` (kept in SRC) that are not applicable, for ``REVIEWED``
+(its ``test_mask_uses_input_embedding_domain`` has a case from its second assertion)."""
 
 LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "test/registered/unit/spec/test_dflash_attention_config.py": (
@@ -347,31 +384,6 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_the_draft_specific_fields_win_over_the_resolved_ones",
             "test_the_built_draft_overrides_carry_the_load_format_too")),
     ),
-    DSPARK_CHECKPOINT: (
-        "29cbd8f1231e6e85c877d4a3fabc9df12a7b405f",
-        (*(f"TestDSparkConfiguration::{t}" for t in (
-            "test_cli_generated_from_optional_fields", "test_non_dspark_rejects_explicit_even_zero",
-            "test_optional_budgets_and_explicit_zero", "test_budget_errors",
-            "test_speculators_query_rows_and_layer_conversion_once",
-            "test_mask_uses_input_embedding_domain")),
-         *(f"TestDSparkVocabulary::{t}" for t in (
-             "test_confidence_uses_target_predecessor_ids", "test_zero_draft_vocabulary_is_invalid",
-             "test_mapping_requires_range_shape_and_injectivity",
-             "test_dense_reduced_chain_uses_target_predecessors_and_scale_once")),
-         *(f"TestDSparkCheckpointWeights::{t}" for t in (
-             "test_own_head_embedding_and_mapping_survive_attach",
-             "test_w1_must_cover_all_target_predecessors",
-             "test_output_vocab_inferred_from_w2_when_input_has_mask_row",
-             "test_weight_reload_refreshes_candidate_table",
-             "test_predecessor_shape_reload_requires_recapture",
-             "test_reload_cannot_overwrite_shared_target_embedding",
-             "test_missing_or_wrong_markov_weight_is_load_error",
-             "test_speculators_missing_backbone_weight_is_load_error",
-             "test_training_backbone_aliases_are_normalized_before_loading",
-             "test_reduced_vocab_cannot_use_shared_full_head",
-             "test_own_embedding_only_keeps_target_head",
-             "test_base_and_bias_each_receive_logit_scale_once"))),
-    ),
     "test/registered/unit/spec/test_asd_dspark_settings.py": (
         "37860a9fbfa34f9c2c2188ff710bec8c1008a804",
         ("TestDisabledByDefault::test_empty_env_is_disabled",
@@ -433,6 +445,180 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_rejects_empty_and_out_of_range_maps",
             "test_rejects_packed_quantized_rows_loudly")),
     ),
+    "test/registered/unit/speculative/dvr/test_server_args.py": (
+        "a35cc4a60b178318cda39f23838307fd7c11a26e",
+        tuple(f"TestDVRServerArgs::{t}" for t in (
+            "test_linear_state_capability_is_explicit",
+            "test_unregistered_linear_state_config_is_rejected",
+            "test_algorithm_defaults_define_one_chain_contract",
+            "test_defaults_preserve_scheduler_and_attention_selection",
+            "test_generic_unsupported_modes_are_rejected", "test_invalid_chain_shapes_are_rejected",
+            "test_eagle_rejects_multi_layer_tree", "test_cuda_graph_contract_and_capacity",
+            "test_cuda_graph_keeps_user_decode_coverage",
+            "test_gdn_and_plain_attention_prefill_graph_policies",
+            "test_gdn_defaults_match_chunk_state_contract",
+            "test_gdn_rejects_incompatible_state_lifecycles",
+            "test_gdn_radix_requires_resolved_extra_buffer",
+            "test_gdn_requires_boundary_exporting_prefill_backend",
+            "test_attention_backend_validation_uses_effective_phase_backends",
+            "test_radix_disabled_and_plain_attention_keep_upstream_options",
+            "test_request_row_headroom_does_not_change_ordinary_spec",
+            "test_algorithm_is_normalized_before_generic_spec_handling")),
+    ),
+    "test/registered/unit/speculative/test_spec_info.py": (
+        "0967b48eb97d051fbd1abbd456e5f1cfc648d40e",
+        (*(f"TestSpeculativeAlgorithmFromString::{t}" for t in (
+            "test_valid_eagle", "test_valid_eagle3", "test_valid_standalone", "test_valid_ngram",
+            "test_none_returns_none_variant", "test_case_insensitive",
+            "test_invalid_name_raises_value_error", "test_empty_string_raises_value_error")),
+         *(f"TestSpeculativeAlgorithmBoolChecks::{t}" for t in (
+             "test_is_eagle_true_for_eagle_and_eagle3", "test_is_eagle_false_for_others",
+             "test_is_eagle3_only_for_eagle3", "test_is_standalone", "test_is_ngram",
+             "test_is_none")),
+         *(f"TestSpeculativeAlgorithmSupportsSpecV2::{t}" for t in (
+             "test_eagle_supports", "test_eagle3_supports", "test_standalone_supports",
+             "test_ngram_does_not_support", "test_none_does_not_support")),
+         *(f"TestSpeculativeAlgorithmCreateWorker::{t}" for t in (
+             "test_none_raises_assertion", "test_ngram_with_overlap_raises",
+             "test_ngram_without_overlap", "test_eagle_with_overlap", "test_eagle_without_overlap",
+             "test_eagle_multi_layer_with_overlap", "test_eagle_multi_layer_without_overlap",
+             "test_standalone_with_overlap", "test_standalone_without_overlap")),
+         *(f"TestSpecInputType::{t}" for t in (
+             "test_enum_values_are_distinct", "test_expected_members_exist")),
+         *(f"TestSpecInput::{t}" for t in (
+             "test_is_draft_input_true_for_eagle_draft",
+             "test_is_draft_input_false_for_verify_types",
+             "test_is_verify_input_true_for_verify_types", "test_is_verify_input_false_for_draft",
+             "test_get_spec_adjusted_global_num_tokens",
+             "test_get_spec_adjusted_global_num_tokens_identity"))),
+    ),
+    "test/registered/unit/speculative/test_spec_utils_logic.py": (
+        "d13ab057232bd3cfda492172c790b35a15d3b0c7",
+        (*(f"TestSpecNeedHiddenStates::{t}" for t in (
+            "test_multi_layer_eagle_enabled_returns_false",
+            "test_multi_layer_eagle_disabled_returns_true", "test_none_falls_back_to_global")),
+         *(f"TestCreateAcceptLengthFilter::{t}" for t in (
+             "test_all_unfinished", "test_none_unfinished", "test_partial_unfinished",
+             "test_single_request", "test_zero_accept_length")),
+         *(f"TestTraverseTree::{t}" for t in (
+             "test_single_node_tree", "test_linear_chain", "test_branching_tree",
+             "test_rejected_token_by_vocab_size", "test_rejected_token_by_bitmask",
+             "test_terminated_grammar_stops_expansion"))),
+    ),
+    "test/registered/unit/speculative/test_dsv4_draft_swa_sidecar.py": (
+        "211ffd832d7dff72eb5bb2d8487ffc64215c02fa",
+        tuple(f"TestDSV4DraftSWASidecar::{t}" for t in (
+            "test_scratch_rows_are_outside_committed_sidecar",
+            "test_pd_buffer_range_excludes_scratch_pages",
+            "test_page_indices_read_direct_scratch_rows")),
+    ),
+    "test/registered/unit/speculative/test_eagle_info_v2.py": (
+        "5e32ad18a7f9a88f31a9f8503f2be864b7512c22",
+        ("TestEagleVerifyV2::test_spec_v2_verify_applies_custom_logit_processor",),
+    ),
+    "test/registered/unit/spec/test_draft_construction_isolation.py": (
+        "643c261ba9a0da309f9b7f24c453c40a8adcfe6f",
+        (*(f"TestFusionDecisionFlag::{t}" for t in (
+            "test_unset_flag_falls_back_to_the_config_intent",
+            "test_the_installed_decision_wins_over_the_intent",
+            "test_the_intent_short_circuits_the_gate",
+            "test_the_draft_build_scope_restores_the_targets_decision",
+            "test_a_gateless_draft_inherits_the_active_decision",
+            "test_post_build_scopes_do_not_clobber_the_draft_leaf",
+            "test_the_build_scope_leaves_the_runner_backend_alone",
+            "test_a_record_outside_any_scope_is_target_only",
+            "test_initialize_moe_config_seeds_both_leaves", "test_a_forward_time_read_is_refused",
+            "test_the_intent_stays_on_the_bag")),
+         *(f"TestDraftWeightUpdateRecord::{t}" for t in (
+             "test_a_target_update_is_recorded", "test_a_draft_update_keeps_the_targets_record"))),
+    ),
+    "test/registered/unit/spec/test_dflash_kda.py": (
+        "a46f80ca82494918aec5be6aca495f2a493856eb",
+        ("test_context_state_parses_and_validates", "test_reset_policy_keeps_block_local_behaviour",
+         "test_scan_matches_full_sequence_oracle_cpu", "test_scan_batches_independent_requests_cpu",
+         "test_reset_mask_starts_a_fresh_request", "test_worker_groups_rows_per_request",
+         "test_draft_model_iterates_scan_layers_only",
+         "test_reset_policy_cuda_kernel_matches_reference",
+         "test_scan_cuda_state_matches_reference", "test_scan_cuda_kernels_match_cpu_oracle"),
+    ),
+    "test/registered/unit/spec/test_dspark_draft_window.py": (
+        "b30a33dc8feb287d3a7214db56db43e609fe6420",
+        tuple(f"TestDSparkDraftWindow::{t}" for t in (
+            "test_unset_preserves_native_windows_and_other_backends",
+            "test_window_includes_current_token_and_only_changes_draft",
+            "test_constructor_configures_window_after_loading_draft",
+            "test_explicit_window_rejects_other_backends",
+            "test_empty_or_noncausal_layers_fail_without_partial_update",
+            "test_checkpoint_window_layout_is_not_silently_overridden",
+            "test_window_does_not_rebase_rope_positions",
+            "test_nonpositive_windows_fail_in_central_validation",
+            "test_dspark_window_is_recognized_by_central_validation")),
+    ),
+    "test/registered/unit/spec/test_dflash_validate_request.py": (
+        "2487eb1f9fadff4840be89d93cd5ca380ecc1576",
+        tuple(f"TestValidateDflashRequestGrammarGating::{t}" for t in (
+            "test_dspark_admits_every_grammar_kind", "test_dflash_rejects_every_grammar_kind",
+            "test_ungrammared_request_admitted_on_both",
+            "test_non_grammar_rejections_survive_for_dspark")),
+    ),
+    "test/registered/unit/spec/test_draft_tp_context.py": (
+        "a9c97c9f6973c03e778d1fe1e63a6b9f58a55012",
+        tuple(f"TestDraftTpContext::{t}" for t in (
+            "test_owning_attention_runs_on_the_attention_tp_group",
+            "test_otherwise_the_target_placement_stays")),
+    ),
+    "test/registered/unit/server_args/test_gdn_mtp_cache_mode.py": (
+        "5a59cf6fa77fd72cb9cec1060226b3601b0119aa",
+        (*(f"TestValidateGdnMtpCacheMode::{t}" for t in (
+            "test_non_none_mode_bypasses_all_checks", "test_none_mode_rejects_replayssm",
+            "test_replayssm_guard_wins_over_topk_guard", "test_none_mode_rejects_topk_gt_one",
+            "test_none_mode_allows_linear_draft_chain", "test_none_mode_rejects_mamba_extra_buffer",
+            "test_extra_buffer_disabled_when_radix_cache_off",
+            "test_valid_recover_ssm_config_no_buffer")),
+         *(f"TestFiRecoveryKernel::{t}" for t in (
+             "test_missing_kernel_dispatcher", "test_dispatcher_without_decode_kernel",
+             "test_non_flashinfer_decode_kernel", "test_flashinfer_kernel_with_state_pool",
+             "test_flashinfer_kernel_without_state_pool"))),
+    ),
+    "test/registered/unit/server_args/test_speculative_admission_default.py": (
+        "fe25b7c4d9e023d485dbe32d4af97e5ec944a1c5",
+        tuple(f"TestSpeculativeAdmissionDefault::{t}" for t in (
+            "test_derives_from_decode_graph_ladder", "test_scales_by_attention_dp_degree",
+            "test_externally_registered_algorithm_keeps_the_capacity_estimator",
+            "test_dp_size_ignored_without_dp_attention", "test_floors_at_the_historical_value",
+            "test_disabled_decode_graph_falls_back_to_the_floor",
+            "test_explicit_flag_is_never_clobbered",
+            "test_earlier_model_specific_writer_is_never_clobbered",
+            "test_non_speculative_server_is_left_for_the_capacity_estimator")),
+    ),
+    "test/registered/unit/configs/test_dspark_quantization_config.py": (
+        "5254ec992910bafde1aa6f5be79d90dab7cabde7",
+        tuple(f"TestDSparkQuantizationConfig::{t}" for t in (
+            "test_unquant_isolates_bf16_draft_without_changing_target",
+            "test_omitted_draft_quantization_inherits_modelslim",
+            "test_unquant_does_not_force_bfloat16_over_explicit_dtype",
+            "test_unquant_does_not_suppress_draft_hf_quantization_metadata",
+            "test_unquant_does_not_suppress_standalone_hf_quantization_metadata",
+            "test_draft_does_not_autodetect_modelslim_description",
+            "test_saved_draft_keeps_bfloat16_and_capture_ids_on_reload",
+            "test_glm_model_config_entry_accepts_isolated_dspark_draft")),
+    ),
+    "test/registered/unit/models/test_deepseek_v4_pipeline_aux_capture.py": (
+        "7ac872a11e0704545a019979ffffaa500ae3b093",
+        tuple(f"TestDeepseekV4PipelineAuxCapture::{t}" for t in (
+            "test_cross_stage_capture_matches_single_stage_and_requested_order",
+            "test_configuration_enables_all_stages_and_sizes_only_incoming_captures",
+            "test_invalid_layers_fail_on_every_stage",
+            "test_missing_upstream_capture_fails_instead_of_returning_partial_features",
+            "test_capture_disabled_preserves_pipeline_outputs",
+            "test_wrapper_only_passes_assembled_captures_to_last_stage_logits")),
+    ),
+    "test/registered/unit/models/test_dflash_quantized.py": (
+        "cc9eb7aea853406505cdff90629e2f052635aba4",
+        tuple(f"TestDFlashQuantizedFc::{t}" for t in (
+            "test_pack_quantized_fc_loads", "test_dense_fc_still_loads",
+            "test_fc_shape_mismatch_raises")),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -447,7 +633,8 @@ PARTLY = {
 
 def _all(path: str, reason: str) -> dict[str, str]:
     """The same reason for every listed test of ``path`` (entries after it may refine one)."""
-    return {f"{path}::{name}": reason for name in LISTED[path][1]}
+    names = DSPARK_CHECKPOINT_TESTS if path == DSPARK_CHECKPOINT else LISTED[path][1]
+    return {f"{path}::{name}": reason for name in names}
 
 
 _NOT_RELEASE = "the version read asserts what 0.5.23's code does not do: "
@@ -711,14 +898,103 @@ REVIEWED: dict[str, str] = {
         "(speculative/eagle_worker_common.py); and the tests assemble a hot-token head from "
         "toy tensors (vocabulary 1000 or 128, TP over gloo), no draft/target config",
     ),
-    f"{DSPARK_CHECKPOINT}::TestDSparkConfiguration::test_mask_uses_input_embedding_domain": (
-        _NOT_RELEASE + "its first assertion accepts a mask id at the target's vocabulary size "
-        "inside the draft's larger input embedding (input_vocab_size, which 0.5.23's "
-        "resolve_runtime_config does not take: the test fails on the wheel); 0.5.23 refuses any "
-        f"mask id at or past the target's vocabulary ({WHEEL}/speculative/dspark_components/"
-        "dspark_config.py:119-128, dspark_worker_v2.py:261), the test's second assertion, which "
-        "the tool's DF008 also says (a case pending an oracle run: the SpecForge Qwen3-8B "
-        "DSpark draft with mask_token_id 151936)"
+    **_all(
+        "test/registered/unit/speculative/dvr/test_server_args.py",
+        "the DVR algorithms' server-argument gates and defaults (chain shape, CUDA graphs, "
+        "attention backends, linear-state caches) on a stand-in ServerArgs, whatever the pair; "
+        + _NOT_RELEASE + "0.5.23 has no speculative/dvr package (DVR is no algorithm there, "
+        f"{WHEEL}/speculative/spec_info.py), and the tool has no DVR runtime",
+    ),
+    **_all(
+        "test/registered/unit/speculative/test_spec_info.py",
+        "the speculative algorithm enum, its predicates, the worker class each algorithm and "
+        "overlap setting selects, and SpecInput's token bookkeeping: no draft/target config; "
+        + _NOT_RELEASE + "0.5.23's SpeculativeAlgorithm has no supports_spec_v2 and no V1 "
+        f"EAGLEWorker / StandaloneWorker ({WHEEL}/speculative/spec_info.py, "
+        "standalone_worker_v2.py only)",
+    ),
+    **_all(
+        "test/registered/unit/speculative/test_spec_utils_logic.py",
+        "runtime helpers on toy tensors (whether hidden states are kept, the accept-length "
+        "filter, the grammar-constrained tree walk): no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/speculative/test_dsv4_draft_swa_sidecar.py",
+        "the DeepSeek V4 KV pool's draft sliding-window scratch rows and page indices (toy "
+        "tensors), KV-cache bookkeeping, no pair; "
+        + _NOT_RELEASE + "DeepSeekV4TokenToKVPool.get_draft_swa_scratch_locs is not in 0.5.23",
+    ),
+    **_all(
+        "test/registered/unit/speculative/test_eagle_info_v2.py",
+        "the EAGLE V2 verify step's sampling with a custom logit processor (the method's source "
+        "run on stubs), no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_draft_construction_isolation.py",
+        "process state around a draft's construction (the MoE shared-experts-fusion flag per "
+        "checkpoint, the model_path record on a draft's weight update) with stand-in model "
+        "classes: no draft/target config, no verdict",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_kda.py",
+        "a DFlash draft's context-scanning KDA attention (linear_attn_config.context_state): "
+        "numerics against a reference, the worker's row grouping, toy sizes (hidden 16), no "
+        "target; " + _NOT_RELEASE + "0.5.23 has no KDA draft attention (no "
+        f"parse_dflash_kda_config or DFlashKDAAttention in {WHEEL}/speculative/dflash_utils.py "
+        "or models/dflash.py)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dspark_draft_window.py",
+        "DSpark's opt-in draft attention window (--speculative-draft-window-size): its "
+        "backend gate, its validation and its effect on the draft's layers, a server setting "
+        "on stand-in modules, no pair; " + _NOT_RELEASE + "0.5.23's DSpark worker has no "
+        f"_configure_draft_window ({WHEEL}/speculative/dspark_components/dspark_worker_v2.py)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_validate_request.py",
+        "per-request admission under DFLASH and DSPARK (grammar, logprobs, hidden states): "
+        "request validation, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_draft_tp_context.py",
+        "which tensor-parallel group draft work runs on under DP attention (stand-in groups), "
+        "parallel placement, no pair",
+    ),
+    **_all(
+        "test/registered/unit/server_args/test_gdn_mtp_cache_mode.py",
+        "--gdn-mtp-cache-mode's gates against other server settings (ReplaySSM, top-k, mamba "
+        "extra buffer) and the FlashInfer GDN recovery kernel's dispatch, on a stand-in "
+        "ServerArgs: server settings, whatever the pair; " + _NOT_RELEASE + "0.5.23's "
+        f"ServerArgs has no _validate_gdn_mtp_cache_mode ({WHEEL}/server_args.py)",
+    ),
+    **_all(
+        "test/registered/unit/server_args/test_speculative_admission_default.py",
+        "the default max_running_requests under speculative decoding (from the decode CUDA-graph "
+        "ladder, NGRAM on a dummy model path): a server setting, no pair; " + _NOT_RELEASE
+        + "0.5.23 has no _fill_default_max_running_requests "
+        f"({WHEEL}/arg_groups/speculative_hook.py)",
+    ),
+    **_all(
+        "test/registered/unit/configs/test_dspark_quantization_config.py",
+        "the DSpark draft's quantization and dtype apart from the target's "
+        "(--speculative-draft-model-quantization unquant, a ModelSlim target), server settings "
+        "the tool does not judge; its draft is speculators-format (aux_hidden_state_layer_ids "
+        "[1, 3] read as target_layer_ids [0, 2]), and " + _GLM52.removeprefix(_NOT_RELEASE),
+    ),
+    **_all(
+        "test/registered/unit/models/test_deepseek_v4_pipeline_aux_capture.py",
+        "a DeepSeek V4 target's DSpark aux capture across pipeline stages (stand-in layers, "
+        "6 layers, hidden 3): pipeline parallelism, no draft config; " + _NOT_RELEASE
+        + "0.5.23's set_dspark_layers_to_capture refuses only layer_ids None and sets the "
+        "capture up on the last pipeline stage only; an empty, repeated or out-of-range id "
+        f"list passes there ({WHEEL}/models/deepseek_v4.py:4853-4861)",
+    ),
+    **_all(
+        "test/registered/unit/models/test_dflash_quantized.py",
+        "a pack-quantized (compressed-tensors W4A16) DFlash 2 draft's fc loading, toy sizes "
+        "(hidden 128, vocabulary 64, 4 target layers), no target: weight loading; the fc's "
+        "width against the target's captured layers is what the tool reads from the draft's "
+        "header (DF005)",
     ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
@@ -760,7 +1036,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dflash_grammar_mask",
     "test_dflash_greedy_draft_tp_sync",
     "test_dflash_grouped_conv",
-    "test_dflash_kda",
     "test_dflash_logits",
     "test_dflash_mamba_checkpoint_boundary",
     "test_dflash_mamba_commit",
@@ -770,7 +1045,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dflash_tree",
     "test_dflash_tree_sampling_admission",
     "test_dflash_tree_verify",
-    "test_dflash_validate_request",
     "test_dflash_verify_budget",
     "test_dflash_verify_grammar_mask",
     "test_dflash_verify_logits_adjustments",
@@ -780,14 +1054,12 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dp_prefill_spec",
     "test_dp_spec_prefill_coordination",
     "test_draft_bcg_input_embeds",
-    "test_draft_construction_isolation",
     "test_draft_decode_window",
     "test_draft_extend_graph_capability",
     "test_draft_extend_stream_order",
     "test_draft_placement_pp",
     "test_draft_sampling",
     "test_draft_tail_buffer",
-    "test_draft_tp_context",
     "test_dspark_acceptance_policy",
     "test_dspark_c128_cleanup",
     "test_dspark_compact_layout",
@@ -796,7 +1068,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dspark_dp_spec_prefill_coordination",
     "test_dspark_draft_sampling",
     "test_dspark_draft_sampling_mask",
-    "test_dspark_draft_window",
     "test_dspark_dsa_ragged_graph_gate",
     "test_dspark_execution_phases",
     "test_dspark_expert_distribution",
@@ -813,22 +1084,18 @@ UNREAD_SPECULATIVE: tuple[str, ...] = (
     "dvr/test_backends",
     "dvr/test_cuda_graph_runner",
     "dvr/test_sampling",
-    "dvr/test_server_args",
     "dvr/test_state",
     "dvr/test_worker",
     "test_base_spec_worker_api",
     "test_dspark_verify_seq_lens",
-    "test_dsv4_draft_swa_sidecar",
-    "test_eagle_info_v2",
     "test_external_corpus_remove",
     "test_npu_a5_spec_contracts",
     "test_pd_eagle_draft_proposal",
-    "test_spec_info",
     "test_spec_prepare_swa_eviction",
-    "test_spec_utils_logic",
     "test_spec_worker_integration",
 )
-"""``test/registered/unit/speculative/`` (18 files in the index), none read, by name."""
+"""``test/registered/unit/speculative/`` (18 files in the index, one ``__init__.py``): the test
+files not read, by name."""
 
 NOT_READ = (
     "- **The 0.5.23 tag's own `test/`**: the index has no source archive of 0.5.23 (its newest "
@@ -845,15 +1112,16 @@ NOT_READ = (
     + ", ".join(f"`{n}`" for n in UNREAD_SPEC)
     + "; the other 139 files are past the listing's cut (the index lists a folder's first 100 "
     "files, and `under` takes folders only, not a name prefix) and not read;",
-    "  - `test/registered/unit/speculative/` (18 files): none read: "
+    "  - `test/registered/unit/speculative/` (18 files, 17 test files): "
+    f"{17 - len(UNREAD_SPECULATIVE)} read (above); not read: "
     + ", ".join(f"`{n}`" for n in UNREAD_SPECULATIVE)
     + ";",
     "  - `test/registered/spec/` (149 files: `dflash/` 12, `dspark/` about 55, `eagle/` more "
     "than 30, the listing cut at 100): 3 read (above); the others, mostly GPU server tests and "
     "DSpark runtime internals, not read;",
     "  - `test/registered/unit/server_args/` (77 files, `test_server_args.py` with 1,556 stored "
-    "versions): 1 read; `test/registered/unit/models/` (412 files): 4 read; "
-    "`unit/model_executor/` (160): 2 read; `unit/configs/` (42): 2 read; `unit/arg_groups/` "
+    "versions): 3 read; `test/registered/unit/models/` (412 files): 6 read; "
+    "`unit/model_executor/` (160): 2 read; `unit/configs/` (42): 3 read; `unit/arg_groups/` "
     "(3): 1 read; the rest not read.",
 )
 
@@ -1102,6 +1370,54 @@ def _muse_cases(src: Path) -> list[dict[str, Any]]:
     return out
 
 
+_DSPARK_MASK = f"{WHEEL}/speculative/dspark_components/dspark_config.py"
+
+
+def _dspark_mask_cases(src: Path) -> list[dict[str, Any]]:
+    """``test_mask_uses_input_embedding_domain`` of test_dspark_checkpoint.py, its second
+    assertion alone (``part``): a mask id equal to the vocabulary size, where the draft's input
+    vocabulary is the target's, refused. 0.5.23 refuses it when the DSpark worker starts
+    (``resolve_runtime_config``, dspark_config.py:119-128, called from dspark_worker_v2.py:261):
+    here on the SpecForge Qwen3-8B DSpark draft, whose vocabulary is Qwen3-8B's 151936. The
+    test's first assertion (that id accepted when the draft's input embedding has one more row)
+    is what 0.5.23 does not do, and the test as a whole cannot pass on the wheel: ``part``
+    records the failure its run there must show (``release_fails``, the message's pattern),
+    which ``test_agreement.py`` checks against the recorded run (``--engine-tests``)."""
+    test = "TestDSparkConfiguration::test_mask_uses_input_embedding_domain"
+    line = assertion_line(src, DSPARK_CHECKPOINT, test, 2)
+    draft = json.loads((REPO / DSPARK_DRAFT / "config.json").read_text())
+    draft["dflash_config"]["mask_token_id"] = draft["vocab_size"]
+    return [
+        {
+            "id": "dspark-mask-outside-target-vocab",
+            "test": f"{DSPARK_CHECKPOINT}::{test}",
+            "source": f"sgl-project/sglang@{READ[DSPARK_CHECKPOINT][:9]}:{DSPARK_CHECKPOINT}:"
+            f"{line}",
+            "release_check": f"{_DSPARK_MASK}:119-128",
+            "part": {
+                "assertion": 2,
+                "line": line,
+                "why": "its first assertion gives resolve_runtime_config an input_vocab_size, "
+                f"which 0.5.23's does not take ({_DSPARK_MASK}:84-89); and the version read does "
+                "not import on 0.5.23 (no configs/dspark.py, models/dspark.py's "
+                "validate_dspark_d2t, dspark_config.py's resolve_markov_candidate_config)",
+                "release_fails": r"^ModuleNotFoundError: No module named "
+                r"'sglang\.srt\.configs\.dspark'$",
+            },
+            "method": "dspark",
+            "num_speculative_tokens": 15,
+            "target": QWEN3_8B,
+            "draft": draft,
+            "expect": "refused",
+            "expect_stage": "load",
+            # the test matches "input embedding", which 0.5.23's message does not say
+            "expect_match": None,
+            "engine_message": f"DSpark mask_token_id={draft['vocab_size']} is outside the target "
+            f"vocab size {draft['vocab_size']}.",
+        }
+    ]
+
+
 def cases(src: Path) -> list[dict[str, Any]]:
     """The cases of the tests read, at the lines of the versions read."""
     out = _muse_cases(src)
@@ -1124,7 +1440,7 @@ def cases(src: Path) -> list[dict[str, Any]]:
                 "engine_message": message,
             }
         )
-    return out + _unit_domino_cases(src) + _worker_cases()
+    return out + _unit_domino_cases(src) + _worker_cases() + _dspark_mask_cases(src)
 
 
 def tests(src: Path) -> list[TestId | str]:

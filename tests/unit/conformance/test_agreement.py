@@ -147,7 +147,11 @@ def test_the_mined_tests_pass_against_the_installed_release() -> None:
     import against the wheel (SGLang's stored versions are not the tag's: the Domino tests
     import ``is_dflash_domino_projector``, which 0.5.23 lacks) runs none of its tests; its
     cases stand on the oracle's run of the release's code alone, and must be reproduced there
-    (``test_the_oracle_reproduces_the_engine_test``)."""
+    (``test_the_oracle_reproduces_the_engine_test``).
+
+    A case made from part of its test (``part``: the assertion it takes) has a test that cannot
+    pass on the release; it must fail there for the reason the case records (``part_failure``),
+    so that a changed reason (or a test that now passes) is reviewed."""
     for path in RESULTS.glob("*.json"):
         data = json.loads(path.read_text())
         if "engine_tests" not in data:
@@ -160,11 +164,44 @@ def test_the_mined_tests_pass_against_the_installed_release() -> None:
                 uncollected.add(record["test"])
         mined = RESULTS.parents[1] / "mined" / f"{data['engine']}-{data['release']}.json"
         for case in json.loads(mined.read_text())["cases"]:
+            if case.get("part") is not None:
+                assert part_failure(case, data["engine_tests"]["records"]) is None, case["id"]
+                continue
             if case["test"].split("::")[0] in uncollected:
                 continue
             if case["test"].startswith(f"{data['engine']}=="):  # from the release's code
                 continue
             assert outcome.get(case["test"].split("[")[0]) == {"passed"}, case["test"]
+
+
+def part_failure(case: dict, records: list[dict]) -> str | None:
+    """What is wrong with how a case made from part of its test (``part``) saw that test run
+    on the release (``records``, ``--engine-tests``): its test, or the file when the file did
+    not import, must be recorded as failed for the reason ``part["release_fails"]`` matches;
+    None when it was."""
+    test = case["test"].split("[")[0]
+    ran = [r for r in records if r["test"].split("[")[0] == test]
+    ran = ran or [r for r in records if r["test"] == test.split("::")[0]]
+    if not ran:
+        return f"{test}: not run on the release (--engine-tests)"
+    for record in ran:
+        if record["outcome"] not in ("failed", "error"):
+            return f"{record['test']}: {record['outcome']} on the release; the case takes part"
+        if not re.search(case["part"]["release_fails"], record.get("message") or ""):
+            return f"{record['test']}: fails for another reason: {record.get('message')}"
+    return None
+
+
+def test_a_case_from_part_of_its_test_expects_its_recorded_failure() -> None:
+    """``part_failure`` holds a partial case to the reason its test fails on the release."""
+    case = {"test": "t.py::T::test_x", "part": {"release_fails": "^TypeError: input_vocab"}}
+    failed = {"test": "t.py::T::test_x", "outcome": "failed", "message": "TypeError: input_vocab"}
+    assert part_failure(case, [failed]) is None
+    assert part_failure(case, [{"test": "t.py", "outcome": "error", "message": "TypeError: "
+                                "input_vocab_size"}]) is None  # fmt: skip
+    assert "passed" in (part_failure(case, [{**failed, "outcome": "passed"}]) or "")
+    assert "another reason" in (part_failure(case, [{**failed, "message": "ImportError"}]) or "")
+    assert "not run" in (part_failure(case, [{**failed, "test": "u.py::test_y"}]) or "")
 
 
 def _base(test: str) -> tuple[str, str]:

@@ -42,9 +42,31 @@ def problems(data: dict, page: str) -> list[str]:
             found.append(f"{where}: a refusal has a stage, an acceptance none")
         if f"`{case['id']}`" not in page:
             found.append(f"{where}: not on the coverage page")
+        if (part := case.get("part")) is not None:
+            found += [f"{where}: {p}" for p in part_problems(part, case["source"])]
         text = json.dumps(case)
         if re.search(r"/(tmp|home|root|work)/", text):
             found.append(f"{where}: a machine path")
+    return found
+
+
+def part_problems(part: dict, source: str) -> list[str]:
+    """What is wrong with a case's ``part`` (the case takes one assertion of its test, at the
+    line its ``source`` cites; ``why`` the rest is not taken; ``release_fails``, the pattern of
+    the failure the test's run on the release records, ``test_agreement.py``)."""
+    found = []
+    if not isinstance(part.get("assertion"), int) or part["assertion"] < 1:
+        found.append(f"part: assertion {part.get('assertion')!r} is no number from 1")
+    if not source.endswith(f":{part.get('line')}"):
+        found.append(f"part: line {part.get('line')!r} is not the line its source cites")
+    if not part.get("why"):
+        found.append("part: no why")
+    try:
+        re.compile(part.get("release_fails") or "")
+    except re.error:
+        found.append("part: release_fails is no pattern")
+    if not part.get("release_fails"):
+        found.append("part: no release_fails")
     return found
 
 
@@ -69,6 +91,13 @@ def test_the_check_can_fail() -> None:
     assert "x: not on the coverage page" in found
     assert "x: a machine path" in found
     assert problems({"cases": [{**case, "source": "somewhere"}]}, "")[0].startswith("x: source")
+    part = {"assertion": 0, "line": 4, "why": "", "release_fails": "("}
+    assert {
+        "x: part: assertion 0 is no number from 1",
+        "x: part: line 4 is not the line its source cites",
+        "x: part: no why",
+        "x: part: release_fails is no pattern",
+    } <= set(problems({"cases": [{**case, "part": part}]}, "`x`"))
 
 
 def test_there_are_mined_engines_besides_vllm() -> None:
