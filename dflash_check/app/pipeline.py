@@ -144,19 +144,27 @@ def target_alone(
         raise GivenADraft(
             f"{target.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
         )
-    # The release selected per engine: an MTP draft a release does not register is not built.
-    releases: dict[str, str | None] = {}
-    for choice in settings.selection.choices:
-        releases[choice.engine] = releases.get(choice.engine) or choice.version
-    report = check_target_alone(
-        target, cache, settings.strict, settings.num_speculative_tokens, releases
+    return check_target_alone(
+        target, cache, settings.strict, settings.num_speculative_tokens, _releases(settings)
     )
-    if settings.selection.portable_only:
-        return report
+
+
+def _releases(settings: CheckSettings) -> dict[str, str | None] | None:
+    """The engines the selection names, each at the release it selects (None: its newest): an
+    engine left out says nothing, and an MTP draft a release does not register is not built.
+    None for the default selection: every engine at its newest."""
+    from dflash_check.knowledge.engines import registered
+
     chosen = settings.selection
-    return replace(
-        report, engines=tuple(r for r in report.engines if chosen.names_engine(r.engine))
-    )
+    if chosen.portable_only:
+        return None
+    releases: dict[str, str | None] = {}
+    for choice in chosen.choices:
+        releases[choice.engine] = releases.get(choice.engine) or choice.version
+    for engine in registered():
+        if chosen.names_engine(engine.name):
+            releases.setdefault(engine.name, None)
+    return releases
 
 
 def check_target_alone(

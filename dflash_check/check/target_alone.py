@@ -418,7 +418,8 @@ def check_target_mtp(
     releases: Mapping[str, str | None] | None = None,
 ) -> MtpReport:
     """Answer for a target asked about alone; ``tensor_names`` None when they were not read;
-    ``releases``: the release selected per engine (none named: each engine's newest)."""
+    ``releases``: the engines the selection names, each at its release (None: every engine at
+    its newest; ``knowledge.mtp_layers.selected_engines``)."""
     stated = read_mtp_layers(files, releases)
     target = normalise_target(files) if stated.keyed is None else _keyed_target(files, stated.keyed)
     fam = family(target.model_types)

@@ -152,11 +152,11 @@ its later releases were not read for it)."""
 def class_defaults(
     model_type: str | None, releases: Mapping[str, str | None] | None = None
 ) -> tuple[ClassDefault, ...]:
-    """Return, per MTP engine at the release selected for it (``releases``: engine -> version;
-    an engine not named, or None: its newest), the class default of a target's top-level
+    """Return, per MTP engine the selection names at the release selected for it
+    (``releases``: see ``selected_engines``), the class default of a target's top-level
     ``model_type``, where one was read (an engine without one is left out)."""
     found = []
-    for engine in mtp_engines():
+    for engine in selected_engines(releases):
         rows = [
             c for c in CLASS_DEFAULTS if c.engine == engine.name and model_type in c.model_types
         ]
@@ -283,6 +283,13 @@ def mtp_engines() -> tuple[Engine, ...]:
     return tuple(e for e in registered() if e.mtp)
 
 
+def selected_engines(releases: Mapping[str, str | None] | None) -> tuple[Engine, ...]:
+    """Return the MTP engines a selection names: ``releases`` None, every one (each at its
+    newest release); else only the engines it maps, each to its release (None: its newest).
+    An engine left out says nothing: neither its rows, its findings nor its class default."""
+    return tuple(e for e in mtp_engines() if releases is None or e.name in releases)
+
+
 def mtp_engine_rows() -> tuple[EngineMtp, ...]:
     """Return every engine's MTP rows, engine by engine (the docs' table)."""
     return tuple(r for e in mtp_engines() for r in e.mtp)
@@ -293,15 +300,15 @@ def engine_rows(
     model_type: str | None,
     releases: Mapping[str, str | None] | None = None,
 ) -> tuple[EngineMtp, ...]:
-    """Return, per engine, the row that applies to a target at the release selected for it
-    (``releases``: engine -> version; an engine not named, or None: its newest).
+    """Return, per engine the selection names, the row that applies to a target at the
+    release selected for it (``releases``: see ``selected_engines``).
 
     The engines branch on ``architectures[0]`` and the top-level ``model_type`` (not
     ``text_config``'s: Kimi-K2.5's text model is a ``deepseek_v3``, its wrapper is not).
     """
     names = set(architectures[:1]) | ({model_type} if model_type else set())
     rows = []
-    for engine in mtp_engines():
+    for engine in selected_engines(releases):
         row = next(r for r in engine.mtp if not r.match or names & set(r.match))
         version = (releases or {}).get(engine.name)
         rows.append(_at_release(engine, row, version))

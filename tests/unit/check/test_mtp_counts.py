@@ -13,7 +13,7 @@ from dflash_check.check.target_alone import check_target_mtp, read_mtp_layers
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, SGLANG, VLLM
-from dflash_check.knowledge.mtp_layers import CLASS_DEFAULTS, MTP_KEYS, class_defaults
+from dflash_check.knowledge.mtp_layers import CLASS_DEFAULTS, MTP_KEYS, class_defaults, mtp_engines
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.render.target_alone import mtp_dict, render_mtp_text, summary_line
 from tests.support.helpers import files
@@ -96,7 +96,9 @@ def test_each_engine_loads_deepseek_v3s_class_for_its_aliases(model_type: str, v
     """vLLM maps deepseek_v32 and kimi_k2 to transformers' DeepseekV3Config
     (transformers_utils/config.py) and SGLang subclasses it for them: each defaults k to 1,
     cited at the release selected."""
-    stated = read_mtp_layers(files("target", NO_KEY | {"model_type": model_type}), {"vllm": vllm})
+    config = NO_KEY | {"model_type": model_type}
+    every = {e.name: None for e in mtp_engines()}  # the selection names every engine
+    stated = read_mtp_layers(files("target", config), every | {"vllm": vllm})
     assert stated.layers == 1
     by_engine = {d.engine: d for d in stated.defaults}
     assert by_engine["vllm"].citation.startswith(f"vllm=={vllm}:")

@@ -461,3 +461,27 @@ def test_dsa_models_get_the_v32_mtp_class(model_type: str, mtp: str, not_mtp: st
     config = DEEPSEEK_V3 | {"architectures": ["DeepseekV32ForCausalLM"], "model_type": model_type}
     draft = engine(check_target_mtp(files("target", config), None, ""), "vllm").draft
     assert mtp in draft and not_mtp not in draft
+
+
+@pytest.mark.parametrize(
+    ("runtime", "code", "rules"),
+    [
+        ("vllm", 1, ["DF044"]),
+        ("sglang", 0, []),
+        ("portable,-vllm", 0, []),
+        ("portable", 1, ["DF044"]),
+    ],
+)
+def test_an_engine_the_selection_leaves_out_says_nothing(
+    tmp_path: Path, runtime: str, code: int, rules: list[str]
+) -> None:
+    """vLLM refuses 3 draft tokens over 2 MTP layers (DF044); asked about SGLang alone, or with
+    vLLM left out, the report neither lists vLLM nor keeps its finding and exit code."""
+    folder = write_model(tmp_path / "ds", DEEPSEEK_V3 | {"num_nextn_predict_layers": 2})
+    got, out, _ = invoke(
+        "pair", str(folder), "-r", runtime, "--num-speculative-tokens", "3", "--format", "json"
+    )
+    data = json.loads(out)
+    assert [f["rule"] for f in data["findings"]] == rules
+    assert ("vllm" in [e["engine"] for e in data["engines"]]) is bool(rules)
+    assert got == code
