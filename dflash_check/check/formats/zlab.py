@@ -36,9 +36,9 @@ ARCHITECTURES: dict[str, DraftMethod] = {
     #   dflash.py:1313); vLLM's own class reads dflash_config.target_layer_ids (+1 in
     #   eagle3_utils.py:114, as every dflash_config list) and the four DFlash 2 keys from
     #   dflash_config only, fc = hidden_size x len(ids) (vllm==0.34.0:vllm/models/beam/nvidia/
-    #   dflash2.py:199-206, :331-378, the same in 0.33.0). Not checked: it also needs
+    #   dflash2.py:199-206, :331-378, the same in 0.33.0). It also needs
     #   dflash_config.final_logit_softcapping (:564-567), sliding layer_types and is_causal
-    #   false (:79-80), which no rule reads yet.
+    #   false (:79-80): DF018 reads them (Release.beam_dflash2_contract).
     "DFlash2BeamDraftModel": "dflash2",
     # - Ricursive Ripple: vLLM's class is DFlash2Qwen3ForCausalLM with NoPE layers
     #   (vllm==0.34.0:vllm/model_executor/models/ricursive_dflash2.py:31-53); vLLM also renames a
@@ -47,7 +47,27 @@ ARCHITECTURES: dict[str, DraftMethod] = {
     # - MiniMax: SGLang's alias of DFlash2DraftModel (sglang==0.5.23:sglang/srt/models/
     #   dflash.py:1305); no vLLM release registers it.
     "MiniMaxDFlash2DraftModel": "dflash2",
+    # DFlash drafts with vLLM's XPress refiner head (0.33.0, 0.34.0; both names map to
+    # Qwen3XPressForCausalLM, and config/speculative.py routes them to the XPress speculator
+    # under method dflash). The class subclasses DFlashQwen3ForCausalLM, so ids, widths and the
+    # mask token are read as DFlash's (vllm==0.34.0:vllm/model_executor/models/
+    # qwen3_xpress.py:255-306); its refiner adds xpress_* keys with defaults (:270-279) and
+    # refuses a vocabulary other than the target's (:317-322; DF007 reads it,
+    # Release.xpress_full_vocab).
+    "Qwen3XPressModel": "dflash",
+    "DFlashQwen3XPressModel": "dflash",
 }
+
+IDENTIFIED_BY = (
+    "architectures DFlashDraftModel or DFlash2DraftModel (DFlash 2 also as DFlash2BeamDraftModel, "
+    "DFlash2RicursiveDraftModel, MiniMaxDFlash2DraftModel; DFlash with vLLM's XPress refiner as "
+    "Qwen3XPressModel, DFlashQwen3XPressModel)"
+)
+"""What names the format in config.json (``FORMATS``' row, docs and messages)."""
+
+XPRESS_ARCHITECTURES = frozenset({"Qwen3XPressModel", "DFlashQwen3XPressModel"})
+"""The architectures vLLM builds with its XPress class (vllm==0.33.0:vllm/config/
+speculative.py:95-98, the set its dispatch reads)."""
 
 
 def read_dflash_config_draft(

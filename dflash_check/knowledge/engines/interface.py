@@ -158,6 +158,14 @@ class Release:
     """Server setting (``dp_attention``, ``num_draft_tokens``) -> where the release's DFlash
     worker refuses a Domino draft under it when it starts, with the citation; a setting not
     named here is not refused."""
+    xpress_full_vocab: str | None = None
+    """Where the release's XPress drafter (``Qwen3XPressModel``) refuses, when it is built at
+    load, a draft vocabulary (``draft_vocab_size``, else ``vocab_size``) other than the
+    target's, with the citation; None: the release has no XPress class."""
+    beam_dflash2_contract: str | None = None
+    """Where the release's own DFlash 2 Beam class (``DFlash2BeamDraftModel``) requires, when it
+    is built at load, ``dflash_config.final_logit_softcapping``, ``sliding_attention`` in every
+    ``layer_types`` entry and ``is_causal: false``, with the citation; None: no such class."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

@@ -122,6 +122,10 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
         "dspark at :1674-1678",
+        xpress_full_vocab="vllm==0.33.0:vllm/model_executor/models/qwen3_xpress.py:299-304 "
+        "(Qwen3XPressForCausalLM.__init__)",
+        beam_dflash2_contract="vllm==0.33.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
+        ":563-566 (dflash_config['final_logit_softcapping'])",
         notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
     ),
     Reviewed(
@@ -139,6 +143,10 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
         "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
+        xpress_full_vocab="vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322 "
+        "(Qwen3XPressForCausalLM.__init__)",
+        beam_dflash2_contract="vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
+        ":564-567 (dflash_config['final_logit_softcapping'])",
         # Draft architecture -> the method its model class declares (speculator_config_class, also
         # inherited): DFlashSpeculatorConfig's "dflash" (spec_decode/dflash/config.py:15, kept by
         # DFlash 2's, XPress's and LiLiCorr's subclasses), DSparkSpeculatorConfig's "dspark"

@@ -164,3 +164,77 @@ def test_vllm_reads_a_minimax_dspark_rank_from_dspark_markov_rank(
     else:
         (message,) = found
         assert expected in message and "AttributeError" in message
+
+
+XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
+
+
+def _xpress(arch: str, **top: Any) -> dict[str, Any]:
+    """An XPress draft config as vLLM's class reads it: the DFlash keys (ids, mask token and
+    block size in dflash_config, its DFlashQwen3ForCausalLM parent), the xpress_* refiner keys
+    it defaults, and the vocabulary it compares with the target's."""
+    cfg = {**config(DFLASH2), "architectures": [arch], "xpress_rank": 256, **top}
+    for key in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"):
+        del cfg["dflash_config"][key]
+    return cfg
+
+
+def _target_vocab() -> int:
+    target = config(QWEN36_27B)
+    return int(target.get("text_config", target)["vocab_size"])
+
+
+@pytest.mark.parametrize("arch", XPRESS)
+def test_xpress_drafts_are_read_as_dflash_and_judged_per_release(arch: str) -> None:
+    """vLLM's XPress class is DFlashQwen3ForCausalLM plus a refiner head: the view is the
+    DFlash one, and a full-vocabulary draft is compatible exactly where the release's model
+    registry holds the class (0.33.0, 0.34.0), refused (DF016) elsewhere."""
+    cfg = _xpress(arch)
+    view = normalise_draft(files("draft", cfg))
+    assert (view.format, view.method) == ("z-lab", "dflash")
+    assert view.target_layer_ids == (5, 19, 33, 47, 61)
+    assert view.dflash2 is None
+    releases = _releases(arch)
+    assert any(held for _, held in releases) and not all(held for _, held in releases)
+    for release, held in releases:
+        report = _check(cfg, release)
+        assert ("DF016" in {f.rule for f in report.findings}) is not held, release.spec
+        assert held is (release.xpress_full_vocab is not None), release.spec
+        if held:
+            assert report.verdict.value == "compatible", (release.spec, report.findings)
+
+
+@pytest.mark.parametrize(
+    ("top", "key"),
+    [
+        # A reduced draft vocabulary with its d2t map, which plain DFlash could serve.
+        ({"draft_vocab_size": 32000}, "draft_vocab_size"),
+        # Padding only: a note for a DFlash draft, a refusal for XPress.
+        ({"vocab_size": "padded"}, "vocab_size"),
+    ],
+)
+def test_xpress_refuses_any_other_draft_vocabulary_at_load(top: dict[str, Any], key: str) -> None:
+    """'XPress currently requires a full-vocab draft': vLLM's class compares draft_vocab_size
+    (else vocab_size) with the target's and raises when it is built (load), padding included;
+    each release cites its own lines. The same config named DFlashDraftModel is not refused."""
+    vocab = _target_vocab()
+    top = {k: (vocab + 256 if v == "padded" else v) for k, v in top.items()}
+    lines = {"vllm==0.33.0": ":299-304", "vllm==0.34.0": ":317-322"}
+    for release, held in _releases("Qwen3XPressModel"):
+        if not held:
+            continue
+        report = _check(_xpress("Qwen3XPressModel", **top), release)
+        refusals = [f for f in report.findings if f.rule == "DF007" and f.runtime == "vllm"]
+        assert len(refusals) == 1, (release.spec, report.findings)
+        (found,) = refusals
+        assert found.severity.value == "error" and found.stage is not None
+        assert found.stage.value == "load", found
+        assert found.field == key
+        assert "XPress currently requires a full-vocab draft" in found.message
+        assert f"qwen3_xpress.py{lines[release.spec]}" in found.message
+        assert report.verdict.value == "incompatible"
+        plain = _check(_xpress("DFlashDraftModel", **top), release)
+        assert not any(f.rule == "DF007" and f.severity.value == "error" for f in plain.findings), (
+            release.spec,
+            plain.findings,
+        )
