@@ -6,6 +6,10 @@ config attribute). Ids are DFlash layer-output ids (the reference reads ``hidden
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from dflash_check.check.formats.common import (
     dflash_config_facts,
     draft_fields,
@@ -26,6 +30,18 @@ from dflash_check.views import (
 # DFlash 2's convolution and candidate-selector keys (z-lab/dflash@07ebd93d:dflash/model.py:518,
 # :641; every engine reads them from dflash_config).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
+
+# What vLLM's own DFlash 2 Beam class reads besides DFlash 2's keys, when it is built
+# (vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80, :564-567): the logit soft cap from
+# dflash_config only, is_causal, and (for layer_types a config leaves out) what transformers'
+# Qwen3Config derives them from. (parent key or "", key).
+BEAM_KEYS = (
+    ("dflash_config", "final_logit_softcapping"),
+    ("", "is_causal"),
+    ("", "model_type"),
+    ("", "use_sliding_window"),
+    ("", "max_window_layers"),
+)
 
 ARCHITECTURES: dict[str, DraftMethod] = {
     "DFlashDraftModel": "dflash",
@@ -107,7 +123,10 @@ def read_dflash_config_draft(
         # the class (method_facets.py).
         from dflash_check.method_facets import DFlash2Facts
 
-        dflash2 = DFlash2Facts(tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS))
+        dflash2 = DFlash2Facts(
+            tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS),
+            _stated(files.config, BEAM_KEYS),
+        )
     return DraftView(
         method=method,
         target_layer_ids=ids,
@@ -122,6 +141,19 @@ def read_dflash_config_draft(
         model_type=top.string("model_type") if read_model_type else None,
         **draft_fields(files, top, dflash),
     )
+
+
+def _stated(
+    config: Mapping[str, Any], keys: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """Return (dotted key, value as JSON) for each (parent, key) the config states; kept as
+    JSON so that a rule tells a null or a string from a number as the engine's code would."""
+    out = []
+    for parent, key in keys:
+        where = config.get(parent) if parent else config
+        if isinstance(where, Mapping) and key in where:
+            out.append((f"{parent}.{key}" if parent else key, json.dumps(where[key])))
+    return tuple(out)
 
 
 def normalise(files: ModelFiles) -> DraftView:

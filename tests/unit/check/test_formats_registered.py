@@ -89,6 +89,9 @@ def test_dflash2_aliases_are_read_as_dflash2_and_judged_per_release(arch: str) -
     DFlash2DraftModel; vLLM's Beam and Ricursive read the same keys): the view is the DFlash 2
     one, and a release refuses the draft (DF016) exactly where its model registry lacks it."""
     cfg = {**config(DFLASH2), "architectures": [arch]}
+    # vLLM's own Beam class also needs its logit soft cap (DF018; the fixture's layers are
+    # already all sliding and non-causal).
+    cfg["dflash_config"]["final_logit_softcapping"] = 30.0
     view = normalise_draft(files("draft", cfg))
     assert (view.format, view.method) == ("z-lab", "dflash2")
     assert view.target_layer_ids == (5, 19, 33, 47, 61)
@@ -238,3 +241,76 @@ def test_xpress_refuses_any_other_draft_vocabulary_at_load(top: dict[str, Any], 
             release.spec,
             plain.findings,
         )
+
+
+def _beam(**top: Any) -> dict[str, Any]:
+    """A DFlash 2 Beam draft that vLLM's own class builds: the fixture (all five layers
+    sliding_attention, is_causal false) plus dflash_config.final_logit_softcapping."""
+    cfg = {**config(DFLASH2), "architectures": ["DFlash2BeamDraftModel"], **top}
+    cfg["dflash_config"]["final_logit_softcapping"] = 30.0
+    return cfg
+
+
+def _without(cfg: dict[str, Any], *keys: str) -> dict[str, Any]:
+    for key in keys:
+        cfg.pop(key, None)
+    return cfg
+
+
+def _no_cap(cfg: dict[str, Any]) -> dict[str, Any]:
+    del cfg["dflash_config"]["final_logit_softcapping"]
+    return cfg
+
+
+def _text_cap(cfg: dict[str, Any]) -> dict[str, Any]:
+    cfg["dflash_config"]["final_logit_softcapping"] = "thirty"
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("case", "field", "said"),
+    [
+        (lambda: _no_cap(_beam()), "dflash_config.final_logit_softcapping", "KeyError"),
+        (lambda: _text_cap(_beam()), "dflash_config.final_logit_softcapping", "float("),
+        (lambda: _beam(is_causal=True), "is_causal", "AssertionError: is_causal is true"),
+        (lambda: _without(_beam(), "is_causal"), "is_causal", "AttributeError"),
+        (
+            lambda: _beam(layer_types=["sliding_attention"] * 4 + ["full_attention"]),
+            "layer_types",
+            "layer 4 is full_attention",
+        ),
+        (lambda: _beam(layer_types=["sliding_attention"] * 3), "layer_types", "IndexError"),
+        # No layer_types: Qwen3Config derives full_attention below max_window_layers (5 here).
+        (lambda: _without(_beam(), "layer_types"), "layer_types", "layer 0 is full_attention"),
+    ],
+)
+def test_vllm_beam_class_refuses_what_its_constructor_needs(
+    case: Any, field: str, said: str
+) -> None:
+    """vLLM's own DFlash2BeamDraftModel class (0.33.0, 0.34.0) reads the soft cap from
+    dflash_config with no default and asserts non-causal sliding layers when it is built: an
+    error at load on each release that has the class, citing that release's lines; SGLang's
+    Beam, an alias of its DFlash2DraftModel, is not held to it."""
+    lines = {"vllm==0.33.0": ":563-566", "vllm==0.34.0": ":564-567"}
+    held = [r for r, has in _releases("DFlash2BeamDraftModel") if has]
+    assert {r.spec for r in held if r.beam_dflash2_contract} == set(lines)
+    for release in held:
+        report = _check(case(), release)
+        beam = [f for f in report.findings if f.rule == "DF018"]
+        if release.engine == "sglang":
+            assert not beam and report.verdict.value == "compatible", report.findings
+            continue
+        assert [f.field for f in beam] == [field], (release.spec, report.findings)
+        assert said in beam[0].message and lines[release.spec] in beam[0].message
+        assert beam[0].stage is not None and beam[0].stage.value == "load"
+        assert report.verdict.value == "incompatible"
+
+
+def test_qwen3_derived_sliding_layers_pass_the_beam_class() -> None:
+    """Without layer_types, Qwen3Config makes every layer sliding when use_sliding_window is
+    set and max_window_layers is 0: the class's assert passes, so the draft is compatible."""
+    cfg = _without(_beam(max_window_layers=0), "layer_types")
+    for release, held in _releases("DFlash2BeamDraftModel"):
+        if held and release.beam_dflash2_contract:
+            report = _check(cfg, release)
+            assert report.verdict.value == "compatible", (release.spec, report.findings)
