@@ -31,7 +31,7 @@ from dflash_check.views import (
 # :641; every engine reads them from dflash_config).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
 
-# What vLLM's own DFlash 2 Beam class reads besides DFlash 2's keys, when it is built
+# What vLLM's DFlash 2 classes read besides DFlash 2's keys: its own Beam class, when it is built
 # (vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80, :564-567): the logit soft cap from
 # dflash_config only, is_causal, and (for layer_types a config leaves out) what transformers'
 # Qwen3Config derives them from. (parent key or "", key).
@@ -41,6 +41,9 @@ BEAM_KEYS = (
     ("", "model_type"),
     ("", "use_sliding_window"),
     ("", "max_window_layers"),
+    # vLLM 0.34 renames a DFlash2DraftModel that states it to its Ricursive class
+    # (vllm==0.34.0:vllm/config/speculative.py:796-801).
+    ("", "no_rope_layers"),
 )
 
 ARCHITECTURES: dict[str, DraftMethod] = {

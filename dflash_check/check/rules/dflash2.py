@@ -50,7 +50,10 @@ _DFLASH2_TOP_K_MIN = (TRTLLM.name,)
     "a numeric dflash_config.final_logit_softcapping (KeyError without it), is_causal false and "
     "every layer's layer_types entry sliding_attention (asserts): vllm==0.34.0:vllm/models/"
     "beam/nvidia/dflash2.py:79-80, :564-567 (0.33.0: :79-80, :563-566). SGLang's "
-    "DFlash2BeamDraftModel is an alias of its DFlash2DraftModel and reads none of them.",
+    "DFlash2BeamDraftModel is an alias of its DFlash2DraftModel and reads none of them. A "
+    "DFlash2DraftModel that states no_rope_layers is served as trained by vLLM 0.34 "
+    "(renamed to its Ricursive class, config/speculative.py:"
+    "796-801: a note) and rotated in every layer by 0.32 and 0.33 (a warning).",
     "Publish the draft's dflash_config with the four DFlash 2 keys as trained.",
 )
 def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
@@ -85,6 +88,7 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
             )
     yield from _sglang_dflash2_pairs(d, {n: v or 0 for n, v in nested.items()})
     yield from _vllm_beam_contract(ctx)
+    yield from _vllm_nope_layers(ctx)
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
         for name in runtimes:
@@ -193,6 +197,37 @@ def _vllm_beam_contract(ctx: PairContext) -> Iterator[Issue]:
                 runtime=p.name,
                 field=field,
             )
+
+
+def _vllm_nope_layers(ctx: PairContext) -> Iterator[Issue]:
+    """Say, per vLLM release, what it does with a DFlash2DraftModel's no_rope_layers: 0.34
+    serves them as trained (the Ricursive class; nothing else it needs from the target
+    changes, a DFlash2Qwen3ForCausalLM all the same), earlier releases rotate them silently."""
+    d = ctx.draft
+    assert d.dflash2 is not None
+    stated = dict(d.dflash2.stated)
+    if d.architectures[:1] != ("DFlash2DraftModel",) or not json.loads(
+        stated.get("no_rope_layers", "null")
+    ):
+        return
+    for p in ctx.profiles:
+        how = p.release.dflash2_nope if p.release is not None else None
+        if p.name != VLLM.name or how is None:
+            continue
+        honoured = "Ricursive" in how
+        yield Issue(
+            f"DFlash 2 draft {d.name} states no_rope_layers: {p.label} {how}"
+            + (
+                "; the layer ids, widths and vocabulary it needs from the target are unchanged"
+                if honoured
+                else "; layers trained without positions get them, which no error shows "
+                "(acceptance drops)"
+            ),
+            runtime=p.name,
+            severity=Severity.INFO if honoured else Severity.WARNING,
+            field="no_rope_layers",
+            hint="Nothing to do." if honoured else "Serve the draft with vLLM 0.34 or later.",
+        )
 
 
 def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issue]:

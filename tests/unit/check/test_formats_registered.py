@@ -314,3 +314,21 @@ def test_qwen3_derived_sliding_layers_pass_the_beam_class() -> None:
         if held and release.beam_dflash2_contract:
             report = _check(cfg, release)
             assert report.verdict.value == "compatible", (release.spec, report.findings)
+
+
+def test_dflash2_no_rope_layers_per_vllm_release() -> None:
+    """vLLM 0.34 renames a DFlash2DraftModel stating no_rope_layers to its Ricursive class (a
+    note: what the draft needs from the target is unchanged); 0.32 and 0.33 ignore the key and
+    rotate every layer (a warning: nothing fails). Without the key nothing is said."""
+    cfg = {**config(DFLASH2), "no_rope_layers": [1, 3]}
+    seen = {}
+    for release in (r for e in ENGINES if e.name == "vllm" for r in e.releases):
+        report = _check(cfg, release)
+        said = [f for f in report.findings if f.field == "no_rope_layers"]
+        assert len(said) == 1 and said[0].rule == "DF018", (release.spec, report.findings)
+        seen[release.spec] = said[0].severity.value
+        assert report.verdict.value == "compatible", report.findings
+        assert not [
+            f for f in _check(config(DFLASH2), release).findings if f.field == "no_rope_layers"
+        ]
+    assert seen["vllm==0.34.0"] == "info" and seen["vllm==0.33.0"] == "warning", seen
