@@ -40,6 +40,9 @@ class DFlash2Facts:
 
     keys: tuple[tuple[str, int | None, str | None], ...] = ()
     """DFlash 2's convolution and selector keys: (name, value, dotted key where found)."""
+    stated: tuple[tuple[str, str], ...] = ()
+    """(dotted key, its value as JSON) for the keys vLLM's Beam class reads besides those
+    (``BEAM_KEYS`` in ``check/formats/zlab.py``), where the config states them."""
 
 
 @dataclass(frozen=True)

@@ -140,8 +140,7 @@ FORMATS: tuple[DraftFormat, ...] = (
     DraftFormat(
         name="z-lab",
         title="z-lab DFlash / DFlash 2",
-        identified_by="architectures DFlashDraftModel or DFlash2DraftModel (DFlash 2 also as "
-        "DFlash2BeamDraftModel, DFlash2RicursiveDraftModel, MiniMaxDFlash2DraftModel)",
+        identified_by=zlab.IDENTIFIED_BY,
         keys=(
             ("dimensions", "top level: hidden_size, num_hidden_layers, vocab_size"),
             ("layer ids", "dflash_config.target_layer_ids, else top-level target_layer_ids"),

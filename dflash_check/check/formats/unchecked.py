@@ -12,16 +12,6 @@ from __future__ import annotations
 # (said in the message; tests/unit/check/test_formats_registered.py holds every other registered
 # DFlash, DFlash 2 and DSpark architecture to a format).
 NOT_CHECKED_YET: dict[str, str] = {
-    # vLLM's XPress class is DFlashQwen3ForCausalLM plus a refiner head, read from the same keys,
-    # but it refuses any draft vocabulary other than the target's ('XPress currently requires a
-    # full-vocab draft', vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322; 0.33.0
-    # :299-304), which no rule checks yet: read as DFlash, a reduced-vocabulary draft would pass.
-    "Qwen3XPressModel": "vLLM's XPress drafter also requires draft_vocab_size equal to the "
-    "target's vocabulary (vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322), "
-    "which no rule checks yet",
-    "DFlashQwen3XPressModel": "vLLM's XPress drafter also requires draft_vocab_size equal to the "
-    "target's vocabulary (vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322), "
-    "which no rule checks yet",
     # vLLM writes this config itself at load, from the mtp block of a Mistral Large 4 target's
     # params.json (vllm==0.34.0:vllm/config/speculative.py:822-830, transformers_utils/configs/
     # mistral.py:477-545): the draft ships inside the target checkpoint, so there is no draft

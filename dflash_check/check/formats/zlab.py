@@ -6,6 +6,10 @@ config attribute). Ids are DFlash layer-output ids (the reference reads ``hidden
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from dflash_check.check.formats.common import (
     dflash_config_facts,
     draft_fields,
@@ -27,6 +31,21 @@ from dflash_check.views import (
 # :641; every engine reads them from dflash_config).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
 
+# What vLLM's DFlash 2 classes read besides DFlash 2's keys: its own Beam class, when it is built
+# (vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80, :564-567): the logit soft cap from
+# dflash_config only, is_causal, and (for layer_types a config leaves out) what transformers'
+# Qwen3Config derives them from. (parent key or "", key).
+BEAM_KEYS = (
+    ("dflash_config", "final_logit_softcapping"),
+    ("", "is_causal"),
+    ("", "model_type"),
+    ("", "use_sliding_window"),
+    ("", "max_window_layers"),
+    # vLLM 0.34 renames a DFlash2DraftModel that states it to its Ricursive class
+    # (vllm==0.34.0:vllm/config/speculative.py:796-801).
+    ("", "no_rope_layers"),
+)
+
 ARCHITECTURES: dict[str, DraftMethod] = {
     "DFlashDraftModel": "dflash",
     "DFlash2DraftModel": "dflash2",
@@ -36,9 +55,9 @@ ARCHITECTURES: dict[str, DraftMethod] = {
     #   dflash.py:1313); vLLM's own class reads dflash_config.target_layer_ids (+1 in
     #   eagle3_utils.py:114, as every dflash_config list) and the four DFlash 2 keys from
     #   dflash_config only, fc = hidden_size x len(ids) (vllm==0.34.0:vllm/models/beam/nvidia/
-    #   dflash2.py:199-206, :331-378, the same in 0.33.0). Not checked: it also needs
+    #   dflash2.py:199-206, :331-378, the same in 0.33.0). It also needs
     #   dflash_config.final_logit_softcapping (:564-567), sliding layer_types and is_causal
-    #   false (:79-80), which no rule reads yet.
+    #   false (:79-80): DF018 reads them (Release.beam_dflash2_contract).
     "DFlash2BeamDraftModel": "dflash2",
     # - Ricursive Ripple: vLLM's class is DFlash2Qwen3ForCausalLM with NoPE layers
     #   (vllm==0.34.0:vllm/model_executor/models/ricursive_dflash2.py:31-53); vLLM also renames a
@@ -47,7 +66,27 @@ ARCHITECTURES: dict[str, DraftMethod] = {
     # - MiniMax: SGLang's alias of DFlash2DraftModel (sglang==0.5.23:sglang/srt/models/
     #   dflash.py:1305); no vLLM release registers it.
     "MiniMaxDFlash2DraftModel": "dflash2",
+    # DFlash drafts with vLLM's XPress refiner head (0.33.0, 0.34.0; both names map to
+    # Qwen3XPressForCausalLM, and config/speculative.py routes them to the XPress speculator
+    # under method dflash). The class subclasses DFlashQwen3ForCausalLM, so ids, widths and the
+    # mask token are read as DFlash's (vllm==0.34.0:vllm/model_executor/models/
+    # qwen3_xpress.py:255-306); its refiner adds xpress_* keys with defaults (:270-279) and
+    # refuses a vocabulary other than the target's (:317-322; DF007 reads it,
+    # Release.xpress_full_vocab).
+    "Qwen3XPressModel": "dflash",
+    "DFlashQwen3XPressModel": "dflash",
 }
+
+IDENTIFIED_BY = (
+    "architectures DFlashDraftModel or DFlash2DraftModel (DFlash 2 also as DFlash2BeamDraftModel, "
+    "DFlash2RicursiveDraftModel, MiniMaxDFlash2DraftModel; DFlash with vLLM's XPress refiner as "
+    "Qwen3XPressModel, DFlashQwen3XPressModel)"
+)
+"""What names the format in config.json (``FORMATS``' row, docs and messages)."""
+
+XPRESS_ARCHITECTURES = frozenset({"Qwen3XPressModel", "DFlashQwen3XPressModel"})
+"""The architectures vLLM builds with its XPress class (vllm==0.33.0:vllm/config/
+speculative.py:95-98, the set its dispatch reads)."""
 
 
 def read_dflash_config_draft(
@@ -87,7 +126,10 @@ def read_dflash_config_draft(
         # the class (method_facets.py).
         from dflash_check.method_facets import DFlash2Facts
 
-        dflash2 = DFlash2Facts(tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS))
+        dflash2 = DFlash2Facts(
+            tuple((name, *first_value(sources, name)) for name in DFLASH2_KEYS),
+            _stated(files.config, BEAM_KEYS),
+        )
     return DraftView(
         method=method,
         target_layer_ids=ids,
@@ -102,6 +144,19 @@ def read_dflash_config_draft(
         model_type=top.string("model_type") if read_model_type else None,
         **draft_fields(files, top, dflash),
     )
+
+
+def _stated(
+    config: Mapping[str, Any], keys: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """Return (dotted key, value as JSON) for each (parent, key) the config states; kept as
+    JSON so that a rule tells a null or a string from a number as the engine's code would."""
+    out = []
+    for parent, key in keys:
+        where = config.get(parent) if parent else config
+        if isinstance(where, Mapping) and key in where:
+            out.append((f"{parent}.{key}" if parent else key, json.dumps(where[key])))
+    return tuple(out)
 
 
 def normalise(files: ModelFiles) -> DraftView:

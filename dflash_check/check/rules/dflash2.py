@@ -3,6 +3,7 @@ head its candidate selector reads, each judged per engine that rejects the defec
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 
@@ -44,7 +45,15 @@ _DFLASH2_TOP_K_MIN = (TRTLLM.name,)
     "(sglang 0.5.23 speculative/dflash_utils.py:628-633, :644-648; models/dflash.py:1267-1273). "
     "conv_group_size must divide hidden_size (vLLM qwen3_dflash2.py:182-185, SGLang "
     "models/dflash.py:545-551, llama.cpp), and llama.cpp needs hidden_size >= selector_top_k "
-    "x (selector_top_k + 1) ('DFlash2 hidden size is too small for the selector lattice').",
+    "x (selector_top_k + 1) ('DFlash2 hidden size is too small for the selector lattice'). "
+    "vLLM's own DFlash2BeamDraftModel class (0.33.0, 0.34.0) also needs, when it is built, "
+    "a numeric dflash_config.final_logit_softcapping (KeyError without it), is_causal false and "
+    "every layer's layer_types entry sliding_attention (asserts): vllm==0.34.0:vllm/models/"
+    "beam/nvidia/dflash2.py:79-80, :564-567 (0.33.0: :79-80, :563-566). SGLang's "
+    "DFlash2BeamDraftModel is an alias of its DFlash2DraftModel and reads none of them. A "
+    "DFlash2DraftModel that states no_rope_layers is served as trained by vLLM 0.34 "
+    "(renamed to its Ricursive class, config/speculative.py:"
+    "796-801: a note) and rotated in every layer by 0.32 and 0.33 (a warning).",
     "Publish the draft's dflash_config with the four DFlash 2 keys as trained.",
 )
 def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
@@ -78,6 +87,8 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
                 field=values[name][1] or f"dflash_config.{name}",
             )
     yield from _sglang_dflash2_pairs(d, {n: v or 0 for n, v in nested.items()})
+    yield from _vllm_beam_contract(ctx)
+    yield from _vllm_nope_layers(ctx)
 
     def each(runtimes: tuple[str, ...], message: str, key: str) -> Iterator[Issue]:
         for name in runtimes:
@@ -106,6 +117,116 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
             "between ('DFlash 2 selector_top_k=1 leaves no candidates to choose between; it "
             "must be at least 2.')",
             top_k_key or "dflash_config.selector_top_k",
+        )
+
+
+_BEAM = "DFlash2BeamDraftModel"
+
+
+def _beam_defects(d: DraftView) -> Iterator[tuple[str, str]]:
+    """Yield (field, what vLLM's Beam class raises) for each key its constructor needs that the
+    draft does not give as it needs it (Release.beam_dflash2_contract cites the lines)."""
+    assert d.dflash2 is not None
+    stated = {key: json.loads(text) for key, text in d.dflash2.stated}
+    # LogitsProcessor(soft_cap=float(dflash_config["final_logit_softcapping"])): dflash_config
+    # only, no default; the value must convert to a float.
+    cap_key = "dflash_config.final_logit_softcapping"
+    if cap_key not in stated:
+        yield cap_key, "KeyError: 'final_logit_softcapping' (dflash_config has no such key)"
+    else:
+        try:
+            float(stated[cap_key])
+        except (TypeError, ValueError):
+            yield cap_key, f"float({json.dumps(stated[cap_key])}) fails: not a number"
+    # assert not config.is_causal: a false value passes; transformers' config classes define
+    # no is_causal (Qwen3Config of transformers 5 has none), so one left out is an
+    # AttributeError.
+    if "is_causal" not in stated:
+        yield "is_causal", "AttributeError: the config has no is_causal (it must be false)"
+    elif stated["is_causal"]:
+        yield "is_causal", f"AssertionError: is_causal is {json.dumps(stated['is_causal'])}"
+    # assert config.layer_types[layer_idx] == "sliding_attention", for every draft layer.
+    layers = d.num_hidden_layers or 0
+    types = d.layer_types
+    derived = ""
+    if types is None:
+        # Qwen3Config derives the list: sliding only for layers >= max_window_layers (28 by
+        # default) with use_sliding_window (False by default); full_attention otherwise.
+        if stated.get("model_type") != "qwen3":
+            yield "layer_types", "the config states no layer_types for the class to assert on"
+            return
+        sliding, first = bool(stated.get("use_sliding_window")), stated.get("max_window_layers")
+        first = first if isinstance(first, int) else 28
+        types = tuple(
+            "sliding_attention" if sliding and i >= first else "full_attention"
+            for i in range(layers)
+        )
+        derived = " (no layer_types: Qwen3Config derives them from use_sliding_window and "
+        "max_window_layers)"
+    wrong = [i for i, kind in enumerate(types[:layers]) if kind != "sliding_attention"]
+    if wrong:
+        i = wrong[0]
+        yield (
+            "layer_types",
+            (f"AssertionError: layer {i} is {types[i]}, not sliding_attention{derived}"),
+        )
+    elif len(types) < layers:
+        yield (
+            "layer_types",
+            (f"IndexError: layer_types has {len(types)} entries for {layers} layers"),
+        )
+
+
+def _vllm_beam_contract(ctx: PairContext) -> Iterator[Issue]:
+    """Yield, on each selected vLLM release whose own Beam class has the contract, what that
+    class fails on when it is built. SGLang's DFlash2BeamDraftModel is an alias of its
+    DFlash2DraftModel (sglang==0.5.23:sglang/srt/models/dflash.py:1313): not judged here."""
+    d = ctx.draft
+    if _BEAM not in d.architectures or d.dflash2 is None:
+        return
+    defects = tuple(_beam_defects(d))
+    for p in ctx.profiles:
+        # Model Runner V1 refuses DFlash 2 before any class is built (DF016).
+        where = p.release.beam_dflash2_contract if p.release is not None else None
+        if p.name != VLLM.name or where is None:
+            continue
+        for field, error in defects:
+            yield Issue(
+                f"DFlash 2 Beam draft {d.name}: {p.label}'s own {_BEAM} class fails at load: "
+                f"{error} ({where})",
+                runtime=p.name,
+                field=field,
+            )
+
+
+def _vllm_nope_layers(ctx: PairContext) -> Iterator[Issue]:
+    """Say, per vLLM release, what it does with a DFlash2DraftModel's no_rope_layers: 0.34
+    serves them as trained (the Ricursive class; nothing else it needs from the target
+    changes, a DFlash2Qwen3ForCausalLM all the same), earlier releases rotate them silently."""
+    d = ctx.draft
+    assert d.dflash2 is not None
+    stated = dict(d.dflash2.stated)
+    if d.architectures[:1] != ("DFlash2DraftModel",) or not json.loads(
+        stated.get("no_rope_layers", "null")
+    ):
+        return
+    for p in ctx.profiles:
+        how = p.release.dflash2_nope if p.release is not None else None
+        if p.name != VLLM.name or how is None:
+            continue
+        honoured = "Ricursive" in how
+        yield Issue(
+            f"DFlash 2 draft {d.name} states no_rope_layers: {p.label} {how}"
+            + (
+                "; the layer ids, widths and vocabulary it needs from the target are unchanged"
+                if honoured
+                else "; layers trained without positions get them, which no error shows "
+                "(acceptance drops)"
+            ),
+            runtime=p.name,
+            severity=Severity.INFO if honoured else Severity.WARNING,
+            field="no_rope_layers",
+            hint="Nothing to do." if honoured else "Serve the draft with vLLM 0.34 or later.",
         )
 
 

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
+from dflash_check.check.formats.zlab import XPRESS_ARCHITECTURES
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     ALL_METHODS,
@@ -17,6 +18,7 @@ from dflash_check.check.rules.base import (
 )
 from dflash_check.check.rules.omni_dspark import vocabulary_by_contract
 from dflash_check.knowledge.engines import LLAMACPP, SGLANG, VLLM
+from dflash_check.knowledge.outcomes import Stage
 
 # Why a padded size difference is not a different tokenizer: a DFlash draft has no embedding
 # and no LM head of its own (it embeds with the target's embedding and decodes with the
@@ -111,6 +113,48 @@ def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
     )
 
 
+# vLLM's XPress refiner scores its Jacobi passes over the target vocabulary, so the class
+# raises when it is built for any other draft vocabulary, padding included (Release.
+# xpress_full_vocab cites it per release).
+_XPRESS_REFUSAL = (
+    "XPress currently requires a full-vocab draft (the refiner bias is defined over the target "
+    "vocabulary)."
+)
+
+
+def _xpress_refusals(ctx: PairContext) -> Iterator[Issue]:
+    """Yield vLLM's load-time refusal of an XPress draft whose vocabulary is not the target's,
+    on each selected release whose XPress class has it."""
+    d, t = ctx.draft, ctx.target
+    if not XPRESS_ARCHITECTURES.intersection(d.architectures):
+        return
+    # The class takes draft_vocab_size when the config states it, else vocab_size
+    # (qwen3_xpress.py:297-298), and compares it with the target's (get_vocab_size()).
+    if d.draft_vocab_size is not None:
+        key, drafted = "draft_vocab_size", d.draft_vocab_size
+    elif d.vocab_size is not None:
+        key, drafted = "vocab_size (no draft_vocab_size)", d.vocab_size
+    else:
+        return  # no vocab_size: the warning above says it cannot be verified
+    if drafted == t.vocab_size:
+        return
+    for p in ctx.profiles:
+        where = p.release.xpress_full_vocab if p.release is not None else None
+        if where is None:
+            continue  # no XPress class in the release: DF016 refuses the draft
+        yield Issue(
+            f"XPress draft {d.name}: {key} {drafted} != target {t.name} "
+            f"{t.key('vocab_size')} {t.vocab_size}; {p.label} refuses it at load "
+            f"('{_XPRESS_REFUSAL}', {where})",
+            runtime=p.name,
+            severity=Severity.ERROR,
+            field=key.split(" ")[0],
+            stage=Stage.LOAD,
+            hint="Serve the XPress draft with the target whose full vocabulary it was trained "
+            "on; vLLM's XPress class takes no reduced or padded draft vocabulary.",
+        )
+
+
 @rule(
     "DF007",
     "vocab-size",
@@ -123,13 +167,20 @@ def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
     "draft: 152064 vs 152576) is a note; the real count comes from the tokenizer when read, "
     "else from the token ids both configs name. A reduced draft vocabulary (draft_vocab_size) "
     "needs a d2t map in the weights (vllm-project/vllm#55133). A draft that does not state its "
-    "vocab_size cannot be verified (warning).",
+    "vocab_size cannot be verified (warning). vLLM's XPress drafter (Qwen3XPressModel, "
+    "0.33.0 and 0.34.0) refuses at load any draft vocabulary other than the target's, padding "
+    "included: 'XPress currently requires a full-vocab draft' (vllm==0.34.0:vllm/model_executor/"
+    "models/qwen3_xpress.py:317-322; vllm==0.33.0: :299-304).",
     "Use the target whose tokenizer the draft was trained with.",
 )
 def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
     """Compare vocabularies, telling padding from a different tokenizer."""
     d, t = ctx.draft, ctx.target
     tkey = t.key("vocab_size")
+    xpress = tuple(_xpress_refusals(ctx))
+    yield from xpress
+    # Where XPress refuses the pair at load, that is what the runtime does with it.
+    refused = frozenset(i.runtime for i in xpress if i.runtime is not None)
     if d.vocab_size is None:
         yield Issue(
             f"draft {d.name} states no vocab_size; cannot verify it equals target {t.name} "
@@ -150,7 +201,9 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
             else None,
         )
         # A Qwen3-Omni DSpark draft's own input vocabulary is the contract's to judge (DF055).
-        yield from per_runtime(ctx, issue, vocabulary_by_contract(ctx) | _tensors_decide(ctx))
+        yield from per_runtime(
+            ctx, issue, vocabulary_by_contract(ctx) | _tensors_decide(ctx) | refused
+        )
     reduced = d.draft_vocab_size
     # Without a header the d2t map cannot be looked for; DF010 already says so.
     if (

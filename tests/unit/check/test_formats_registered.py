@@ -89,6 +89,9 @@ def test_dflash2_aliases_are_read_as_dflash2_and_judged_per_release(arch: str) -
     DFlash2DraftModel; vLLM's Beam and Ricursive read the same keys): the view is the DFlash 2
     one, and a release refuses the draft (DF016) exactly where its model registry lacks it."""
     cfg = {**config(DFLASH2), "architectures": [arch]}
+    # vLLM's own Beam class also needs its logit soft cap (DF018; the fixture's layers are
+    # already all sliding and non-causal).
+    cfg["dflash_config"]["final_logit_softcapping"] = 30.0
     view = normalise_draft(files("draft", cfg))
     assert (view.format, view.method) == ("z-lab", "dflash2")
     assert view.target_layer_ids == (5, 19, 33, 47, 61)
@@ -164,3 +167,168 @@ def test_vllm_reads_a_minimax_dspark_rank_from_dspark_markov_rank(
     else:
         (message,) = found
         assert expected in message and "AttributeError" in message
+
+
+XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
+
+
+def _xpress(arch: str, **top: Any) -> dict[str, Any]:
+    """An XPress draft config as vLLM's class reads it: the DFlash keys (ids, mask token and
+    block size in dflash_config, its DFlashQwen3ForCausalLM parent), the xpress_* refiner keys
+    it defaults, and the vocabulary it compares with the target's."""
+    cfg = {**config(DFLASH2), "architectures": [arch], "xpress_rank": 256, **top}
+    for key in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"):
+        del cfg["dflash_config"][key]
+    return cfg
+
+
+def _target_vocab() -> int:
+    target = config(QWEN36_27B)
+    return int(target.get("text_config", target)["vocab_size"])
+
+
+@pytest.mark.parametrize("arch", XPRESS)
+def test_xpress_drafts_are_read_as_dflash_and_judged_per_release(arch: str) -> None:
+    """vLLM's XPress class is DFlashQwen3ForCausalLM plus a refiner head: the view is the
+    DFlash one, and a full-vocabulary draft is compatible exactly where the release's model
+    registry holds the class (0.33.0, 0.34.0), refused (DF016) elsewhere."""
+    cfg = _xpress(arch)
+    view = normalise_draft(files("draft", cfg))
+    assert (view.format, view.method) == ("z-lab", "dflash")
+    assert view.target_layer_ids == (5, 19, 33, 47, 61)
+    assert view.dflash2 is None
+    releases = _releases(arch)
+    assert any(held for _, held in releases) and not all(held for _, held in releases)
+    for release, held in releases:
+        report = _check(cfg, release)
+        assert ("DF016" in {f.rule for f in report.findings}) is not held, release.spec
+        assert held is (release.xpress_full_vocab is not None), release.spec
+        if held:
+            assert report.verdict.value == "compatible", (release.spec, report.findings)
+
+
+@pytest.mark.parametrize(
+    ("top", "key"),
+    [
+        # A reduced draft vocabulary with its d2t map, which plain DFlash could serve.
+        ({"draft_vocab_size": 32000}, "draft_vocab_size"),
+        # Padding only: a note for a DFlash draft, a refusal for XPress.
+        ({"vocab_size": "padded"}, "vocab_size"),
+    ],
+)
+def test_xpress_refuses_any_other_draft_vocabulary_at_load(top: dict[str, Any], key: str) -> None:
+    """'XPress currently requires a full-vocab draft': vLLM's class compares draft_vocab_size
+    (else vocab_size) with the target's and raises when it is built (load), padding included;
+    each release cites its own lines. The same config named DFlashDraftModel is not refused."""
+    vocab = _target_vocab()
+    top = {k: (vocab + 256 if v == "padded" else v) for k, v in top.items()}
+    lines = {"vllm==0.33.0": ":299-304", "vllm==0.34.0": ":317-322"}
+    for release, held in _releases("Qwen3XPressModel"):
+        if not held:
+            continue
+        report = _check(_xpress("Qwen3XPressModel", **top), release)
+        refusals = [f for f in report.findings if f.rule == "DF007" and f.runtime == "vllm"]
+        assert len(refusals) == 1, (release.spec, report.findings)
+        (found,) = refusals
+        assert found.severity.value == "error" and found.stage is not None
+        assert found.stage.value == "load", found
+        assert found.field == key
+        assert "XPress currently requires a full-vocab draft" in found.message
+        assert f"qwen3_xpress.py{lines[release.spec]}" in found.message
+        assert report.verdict.value == "incompatible"
+        plain = _check(_xpress("DFlashDraftModel", **top), release)
+        assert not any(f.rule == "DF007" and f.severity.value == "error" for f in plain.findings), (
+            release.spec,
+            plain.findings,
+        )
+
+
+def _beam(**top: Any) -> dict[str, Any]:
+    """A DFlash 2 Beam draft that vLLM's own class builds: the fixture (all five layers
+    sliding_attention, is_causal false) plus dflash_config.final_logit_softcapping."""
+    cfg = {**config(DFLASH2), "architectures": ["DFlash2BeamDraftModel"], **top}
+    cfg["dflash_config"]["final_logit_softcapping"] = 30.0
+    return cfg
+
+
+def _without(cfg: dict[str, Any], *keys: str) -> dict[str, Any]:
+    for key in keys:
+        cfg.pop(key, None)
+    return cfg
+
+
+def _no_cap(cfg: dict[str, Any]) -> dict[str, Any]:
+    del cfg["dflash_config"]["final_logit_softcapping"]
+    return cfg
+
+
+def _text_cap(cfg: dict[str, Any]) -> dict[str, Any]:
+    cfg["dflash_config"]["final_logit_softcapping"] = "thirty"
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("case", "field", "said"),
+    [
+        (lambda: _no_cap(_beam()), "dflash_config.final_logit_softcapping", "KeyError"),
+        (lambda: _text_cap(_beam()), "dflash_config.final_logit_softcapping", "float("),
+        (lambda: _beam(is_causal=True), "is_causal", "AssertionError: is_causal is true"),
+        (lambda: _without(_beam(), "is_causal"), "is_causal", "AttributeError"),
+        (
+            lambda: _beam(layer_types=["sliding_attention"] * 4 + ["full_attention"]),
+            "layer_types",
+            "layer 4 is full_attention",
+        ),
+        (lambda: _beam(layer_types=["sliding_attention"] * 3), "layer_types", "IndexError"),
+        # No layer_types: Qwen3Config derives full_attention below max_window_layers (5 here).
+        (lambda: _without(_beam(), "layer_types"), "layer_types", "layer 0 is full_attention"),
+    ],
+)
+def test_vllm_beam_class_refuses_what_its_constructor_needs(
+    case: Any, field: str, said: str
+) -> None:
+    """vLLM's own DFlash2BeamDraftModel class (0.33.0, 0.34.0) reads the soft cap from
+    dflash_config with no default and asserts non-causal sliding layers when it is built: an
+    error at load on each release that has the class, citing that release's lines; SGLang's
+    Beam, an alias of its DFlash2DraftModel, is not held to it."""
+    lines = {"vllm==0.33.0": ":563-566", "vllm==0.34.0": ":564-567"}
+    held = [r for r, has in _releases("DFlash2BeamDraftModel") if has]
+    assert {r.spec for r in held if r.beam_dflash2_contract} == set(lines)
+    for release in held:
+        report = _check(case(), release)
+        beam = [f for f in report.findings if f.rule == "DF018"]
+        if release.engine == "sglang":
+            assert not beam and report.verdict.value == "compatible", report.findings
+            continue
+        assert [f.field for f in beam] == [field], (release.spec, report.findings)
+        assert said in beam[0].message and lines[release.spec] in beam[0].message
+        assert beam[0].stage is not None and beam[0].stage.value == "load"
+        assert report.verdict.value == "incompatible"
+
+
+def test_qwen3_derived_sliding_layers_pass_the_beam_class() -> None:
+    """Without layer_types, Qwen3Config makes every layer sliding when use_sliding_window is
+    set and max_window_layers is 0: the class's assert passes, so the draft is compatible."""
+    cfg = _without(_beam(max_window_layers=0), "layer_types")
+    for release, held in _releases("DFlash2BeamDraftModel"):
+        if held and release.beam_dflash2_contract:
+            report = _check(cfg, release)
+            assert report.verdict.value == "compatible", (release.spec, report.findings)
+
+
+def test_dflash2_no_rope_layers_per_vllm_release() -> None:
+    """vLLM 0.34 renames a DFlash2DraftModel stating no_rope_layers to its Ricursive class (a
+    note: what the draft needs from the target is unchanged); 0.32 and 0.33 ignore the key and
+    rotate every layer (a warning: nothing fails). Without the key nothing is said."""
+    cfg = {**config(DFLASH2), "no_rope_layers": [1, 3]}
+    seen = {}
+    for release in (r for e in ENGINES if e.name == "vllm" for r in e.releases):
+        report = _check(cfg, release)
+        said = [f for f in report.findings if f.field == "no_rope_layers"]
+        assert len(said) == 1 and said[0].rule == "DF018", (release.spec, report.findings)
+        seen[release.spec] = said[0].severity.value
+        assert report.verdict.value == "compatible", report.findings
+        assert not [
+            f for f in _check(config(DFLASH2), release).findings if f.field == "no_rope_layers"
+        ]
+    assert seen["vllm==0.34.0"] == "info" and seen["vllm==0.33.0"] == "warning", seen

@@ -202,8 +202,6 @@ def test_speculators_dflash2_and_dspark_are_loaded_by_vllm(kind: str) -> None:
     ("arch", "loaded_by"),
     [
         ("LiLiCorrDraftModel", "sglang==0.5.23, vllm==0.32.0, vllm==0.33.0, vllm==0.34.0"),
-        ("Qwen3XPressModel", "vllm==0.33.0, vllm==0.34.0"),
-        ("DFlashQwen3XPressModel", "vllm==0.33.0, vllm==0.34.0"),
         ("MistralLarge4DSparkModel", "vllm==0.34.0"),
         ("DominoDraftModel", "SpecForge's Domino draft"),
     ],
