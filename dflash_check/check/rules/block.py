@@ -133,7 +133,7 @@ def _sglang_length(ctx: PairContext, where: str, block: int, key: str | None) ->
     """SGLang's line: its own --speculative-num-draft-tokens where given, which wins over what
     --num-speculative-tokens implies (an engine argument comes after the launch's own flags,
     and argparse keeps the last), else N + 1 (SGLang counts the bonus token)."""
-    own = ctx.engine_settings.sglang.speculative_num_draft_tokens
+    own = ctx.engine_settings.sglang.draft_tokens(ctx.draft.method)
     n = ctx.num_speculative_tokens
     tokens = own if own is not None else (None if n is None else n + 1)
     if tokens is None or tokens == block:
