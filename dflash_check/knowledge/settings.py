@@ -70,6 +70,14 @@ class SglangSettings:
     """``--speculative-dspark-block-size``: for DSPARK only, the draft's gamma; the verify
     window is then gamma + 1 (speculative_hook.py:807-838; fields/spec.py:78-81)."""
 
+    speculative_num_steps: int | None = None
+    """``--speculative-num-steps``: how many draft steps an EAGLE-family draft (NEXTN, the
+    target's own MTP layers) runs; None: SGLang picks it per architecture
+    (speculative_hook.py:1159-1174, 1430-1458; fields/spec.py:58-61)."""
+    speculative_eagle_topk: int | None = None
+    """``--speculative-eagle-topk``: the EAGLE tree's branching; at 1 SGLang sets the draft
+    tokens to num_steps + 1 (speculative_hook.py:1256-1266; fields/spec.py:62-65)."""
+
     @property
     def dp_attention(self) -> bool:
         """Whether the server runs attention data-parallel."""
@@ -117,6 +125,8 @@ _FLAG_OF = {
         "speculative_num_draft_tokens": "--speculative-num-draft-tokens",
         "speculative_dflash_block_size": "--speculative-dflash-block-size",
         "speculative_dspark_block_size": "--speculative-dspark-block-size",
+        "speculative_num_steps": "--speculative-num-steps",
+        "speculative_eagle_topk": "--speculative-eagle-topk",
     },
 }
 """Per engine, each settings field's flag in the engine's current spelling (the one reports
@@ -160,9 +170,11 @@ _SGLANG_INTEGERS = {
     "--speculative-num-draft-tokens": "speculative_num_draft_tokens",
     "--speculative-dflash-block-size": "speculative_dflash_block_size",
     "--speculative-dspark-block-size": "speculative_dspark_block_size",
+    "--speculative-num-steps": "speculative_num_steps",
+    "--speculative-eagle-topk": "speculative_eagle_topk",
 }
 """SGLang's integer flags the check reads, with their aliases (arg_groups/fields/parallel.py
-:73-90, fields/spec.py:66-81): the field each sets."""
+:73-90, fields/spec.py:58-81): the field each sets."""
 
 DRAFT_LENGTH_FLAGS: frozenset[str] = frozenset(
     flag
@@ -232,7 +244,14 @@ def parse_engine_args(args: Sequence[str]) -> EngineSettings:
             f"{block} differ: for DFlash SGLang needs them equal"
         )
     return EngineSettings(
-        SglangSettings(attn_dp, tokens, block, given.get("speculative_dspark_block_size"))
+        SglangSettings(
+            attn_dp,
+            tokens,
+            block,
+            given.get("speculative_dspark_block_size"),
+            given.get("speculative_num_steps"),
+            given.get("speculative_eagle_topk"),
+        )
     )
 
 

@@ -89,6 +89,25 @@ def test_the_draft_length_a_command_writes(
     assert sglang(*args).draft_length_args(method) == written
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--speculative-num-steps=3", "--speculative-eagle-topk=1"),
+        ("--speculative-num-steps", "3", "--speculative-eagle-topk", "1"),
+    ],
+)
+def test_eagle_steps_and_topk_in_either_form(args: tuple[str, ...]) -> None:
+    """What an EAGLE-family draft (NEXTN: the target's own MTP layers) runs (fields/spec.py
+    :58-65); not a draft length of the DFlash algorithms."""
+    settings = sglang(*args)
+    assert (settings.speculative_num_steps, settings.speculative_eagle_topk) == (3, 1)
+    assert settings.draft_tokens("dflash") is None
+    assert (
+        parse_engine_args(args).text() == "sglang --speculative-num-steps 3 "
+        "--speculative-eagle-topk 1"
+    )
+
+
 def test_without_flags_drops_both_forms_and_keeps_the_rest() -> None:
     args = (
         "--speculative-num-draft-tokens", "8", "--tp-size", "2",
@@ -136,6 +155,8 @@ def test_unknown_arguments_are_left_alone() -> None:
         (("--speculative-num-draft-tokens=two",), "--speculative-num-draft-tokens needs a "
          "positive integer, not 'two'"),
         (("--speculative-num-draft-tokens",), "--speculative-num-draft-tokens needs a value"),
+        (("--speculative-num-steps=0",), "--speculative-num-steps needs a positive integer"),
+        (("--speculative-eagle-topk", "x"), "--speculative-eagle-topk needs a positive integer"),
         (("--dp-size", "0", "--enable-dp-attention"), "--dp-size needs a positive integer"),
         (("--attn-dp-size=-2",), "--attn-dp-size needs a positive integer"),
         (("--enable-dp-attention=true",), "--enable-dp-attention takes no value, not 'true'"),
