@@ -70,8 +70,9 @@ def launch_spec(
     port: int,
 ) -> LaunchSpec:
     """Return what the engine command needs: the pair as given, the draft's block size, the
-    draft length the pair was checked for (``--num-speculative-tokens``), if given, and the
-    engine's parallelism, served on ``host``:``port``."""
+    draft length the pair was checked for (``--num-speculative-tokens``), if given, the
+    engine's parallelism, served on ``host``:``port``, and the engine arguments with the
+    settings the check read from them (the serve command's draft length among them)."""
     from dflash_check.engines.command import LaunchSpec
 
     return LaunchSpec(
@@ -85,6 +86,8 @@ def launch_spec(
         pipeline_parallel=engine.pipeline_parallel,
         host=host,
         port=port,
+        engine_settings=report.engine_settings,
+        engine_args=engine.extra_args,
     )
 
 
@@ -195,7 +198,7 @@ def launch_and_attach(
 
     port = free_port()
     spec = launch_spec(report, draft, target, engine, "127.0.0.1", port)
-    argv = [*launch_command(spec, engine.binary), *engine.extra_args]
+    argv = list(launch_command(spec, engine.binary))  # the engine arguments included
     method = report.draft.method
     known = limit_before_launch(engine, method)
     if known is not None:

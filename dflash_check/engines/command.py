@@ -22,6 +22,7 @@ from dflash_check.knowledge.engines.interface import (
 )
 from dflash_check.knowledge.engines.serving import LaunchSpec
 from dflash_check.knowledge.engines.vllm import MODULE as VLLM_MODULE
+from dflash_check.knowledge.settings import without_flags
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -43,9 +44,13 @@ def _serving(name: str) -> tuple[Engine, ServeCommand]:
 
 
 def build_command(spec: LaunchSpec) -> tuple[str, ...]:
-    """Return the argv that starts ``spec.engine`` serving the pair."""
-    _, serve = _serving(spec.engine)
-    return (*serve(spec), "--host", spec.host, "--port", str(spec.port))
+    """Return the argv that starts ``spec.engine`` serving the pair, then the user's engine
+    arguments (``spec.engine_args``)."""
+    found, serve = _serving(spec.engine)
+    # The user's engine arguments come last (argparse keeps the last copy of a flag), less the
+    # flags the engine's command already wrote from the parsed settings.
+    passed = without_flags(spec.engine_args, found.writes)
+    return (*serve(spec), "--host", spec.host, "--port", str(spec.port), *passed)
 
 
 def shell_line(argv: tuple[str, ...]) -> str:

@@ -60,14 +60,54 @@ class SglangSettings:
     is above 1 (``attn_dp_enabled_of``, runtime_context.py:191-199): ``--enable-dp-attention``
     with the default ``--dp-size 1`` leaves it off."""
     speculative_num_draft_tokens: int | None = None
-    """``--speculative-num-draft-tokens`` (or its DFlash alias
-    ``--speculative-dflash-block-size``); None: not given, and SGLang takes the draft's
-    block_size, else 16 (arg_groups/speculative_hook.py:370-425)."""
+    """``--speculative-num-draft-tokens``, the verify window every algorithm reads; None: not
+    given (``draft_tokens`` says what SGLang starts with for a draft's method)."""
+    speculative_dflash_block_size: int | None = None
+    """``--speculative-dflash-block-size``: for DFLASH only, an alias of the draft tokens
+    (arg_groups/speculative_hook.py:368-386; fields/spec.py:70-73). Kept apart because
+    SGLang ignores it for DSPARK and EAGLE3."""
+    speculative_dspark_block_size: int | None = None
+    """``--speculative-dspark-block-size``: for DSPARK only, the draft's gamma; the verify
+    window is then gamma + 1 (speculative_hook.py:807-838; fields/spec.py:78-81)."""
+
+    speculative_num_steps: int | None = None
+    """``--speculative-num-steps``: how many draft steps an EAGLE-family draft (NEXTN, the
+    target's own MTP layers) runs; None: SGLang picks it per architecture
+    (speculative_hook.py:1159-1174, 1430-1458; fields/spec.py:58-61)."""
+    speculative_eagle_topk: int | None = None
+    """``--speculative-eagle-topk``: the EAGLE tree's branching; at 1 SGLang sets the draft
+    tokens to num_steps + 1 (speculative_hook.py:1256-1266; fields/spec.py:62-65)."""
 
     @property
     def dp_attention(self) -> bool:
         """Whether the server runs attention data-parallel."""
         return self.attn_dp_size > 1
+
+    def draft_tokens(self, method: str) -> int | None:
+        """Return the ``speculative_num_draft_tokens`` SGLang starts a draft of ``method``
+        with, from the flags alone; None: from the draft's config (its block_size for DFLASH,
+        gamma + 1 for DSPARK), else SGLang's default. Each algorithm reads only its own alias
+        (speculative_hook.py:368-386 for DFLASH, :807-838 for DSPARK)."""
+        if self.speculative_num_draft_tokens is not None:
+            return self.speculative_num_draft_tokens
+        if method in _DFLASH_ALGORITHM:
+            return self.speculative_dflash_block_size
+        if method == "dspark" and self.speculative_dspark_block_size is not None:
+            return self.speculative_dspark_block_size + 1
+        return None
+
+    def draft_length_args(self, method: str) -> list[str]:
+        """Return the draft-length flags a serve command passes for a draft of ``method``, as
+        the user gave them, one flag per setting (empty: none given, the command derives its
+        own). DSpark's gamma stays its own flag: with it SGLang does not read gamma from the
+        draft's config (speculative_hook.py:807-813), which a derived window would change."""
+        gamma = self.speculative_dspark_block_size if method == "dspark" else None
+        if gamma is not None:
+            given = self.speculative_num_draft_tokens
+            window = [] if given is None else ["--speculative-num-draft-tokens", str(given)]
+            return ["--speculative-dspark-block-size", str(gamma), *window]
+        tokens = self.draft_tokens(method)
+        return [] if tokens is None else ["--speculative-num-draft-tokens", str(tokens)]
 
     def stated(self) -> dict[str, int]:
         """Return field -> value for the settings that differ from SGLang's defaults: what
@@ -83,6 +123,10 @@ _FLAG_OF = {
     "sglang": {
         "attn_dp_size": "--attn-dp-size",
         "speculative_num_draft_tokens": "--speculative-num-draft-tokens",
+        "speculative_dflash_block_size": "--speculative-dflash-block-size",
+        "speculative_dspark_block_size": "--speculative-dspark-block-size",
+        "speculative_num_steps": "--speculative-num-steps",
+        "speculative_eagle_topk": "--speculative-eagle-topk",
     },
 }
 """Per engine, each settings field's flag in the engine's current spelling (the one reports
@@ -125,9 +169,24 @@ _SGLANG_INTEGERS = {
     "--data-parallel-size": "dp_size",
     "--speculative-num-draft-tokens": "speculative_num_draft_tokens",
     "--speculative-dflash-block-size": "speculative_dflash_block_size",
+    "--speculative-dspark-block-size": "speculative_dspark_block_size",
+    "--speculative-num-steps": "speculative_num_steps",
+    "--speculative-eagle-topk": "speculative_eagle_topk",
 }
 """SGLang's integer flags the check reads, with their aliases (arg_groups/fields/parallel.py
-:73-90, fields/spec.py:66-73): the field each sets."""
+:73-90, fields/spec.py:58-81): the field each sets."""
+
+DRAFT_LENGTH_FLAGS: frozenset[str] = frozenset(
+    flag
+    for flag, field in _SGLANG_INTEGERS.items()
+    if field.startswith("speculative_") and field.endswith(("_draft_tokens", "_block_size"))
+)
+"""SGLang's draft-length flags: its serve command writes them from the parsed settings
+(``SglangSettings.draft_length_args``), so ``without_flags`` drops a user's own copy."""
+
+_DFLASH_ALGORITHM = ("dflash", "dflash2")
+"""The draft methods SGLang serves as DFLASH, the one algorithm that reads
+``--speculative-dflash-block-size`` (DFlash 2 since sgl-project/sglang#35371)."""
 
 
 def _positive(flag: str, text: str) -> int:
@@ -184,4 +243,29 @@ def parse_engine_args(args: Sequence[str]) -> EngineSettings:
             f"--speculative-num-draft-tokens {tokens} and --speculative-dflash-block-size "
             f"{block} differ: for DFlash SGLang needs them equal"
         )
-    return EngineSettings(SglangSettings(attn_dp, tokens if tokens is not None else block))
+    return EngineSettings(
+        SglangSettings(
+            attn_dp,
+            tokens,
+            block,
+            given.get("speculative_dspark_block_size"),
+            given.get("speculative_num_steps"),
+            given.get("speculative_eagle_topk"),
+        )
+    )
+
+
+def without_flags(args: Sequence[str], flags: frozenset[str]) -> tuple[str, ...]:
+    """Return ``args`` without the integer flags in ``flags`` and their values, in either
+    argparse form: what a serve command that writes those flags itself passes on of a user's
+    engine arguments (one flag, not two: the later copy would win, or SGLang refuses two
+    draft lengths that differ)."""
+    kept: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        flag, eq, _ = arg.partition("=")
+        if flag not in flags:
+            kept.append(arg)
+        elif not eq:
+            next(rest, None)  # its value, the next argument
+    return tuple(kept)

@@ -336,6 +336,8 @@ def test_engine_args_reach_the_check(
     [
         ("--engine-arg=--speculative-num-draft-tokens=two", "needs a positive integer, not 'two'"),
         ("--engine-arg=--attn-dp-size", "--attn-dp-size needs a value"),
+        ("--engine-arg=--speculative-num-steps=0", "needs a positive integer up to 1024, not 0"),
+        ("--engine-arg=--speculative-eagle-topk=x", "needs a positive integer, not 'x'"),
     ],
 )
 def test_a_malformed_engine_setting_is_a_usage_error(tmp_path: Path, arg: str, said: str) -> None:

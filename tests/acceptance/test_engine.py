@@ -29,6 +29,7 @@ from dflash_check.engines.errors import (
 )
 from dflash_check.engines.profiles import ENGINES, EngineOptions
 from dflash_check.engines.smoke_run import run_engine_smoke
+from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS, parse_engine_args
 from dflash_check.smoke.report import SmokeReport, SpecCounts
 from dflash_check.sources.interface import parse_model_ref
 from dflash_check.sources.safetensors_header import (
@@ -658,6 +659,35 @@ def test_print_command_uses_the_checked_draft_length(engine: str, flag: int) -> 
     else:
         config = json.loads(argv[argv.index("--speculative-config") + 1])
         assert config["num_speculative_tokens"] == flag
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ("--engine-arg=--speculative-dflash-block-size=12",),
+        ("--engine-arg=--speculative-num-draft-tokens", "--engine-arg=12"),
+        # The engine argument wins over --num-speculative-tokens, as it would on SGLang's line.
+        ("--num-speculative-tokens", "7", "--engine-arg=--speculative-num-draft-tokens=12"),
+    ],
+    ids=["alias", "two-args", "over-num-speculative-tokens"],
+)
+def test_print_command_takes_the_users_sglang_draft_length(given: tuple[str, ...]) -> None:
+    """A user's SGLang draft length is the command's one draft-length flag, read from the parsed
+    settings: SGLang refuses --speculative-num-draft-tokens and --speculative-dflash-block-size
+    that differ (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:374-384)."""
+    proc = invoke_cli(
+        "pair", str(SEED_DRAFT), str(QWEN3_4B), "--engine", "sglang", "--print-command",
+        "--engine-arg=--enable-metrics", *given,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(proc.stdout)
+    lengths = [a for a in argv if a.partition("=")[0] in DRAFT_LENGTH_FLAGS]
+    assert lengths == ["--speculative-num-draft-tokens"], argv
+    assert argv[argv.index("--speculative-num-draft-tokens") + 1] == "12"
+    # Read back as SGLang's flags (the settings parser) and by the engine's parser stand-in.
+    assert parse_engine_args(argv).sglang.draft_tokens("dflash") == 12
+    assert parse_command(argv[1:]).spec_tokens == 11
+    assert argv[-1] == "--enable-metrics"  # the other engine arguments are passed on, last
 
 
 def test_print_command_refuses_a_broken_pair() -> None:

@@ -89,7 +89,14 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
     "neither clamped nor refused (sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py"
     ":511-522; the draft adopts it, models/dflash.py:806-817). SGLang's line reads SGLang's own "
     "setting where given (--engine-arg, pairs.yaml engine_args), else N + 1, the value the "
-    "launch passes. Without a setting the rule says nothing.",
+    "launch passes. A DSpark block counts draft tokens only (gamma): SGLang refuses a "
+    "--speculative-num-draft-tokens other than gamma + 1 while the server arguments resolve, "
+    "gamma being --speculative-dspark-block-size where given, else the draft's "
+    "dspark_block_size or block_size (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py"
+    ":807-834; speculative/dspark_components/dspark_config.py:214-250), and warns 'DSpark gamma "
+    "mismatch' when the worker loads a draft trained with another gamma (dspark_config.py"
+    ":100-117, run by dspark_worker_v2.py:261-265); it ignores --speculative-dflash-block-size "
+    "for DSpark. Without a setting the rule says nothing.",
     "Serve with block_size - 1 draft tokens (vLLM num_speculative_tokens, TensorRT-LLM "
     "max_draft_len; SGLang --speculative-num-draft-tokens block_size), or fewer.",
     runtimes=(VLLM.name, SGLANG.name, TRTLLM.name),
@@ -100,7 +107,9 @@ def check_speculative_length(ctx: PairContext) -> Iterator[Issue]:
     if f is None or f.block_size is None or f.block_size < 2:
         return  # DF012 speaks for a missing or unusable block size
     if d.dspark is not None:
-        return  # DSpark's block size counts draft tokens; engines derive N from it
+        # DSpark's block size counts draft tokens; vLLM derives N from it, SGLang checks it.
+        yield from _sglang_dspark_length(ctx, f.block_size, f.block_size_key)
+        return
     block, most = f.block_size, f.block_size - 1
     where = f"draft {d.name} was trained with {f.block_size_key} {block}"
     # Both vLLM runners draft 1 + N positions (dflash/speculator.py:63-64).
@@ -133,7 +142,7 @@ def _sglang_length(ctx: PairContext, where: str, block: int, key: str | None) ->
     """SGLang's line: its own --speculative-num-draft-tokens where given, which wins over what
     --num-speculative-tokens implies (an engine argument comes after the launch's own flags,
     and argparse keeps the last), else N + 1 (SGLang counts the bonus token)."""
-    own = ctx.engine_settings.sglang.speculative_num_draft_tokens
+    own = ctx.engine_settings.sglang.draft_tokens(ctx.draft.method)
     n = ctx.num_speculative_tokens
     tokens = own if own is not None else (None if n is None else n + 1)
     if tokens is None or tokens == block:
@@ -147,6 +156,48 @@ def _sglang_length(ctx: PairContext, where: str, block: int, key: str | None) ->
         hint=f"Serve with --speculative-num-draft-tokens {block} "
         f"(--num-speculative-tokens {block - 1}).",
     )
+
+
+def _sglang_dspark_length(ctx: PairContext, block: int, key: str | None) -> Iterator[Issue]:
+    """SGLang's line for a DSpark draft: the verify window must be gamma + 1, gamma being
+    --speculative-dspark-block-size where given, else the draft's block (SGLang refuses another
+    window at start-up, speculative_hook.py:824-834); a given gamma unlike the draft's starts,
+    with a warning when the worker loads the draft (dspark_config.py:100-117)."""
+    settings, n = ctx.engine_settings.sglang, ctx.num_speculative_tokens
+    own_gamma = settings.speculative_dspark_block_size
+    gamma = block if own_gamma is None else own_gamma
+    # The window the launch passes: SGLang's own where given, else N + 1 (the DSpark flag
+    # alone leaves the window to SGLang, which makes it gamma + 1).
+    window = settings.speculative_num_draft_tokens
+    if window is None and own_gamma is None and n is not None:
+        window = n + 1
+    name = f"draft {ctx.draft.name}"
+    if window is not None and window != gamma + 1:
+        said = f"gamma {gamma} (" + (
+            "--speculative-dspark-block-size)" if own_gamma is not None else f"its {key})"
+        )
+        yield Issue(
+            f"{name}, {said}: sglang with --speculative-num-draft-tokens {window} refuses to "
+            f"start: 'DSpark speculative_num_draft_tokens must equal gamma + 1 (= {gamma + 1} "
+            f"for gamma={gamma}), but got speculative_num_draft_tokens={window}.'",
+            runtime=SGLANG.name,
+            severity=Severity.ERROR,
+            field=key,
+            hint=f"Serve with --speculative-num-draft-tokens {gamma + 1} "
+            f"(--num-speculative-tokens {gamma}), or leave it out: SGLang takes gamma + 1.",
+            # Raised while the server arguments resolve, before any weight loads.
+            stage=Stage.LOAD,
+        )
+    elif own_gamma is not None and own_gamma != block:
+        yield Issue(
+            f"{name} was trained with {key} {block}: sglang with --speculative-dspark-block-size "
+            f"{own_gamma} warns 'DSpark gamma mismatch: using gamma={own_gamma} (from "
+            f"speculative_num_draft_tokens={own_gamma + 1}) but draft config block_size={block}.' "
+            f"and drafts {own_gamma} tokens",
+            runtime=SGLANG.name,
+            field=key,
+            hint=f"Serve with --speculative-dspark-block-size {block}, or leave it out.",
+        )
 
 
 @rule(

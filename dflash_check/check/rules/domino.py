@@ -147,7 +147,7 @@ def server_refusals(settings: SglangSettings) -> Iterator[tuple[str, str, str, s
         )
     # Without the flag SGLang drafts the draft's own block_size, which the config contract
     # already holds above 1 (dflash_utils.py:788-791): only a given value can be refused here.
-    tokens = settings.speculative_num_draft_tokens
+    tokens = settings.draft_tokens("dflash")  # the DFLASH worker's, alias included
     if tokens is not None and tokens <= 1:
         yield (
             "num_draft_tokens",

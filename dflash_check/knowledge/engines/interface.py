@@ -399,6 +399,10 @@ class Engine:
     never talks HTTP) does not define the profile's class (``serving.py``) at start-up."""
     serve: ServeCommand | None = None
     """Its serve command line for a pair (``--print-command``, ``--launch``)."""
+    writes: frozenset[str] = frozenset()
+    """The engine flags its serve command writes from the parsed settings
+    (``LaunchSpec.engine_settings``): a user's ``--engine-arg`` copy of one is not passed on
+    as well (``engines/command.py``)."""
     launch: LaunchCommand = _replace_binary
     """How ``--launch`` runs the serve command."""
     console_script: str | None = None

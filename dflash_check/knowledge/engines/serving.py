@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
+
 
 @dataclass(frozen=True)
 class HttpProfile:
@@ -70,3 +72,9 @@ class LaunchSpec:
     trust_remote_code: bool = False
     """Pass ``--trust-remote-code`` (both engines spell it so): the target's config names its
     own code (``auto_map``), which each engine refuses to load without it."""
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS
+    """The settings the check read from ``engine_args``: an engine's serve command takes the
+    ones it writes itself (SGLang's draft length) from here, the one source."""
+    engine_args: tuple[str, ...] = ()
+    """The user's ``--engine-arg`` values, passed after the command's own flags, less those
+    the engine's command writes from ``engine_settings`` (``Engine.writes``)."""

@@ -32,6 +32,7 @@ from dflash_check.knowledge.engines.interface import (
     shared_flags,
 )
 from dflash_check.knowledge.reviewed import Reviewed, inherit
+from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.engines.serving import HttpProfile, LaunchSpec
@@ -132,8 +133,14 @@ def serve(spec: LaunchSpec) -> list[str]:
             "--speculative-draft-model-path",
             spec.draft,
         ]
+        # The user's own draft length (--engine-arg) is the one source where given: one flag,
+        # not the derived one beside it (SGLang refuses two that differ for DFLASH,
+        # arg_groups/speculative_hook.py:374-384, and for DSPARK, :824-834).
+        given = spec.engine_settings.sglang.draft_length_args(spec.method)
+        if given:
+            argv += given
         # An EAGLE-3 head has no block: SGLang picks its own draft length unless given one.
-        if spec.block_size is not None or spec.num_speculative_tokens or spec.method != "eagle3":
+        elif spec.block_size is not None or spec.num_speculative_tokens or spec.method != "eagle3":
             # SGLang's setting counts the bonus token as well as the draft tokens (it drafts
             # gamma + 1 positions).
             tokens = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method) + 1
@@ -310,6 +317,8 @@ ENGINE = Engine(
     stages=STAGES,
     http=http,
     serve=serve,
+    # Its draft length, read once by knowledge/settings.py.
+    writes=DRAFT_LENGTH_FLAGS,
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp=MTP,

@@ -13,6 +13,7 @@ import pytest
 from dflash_check.app.pipeline import CheckRequest, check_pair
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.check.target import normalise_target
+from dflash_check.knowledge.outcomes import Stage
 from dflash_check.sources.interface import parse_model_ref
 from dflash_check.sources.safetensors_header import dflash2_draft_tensors
 from dflash_check.views import TensorInfo
@@ -386,6 +387,73 @@ def test_sglang_reads_its_own_draft_length(
             in found["sglang"]
         )
         assert f"block_size=16.' and drafts {sglang} positions" in found["sglang"]
+
+
+DSPARK_EXPORT = FIXTURES / "drafts" / "sgl-project--SpecForge-qwen3.6-27b-dspark-export"
+"""A DSpark draft whose block_size, gamma, is 16: SGLang's window is 17."""
+
+
+@pytest.mark.parametrize(
+    ("tokens", "engine_args", "message", "stage"),
+    [
+        # SGLang's own window, or N + 1 from --num-speculative-tokens, other than gamma + 1.
+        (None, ("--speculative-num-draft-tokens=16",), "num_draft_tokens=16.'", Stage.LOAD),
+        (None, ("--speculative-num-draft-tokens", "8"), "num_draft_tokens=8.'", Stage.LOAD),
+        (7, (), "speculative_num_draft_tokens=8.'", Stage.LOAD),
+        # A gamma of its own: the window must be that gamma + 1.
+        (None, ("--speculative-dspark-block-size=7", "--speculative-num-draft-tokens=17"),
+         "(= 8 for gamma=7), but got speculative_num_draft_tokens=17.'", Stage.LOAD),
+        # The gamma alone starts, warning when the worker loads a draft trained with another.
+        (None, ("--speculative-dspark-block-size", "7"), "'DSpark gamma mismatch: using "
+         "gamma=7 (from speculative_num_draft_tokens=8) but draft config block_size=16.'", None),
+    ],
+    ids=["own-window", "own-window-2", "n", "own-gamma-window", "own-gamma"],
+)  # fmt: skip
+def test_sglang_dspark_window_is_gamma_plus_one(
+    tokens: int | None, engine_args: tuple[str, ...], message: str, stage: Stage | None
+) -> None:
+    """DF019 on SGLang's line for a DSpark draft: a window other than gamma + 1 is refused at
+    start-up (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:824-834)."""
+    cfg = config(DSPARK_EXPORT)
+    report = check_files(
+        files("draft", cfg, fc_tensors(cfg, target_hidden=5120)),
+        files("target", config(TARGETS / "Qwen--Qwen3.6-27B")),
+        "sglang,vllm",
+        num_speculative_tokens=tokens,
+        engine_args=engine_args,
+    )
+    (finding,) = [f for f in report.findings if f.rule == "DF019"]
+    assert finding.runtime == "sglang" and message in finding.message, finding.message
+    if stage is None:
+        assert finding.severity is Severity.WARNING
+    else:
+        assert finding.severity is Severity.ERROR and "refuses to start" in finding.message
+        assert report.verdict.value == "incompatible"
+        assert report.runtime_stages["sglang"] is stage
+
+
+@pytest.mark.parametrize(
+    ("tokens", "engine_args"),
+    [
+        (None, ()),
+        (16, ()),
+        (None, ("--speculative-num-draft-tokens=17",)),
+        (None, ("--speculative-dspark-block-size=16",)),
+        # SGLang reads --speculative-dflash-block-size for DFLASH only: not the DSpark window.
+        (None, ("--speculative-dflash-block-size=8",)),
+    ],
+    ids=["none", "n-fits", "window-fits", "gamma-fits", "dflash-alias"],
+)
+def test_sglang_dspark_window_that_fits(tokens: int | None, engine_args: tuple[str, ...]) -> None:
+    cfg = config(DSPARK_EXPORT)
+    report = check_files(
+        files("draft", cfg, fc_tensors(cfg, target_hidden=5120)),
+        files("target", config(TARGETS / "Qwen--Qwen3.6-27B")),
+        "sglang,vllm",
+        num_speculative_tokens=tokens,
+        engine_args=engine_args,
+    )
+    assert not hits(report, "DF019"), report.findings
 
 
 DEEPSEEK_V4 = {

@@ -7,6 +7,9 @@ import json
 import pytest
 
 from dflash_check.engines.command import LaunchSpec, build_command
+from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS, parse_engine_args
+
+TOKENS, GAMMA = "--speculative-num-draft-tokens", "--speculative-dspark-block-size"
 
 
 def _spec(engine: str, method: str, block: int | None) -> LaunchSpec:
@@ -66,3 +69,37 @@ def test_a_target_with_its_own_code_is_trusted_in_the_command(engine: str) -> No
     assert "--trust-remote-code" not in plain
     trusted = LaunchSpec(engine, "T", "D", 16, trust_remote_code=True)
     assert "--trust-remote-code" in build_command(trusted)
+
+
+@pytest.mark.parametrize(
+    ("method", "args", "written"),
+    [
+        ("dflash", ("--speculative-dflash-block-size=12",), [(TOKENS, "12")]),
+        ("dflash2", (TOKENS, "12"), [(TOKENS, "12")]),
+        # SGLang ignores the DFLASH alias for DSpark: the command derives gamma + 1 from the block.
+        ("dspark", ("--speculative-dflash-block-size=12",), [(TOKENS, "8")]),
+        # DSpark's gamma flag stays itself, so SGLang does not also read gamma from the draft.
+        ("dspark", (GAMMA, "5"), [(GAMMA, "5")]),
+    ],
+)  # fmt: skip
+def test_sglang_writes_the_users_draft_length_once(
+    method: str, args: tuple[str, ...], written: list[tuple[str, str]]
+) -> None:
+    """The parsed settings are the one source: the user's copy is not passed on beside it."""
+    spec = LaunchSpec(
+        "sglang", "T", "D", 7, method=method, engine_args=(*args, "--mem-fraction-static=0.8"),
+        engine_settings=parse_engine_args(args),
+    )  # fmt: skip
+    argv = build_command(spec)
+    lengths = [(a, argv[i + 1]) for i, a in enumerate(argv) if a in DRAFT_LENGTH_FLAGS]
+    assert lengths == written
+    assert not any("=" in a and a.partition("=")[0] in DRAFT_LENGTH_FLAGS for a in argv)
+    assert argv[-1] == "--mem-fraction-static=0.8"
+
+
+def test_vllm_passes_every_engine_argument_on() -> None:
+    """vLLM's command writes no SGLang flag: what the user gave reaches it as given."""
+    args = ("--speculative-num-draft-tokens=12", "--enforce-eager")
+    settings = parse_engine_args(args)
+    spec = LaunchSpec("vllm", "T", "D", 16, engine_args=args, engine_settings=settings)
+    assert build_command(spec)[-2:] == args

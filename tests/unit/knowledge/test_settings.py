@@ -7,11 +7,15 @@ from __future__ import annotations
 import pytest
 
 from dflash_check.knowledge.settings import (
+    DRAFT_LENGTH_FLAGS,
     NO_ENGINE_SETTINGS,
     SettingsError,
     SglangSettings,
     parse_engine_args,
+    without_flags,
 )
+
+TOKENS, GAMMA = "--speculative-num-draft-tokens", "--speculative-dspark-block-size"
 
 
 def sglang(*args: str) -> SglangSettings:
@@ -35,8 +39,82 @@ def test_no_arguments_are_the_engine_defaults() -> None:
     ],
 )
 def test_draft_length_in_either_form(args: tuple[str, ...]) -> None:
-    """``--flag=N`` and ``--flag N`` alike; the DFlash alias sets the same value."""
-    assert sglang(*args).speculative_num_draft_tokens == 1
+    """``--flag=N`` and ``--flag N`` alike; the DFlash alias sets the same value for DFLASH."""
+    settings = sglang(*args)
+    assert settings.draft_tokens("dflash") == settings.draft_tokens("dflash2") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "dflash", "dspark", "eagle3"),
+    [
+        # SGLang reads --speculative-dflash-block-size for DFLASH only
+        # (speculative_hook.py:368-386): a DSpark or EAGLE-3 draft takes its own length.
+        (("--speculative-dflash-block-size=8",), 8, None, None),
+        (("--speculative-dflash-block-size", "8"), 8, None, None),
+        # --speculative-dspark-block-size is DSpark's gamma: the window is gamma + 1 (:807-838).
+        (("--speculative-dspark-block-size=7",), None, 8, None),
+        (("--speculative-dspark-block-size", "7"), None, 8, None),
+        # The window itself is every algorithm's.
+        (("--speculative-num-draft-tokens=5", "--speculative-dspark-block-size=7"), 5, 5, 5),
+    ],
+)
+def test_each_algorithm_reads_its_own_alias(
+    args: tuple[str, ...], dflash: int | None, dspark: int | None, eagle3: int | None
+) -> None:
+    settings = sglang(*args)
+    assert settings.draft_tokens("dflash") == dflash
+    assert settings.draft_tokens("dspark") == dspark
+    assert settings.draft_tokens("eagle3") == eagle3
+
+
+@pytest.mark.parametrize(
+    ("args", "method", "written"),
+    [
+        ((), "dflash", []),
+        (("--speculative-dflash-block-size=8",), "dflash", ["--speculative-num-draft-tokens", "8"]),
+        (("--speculative-dflash-block-size=8",), "dspark", []),
+        (("--speculative-num-draft-tokens", "4"), "eagle3", [TOKENS, "4"]),
+        # DSpark's gamma stays its own flag, so SGLang does not read gamma from the draft.
+        (("--speculative-dspark-block-size=7",), "dspark", [GAMMA, "7"]),
+        (
+            ("--speculative-dspark-block-size=7", "--speculative-num-draft-tokens=8"),
+            "dspark",
+            ["--speculative-dspark-block-size", "7", "--speculative-num-draft-tokens", "8"],
+        ),
+    ],
+)  # fmt: skip
+def test_the_draft_length_a_command_writes(
+    args: tuple[str, ...], method: str, written: list[str]
+) -> None:
+    assert sglang(*args).draft_length_args(method) == written
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--speculative-num-steps=3", "--speculative-eagle-topk=1"),
+        ("--speculative-num-steps", "3", "--speculative-eagle-topk", "1"),
+    ],
+)
+def test_eagle_steps_and_topk_in_either_form(args: tuple[str, ...]) -> None:
+    """What an EAGLE-family draft (NEXTN: the target's own MTP layers) runs (fields/spec.py
+    :58-65); not a draft length of the DFlash algorithms."""
+    settings = sglang(*args)
+    assert (settings.speculative_num_steps, settings.speculative_eagle_topk) == (3, 1)
+    assert settings.draft_tokens("dflash") is None
+    assert (
+        parse_engine_args(args).text() == "sglang --speculative-num-steps 3 "
+        "--speculative-eagle-topk 1"
+    )
+
+
+def test_without_flags_drops_both_forms_and_keeps_the_rest() -> None:
+    args = (
+        "--speculative-num-draft-tokens", "8", "--tp-size", "2",
+        "--speculative-dflash-block-size=8", "--speculative-dspark-block-size", "7", "--x=1",
+    )  # fmt: skip
+    assert without_flags(args, DRAFT_LENGTH_FLAGS) == ("--tp-size", "2", "--x=1")
+    assert without_flags(args, frozenset()) == args
 
 
 def test_last_draft_length_wins_as_in_argparse() -> None:
@@ -77,6 +155,8 @@ def test_unknown_arguments_are_left_alone() -> None:
         (("--speculative-num-draft-tokens=two",), "--speculative-num-draft-tokens needs a "
          "positive integer, not 'two'"),
         (("--speculative-num-draft-tokens",), "--speculative-num-draft-tokens needs a value"),
+        (("--speculative-num-steps=0",), "--speculative-num-steps needs a positive integer"),
+        (("--speculative-eagle-topk", "x"), "--speculative-eagle-topk needs a positive integer"),
         (("--dp-size", "0", "--enable-dp-attention"), "--dp-size needs a positive integer"),
         (("--attn-dp-size=-2",), "--attn-dp-size needs a positive integer"),
         (("--enable-dp-attention=true",), "--enable-dp-attention takes no value, not 'true'"),
@@ -106,8 +186,8 @@ def test_values_sglang_would_not_start_with(args: tuple[str, ...], message: str)
         ),
         (
             ("--speculative-dflash-block-size=8", "--attn-dp-size", "4", "--tp-size", "8"),
-            {"sglang": {"attn_dp_size": 4, "speculative_num_draft_tokens": 8}},
-            "sglang --attn-dp-size 4 --speculative-num-draft-tokens 8",
+            {"sglang": {"attn_dp_size": 4, "speculative_dflash_block_size": 8}},
+            "sglang --attn-dp-size 4 --speculative-dflash-block-size 8",
         ),
     ],
     ids=["none", "at-default", "deprecated", "both"],
