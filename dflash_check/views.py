@@ -266,6 +266,10 @@ class DraftView:
     """The EAGLE-3 facts, for an EAGLE-3 head."""
     nextn: NextNFacts | None = None
     """The NextN facts, for a NextN (MTP) checkpoint."""
+    config_root: str = ""
+    """Dotted path of the object the engines read the draft's own keys from (``text_config.``
+    for a MiniMax DSpark draft that has one), empty when it is the top level: every ``*_key``
+    and ``id_sources`` key is a path from the top of config.json, the root included."""
 
     def __post_init__(self) -> None:
         # A facet present for another method would be read by that method's rules: a
@@ -276,6 +280,16 @@ class DraftView:
                     f"DraftView of a {self.method} draft: facet {facet} must be "
                     + ("present" if self.method in methods else "absent")
                 )
+
+    def key(self, name: str) -> str:
+        """Return the dotted key of a field the engines read at the draft's root, e.g.
+        ``text_config.hidden_size``."""
+        return f"{self.config_root}{name}"
+
+    def rootless(self, key: str | None) -> str | None:
+        """Return ``key`` as the engines name it once they have read the root as the top
+        level (``text_config.mask_token_id`` -> ``mask_token_id``)."""
+        return key.removeprefix(self.config_root) if key and self.config_root else key
 
     def fc_unverified(self, no_header: str) -> str:
         """Return why fc.weight's shape is unknown: no such tensor in the header, else why

@@ -13,7 +13,7 @@ from dflash_check.check.report import CheckReport
 from dflash_check.check.rules import fmt_ids
 from dflash_check.render.diagnostics import VERDICT_STYLE, strictest, wrap
 from dflash_check.sanitize import visible
-from dflash_check.views import DFlashFacts
+from dflash_check.views import DFlashFacts, DraftView
 
 
 def _opt(value: object) -> str:
@@ -44,11 +44,12 @@ def model_rows(report: CheckReport) -> list[tuple[str, str, str]]:
         ("architecture", f"{_opt(d.architectures)} ({d.method})", _opt(t.architectures)),
         (
             "layers",
-            f"{_opt(d.num_hidden_layers)} (trained on {_opt(d.num_target_layers)}-layer target)",
+            f"{_opt(d.num_hidden_layers)}{_rooted(d, 'num_hidden_layers')} (trained on "
+            f"{_opt(d.num_target_layers)}-layer target)",
             f"{t.num_hidden_layers} ({t.layers_key})",
         ),
-        ("hidden size", str(d.hidden_size), str(t.hidden_size)),
-        ("vocab size", _opt(d.vocab_size), str(t.vocab_size)),
+        ("hidden size", str(d.hidden_size) + _rooted(d, "hidden_size"), str(t.hidden_size)),
+        ("vocab size", _opt(d.vocab_size) + _rooted(d, "vocab_size"), str(t.vocab_size)),
         ("max positions", _opt(d.max_position_embeddings), _opt(t.max_position_embeddings)),
         ("target_layer_ids", f"{_opt(d.target_layer_ids)} ({_opt(d.layer_ids_key)})", ""),
         ("block_size", f"{_opt(f.block_size)} ({_opt(f.block_size_key)})", ""),
@@ -67,6 +68,12 @@ def model_rows(report: CheckReport) -> list[tuple[str, str, str]]:
     if report.draft_revision or report.target_revision:
         rows.append(("revision", _opt(report.draft_revision), _opt(report.target_revision)))
     return rows
+
+
+def _rooted(d: DraftView, name: str) -> str:
+    """Name where a draft read at a nested root (``text_config``) stated ``name``; nothing for
+    the usual top-level draft, whose rows stay as they were."""
+    return f" ({d.key(name)})" if d.config_root else ""
 
 
 def models_table(report: CheckReport, width: int = 120) -> RenderableType:

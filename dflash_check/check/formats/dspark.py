@@ -24,6 +24,7 @@ read another one first.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from dflash_check.check.formats.common import (
     at_path,
@@ -205,20 +206,49 @@ def mla_contract_values(top: FieldReader) -> tuple[tuple[str, str], ...]:
     return tuple((k, json.dumps(top.data[k])) for k in MLA_CONTRACT_KEYS if k in top.data)
 
 
+# Drafts whose whole config both engines read from ``text_config`` when it has one: vLLM swaps
+# it in for a DSparkMiniMaxDraftModel draft and sets markov_rank from its dspark_markov_rank
+# (vllm==0.34.0:vllm/config/speculative.py:1234-1250); SGLang's configure_minimax_m3_dspark
+# does the same for that architecture alone, after copying the top-level ``dspark_*`` keys onto
+# it (sglang==0.5.23:sglang/srt/configs/minimax_vl.py:64-111, called from configs/
+# model_config.py:1019-1027 and speculative/dspark_components/dspark_config.py:155-158).
+# The other DSpark architectures are read from the top level by both (dspark_config.py reads
+# only the mask and Markov keys from a text_config, which MASK_KEYS and MARKOV_KEYS hold).
+TEXT_ROOT_ARCHITECTURES = frozenset({"DSparkMiniMaxDraftModel"})
+# The keys SGLang copies from the top level onto a MiniMax draft's text_config, the copies
+# winning (minimax_vl.py:67-68): vLLM reads them in text_config only.
+_COPIED_PREFIXED = ("dspark_noise_token_id", "dspark_block_size", "dspark_markov_rank")
+
+
+def config_root(top: FieldReader) -> FieldReader:
+    """Return the object the engines read a DSpark draft's own keys from: ``text_config`` for
+    an architecture of ``TEXT_ROOT_ARCHITECTURES`` that has one, else the top level."""
+    if TEXT_ROOT_ARCHITECTURES & set(config_architectures(top.data)):
+        text = top.child("text_config")
+        if text is not None:
+            return text
+    return top
+
+
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a DSpark draft."""
     top = FieldReader(files.who, files.config_location, files.config)
-    dflash = top.child("dflash_config")
-    dspark = top.child("dspark_config")
-    text = top.child("text_config")
+    # Every key below is read at the root and named with its path (text_config.hidden_size).
+    root = config_root(top)
+    rooted = root is not top
+    dflash = root.child("dflash_config")
+    dspark = root.child("dspark_config")
+    text = None if rooted else top.child("text_config")
     # SGLang merges {**dflash_config, **dspark_config}: a key in dspark_config wins.
     nested = (dspark, dflash)
-    model_type = top.string("model_type")
+    # The prefixed dspark_* keys: SGLang takes a MiniMax draft's top-level ones first.
+    prefixed = (top, root) if rooted else (top,)
+    model_type = root.string("model_type")
 
-    raw = top.integers(IDS_KEY)
+    raw, raw_key = (None, None) if rooted else first_value((top,), IDS_KEY, read="integers")
     conversion = None
     if raw is not None:
-        ids_key: str | None = IDS_KEY
+        ids_key: str | None = raw_key
         ids: tuple[int, ...] | None = raw
         if model_type == V41_MODEL_TYPE:
             ids = tuple(k - V41_AUX_SHIFT for k in raw)
@@ -227,23 +257,35 @@ def normalise(files: ModelFiles) -> DraftView:
                 f"indices (t + {V41_AUX_SHIFT}); as DFlash layer ids: [{', '.join(map(str, ids))}]"
             )
     else:
-        ids, ids_key = first_value((dflash, top), "target_layer_ids", read="integers")
+        # A MiniMax draft's ids are its dflash_config's in both engines: vLLM reads the nested
+        # list first, SGLang overwrites dspark_target_layer_ids with it (minimax_vl.py:92-101).
+        ids, ids_key = first_value((dflash, root), "target_layer_ids", read="integers")
+        if ids is None and rooted:
+            ids, ids_key = first_value((root,), IDS_KEY, read="integers")
 
-    mask, mask_key = first_value((top,), "dspark_noise_token_id")
+    mask, mask_key = first_value(prefixed, "dspark_noise_token_id")
     if mask is None:
-        mask, mask_key = first_value((*nested, text, top), "mask_token_id")
-    block, block_key = first_value((top,), "dspark_block_size")
+        mask, mask_key = first_value((*nested, text, root), "mask_token_id")
+    block, block_key = first_value(prefixed, "dspark_block_size")
     if block is None:
-        block, block_key = first_value((dflash, top), "block_size")
-    rank, rank_key = first_value((top,), "dspark_markov_rank")
+        block, block_key = first_value((dflash, root), "block_size")
+    rank, rank_key = first_value(prefixed, "dspark_markov_rank")
     if rank is None:
-        rank, rank_key = first_value((*nested, text, top), "markov_rank")
-    head_type, head_type_key = first_value((*nested, text, top), "markov_head_type", read="string")
+        rank, rank_key = first_value((*nested, text, root), "markov_rank")
+    head_type, head_type_key = first_value((*nested, text, root), "markov_head_type", read="string")
     if ID_COUNT_ARCHITECTURES & set(config_architectures(top.data)):
-        ntl, ntl_key = first_value((top,), "target_num_hidden_layers")
+        ntl, ntl_key = first_value((root,), "target_num_hidden_layers")
     else:
-        ntl, ntl_key = first_value((top, dflash), "num_target_layers")
-    tokens = special_token_ids((top,))
+        ntl, ntl_key = first_value((root, dflash), "num_target_layers")
+    tokens = special_token_ids((root,))
+    fields = draft_fields(files, root, dflash, empty_vocab=True)
+    if rooted:
+        # vLLM picks the class by the top-level architectures before it swaps (speculative.py
+        # :788, :1234); the paths of every id list name their root.
+        fields["architectures"] = top.strings("architectures") or config_architectures(top.data)
+        fields["id_sources"] = tuple(
+            replace(s, key=f"{root.prefix}{s.key}") for s in fields["id_sources"]
+        )
     # Defined when a draft of this method is read: a DFlash pair's start-up never pays for the
     # class (method_facets.py).
     from dflash_check.method_facets import DSparkFacts
@@ -255,32 +297,53 @@ def normalise(files: ModelFiles) -> DraftView:
         num_target_layers=ntl,
         format="dspark",
         layer_ids_conversion=conversion,
-        layer_ids_null_key=first_null((dflash, top), "target_layer_ids"),
+        layer_ids_null_key=first_null((dflash, root), "target_layer_ids"),
         num_target_layers_key=ntl_key,
         token_ids=token_id_facts(mask_key, mask, tokens),
         model_type=model_type,
+        config_root=root.prefix,
         dflash=DFlashFacts(
             block_size=block,
             block_size_key=block_key,
             mask_token_id=mask,
             mask_token_key=mask_key,
-            mask_null_key=first_null((*nested, top), "mask_token_id"),
+            mask_null_key=first_null((*nested, root), "mask_token_id"),
             # vLLM's DSpark speculator extends the DFlash one, which refuses a true
             # dflash_config.sample_from_anchor (DF021); DSpark's own switch is top-level.
-            **dflash_config_facts(top, dflash),
+            **dflash_config_facts(root, dflash),
         ),
         dspark=DSparkFacts(
             markov_rank=rank,
             markov_rank_key=rank_key,
             markov_head_type=head_type,
             markov_head_type_key=head_type_key,
-            markov_rank_keys=present(top, MARKOV_KEYS),
-            mask_sources=mask_sources(top),
-            omni_contract=omni_contract_values(top),
-            mla_contract=mla_contract_values(top),
-            has_text_config=text is not None,
+            markov_rank_keys=_rooted_keys(top, root, MARKOV_KEYS),
+            mask_sources=_rooted_mask_sources(top, root),
+            omni_contract=omni_contract_values(root),
+            mla_contract=mla_contract_values(root),
+            has_text_config=top.child("text_config") is not None,
         ),
         # vLLM's Qwen3-Omni DSpark contract refuses a vocab_size of 0 with its own message
         # (DF055, from omni_contract); the view reads it as not stated.
-        **draft_fields(files, top, dflash, empty_vocab=True),
+        **fields,
     )
+
+
+def _rooted_keys(top: FieldReader, root: FieldReader, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the dotted paths among ``keys`` that the config states, read at the root (named
+    from the top), plus the top-level copies SGLang takes for a rooted draft."""
+    if root is top:
+        return present(top, keys)
+    found = [f"{root.prefix}{k}" for k in present(root, keys)]
+    copied = [k for k in _COPIED_PREFIXED if k in keys and top.has(k)]
+    return tuple(dict.fromkeys((*copied, *found)))
+
+
+def _rooted_mask_sources(top: FieldReader, root: FieldReader) -> tuple[tuple[str, int], ...]:
+    """Return ``mask_sources`` read at the root, its paths named from the top, plus a top-level
+    ``dspark_noise_token_id`` SGLang copies onto a rooted draft (it wins there)."""
+    if root is top:
+        return mask_sources(top)
+    found = tuple((f"{root.prefix}{k}", v) for k, v in mask_sources(root))
+    copied = top.integer("dspark_noise_token_id", minimum=0)
+    return ((("dspark_noise_token_id", copied),) if copied is not None else ()) + found

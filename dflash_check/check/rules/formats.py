@@ -112,11 +112,12 @@ def _sglang_markov(d: DraftView, f: DFlashFacts, k: DSparkFacts) -> Iterator[Iss
             field=where,
         )
         return
+    # A MiniMax draft read at its text_config names its keys from the top (text_config.…).
     prefixed = (
-        d.layer_ids_key == "dspark_target_layer_ids"
-        or f.mask_token_key == "dspark_noise_token_id"
-        or f.block_size_key == "dspark_block_size"
-        or "dspark_markov_rank" in k.markov_rank_keys
+        d.rootless(d.layer_ids_key) == "dspark_target_layer_ids"
+        or d.rootless(f.mask_token_key) == "dspark_noise_token_id"
+        or d.rootless(f.block_size_key) == "dspark_block_size"
+        or "dspark_markov_rank" in {d.rootless(key) for key in k.markov_rank_keys}
     )
     if k.markov_head_type is None and not prefixed:
         yield Issue(
@@ -178,6 +179,17 @@ DSPARK_MASK_ORDER: dict[str, tuple[str, ...]] = {
 }
 
 
+def _mask_order(name: str, d: DraftView) -> tuple[str, ...]:
+    """Return the keys engine ``name`` takes a DSpark mask id from, named from the top: for a
+    draft read at its text_config, the same keys there, after (SGLang only) the top-level
+    dspark_noise_token_id it copies onto it (dspark.TEXT_ROOT_ARCHITECTURES says where)."""
+    order = DSPARK_MASK_ORDER[name]
+    if not d.config_root:
+        return order
+    copied = ("dspark_noise_token_id",) if name == SGLANG.name else ()
+    return (*copied, *(d.key(k) for k in order))
+
+
 @rule(
     "DF026",
     "dspark-mask-keys",
@@ -207,9 +219,10 @@ def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
     # one mask, so keys that disagree put a wrong mask into one of them.
     picks = {
         name: pick
-        for name, order in DSPARK_MASK_ORDER.items()
+        for name in DSPARK_MASK_ORDER
         if fmt.loads(name, d.architectures, pinned.get(name))
-        and (pick := next(((k, stated[k]) for k in order if k in stated), None)) is not None
+        and (pick := next(((k, stated[k]) for k in _mask_order(name, d) if k in stated), None))
+        is not None
     }
     if len(set(picks.values())) < 2:
         return

@@ -121,7 +121,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     if not fmt.dflash_config_keys or d.dflash is None:
         return  # the format has its own canonical mask place (speculators: top level)
     for p in ctx.profiles:
-        if d.dflash.mask_token_key == "mask_token_id" and not p.reads_top_level_mask:
+        if d.rootless(d.dflash.mask_token_key) == "mask_token_id" and not p.reads_top_level_mask:
             yield Issue(
                 f"draft {d.name}: mask_token_id is at the top level, but {p.name} reads only "
                 f"dflash_config.mask_token_id"

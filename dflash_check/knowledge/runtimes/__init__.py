@@ -201,7 +201,8 @@ def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> R
     None when the runtime ends up with no usable list: it fails without ids (the rules say
     how), or the list it reads is empty or negative (DF002 reports those).
     """
-    sources = {s.key: s.ids for s in draft.id_sources}
+    # Keys as the engine names them once it reads the draft's root (text_config) as its top.
+    sources = {draft.rootless(s.key): s.ids for s in draft.id_sources}
     # A key read one way for some drafts (vLLM: DeepSeek-V4.1 DSpark ids are aux indices;
     # SGLang: +1 on a Muse target for the drafts it remaps) is read that way instead of the
     # general way.
@@ -225,7 +226,7 @@ def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> R
         shift = reading.to_output
         if profile.numbering is not None:
             shift = NUMBERINGS[profile.numbering].to_output(shift, raw, num_layers)
-        return ResolvedIds(reading.key, raw, tuple(t + shift for t in raw))
+        return ResolvedIds(draft.key(reading.key), raw, tuple(t + shift for t in raw))
     guess = DEFAULT_IDS[profile.default_ids](num_layers, draft) if profile.default_ids else None
     if guess is None:
         return None

@@ -123,12 +123,15 @@ def test_a_dflash2_alias_without_its_selector_keys_fails_where_it_loads() -> Non
 DSPARK_EXPORT = FIXTURES / "drafts" / "sgl-project--SpecForge-qwen3.6-27b-dspark-export"
 
 
-def _minimax(**markov: Any) -> dict[str, Any]:
+def _minimax(nested: bool = False, **markov: Any) -> dict[str, Any]:
     """Return the DSpark export re-labelled as a MiniMax draft, its Markov rank set by ``markov``
-    (dotted keys; the other rank keys removed)."""
+    (dotted keys; the other rank keys removed); ``nested`` moves every key but
+    ``architectures`` under ``text_config``, where both engines then read them."""
     cfg = {**config(DSPARK_EXPORT), "architectures": ["DSparkMiniMaxDraftModel"]}
     for key in ("markov_rank", "dspark_markov_rank"):
         cfg.pop(key, None)
+    if nested:
+        cfg = {"architectures": cfg.pop("architectures"), "text_config": cfg}
     for key, value in markov.items():
         parent, _, last = key.rpartition(".")
         (cfg.setdefault(parent, {}) if parent else cfg)[last] = value
@@ -143,30 +146,92 @@ def _df025_vllm(cfg: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("markov", "expected"),
+    ("nested", "markov", "expected"),
     [
         # vLLM sets markov_rank from dspark_markov_rank (config/speculative.py:1234-1250).
-        ({"dspark_markov_rank": 256}, None),
-        ({"markov_rank": 256}, "reads top-level dspark_markov_rank"),
+        (False, {"dspark_markov_rank": 256}, None),
+        (False, {"markov_rank": 256}, "reads top-level dspark_markov_rank"),
         # With a text_config, vLLM reads the draft from it: a top-level key is not seen.
-        ({"text_config.dspark_markov_rank": 256}, None),
-        (
-            {"text_config.hidden_size": 5120, "dspark_markov_rank": 256},
-            "reads text_config.dspark_markov_rank",
-        ),
+        (True, {"text_config.dspark_markov_rank": 256}, None),
+        (True, {"dspark_markov_rank": 256}, "reads text_config.dspark_markov_rank"),
     ],
 )
 def test_vllm_reads_a_minimax_dspark_rank_from_dspark_markov_rank(
-    markov: dict[str, Any], expected: str | None
+    nested: bool, markov: dict[str, Any], expected: str | None
 ) -> None:
     """DF025 has a row for vLLM's MiniMax DSpark, so its Markov key is checked, not skipped."""
-    cfg = _minimax(**markov, markov_head_type="vanilla")
+    head = "text_config.markov_head_type" if nested else "markov_head_type"
+    cfg = _minimax(nested, **markov, **{head: "vanilla"})
     found = _df025_vllm(cfg)
     if expected is None:
         assert not found, found
     else:
         (message,) = found
         assert expected in message and "AttributeError" in message
+
+
+# -- DSparkMiniMaxDraftModel: the whole draft read from text_config ---------------------------
+
+
+def _minimax_view(cfg: dict[str, Any]) -> Any:
+    return normalise_draft(files("draft", cfg))
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_minimax_dspark_draft_is_read_at_text_config_when_it_has_one(nested: bool) -> None:
+    """Both engines read a MiniMax DSpark draft's config from its text_config (vLLM
+    speculative.py:1234-1250, SGLang minimax_vl.py:64-111): the same draft, flat or nested,
+    reads the same, and the view names each key where it was found."""
+    root = "text_config." if nested else ""
+    cfg = _minimax(nested, **{f"{root}dspark_markov_rank": 256})
+    if nested:
+        # Decoys at the top level: no engine reads them once it has a text_config.
+        cfg.update(hidden_size=64, num_hidden_layers=1, vocab_size=32, block_size=4)
+    view = _minimax_view(cfg)
+    assert view.config_root == root
+    assert view.architectures == ("DSparkMiniMaxDraftModel",)
+    assert (view.hidden_size, view.num_hidden_layers, view.vocab_size) == (5120, 5, 248320)
+    assert view.target_layer_ids == (2, 17, 32, 47, 62)
+    assert view.layer_ids_key == f"{root}dflash_config.target_layer_ids"
+    assert view.dflash is not None and view.dspark is not None
+    assert (view.dflash.block_size, view.dflash.block_size_key) == (16, f"{root}block_size")
+    assert view.dflash.mask_token_key == f"{root}dflash_config.mask_token_id"
+    assert view.dspark.markov_rank_key == f"{root}dspark_markov_rank"
+    assert {s.key for s in view.id_sources} == {f"{root}dflash_config.target_layer_ids"}
+
+
+def test_other_dspark_drafts_keep_reading_the_top_level() -> None:
+    """Only the MiniMax class swaps in its text_config; a Qwen3 DSpark draft with one is read
+    at the top level (dspark_config.py reads only mask and Markov keys from it)."""
+    cfg = {**config(DSPARK_EXPORT), "text_config": {"hidden_size": 64, "markov_rank": 8}}
+    view = _minimax_view(cfg)
+    assert view.config_root == ""
+    assert view.hidden_size == 5120
+    # ... but for the Markov rank, which SGLang takes from text_config before the top level.
+    assert view.dspark is not None and view.dspark.markov_rank_key == "text_config.markov_rank"
+
+
+def test_a_nested_minimax_dspark_draft_is_judged_by_its_text_config() -> None:
+    """The check compares text_config's width with the target's and names the key it read; the
+    ids each engine feeds are those under text_config."""
+    release = next(r for r, held in _releases("DSparkMiniMaxDraftModel") if held)
+    cfg = _minimax(True, **{"text_config.dspark_markov_rank": 256})
+    report = _check(cfg, release)
+    assert not [f for f in report.findings if f.rule == "DF006"]
+    assert {r.key for r in report.resolutions} == {"text_config.dflash_config.target_layer_ids"}
+    cfg["text_config"]["hidden_size"] = 4096
+    (df006,) = [f for f in _check(cfg, release).findings if f.rule == "DF006"]
+    assert "hidden_size 4096" in df006.message
+
+
+def test_sglang_takes_a_minimax_drafts_top_level_noise_token_first() -> None:
+    """SGLang copies the top-level dspark_* keys onto text_config (minimax_vl.py:67-68); vLLM
+    reads text_config alone: two different mask ids are fed to the two engines (DF026)."""
+    release = next(r for r, held in _releases("DSparkMiniMaxDraftModel") if held)
+    cfg = _minimax(True, dspark_noise_token_id=7, **{"text_config.dspark_markov_rank": 256})
+    report = _check(cfg, release)
+    told = {f.runtime: f.field for f in report.findings if f.rule == "DF026"}
+    assert told.get("vllm") == "text_config.dflash_config.mask_token_id", report.findings
 
 
 XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
