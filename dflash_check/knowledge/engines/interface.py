@@ -19,6 +19,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dflash_check.knowledge.engines.draft_classes import NopeLayers
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.views import DFLASH_METHODS
@@ -172,10 +173,9 @@ class Release:
     """Where the release's own DFlash 2 Beam class (``DFlash2BeamDraftModel``) requires, when it
     is built at load, ``dflash_config.final_logit_softcapping``, ``sliding_attention`` in every
     ``layer_types`` entry and ``is_causal: false``, with the citation; None: no such class."""
-    dflash2_nope: str | None = None
+    dflash2_nope: NopeLayers | None = None
     """How the release serves a ``DFlash2DraftModel`` that states ``no_rope_layers`` (vLLM 0.34:
-    renamed to the Ricursive class, which leaves those layers unrotated; before: every layer
-    rotated), with the citation; None: not read."""
+    renamed to the Ricursive class; before: ignored, every layer rotated); None: not read."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

