@@ -84,10 +84,6 @@ IDENTIFIED_BY = (
 )
 """What names the format in config.json (``FORMATS``' row, docs and messages)."""
 
-XPRESS_ARCHITECTURES = frozenset({"Qwen3XPressModel", "DFlashQwen3XPressModel"})
-"""The architectures vLLM builds with its XPress class (vllm==0.33.0:vllm/config/
-speculative.py:95-98, the set its dispatch reads)."""
-
 
 def read_dflash_config_draft(
     files: ModelFiles,

@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from dflash_check.check.formats.zlab import XPRESS_ARCHITECTURES
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     ALL_METHODS,
@@ -18,6 +17,7 @@ from dflash_check.check.rules.base import (
 )
 from dflash_check.check.rules.omni_dspark import vocabulary_by_contract
 from dflash_check.knowledge.engines import LLAMACPP, SGLANG, VLLM
+from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.knowledge.outcomes import Stage
 
 # Why a padded size difference is not a different tokenizer: a DFlash draft has no embedding

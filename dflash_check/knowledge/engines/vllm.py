@@ -211,6 +211,11 @@ VLLM_REVIEWED = (
 )
 """What was reviewed in vLLM's code, per range of releases (``knowledge/reviewed.py``)."""
 
+XPRESS_ARCHITECTURES = frozenset({"Qwen3XPressModel", "DFlashQwen3XPressModel"})
+"""The draft architectures vLLM runs with its XPress refiner, under method ``dflash``
+(``SpeculativeConfig.is_xpress``: vllm==0.33.0:vllm/config/speculative.py:95-98, :2131-2145;
+EAGLEConfig renames a dflash draft ``DFlash{arch}``, hence both names)."""
+
 VLLM_V1 = "vllm-v1"
 """The runtime of vLLM's Model Runner V1 (opt-in: CPU builds and releases before 0.34 run it)."""
 

@@ -332,3 +332,42 @@ def test_dflash2_no_rope_layers_per_vllm_release() -> None:
             f for f in _check(config(DFLASH2), release).findings if f.field == "no_rope_layers"
         ]
     assert seen["vllm==0.34.0"] == "info" and seen["vllm==0.33.0"] == "warning", seen
+
+
+@pytest.mark.parametrize("arch", XPRESS)
+def test_model_runner_v1_refuses_xpress_drafts_per_release(arch: str) -> None:
+    """vLLM runs XPress under method dflash and tells it by the draft's class; Model Runner V1
+    of 0.33.0 refuses it while the config resolves ('Model Runner V1 does not support: xpress
+    speculative decoding', config/vllm.py:3114-3115): DF016 at load. 0.32.0's V1 has no XPress
+    class at all (its model registry refusal), V2 serves it, and a plain DFlash draft with the
+    same keys is not refused by V1."""
+    refusal = "Model Runner V1 does not support: xpress speculative decoding"
+    vllm = next(e for e in ENGINES if e.name == "vllm")
+    judged = 0
+    for release, held in _releases(arch):
+        if release.engine != "vllm":
+            continue
+        for runner in release.runners:
+            spec = f"vllm-v1=={release.version}" if runner == "V1" else release.spec
+            report = check_files(
+                files("draft", _xpress(arch)), files("target", config(QWEN36_27B)), spec
+            )
+            df016 = [f for f in report.findings if f.rule == "DF016"]
+            said = " ".join(f.message for f in df016)
+            if runner == "V1" and held:
+                (found,) = df016
+                assert refusal in found.message and found.runtime == "vllm-v1", found
+                assert found.stage_for("vllm-v1") is not None
+                assert found.stage_for("vllm-v1").value == "load"
+            else:
+                assert refusal not in said, (spec, said)
+                assert bool(df016) is (not held), (spec, report.findings)
+            plain = check_files(
+                files("draft", _xpress("DFlashDraftModel")),
+                files("target", config(QWEN36_27B)),
+                spec,
+            )
+            assert not [f for f in plain.findings if f.rule == "DF016"], (spec, plain.findings)
+            judged += 1
+    # 0.32.0 and 0.33.0 on both runners, 0.34.0 on V2: each judged.
+    assert judged == sum(len(r.runners) for r in vllm.releases) >= 5
