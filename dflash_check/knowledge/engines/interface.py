@@ -19,7 +19,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dflash_check.knowledge.engines.draft_classes import NopeLayers
+from dflash_check.knowledge.engines.draft_classes import NopeLayers, XPressClass
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.views import DFLASH_METHODS
@@ -165,10 +165,9 @@ class Release:
     """Target architecture -> (the speculative algorithms the release admits on it, where it
     refuses the others when it resolves the server arguments, with the citation); a target not
     named here is gated by no such list (SGLang's DeepSeek V4 hook)."""
-    xpress_full_vocab: str | None = None
-    """Where the release's XPress drafter (``Qwen3XPressModel``) refuses, when it is built at
-    load, a draft vocabulary (``draft_vocab_size``, else ``vocab_size``) other than the
-    target's, with the citation; None: the release has no XPress class."""
+    xpress: XPressClass | None = None
+    """What the release's XPress drafter (``Qwen3XPressModel``) refuses in a draft's config at
+    load, with the citations; None: the release has no XPress class."""
     beam_dflash2_contract: str | None = None
     """Where the release's own DFlash 2 Beam class (``DFlash2BeamDraftModel``) requires, when it
     is built at load, ``dflash_config.final_logit_softcapping``, ``sliding_attention`` in every

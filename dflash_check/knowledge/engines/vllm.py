@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.capture import Capture, Status
-from dflash_check.knowledge.engines.draft_classes import NopeLayers, NopeServing
+from dflash_check.knowledge.engines.draft_classes import NopeLayers, NopeServing, XPressClass
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
@@ -130,8 +130,15 @@ VLLM_REVIEWED = (
             "ignores no_rope_layers and rotates every draft layer (vllm==0.33.0:"
             "vllm/model_executor/models/qwen3_dflash.py:222, :289)",
         ),
-        xpress_full_vocab="vllm==0.33.0:vllm/model_executor/models/qwen3_xpress.py:299-304 "
-        "(Qwen3XPressForCausalLM.__init__)",
+        xpress=XPressClass(
+            full_vocab="vllm==0.33.0:vllm/model_executor/models/qwen3_xpress.py:299-304 "
+            "(Qwen3XPressForCausalLM.__init__)",
+            top_level_anchor="vllm==0.33.0:vllm/v1/worker/gpu/spec_decode/xpress/"
+            "speculator.py:30-35 (XPressSpeculator.__init__)",
+            # Run for either runner: SpeculativeConfig resolves before VllmConfig picks one.
+            topc_range="vllm==0.33.0:vllm/config/speculative.py:1623-1638 "
+            "(SpeculativeConfig.__post_init__)",
+        ),
         beam_dflash2_contract="vllm==0.33.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
         ":563-566 (dflash_config['final_logit_softcapping'])",
         notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
@@ -157,8 +164,14 @@ VLLM_REVIEWED = (
             "unrotated (vllm==0.34.0:vllm/config/speculative.py:796-801, model_executor/models/"
             "ricursive_dflash2.py:31-53)",
         ),
-        xpress_full_vocab="vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322 "
-        "(Qwen3XPressForCausalLM.__init__)",
+        xpress=XPressClass(
+            full_vocab="vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322 "
+            "(Qwen3XPressForCausalLM.__init__)",
+            top_level_anchor="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/"
+            "speculator.py:29-34 (XPressSpeculator.__init__)",
+            topc_range="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/config.py:21-28 "
+            "(XPressSpeculatorConfig.apply_options, run by config/speculative.py:1403)",
+        ),
         beam_dflash2_contract="vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
         ":564-567 (dflash_config['final_logit_softcapping'])",
         # Draft architecture -> the method its model class declares (speculator_config_class, also
