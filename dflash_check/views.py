@@ -154,6 +154,10 @@ class DFlashFacts:
     top_level_keys: tuple[str, ...] = ()
     """Which of the keys some runtime requires at the top level (``RuntimeProfile.
     top_level_only``) the config states there, whatever ``dflash_config`` says."""
+    xpress: tuple[tuple[str, str], ...] = ()
+    """The top-level keys vLLM's XPress class and speculator read beyond DFlash's
+    (``sample_from_anchor``, ``xpress_topc``), as the config states them (key, the value as JSON
+    text); DF021 and DF050 judge them for XPress drafts."""
     domino: tuple[tuple[str, str], ...] = ()
     """The keys SGLang's Domino projector check reads, as the config states them (dotted key,
     the value as JSON text: unvalidated, hashable, a null kept): ``projector_type``,

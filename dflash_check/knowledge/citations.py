@@ -68,8 +68,8 @@ def _other_releases(release: Release) -> dict[str, Release]:
 
 
 def _resolve_value(value: Any, release: Release, readers: Mapping[str, Release]) -> Any:
-    """Return ``value`` (a text, or a mapping holding texts) resolved; ``value`` itself when
-    nothing in it cites another release."""
+    """Return ``value`` (a text, or a mapping or frozen dataclass holding texts) resolved;
+    ``value`` itself when nothing in it cites another release."""
     if isinstance(value, str):
         return _resolve_text(value, release, readers)
     if isinstance(value, Mapping):
@@ -77,6 +77,16 @@ def _resolve_value(value: Any, release: Release, readers: Mapping[str, Release])
         if all(items[k] is value[k] for k in value):
             return value
         return MappingProxyType(items)
+    # A typed value (``draft_classes.py``: what a release's draft class does) holds its
+    # citations in its text fields; an enum member or a number in it is left as it is.
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changed = {
+            f.name: resolved
+            for f in dataclasses.fields(value)
+            if (resolved := _resolve_value(getattr(value, f.name), release, readers))
+            is not getattr(value, f.name)
+        }
+        return dataclasses.replace(value, **changed) if changed else value
     return value
 
 

@@ -46,6 +46,12 @@ BEAM_KEYS = (
     ("", "no_rope_layers"),
 )
 
+# What vLLM's XPress speculator reads at the top level besides DFlash's keys, kept as stated
+# (the engine tests them with getattr and compares them as they are): sample_from_anchor
+# (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/speculator.py:29-34) and xpress_topc
+# (xpress/config.py:21-28). (parent key or "", key).
+XPRESS_KEYS = (("", "sample_from_anchor"), ("", "xpress_topc"))
+
 ARCHITECTURES: dict[str, DraftMethod] = {
     "DFlashDraftModel": "dflash",
     "DFlash2DraftModel": "dflash2",
@@ -72,7 +78,7 @@ ARCHITECTURES: dict[str, DraftMethod] = {
     # mask token are read as DFlash's (vllm==0.34.0:vllm/model_executor/models/
     # qwen3_xpress.py:255-306); its refiner adds xpress_* keys with defaults (:270-279) and
     # refuses a vocabulary other than the target's (:317-322; DF007 reads it,
-    # Release.xpress_full_vocab).
+    # Release.xpress).
     "Qwen3XPressModel": "dflash",
     "DFlashQwen3XPressModel": "dflash",
 }
@@ -83,10 +89,6 @@ IDENTIFIED_BY = (
     "Qwen3XPressModel, DFlashQwen3XPressModel)"
 )
 """What names the format in config.json (``FORMATS``' row, docs and messages)."""
-
-XPRESS_ARCHITECTURES = frozenset({"Qwen3XPressModel", "DFlashQwen3XPressModel"})
-"""The architectures vLLM builds with its XPress class (vllm==0.33.0:vllm/config/
-speculative.py:95-98, the set its dispatch reads)."""
 
 
 def read_dflash_config_draft(
@@ -118,6 +120,7 @@ def read_dflash_config_draft(
         mask_token_key=mask_key,
         mask_null_key=first_null(sources, "mask_token_id"),
         mask_token=stated_mask_token(files.config),
+        xpress=_stated(files.config, XPRESS_KEYS),
         **dflash_config_facts(top, dflash),
     )
     dflash2 = None

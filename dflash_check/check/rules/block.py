@@ -3,6 +3,7 @@ token it samples from (DF012, DF019, DF021)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
@@ -14,6 +15,7 @@ from dflash_check.check.rules.base import (
     rule,
 )
 from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM, VLLM_RUNNERS
+from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.knowledge.outcomes import Stage
 
 
@@ -200,6 +202,15 @@ def _sglang_dspark_length(ctx: PairContext, block: int, key: str | None) -> Iter
         )
 
 
+# vLLM's XPress speculator subclasses the DFlash one: the parent refuses the dflash_config key
+# first, then XPress refuses a top-level one, which XPress checkpoints carry (its kernels are
+# built for the fill-in layout, anchor at slot 0). Release.xpress cites it per release.
+_XPRESS_ANCHOR = (
+    "sample_from_anchor=True is not supported for XPress: the refiner is trained and served in "
+    "the fill-in layout (anchor at slot 0, slots 1..N predicted)."
+)
+
+
 @rule(
     "DF021",
     "sample-from-anchor",
@@ -211,22 +222,52 @@ def _sglang_dspark_length(ctx: PairContext, block: int, key: str | None) -> Iter
     f"layout where the anchor is the bonus token.' ({V033}:vllm/v1/worker/"
     "gpu/spec_decode/dflash/speculator.py:80-89; the speculators format's top-level "
     "sample_from_anchor is copied there, speculators/algos.py:90-126). It reads only "
-    "dflash_config; the V1 runner does not check it.",
+    "dflash_config; the V1 runner does not check it. Its XPress speculator (0.33.0, 0.34.0) "
+    "also refuses a true top-level sample_from_anchor when it is built: 'sample_from_anchor="
+    "True is not supported for XPress' (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/"
+    "speculator.py:29-34; 0.33.0: :30-35).",
     "Remove sample_from_anchor (or set it to false) for DFlash drafts served by vLLM.",
     runtimes=(VLLM.name,),
 )
 def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
-    """Flag sample_from_anchor: true for vLLM."""
+    """Flag sample_from_anchor: true for vLLM (an XPress draft's top-level one too)."""
     d, f = ctx.draft, ctx.draft.dflash
     key = f.sample_from_anchor_key if f is not None else None
-    if key is None:
+    if key is not None:
+        yield Issue(
+            f"draft {d.name}: {key} is true; vllm refuses it at load: "
+            "'sample_from_anchor=True is not supported for DFlash.'",
+            runtime=VLLM.name,
+            field=key,
+        )
+        return  # the DFlash parent raises first: XPress's own check is never reached
+    yield from _xpress_anchor(ctx)
+
+
+def _xpress_anchor(ctx: PairContext) -> Iterator[Issue]:
+    """Yield, per vLLM release with an XPress speculator, its refusal of an XPress draft's true
+    top-level sample_from_anchor (the engine tests it with getattr: any true value)."""
+    d, f = ctx.draft, ctx.draft.dflash
+    stated = dict(f.xpress) if f is not None else {}
+    if not XPRESS_ARCHITECTURES.intersection(d.architectures) or not json.loads(
+        stated.get("sample_from_anchor", "null")
+    ):
         return
-    yield Issue(
-        f"draft {d.name}: {key} is true; vllm refuses it at load: "
-        "'sample_from_anchor=True is not supported for DFlash.'",
-        runtime=VLLM.name,
-        field=key,
-    )
+    for p in ctx.profiles:
+        xpress = p.release.xpress if p.release is not None else None
+        if p.name != VLLM.name or xpress is None:
+            continue  # V1 refuses XPress drafts whole (DF016); 0.32 has no XPress class
+        yield Issue(
+            f"XPress draft {d.name}: sample_from_anchor is "
+            f"{stated['sample_from_anchor']}; {p.label} refuses it at load: "
+            f"'{_XPRESS_ANCHOR}' ({xpress.top_level_anchor})",
+            runtime=p.name,
+            field="sample_from_anchor",
+            # Raised when the V2 runner builds its speculator, before any draft token.
+            stage=Stage.LOAD,
+            hint="Remove the top-level sample_from_anchor (or set it to false): XPress drafts "
+            "are served in the fill-in layout only.",
+        )
 
 
 RULES: tuple[Rule, ...] = (

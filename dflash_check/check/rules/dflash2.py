@@ -211,12 +211,12 @@ def _vllm_nope_layers(ctx: PairContext) -> Iterator[Issue]:
     ):
         return
     for p in ctx.profiles:
-        how = p.release.dflash2_nope if p.release is not None else None
-        if p.name != VLLM.name or how is None:
+        nope = p.release.dflash2_nope if p.release is not None else None
+        if p.name != VLLM.name or nope is None:
             continue
-        honoured = "Ricursive" in how
+        honoured = nope.honoured
         yield Issue(
-            f"DFlash 2 draft {d.name} states no_rope_layers: {p.label} {how}"
+            f"DFlash 2 draft {d.name} states no_rope_layers: {p.label} {nope.text}"
             + (
                 "; the layer ids, widths and vocabulary it needs from the target are unchanged"
                 if honoured

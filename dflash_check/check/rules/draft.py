@@ -1,18 +1,21 @@
-"""Rules about the draft's own layers: what each loader requires of the draft's architecture.
+"""Rules about the draft's own config: what each loader requires of the draft's architecture.
 
 These are load-time checks the engines run on the draft alone (its attention layer kinds and
-window), registered into the same rule table as the pair rules. Keys a loader merely indexes are
-left alone: hand-trimmed configs omit them, and their absence is a malformed config, not a
-pairing problem.
+window, vLLM XPress's top-C), registered into the same rule table as the pair rules. Keys a
+loader merely indexes are left alone: hand-trimmed configs omit them, and their absence is a
+malformed config, not a pairing problem.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
 from dflash_check.knowledge.engines import MLX, REFERENCE, VLLM, VLLM_033, VLLM_RUNNERS, VLLM_V1
+from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
+from dflash_check.knowledge.outcomes import Stage
 
 V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
@@ -50,14 +53,19 @@ _MIXED = {
     "DF050",
     "draft-layers",
     Severity.ERROR,
-    "The draft's own layer configuration is one a runtime refuses at load",
+    "The draft's own layer or refiner configuration is one a runtime refuses at load",
     "Loaders check the draft's architecture before any pair check: the MLX reference "
     "requires layer_types to have one known kind per layer "
     "and a sliding_window for sliding layers (z-lab/dflash@07ebd93d:dflash/model_mlx.py:"
     "430-470); the transformers reference indexes layer_types per layer (model.py:363-367) "
     "and without a window runs sliding layers as full attention, unlike training; vLLM needs "
     "a window for sliding layers and its V1 runner refuses drafts mixing sliding and full "
-    f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154).",
+    f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154). vLLM's XPress "
+    "refiner (0.33.0, 0.34.0) scores each Jacobi pass on the drafter's top-C candidates and "
+    "refuses a draft xpress_topc outside 0 .. the draft vocabulary (draft_vocab_size, else "
+    "vocab_size) when the speculative config resolves: 'xpress_topc must be between 0 and the "
+    "draft vocabulary size' (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/config.py:"
+    "21-28; vllm==0.33.0:vllm/config/speculative.py:1623-1638).",
     "Publish the draft's config as trained: one layer_types entry per draft layer, and the "
     "sliding_window its sliding layers were trained with.",
     runtimes=(REFERENCE.name, *VLLM_RUNNERS, MLX.name),
@@ -65,6 +73,7 @@ _MIXED = {
 def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, layer kinds, windows and keys the runtime's loader rejects."""
     d = ctx.draft
+    yield from _xpress_topc(ctx)
 
     def each(rejects: dict[str, str], problem: str, key: str) -> Iterator[Issue]:
         for name, message in rejects.items():
@@ -105,6 +114,44 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
         )
     if "sliding_attention" in kinds and "full_attention" in kinds:
         yield from each(_MIXED, "layer_types mixes sliding and full attention", "layer_types")
+
+
+def _xpress_topc(ctx: PairContext) -> Iterator[Issue]:
+    """Yield, per vLLM runtime whose release has an XPress class, its refusal of an XPress
+    draft's xpress_topc outside 0 .. the draft vocabulary (the check runs while the speculative
+    config resolves, before a runner is chosen: 0.33's V1 reaches it too)."""
+    d, f = ctx.draft, ctx.draft.dflash
+    stated = dict(f.xpress) if f is not None else {}
+    if not XPRESS_ARCHITECTURES.intersection(d.architectures) or "xpress_topc" not in stated:
+        return
+    topc = json.loads(stated["xpress_topc"])
+    # getattr(hf_config, "draft_vocab_size", None) or hf_config.vocab_size: a 0 falls through.
+    vocab = d.draft_vocab_size or d.vocab_size
+    if topc is None or isinstance(topc, bool):
+        return  # None: no narrowing asked; a bool compares as 0 or 1, which passes
+    if isinstance(topc, (int, float)):
+        if vocab is None or 0 <= topc <= vocab:
+            return  # in range, or no vocabulary to bound it (DF007 says it is unstated)
+        problem = f"xpress_topc {stated['xpress_topc']} is outside 0 .. {vocab}"
+        said = f"'xpress_topc must be between 0 and the draft vocabulary size ({vocab})'"
+    else:
+        # A string or a list: Python's chained comparison with an int raises TypeError.
+        problem = f"xpress_topc {stated['xpress_topc']} is not a number"
+        said = "TypeError comparing it with 0"
+    for p in ctx.profiles:
+        xpress = p.release.xpress if p.release is not None else None
+        if p.engine_name != VLLM.name or xpress is None:
+            continue  # no XPress class in the release: DF016 refuses the draft
+        yield Issue(
+            f"XPress draft {d.name}: {problem}; {p.label} refuses it at load: {said} "
+            f"({xpress.topc_range})",
+            runtime=p.name,
+            field="xpress_topc",
+            stage=Stage.LOAD,
+            hint="State xpress_topc as trained, between 0 (score the full vocabulary) and the "
+            "draft vocabulary size, or leave it out; a speculative config's xpress_topc "
+            "overrides the draft's.",
+        )
 
 
 RULES: tuple[Rule, ...] = (check_draft_layers,)

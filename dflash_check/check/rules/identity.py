@@ -137,11 +137,11 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
     d = ctx.draft
     fmt = format_named(d.format)
     for p in ctx.profiles:
-        refusal = (p.refuses or {}).get(d.method)
+        refusal = p.refusal(d)
         if refusal is not None:
             yield Issue(
                 f"draft {d.name} is a {d.method} draft ({', '.join(d.architectures)}), which "
-                f"{p.name} refuses at load: '{refusal}'",
+                f"{p.name} refuses at load: '{refusal.message}'",
                 runtime=p.name,
                 field="architectures",
             )

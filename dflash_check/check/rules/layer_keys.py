@@ -65,7 +65,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     by_runtime = {r.runtime.name: r for r in ctx.resolutions}
     if trained and d.layer_ids_key and min(trained) >= 0:
         for p in ctx.profiles:
-            refused = d.method in (p.refuses or {})
+            refused = p.refusal(d) is not None
             if (
                 p.cannot_capture is not None
                 or not fmt.loads(p.name, d.architectures, p.release)

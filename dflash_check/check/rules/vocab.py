@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from dflash_check.check.formats.zlab import XPRESS_ARCHITECTURES
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     ALL_METHODS,
@@ -18,6 +17,7 @@ from dflash_check.check.rules.base import (
 )
 from dflash_check.check.rules.omni_dspark import vocabulary_by_contract
 from dflash_check.knowledge.engines import LLAMACPP, SGLANG, VLLM
+from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.knowledge.outcomes import Stage
 
 # Why a padded size difference is not a different tokenizer: a DFlash draft has no embedding
@@ -115,7 +115,7 @@ def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
 
 # vLLM's XPress refiner scores its Jacobi passes over the target vocabulary, so the class
 # raises when it is built for any other draft vocabulary, padding included (Release.
-# xpress_full_vocab cites it per release).
+# xpress.full_vocab cites it per release).
 _XPRESS_REFUSAL = (
     "XPress currently requires a full-vocab draft (the refiner bias is defined over the target "
     "vocabulary)."
@@ -139,9 +139,10 @@ def _xpress_refusals(ctx: PairContext) -> Iterator[Issue]:
     if drafted == t.vocab_size:
         return
     for p in ctx.profiles:
-        where = p.release.xpress_full_vocab if p.release is not None else None
-        if where is None:
+        xpress = p.release.xpress if p.release is not None else None
+        if xpress is None:
             continue  # no XPress class in the release: DF016 refuses the draft
+        where = xpress.full_vocab
         yield Issue(
             f"XPress draft {d.name}: {key} {drafted} != target {t.name} "
             f"{t.key('vocab_size')} {t.vocab_size}; {p.label} refuses it at load "

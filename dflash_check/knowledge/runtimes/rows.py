@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.reviewed import in_range
+
 if TYPE_CHECKING:
     from dflash_check.knowledge.engines import Release
     from dflash_check.views import DraftView
@@ -125,6 +127,40 @@ DEFAULT_IDS: Mapping[str, Callable[[int, DraftView], tuple[int, ...] | None]] = 
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A draft a runtime refuses at load whatever the target, in the engine's words (DF016).
+
+    Keyed by what the engine's own check reads: the draft's method, and where the engine tells
+    drafts of one method apart by their class, the draft's architectures (vLLM runs XPress
+    drafts under method ``dflash`` and picks them by architecture)."""
+
+    message: str
+    """The engine's error, as it says it."""
+    citation: str
+    """Where the refusal was read (``engine==version:path:line``)."""
+    methods: tuple[str, ...] = ()
+    """The draft methods refused (empty: any)."""
+    draft_architectures: frozenset[str] = frozenset()
+    """Refused only for drafts with one of these architectures (empty: any)."""
+    releases: str | None = None
+    """The engine releases that refuse it, as ``Reviewed`` ranges write them (``>=0.33``);
+    None: every release the row has."""
+
+    def applies(self, draft: DraftView, release: Release | None) -> bool:
+        """Whether ``release`` (None: the general row) refuses ``draft`` this way."""
+        if self.methods and draft.method not in self.methods:
+            return False
+        if self.draft_architectures and not self.draft_architectures.intersection(
+            draft.architectures
+        ):
+            return False
+        if self.releases is None:
+            return True
+        # A range names versions, so the release alone orders it (no commit bound).
+        return release is not None and in_range(release.version, self.releases, (release,))
+
+
+@dataclass(frozen=True)
 class RuntimeProfile:
     """One runtime's reading of a DFlash draft config, in general or on one target family.
 
@@ -183,8 +219,8 @@ class RuntimeProfile:
     """The engine's runner when it has several (vLLM Model Runner V1 / V2)."""
     portable: bool = True
     """Whether ``portable`` checks it (a runner that serves only when forced is opt-in)."""
-    refuses: Mapping[str, str] | None = None
-    """Draft methods the runtime refuses at load, with the engine's message."""
+    refuses: tuple[Refusal, ...] = ()
+    """Drafts the runtime refuses at load, with the engine's message (``refusal``)."""
     reading_unverified: bool = False
     """Whether which keys it reads was not verified in the engine's code: a difference in what
     it feeds is then a warning, not an error."""
@@ -237,6 +273,10 @@ class RuntimeProfile:
     def reads_top_level_mask(self) -> bool:
         """Whether a top-level ``mask_token_id`` is read."""
         return TOP_MASK in self.mask_keys
+
+    def refusal(self, draft: DraftView) -> Refusal | None:
+        """Return how this row, at its release, refuses ``draft`` at load (None: it does not)."""
+        return next((r for r in self.refuses if r.applies(draft, self.release)), None)
 
     def capture_index(self, layer_id: int) -> int:
         """Return the runtime's own index for DFlash layer id ``layer_id``."""

@@ -267,7 +267,7 @@ def test_xpress_drafts_are_read_as_dflash_and_judged_per_release(arch: str) -> N
     for release, held in releases:
         report = _check(cfg, release)
         assert ("DF016" in {f.rule for f in report.findings}) is not held, release.spec
-        assert held is (release.xpress_full_vocab is not None), release.spec
+        assert held is (release.xpress is not None), release.spec
         if held:
             assert report.verdict.value == "compatible", (release.spec, report.findings)
 
@@ -397,3 +397,124 @@ def test_dflash2_no_rope_layers_per_vllm_release() -> None:
             f for f in _check(config(DFLASH2), release).findings if f.field == "no_rope_layers"
         ]
     assert seen["vllm==0.34.0"] == "info" and seen["vllm==0.33.0"] == "warning", seen
+
+
+@pytest.mark.parametrize("arch", XPRESS)
+def test_model_runner_v1_refuses_xpress_drafts_per_release(arch: str) -> None:
+    """vLLM runs XPress under method dflash and tells it by the draft's class; Model Runner V1
+    of 0.33.0 refuses it while the config resolves ('Model Runner V1 does not support: xpress
+    speculative decoding', config/vllm.py:3114-3115): DF016 at load. 0.32.0's V1 has no XPress
+    class at all (its model registry refusal), V2 serves it, and a plain DFlash draft with the
+    same keys is not refused by V1."""
+    refusal = "Model Runner V1 does not support: xpress speculative decoding"
+    vllm = next(e for e in ENGINES if e.name == "vllm")
+    judged = 0
+    for release, held in _releases(arch):
+        if release.engine != "vllm":
+            continue
+        for runner in release.runners:
+            spec = f"vllm-v1=={release.version}" if runner == "V1" else release.spec
+            report = check_files(
+                files("draft", _xpress(arch)), files("target", config(QWEN36_27B)), spec
+            )
+            df016 = [f for f in report.findings if f.rule == "DF016"]
+            said = " ".join(f.message for f in df016)
+            if runner == "V1" and held:
+                (found,) = df016
+                assert refusal in found.message and found.runtime == "vllm-v1", found
+                assert found.stage_for("vllm-v1") is not None
+                assert found.stage_for("vllm-v1").value == "load"
+            else:
+                assert refusal not in said, (spec, said)
+                assert bool(df016) is (not held), (spec, report.findings)
+            plain = check_files(
+                files("draft", _xpress("DFlashDraftModel")),
+                files("target", config(QWEN36_27B)),
+                spec,
+            )
+            assert not [f for f in plain.findings if f.rule == "DF016"], (spec, plain.findings)
+            judged += 1
+    # 0.32.0 and 0.33.0 on both runners, 0.34.0 on V2: each judged.
+    assert judged == sum(len(r.runners) for r in vllm.releases) >= 5
+
+
+def _vllm_specs() -> list[tuple[Release, str]]:
+    """(release, the -r value) for every vLLM release and runner it has."""
+    vllm = next(e for e in ENGINES if e.name == "vllm")
+    return [
+        (r, f"vllm-v1=={r.version}" if runner == "V1" else r.spec)
+        for r in vllm.releases
+        for runner in r.runners
+    ]
+
+
+def _pair(cfg: dict[str, Any], spec: str) -> CheckReport:
+    return check_files(files("draft", cfg), files("target", config(QWEN36_27B)), spec)
+
+
+@pytest.mark.parametrize("arch", XPRESS)
+def test_xpress_refuses_a_top_level_sample_from_anchor_per_release(arch: str) -> None:
+    """vLLM's XPress speculator refuses a true top-level sample_from_anchor when Model Runner
+    V2 builds it (0.33.0 :30-35, 0.34.0 :29-34): DF021 at load, citing each release's lines.
+    V1 refuses the draft whole (DF016), 0.32.0 has no XPress class; a false value, or the key
+    on a plain DFlash draft (vLLM reads DFlash's from dflash_config only), is not refused; with
+    dflash_config's key true too, the DFlash parent's refusal alone is said (it raises first)."""
+    lines = {"vllm==0.33.0": ":30-35", "vllm==0.34.0": ":29-34"}
+    seen = set()
+    for release, spec in _vllm_specs():
+        report = _pair(_xpress(arch, sample_from_anchor=True), spec)
+        found = [f for f in report.findings if f.rule == "DF021"]
+        if release.xpress is not None and spec == release.spec:
+            (one,) = found
+            assert "not supported for XPress" in one.message and one.runtime == "vllm", one
+            assert f"xpress/speculator.py{lines[release.spec]}" in one.message
+            assert one.stage_for("vllm") is not None and one.stage_for("vllm").value == "load"
+            assert report.verdict.value == "incompatible"
+            seen.add(release.spec)
+        else:
+            assert not found, (spec, found)
+        for quiet in (
+            _xpress(arch, sample_from_anchor=False),
+            _xpress("DFlashDraftModel", sample_from_anchor=True),
+        ):
+            assert not [f for f in _pair(quiet, spec).findings if f.rule == "DF021"], spec
+        both = _xpress(arch, sample_from_anchor=True)
+        both["dflash_config"]["sample_from_anchor"] = True
+        said = [f.message for f in _pair(both, spec).findings if f.rule == "DF021"]
+        if spec == release.spec:
+            assert len(said) == 1 and "for DFlash" in said[0], (spec, said)
+    assert seen == set(lines)
+
+
+@pytest.mark.parametrize(
+    ("topc", "refused"),
+    [(0, False), ("vocab", False), (512, False), ("vocab+1", True), (-1, True), ("512", True)],
+)
+def test_xpress_topc_must_lie_within_the_draft_vocabulary_per_release(
+    topc: Any, refused: bool
+) -> None:
+    """vLLM refuses a draft's xpress_topc outside 0 .. the draft vocabulary while the
+    speculative config resolves (0.33.0 config/speculative.py:1623-1638, before a runner is
+    picked, so its V1 too; 0.34.0 xpress/config.py:21-28): DF050 at load, per release. A
+    string is not compared (TypeError). 0.32.0 has no XPress class."""
+    vocab = _target_vocab()
+    # "vocab" stands for the target's (= the draft's) vocabulary size, known only here.
+    value = {"vocab": vocab, "vocab+1": vocab + 1}.get(topc, topc)
+    where = {"vllm==0.33.0": "speculative.py:1623-1638", "vllm==0.34.0": "xpress/config.py:21-28"}
+    judged = set()
+    for release, spec in _vllm_specs():
+        report = _pair(_xpress("Qwen3XPressModel", xpress_topc=value), spec)
+        found = [f for f in report.findings if f.rule == "DF050" and f.field == "xpress_topc"]
+        if refused and release.xpress is not None:
+            (one,) = found
+            assert where[release.spec] in one.message, one.message
+            assert one.stage_for(one.runtime or "") is not None
+            assert one.stage_for(one.runtime or "").value == "load"
+            assert report.verdict.value == "incompatible"
+            judged.add(spec)
+        else:
+            assert not found, (spec, found)
+        plain = _pair(_xpress("DFlashDraftModel", xpress_topc=value), spec)
+        assert not [f for f in plain.findings if f.field == "xpress_topc"], spec
+    if refused:
+        assert judged == {"vllm==0.33.0", "vllm-v1==0.33.0", "vllm==0.34.0"}

@@ -115,3 +115,18 @@ def test_a_citation_inside_an_inherited_row_override_says_where_it_was_read(
     assert cited.startswith(f"read at {read.source}:") and citations_not_of(later, cited) == []
     assert engine.newest.overrides[key]["citation"].startswith(f"{read.source}:")
     assert own_citations(read) is read  # the release that was read cites itself
+
+
+def test_a_citation_inside_a_typed_draft_class_value_says_where_it_was_read(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typed value (``draft_classes.NopeLayers``) inherited by a new release keeps its choice
+    and has its citation resolved like a text field: the new release's facts hold no message
+    in those lines, so it says where it was read."""
+    read = VLLM.newest.dflash2_nope
+    assert read is not None
+    new = own_citations(add_next_vllm(data_dir, monkeypatch))
+    nope = new.dflash2_nope
+    assert nope is not None and nope.serving is read.serving
+    assert f"read at {read_in(read.text)}:vllm/config/speculative.py:" in nope.text
+    assert citations_not_of(new, nope.text) == []
