@@ -152,6 +152,11 @@ class EngineSettings:
     sglang: SglangSettings = SglangSettings()
     """SGLang's server settings."""
 
+    def of(self, engine: str) -> SglangSettings | None:
+        """Return the settings of ``engine`` (None: the check reads none of its flags)."""
+        found = {f.name: getattr(self, f.name) for f in fields(self)}.get(engine)
+        return found if isinstance(found, SglangSettings) else None
+
     def stated(self) -> dict[str, dict[str, int]]:
         """Return engine -> field -> value for the settings that differ from each engine's
         defaults (the reports' ``engine_settings``); empty: every engine at its defaults."""

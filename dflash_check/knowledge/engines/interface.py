@@ -278,6 +278,25 @@ class MtpStepLimit:
 
 
 @dataclass(frozen=True)
+class MtpSteps:
+    """How an engine reads its own draft-step flags for the MTP draft it builds from a target
+    (SGLang's ``--speculative-num-steps``, ``--speculative-eagle-topk``,
+    ``--speculative-num-draft-tokens``; ``knowledge/settings.py`` parses them): where it refuses
+    a combination at start-up (DF060), where it adjusts the draft tokens (DF061) and whether
+    it reruns one layer per step (DF045). Citations: ``engine==version:path:lines``."""
+
+    reruns_one: str | None
+    """Where it builds one MTP layer and runs it once per draft step, so steps above k rerun
+    it (DF045); None: not read for the row's draft."""
+    steps_without_topk: str
+    """Where steps given without topk fail while the server arguments resolve."""
+    topk_without_steps: str
+    """Where topk or draft tokens given without steps fail there."""
+    adjusts: str
+    """Where, at topk 1, it sets the draft tokens to steps + 1 with a warning."""
+
+
+@dataclass(frozen=True)
 class EngineMtp:
     """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
     names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
@@ -303,6 +322,9 @@ class EngineMtp:
     step_limit: MtpStepLimit | None = None
     """The most draft tokens its draft takes when it has fixed trained steps (DF059); None:
     no such limit read."""
+    steps: MtpSteps | None = None
+    """How it reads its own draft-step flags (DF045, DF060, DF061); None: it has none, or
+    they were not read."""
     builds: bool = True
     """Whether the engine builds an MTP draft from the target's own layers at all (DF041-DF043
     are about the engines with such a row); False where that was not read (llama.cpp)."""
