@@ -19,6 +19,7 @@ from dflash_check.check.report import CheckReport
 from dflash_check.check.request import DEFAULT_SETTINGS, CheckSettings
 from dflash_check.errors import CheckError
 from dflash_check.knowledge.runtimes import SGLANG_DEFAULT_MASK_TOKEN
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 from dflash_check.sources.interface import ModelRef, ModelSource, Role
 from dflash_check.sources.local import LocalSource
 from dflash_check.views import ModelFiles
@@ -145,7 +146,12 @@ def target_alone(
             f"{target.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
         )
     return check_target_alone(
-        target, cache, settings.strict, settings.num_speculative_tokens, _releases(settings)
+        target,
+        cache,
+        settings.strict,
+        settings.num_speculative_tokens,
+        _releases(settings),
+        settings.engine_settings,
     )
 
 
@@ -173,9 +179,11 @@ def check_target_alone(
     strict: bool = False,
     num_speculative_tokens: int | None = None,
     releases: Mapping[str, str | None] | None = None,
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS,
 ) -> MtpReport:
     """Answer for a target asked about alone: its own MTP layers and what engines make of them
-    (at the release ``releases`` selects per engine, else each one's newest).
+    (at the release ``releases`` selects per engine, else each one's newest), served with
+    ``engine_settings`` (the engines' own flags, ``--engine-arg``).
 
     A local directory's tensor names (its index, or its headers) show whether the MTP weights
     are there; a Hub target is read from its config only (its index would cost another
@@ -193,4 +201,6 @@ def check_target_alone(
     # A target asked about alone is the rare path: the pair check does not load the MTP table.
     from dflash_check.check.target_alone import check_target_mtp
 
-    return check_target_mtp(files, names, where, strict, num_speculative_tokens, releases)
+    return check_target_mtp(
+        files, names, where, strict, num_speculative_tokens, releases, engine_settings
+    )

@@ -33,6 +33,7 @@ from dflash_check.knowledge.mtp_layers import (
 )
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import RuntimeProfile
+from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 from dflash_check.views import ModelFiles, TargetView
 
 
@@ -216,6 +217,9 @@ class MtpReport:
     """DF041-DF045, DF059."""
     num_speculative_tokens: int | None = None
     """The draft tokens per step the user means to serve with (``--num-speculative-tokens``)."""
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS
+    """The engines' own flags the user means to serve with (``--engine-arg``): SGLang's draft
+    steps (DF045, DF060, DF061)."""
     strict: bool = False
     """Warnings make it incompatible (``--strict``)."""
     ignored: tuple[str, ...] = ()
@@ -344,6 +348,7 @@ def _findings(
     engines: tuple[EngineMtp, ...],
     tensors: MtpTensors | None,
     tokens: int | None,
+    settings: EngineSettings,
 ) -> Iterator[Finding]:
     name = target.name
     if stated.layers == 0:
@@ -380,6 +385,10 @@ def _findings(
     if tokens is not None:
         yield from _token_findings(stated, tokens, engines)
         yield from _step_findings(tokens, engines)
+    # Imported here: a target asked about alone is the rare path, its step flags rarer.
+    from dflash_check.check.mtp_steps import step_flag_findings
+
+    yield from step_flag_findings(stated.layers_of, settings, engines)
 
 
 def _keyed_target(files: ModelFiles, keyed: KeyedMtp) -> TargetView:
@@ -416,10 +425,12 @@ def check_target_mtp(
     strict: bool = False,
     num_speculative_tokens: int | None = None,
     releases: Mapping[str, str | None] | None = None,
+    engine_settings: EngineSettings = NO_ENGINE_SETTINGS,
 ) -> MtpReport:
     """Answer for a target asked about alone; ``tensor_names`` None when they were not read;
     ``releases``: the engines the selection names, each at its release (None: every engine at
-    its newest; ``knowledge.mtp_layers.selected_engines``)."""
+    its newest; ``knowledge.mtp_layers.selected_engines``); ``engine_settings``: the engines'
+    own flags, parsed once (``--engine-arg``)."""
     stated = read_mtp_layers(files, releases)
     target = normalise_target(files) if stated.keyed is None else _keyed_target(files, stated.keyed)
     fam = family(target.model_types)
@@ -440,7 +451,10 @@ def check_target_mtp(
         engines=engines,
         tensors=tensors,
         tensors_note=tensors_note,
-        findings=tuple(_findings(target, stated, engines, tensors, num_speculative_tokens)),
+        findings=tuple(
+            _findings(target, stated, engines, tensors, num_speculative_tokens, engine_settings)
+        ),
         num_speculative_tokens=num_speculative_tokens,
+        engine_settings=engine_settings,
         strict=strict,
     )

@@ -21,7 +21,7 @@ from dflash_check.errors import CheckError, ExitCode
 if TYPE_CHECKING:
     from dflash_check.app.pipeline import CheckRequest, ModelCache
     from dflash_check.check.report import CheckReport
-    from dflash_check.knowledge.selection import Selection
+    from dflash_check.check.request import CheckSettings
     from dflash_check.sources.interface import ModelRef
 
 PAIR_EXAMPLES = [
@@ -77,16 +77,23 @@ def pair(
     check_output(out.output)  # before any fetch: a bad path must not cost a whole smoke run
     remember_secrets(hub.token, engines.api_key)
     selection = parse_runtimes(check.runtime)
+    from dflash_check.check.request import CheckSettings
+
     if target is None:  # one model given: it is the target
         refuse_with_one_model(out, smoke.smoke_run, engines, models, check)
         ref = models.target(draft)
-        target_alone(ref, selection, check.strict, check.num_speculative_tokens, out, hub)
+        settings = CheckSettings(
+            selection,
+            strict=check.strict,
+            num_speculative_tokens=check.num_speculative_tokens,
+            engine_settings=engines.settings(),  # before any fetch, as every usage check
+        )
+        target_alone(ref, settings, out, hub)
     engines.check(smoke.smoke_run)
     engine_settings = engines.settings()  # before any fetch, as every usage check
     ignored = checked_ignores(check.ignore)
     draft_ref, target_ref = models.draft(draft), models.target(target)
     from dflash_check.app.pipeline import CheckRequest, ModelCache
-    from dflash_check.check.request import CheckSettings
 
     if smoke.smoke_run:  # the static verdict is for the release the smoke run decodes on
         selection = engines.served_selection(selection)
@@ -178,25 +185,16 @@ def report_pair(report: CheckReport, label: str, out: OutputOptions, strict: boo
 
 
 def target_alone(
-    ref: ModelRef,
-    selection: Selection,
-    strict: bool,
-    num_speculative_tokens: int | None,
-    out: OutputOptions,
-    hub: HubFlags,
+    ref: ModelRef, settings: CheckSettings, out: OutputOptions, hub: HubFlags
 ) -> NoReturn:
     """Report a target's own MTP layers (``pair TARGET``) and exit: 0 servable, 1 not, 3 unread."""
     import sys
 
     from dflash_check.app.pipeline import GivenADraft, ModelCache
     from dflash_check.app.pipeline import target_alone as report_target
-    from dflash_check.check.request import CheckSettings
     from dflash_check.cli.output import FILE_WIDTH, stdout_console, write_output
     from dflash_check.render.target_alone import render_mtp_json, render_mtp_text, summary_line
 
-    settings = CheckSettings(
-        selection, strict=strict, num_speculative_tokens=num_speculative_tokens
-    )
     try:
         report = report_target(ref, ModelCache(hub_factory=hub.factory()), settings)
     except GivenADraft as err:

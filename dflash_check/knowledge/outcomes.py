@@ -90,6 +90,8 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         "DF058": _L,
         # vLLM refuses more tokens than Parse 3.5's trained step while it resolves the config.
         "DF059": _L,
+        # SGLang fails on its MTP step flags while it resolves the server arguments.
+        "DF060": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

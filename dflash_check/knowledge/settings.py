@@ -65,7 +65,8 @@ class SglangSettings:
     speculative_dflash_block_size: int | None = None
     """``--speculative-dflash-block-size``: for DFLASH only, an alias of the draft tokens
     (arg_groups/speculative_hook.py:368-386; fields/spec.py:70-73). Kept apart because
-    SGLang ignores it for DSPARK and EAGLE3."""
+    SGLang ignores it for DSPARK and EAGLE3, and refuses it for DFLASH only where it differs
+    from ``--speculative-num-draft-tokens`` (``dflash_conflict``)."""
     speculative_dspark_block_size: int | None = None
     """``--speculative-dspark-block-size``: for DSPARK only, the draft's gamma; the verify
     window is then gamma + 1 (speculative_hook.py:807-838; fields/spec.py:78-81)."""
@@ -95,6 +96,16 @@ class SglangSettings:
         if method == "dspark" and self.speculative_dspark_block_size is not None:
             return self.speculative_dspark_block_size + 1
         return None
+
+    def dflash_conflict(self, method: str) -> tuple[int, int] | None:
+        """Return (draft tokens, DFlash block size) where both flags are given, differ and a
+        draft of ``method`` runs as DFLASH, which SGLang then refuses while the server
+        arguments resolve (speculative_hook.py:374-384); None otherwise (DSPARK and EAGLE3
+        ignore the DFlash alias)."""
+        tokens, block = self.speculative_num_draft_tokens, self.speculative_dflash_block_size
+        if method not in _DFLASH_ALGORITHM or tokens is None or block is None or tokens == block:
+            return None
+        return tokens, block
 
     def draft_length_args(self, method: str) -> list[str]:
         """Return the draft-length flags a serve command passes for a draft of ``method``, as
@@ -140,6 +151,11 @@ class EngineSettings:
 
     sglang: SglangSettings = SglangSettings()
     """SGLang's server settings."""
+
+    def of(self, engine: str) -> SglangSettings | None:
+        """Return the settings of ``engine`` (None: the check reads none of its flags)."""
+        found = {f.name: getattr(self, f.name) for f in fields(self)}.get(engine)
+        return found if isinstance(found, SglangSettings) else None
 
     def stated(self) -> dict[str, dict[str, int]]:
         """Return engine -> field -> value for the settings that differ from each engine's
@@ -236,18 +252,14 @@ def parse_engine_args(args: Sequence[str]) -> EngineSettings:
             f"--dp-size {dp} with --attn-dp-size {attn_dp}: SGLang does not start data-parallel "
             "replicas with attention data parallelism"
         )
-    tokens = given.get("speculative_num_draft_tokens")
-    block = given.get("speculative_dflash_block_size")
-    if block is not None and tokens is not None and block != tokens:  # speculative_hook.py:374-384
-        raise SettingsError(
-            f"--speculative-num-draft-tokens {tokens} and --speculative-dflash-block-size "
-            f"{block} differ: for DFlash SGLang needs them equal"
-        )
+    # --speculative-num-draft-tokens and --speculative-dflash-block-size that differ are
+    # refused by SGLang for DFLASH only (speculative_hook.py:374-384): the draft's method is
+    # not known here, so DF019 says it for a DFlash draft and other drafts start with them.
     return EngineSettings(
         SglangSettings(
             attn_dp,
-            tokens,
-            block,
+            given.get("speculative_num_draft_tokens"),
+            given.get("speculative_dflash_block_size"),
             given.get("speculative_dspark_block_size"),
             given.get("speculative_num_steps"),
             given.get("speculative_eagle_topk"),

@@ -86,7 +86,9 @@ def check_block_size(ctx: PairContext) -> Iterator[Issue]:
     "block_size - 1 the draft predicts positions it was never trained on "
     f"({V033}:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:63-64); "
     "SGLang's --speculative-num-draft-tokens (or --speculative-dflash-block-size) counts the "
-    "bonus token and should equal block_size: with another value it starts, warns 'DFLASH "
+    "bonus token and should equal block_size (SGLang refuses the two flags given with different "
+    "values for DFLASH at start-up, sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py"
+    ":374-384): with another value it starts, warns 'DFLASH "
     "block size mismatch' when the worker loads the draft and drafts that many positions, "
     "neither clamped nor refused (sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py"
     ":511-522; the draft adopts it, models/dflash.py:806-817). SGLang's line reads SGLang's own "
@@ -144,7 +146,24 @@ def _sglang_length(ctx: PairContext, where: str, block: int, key: str | None) ->
     """SGLang's line: its own --speculative-num-draft-tokens where given, which wins over what
     --num-speculative-tokens implies (an engine argument comes after the launch's own flags,
     and argparse keeps the last), else N + 1 (SGLang counts the bonus token)."""
-    own = ctx.engine_settings.sglang.draft_tokens(ctx.draft.method)
+    settings = ctx.engine_settings.sglang
+    conflict = settings.dflash_conflict(ctx.draft.method)
+    if conflict is not None:
+        tokens, alias = conflict
+        yield Issue(
+            f"{where}: sglang refuses to start with --speculative-num-draft-tokens {tokens} and "
+            f"--speculative-dflash-block-size {alias}: 'Both --speculative-num-draft-tokens and "
+            "--speculative-dflash-block-size are set but they differ. For DFLASH they must "
+            "match.' (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:374-384)",
+            runtime=SGLANG.name,
+            severity=Severity.ERROR,
+            field=key,
+            hint=f"Give one of them, {block} (the draft's block size).",
+            # Raised while the server arguments resolve, before any weight loads.
+            stage=Stage.LOAD,
+        )
+        return
+    own = settings.draft_tokens(ctx.draft.method)
     n = ctx.num_speculative_tokens
     tokens = own if own is not None else (None if n is None else n + 1)
     if tokens is None or tokens == block:

@@ -28,6 +28,22 @@ def rerun_engines() -> tuple[str, ...]:
     return tuple(e.name for e in registered() if any(r.reruns for r in e.mtp))
 
 
+def step_flag_engines() -> tuple[str, ...]:
+    """The engines whose MTP rows say how they read their own draft-step flags (DF060,
+    DF061), read from the registered engines when asked."""
+    return tuple(e.name for e in registered() if any(r.steps for r in e.mtp))
+
+
+def layer_rerun_engines() -> tuple[str, ...]:
+    """The engines that rerun MTP layers past k (DF045): by the draft tokens (``reruns``) or
+    by their own step flags over one built layer (``steps.reruns_one``)."""
+    return tuple(
+        e.name
+        for e in registered()
+        if any(r.reruns or (r.steps and r.steps.reruns_one) for r in e.mtp)
+    )
+
+
 def step_limit_engines() -> tuple[str, ...]:
     """The engines whose MTP rows say a draft has fixed trained steps and refuse more draft
     tokens (DF059), read from the registered engines when asked."""
@@ -144,9 +160,13 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         Severity.INFO,
         "More draft tokens than MTP layers: the layers are rerun",
         "Past k draft tokens the engines run the same MTP layers again; vLLM warns that "
-        "acceptance may drop (vllm/config/speculative.py:1486-1495).",
+        "acceptance may drop (vllm/config/speculative.py:1486-1495). SGLang builds one MTP "
+        "layer for most targets (num_nextn_predict_layers set to 1, sglang==0.5.23:sglang/srt/"
+        "configs/model_config.py) and its EAGLE worker runs it once per draft step "
+        "(speculative/eagle_worker_v2.py:808-848): --speculative-num-steps above k reruns it, "
+        "with no check of the steps against k.",
         "Nothing to do if the acceptance you measure is good enough.",
-        rerun_engines,
+        layer_rerun_engines,
         _no_check,
         methods=("mtp",),
     ),
@@ -163,6 +183,40 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "to the same.",
         "Serve with --num-speculative-tokens at most the draft's trained steps.",
         step_limit_engines,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF060",
+        "mtp-step-flags-refused",
+        Severity.ERROR,
+        "The engine fails at start-up on the MTP draft-step flags given",
+        "SGLang runs a target's own MTP layers as EAGLE (NEXTN is its alias) and resolves "
+        "--speculative-num-steps, --speculative-eagle-topk and --speculative-num-draft-tokens "
+        "together: --speculative-eagle-topk or --speculative-num-draft-tokens without "
+        "--speculative-num-steps fails its assert, and --speculative-num-steps without "
+        "--speculative-eagle-topk leaves the topk None, which it then compares with 1 "
+        "(TypeError), both while the server arguments resolve "
+        "(sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1159-1163, 1273-1276). "
+        "Given with --engine-arg (pairs.yaml engine_args).",
+        "Give --speculative-num-steps and --speculative-eagle-topk together (topk 1 for a "
+        "chain of MTP steps), or none of the three: SGLang then picks them per architecture.",
+        step_flag_engines,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF061",
+        "mtp-draft-tokens-adjusted",
+        Severity.WARNING,
+        "The engine replaces the MTP draft tokens given with steps + 1",
+        "At --speculative-eagle-topk 1 SGLang drafts a chain of --speculative-num-steps tokens "
+        "and sets --speculative-num-draft-tokens to steps + 1, warning 'speculative_num_draft_"
+        "tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1' "
+        "(sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1255-1266): another value "
+        "given is not what it serves with.",
+        "Give --speculative-num-draft-tokens steps + 1, or leave it out.",
+        step_flag_engines,
         _no_check,
         methods=("mtp",),
     ),

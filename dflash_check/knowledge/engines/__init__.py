@@ -31,6 +31,7 @@ from dflash_check.knowledge.engines.interface import (
     EngineMtp,
     MtpReruns,
     MtpStepLimit,
+    MtpSteps,
     Release,
     UnknownRelease,
 )
@@ -148,6 +149,7 @@ __all__ = [
     "EngineMtp",
     "MtpReruns",
     "MtpStepLimit",
+    "MtpSteps",
     "Release",
     "UnknownRelease",
     "engine",

@@ -14,12 +14,13 @@ engines on every run, and they must stay cheap (a few frozen values).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dflash_check.knowledge.engines.draft_classes import NopeLayers, XPressClass
+from dflash_check.knowledge.engines.mtp_reading import MtpReruns, MtpStepLimit, MtpSteps
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.views import DFLASH_METHODS
@@ -237,46 +238,6 @@ class EngineLimit:
 
 
 @dataclass(frozen=True)
-class MtpReruns:
-    """How an engine takes more draft tokens per step than the target's k MTP layers: it reruns
-    the layers, refusing a count that is not a multiple of k (DF044) and warning that acceptance
-    may drop on one that is (DF045). A property of the engine's code, so its MTP rows say it."""
-
-    refusal: str
-    """The engine's own words when it refuses a count ({k}: the layer count)."""
-    refusal_citation: str
-    """Where it refuses (``vllm==0.33.0:vllm/config/speculative.py:1604-1612``)."""
-    warning_citation: str
-    """Where it warns that rerun layers may lower acceptance."""
-
-
-@dataclass(frozen=True)
-class MtpStepLimit:
-    """A draft with a fixed number of trained steps: the engine refuses more draft tokens per
-    step while it resolves the speculative config at start-up (DF059), instead of rerunning
-    the layers as ``MtpReruns`` says."""
-
-    steps: int
-    """The most draft tokens per step it accepts."""
-    refusal: str
-    """The engine's own words when it refuses."""
-    read: tuple[tuple[str, str], ...]
-    """(release, where it refuses) per release read, oldest first: the check moved between
-    releases (vLLM 0.33.0's config/speculative.py, 0.34.0's MTP speculator config)."""
-
-    def at(self, version: str) -> MtpStepLimit:
-        """Return the limit as a release has it: its own citation where it was read there, else
-        the newest one read, said as such (``read at``, as ``knowledge/citations.py`` says)."""
-        own = dict(self.read).get(version)
-        return replace(self, read=((version, own or f"read at {self.read[-1][1]}"),))
-
-    @property
-    def citation(self) -> str:
-        """Where the release judged refuses (after ``at``: its own; before: the newest read)."""
-        return self.read[-1][1]
-
-
-@dataclass(frozen=True)
 class EngineMtp:
     """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
     names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
@@ -302,6 +263,9 @@ class EngineMtp:
     step_limit: MtpStepLimit | None = None
     """The most draft tokens its draft takes when it has fixed trained steps (DF059); None:
     no such limit read."""
+    steps: MtpSteps | None = None
+    """How it reads its own draft-step flags (DF045, DF060, DF061); None: it has none, or
+    they were not read."""
     builds: bool = True
     """Whether the engine builds an MTP draft from the target's own layers at all (DF041-DF043
     are about the engines with such a row); False where that was not read (llama.cpp)."""

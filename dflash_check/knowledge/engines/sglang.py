@@ -18,6 +18,7 @@ parallelism and version.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -26,6 +27,7 @@ from dflash_check.knowledge.capture import Capture, Status
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineMtp,
+    MtpSteps,
     Release,
     Stage,
     draft_tokens,
@@ -201,11 +203,34 @@ NO_CAPTURE = MappingProxyType(
 
 # What SGLang builds from a target's own MTP layers (``Engine.mtp``), read in 0.5.23.
 _SGLANG_SRC = "sglang@0.5.23:sglang/srt"
-_SGL_ASK = "--speculative-algorithm NEXTN (an alias of EAGLE) --speculative-num-steps {k}"
+# With the topk: SGLang fails on --speculative-num-steps without it (DF060, _STEP_FLAGS).
+_SGL_ASK = (
+    "--speculative-algorithm NEXTN (an alias of EAGLE) --speculative-num-steps {k} "
+    "--speculative-eagle-topk 1"
+)
 _SGL_ASK_PATH = _SGL_ASK + " --speculative-draft-model-path <the target>"
 _SGL_ONE_LAYER = (
     "builds one MTP layer (num_nextn_predict_layers set to 1) and reruns it per step, "
     f"{_SGLANG_SRC}/configs/model_config.py"
+)
+
+
+_HOOK = "sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py"
+# NEXTN runs as EAGLE (speculative_hook.py:100-115), whose flags _handle_eagle_family resolves:
+# steps alone leave topk None, which `speculative_eagle_topk > 1` then compares (TypeError);
+# topk or draft tokens without steps fail its assert; at topk 1 it sets the draft tokens.
+# Neither it nor the EAGLE workers (speculative/eagle_worker_v2.py,
+# multi_layer_eagle_worker_v2.py) compare the steps with the target's MTP layer count.
+_STEP_FLAGS = MtpSteps(
+    None,
+    f"{_HOOK}:1273-1276 (TypeError: '>' between None and int)",
+    f"{_HOOK}:1159-1163 (AssertionError)",
+    f"{_HOOK}:1255-1266",
+)
+_RERUN_ONE = replace(
+    _STEP_FLAGS,
+    # The EAGLE draft worker runs its one draft model once per step.
+    reruns_one="sglang==0.5.23:sglang/srt/speculative/eagle_worker_v2.py:808-848",
 )
 
 
@@ -223,6 +248,7 @@ MTP = (
         f"{_SGLANG_SRC}/configs/model_config.py:1032-1036; "
         f"{_SGLANG_SRC}/models/deepseek_nextn.py:123; "
         f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:109-115,1120-1147",
+        steps=_RERUN_ONE,
     ),
     EngineMtp(
         "sglang",
@@ -233,6 +259,7 @@ MTP = (
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1038-1039; "
         f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:1120-1147",
+        steps=_STEP_FLAGS,
     ),
     EngineMtp(
         "sglang",
@@ -242,6 +269,7 @@ MTP = (
         "one MTP layer (num_nextn_predict_layers set to 1)",
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1041-1060",
+        steps=_RERUN_ONE,
     ),
     EngineMtp(
         "sglang",
@@ -251,6 +279,7 @@ MTP = (
         "not verified",
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1093",
+        steps=_STEP_FLAGS,
     ),
     EngineMtp(
         "sglang",
@@ -260,6 +289,7 @@ MTP = (
         _SGL_ONE_LAYER,
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1134-1136",
+        steps=_RERUN_ONE,
     ),
     EngineMtp(
         "sglang",
@@ -274,6 +304,7 @@ MTP = (
         _SGL_ONE_LAYER,
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1159-1181; {_SGLANG_SRC}/models/qwen3_5_mtp.py:365",
+        steps=_RERUN_ONE,
     ),
     EngineMtp(
         "sglang",
@@ -283,6 +314,7 @@ MTP = (
         _SGL_ONE_LAYER,
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1198-1203",
+        steps=_RERUN_ONE,
     ),
     EngineMtp(
         "sglang",
@@ -292,6 +324,10 @@ MTP = (
         "not verified",
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1096-1097,1115-1120",
+        # Multi-layer EAGLE (arg_groups/overrides.py:346-350): one draft runner per step, the
+        # i-th loading MTP layer i (managers/tp_worker.py:502-521, model_loader/loader.py
+        # :740-757), so no layer is rerun; what a step past k loads was not read.
+        steps=_STEP_FLAGS,
     ),
     EngineMtp(
         "sglang",

@@ -389,6 +389,42 @@ def test_sglang_reads_its_own_draft_length(
         assert f"block_size=16.' and drafts {sglang} positions" in found["sglang"]
 
 
+@pytest.mark.parametrize(
+    ("engine_args", "refused"),
+    [
+        (("--speculative-num-draft-tokens=8", "--speculative-dflash-block-size=16"), True),
+        (("--speculative-dflash-block-size", "12", "--speculative-num-draft-tokens", "16"), True),
+        # Equal, they are one setting: the block of 16 fits.
+        (("--speculative-num-draft-tokens=16", "--speculative-dflash-block-size=16"), False),
+    ],
+    ids=["differ", "differ-2", "equal"],
+)
+def test_sglang_refuses_two_dflash_draft_lengths_that_differ(
+    engine_args: tuple[str, ...], refused: bool
+) -> None:
+    """DF019 on SGLang's line for a DFlash draft: the draft tokens and the DFlash block size
+    given with different values are refused while the server arguments resolve
+    (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:374-384); vLLM reads neither."""
+    cfg = draft_config()
+    report = check_files(
+        files("draft", cfg, fc_tensors(cfg)),
+        files("target", config(TARGETS / "Qwen--Qwen3-8B")),
+        "sglang,vllm",
+        engine_args=engine_args,
+    )
+    found = [f for f in report.findings if f.rule == "DF019"]
+    if not refused:
+        assert not found, found
+        return
+    (finding,) = found
+    assert finding.runtime == "sglang" and finding.severity is Severity.ERROR
+    assert "sglang refuses to start" in finding.message
+    assert "For DFLASH they must match." in finding.message
+    assert report.runtime_stages["sglang"] is Stage.LOAD
+    assert report.runtime_stages.get("vllm-v1") is None
+    assert report.verdict is Verdict.INCOMPATIBLE
+
+
 DSPARK_EXPORT = FIXTURES / "drafts" / "sgl-project--SpecForge-qwen3.6-27b-dspark-export"
 """A DSpark draft whose block_size, gamma, is 16: SGLang's window is 17."""
 
@@ -441,8 +477,11 @@ def test_sglang_dspark_window_is_gamma_plus_one(
         (None, ("--speculative-dspark-block-size=16",)),
         # SGLang reads --speculative-dflash-block-size for DFLASH only: not the DSpark window.
         (None, ("--speculative-dflash-block-size=8",)),
+        # ... nor refuses it beside a window that differs (speculative_hook.py:374-384 is
+        # DFLASH's).
+        (None, ("--speculative-dflash-block-size=8", "--speculative-num-draft-tokens=17")),
     ],
-    ids=["none", "n-fits", "window-fits", "gamma-fits", "dflash-alias"],
+    ids=["none", "n-fits", "window-fits", "gamma-fits", "dflash-alias", "dflash-alias-differs"],
 )
 def test_sglang_dspark_window_that_fits(tokens: int | None, engine_args: tuple[str, ...]) -> None:
     cfg = config(DSPARK_EXPORT)

@@ -18,6 +18,7 @@ from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
 from dflash_check.knowledge.engines import EngineMtp
 from dflash_check.knowledge.mtp_layers import mtp_engine_rows, mtp_engines
+from dflash_check.knowledge.settings import parse_engine_args
 from dflash_check.method_facets import NextNFacts
 from dflash_check.render.json import SCHEMA_VERSION
 from dflash_check.render.target_alone import summary_line
@@ -70,6 +71,8 @@ class Case:
     """The target's tensor names (from its index); None: not read."""
     spec_tokens: int | None = None
     """``--num-speculative-tokens``."""
+    engine_args: tuple[str, ...] = ()
+    """``--engine-arg`` (SGLang's draft steps)."""
 
 
 def run_case(case: Case) -> CheckReport | MtpReport:
@@ -82,6 +85,7 @@ def run_case(case: Case) -> CheckReport | MtpReport:
         names,
         "index" if names is not None else "",
         num_speculative_tokens=case.spec_tokens,
+        engine_settings=parse_engine_args(case.engine_args),
     )
 
 
@@ -97,6 +101,9 @@ def k(layers: int) -> dict[str, Any]:
     """DeepSeek-V3 stating ``layers`` MTP layers."""
     return DEEPSEEK_V3 | {"num_nextn_predict_layers": layers}
 
+
+STEPS_3 = ("--speculative-num-steps", "3")
+TOPK_1 = ("--speculative-eagle-topk=1",)
 
 CASES: dict[str, tuple[Case, Case]] = {
     "DF040": (
@@ -119,6 +126,13 @@ CASES: dict[str, tuple[Case, Case]] = {
     "DF045": (Case(k(1), spec_tokens=1), Case(k(1), spec_tokens=3)),
     # Nemotron Parse 3.5: one trained step, so two draft tokens are refused (vLLM).
     "DF059": (Case(PARSE, spec_tokens=1), Case(PARSE, spec_tokens=2)),
+    # SGLang's steps need their topk (speculative_hook.py:1273-1276).
+    "DF060": (Case(engine_args=(*STEPS_3, *TOPK_1)), Case(engine_args=STEPS_3)),
+    # At topk 1 SGLang makes the draft tokens steps + 1 (speculative_hook.py:1255-1266).
+    "DF061": (
+        Case(engine_args=(*STEPS_3, *TOPK_1, "--speculative-num-draft-tokens=4")),
+        Case(engine_args=(*STEPS_3, *TOPK_1, "--speculative-num-draft-tokens=8")),
+    ),
 }
 
 # The shared pass/fail harness (DFlash's and EAGLE-3's cases: test_rules.py, test_eagle3.py).
@@ -399,6 +413,93 @@ def test_num_speculative_tokens_against_k(k: int, tokens: int, rules: list[str])
     report = check_target_mtp(files("target", config), None, "", num_speculative_tokens=tokens)
     assert [f.rule for f in report.findings] == rules
     assert report.verdict is (Verdict.INCOMPATIBLE if "DF044" in rules else Verdict.COMPATIBLE)
+
+
+def sglang_steps(target: dict[str, Any], *args: str) -> list[tuple[str, str | None, str]]:
+    """(rule, engine, severity) of each finding for ``target`` served with SGLang's ``args``."""
+    report = check_target_mtp(
+        files("target", target), None, "", engine_settings=parse_engine_args(args)
+    )
+    return [(f.rule, f.runtime, f.severity.value) for f in report.findings]
+
+
+@pytest.mark.parametrize(
+    ("args", "found"),
+    [
+        # No step flags: SGLang picks them per architecture (speculative_hook.py:1159-1174).
+        ((), []),
+        ((*STEPS_3, *TOPK_1), [("DF045", "sglang", "info")]),
+        (("--speculative-num-steps=1", *TOPK_1), []),
+        # A tree (topk 4) keeps the draft tokens given, and still reruns the one layer.
+        ((*STEPS_3, "--speculative-eagle-topk=4", "--speculative-num-draft-tokens=8"),
+         [("DF045", "sglang", "info")]),
+        ((*STEPS_3, *TOPK_1, "--speculative-num-draft-tokens=4"), [("DF045", "sglang", "info")]),
+        ((*STEPS_3, *TOPK_1, "--speculative-num-draft-tokens=2"),
+         [("DF061", "sglang", "warning"), ("DF045", "sglang", "info")]),
+        ((*STEPS_3,), [("DF060", "sglang", "error")]),
+        ((*TOPK_1,), [("DF060", "sglang", "error")]),
+        (("--speculative-num-draft-tokens=4",), [("DF060", "sglang", "error")]),
+        # Flags SGLang reads for other drafts say nothing about its MTP draft.
+        (("--speculative-dflash-block-size=16", "--attn-dp-size=2"), []),
+    ],
+    ids=["none", "steps-over-k", "steps-k", "tree", "tokens-fit", "tokens-adjusted",
+         "steps-no-topk", "topk-no-steps", "tokens-no-steps", "other-flags"],
+)  # fmt: skip
+def test_sglang_reads_its_own_step_flags(
+    args: tuple[str, ...], found: list[tuple[str, str | None, str]]
+) -> None:
+    """SGLang's MTP draft steps from its own flags (DeepSeek-V3, k = 1): an error only where it
+    fails at start-up (DF060), a warning where it replaces the draft tokens (DF061), a note
+    where it reruns its one MTP layer (DF045); vLLM reads none of these flags."""
+    assert sglang_steps(DEEPSEEK_V3, *args) == found
+
+
+def test_sglang_steps_over_k_rerun_nothing_where_not_read() -> None:
+    """Step3p5's multi-layer EAGLE builds one runner per step (no rerun), and what a step past
+    k loads was not read: no note, but its flags are still refused without a topk."""
+    step = {
+        "architectures": ["Step3p5ForCausalLM"],
+        "model_type": "step3p5",
+        "hidden_size": 4096,
+        "num_hidden_layers": 45,
+        "vocab_size": 128896,
+        "num_nextn_predict_layers": 1,
+    }
+    assert sglang_steps(step, *STEPS_3, *TOPK_1) == []
+    assert sglang_steps(step, *STEPS_3) == [("DF060", "sglang", "error")]
+
+
+def test_num_speculative_tokens_keeps_its_vllm_meaning_beside_sglang_steps() -> None:
+    """--num-speculative-tokens is vLLM's draft length (DF044/DF045 on vLLM's line); SGLang's
+    steps come from its own flags only."""
+    report = check_target_mtp(
+        files("target", k(2)),
+        None,
+        "",
+        num_speculative_tokens=3,
+        engine_settings=parse_engine_args((*STEPS_3, *TOPK_1)),
+    )
+    assert [(f.rule, f.runtime) for f in report.findings] == [
+        ("DF044", "vllm"),
+        ("DF045", "sglang"),
+    ]
+
+
+def test_cli_sglang_steps_with_one_model() -> None:
+    """pair TARGET -r sglang --engine-arg=--speculative-num-steps=N: what SGLang does."""
+    base = ("pair", str(DEEPSEEK_V3_DIR), "-r", "sglang", "--format", "json")
+    code, out, _ = invoke(*base, "--engine-arg=--speculative-num-steps=3")
+    assert code == 1
+    (finding,) = json.loads(out)["findings"]
+    assert (finding["rule"], finding["severity"]) == ("DF060", "error")
+    assert "speculative_hook.py:1273-1276" in finding["message"]
+    code, out, _ = invoke(
+        *base, "--engine-arg=--speculative-num-steps=3", "--engine-arg=--speculative-eagle-topk=1"
+    )
+    assert code == 0
+    assert [f["rule"] for f in json.loads(out)["findings"]] == ["DF045"]
+    code, _, err = invoke(*base, "--engine-arg=--speculative-num-steps=x")
+    assert code == 2 and "--speculative-num-steps needs a positive integer" in err
 
 
 def test_cli_num_speculative_tokens_with_one_model() -> None:

@@ -1,0 +1,104 @@
+"""An engine's own draft-step flags for the MTP draft it builds from a target asked about alone
+(``pair TARGET --engine-arg ...``): SGLang's ``--speculative-num-steps``,
+``--speculative-eagle-topk`` and ``--speculative-num-draft-tokens``, parsed once by
+``knowledge/settings.py``, against what each engine's MTP row says it does with them
+(``EngineMtp.steps``). vLLM has no such flags: its draft length stays
+``--num-speculative-tokens`` (``target_alone._token_findings``). Pure, like the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from dflash_check.check.report import Finding, Severity
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp, MtpSteps
+from dflash_check.knowledge.settings import EngineSettings, SglangSettings
+
+
+def step_flag_findings(
+    layers_of: Callable[[str], int | None],
+    settings: EngineSettings,
+    engines: tuple[EngineMtp, ...],
+) -> Iterator[Finding]:
+    """Each engine's reading of its own step flags, where its MTP row says how it reads them
+    and the user gave any (``layers_of``: the k an engine reads, as ``MtpStated.layers_of``)."""
+    for row in engines:
+        own = settings.of(row.engine)
+        if row.steps is None or own is None:
+            continue
+        title = ENGINES_BY_NAME[row.engine].title
+        refused = _refusal(row.steps, own, title)
+        if refused is not None:
+            # The server does not start: what it would do with the steps is moot.
+            yield Finding("DF060", Severity.ERROR, row.engine, *refused, model="target")
+            continue
+        yield from _adjusted(row.steps, own, row.engine, title)
+        yield from _reruns(row.steps, own, layers_of(row.engine), row.engine, title)
+
+
+def _refusal(steps: MtpSteps, own: SglangSettings, title: str) -> tuple[str, str] | None:
+    """(message, hint) where the flags given make the engine fail at start-up, else None."""
+    n, topk, tokens = (
+        own.speculative_num_steps,
+        own.speculative_eagle_topk,
+        own.speculative_num_draft_tokens,
+    )
+    if n is None and (topk is not None or tokens is not None):
+        given = " and ".join(
+            flag
+            for flag, value in (
+                ("--speculative-eagle-topk", topk),
+                ("--speculative-num-draft-tokens", tokens),
+            )
+            if value is not None
+        )
+        return (
+            f"{given} without --speculative-num-steps: {title} fails at start-up while it "
+            f"resolves the server arguments ({steps.topk_without_steps})",
+            "add --speculative-num-steps (and --speculative-eagle-topk 1), or leave all three "
+            f"out: {title} then picks them",
+        )
+    if n is not None and topk is None:
+        return (
+            f"--speculative-num-steps {n} without --speculative-eagle-topk: {title} fails at "
+            f"start-up while it resolves the server arguments ({steps.steps_without_topk})",
+            f"add --speculative-eagle-topk 1 (a chain of {n} MTP steps)",
+        )
+    return None
+
+
+def _adjusted(steps: MtpSteps, own: SglangSettings, engine: str, title: str) -> Iterator[Finding]:
+    """At topk 1, draft tokens given other than steps + 1 are replaced, with a warning."""
+    n, tokens = own.speculative_num_steps, own.speculative_num_draft_tokens
+    if own.speculative_eagle_topk != 1 or n is None or tokens is None or tokens == n + 1:
+        return
+    yield Finding(
+        "DF061",
+        Severity.WARNING,
+        engine,
+        f"--speculative-num-draft-tokens {tokens} with --speculative-num-steps {n} at "
+        f"--speculative-eagle-topk 1: {title} serves with {n + 1} draft tokens instead and "
+        "warns 'speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when "
+        f"speculative_eagle_topk == 1' ({steps.adjusts})",
+        f"give --speculative-num-draft-tokens {n + 1}, or leave it out",
+        model="target",
+    )
+
+
+def _reruns(
+    steps: MtpSteps, own: SglangSettings, k: int | None, engine: str, title: str
+) -> Iterator[Finding]:
+    """Steps above k on an engine that builds one MTP layer: it reruns that layer, unchecked."""
+    n = own.speculative_num_steps
+    if steps.reruns_one is None or n is None or not k or n <= k:
+        return
+    yield Finding(
+        "DF045",
+        Severity.INFO,
+        engine,
+        f"--speculative-num-steps {n} is more than the target's {k} MTP layer(s): {title} "
+        f"builds one MTP layer and runs it once per step, {n} times, with no check against "
+        f"k ({steps.reruns_one})",
+        "nothing to do if the acceptance you measure is good enough",
+        model="target",
+    )
