@@ -8,7 +8,7 @@ when many registry pairs share it, and remembers failures so a broken model fail
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,6 @@ from dflash_check.check.report import CheckReport
 from dflash_check.check.request import DEFAULT_SETTINGS, CheckSettings
 from dflash_check.errors import CheckError
 from dflash_check.knowledge.runtimes import SGLANG_DEFAULT_MASK_TOKEN
-from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 from dflash_check.sources.interface import ModelRef, ModelSource, Role
 from dflash_check.sources.local import LocalSource
 from dflash_check.views import ModelFiles
@@ -145,14 +144,7 @@ def target_alone(
         raise GivenADraft(
             f"{target.spec} is a draft; name its target too: dflash-check pair DRAFT TARGET"
         )
-    return check_target_alone(
-        target,
-        cache,
-        settings.strict,
-        settings.num_speculative_tokens,
-        _releases(settings),
-        settings.engine_settings,
-    )
+    return check_target_alone(target, cache, settings)
 
 
 def _releases(settings: CheckSettings) -> dict[str, str | None] | None:
@@ -176,14 +168,11 @@ def _releases(settings: CheckSettings) -> dict[str, str | None] | None:
 def check_target_alone(
     target: ModelRef,
     cache: ModelCache | None = None,
-    strict: bool = False,
-    num_speculative_tokens: int | None = None,
-    releases: Mapping[str, str | None] | None = None,
-    engine_settings: EngineSettings = NO_ENGINE_SETTINGS,
+    settings: CheckSettings = DEFAULT_SETTINGS,
 ) -> MtpReport:
-    """Answer for a target asked about alone: its own MTP layers and what engines make of them
-    (at the release ``releases`` selects per engine, else each one's newest), served with
-    ``engine_settings`` (the engines' own flags, ``--engine-arg``).
+    """Answer for a target asked about alone: its own MTP layers and what the engines the
+    selection names make of them, at the releases it selects, served with its engine settings
+    (the engines' own flags, ``--engine-arg``) and draft length.
 
     A local directory's tensor names (its index, or its headers) show whether the MTP weights
     are there; a Hub target is read from its config only (its index would cost another
@@ -202,5 +191,11 @@ def check_target_alone(
     from dflash_check.check.target_alone import check_target_mtp
 
     return check_target_mtp(
-        files, names, where, strict, num_speculative_tokens, releases, engine_settings
+        files,
+        names,
+        where,
+        settings.strict,
+        settings.num_speculative_tokens,
+        _releases(settings),
+        settings.engine_settings,
     )

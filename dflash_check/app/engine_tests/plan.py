@@ -196,7 +196,9 @@ def _check(spec: PairSpec, key: str, alone: bool, base: Path, cache: ModelCache)
     """Check one planned entry; a draft of a method the tool does not check is listed."""
     if alone:
         try:
-            report = check_target_alone(request_for(spec, base).target, cache, spec.strict)
+            # The entry's own selection, draft length and engine settings, as for a pair.
+            request = request_for(spec, base)
+            report = check_target_alone(request.target, cache, request.settings)
         except CheckError as err:
             failed = PairOutcome(
                 spec.label,
