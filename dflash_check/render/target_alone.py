@@ -72,6 +72,7 @@ def mtp_dict(report: MtpReport) -> dict[str, Any]:
         "verdict_text": summary_line(report),
         "strict": report.strict,
         "num_speculative_tokens": report.num_speculative_tokens,
+        "engine_settings": report.engine_settings.stated(),
         # N null where a keyed MTP target states no layer count (its draft needs none)
         "target": target_dict(t) | ({} if t.layers_key else {"num_hidden_layers": None}),
         "mtp": {
@@ -107,6 +108,10 @@ def render_mtp_text(report: MtpReport, width: int = 100) -> str:
     lines.append(
         f"Target      {t.name} ({', '.join(t.architectures) or t.model_type}), N = {shown_n}"
     )
+    # The flags a finding was judged with (DF045, DF060, DF061 read SGLang's own).
+    settings = report.engine_settings.text()
+    if settings:
+        lines.append(f"Settings    {settings}")
     if s.all_keys:
         stated = ", ".join(f"{key} = {value}" for key, value in s.all_keys)
         lines.append(f"MTP config  {stated}")

@@ -14,6 +14,7 @@ from tests.support.helpers import REPO, invoke_cli
 SCHEMA = json.loads((REPO / "docs" / "report.schema.json").read_text())
 EXAMPLES = REPO / "examples"
 DRAFT = str(EXAMPLES / "Qwen3-4B-DFlash-b16")
+TARGETS = REPO / "tests" / "fixtures" / "targets"
 
 
 @pytest.mark.parametrize(
@@ -107,6 +108,45 @@ def test_report_names_the_engine_settings(
             del bad["engine_settings"]
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, SCHEMA)
+
+
+def test_the_schema_names_every_engine_setting() -> None:
+    """Every setting the check reads (``EngineSettings``: one dataclass per engine) is a
+    property of the schema's ``engine_settings``, so a report stating it validates."""
+    from dataclasses import fields
+
+    from dflash_check.knowledge.settings import EngineSettings
+
+    published = SCHEMA["$defs"]["engine_settings"]["properties"]
+    for engine in fields(EngineSettings):
+        names = {f.name for f in fields(getattr(EngineSettings(), engine.name))}
+        assert set(published[engine.name]["properties"]) == names, engine.name
+
+
+ALL_SGLANG_FLAGS = (
+    "--engine-arg=--speculative-num-draft-tokens=4",
+    "--engine-arg=--speculative-dflash-block-size=4",
+    "--engine-arg=--speculative-dspark-block-size=3",
+    "--engine-arg=--speculative-num-steps=3",
+    "--engine-arg=--speculative-eagle-topk=1",
+    "--engine-arg=--attn-dp-size=2",
+)
+
+
+@pytest.mark.parametrize(
+    "models", [(DRAFT, str(EXAMPLES / "Qwen3-4B")), (str(TARGETS / "deepseek-ai--DeepSeek-V3"),)]
+)
+def test_reports_stating_every_setting_validate(models: tuple[str, ...]) -> None:
+    """A pair's report and a target-alone report, each judged with every SGLang setting the
+    check reads, name them all and validate; the target-alone text says them too."""
+    proc = invoke_cli("pair", *models, "-f", "json", *ALL_SGLANG_FLAGS)
+    data = json.loads(proc.stdout)
+    assert len(data["engine_settings"]["sglang"]) == len(ALL_SGLANG_FLAGS)
+    jsonschema.validate(data, SCHEMA)
+    if len(models) == 1:
+        text = invoke_cli("pair", *models, *ALL_SGLANG_FLAGS).stdout
+        said = " ".join(text.split())  # the text wraps to the terminal
+        assert "Settings sglang --attn-dp-size 2 --speculative-num-draft-tokens 4" in said, text
 
 
 def test_schema_version_is_the_one_published() -> None:
