@@ -55,7 +55,7 @@ def profiles_for(
         )
     if selection.portable:
         fmt = format_named(draft.format)
-        profiles = tuple(p for p in profiles if fmt.loads(p.name, draft.architectures, p.release))
+        profiles = tuple(p for p in profiles if fmt.loads(p.name, draft, p.release))
     family = target.family if target is not None else None
     return tuple(on_family(p, family) for p in profiles)
 

@@ -81,6 +81,9 @@ class ReleaseFacts:
     """llama.cpp: HF architecture -> the converter class registered for it."""
     builders: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
     """llama.cpp: model source -> where it stores layer inputs (and after the last layer)."""
+    tables: frozenset[str] = frozenset()
+    """The tables the extractor wrote for the release (``drafts``, ``speculators``, …): a table
+    absent here was not read from its code, which is not the same as an empty one."""
 
     @property
     def spec(self) -> str:
@@ -179,6 +182,7 @@ def load(engine: str, release: str) -> ReleaseFacts | None:
         messages=MappingProxyType(raw.get("messages", {})),
         converters=MappingProxyType(raw.get("converters", {})),
         builders=MappingProxyType(raw.get("builders", {})),
+        tables=frozenset(raw),
     )
 
 

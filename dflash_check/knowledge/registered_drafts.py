@@ -1,46 +1,124 @@
-"""Which draft architectures an engine release's model registry holds, read from its facts.
+"""Which drafts an engine release loads, read from its facts: its model registry, its loaders.
 
 vLLM and SGLang build a draft from the class their model registry names for the draft's
 ``architectures`` (vLLM: ``_SPECULATIVE_DECODING_MODELS`` in
 ``model_executor/models/registry.py``; SGLang: the ``EntryClass`` of its model files), so a
 release loads exactly the draft architectures its model registry holds, and refuses the others
-when it reads the draft's config. ``tools/extract_engine_facts.py`` reads that table from each
-release's code (the ``drafts`` of ``knowledge/data/<engine>-<release>.json``): for an engine
-whose code is extracted, which releases load an architecture is derived here, never written by
-hand. An engine whose code is not extracted (TensorRT-LLM, llama.cpp, MLX, ...) keeps the
-reviewed rows of the draft format table (``check/formats``), each citing where it was read.
+when it reads the draft's config. vLLM reads a speculators-format draft through the loader its
+``speculators_model_type`` names (``SUPPORTED_SPECULATORS_TYPES``,
+``transformers_utils/configs/speculators/algos.py``) and refuses any other type
+(``speculators/base.py``). ``tools/extract_engine_facts.py`` reads both tables from each
+release's code (``drafts`` and ``speculators`` of ``knowledge/data/<engine>-<release>.json``):
+for an engine whose code is extracted, which releases load a draft is derived here, never
+written by hand. A format says which table and which of the draft's names (``Lookup``); a
+release whose facts lack that table (SGLang has no speculators loader) and an engine whose
+code is not extracted (TensorRT-LLM, llama.cpp, MLX, ...) keep the reviewed rows of the draft
+format table (``check/formats``), each citing where it was read.
 
-vLLM renames a ``dflash`` draft's architecture to ``DFlash{arch}`` unless it starts or ends
-with ``DFlash`` (``transformers_utils/configs/eagle.py``); for every DFlash architecture the tool
-names, the name looked up here and the renamed one are both registered or both absent (Muse
-Glimmer registers both spellings), so the draft's own names are looked up.
+An engine may rename a draft's architectures before its model registry looks them up: vLLM's
+``EAGLEConfig`` keeps an EAGLE-3 name that starts or ends with ``Eagle3`` and prefixes the
+others (``Release.draft_renames``, cited per release), so the renamed class is the one looked
+up. vLLM renames a ``dflash`` draft's architecture to ``DFlash{arch}`` the same way; for every
+DFlash architecture the tool names, the draft's own name and the renamed one are both
+registered or both absent (Muse Glimmer registers both spellings), so no DFlash rename is
+modelled.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
 
 from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, Engine, Release
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, Engine, Release, registered
+
+
+class Table(str, Enum):
+    """A table of a release's facts that says which drafts it loads."""
+
+    DRAFTS = "drafts"
+    """Its model registry: draft architecture -> registry entry."""
+    SPECULATORS = "speculators"
+    """vLLM's speculators loaders: ``speculators_model_type`` -> the loader's line."""
+
+    @property
+    def words(self) -> str:
+        """The table as a refusal names it."""
+        return "model registry" if self is Table.DRAFTS else "speculators loaders"
+
+
+class Named(Protocol):
+    """What a lookup reads of a draft (``DraftView`` has both)."""
+
+    @property
+    def method(self) -> str:
+        """The draft's method: a speculators draft's ``speculators_model_type``."""
+        ...
+
+    @property
+    def architectures(self) -> tuple[str, ...]:
+        """The draft's ``architectures``."""
+        ...
+
+
+@dataclass(frozen=True)
+class DraftNames:
+    """A draft named by hand (tests, listings): its method and architectures."""
+
+    method: str
+    architectures: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """Which table of a release's facts says whether it loads a draft of a format, by which of
+    the draft's names."""
+
+    table: Table
+    """The facts table looked in."""
+    names: tuple[str, ...]
+    """The names the format is known by there: listed per release (``dflash-check formats``),
+    and cited as what a release does hold when it lacks the draft's."""
+    by_method: bool = False
+    """Looked up by the draft's method (its ``speculators_model_type``), not its architectures."""
+    renamed_for: str | None = None
+    """The method whose renaming a release applies before it looks up (``Release.draft_renames``:
+    vLLM's EAGLE-3 prefix); None: the draft's own names."""
+
+    def draft(self, name: str) -> DraftNames:
+        """Return a draft known by one of the format's ``names`` (for listings and tests)."""
+        return DraftNames(name) if self.by_method else DraftNames("", (name,))
+
+    def wanted(self, draft: Named) -> tuple[str, ...]:
+        """Return the draft's own names this lookup reads."""
+        return (draft.method,) if self.by_method else draft.architectures
+
+    def looked_up(self, release: Release, name: str) -> str:
+        """Return the name ``release`` looks up for the draft's ``name``."""
+        rename = release.draft_renames.get(self.renamed_for) if self.renamed_for else None
+        return name if rename is None else rename.renamed(name)
 
 
 @dataclass(frozen=True)
 class Registration:
-    """What one release's model registry says about a draft's architectures."""
+    """What one release's facts say about a draft's names."""
 
     release: Release
     """The release judged."""
     architecture: str | None
-    """The first of the draft's architectures the model registry holds (None: none of them)."""
+    """The first name the release looks up that its table holds (the renamed class where it
+    renames; None: none of them)."""
     citation: str
     """Where that was read: the registry entry (``vllm==0.34.0:…/registry.py:722``); for a
-    draft it lacks, the entries it holds among the format's architectures and the release's own
-    refusal, each with its line in the release's facts."""
+    draft it lacks, the names it looked up (renamed, with the renaming's citation), the entries
+    it holds among the format's names and the release's own refusal, each with its line in the
+    release's facts."""
 
     @property
     def registered(self) -> bool:
-        """Whether the release loads the draft (its model registry holds an architecture)."""
+        """Whether the release loads the draft (its table holds a name it looks up)."""
         return self.architecture is not None
 
 
@@ -49,50 +127,91 @@ def reads_registry(engine: Engine | None) -> bool:
     return engine is not None and engine.extracted
 
 
-def registration(
-    release: Release, architectures: Iterable[str], siblings: Iterable[str] = ()
-) -> Registration:
-    """Judge ``release`` on a draft of ``architectures`` from the release's own facts.
+def holds_table(release: Release, table: Table) -> bool:
+    """Whether ``release``'s facts hold ``table`` (else the reviewed rows decide)."""
+    return table.value in facts.for_release(release).tables
 
-    ``siblings`` are the other architectures of the draft's format, cited when the release holds
-    none of the draft's: what it does register shows where its model registry was read.
-    Raises ``facts.MissingFacts`` for a release without its data file.
+
+def _at(found: facts.ReleaseFacts, table: Table, name: str) -> str | None:
+    """Return ``path:line`` of ``name``'s entry in ``table`` (None: not held)."""
+    if table is Table.SPECULATORS:
+        return found.speculators.get(name)
+    entry = found.drafts.get(name)
+    return None if entry is None else str(entry["at"])
+
+
+def registration(release: Release, lookup: Lookup, draft: Named) -> Registration:
+    """Judge ``release`` on ``draft`` from the release's own facts, by ``lookup``.
+
+    The format's other names (``lookup.names``) are cited when the release holds none of the
+    draft's: what it does hold shows where its table was read. Raises ``facts.MissingFacts``
+    for a release without its data file.
     """
     found = facts.for_release(release)
-    wanted = tuple(architectures)
-    for arch in wanted:
-        entry = found.drafts.get(arch)
-        if entry is not None:
-            return Registration(release, arch, found.cite(entry["at"]))
-    held = [s for s in dict.fromkeys(siblings) if s in found.drafts]
-    parts = [f"its model registry holds no {' or '.join(wanted) or 'architecture named'}"]
+    pairs = [(name, lookup.looked_up(release, name)) for name in lookup.wanted(draft)]
+    for _, looked in pairs:
+        at = _at(found, lookup.table, looked)
+        if at is not None:
+            return Registration(release, looked, found.cite(at))
+    wanted = tuple(dict.fromkeys(looked for _, looked in pairs))
+    what = "speculators_model_type" if lookup.by_method else "architecture named"
+    parts = [f"its {lookup.table.words} holds no {' or '.join(wanted) or what}"]
+    if lookup.table is Table.DRAFTS:
+        # A target class under the same name (SGLang asked for LlamaForCausalLM) builds a
+        # target model, not the draft's head: no draft is loaded.
+        targets = [found.target((w,)) for w in wanted]
+        parts += [
+            f"{t.architecture} is a target model there ({found.cite(t.at)})" for t in targets if t
+        ]
+    renamed = [f"{own} as {looked}" for own, looked in pairs if own != looked]
+    rename = release.draft_renames.get(lookup.renamed_for or "")
+    if renamed and rename is not None:
+        parts.append(f"it looks up {', '.join(renamed)} ({rename.text})")
+    held = [s for s in dict.fromkeys(lookup.names) if _at(found, lookup.table, s) is not None]
     if held:
-        groups = _grouped(found, held)
+        groups = _grouped(found, lookup.table, held)
         parts.append("it holds " + ", ".join(f"{names} ({where})" for names, where in groups))
     key = ENGINES_BY_NAME[release.engine].unregistered_draft
-    refusal = found.message(key) if key else None
+    refusal = found.message(key) if key and lookup.table is Table.DRAFTS else None
     if refusal is not None:
         parts.append(f"{release.spec} refuses it at load: {refusal}")
     return Registration(release, None, "; ".join(parts))
 
 
-def _grouped(found: facts.ReleaseFacts, architectures: list[str]) -> list[tuple[str, str]]:
-    """Return (names, citation) per file of their registry entries: one citation of the lines
-    they span, so that a message names what the release holds without a line per name."""
+def _grouped(found: facts.ReleaseFacts, table: Table, names: list[str]) -> list[tuple[str, str]]:
+    """Return (names, citation) per file of their entries: one citation of the lines they
+    span, so that a message names what the release holds without a line per name."""
     by_file: dict[str, list[tuple[str, int]]] = {}
-    for arch in architectures:
-        path, _, line = found.drafts[arch]["at"].rpartition(":")
-        by_file.setdefault(path, []).append((arch, int(line)))
+    for name in names:
+        path, _, line = str(_at(found, table, name)).rpartition(":")
+        by_file.setdefault(path, []).append((name, int(line)))
     out = []
     for path, entries in by_file.items():
         lines = sorted({n for _, n in entries})
         span = str(lines[0]) if len(lines) == 1 else f"{lines[0]}-{lines[-1]}"
-        names = ", ".join(sorted(a for a, _ in entries))
-        out.append((names, found.cite(f"{path}:{span}")))
+        shown = ", ".join(sorted(a for a, _ in entries))
+        out.append((shown, found.cite(f"{path}:{span}")))
     return out
 
 
-def registering(engine: Engine, architecture: str) -> tuple[Release, ...]:
-    """Return the releases of ``engine`` whose model registry holds ``architecture``, oldest
-    first (every release of an extracted engine has its facts: the contract tests hold it)."""
-    return tuple(r for r in engine.releases if architecture in facts.for_release(r).drafts)
+def registering(engine: Engine, lookup: Lookup, draft: Named) -> tuple[Release, ...]:
+    """Return the releases of ``engine`` whose facts hold ``lookup``'s table and a name looked
+    up for ``draft``, oldest first (every release of an extracted engine has its facts: the
+    contract tests hold it)."""
+    return tuple(
+        r
+        for r in engine.releases
+        if holds_table(r, lookup.table) and registration(r, lookup, draft).registered
+    )
+
+
+def registered_names(lookup: Lookup, draft: Named) -> Iterable[tuple[Release, str, str]]:
+    """Yield (release, the name it looks up, citation) for every release of an extracted engine
+    whose table holds the draft: what ``dflash-check formats`` lists, from the same lookup as
+    the verdict."""
+    for engine in registered():
+        if not reads_registry(engine):
+            continue
+        for release in registering(engine, lookup, draft):
+            found = registration(release, lookup, draft)
+            yield release, str(found.architecture), found.citation

@@ -5,10 +5,12 @@ the rules never see where a format keeps a key. ``FORMATS`` is the single source
 for the error on an unknown format, for the runtimes that load each format and for
 ``docs/formats.md``.
 
-Which runtimes load a format named by its architectures comes from two places: an engine whose
-code is extracted (vLLM, SGLang) loads, at each release, the architectures that release's model
-registry holds (``knowledge/registered_drafts.py``, from its facts); every other engine is a
-reviewed row here (``DraftFormat.runtimes``, cited in ``source``).
+Which runtimes load a format comes from two places: an engine whose code is extracted (vLLM,
+SGLang) loads, at each release, what that release's facts hold in the table the format is
+looked up in (``DraftFormat.lookup``: its model registry by architecture, after the release's
+renaming, or vLLM's speculators loaders by ``speculators_model_type``;
+``knowledge/registered_drafts.py``); every other engine, and a release whose facts lack that
+table, is a reviewed row here (``DraftFormat.runtimes``, cited in ``source``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dflash_check.check.formats import (
     zlab,
 )
 from dflash_check.check.formats.common import config_architectures
+from dflash_check.check.formats.other_methods import other_method_of
 from dflash_check.check.formats.unchecked import NOT_CHECKED_YET
 from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
@@ -36,16 +39,34 @@ from dflash_check.knowledge.engines import (
     SGLANG,
     TRTLLM,
     VLLM_033,
-    VLLM_RUNNERS,
     Release,
     owner,
 )
-from dflash_check.knowledge.registered_drafts import Registration, reads_registry, registering
+from dflash_check.knowledge.registered_drafts import (
+    Lookup,
+    Named,
+    Registration,
+    Table,
+    holds_table,
+    reads_registry,
+    registering,
+)
 from dflash_check.knowledge.registered_drafts import registration as registry_registration
 from dflash_check.views import DraftView, ModelFiles
 
 V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
+# SGLang's facts have no speculators table: no code of it reads the format (no
+# speculators_model_type, speculators_config or transformer_layer_config anywhere in sglang/).
+SGLANG_NO_SPECULATORS = (
+    "SGLang does not load it: sglang==0.5.23 reads none of speculators_model_type, "
+    "speculators_config or transformer_layer_config (no occurrence in sglang/)"
+)
+SGLANG_EAGLE3_AS_IS = (
+    "SGLang looks up the head's own architectures, renaming no EAGLE-3 draft "
+    "(sglang==0.5.23:sglang/srt/model_loader/utils.py:198-239, configs/model_config.py:1015-1210 "
+    "renames only target architectures, to their MTP, NextN or DSpark classes)"
+)
 
 
 # eq=False: a format is a behaviour (its matcher and normaliser), one object per format,
@@ -66,8 +87,8 @@ class DraftFormat:
     """How the format numbers layer ids, and the conversion to DFlash ids."""
     runtimes: tuple[str, ...] | None
     """Runtime profiles that load this format, reviewed by hand (None: every profile). For a
-    format named by its ``architectures``, the runtimes of an extracted engine are not listed:
-    each release loads what its model registry holds (``loads``)."""
+    format with a ``lookup``, the runtimes of an extracted engine are not listed: each release
+    loads what its facts hold (``loads``), unless its facts lack the table."""
     dflash_config_keys: bool
     """Whether runtimes look for its keys in ``dflash_config`` (so key location matters)."""
     source: str
@@ -79,40 +100,50 @@ class DraftFormat:
     architectures: tuple[str, ...] = ()
     """The architectures that name a draft of this format, when they alone identify it (the
     message for a config in no known format lists them)."""
+    lookup: Lookup | None = None
+    """Which table of an extracted engine's release facts says whether it loads the format, by
+    which of the draft's names; a format named by ``architectures`` is looked up by them in the
+    model registry unless it says otherwise. None: the reviewed rows alone."""
+
+    def __post_init__(self) -> None:
+        if self.lookup is None and self.architectures:
+            object.__setattr__(self, "lookup", Lookup(Table.DRAFTS, self.architectures))
 
     def registration(
-        self, runtime: str, architectures: tuple[str, ...], release: Release | None = None
+        self, runtime: str, draft: Named, release: Release | None = None
     ) -> Registration | None:
-        """Return what the model registry of ``runtime``'s engine at ``release`` (None: its
-        newest) says about a draft of ``architectures``; None where the reviewed rows decide
-        (a format not named by architectures, or an engine whose code is not extracted)."""
+        """Return what the facts of ``runtime``'s engine at ``release`` (None: its newest) say
+        about ``draft``; None where the reviewed rows decide (a format without a lookup, an
+        engine whose code is not extracted, a release whose facts lack the table)."""
         engine = owner(runtime)
-        if not self.architectures or engine is None or not reads_registry(engine):
+        if self.lookup is None or engine is None or not reads_registry(engine):
             return None
-        return registry_registration(release or engine.newest, architectures, self.architectures)
+        release = release or engine.newest
+        if not holds_table(release, self.lookup.table):
+            return None
+        return registry_registration(release, self.lookup, draft)
 
-    def loads(
-        self, runtime: str, architectures: tuple[str, ...] = (), release: Release | None = None
-    ) -> bool:
-        """Return whether ``runtime`` at ``release`` (None: its newest) loads drafts of this
-        format with these architectures."""
-        found = self.registration(runtime, architectures, release)
+    def loads(self, runtime: str, draft: Named, release: Release | None = None) -> bool:
+        """Return whether ``runtime`` at ``release`` (None: its newest) loads ``draft``."""
+        found = self.registration(runtime, draft, release)
         if found is not None:
             return found.registered
         return self.runtimes is None or runtime in self.runtimes
 
-    def loaded_by(self, architectures: tuple[str, ...], method: str) -> tuple[str, ...]:
-        """Return what loads a ``method`` draft of this format with these architectures: for an
-        extracted engine, the releases whose model registry holds one (``vllm==0.34.0``), for
-        the others the reviewed runtimes, in the order of the method's runtime rows."""
+    def loaded_by(self, draft: Named) -> tuple[str, ...]:
+        """Return what loads ``draft``: for an extracted engine, the releases whose facts hold
+        it (``vllm==0.34.0``), for the others the reviewed runtimes, in the order of the
+        method's runtime rows."""
         from dflash_check.knowledge.runtimes import method_rows
 
         found: list[str] = []
-        for row in method_rows(method):
+        for row in method_rows(draft.method):
             engine = owner(row.name)
-            if self.architectures and engine is not None and reads_registry(engine):
-                held = {r.spec for a in architectures for r in registering(engine, a)}
-                found += [r.spec for r in engine.releases if r.spec in held]
+            # Judged by the releases' facts where the newest holds the table (SGLang has no
+            # speculators loaders: its reviewed row says it).
+            if self.registration(row.name, draft) is not None and engine is not None:
+                assert self.lookup is not None  # registration is None without one
+                found += [r.spec for r in registering(engine, self.lookup, draft)]
             elif self.runtimes is None or row.name in self.runtimes:
                 found.append(row.name)
         return tuple(dict.fromkeys(found))
@@ -173,12 +204,15 @@ FORMATS: tuple[DraftFormat, ...] = (
         ),
         numbering="vLLM aux indices k = t + 1 (k is the residual stream after k layers); "
         "converted once to DFlash ids t = k - 1, and the conversion is shown in the report",
-        runtimes=VLLM_RUNNERS,
+        # vLLM: each release's speculators loaders, by speculators_model_type (its facts).
+        runtimes=(),
         dflash_config_keys=False,
         source="vllm-project/speculators@c05b95b3:src/speculators/convert/dflash/converter.py; "
-        "vLLM's speculators loader (speculators/algos.py)",
+        "vLLM's speculators loaders (transformers_utils/configs/speculators/algos.py, from each "
+        f"release's facts); {SGLANG_NO_SPECULATORS}",
         matches=_is_speculators,
         normalise=speculators.normalise,
+        lookup=Lookup(Table.SPECULATORS, tuple(speculators.METHODS), by_method=True),
     ),
     DraftFormat(
         name="specforge",
@@ -293,12 +327,14 @@ FORMATS: tuple[DraftFormat, ...] = (
             ("verifier", "speculators_config.verifier.name_or_path"),
         ),
         numbering="vLLM aux indices k (hidden_states[k]); as canonical ids t = k - 1",
-        runtimes=(*VLLM_RUNNERS, LLAMACPP.name),
+        runtimes=(LLAMACPP.name,),  # and vLLM's speculators loaders, from each release's facts
         dflash_config_keys=False,
         source=f"{V033}:vllm/transformers_utils/configs/speculators/"
-        "algos.py:15-50; ggml-org/llama.cpp@0274f0fc:conversion/llama.py (Eagle3Speculator)",
+        "algos.py:15-50; ggml-org/llama.cpp@0274f0fc:conversion/llama.py (Eagle3Speculator); "
+        f"{SGLANG_NO_SPECULATORS}",
         matches=eagle3.matches_speculators,
         normalise=eagle3.normalise_speculators,
+        lookup=Lookup(Table.SPECULATORS, (eagle3.SPECULATORS_TYPE,), by_method=True),
     ),
     DraftFormat(
         name="eagle3",
@@ -318,12 +354,15 @@ FORMATS: tuple[DraftFormat, ...] = (
         numbering="nested ids are layer outputs t (SGLang captures t + 1); top-level and "
         "legacy ids are vLLM aux indices k = t + 1; each runtime's reading is in the runtime "
         "table",
-        runtimes=(*VLLM_RUNNERS, SGLANG.name, TRTLLM.name, LLAMACPP.name, "specforge"),
+        # vLLM and SGLang: each release's model registry, after vLLM's renaming (its facts).
+        runtimes=(TRTLLM.name, LLAMACPP.name, "specforge"),
         dflash_config_keys=False,
         source="sgl-project/SpecForge@a6b6b023:specforge/algorithms/model_providers.py:188-211, "
-        "configs/*-eagle3.json",
+        "configs/*-eagle3.json; vLLM renames the architectures first (Release.draft_renames, "
+        f"{V033}:vllm/transformers_utils/configs/eagle.py:55-64); {SGLANG_EAGLE3_AS_IS}",
         matches=eagle3.matches,
         normalise=eagle3.normalise,
+        lookup=Lookup(Table.DRAFTS, eagle3.REGISTRY_NAMES, renamed_for=eagle3.SPECULATORS_TYPE),
     ),
     DraftFormat(
         name="nextn",
@@ -357,68 +396,6 @@ def format_named(name: str) -> DraftFormat:
 def draft_format_of(config: Mapping[str, Any]) -> DraftFormat | None:
     """Return the format of a draft config, or None when it is in no known format."""
     return next((f for f in FORMATS if f.matches(config)), None)
-
-
-@dataclass(frozen=True)
-class OtherMethod:
-    """A speculative method the tool recognises but cannot check yet."""
-
-    name: str
-    title: str
-    identified_by: str
-    matches: Callable[[Mapping[str, Any]], bool]
-
-
-def _arch_contains(*needles: str) -> Callable[[Mapping[str, Any]], bool]:
-    def matches(config: Mapping[str, Any]) -> bool:
-        return any(n in a.lower() for a in config_architectures(config) for n in needles)
-
-    return matches
-
-
-def _speculators_type(*kinds: str) -> Callable[[Mapping[str, Any]], bool]:
-    return lambda config: config.get("speculators_model_type") in kinds
-
-
-# Checked before the formats, in order: P-EAGLE heads carry EAGLE-3 keys and names, so they
-# must not be read as EAGLE-3; EAGLE-1/2 heads have an eagle_config without aux states.
-OTHER_METHODS: tuple[OtherMethod, ...] = (
-    OtherMethod(
-        "peagle",
-        "P-EAGLE (parallel-drafting EAGLE)",
-        "architectures PEagleDraftModel / Peagle*, speculators_model_type peagle",
-        lambda c: _arch_contains("peagle")(c) or _speculators_type("peagle")(c),
-    ),
-    OtherMethod(
-        "mtp",
-        "MTP (multi-token prediction layers other than a NextN checkpoint)",
-        "architectures *MTP*, speculators_model_type mtp",
-        lambda c: (
-            (_arch_contains("mtp")(c) and not nextn.matches(c)) or _speculators_type("mtp")(c)
-        ),
-    ),
-    OtherMethod(
-        "eagle",
-        "EAGLE-1/2",
-        "architectures Eagle* (not Eagle3), speculators_model_type eagle, or an eagle_config "
-        "with use_aux_hidden_state false",
-        lambda c: (
-            _speculators_type("eagle")(c)
-            or any(
-                "eagle" in a.lower() and "eagle3" not in a.lower() for a in config_architectures(c)
-            )
-            or (
-                isinstance(c.get("eagle_config"), dict)
-                and c["eagle_config"].get("use_aux_hidden_state", True) is False
-            )
-        ),
-    ),
-)
-
-
-def other_method_of(config: Mapping[str, Any]) -> OtherMethod | None:
-    """Return the unsupported method a draft config uses, if it is one the tool names."""
-    return next((m for m in OTHER_METHODS if m.matches(config)), None)
 
 
 # Draft architectures no engine release with data registers, whose loader was read elsewhere.

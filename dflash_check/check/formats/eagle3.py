@@ -53,6 +53,10 @@ ARCHITECTURES = (
     "Eagle3DeepseekV3ForCausalLM",
     "Eagle3Speculator",
 )
+REGISTRY_NAMES = tuple(a for a in ARCHITECTURES if a != "Eagle3Speculator")
+"""The names an engine's model registry is asked for (``Eagle3Speculator`` is a speculators
+draft's, read by its ``speculators_model_type``): listed per release by ``dflash-check
+formats``."""
 
 # How the trainer of each format wrote its ids: the reading that names the tensors the head
 # was trained on. SpecForge writes the nested list as layer outputs (SGLang captures id + 1);

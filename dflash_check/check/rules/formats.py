@@ -28,7 +28,7 @@ def _loading(ctx: PairContext, runtimes: tuple[str, ...]) -> Iterator[str]:
     d = ctx.draft
     fmt = format_named(d.format)
     for p in ctx.profiles:
-        if p.name in runtimes and fmt.loads(p.name, d.architectures, p.release):
+        if p.name in runtimes and fmt.loads(p.name, d, p.release):
             yield p.name
 
 
@@ -220,7 +220,7 @@ def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
     picks = {
         name: pick
         for name in DSPARK_MASK_ORDER
-        if fmt.loads(name, d.architectures, pinned.get(name))
+        if fmt.loads(name, d, pinned.get(name))
         and (pick := next(((k, stated[k]) for k in _mask_order(name, d) if k in stated), None))
         is not None
     }

@@ -145,9 +145,9 @@ def check_format_supported(ctx: PairContext) -> Iterator[Issue]:
                 runtime=p.name,
                 field="architectures",
             )
-        elif not fmt.loads(p.name, d.architectures, p.release):
-            loaded_by = ", ".join(fmt.loaded_by(d.architectures, d.method)) or "none known"
-            found = fmt.registration(p.name, d.architectures, p.release)
+        elif not fmt.loads(p.name, d, p.release):
+            loaded_by = ", ".join(fmt.loaded_by(d)) or "none known"
+            found = fmt.registration(p.name, d, p.release)
             # An extracted engine's refusal names its release and cites its model registry.
             what = (
                 f"{p.name} does not load"

@@ -66,11 +66,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     if trained and d.layer_ids_key and min(trained) >= 0:
         for p in ctx.profiles:
             refused = p.refusal(d) is not None
-            if (
-                p.cannot_capture is not None
-                or not fmt.loads(p.name, d.architectures, p.release)
-                or refused
-            ):
+            if p.cannot_capture is not None or not fmt.loads(p.name, d, p.release) or refused:
                 continue  # DF016 / DF017 say why nothing is fed
             if d.layer_ids_null_key is not None and p.null_ids_fail:
                 continue  # DF001 reports the null these runtimes take as the value

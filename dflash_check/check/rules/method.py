@@ -48,7 +48,7 @@ def check_method(ctx: PairContext) -> Iterator[Issue]:
         # The release's reviewed semantics say whether it checks the method (vLLM >= 0.34).
         if release is None or release.checks_method is None:
             continue
-        if not fmt.loads(p.name, d.architectures, p.release):
+        if not fmt.loads(p.name, d, p.release):
             continue  # DF016: the release does not load the draft at all
         declared = next(
             (m for a in d.architectures if (m := release.declared_methods.get(a)) is not None),

@@ -56,3 +56,23 @@ class XPressClass:
     ``dflash_config`` one its DFlash parent refuses (DF021)."""
     topc_range: str
     """Where the draft's ``xpress_topc`` outside 0 .. the draft vocabulary is refused (DF050)."""
+
+
+@dataclass(frozen=True)
+class ArchitectureRename:
+    """How a release renames a draft's ``architectures`` before its model registry looks them up.
+
+    vLLM wraps an EAGLE-3 (and DFlash) draft's config in ``EAGLEConfig``, which keeps a name
+    that starts or ends with its prefix and prefixes the others (``LlamaForCausalLM`` ->
+    ``Eagle3LlamaForCausalLM``); the renamed class is the one the model registry must hold.
+    """
+
+    prefix: str
+    """The prefix written before a name that neither starts nor ends with it (``Eagle3``)."""
+    text: str
+    """Where the release renames, with the citation (quoted in a refusal)."""
+
+    def renamed(self, architecture: str) -> str:
+        """Return the name the release looks up for ``architecture`` (a pure function)."""
+        keep = architecture.startswith(self.prefix) or architecture.endswith(self.prefix)
+        return architecture if keep else f"{self.prefix}{architecture}"

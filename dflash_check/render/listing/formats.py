@@ -6,44 +6,46 @@ import json
 
 from dflash_check.check.formats import FORMATS, DraftFormat
 from dflash_check.knowledge.engines import registered
-from dflash_check.knowledge.facts import for_release
-from dflash_check.knowledge.registered_drafts import reads_registry
+from dflash_check.knowledge.registered_drafts import holds_table, reads_registry, registered_names
 from dflash_check.render.diagnostics import wrap
 
 
-def _extracted() -> tuple[str, ...]:
-    """The engines whose model registry is read from each release's facts."""
-    return tuple(e.name for e in registered() if reads_registry(e))
+def _extracted(f: DraftFormat) -> tuple[str, ...]:
+    """The engines whose facts say which releases load ``f``: extracted, and their newest
+    release's facts hold the table ``f`` is looked up in."""
+    lookup = f.lookup
+    return tuple(
+        e.name
+        for e in registered()
+        if reads_registry(e) and lookup is not None and holds_table(e.newest, lookup.table)
+    )
 
 
 def runtimes_summary(f: DraftFormat) -> str:
     """Return which runtimes load ``f``, as the check decides it (``DraftFormat.loads``): for a
-    format named by architectures, each extracted engine's releases by their model registry,
-    then the reviewed runtimes of the other engines."""
+    format with a lookup, each extracted engine's releases by their facts, then the reviewed
+    runtimes of the other engines."""
     reviewed = "all" if f.runtimes is None else ", ".join(f.runtimes)
-    if not f.architectures:
+    if f.lookup is None:
         return reviewed
-    derived = f"{', '.join(_extracted())} by each release's model registry"
+    renamed = " (after its renaming)" if f.lookup.renamed_for else ""
+    derived = f"{', '.join(_extracted(f))} by each release's {f.lookup.table.words}{renamed}"
     if f.runtimes is None:
         return f"{derived}; every other runtime"
     return f"{derived}; {reviewed}" if f.runtimes else derived
 
 
 def registered_by(f: DraftFormat) -> dict[str, list[tuple[str, str]]]:
-    """Return architecture -> (release, citation of its model registry entry) for each release
-    of an extracted engine that holds it, from that release's facts (what the check reads)."""
-    out: dict[str, list[tuple[str, str]]] = {}
-    for arch in f.architectures:
-        rows = out.setdefault(arch, [])
-        for engine in registered():
-            if not reads_registry(engine):
-                continue
-            for release in engine.releases:
-                facts = for_release(release)
-                entry = facts.drafts.get(arch)
-                if entry is not None:
-                    rows.append((release.spec, facts.cite(entry["at"])))
-    return out
+    """Return name -> (release, citation of the entry it looks up) for each release of an
+    extracted engine whose facts hold it (the format's architectures, after the release's
+    renaming, or its speculators types): the lookup the check reads."""
+    lookup = f.lookup
+    if lookup is None:
+        return {}
+    return {
+        name: [(r.spec, at) for r, _, at in registered_names(lookup, lookup.draft(name))]
+        for name in lookup.names
+    }
 
 
 def formats_markdown() -> str:
@@ -70,8 +72,10 @@ def formats_markdown() -> str:
         lines += ["", f"## {f.name}", "", f"**{f.title}**, identified by {f.identified_by}.", ""]
         lines += ["| fact | where |", "|---|---|"]
         lines += [f"| {fact} | {where} |" for fact, where in f.keys]
-        if f.architectures:
-            lines += ["", "| architecture | releases whose model registry holds it |", "|---|---|"]
+        if f.lookup is not None:
+            word = "speculators_model_type" if f.lookup.by_method else "architecture"
+            held = f"releases holding it in their {f.lookup.table.words}"
+            lines += ["", f"| {word} | {held} |", "|---|---|"]
             lines += [
                 f"| {a} | {', '.join(f'{spec} ({at})' for spec, at in rows) or 'none'} |"
                 for a, rows in registered_by(f).items()

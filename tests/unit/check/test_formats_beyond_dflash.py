@@ -19,6 +19,7 @@ from dflash_check.check.formats import format_named, normalise_draft
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
+from dflash_check.knowledge.registered_drafts import DraftNames
 from dflash_check.render.table import render_text
 from dflash_check.views import IdSource, TensorInfo
 from tests.support.helpers import FIXTURES, check_files, fc_tensors, files, invoke_cli, write_model
@@ -212,7 +213,7 @@ def test_dspark_architectures_decide_the_runtimes() -> None:
     (finding,) = [f for f in named.findings if f.rule == "DF016"]
     assert "which vllm==0.34.0 does not load" in finding.message
     assert "loaded by: sglang==0.5.23, trtllm" in finding.message
-    assert format_named("dspark").loaded_by(("LingDSparkModel",), "dspark") == (
+    assert format_named("dspark").loaded_by(DraftNames("dspark", ("LingDSparkModel",))) == (
         "sglang==0.5.23",
         "trtllm",
     )

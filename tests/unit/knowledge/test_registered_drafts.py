@@ -1,9 +1,10 @@
-"""Which draft architectures each engine release loads: read from its model registry facts.
+"""Which drafts each engine release loads: read from its model registry and speculators facts.
 
 The facts pinned here are the releases' own (they do not move when a release is added): vLLM
 0.32.0 registers no MuseSparkDSparkModel and 0.33.0 does; 0.34.0 registers
-DSparkMiniMaxDraftModel and 0.33.0 does not. The contract tests hold every architecture the
-tool names for an extracted engine to that release's facts, and the listing to the verdict.
+DSparkMiniMaxDraftModel and 0.33.0 does not. The contract tests hold every name a format is
+looked up by (architectures, after the release's renaming, or speculators types) to that
+release's facts, and the listing to the verdict.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ import pytest
 from dflash_check.check.formats import FORMATS, DraftFormat, format_named
 from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, Engine, Release
-from dflash_check.knowledge.registered_drafts import reads_registry, registering, registration
+from dflash_check.knowledge.registered_drafts import (
+    DraftNames,
+    Table,
+    holds_table,
+    reads_registry,
+    registering,
+    registration,
+)
 from dflash_check.render.listing.formats import formats_json, registered_by
 
 EXTRACTED: tuple[Engine, ...] = tuple(e for e in ENGINES if reads_registry(e))
-BY_ARCHITECTURE = tuple(f for f in FORMATS if f.architectures)
-"""The formats named by their architectures: the ones an extracted engine judges by its model
-registry."""
+LOOKED_UP = tuple(f for f in FORMATS if f.lookup is not None)
+"""The formats an extracted engine judges by its releases' facts (model registry or speculators
+loaders)."""
 
 
 @pytest.mark.parametrize(
@@ -40,7 +48,10 @@ def test_a_release_registers_what_its_facts_hold(
 ) -> None:
     """Each release's answer is its own facts', cited at its model registry entry."""
     release = engine.release(version)
-    found = registration(release, (arch,), format_named("dspark").architectures)
+    dspark = format_named("dspark")
+    assert dspark.lookup is not None
+    draft = DraftNames("dspark", (arch,))
+    found = registration(release, dspark.lookup, draft)
     assert found.registered is registered
     assert found.release is release
     loaded = facts.for_release(release)
@@ -52,14 +63,16 @@ def test_a_release_registers_what_its_facts_hold(
         assert f"holds no {arch}" in found.citation
         # What it does hold is cited in its own facts, never another release's.
         assert f"{loaded.cite_as}:" in found.citation
-    assert (release in registering(engine, arch)) is registered
+    assert (release in registering(engine, dspark.lookup, draft)) is registered
 
 
 def test_vllm_cites_its_own_refusal_of_an_unregistered_draft() -> None:
     """vLLM refuses an architecture outside its model registry with the registry's message,
     quoted from the judged release's facts."""
     release = VLLM.release("0.32.0")
-    found = registration(release, ("MuseSparkDSparkModel",))
+    lookup = format_named("dspark").lookup
+    assert lookup is not None
+    found = registration(release, lookup, DraftNames("dspark", ("MuseSparkDSparkModel",)))
     message = facts.for_release(release).message("unsupported_architecture")
     assert message is not None and message in found.citation
 
@@ -68,43 +81,64 @@ def _releases() -> list[tuple[Engine, Release]]:
     return [(e, r) for e in EXTRACTED for r in e.releases]
 
 
-@pytest.mark.parametrize("fmt", BY_ARCHITECTURE, ids=lambda f: f.name)
+def _table(release: Release, table: Table) -> frozenset[str]:
+    """The names ``table`` of the release's facts holds, read from the facts directly."""
+    found = facts.for_release(release)
+    return frozenset(found.drafts if table is Table.DRAFTS else found.speculators)
+
+
+@pytest.mark.parametrize("fmt", LOOKED_UP, ids=lambda f: f.name)
 @pytest.mark.parametrize(
     ("engine", "release"), _releases(), ids=lambda v: getattr(v, "spec", None) or v.name
 )
-def test_every_architecture_named_for_an_extracted_engine_is_in_its_facts(
+def test_every_name_looked_up_for_an_extracted_engine_is_in_its_facts(
     fmt: DraftFormat, engine: Engine, release: Release
 ) -> None:
-    """Contract: a runtime of vLLM or SGLang loads an architecture at a release exactly when
-    that release's extracted model registry holds it, on every runner row."""
-    drafts = facts.for_release(release).drafts
+    """Contract: a runtime of vLLM or SGLang loads a draft at a release exactly when that
+    release's facts hold the name it looks up (after its renaming) in the format's table, on
+    every runner row; a release whose facts lack the table keeps the reviewed rows."""
+    lookup = fmt.lookup
+    assert lookup is not None
+    held = _table(release, lookup.table)
     for runtime in engine.runtime_names:
-        for arch in fmt.architectures:
-            assert fmt.loads(runtime, (arch,), release) is (arch in drafts), (runtime, arch)
+        for name in lookup.names:
+            loads = fmt.loads(runtime, lookup.draft(name), release)
+            if holds_table(release, lookup.table):
+                expected = lookup.looked_up(release, name) in held
+            else:
+                expected = fmt.runtimes is None or runtime in fmt.runtimes
+            assert loads is expected, (runtime, name)
 
 
-@pytest.mark.parametrize("fmt", BY_ARCHITECTURE, ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", LOOKED_UP, ids=lambda f: f.name)
 def test_reviewed_rows_name_no_extracted_engine(fmt: DraftFormat) -> None:
-    """Contract: a format's hand-reviewed runtimes are only engines whose code is not read;
-    vLLM and SGLang are never written there (their releases' facts decide)."""
-    extracted = {r for e in EXTRACTED for r in e.runtime_names}
-    assert not extracted & set(fmt.runtimes or ())
+    """Contract: a format's hand-reviewed runtimes are only engines whose facts do not hold
+    the format's table; vLLM and SGLang are never written there where their releases' facts
+    decide."""
+    lookup = fmt.lookup
+    assert lookup is not None
+    decided = {r for e in EXTRACTED if holds_table(e.newest, lookup.table) for r in e.runtime_names}
+    assert decided  # some engine's facts hold every table a format is looked up in
+    assert not decided & set(fmt.runtimes or ())
 
 
-@pytest.mark.parametrize("fmt", BY_ARCHITECTURE, ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", LOOKED_UP, ids=lambda f: f.name)
 def test_the_listing_shows_what_the_verdict_uses(fmt: DraftFormat) -> None:
-    """``dflash-check formats`` (and docs/formats.md) list, per architecture, exactly the
-    releases whose runtimes the check lets load it."""
+    """``dflash-check formats`` (and docs/formats.md) list, per name, exactly the releases whose
+    runtimes the check lets load it."""
+    lookup = fmt.lookup
+    assert lookup is not None
     listed = registered_by(fmt)
-    for arch in fmt.architectures:
-        shown = {spec for spec, _ in listed[arch]}
+    assert set(listed) == set(lookup.names)
+    for name in lookup.names:
+        shown = {spec for spec, _ in listed[name]}
         loading = {
             r.spec
             for e in EXTRACTED
             for r in e.releases
-            if fmt.loads(e.runtime_names[0], (arch,), r)
+            if holds_table(r, lookup.table) and fmt.loads(e.runtime_names[0], lookup.draft(name), r)
         }
-        assert shown == loading, arch
+        assert shown == loading, name
     assert f'"{fmt.name}"' in formats_json()
 
 
@@ -114,5 +148,44 @@ def test_an_unregistered_release_is_refused_only_where_pinned() -> None:
     dspark = format_named("dspark")
     arch = ("MuseSparkDSparkModel",)
     newest = "MuseSparkDSparkModel" in facts.for_release(VLLM.newest).drafts
-    assert dspark.loads(VLLM.name, arch) is newest
-    assert not dspark.loads(VLLM.name, arch, VLLM.release("0.32.0"))
+    assert dspark.loads(VLLM.name, DraftNames("dspark", arch)) is newest
+    assert not dspark.loads(VLLM.name, DraftNames("dspark", arch), VLLM.release("0.32.0"))
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
+def test_vllm_renames_an_eagle3_heads_architecture_per_release(release: Release) -> None:
+    """EAGLEConfig keeps a name that starts or ends with Eagle3 and prefixes any other (each
+    release's transformers_utils/configs/eagle.py:55-64, cited in its own code)."""
+    rename = release.draft_renames["eagle3"]
+    assert rename.renamed("LlamaForCausalLMEagle3") == "LlamaForCausalLMEagle3"
+    assert rename.renamed("Eagle3LlamaForCausalLM") == "Eagle3LlamaForCausalLM"
+    assert rename.renamed("LlamaForCausalLM") == "Eagle3LlamaForCausalLM"
+    assert f"{release.spec}:vllm/transformers_utils/configs/eagle.py:55-64" in rename.text
+
+
+def test_sglang_renames_no_eagle3_head() -> None:
+    """SGLang looks a draft's architectures up as they are (model_loader/utils.py:198-239)."""
+    assert all("eagle3" not in r.draft_renames for r in SGLANG.releases)
+
+
+@pytest.mark.parametrize("name", ["speculators", "speculators-eagle3"])
+def test_speculators_drafts_load_where_the_release_has_the_loader(name: str) -> None:
+    """vLLM loads a speculators draft through the loader its speculators_model_type names, at
+    every release whose facts hold it (algos.py); SGLang's facts have no speculators table and
+    its reviewed row says it loads none."""
+    fmt = format_named(name)
+    assert fmt.lookup is not None and fmt.lookup.by_method
+    for kind in fmt.lookup.names:
+        draft = DraftNames(kind)
+        for release in VLLM.releases:
+            held = kind in facts.for_release(release).speculators
+            assert held  # every release with facts has each loader the tool reads
+            found = fmt.registration(VLLM.name, draft, release)
+            assert found is not None and found.registered is held
+            assert "speculators/algos.py" in found.citation
+        assert not holds_table(SGLANG.newest, Table.SPECULATORS)
+        assert not fmt.loads(SGLANG.name, draft, SGLANG.newest)
+    # A type no release has a loader for is refused, citing the loaders it does have.
+    refused = fmt.registration(VLLM.name, DraftNames("dflash9"), VLLM.newest)
+    assert refused is not None and not refused.registered
+    assert "speculators loaders holds no dflash9" in refused.citation
