@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from dflash_check.cli.options import one_of
 from dflash_check.cli.output import ENGINE_KEY_ENV
 
 if TYPE_CHECKING:  # imported when used, to keep `--help` fast
@@ -40,10 +41,7 @@ def choose_engine(value: str | None) -> str | None:
     """Accept a drivable engine's name, as typer's choice of an enum did: exact, in its words."""
     if value is None:  # no --engine: the table is not read
         return None
-    names = engine_names()
-    if value not in names:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
-    return value
+    return one_of(value, engine_names())
 
 
 def complete_engine(incomplete: str) -> list[str]:

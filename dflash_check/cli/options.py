@@ -106,14 +106,18 @@ class PairUsageCommand(UsageCommand):
         return [{"[DRAFT]": "[DRAFT]", "[TARGET]": "TARGET"}.get(p, p) for p in pieces]
 
 
-def choose_format(value: str) -> str:
-    """Accept a name of the output-format table, read when parsed, so that a row added to the
-    table is a choice (an enum of the names would import the table at start-up)."""
-    names = format_names()
-    value = value.lower()  # -f JSON as -r VLLM: names are matched in any case
+def one_of(value: str, names: tuple[str, ...]) -> str:
+    """Accept ``value`` if it is one of ``names`` (a table's rows, read when the option is
+    parsed: an enum of them would import the table at start-up); else a usage error worded as
+    typer's choice of an enum words it."""
     if value not in names:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
     return value
+
+
+def choose_format(value: str) -> str:
+    """Accept a name of the output-format table, so that a row added to it is a choice."""
+    return one_of(value.lower(), format_names())  # -f JSON as -r VLLM: any case
 
 
 def complete_format(incomplete: str) -> list[str]:

@@ -19,6 +19,7 @@ from dflash_check.cli.options import (
     QuietOpt,
     check_output,
     kind_names,
+    one_of,
     parse_runtimes,
 )
 from dflash_check.cli.output import (
@@ -52,10 +53,7 @@ def choose_kind(value: str) -> str:
     exact, in its words; ``auto``, the default, reads no table."""
     if value == AUTO_KIND:
         return value
-    names = kind_names()
-    if value not in names:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(repr(n) for n in names)}.")
-    return value
+    return one_of(value, kind_names())
 
 
 def complete_kind(incomplete: str) -> list[str]:
