@@ -322,19 +322,30 @@ def _pair(node: Any, index: int, name: str) -> PairSpec:
     return spec
 
 
+def _one_or_list(
+    fields: dict[str, tuple[Any, Any]], key: str, where: str, name: str
+) -> list[Any] | None:
+    """Return the nodes of a key that takes one value or a list of them (None: not stated);
+    an empty list fails at its line."""
+    import yaml
+
+    if key not in fields:
+        return None
+    vnode = fields[key][1]
+    items = list(vnode.value) if isinstance(vnode, yaml.SequenceNode) else [vnode]
+    if not items:
+        raise _fail(name, vnode.start_mark.line + 1, f"{where}: '{key}' is empty")
+    return items
+
+
 def _ignore(fields: dict[str, tuple[Any, Any]], where: str, name: str) -> tuple[str, ...]:
     """Return a pair's ``ignore`` rule ids (one id or a list), upper-cased and sorted; an
     unknown id fails at its line, as ``--ignore`` does."""
-    import yaml
-
     from dflash_check.check.rules import RULES_BY_ID
 
-    if "ignore" not in fields:
+    items = _one_or_list(fields, "ignore", where, name)
+    if items is None:
         return ()
-    vnode = fields["ignore"][1]
-    items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
-    if not items:
-        raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'ignore' is empty")
     ids = []
     for item in items:
         rule = _string(item, "ignore", name).upper()
@@ -354,12 +365,9 @@ def _engine_settings(fields: dict[str, tuple[Any, Any]], where: str, name: str) 
     the key's line, as ``--engine-arg`` does."""
     import yaml
 
-    if "engine_args" not in fields:
+    items = _one_or_list(fields, "engine_args", where, name)
+    if items is None:
         return NO_ENGINE_SETTINGS
-    vnode = fields["engine_args"][1]
-    items = vnode.value if isinstance(vnode, yaml.SequenceNode) else [vnode]
-    if not items:
-        raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'engine_args' is empty")
     args = []
     for item in items:
         # A number is an argument too (--dp-size, 2): YAML reads 2 as an int, not a string.
@@ -372,7 +380,8 @@ def _engine_settings(fields: dict[str, tuple[Any, Any]], where: str, name: str) 
     try:
         return parse_engine_args(args)
     except SettingsError as err:
-        raise _fail(name, vnode.start_mark.line + 1, f"{where}: 'engine_args': {err}") from None
+        line = fields["engine_args"][1].start_mark.line + 1  # the key's value, as before
+        raise _fail(name, line, f"{where}: 'engine_args': {err}") from None
 
 
 def select(specs: tuple[PairSpec, ...], pattern: str | None) -> tuple[PairSpec, ...]:
