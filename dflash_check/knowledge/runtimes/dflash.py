@@ -16,6 +16,7 @@ from dflash_check.knowledge.engines import (
     SGLANG_0523,
     TRTLLM,
     VLLM,
+    VLLM_032,
     VLLM_033,
     VLLM_V1,
 )
@@ -41,6 +42,8 @@ from dflash_check.knowledge.runtimes.rows import (
 # Both vLLM runners resolve the parallel-drafting token the same way (V2 spec_decode/utils.py
 # :92-114, V1 llm_base_proposer.py:358-379).
 _VLLM_MASK_KEYS = (NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id")
+
+_CANDIDATE_HEAD = "Model Runner V1 does not support: DFlash candidate-head drafts"
 
 PROFILES: tuple[RuntimeProfile, ...] = (
     RuntimeProfile(
@@ -134,10 +137,28 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         # unsupported_features, raised at vllm==0.33.0:vllm/config/vllm.py:3333-3337), before
         # any weight loads: at load.
         refuses=(
+            # V1 refuses a candidate head by its class, not by DFlash 2 as a whole: vLLM method
+            # dflash (which DFlash 2 drafts run under) and an architecture in the release's set
+            # (VllmConfig._is_dflash_candidate_draft), after EAGLEConfig's renaming, which keeps
+            # these names. Other DFlash 2 classes (Ricursive, MiniMax) pass this check; 0.32 and
+            # 0.33 have no model class for them, so their model registry refuses them (DF016).
             Refusal(
-                "Model Runner V1 does not support: DFlash candidate-head drafts",
-                VLLM_033.cite("vllm/config/vllm.py", "3133-3137"),
-                methods=("dflash2",),
+                _CANDIDATE_HEAD,
+                VLLM_032.cite("vllm/config/vllm.py", "2987-2991")
+                + " (VllmConfig._is_dflash_candidate_draft: :741-754; raised at :3198-3202)",
+                methods=("dflash", "dflash2"),
+                draft_architectures=frozenset({"DFlash2DraftModel", "LiLiCorrDraftModel"}),
+                releases=">=0.32,<0.33",
+            ),
+            Refusal(
+                _CANDIDATE_HEAD,
+                VLLM_033.cite("vllm/config/vllm.py", "3133-3137")
+                + " (VllmConfig._is_dflash_candidate_draft: :769-784; raised at :3333-3337)",
+                methods=("dflash", "dflash2"),
+                draft_architectures=frozenset(
+                    {"DFlash2DraftModel", "DFlash2BeamDraftModel", "LiLiCorrDraftModel"}
+                ),
+                releases=">=0.33,<0.34",
             ),
             Refusal(
                 "Model Runner V1 does not support: dspark speculative decoding",

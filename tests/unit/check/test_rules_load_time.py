@@ -253,29 +253,6 @@ def test_lm_head_quantisation_only_when_named(quantization: Any, expected: str |
     assert normalise_target(files("target", target)).lm_head_quantization == expected
 
 
-# -- DF021: sample_from_anchor ---------------------------------------------------------------
-
-
-def test_speculators_sample_from_anchor_reaches_vllm() -> None:
-    """The speculators format keeps sample_from_anchor at the top level; vLLM's loader copies
-    it into dflash_config, where the DFlash speculator refuses it."""
-    cfg = config(FIXTURES / "hub" / "huaxuan250" / "dflash_zlab_full_atten_speculators")
-    target = config(FIXTURES / "hub" / "nvidia" / "Qwen3.6-35B-A3B-NVFP4")
-    assert not hits(check_files(files("draft", cfg), files("target", target)), "DF021")
-    cfg["sample_from_anchor"] = True
-    found = hits(check_files(files("draft", cfg), files("target", target)), "DF021")
-    assert set(found) == {"vllm"} and "sample_from_anchor is true" in found["vllm"]
-
-
-def test_top_level_sample_from_anchor_is_not_read_for_zlab_drafts() -> None:
-    """A z-lab draft's top-level copy is ignored by vLLM (it reads dflash_config only)."""
-    cfg = draft_config(sample_from_anchor=True)
-    report = check_files(
-        files("draft", cfg, fc_tensors(cfg)), files("target", config(TARGETS / "Qwen--Qwen3-8B"))
-    )
-    assert not hits(report, "DF021")
-
-
 # -- DF022: SGLang's mask token, from the tokenizers ------------------------------------------
 
 
