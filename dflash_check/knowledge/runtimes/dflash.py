@@ -38,6 +38,10 @@ from dflash_check.knowledge.runtimes.rows import (
     RuntimeProfile,
 )
 
+MINIMAX_DSPARK = ("DSparkMiniMaxDraftModel",)
+"""The DSpark architecture SGLang translates before it reads the draft
+(``configure_minimax_m3_dspark``)."""
+
 # Both vLLM runners resolve the parallel-drafting token the same way (V2 spec_decode/utils.py
 # :92-114, V1 llm_base_proposer.py:358-379).
 _VLLM_MASK_KEYS = (NESTED_MASK, TOP_MASK, "dspark_noise_token_id", "pard_token", "ptd_token_id")
@@ -168,7 +172,12 @@ PROFILES: tuple[RuntimeProfile, ...] = (
         # dict.get on dflash_config, then the top level: a null in dflash_config is kept and
         # the ids fall back to the formula (dflash_utils.py:611-613).
         # Only SGLang's DSpark parser reads dspark_target_layer_ids (dspark_config.py:299-309).
+        # A MiniMax DSpark draft is first translated: its ids are dflash_config's alone, copied
+        # over dspark_target_layer_ids (KeyError without them; no formula), sglang==0.5.23:
+        # sglang/srt/configs/minimax_vl.py:92-101, run from configs/model_config.py:1019-1027
+        # and speculative/dspark_components/dspark_config.py:155-158.
         id_readings=(
+            IdReading(NESTED_IDS, draft_architectures=MINIMAX_DSPARK, exclusive=True),
             IdReading(DSPARK_IDS, draft_methods=("dspark",)),
             IdReading(NESTED_IDS),
             IdReading(TOP_IDS),
