@@ -156,6 +156,10 @@ class Release:
     """Where the release checks an MLA DSpark draft (``K3DSparkModel``) field by field when it
     reads the draft's config (vLLM's ``K3DSparkConfig``), with the citation; None: no such
     contract."""
+    minimax_dspark_contract: str | None = None
+    """Where the release translates a ``DSparkMiniMaxDraftModel`` draft's config when it builds
+    the draft at load, requiring its keys one by one (SGLang's ``configure_minimax_m3_dspark``),
+    with the citation; None: no such translation."""
     domino_contract: str | None = None
     """Where the release checks a DFlash draft's Domino projector keys (``dflash_config.
     projector_type: "domino"``) when it parses the draft config at load (SGLang's

@@ -53,6 +53,11 @@ REVIEWED = (
         # capture, before any weight loads; the draft model parses it again when it is built.
         domino_contract="sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:727-791, run "
         "at load by model_executor/model_runner_components/spec_aux_hidden_state.py:217",
+        # A MiniMax DSpark draft's config is translated when its model config is built at
+        # load (the server-argument hook runs it too, but swallows what it raises).
+        minimax_dspark_contract="sglang==0.5.23:sglang/srt/configs/minimax_vl.py:64-111, run "
+        "at load by configs/model_config.py:1019-1027 (and at server-args resolution by "
+        "speculative/dspark_components/dspark_config.py:155-158, whose caller swallows errors)",
         # The DFlash worker's own guards at start-up, after the config parsed: a plain DFlash
         # draft passes both.
         domino_worker=MappingProxyType(
