@@ -174,6 +174,10 @@ class Release:
     """Target architecture -> (the speculative algorithms the release admits on it, where it
     refuses the others when it resolves the server arguments, with the citation); a target not
     named here is gated by no such list (SGLang's DeepSeek V4 hook)."""
+    eagle_topk_gates: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Target architecture -> where the release, admitting EAGLE on it (``algorithm_gates``),
+    refuses an ``--speculative-eagle-topk`` other than 1 when it resolves the server arguments,
+    with the citation (SGLang's DeepSeek V4 hook)."""
     xpress: XPressClass | None = None
     """What the release's XPress drafter (``Qwen3XPressModel``) refuses in a draft's config at
     load, with the citations; None: the release has no XPress class."""

@@ -74,6 +74,14 @@ REVIEWED = (
                 )
             }
         ),
+        # With EAGLE (NEXTN is its alias) the same hook asserts a topk of 1.
+        eagle_topk_gates=MappingProxyType(
+            {
+                "DeepseekV4ForCausalLM": "sglang==0.5.23:sglang/srt/arg_groups/"
+                "deepseek_v4_hook.py:156-158, run at server-args resolution by "
+                "arg_groups/model_hook.py:258-265"
+            }
+        ),
     ),
 )
 """What was reviewed in SGLang's code, per range of releases (``knowledge/reviewed.py``)."""
