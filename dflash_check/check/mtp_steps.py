@@ -97,6 +97,17 @@ def _refusal(steps: MtpSteps, own: SglangSettings, title: str) -> tuple[str, str
             f"start-up while it resolves the server arguments ({steps.steps_without_topk})",
             f"add --speculative-eagle-topk 1 (a chain of {n} MTP steps)",
         )
+    # Above topk 1 the hook keeps the draft tokens given (None when not given), and the
+    # multi-layer worker asserts them when it is built.
+    if steps.multi_layer and n is not None and topk is not None and topk > 1 and tokens != n + 1:
+        given = "no --speculative-num-draft-tokens" if tokens is None else f"{tokens} draft tokens"
+        return (
+            f"--speculative-num-steps {n} at --speculative-eagle-topk {topk} with {given}: "
+            f"{title} runs this target's MTP layers as multi-layer EAGLE, whose worker fails at "
+            "start-up: 'multi-layer EAGLE requires speculative_num_draft_tokens == "
+            f"speculative_num_steps + 1' ({steps.multi_layer})",
+            f"give --speculative-num-draft-tokens {n + 1}, or --speculative-eagle-topk 1",
+        )
     return None
 
 

@@ -339,8 +339,13 @@ MTP = (
         f"{_SGLANG_SRC}/configs/model_config.py:1096-1097,1115-1120",
         # Multi-layer EAGLE (arg_groups/overrides.py:346-350): one draft runner per step, the
         # i-th loading MTP layer i (managers/tp_worker.py:502-521, model_loader/loader.py
-        # :740-757), so no layer is rerun; what a step past k loads was not read.
-        steps=_STEP_FLAGS,
+        # :740-757), so no layer is rerun; what a step past k loads was not read. Its worker
+        # asserts draft tokens == steps + 1, which the hook sets only at topk 1.
+        steps=replace(
+            _STEP_FLAGS,
+            multi_layer="sglang==0.5.23:sglang/srt/speculative/multi_layer_eagle_worker_v2.py"
+            ":150-153 (AssertionError; enabled for EAGLE by arg_groups/overrides.py:346-350)",
+        ),
     ),
     EngineMtp(
         "sglang",

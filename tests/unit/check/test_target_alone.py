@@ -467,6 +467,20 @@ def test_sglang_steps_over_k_rerun_nothing_where_not_read() -> None:
     }
     assert sglang_steps(step, *STEPS_3, *TOPK_1) == []
     assert sglang_steps(step, *STEPS_3) == [("DF060", "sglang", "error")]
+    # Above topk 1 its multi-layer worker asserts draft tokens == steps + 1
+    # (multi_layer_eagle_worker_v2.py:150-153), which the hook sets only at topk 1.
+    tree = (*STEPS_3, "--speculative-eagle-topk=4")
+    assert sglang_steps(step, *tree, "--speculative-num-draft-tokens=4") == []
+    for tokens in (("--speculative-num-draft-tokens=8",), ()):
+        assert sglang_steps(step, *tree, *tokens) == [("DF060", "sglang", "error")]
+        report = check_target_mtp(
+            files("target", step), None, "", engine_settings=parse_engine_args((*tree, *tokens))
+        )
+        assert "multi_layer_eagle_worker_v2.py:150-153" in report.findings[0].message
+    # A single-layer target keeps the tokens given at topk 4 (DeepSeek-V3: the rerun note).
+    assert sglang_steps(DEEPSEEK_V3, *tree, "--speculative-num-draft-tokens=8") == [
+        ("DF045", "sglang", "info")
+    ]
 
 
 def test_num_speculative_tokens_keeps_its_vllm_meaning_beside_sglang_steps() -> None:
