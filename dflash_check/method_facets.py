@@ -71,6 +71,10 @@ class DSparkFacts:
     mla_contract: tuple[tuple[str, str], ...] = ()
     """The top-level values vLLM's MLA DSpark config reads (name, the value as JSON text), for
     the names the draft states (``check/rules/mla_dspark.py`` judges them)."""
+    minimax_contract: tuple[tuple[str, str, str], ...] = ()
+    """For a ``DSparkMiniMaxDraftModel`` draft, the values SGLang's translation of it reads
+    (name, dotted key where found, the value as JSON text, a stated null included), each where
+    SGLang takes it; a name it does not find is absent (``check/rules/minimax_dspark.py``)."""
     has_text_config: bool = False
     """Whether the config has a ``text_config`` object: vLLM's MiniMax DSpark reads its keys
     there instead of at the top level (``check/rules/formats.py``, DF025)."""

@@ -8,10 +8,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from dflash_check.check.report import Finding, Severity
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp, MtpSteps
+from dflash_check.knowledge.mtp_layers import selected_engines
 from dflash_check.knowledge.settings import EngineSettings, SglangSettings
 
 
@@ -34,6 +35,38 @@ def step_flag_findings(
             continue
         yield from _adjusted(row.steps, own, row.engine, title)
         yield from _reruns(row.steps, own, layers_of(row.engine), row.engine, title)
+
+
+def topk_gate_findings(
+    architectures: tuple[str, ...],
+    settings: EngineSettings,
+    releases: Mapping[str, str | None] | None,
+) -> Iterator[Finding]:
+    """DF058 for a target asked about alone: an engine that runs its MTP layers as EAGLE
+    (SGLang's NEXTN) and refuses a topk above 1 on the target's architecture at start-up
+    (``Release.eagle_topk_gates``), where the user gave one (``releases``: as for
+    ``engine_rows``)."""
+    # Imported here, as the caller imports this module: the rule module is the pair's.
+    from dflash_check.check.rules.algorithm_gate import eagle_topk_refusal
+
+    for engine in selected_engines(releases):
+        own = settings.of(engine.name)
+        topk = own.speculative_eagle_topk if own is not None else None
+        if topk is None or topk == 1:
+            continue
+        release = engine.release((releases or {}).get(engine.name))
+        for arch in architectures[:1]:  # the engine resolves the model class from the first
+            where = release.eagle_topk_gates.get(arch)
+            if where is not None:
+                yield Finding(
+                    "DF058",
+                    Severity.ERROR,
+                    engine.name,
+                    f"target ({arch}): {eagle_topk_refusal(engine.name, arch, topk, where)}",
+                    f"serve its MTP layers with --speculative-eagle-topk 1 on {engine.title}",
+                    field="--speculative-eagle-topk",
+                    model="target",
+                )
 
 
 def _refusal(steps: MtpSteps, own: SglangSettings, title: str) -> tuple[str, str] | None:
@@ -63,6 +96,17 @@ def _refusal(steps: MtpSteps, own: SglangSettings, title: str) -> tuple[str, str
             f"--speculative-num-steps {n} without --speculative-eagle-topk: {title} fails at "
             f"start-up while it resolves the server arguments ({steps.steps_without_topk})",
             f"add --speculative-eagle-topk 1 (a chain of {n} MTP steps)",
+        )
+    # Above topk 1 the hook keeps the draft tokens given (None when not given), and the
+    # multi-layer worker asserts them when it is built.
+    if steps.multi_layer and n is not None and topk is not None and topk > 1 and tokens != n + 1:
+        given = "no --speculative-num-draft-tokens" if tokens is None else f"{tokens} draft tokens"
+        return (
+            f"--speculative-num-steps {n} at --speculative-eagle-topk {topk} with {given}: "
+            f"{title} runs this target's MTP layers as multi-layer EAGLE, whose worker fails at "
+            "start-up: 'multi-layer EAGLE requires speculative_num_draft_tokens == "
+            f"speculative_num_steps + 1' ({steps.multi_layer})",
+            f"give --speculative-num-draft-tokens {n + 1}, or --speculative-eagle-topk 1",
         )
     return None
 

@@ -349,6 +349,7 @@ def _findings(
     tensors: MtpTensors | None,
     tokens: int | None,
     settings: EngineSettings,
+    releases: Mapping[str, str | None] | None = None,
 ) -> Iterator[Finding]:
     name = target.name
     if stated.layers == 0:
@@ -386,9 +387,14 @@ def _findings(
         yield from _token_findings(stated, tokens, engines)
         yield from _step_findings(tokens, engines)
     # Imported here: a target asked about alone is the rare path, its step flags rarer.
-    from dflash_check.check.mtp_steps import step_flag_findings
+    from dflash_check.check.mtp_steps import step_flag_findings, topk_gate_findings
 
-    yield from step_flag_findings(stated.layers_of, settings, engines)
+    gated = tuple(topk_gate_findings(target.architectures, settings, releases))
+    yield from gated
+    # An engine that refuses the topk does not start: what it does with the steps is moot.
+    refused = {f.runtime for f in gated}
+    rest = tuple(r for r in engines if r.engine not in refused)
+    yield from step_flag_findings(stated.layers_of, settings, rest)
 
 
 def _keyed_target(files: ModelFiles, keyed: KeyedMtp) -> TargetView:
@@ -452,7 +458,9 @@ def check_target_mtp(
         tensors=tensors,
         tensors_note=tensors_note,
         findings=tuple(
-            _findings(target, stated, engines, tensors, num_speculative_tokens, engine_settings)
+            _findings(
+                target, stated, engines, tensors, num_speculative_tokens, engine_settings, releases
+            )
         ),
         num_speculative_tokens=num_speculative_tokens,
         engine_settings=engine_settings,

@@ -92,6 +92,9 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         "DF059": _L,
         # SGLang fails on its MTP step flags while it resolves the server arguments.
         "DF060": _L,
+        # SGLang translates a MiniMax DSpark draft's config when it builds the draft's model
+        # config at load; a missing key raises there.
+        "DF062": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

@@ -230,6 +230,42 @@ def config_root(top: FieldReader) -> FieldReader:
     return top
 
 
+def minimax_contract_values(
+    top: FieldReader, root: FieldReader
+) -> tuple[tuple[str, str, str], ...]:
+    """Return (name, dotted key, the value as JSON text) for each value SGLang's translation of
+    a MiniMax DSpark draft reads, where it reads it (sglang==0.5.23:sglang/srt/configs/
+    minimax_vl.py:64-111); empty for any other draft. It reads the root (text_config, else the
+    top level) after copying every top-level ``dspark_*`` key onto it, the copies winning."""
+    if not TEXT_ROOT_ARCHITECTURES & set(config_architectures(top.data)):
+        return ()
+
+    def attr(key: str) -> tuple[str, object] | None:
+        # getattr(text, key) after the copy; a stated null is a value (int(None) fails).
+        for reader in (top, root) if key.startswith("dspark_") else (root,):
+            if key in reader.data:
+                return f"{reader.prefix}{key}", reader.data[key]
+        return None
+
+    found: dict[str, tuple[str, object]] = {}
+    # dict(dspark_config).get(name, getattr(text, "dspark_" + name)): the section wins.
+    spark = attr("dspark_config")
+    for name in ("use_dense_ffn", "ffn_hidden_size"):
+        if spark is not None and isinstance(spark[1], dict) and name in spark[1]:
+            found[name] = (f"{spark[0]}.{name}", spark[1][name])
+        elif (flat := attr(f"dspark_{name}")) is not None:
+            found[name] = flat
+    # text.dflash_config[...]: the root's section only.
+    flash = attr("dflash_config")
+    for name in ("num_target_layers", "num_hidden_layers", "target_layer_ids"):
+        if flash is not None and isinstance(flash[1], dict) and name in flash[1]:
+            found[name] = (f"{flash[0]}.{name}", flash[1][name])
+    for key in _COPIED_PREFIXED:
+        if (value := attr(key)) is not None:
+            found[key] = value
+    return tuple((name, key, json.dumps(value)) for name, (key, value) in found.items())
+
+
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a DSpark draft."""
     top = FieldReader(files.who, files.config_location, files.config)
@@ -321,6 +357,7 @@ def normalise(files: ModelFiles) -> DraftView:
             mask_sources=_rooted_mask_sources(top, root),
             omni_contract=omni_contract_values(root),
             mla_contract=mla_contract_values(root),
+            minimax_contract=minimax_contract_values(top, root),
             has_text_config=top.child("text_config") is not None,
         ),
         # vLLM's Qwen3-Omni DSpark contract refuses a vocab_size of 0 with its own message

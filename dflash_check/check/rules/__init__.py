@@ -14,8 +14,9 @@ size, draft length, anchor), ``identity`` (named target, format, capture), ``dfl
 (EAGLE-3 heads: ids; widths and maps), ``nextn`` (NextN checkpoints), ``draft`` (the draft's own
 layers), ``target`` and ``coverage`` (what is known of the target's engine code), ``method`` (the
 requested method against the draft's), ``omni_dspark`` (vLLM's Qwen3-Omni DSpark contract),
-``domino`` (SGLang's Domino projector keys), ``mla_dspark`` (vLLM's MLA DSpark contract), and
-``outcomes`` (rules a run's result raises).
+``domino`` (SGLang's Domino projector keys), ``mla_dspark`` (vLLM's MLA DSpark contract),
+``minimax_dspark`` (SGLang's MiniMax DSpark translation), and ``outcomes`` (rules a run's result
+raises).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from dflash_check.check.rules import (
     layer_keys,
     mask_token,
     method,
+    minimax_dspark,
     mla_dspark,
     nextn,
     omni_dspark,
@@ -82,6 +84,7 @@ RULES: tuple[Rule, ...] = tuple(
             *dflash2.RULES,
             *domino.RULES,
             *mla_dspark.RULES,
+            *minimax_dspark.RULES,
             *formats.RULES,
             *eagle3.RULES,
             *eagle3_shapes.RULES,

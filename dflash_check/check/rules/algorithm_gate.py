@@ -3,7 +3,9 @@
 SGLang 0.5.23 applies per-architecture defaults while it resolves the server arguments, before
 any weight loads; for a DeepSeek V4 target they assert that the ``--speculative-algorithm``
 string is EAGLE or DSPARK (``Release.algorithm_gates`` cites it), so a DFlash draft or an
-EAGLE-3 head is refused at start-up whatever the draft's config says. The capture rules
+EAGLE-3 head is refused at start-up whatever the draft's config says, and EAGLE (a NextN
+checkpoint, or the target's own MTP layers asked about alone) with a topk above 1
+(``Release.eagle_topk_gates``). The capture rules
 (DF017, DF053) may also speak for such a target: this is what the engine says first.
 """
 
@@ -15,6 +17,19 @@ from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
 from dflash_check.knowledge.engines import SGLANG
 from dflash_check.knowledge.engines.sglang import ALGORITHMS
+
+EAGLE = "EAGLE"
+"""SGLang's algorithm for the target's own MTP layers and NextN checkpoints (NEXTN's alias)."""
+
+
+def eagle_topk_refusal(runtime: str, arch: str, topk: int, where: str) -> str:
+    """Say that ``runtime`` refuses EAGLE with ``topk`` on ``arch`` at start-up, citing
+    ``where`` (``Release.eagle_topk_gates``): for a pair and for a target alone."""
+    return (
+        f"{runtime} runs EAGLE (NEXTN) on it with --speculative-eagle-topk 1 only and refuses "
+        f"--speculative-eagle-topk {topk} when it starts: 'Only EAGLE speculative algorithm with "
+        f"topk == 1 is supported for {arch}' ({where})"
+    )
 
 
 @rule(
@@ -28,20 +43,38 @@ from dflash_check.knowledge.engines.sglang import ALGORITHMS
     "(sglang==0.5.23:sglang/srt/arg_groups/deepseek_v4_hook.py:148-158, run by "
     "arg_groups/model_hook.py:258-265). A DFlash or DFlash 2 draft (DFLASH) or an EAGLE-3 head "
     "(EAGLE3) is refused at start-up; a DSpark draft or the target's own MTP layers (NEXTN, an "
-    "alias of EAGLE) pass this check. With EAGLE it also asserts --speculative-eagle-topk 1.",
-    "Serve a DSpark draft or the target's own MTP layers on this target with SGLang, or the "
-    "pair with another engine.",
+    "alias of EAGLE) pass this check. With EAGLE it also asserts --speculative-eagle-topk 1 "
+    "('Only EAGLE speculative algorithm with topk == 1 is supported for "
+    "DeepseekV4ForCausalLM', deepseek_v4_hook.py:156-158): a NextN checkpoint or the target "
+    "asked about alone (pair TARGET) with a topk above 1 (--engine-arg) is refused at start-up.",
+    "Serve a DSpark draft or the target's own MTP layers on this target with SGLang, with "
+    "--speculative-eagle-topk 1, or the pair with another engine.",
     runtimes=(SGLANG.name,),
     methods=ALL_METHODS,
 )
 def check_algorithm_gate(ctx: PairContext) -> Iterator[Issue]:
-    """Flag the releases that refuse the draft's algorithm on the target's architecture."""
-    algorithm = ALGORITHMS.get(ctx.draft.method)
+    """Flag the releases that refuse the draft's algorithm on the target's architecture, or
+    EAGLE's topk there."""
+    # A NextN checkpoint runs as NEXTN, which SGLang resolves to EAGLE
+    # (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:109-115).
+    algorithm = ALGORITHMS.get(ctx.draft.method, EAGLE if ctx.draft.method == "mtp" else None)
     if algorithm is None:
-        return  # a method SGLang serves under no algorithm of its own (MTP runs as EAGLE)
+        return
     t = ctx.target
+    topk = ctx.engine_settings.sglang.speculative_eagle_topk
     for p in ctx.profiles:
-        gates = p.release.algorithm_gates if p.release is not None else {}
+        if p.release is None:
+            continue
+        for arch in t.architectures[:1]:
+            where = p.release.eagle_topk_gates.get(arch)
+            if algorithm == EAGLE and where is not None and topk is not None and topk != 1:
+                yield Issue(
+                    f"target {t.name} ({arch}): {eagle_topk_refusal(p.name, arch, topk, where)}",
+                    runtime=p.name,
+                    field="--speculative-eagle-topk",
+                    model="target",
+                )
+        gates = p.release.algorithm_gates
         for arch in t.architectures[:1]:  # SGLang resolves the model class from the first
             if arch not in gates or algorithm in gates[arch][0]:
                 continue

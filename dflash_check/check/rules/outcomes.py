@@ -198,6 +198,9 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "--speculative-eagle-topk leaves the topk None, which it then compares with 1 "
         "(TypeError), both while the server arguments resolve "
         "(sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1159-1163, 1273-1276). "
+        "On the targets it runs as multi-layer EAGLE (Step3p5, Step3p7: arg_groups/overrides.py"
+        ":346-350) the draft worker asserts draft tokens == steps + 1 when it is built, which "
+        "above topk 1 nothing sets (speculative/multi_layer_eagle_worker_v2.py:150-153). "
         "Given with --engine-arg (pairs.yaml engine_args).",
         "Give --speculative-num-steps and --speculative-eagle-topk together (topk 1 for a "
         "chain of MTP steps), or none of the three: SGLang then picks them per architecture.",

@@ -156,6 +156,10 @@ class Release:
     """Where the release checks an MLA DSpark draft (``K3DSparkModel``) field by field when it
     reads the draft's config (vLLM's ``K3DSparkConfig``), with the citation; None: no such
     contract."""
+    minimax_dspark_contract: str | None = None
+    """Where the release translates a ``DSparkMiniMaxDraftModel`` draft's config when it builds
+    the draft at load, requiring its keys one by one (SGLang's ``configure_minimax_m3_dspark``),
+    with the citation; None: no such translation."""
     domino_contract: str | None = None
     """Where the release checks a DFlash draft's Domino projector keys (``dflash_config.
     projector_type: "domino"``) when it parses the draft config at load (SGLang's
@@ -174,6 +178,10 @@ class Release:
     """Where the release's DFlash speculator (Model Runner V2) refuses a true
     ``dflash_config.sample_from_anchor`` when it is built, and where its speculators loader
     copies a top-level one there, with the citations; None: not read (DF021)."""
+    eagle_topk_gates: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Target architecture -> where the release, admitting EAGLE on it (``algorithm_gates``),
+    refuses an ``--speculative-eagle-topk`` other than 1 when it resolves the server arguments,
+    with the citation (SGLang's DeepSeek V4 hook)."""
     xpress: XPressClass | None = None
     """What the release's XPress drafter (``Qwen3XPressModel``) refuses in a draft's config at
     load, with the citations; None: the release has no XPress class."""

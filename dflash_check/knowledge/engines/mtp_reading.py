@@ -65,3 +65,6 @@ class MtpSteps:
     """Where topk or draft tokens given without steps fail there."""
     adjusts: str
     """Where, at topk 1, it sets the draft tokens to steps + 1 with a warning."""
+    multi_layer: str | None = None
+    """Where its multi-layer EAGLE worker, built at start-up, asserts draft tokens == steps + 1,
+    which above topk 1 nothing adjusts (DF060); None: the row's draft runs single-layer."""

@@ -53,6 +53,11 @@ REVIEWED = (
         # capture, before any weight loads; the draft model parses it again when it is built.
         domino_contract="sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:727-791, run "
         "at load by model_executor/model_runner_components/spec_aux_hidden_state.py:217",
+        # A MiniMax DSpark draft's config is translated when its model config is built at
+        # load (the server-argument hook runs it too, but swallows what it raises).
+        minimax_dspark_contract="sglang==0.5.23:sglang/srt/configs/minimax_vl.py:64-111, run "
+        "at load by configs/model_config.py:1019-1027 (and at server-args resolution by "
+        "speculative/dspark_components/dspark_config.py:155-158, whose caller swallows errors)",
         # The DFlash worker's own guards at start-up, after the config parsed: a plain DFlash
         # draft passes both.
         domino_worker=MappingProxyType(
@@ -67,6 +72,14 @@ REVIEWED = (
                     "sglang==0.5.23:sglang/srt/arg_groups/deepseek_v4_hook.py:148-158, run "
                     "at server-args resolution by arg_groups/model_hook.py:258-265",
                 )
+            }
+        ),
+        # With EAGLE (NEXTN is its alias) the same hook asserts a topk of 1.
+        eagle_topk_gates=MappingProxyType(
+            {
+                "DeepseekV4ForCausalLM": "sglang==0.5.23:sglang/srt/arg_groups/"
+                "deepseek_v4_hook.py:156-158, run at server-args resolution by "
+                "arg_groups/model_hook.py:258-265"
             }
         ),
     ),
@@ -326,8 +339,13 @@ MTP = (
         f"{_SGLANG_SRC}/configs/model_config.py:1096-1097,1115-1120",
         # Multi-layer EAGLE (arg_groups/overrides.py:346-350): one draft runner per step, the
         # i-th loading MTP layer i (managers/tp_worker.py:502-521, model_loader/loader.py
-        # :740-757), so no layer is rerun; what a step past k loads was not read.
-        steps=_STEP_FLAGS,
+        # :740-757), so no layer is rerun; what a step past k loads was not read. Its worker
+        # asserts draft tokens == steps + 1, which the hook sets only at topk 1.
+        steps=replace(
+            _STEP_FLAGS,
+            multi_layer="sglang==0.5.23:sglang/srt/speculative/multi_layer_eagle_worker_v2.py"
+            ":150-153 (AssertionError; enabled for EAGLE by arg_groups/overrides.py:346-350)",
+        ),
     ),
     EngineMtp(
         "sglang",

@@ -22,7 +22,8 @@ from dflash_check.knowledge.runtimes.cells import (
     engines_with_cells,
     family_cell,
 )
-from dflash_check.knowledge.runtimes.dflash import DFLASH_HAND_CELLS, PROFILES
+from dflash_check.knowledge.runtimes.dflash import PROFILES
+from dflash_check.knowledge.runtimes.dflash_cells import DFLASH_HAND_CELLS
 from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_PROFILES, NUMBERINGS
 from dflash_check.knowledge.runtimes.mtp import MTP_PROFILES
 from dflash_check.knowledge.runtimes.rows import (
@@ -206,8 +207,13 @@ def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> R
     # A key read one way for some drafts (vLLM: DeepSeek-V4.1 DSpark ids are aux indices;
     # SGLang: +1 on a Muse target for the drafts it remaps) is read that way instead of the
     # general way.
-    specific = {r.key for r in profile.id_readings if r.conditional and r.applies(draft)}
-    for reading in profile.id_readings:
+    readings = profile.id_readings
+    # A reading exclusive to some drafts is all the runtime reads for them, with no default.
+    only = next((r for r in readings if r.exclusive and r.applies(draft)), None)
+    if only is not None:
+        readings = (only,)
+    specific = {r.key for r in readings if r.conditional and r.applies(draft)}
+    for reading in readings:
         if reading.key not in sources or not reading.applies(draft):
             continue
         if not reading.conditional and reading.key in specific:
@@ -228,6 +234,6 @@ def resolve_ids(profile: RuntimeProfile, draft: DraftView, num_layers: int) -> R
             shift = NUMBERINGS[profile.numbering].to_output(shift, raw, num_layers)
         return ResolvedIds(draft.key(reading.key), raw, tuple(t + shift for t in raw))
     guess = DEFAULT_IDS[profile.default_ids](num_layers, draft) if profile.default_ids else None
-    if guess is None:
+    if guess is None or only is not None:
         return None
     return ResolvedIds(None, guess, guess, guessed=True)

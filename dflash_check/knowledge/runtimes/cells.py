@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.families import FAMILIES, TargetFamily
 from dflash_check.knowledge.reviewed import in_range
-from dflash_check.knowledge.runtimes.dflash import DFLASH_HAND_CELLS, DFLASH_REVIEWED
+from dflash_check.knowledge.runtimes.dflash_cells import DFLASH_HAND_CELLS, DFLASH_REVIEWED
 from dflash_check.knowledge.runtimes.eagle3 import EAGLE3_REVIEWED, NUMBERINGS
 from dflash_check.knowledge.runtimes.rows import FamilyCell
 

@@ -26,7 +26,7 @@ from dflash_check.knowledge.engines import (
     VLLM_033,
     VLLM_V1,
 )
-from dflash_check.knowledge.runtimes.dflash import VLLM_REVIEWED
+from dflash_check.knowledge.runtimes.dflash_cells import VLLM_REVIEWED
 from dflash_check.knowledge.runtimes.rows import (
     AUX_READING,
     EAGLE_AUX_IDS,

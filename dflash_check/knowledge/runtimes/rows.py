@@ -57,6 +57,15 @@ class IdReading:
     """Read this way only for drafts with one of these architectures (empty: any)."""
     draft_methods: tuple[str, ...] = ()
     """Read at all only for drafts of these methods (empty: any), e.g. a DSpark-only key."""
+    exclusive: bool = False
+    """For the drafts it applies to, the only key the runtime reads: it reads no other key and
+    guesses no default without it (SGLang's MiniMax DSpark translation takes
+    ``dflash_config.target_layer_ids`` and nothing else). Only a conditional reading may be."""
+
+    def __post_init__(self) -> None:
+        # An exclusive reading for every draft would hide the row's other keys altogether.
+        if self.exclusive and not self.conditional:
+            raise ValueError(f"exclusive id reading {self.key!r} names no drafts")
 
     @property
     def conditional(self) -> bool:

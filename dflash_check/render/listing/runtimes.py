@@ -6,10 +6,22 @@ from __future__ import annotations
 import json
 from itertools import pairwise
 
-from dflash_check.knowledge.runtimes import AUX_READING, method_rows, portable_max_id_from_end
+from dflash_check.knowledge.runtimes import (
+    AUX_READING,
+    IdReading,
+    method_rows,
+    portable_max_id_from_end,
+)
 from dflash_check.knowledge.verified import Verification, verifications
 from dflash_check.render.diagnostics import wrap
 from dflash_check.render.listing.cells import cell_changes, cell_sources, family_matrix_markdown
+
+
+def _only(reading: IdReading, emphasis: str) -> str:
+    """Say which drafts a reading is all the runtime reads for (``IdReading.exclusive``)."""
+    if not reading.exclusive:
+        return ""
+    return f" {emphasis}(only key, for {', '.join(reading.draft_architectures)}){emphasis}"
 
 
 def verified_cell(runtime: str, method: str = "dflash") -> str:
@@ -60,7 +72,8 @@ def runtimes_markdown() -> str:
     for p in method_rows("dflash"):
         shift = f"t+{p.shift}" if p.shift else "t"
         keys = ", ".join(
-            f"`{r.key}`" + (" *(aux)*" if r.to_output == AUX_READING else "") for r in p.id_readings
+            f"`{r.key}`" + (" *(aux)*" if r.to_output == AUX_READING else "") + _only(r, "*")
+            for r in p.id_readings
         )
         lines.append(
             f"| `{p.name}` ({p.title}) | {p.index_name} `{shift}` | `0..N-{p.max_id_from_end}` | "
@@ -389,7 +402,8 @@ def runtimes_text(width: int) -> str:
         for p in rows:
             shift = f"t+{p.shift}" if p.shift else "t"
             keys = ", ".join(
-                r.key + (" (aux)" if r.to_output == AUX_READING else "") for r in p.id_readings
+                r.key + (" (aux)" if r.to_output == AUX_READING else "") + _only(r, "")
+                for r in p.id_readings
             )
             lines = wrap(f"{p.name}  ({p.title})", width, "", "  ")
             lines += wrap(f"captures id t as {p.index_name} {shift}", width, "  ", "    ")

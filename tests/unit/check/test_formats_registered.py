@@ -234,6 +234,34 @@ def test_sglang_takes_a_minimax_drafts_top_level_noise_token_first() -> None:
     assert told.get("vllm") == "text_config.dflash_config.mask_token_id", report.findings
 
 
+def _sglang_ids(cfg: dict[str, Any]) -> Any:
+    """Return the ids SGLang resolves for ``cfg`` on the 64-layer target (None: none)."""
+    from dflash_check.knowledge.runtimes import PROFILES_BY_NAME, resolve_ids
+
+    return resolve_ids(PROFILES_BY_NAME["sglang"], _minimax_view(cfg), 64)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_sglang_feeds_a_minimax_draft_its_dflash_config_ids_over_dspark_target_layer_ids(
+    nested: bool,
+) -> None:
+    """SGLang overwrites a MiniMax draft's dspark_target_layer_ids with dflash_config's
+    (minimax_vl.py:92-101), where it reads dspark_target_layer_ids first for other DSpark
+    drafts (dspark_config.py:299-309)."""
+    root = "text_config." if nested else ""
+    cfg = _minimax(nested, **{f"{root}dspark_target_layer_ids": [1, 2, 3, 4, 5]})
+    resolved = _sglang_ids(cfg)
+    assert resolved.key == f"{root}dflash_config.target_layer_ids"
+    assert resolved.raw == (2, 17, 32, 47, 62)
+    # The same keys on a plain DSpark draft: SGLang takes dspark_target_layer_ids.
+    plain = {**config(DSPARK_EXPORT), "dspark_target_layer_ids": [1, 2, 3, 4, 5]}
+    assert _sglang_ids(plain).raw == (1, 2, 3, 4, 5)
+    # Without dflash_config's list SGLang has none (KeyError), and guesses none either.
+    text = cfg["text_config"] if nested else cfg
+    del text["dflash_config"]["target_layer_ids"]
+    assert _sglang_ids(cfg) is None
+
+
 XPRESS = ("Qwen3XPressModel", "DFlashQwen3XPressModel")
 
 

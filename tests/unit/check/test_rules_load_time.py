@@ -500,3 +500,22 @@ def test_sglang_refuses_dflash_on_a_deepseek_v4_target_at_start_up() -> None:
     assert "'Only EAGLE and DSPARK speculative algorithms are supported for" in found["sglang"]
     (f,) = [f for f in report.findings if f.rule == "DF058"]
     assert f.severity is Severity.ERROR and f.stage is not None and f.stage.name == "LOAD"
+
+
+@pytest.mark.parametrize("topk", [None, 1, 4])
+def test_sglang_refuses_a_nextn_tree_on_a_deepseek_v4_target(topk: int | None) -> None:
+    """A NextN checkpoint runs as EAGLE, which SGLang's DeepSeek V4 hook admits with topk 1
+    only (deepseek_v4_hook.py:156-158): a topk above 1 is DF058 at load."""
+    draft = DEEPSEEK_V4 | {"architectures": ["DeepseekV4ForCausalLMNextN"]}
+    args = () if topk is None else (f"--speculative-eagle-topk={topk}",)
+    report = check_files(
+        files("draft", draft), files("target", DEEPSEEK_V4), "sglang", engine_args=args
+    )
+    found = hits(report, "DF058")
+    if topk is None or topk == 1:
+        assert found == {}
+        return
+    assert set(found) == {"sglang"}
+    assert f"refuses --speculative-eagle-topk {topk} when it starts" in found["sglang"]
+    (f,) = [f for f in report.findings if f.rule == "DF058"]
+    assert f.stage is not None and f.stage.name == "LOAD"

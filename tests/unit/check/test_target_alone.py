@@ -467,6 +467,20 @@ def test_sglang_steps_over_k_rerun_nothing_where_not_read() -> None:
     }
     assert sglang_steps(step, *STEPS_3, *TOPK_1) == []
     assert sglang_steps(step, *STEPS_3) == [("DF060", "sglang", "error")]
+    # Above topk 1 its multi-layer worker asserts draft tokens == steps + 1
+    # (multi_layer_eagle_worker_v2.py:150-153), which the hook sets only at topk 1.
+    tree = (*STEPS_3, "--speculative-eagle-topk=4")
+    assert sglang_steps(step, *tree, "--speculative-num-draft-tokens=4") == []
+    for tokens in (("--speculative-num-draft-tokens=8",), ()):
+        assert sglang_steps(step, *tree, *tokens) == [("DF060", "sglang", "error")]
+        report = check_target_mtp(
+            files("target", step), None, "", engine_settings=parse_engine_args((*tree, *tokens))
+        )
+        assert "multi_layer_eagle_worker_v2.py:150-153" in report.findings[0].message
+    # A single-layer target keeps the tokens given at topk 4 (DeepSeek-V3: the rerun note).
+    assert sglang_steps(DEEPSEEK_V3, *tree, "--speculative-num-draft-tokens=8") == [
+        ("DF045", "sglang", "info")
+    ]
 
 
 def test_num_speculative_tokens_keeps_its_vllm_meaning_beside_sglang_steps() -> None:
@@ -586,3 +600,41 @@ def test_an_engine_the_selection_leaves_out_says_nothing(
     assert [f["rule"] for f in data["findings"]] == rules
     assert ("vllm" in [e["engine"] for e in data["engines"]]) is bool(rules)
     assert got == code
+
+
+DEEPSEEK_V4 = {
+    "architectures": ["DeepseekV4ForCausalLM"],
+    "model_type": "deepseek_v4",
+    "hidden_size": 4096,
+    "num_hidden_layers": 43,
+    "num_nextn_predict_layers": 1,
+    "vocab_size": 129280,
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "found"),
+    [
+        ((*STEPS_3, *TOPK_1), [("DF045", "sglang", "info")]),
+        ((*STEPS_3, "--speculative-eagle-topk=4"), [("DF058", "sglang", "error")]),
+        (("--speculative-eagle-topk=2",), [("DF058", "sglang", "error")]),
+    ],
+    ids=["topk-1", "topk-4", "topk-alone"],
+)
+def test_sglang_refuses_a_tree_on_a_deepseek_v4_target_asked_about_alone(
+    args: tuple[str, ...], found: list[tuple[str, str | None, str]]
+) -> None:
+    """SGLang runs the MTP layers as EAGLE (NEXTN) and its DeepSeek V4 hook asserts topk 1
+    while the server arguments resolve (deepseek_v4_hook.py:156-158): DF058 before any step
+    flag finding, which a server that does not start makes moot."""
+    assert sglang_steps(DEEPSEEK_V4, *args) == found
+    if found[0][0] == "DF058":
+        report = check_target_mtp(
+            files("target", DEEPSEEK_V4), None, "", engine_settings=parse_engine_args(args)
+        )
+        (f,) = report.findings
+        assert "'Only EAGLE speculative algorithm with topk == 1" in f.message
+        assert "deepseek_v4_hook.py:156-158" in f.message
+        assert f.field == "--speculative-eagle-topk"
+    # The same flags on a DeepSeek-V3 target: no gate.
+    assert "DF058" not in {rule for rule, _, _ in sglang_steps(DEEPSEEK_V3, *args)}
