@@ -206,7 +206,8 @@ def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[st
                 else str(config_folder(case["draft"], work / f"case{i}" / "draft")),
                 "method": case["method"],
                 "num_speculative_tokens": case["num_speculative_tokens"],
-                "model_stage": case["draft"] is not None,  # MTP: no aux capture, no fc
+                # MTP: no aux capture, no fc; a code case may say its target is a stand-in
+                "model_stage": case["draft"] is not None and case.get("model_stage", True),
             }
         )
         if case.get("model_outcome"):  # its check runs when the draft is built

@@ -10,12 +10,13 @@ needle gets the case with the expectation for that (``absent``), or none. ``expe
 device; ``model_outcome`` asks the oracle to take that stage's error as the outcome). Nothing
 here imports vLLM.
 
-Not made here: Nemotron Parse 3.5's one-step limit (DF059). The check runs once vLLM has the
-draft config built from the loaded target (``MTPSpeculatorConfig.resolve_num_speculative_
-tokens``, vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/mtp/config.py:101-106), and the
-``nemotron_parse`` target config is code the checkpoint ships (transformers does not recognise
-it): a config-only target stops in the loader, and the driver's fallback (``hf_config_override``
-alone) never reaches the check.
+Nemotron Parse 3.5's one-step limit (DF059) only on 0.34.0: its ``nemotron_parse`` target
+config is code the checkpoint ships (transformers does not recognise it), so a config-only
+target stops in vLLM's loader and the driver runs the MTP path alone (``_override_record``):
+``hf_config_override``, then 0.34.0's own check, a classmethod
+(``MTPSpeculatorConfig.resolve_num_speculative_tokens``, vllm==0.34.0:vllm/v1/worker/gpu/
+spec_decode/mtp/config.py:101-106). 0.33.0 checks it inside ``SpeculativeConfig.__post_init__``
+(config/speculative.py:1587-1591), which needs the loaded target: not reached here, no case.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ ROWS: tuple[tuple[str, str, Callable[[], tuple[dict | str, dict | str | None]], 
     # (hf_config_override), 0.32.0 and 0.33.0 build it as DFlash 2 (every layer rotated).
     ("dflash2-no-rope-layers", "dflash",
      lambda: (_config(DFLASH2_DRAFT, no_rope_layers=[1, 0, 1, 0, 1]), QWEN36_27B), 7,
-     (REGISTRY, '"DFlash2DraftModel"'), ACCEPTED, None, {}),
+     (SPEC, '"no_rope_layers", None'), ACCEPTED, ACCEPTED, {}),
     # MiniMax's DFlash 2 class is SGLang's; no vLLM release registers it.
     ("minimax-dflash2-unregistered", "dflash",
      lambda: (_config(DFLASH2_DRAFT, architectures=["MiniMaxDFlash2DraftModel"]), QWEN36_27B),
@@ -135,12 +136,28 @@ ROWS: tuple[tuple[str, str, Callable[[], tuple[dict | str, dict | str | None]], 
     # Muse Spark DSpark: registered from 0.33.0 (the mined cases there); 0.32.0 has neither the
     # class nor its config type.
     ("muse-spark-dspark", "dspark", lambda: (MUSE_DRAFT, MUSE_TARGET), 7,
-     (REGISTRY, '"MuseSparkDSparkModel"'), ACCEPTED, ("refused", "config", None), {}),
+     (REGISTRY, '"MuseSparkDSparkModel"'), ACCEPTED,
+     ("refused", "config", "model type `muse_spark_dspark`"), {}),
     # MiniMax DSpark: registered from 0.34.0 (its target family is not in the corpus).
     ("dspark-minimax-unregistered", "dspark",
      lambda: (_config(SPECFORGE_DSPARK, architectures=["DSparkMiniMaxDraftModel"]),
               "tests/fixtures/targets/Qwen--Qwen3-8B"), 7,
      (REGISTRY, '"DSparkMiniMaxDraftModel"'), None, UNREGISTERED, {}),
+    # ... and from 0.34.0 its draft config override reads the Markov rank from
+    # dspark_markov_rank alone (in text_config where the draft has one). The target is a
+    # stand-in (Qwen3-8B; no MiniMax M3 config in the corpus): the override runs on the draft's
+    # config whatever the target, and the model stage is not run (``model_stage`` false).
+    ("dspark-minimax-markov-key", "dspark",
+     lambda: (_config(SPECFORGE_DSPARK, architectures=["DSparkMiniMaxDraftModel"],
+                      dspark_markov_rank=256), QWEN3_8B), 7,
+     (SPEC, '"markov_rank": hf_config.dspark_markov_rank'), ACCEPTED, None,
+     {"model_stage": False}),
+    ("dspark-minimax-no-markov-key", "dspark",
+     lambda: (_config(SPECFORGE_DSPARK, architectures=["DSparkMiniMaxDraftModel"],
+                      markov_rank=256), QWEN3_8B), 7,
+     (SPEC, '"markov_rank": hf_config.dspark_markov_rank'),
+     ("refused", "config", "has no attribute 'dspark_markov_rank'"), None,
+     {"model_stage": False}),
     # MTP: a target stating no num_nextn_predict_layers; vLLM loads deepseek_v32 and kimi_k2
     # through DeepseekV3Config (default 1), and hf_config_override maps deepseek_v32 (not
     # kimi_k2) to its MTP draft.
@@ -148,14 +165,38 @@ ROWS: tuple[tuple[str, str, Callable[[], tuple[dict | str, dict | str | None]], 
      lambda: ({"architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32",
                "hidden_size": 7168, "num_hidden_layers": 61, "vocab_size": 129280}, None), 1,
      (SPEC, "use_v32_mtp = "), ACCEPTED, None, _mtp("DeepseekV32MTPModel", 1)),
+    ("mtp-nemotron-parse-k2", "mtp",
+     lambda: ({"architectures": ["RadioMBartPrefixForCausalLM"],
+               "decoder": {"causal_vision_prefix": True, "vocab_size": 8, "d_model": 4}}, None),
+     2, ("vllm/v1/worker/gpu/spec_decode/mtp/config.py", "only one trained MTP step"),
+     ("refused", "config", "only one trained MTP step"), None, {}),
+    # kimi_k2 is not mapped: 0.32.0 and 0.33.0 refuse method mtp for a draft config whose
+    # model type is no MTP type; 0.34.0 accepts it at start-up with the target's own config as
+    # the draft's (no n_predict).
     ("mtp-kimi-k2-no-key", "mtp",
      lambda: ({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2",
                "hidden_size": 7168, "num_hidden_layers": 61, "vocab_size": 163840}, None), 1,
-     (SPEC, "use_v32_mtp = "), ACCEPTED, None, _mtp("DeepseekV3ForCausalLM", None)),
+     (SPEC, "Unsupported speculative method"),
+     ("refused", "config", "Unsupported speculative method: 'mtp'"), ACCEPTED,
+     _mtp("DeepseekV3ForCausalLM", None)),
 )  # fmt: skip
 """(case id, method, () -> (draft, target), draft tokens, (path, needle) of the deciding line,
 the expectation where the release has the needle and where it has not (None: no case
 there), extra fields). The MTP rows' "draft" is the target (``draft`` null in the case)."""
+
+
+ABSENT_AT: dict[str, tuple[str, str]] = {
+    "mtp-kimi-k2-no-key": (SPEC, "use_v32_mtp = "),  # 0.34.0: the mapping leaves it alone
+    "dflash2-no-rope-layers": (REGISTRY, '"DFlash2DraftModel"'),  # built as DFlash 2
+    # 0.32.0's config registry has no muse_spark_dspark (0.33.0: transformers_utils/config.py
+    # :145): the model type goes to transformers' AutoConfig, which does not know it.
+    "muse-spark-dspark": (
+        "vllm/transformers_utils/config.py",
+        "config = AutoConfig.from_pretrained(",
+    ),
+}
+"""The line that decides a case where its needle is absent, when not the model registry's
+refusal of an unknown architecture."""
 
 
 def cases_for(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
@@ -168,12 +209,15 @@ def cases_for(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
         expect = present if line is not None else absent
         if expect is None:
             continue
-        where = f"{engine}=={release}:{path}" + (f":{line}" if line else " (absent)")
-        if line is None:  # the model registry's refusal decides
-            where = f"{engine}=={release}:{REGISTRY}:{_line(src, REGISTRY, UNSUPPORTED)}"
+        if line is None:  # what decides where the needle is absent
+            path, needle = ABSENT_AT.get(case_id, (REGISTRY, UNSUPPORTED))
+            line = _line(src, path, needle)
+        where = f"{engine}=={release}:{path}:{line}"
         first, second = configs()
         mtp = method == "mtp"
         outcome, stage, match = expect
+        if outcome == "refused":  # nothing derived to compare
+            extra = {k: v for k, v in extra.items() if k != "expect_mtp"}
         cases.append(
             {
                 "id": f"code-{case_id}",
