@@ -35,9 +35,11 @@ KNOWN: dict[str, str] = {
         "maps deepseek_v3, deepseek_v32 and glm_moe_dsa to deepseek_mtp, not kimi_k2 "
         "(vllm==0.34.0:vllm/config/speculative.py:847-862), so the draft config stays model_type "
         "kimi_k2, architecture DeepseekV3ForCausalLM, no n_predict; 0.34.0 no longer raises "
-        "'Unsupported speculative method' there (the method table, v1/worker/gpu/spec_decode/"
-        "speculator_config.py:373-374, knows 'mtp'). The tool names no draft class for vLLM "
-        "(DF043 warning, compatible)"
+        "'Unsupported speculative method' there: its method table knows 'mtp' "
+        "(v1/worker/gpu/spec_decode/speculator_config.py:308, :373-374) and the target's "
+        "class declares no speculator to check it against (:412-426), so the MTP speculator "
+        "would build the target's own class as its draft (model stage not run for MTP cases). "
+        "The tool names no draft class for vLLM (DF043 warning, compatible)"
     ),
 }
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
