@@ -79,6 +79,28 @@ STOPS: tuple[Stop, ...] = (
         "markov_rank (the SpecForge export) and fails reading it",
     ),
     Stop(
+        r"^NotImplementedError: XPress currently requires a full-vocab draft",
+        "engine",
+        "the release's own refusal when it builds an XPress draft whose vocabulary is not the "
+        "target's (vllm==0.34.0:vllm/model_executor/models/qwen3_xpress.py:317-322, "
+        "Qwen3XPressForCausalLM.__init__; 0.33.0: :299-304)",
+    ),
+    Stop(
+        r"^KeyError: 'final_logit_softcapping'",
+        "engine",
+        "the release's own Beam DFlash 2 class reads dflash_config['final_logit_softcapping'] "
+        "when it is built (vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:564-567; 0.33.0: "
+        ":563-566)",
+    ),
+    Stop(
+        r"^AssertionError: $",
+        "engine",
+        "a bare assertion of the release's model code: where a code case expects it "
+        "(conformance/mined/code_cases.py, Beam DFlash 2's 'assert not config.is_causal' and "
+        "sliding layer types, vllm==0.34.0:vllm/models/beam/nvidia/dflash2.py:79-80), the "
+        "case's expect_match names it",
+    ),
+    Stop(
         r"failed to be inspected",
         "cpu",
         "a model class that does not import under the CPU stubs (before the driver imported "

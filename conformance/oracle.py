@@ -206,9 +206,12 @@ def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[st
                 else str(config_folder(case["draft"], work / f"case{i}" / "draft")),
                 "method": case["method"],
                 "num_speculative_tokens": case["num_speculative_tokens"],
-                "model_stage": case["draft"] is not None,  # MTP: no aux capture, no fc
+                # MTP: no aux capture, no fc; a code case may say its target is a stand-in
+                "model_stage": case["draft"] is not None and case.get("model_stage", True),
             }
         )
+        if case.get("model_outcome"):  # its check runs when the draft is built
+            jobs[-1]["model_outcome"] = True
         rows[case["id"]] = {"kind": "mined", **{k: case[k] for k in ("test", "source")}}
         rows[case["id"]].update({k: v for k, v in case.items() if k.startswith("expect")})
     for case in oracle_cases():
@@ -309,6 +312,17 @@ def merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[st
     return out + list(fresh.values())
 
 
+def model_outcome(record: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    """The driver's record, with the model stage's error as the outcome (stage ``model``) where
+    the job's check runs when the draft is built (``model_outcome``: a code case,
+    ``conformance/mined/code_cases.py``); the error stays under ``model`` as data, named by
+    ``conformance/model_stage.py`` like every other."""
+    error = (record.get("model") or {}).get("error")
+    if not job.get("model_outcome") or record["outcome"] != "accepted" or error is None:
+        return record
+    return {**record, "outcome": "refused", "stage": "model", "error": error}
+
+
 def run(engine: str, release: str, only: tuple[str, ...] = ()) -> Path:
     """Run the oracle over one release; write and return its results file. With ``only``, run
     the cases whose id starts with one of them and merge their rows into the results file
@@ -321,6 +335,8 @@ def run(engine: str, release: str, only: tuple[str, ...] = ()) -> Path:
             jobs = [job for job in jobs if job["id"].startswith(only)]
         env = {"VLLM_CACHE_ROOT": str(work / "vllm-cache"), "VLLM_TARGET_DEVICE": "cpu"}
         out, seconds = run_driver(python, jobs, work, DRIVER, env)
+        by_id = {job["id"]: job for job in jobs}
+        out["records"] = [model_outcome(r, by_id[r["id"]]) for r in out["records"]]
         results = [
             {
                 **result_row(record, rows, work),
@@ -346,7 +362,8 @@ def run(engine: str, release: str, only: tuple[str, ...] = ()) -> Path:
             "config": "create_engine_config",
             "load": "the speculator config set-up",
             "model": "recorded as data under 'model' (captured layers, fc input width), or "
-            "the error that stopped it there; not an outcome",
+            "the error that stopped it there; an outcome only for a case whose check runs "
+            "when the draft is built (model_outcome: conformance/mined/code_cases.py)",
             "mtp": "an MTP case (a target alone): the draft config the release derived "
             "(model type, architecture, n_predict); where start-up stopped outside the MTP "
             "path on this CPU, or vLLM's loader cannot read the config-only target, the MTP "

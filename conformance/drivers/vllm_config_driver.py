@@ -250,7 +250,36 @@ def _override_record(job: dict[str, Any], stop: Exception, started: float) -> di
     for name, value in raw.items():  # nested sections as objects, as the tests build them
         if isinstance(value, dict) and name != "quantization_config":
             setattr(config, name, PretrainedConfig(**value))
-    return _mtp_outcome(job, lambda: SpeculativeConfig.hf_config_override(config), stop, started)
+
+    def derive() -> Any:
+        hf = SpeculativeConfig.hf_config_override(config)
+        _resolve_tokens(hf, job)
+        return hf
+
+    return _mtp_outcome(job, derive, stop, started)
+
+
+def _resolve_tokens(hf: Any, job: dict[str, Any]) -> None:
+    """Run the release's own draft-length check of an MTP draft on the derived config, where it
+    is a classmethod of the MTP speculator config that a stand-in spec can be given
+    (``MTPSpeculatorConfig.resolve_num_speculative_tokens``, vllm==0.34.0:vllm/v1/worker/gpu/
+    spec_decode/mtp/config.py:100-107: Nemotron Parse 3.5's one trained step, then the
+    divisibility by ``n_predict``). 0.32.0 and 0.33.0 check it inside
+    ``SpeculativeConfig.__post_init__`` (0.33.0: config/speculative.py:1587-1591), which the
+    fallback does not reach: nothing is checked there."""
+    from types import SimpleNamespace
+
+    try:
+        from vllm.v1.worker.gpu.spec_decode.mtp.config import MTPSpeculatorConfig
+    except ImportError:
+        return
+    if not hasattr(MTPSpeculatorConfig, "resolve_num_speculative_tokens"):
+        return
+    draft = SimpleNamespace(architectures=list(hf.architectures or ()), hf_config=hf)
+    spec = SimpleNamespace(
+        draft_model_config=draft, num_speculative_tokens=job.get("num_speculative_tokens")
+    )
+    MTPSpeculatorConfig.resolve_num_speculative_tokens(spec)
 
 
 def _mtp_outcome(
@@ -262,6 +291,7 @@ def _mtp_outcome(
         hf = derive()
     except Exception as err:  # noqa: BLE001 - the MTP path's own refusal
         return {"id": job["id"], "outcome": "refused", "stage": "config", "error": _error(err),
+                "start_up_stop": _error(stop),  # the path was run alone: say why
                 "seconds": round(time.monotonic() - started, 3)}  # fmt: skip
     return {
         "id": job["id"],

@@ -106,7 +106,7 @@ def _causality_cases(engine: str, release: str, src: Path) -> list[dict[str, Any
 
 def cases_for(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
     """The hand-written cases of one release."""
-    from conformance.mined import dspark_cases, mtp_cases
+    from conformance.mined import code_cases, dspark_cases, mtp_cases
 
     if engine != "vllm":
         return []
@@ -114,6 +114,7 @@ def cases_for(engine: str, release: str, src: Path) -> list[dict[str, Any]]:
         _causality_cases(engine, release, src)
         + dspark_cases.cases_for(engine, release, src)
         + mtp_cases.cases_for(engine, release, src)
+        + code_cases.cases_for(engine, release, src)
     )
 
 
