@@ -182,8 +182,13 @@ def load(engine: str, release: str) -> ReleaseFacts | None:
         messages=MappingProxyType(raw.get("messages", {})),
         converters=MappingProxyType(raw.get("converters", {})),
         builders=MappingProxyType(raw.get("builders", {})),
-        tables=frozenset(raw),
+        tables=frozenset(raw) & _TABLES,
     )
+
+
+_TABLES = frozenset({"targets", "drafts", "speculators", "messages", "converters", "builders"})
+"""The keys of a facts file that are tables read from the release's code (the others, such as
+``archive``, ``cite_as`` and ``sha256``, say where the code came from)."""
 
 
 def newest(engine: str) -> ReleaseFacts | None:

@@ -252,3 +252,14 @@ def test_the_not_read_note_is_left_to_engines_whose_code_is_not_read() -> None:
     assert "trtllm is checked with the general convention" in note.message
     assert "DF053" in rule_ids(report, "sglang")
     assert not {"DF052", "DF053"} & rule_ids(report, "vllm")
+
+
+def test_a_release_s_tables_are_the_tables_its_facts_file_holds() -> None:
+    """``ReleaseFacts.tables`` names the tables read from the release's code, not the keys that
+    say where the code came from; SGLang's facts hold no speculators table (its loader reads
+    none), vLLM's do."""
+    vllm = facts.load("vllm", VLLM.newest.version)
+    assert vllm is not None and {"drafts", "speculators", "targets"} <= vllm.tables
+    assert not {"archive", "cite_as", "sha256", "engine", "release"} & vllm.tables
+    sglang = facts.load("sglang", SGLANG.newest.version)
+    assert sglang is not None and "speculators" not in sglang.tables
