@@ -120,7 +120,8 @@ def formats_text(width: int) -> str:
         lines += wrap(f"identified by: {f.identified_by}", width, "  ", "    ")
         lines += wrap(f"runtimes: {runtimes_summary(f)}", width, "  ", "    ")
         for arch, rows in registered_by(f).items():
-            held = ", ".join(spec for spec, _ in rows) or "no release"
+            # None: no release of the engines named above registers it (DF016 refuses it).
+            held = ", ".join(spec for spec, _ in rows) or "none of their releases loads it"
             lines += wrap(f"{arch}: {held}", width, "    ", "      ")
         lines += wrap(f"numbering: {f.numbering}", width, "  ", "    ")
         blocks.append("\n".join(lines))
