@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dflash_check.check.report import Finding, Severity, Verdict
 from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
@@ -31,7 +31,7 @@ from dflash_check.knowledge.mtp_layers import (
     family,
     keyed_mtp,
 )
-from dflash_check.knowledge.outcomes import Stage
+from dflash_check.knowledge.outcomes import Stage, stage_of
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 from dflash_check.views import ModelFiles, TargetView
@@ -457,8 +457,10 @@ def check_target_mtp(
         engines=engines,
         tensors=tensors,
         tensors_note=tensors_note,
+        # Each finding with its stage, as a pair's are (``knowledge/outcomes.py``).
         findings=tuple(
-            _findings(
+            f if f.stage is not None else replace(f, stage=stage_of(f.rule, f.runtime))
+            for f in _findings(
                 target, stated, engines, tensors, num_speculative_tokens, engine_settings, releases
             )
         ),

@@ -129,11 +129,35 @@ def test_the_mtp_judge_can_fail() -> None:
     assert judge_mtp(accepted, {**report, "engines": [other]})[0] == "disagree"
     assert judge_mtp(accepted, {**report, "verdict": "incompatible"})[0] == "disagree"
     refused = Row("vllm", "0", {"case": "x", "outcome": "refused"}, {"draft": None})
-    error = {"rule": "DF044", "severity": "error", "runtime": "vllm"}
+    error = {"rule": "DF044", "severity": "error", "runtime": "vllm", "stage": "load"}
     assert judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [error]})[0] == (
         "agree"
     )
     assert judge_mtp(refused, report)[0] == "disagree"
+    # A refusal at start-up: an error the tool places later (or nowhere) disagrees.
+    later = {**error, "stage": "first-decode"}
+    assert judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [later]})[0] == (
+        "disagree"
+    )
+    other_engine = {**error, "runtime": "sglang"}
+    assert (
+        judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [other_engine]})[0]
+        == "disagree"
+    )
+
+
+def test_the_mtp_judge_reads_a_target_class_kept_as_the_draft() -> None:
+    """An engine that keeps the target's own config as the draft's (vLLM 0.34.0 on kimi_k2)
+    agrees only where the tool's row names that class."""
+    derived = {"architectures": ["DeepseekV3ForCausalLM"], "n_predict": None}
+    accepted = Row(
+        "vllm", "0", {"case": "x", "outcome": "accepted", "mtp": derived}, {"draft": None}
+    )
+    own = {"engine": "vllm", "draft": "DeepseekV3ForCausalLM, the target's own class"}
+    report = {"verdict": "compatible", "engines": [own], "mtp": {"layers": 1}, "findings": []}
+    assert judge_mtp(accepted, report)[0] == "agree"
+    none = {**own, "draft": "none: vLLM 0.34.0 maps no MTP draft for this architecture"}
+    assert judge_mtp(accepted, {**report, "engines": [none]})[0] == "disagree"
 
 
 def _corpus_row(fc_matches_capture: bool) -> Row:
