@@ -159,8 +159,9 @@ def tool_report(row: Row, work: Path) -> dict[str, Any]:
     return json.loads(text[: text.rindex("}") + 1])
 
 
-_CLASS = re.compile(r"\b[A-Z]\w*(?:MTP|Model)\w*\b")
-"""A model class named in the text of the tool's MTP row (``Qwen3_5MTP``, ``DeepSeekMTPModel``)."""
+_CLASS = re.compile(r"\b[A-Z]\w*(?:MTP|Model|For[A-Z])\w*\b")
+"""A model class named in the text of the tool's MTP row (``Qwen3_5MTP``, ``DeepSeekMTPModel``,
+or the target's own class where the engine keeps it as the draft's: ``DeepseekV3ForCausalLM``)."""
 
 
 def judge_mtp(row: Row, report: Mapping[str, Any]) -> tuple[str, str, set[str]]:
@@ -168,15 +169,18 @@ def judge_mtp(row: Row, report: Mapping[str, Any]) -> tuple[str, str, set[str]]:
     (``mtp`` in the oracle's row): the tool agrees when the engine refused and the tool has an
     error for it, or the engine accepted and the tool says compatible, its row for the engine
     names the architecture the engine built, and it reads the engine's ``n_predict`` as the
-    target's MTP layer count. Returns the judgement, the tool's verdict and its error rules."""
+    target's MTP layer count. A refusal is one at start-up: the tool's error there must be at
+    ``load``. Returns the judgement, the tool's verdict and its error rules."""
     verdict = str(report.get("verdict"))
-    errors = {
-        f["rule"]
+    found = [
+        f
         for f in report.get("findings") or ()
         if f.get("severity") == "error" and f.get("runtime") in (None, row.engine)
-    }
+    ]
+    errors = {f["rule"] for f in found}
     if row.case["outcome"] == "refused":
-        return ("agree" if verdict == "incompatible" and errors else "disagree"), verdict, errors
+        at_load = any(f.get("stage") == "load" for f in found)
+        return ("agree" if verdict == "incompatible" and at_load else "disagree"), verdict, errors
     derived = row.case.get("mtp") or {}
     named = {
         name

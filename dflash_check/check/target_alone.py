@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dflash_check.check.report import Finding, Severity, Verdict
 from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
@@ -31,7 +31,7 @@ from dflash_check.knowledge.mtp_layers import (
     family,
     keyed_mtp,
 )
-from dflash_check.knowledge.outcomes import Stage
+from dflash_check.knowledge.outcomes import Stage, stage_of
 from dflash_check.knowledge.runtimes import RuntimeProfile
 from dflash_check.knowledge.settings import NO_ENGINE_SETTINGS, EngineSettings
 from dflash_check.views import ModelFiles, TargetView
@@ -342,6 +342,30 @@ def _step_findings(tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Find
         )
 
 
+def _refusals(
+    name: str, engines: tuple[EngineMtp, ...], releases: Mapping[str, str | None] | None
+) -> Iterator[Finding]:
+    """DF041 for each engine that refuses the MTP method for this target at start-up
+    (``EngineMtp.refusal``): it builds no draft from the target, whatever its count."""
+    for row in engines:
+        if row.refusal is None:
+            continue
+        engine = ENGINES_BY_NAME[row.engine]
+        release = engine.release((releases or {}).get(row.engine)).version
+        why = row.draft.removeprefix("none: ")
+        yield Finding(
+            "DF041",
+            MTP_RULES["DF041"].severity,
+            row.engine,
+            f"target {name}: {why} ({row.citation}); {engine.title} {release} refuses "
+            "method mtp on it at start-up "
+            f"('{row.refusal.message}', {row.refusal.citation})",
+            "use a separate draft (DFlash, EAGLE-3) with this target on this release: "
+            "dflash-check pair DRAFT TARGET",
+            model="target",
+        )
+
+
 def _findings(
     target: TargetView,
     stated: MtpStated,
@@ -376,7 +400,10 @@ def _findings(
             "or serve it without MTP",
             stated.key,
         )
-    if all(r.request == "not available" or not r.verified for r in engines):
+    yield from _refusals(name, engines, releases)
+    # Not where every engine refuses the method for the target: DF041 said so, as an error.
+    unbuilt = all(r.request == "not available" or not r.verified for r in engines)
+    if unbuilt and not all(r.refusal for r in engines):
         yield _finding(
             "DF043",
             f"target {name}: none of the engines read here builds an MTP draft for "
@@ -457,8 +484,10 @@ def check_target_mtp(
         engines=engines,
         tensors=tensors,
         tensors_note=tensors_note,
+        # Each finding with its stage, as a pair's are (``knowledge/outcomes.py``).
         findings=tuple(
-            _findings(
+            f if f.stage is not None else replace(f, stage=stage_of(f.rule, f.runtime))
+            for f in _findings(
                 target, stated, engines, tensors, num_speculative_tokens, engine_settings, releases
             )
         ),

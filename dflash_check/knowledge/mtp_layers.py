@@ -74,6 +74,8 @@ class ClassDefault:
 _TF_DS = "transformers/models/deepseek_v3/configuration_deepseek_v3.py:79,117"
 _TF_GLM = "transformers/models/glm4_moe/configuration_glm4_moe.py:88,120"
 _KEY, _ALIAS = "num_nextn_predict_layers", ("num_mtp_layers",)
+# kimi_k2 loads through the class too, but vLLM's hf_config_override maps it to no MTP draft:
+# what each release does with it is its MTP row (knowledge/engines/vllm_mtp.py), not its count.
 _DEEPSEEK_TYPES = ("deepseek_v3", "deepseek_v32", "kimi_k2")
 # vLLM: transformers, release -> the newest it allows, and the lines of vllm's config registry
 # mapping deepseek_v32 and kimi_k2 to DeepseekV3Config (transformers_utils/config.py) and
@@ -304,13 +306,20 @@ def engine_rows(
     release selected for it (``releases``: see ``selected_engines``).
 
     The engines branch on ``architectures[0]`` and the top-level ``model_type`` (not
-    ``text_config``'s: Kimi-K2.5's text model is a ``deepseek_v3``, its wrapper is not).
+    ``text_config``'s: Kimi-K2.5's text model is a ``deepseek_v3``, its wrapper is not); a
+    row read in some releases only (``EngineMtp.releases``) answers for those.
     """
     names = set(architectures[:1]) | ({model_type} if model_type else set())
     rows = []
     for engine in selected_engines(releases):
-        row = next(r for r in engine.mtp if not r.match or names & set(r.match))
         version = (releases or {}).get(engine.name)
+        row = next(
+            r
+            for r in engine.mtp
+            if (not r.match or names & set(r.match))
+            # Asked only of a ranged row: an engine with none needs no release.
+            and (r.releases is None or engine.in_range(engine.release(version).version, r.releases))
+        )
         rows.append(_at_release(engine, row, version))
     return tuple(rows)
 

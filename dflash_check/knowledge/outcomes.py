@@ -71,6 +71,12 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         "DF037": _L,
         "DF039": _L,
         "DF040": _S,
+        # A target alone: an engine asked for an MTP draft it cannot build from the target
+        # refuses while it resolves the speculative config (vLLM 0.33.0 on kimi_k2,
+        # vllm==0.33.0:vllm/config/speculative.py:1498-1501), as it does a draft-token count
+        # that is not a multiple of the MTP layers (DF044, speculative.py:1604-1612).
+        "DF041": _L,
+        "DF044": _L,
         "DF050": _L,
         # A release with no model class (SGLang's Transformers fallback has no hook) or no
         # capture for the target: the engine refuses the pair when the draft is attached.

@@ -24,7 +24,12 @@ from dflash_check.knowledge.engines.draft_classes import (
     NopeLayers,
     XPressClass,
 )
-from dflash_check.knowledge.engines.mtp_reading import MtpReruns, MtpStepLimit, MtpSteps
+from dflash_check.knowledge.engines.mtp_reading import (
+    MtpRefusal,
+    MtpReruns,
+    MtpStepLimit,
+    MtpSteps,
+)
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.views import DFLASH_METHODS
@@ -293,6 +298,13 @@ class EngineMtp:
     """The draft architectures the row builds, as the engine's model registry names them
     (``DeepSeekMTPModel``): for an extracted engine, a release whose facts register none of
     them builds none (``knowledge/mtp_layers.py``, ``engine_rows``); empty: not looked up."""
+    releases: str | None = None
+    """The engine's releases the row holds for, as ``Reviewed.releases`` writes a range
+    (``==0.34.0``): a row read in one release says what that release does, with its lines;
+    None: every release (``engine_rows`` takes the first row that matches and holds)."""
+    refusal: MtpRefusal | None = None
+    """Where the engine refuses the MTP method for the row's targets at start-up (DF041);
+    None: it does not, or that was not read."""
 
 
 DEFAULT_BLOCK_SIZE = 16

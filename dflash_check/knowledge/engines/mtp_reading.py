@@ -23,6 +23,18 @@ class MtpReruns:
 
 
 @dataclass(frozen=True)
+class MtpRefusal:
+    """An engine that refuses the MTP method itself for a row's targets while it resolves the
+    speculative config, at start-up, whatever the target's count: it maps them to no MTP draft
+    and its method check then knows no other (vLLM 0.32.0 and 0.33.0 on ``kimi_k2``; DF041)."""
+
+    message: str
+    """The engine's own words when it refuses."""
+    citation: str
+    """Where it refuses (``engine==version:path:lines``)."""
+
+
+@dataclass(frozen=True)
 class MtpStepLimit:
     """A draft with a fixed number of trained steps: the engine refuses more draft tokens per
     step while it resolves the speculative config at start-up (DF059), instead of rerunning

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from dflash_check.knowledge.engines.interface import EngineMtp, MtpReruns, MtpStepLimit
+from dflash_check.knowledge.engines.interface import EngineMtp, MtpRefusal, MtpReruns, MtpStepLimit
 
 # What vLLM builds from a target's own MTP layers (``Engine.mtp``), read in 0.33.0: its
 # SpeculativeConfig.hf_config_override rewrites the target's config into its MTP draft, each
@@ -68,6 +68,48 @@ def _vllm(
         f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
         reruns=_VLLM_RERUNS,
         drafts=tuple(dict.fromkeys(_DRAFT_CLASS.findall(draft))),
+    )
+
+
+# hf_config_override, per release read: its lines (the decorator to its return).
+_HF_CONFIG_OVERRIDE = {"0.32.0": "660-1073", "0.33.0": "710-1169", "0.34.0": "778-1304"}
+
+# Kimi K2 at the releases that refuse it: the lines mapping the DeepSeek model types to
+# deepseek_mtp (kimi_k2 not among them), and where the method check raises on what is left.
+_KIMI_REFUSED = {"0.32.0": ("679-694", "1388-1391"), "0.33.0": ("749-764", "1498-1501")}
+
+
+def _kimi_refused(version: str, lines: str, raised: str) -> EngineMtp:
+    """A release that maps ``kimi_k2`` to no MTP draft and refuses method mtp at start-up."""
+    src = f"vllm=={version}:vllm/config/speculative.py"
+    return EngineMtp(
+        "vllm",
+        ("kimi_k2",),
+        f"none: vLLM {version}'s hf_config_override maps kimi_k2 to no MTP draft "
+        "(deepseek_v3, deepseek_v32 and glm_moe_dsa only)",
+        "not available",
+        "-",
+        "-",
+        f"{src}:{lines}",
+        releases=f"=={version}",
+        refusal=MtpRefusal(
+            "NotImplementedError: Unsupported speculative method: 'mtp'", f"{src}:{raised}"
+        ),
+    )
+
+
+def _no_branch(version: str, lines: str) -> EngineMtp:
+    """A release's answer for a target its hf_config_override has no branch for."""
+    return EngineMtp(
+        "vllm",
+        (),
+        f"none: vLLM {version} maps no MTP draft for this architecture",
+        "not available",
+        "-",
+        "-",
+        f"vllm=={version}:vllm/config/speculative.py:{lines} "
+        "(hf_config_override has no branch for it)",
+        releases=f"=={version}",
     )
 
 
@@ -141,15 +183,41 @@ MTP = (
         reruns=None,
         step_limit=_PARSE_STEPS,
     ),
+    # Kimi K2 (model_type kimi_k2, DeepseekV3ForCausalLM; vLLM loads its config through
+    # DeepseekV3Config, knowledge/mtp_layers.py): hf_config_override maps deepseek_v3,
+    # deepseek_v32 and glm_moe_dsa to deepseek_mtp, not kimi_k2, so the draft config keeps the
+    # target's model type, which no MTP draft has. Read per release: 0.32.0 and 0.33.0 then
+    # refuse method mtp, 0.34.0 accepts it at config.
+    *(_kimi_refused(v, lines, raised) for v, (lines, raised) in _KIMI_REFUSED.items()),
+    EngineMtp(
+        "vllm",
+        ("kimi_k2",),
+        "DeepseekV3ForCausalLM, the target's own class: hf_config_override maps kimi_k2 to no "
+        "MTP draft (no n_predict), and 0.34.0 accepts method mtp at config with the target's "
+        "config as the draft's; what its MTP speculator builds from it is not verified",
+        _VLLM_ASK,
+        "not read (n_predict is unset)",
+        "not verified",
+        "vllm==0.34.0:vllm/config/speculative.py:847-862 (no branch for kimi_k2); accepted "
+        "at config: vllm/v1/worker/gpu/spec_decode/speculator_config.py:308 (the method table "
+        "knows mtp), :412-426 (the target's class declares no speculator to check it against)",
+        verified=False,
+        releases="==0.34.0",
+    ),
+    # Any other target: the release's hf_config_override has no branch for it (its own lines).
+    *(_no_branch(v, lines) for v, lines in _HF_CONFIG_OVERRIDE.items()),
     EngineMtp(
         "vllm",
         (),
-        "none: vLLM 0.33.0 maps no MTP draft for this architecture",
+        "none read: this release's hf_config_override was not read",
         "not available",
         "-",
         "-",
-        f"{_VLLM_SRC}:vllm/config/speculative.py:710-1165 "
-        "(hf_config_override has no branch for it)",
+        "hf_config_override not read at this release (read at "
+        + ", ".join(f"vllm=={v}" for v in _HF_CONFIG_OVERRIDE)
+        + ")",
+        verified=False,
     ),
 )
-"""vLLM's MTP rows, first match wins (``Engine.mtp``)."""
+"""vLLM's MTP rows, first match wins (``Engine.mtp``); a ranged row (``releases``) only at its
+releases."""

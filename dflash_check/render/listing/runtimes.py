@@ -247,8 +247,9 @@ def target_mtp_markdown() -> list[str]:
         "",
         f"Given one model, `pair` reads its MTP layer count k from the first of {keys} its "
         "config states (top level, then `text_config`), names what each engine builds from it "
-        "(the first row matching the target's `architectures[0]` or a `model_type`; an "
-        "engine's row with no match answers for every other target), and, for a local "
+        "(the first row matching the target's `architectures[0]` or a `model_type`, at the "
+        "releases a row names where it names some; an engine's row with no match answers "
+        "for every other target), and, for a local "
         "directory, looks for the MTP weights in its safetensors index or headers. "
         "`{k}` and `{N}` stand for k and the target's layer count. Exit 0: servable; "
         "1: no MTP layers, or weights missing; 3: the config could not be read.",
@@ -259,6 +260,8 @@ def target_mtp_markdown() -> list[str]:
     ]
     for r in mtp_engine_rows():
         match = ", ".join(f"`{m}`" for m in r.match) or "any other"
+        if r.releases is not None:  # a row read in some releases only
+            match += f" (`{r.releases}`)"
         lines.append(
             f"| `{r.engine}` | {match} | {r.draft} | `{r.request}` | {r.tokens} | "
             f"{r.on_missing} | {'yes' if r.verified else 'no'} | {r.citation} |"

@@ -18,39 +18,17 @@ import pytest
 from conformance.agreement import RESULTS, Row, agreement, explained, judge, judge_mtp, rows
 
 ROWS = list(rows())
-_KIMI_REFUSED = (
-    "issue 29: vLLM {r} refuses method mtp on a kimi_k2 target at start-up: "
-    "hf_config_override maps deepseek_v3, deepseek_v32 and glm_moe_dsa to deepseek_mtp, not "
-    "kimi_k2 (vllm=={r}:vllm/config/speculative.py:{m}), so the draft config keeps model_type "
-    'kimi_k2, no MTP type, and SpeculativeConfig raises NotImplementedError "Unsupported '
-    "speculative method: 'mtp'\" (vllm=={r}:vllm/config/speculative.py:{u}); the tool says "
-    "compatible (DF043 warning, its DeepseekV3Config default of 1 layer)"
-)
-KNOWN: dict[str, str] = {
-    "vllm-0.32.0:code-mtp-kimi-k2-no-key": _KIMI_REFUSED.format(r="0.32.0", m="679-694", u="1390"),
-    "vllm-0.33.0:code-mtp-kimi-k2-no-key": _KIMI_REFUSED.format(r="0.33.0", m="749-764", u="1500"),
-    "vllm-0.34.0:code-mtp-kimi-k2-no-key": (
-        "issue 29: vLLM 0.34.0 accepts method mtp on a kimi_k2 target at start-up "
-        "(create_engine_config) with the target's own config as the draft's: hf_config_override "
-        "maps deepseek_v3, deepseek_v32 and glm_moe_dsa to deepseek_mtp, not kimi_k2 "
-        "(vllm==0.34.0:vllm/config/speculative.py:847-862), so the draft config stays model_type "
-        "kimi_k2, architecture DeepseekV3ForCausalLM, no n_predict; 0.34.0 no longer raises "
-        "'Unsupported speculative method' there: its method table knows 'mtp' "
-        "(v1/worker/gpu/spec_decode/speculator_config.py:308, :373-374) and the target's "
-        "class declares no speculator to check it against (:412-426), so the MTP speculator "
-        "would build the target's own class as its draft (model stage not run for MTP cases). "
-        "The tool names no draft class for vLLM (DF043 warning, compatible)"
-    ),
-}
+KNOWN: dict[str, str] = {}
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
 Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases, SGLang's
 Domino refusals (also those under DP attention or one draft token: the server settings,
 ``--engine-arg``), vLLM 0.32/0.33 refusing repeated ids, the DeepSeek-V3 config stating no
 MTP count (its config class's default, ``knowledge/mtp_layers.py``) and Nemotron Parse's
-one-step draft keyed on its architecture (``KEYED_MTP`` there) were here until issue
-29's knowledge fixes reached main; the two Muse Glimmer mapping cases are explained
-instead.)"""
+one-step draft keyed on its architecture (``KEYED_MTP`` there) and Kimi K2 asked for MTP
+(vLLM 0.32/0.33 refuse the method, 0.34 keeps the target's own class: ``vllm_mtp.py``) were
+here until issue 29's knowledge fixes reached main; the two Muse Glimmer mapping cases are
+explained instead.)"""
 NOT_REPRODUCED = {k for k, v in explained().items() if v.get("not_reproduced")}
 """Mined cases the engine refuses for a reason its explanation names (the case's configs, not
 the test's assertion): their own test must pass on the release's wheel instead."""
@@ -129,11 +107,35 @@ def test_the_mtp_judge_can_fail() -> None:
     assert judge_mtp(accepted, {**report, "engines": [other]})[0] == "disagree"
     assert judge_mtp(accepted, {**report, "verdict": "incompatible"})[0] == "disagree"
     refused = Row("vllm", "0", {"case": "x", "outcome": "refused"}, {"draft": None})
-    error = {"rule": "DF044", "severity": "error", "runtime": "vllm"}
+    error = {"rule": "DF044", "severity": "error", "runtime": "vllm", "stage": "load"}
     assert judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [error]})[0] == (
         "agree"
     )
     assert judge_mtp(refused, report)[0] == "disagree"
+    # A refusal at start-up: an error the tool places later (or nowhere) disagrees.
+    later = {**error, "stage": "first-decode"}
+    assert judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [later]})[0] == (
+        "disagree"
+    )
+    other_engine = {**error, "runtime": "sglang"}
+    assert (
+        judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [other_engine]})[0]
+        == "disagree"
+    )
+
+
+def test_the_mtp_judge_reads_a_target_class_kept_as_the_draft() -> None:
+    """An engine that keeps the target's own config as the draft's (vLLM 0.34.0 on kimi_k2)
+    agrees only where the tool's row names that class."""
+    derived = {"architectures": ["DeepseekV3ForCausalLM"], "n_predict": None}
+    accepted = Row(
+        "vllm", "0", {"case": "x", "outcome": "accepted", "mtp": derived}, {"draft": None}
+    )
+    own = {"engine": "vllm", "draft": "DeepseekV3ForCausalLM, the target's own class"}
+    report = {"verdict": "compatible", "engines": [own], "mtp": {"layers": 1}, "findings": []}
+    assert judge_mtp(accepted, report)[0] == "agree"
+    none = {**own, "draft": "none: vLLM 0.34.0 maps no MTP draft for this architecture"}
+    assert judge_mtp(accepted, {**report, "engines": [none]})[0] == "disagree"
 
 
 def _corpus_row(fc_matches_capture: bool) -> Row:

@@ -1,0 +1,119 @@
+"""vLLM's MTP rows (``knowledge/engines/vllm_mtp.py``) as the release selected has them: a row
+read in some releases only answers there, with that release's own lines; Kimi K2 (model_type
+``kimi_k2``, which ``hf_config_override`` maps to no MTP draft) per release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dflash_check.check.report import Verdict
+from dflash_check.check.target_alone import check_target_mtp
+from dflash_check.knowledge.engines import VLLM, Release
+from tests.support.helpers import files, invoke_cli, write_model
+from tests.support.releases import add_next_vllm, citations_not_of, copy_facts
+
+# moonshotai's Kimi K2 layout as vLLM loads it (DeepseekV3Config), stating no MTP count: the
+# oracle's case code-mtp-kimi-k2-no-key (conformance/mined/code_cases.py).
+KIMI_K2: dict[str, Any] = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "model_type": "kimi_k2",
+    "hidden_size": 7168,
+    "num_hidden_layers": 61,
+    "vocab_size": 163840,
+}
+# An architecture no vLLM release maps to an MTP draft, stating one MTP layer.
+UNKNOWN = KIMI_K2 | {
+    "architectures": ["SomeNewForCausalLM"],
+    "model_type": "some_new",
+    "num_nextn_predict_layers": 1,
+}
+REFUSED = "NotImplementedError: Unsupported speculative method: 'mtp'"
+
+
+def _pair(tmp_path: Path, config: dict[str, Any], release: str) -> tuple[int, dict[str, Any]]:
+    """``pair TARGET -r vllm==release`` as JSON: the exit code and the report."""
+    folder = write_model(tmp_path / "target", config)
+    ran = invoke_cli(
+        "pair", str(folder), "-r", f"vllm=={release}", "--num-speculative-tokens", "1",
+        "--format", "json",
+    )  # fmt: skip
+    return ran.returncode, json.loads(ran.stdout)
+
+
+def _vllm_row(report: dict[str, Any]) -> dict[str, Any]:
+    (row,) = [r for r in report["engines"] if r["engine"] == "vllm"]
+    return row
+
+
+def _refuses(release: Release) -> bool:
+    """Whether the release's Kimi K2 row refuses method mtp (read from the rows, so that a
+    release added with its own row needs no edit here)."""
+    report = check_target_mtp(
+        files("target", KIMI_K2), None, "", releases={"vllm": release.version}
+    )
+    return any(r.refusal is not None for r in report.engines)
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.version)
+@pytest.mark.parametrize("config", [KIMI_K2, UNKNOWN], ids=["kimi_k2", "unmapped"])
+def test_each_release_row_says_and_cites_its_own_release(
+    release: Release, config: dict[str, Any], tmp_path: Path
+) -> None:
+    """The row a target gets names and cites the release selected, never another one (vLLM
+    0.34.0's row once said 'vLLM 0.33.0 maps no MTP draft', citing 0.33.0)."""
+    _, report = _pair(tmp_path, config, release.version)
+    row = _vllm_row(report)
+    text = f"{row['draft']} {row['citation']}"
+    assert f"{release.spec}:vllm/config/speculative.py:" in row["citation"], text
+    assert citations_not_of(release, text) == [], text
+    others = [v for v in VLLM.versions if v != release.version and v in text]
+    assert others == [], text
+
+
+def test_kimi_k2_is_refused_at_start_up_where_the_release_refuses_the_method(
+    tmp_path: Path,
+) -> None:
+    """vLLM 0.32.0 and 0.33.0 map kimi_k2 to no MTP draft and raise on method mtp while the
+    speculative config resolves: an error at load, in vLLM's words, citing the release."""
+    refusing = [r for r in VLLM.releases if _refuses(r)]
+    assert [r.version for r in refusing] == ["0.32.0", "0.33.0"]
+    for release in refusing:
+        code, report = _pair(tmp_path / release.version, KIMI_K2, release.version)
+        errors = [f for f in report["findings"] if f["severity"] == "error"]
+        assert code == 1 and report["verdict"] == "incompatible"
+        assert [(f["rule"], f["runtime"], f["stage"]) for f in errors] == [
+            ("DF041", "vllm", "load")
+        ]
+        assert REFUSED in errors[0]["message"]
+        assert f"{release.spec}:vllm/config/speculative.py:" in errors[0]["message"]
+        # The error says it: no DF043 warning beside it.
+        assert [f["rule"] for f in report["findings"]] == ["DF041"]
+
+
+def test_kimi_k2_on_vllm_0_34_is_accepted_at_config_as_its_own_class(tmp_path: Path) -> None:
+    """vLLM 0.34.0 accepts method mtp on kimi_k2 at config with the target's own config as the
+    draft's: compatible, the row names DeepseekV3ForCausalLM and says what is not verified."""
+    code, report = _pair(tmp_path, KIMI_K2, "0.34.0")
+    row = _vllm_row(report)
+    assert code == 0 and report["verdict"] == "compatible"
+    assert row["draft"].startswith("DeepseekV3ForCausalLM, the target's own class")
+    assert "not verified" in row["draft"] and row["verified"] is False
+    assert row["citation"].startswith("vllm==0.34.0:vllm/config/speculative.py:847-862")
+    assert [f["rule"] for f in report["findings"]] == ["DF043"]  # a warning: not verified
+
+
+def test_a_release_whose_rows_were_not_read_claims_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release added without reading its hf_config_override gets no other release's row:
+    the catch-all says it was not read (and refuses nothing)."""
+    new = add_next_vllm(copy_facts(tmp_path / "data", monkeypatch), monkeypatch)
+    report = check_target_mtp(files("target", UNKNOWN), None, "", releases={"vllm": new.version})
+    (row,) = report.engines
+    assert row.verified is False and row.refusal is None
+    assert "not read at this release" in row.citation
+    assert report.verdict is Verdict.COMPATIBLE
