@@ -336,6 +336,21 @@ def test_xpress_refuses_any_other_draft_vocabulary_at_load(top: dict[str, Any], 
         )
 
 
+def test_xpress_vocabulary_refusal_is_not_blamed_on_model_runner_v1() -> None:
+    """Model Runner V1 refuses an XPress draft while the config resolves (DF016), before the
+    XPress class is built, so the class's full-vocab refusal (DF007) is V2's alone."""
+    cfg = _xpress("Qwen3XPressModel", vocab_size=_target_vocab() + 512)
+    held = [r for r, has in _releases("Qwen3XPressModel") if has and r.has_runner("V1")]
+    assert held  # a release with both the XPress class and Model Runner V1
+    for release in held:
+        spec = f"vllm-v1=={release.version},vllm=={release.version}"
+        report = check_files(files("draft", cfg), files("target", config(QWEN36_27B)), spec)
+        errors = {(f.rule, f.runtime) for f in report.findings if f.severity.value == "error"}
+        assert ("DF007", "vllm") in errors, report.findings
+        assert ("DF007", "vllm-v1") not in errors, report.findings
+        assert ("DF016", "vllm-v1") in errors, report.findings
+
+
 def _beam(**top: Any) -> dict[str, Any]:
     """A DFlash 2 Beam draft that vLLM's own class builds: the fixture (all five layers
     sliding_attention, is_causal false) plus dflash_config.final_logit_softcapping."""
