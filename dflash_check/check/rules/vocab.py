@@ -146,7 +146,7 @@ def _xpress_refusals(ctx: PairContext) -> Iterator[Issue]:
             continue
         where = xpress.full_vocab
         yield Issue(
-            f"XPress draft {d.name}: {key} {drafted} != target {t.name} "
+            f"draft {d.name} (XPress): {key} {drafted} != target {t.name} "
             f"{t.key('vocab_size')} {t.vocab_size}; {p.label} refuses it at load "
             f"('{_XPRESS_REFUSAL}', {where})",
             runtime=p.name,
