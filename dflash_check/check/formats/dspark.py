@@ -358,7 +358,6 @@ def normalise(files: ModelFiles) -> DraftView:
             omni_contract=omni_contract_values(root),
             mla_contract=mla_contract_values(root),
             minimax_contract=minimax_contract_values(top, root),
-            has_text_config=top.child("text_config") is not None,
         ),
         # vLLM's Qwen3-Omni DSpark contract refuses a vocab_size of 0 with its own message
         # (DF055, from omni_contract); the view reads it as not stated.

@@ -148,8 +148,8 @@ def _vllm_markov(d: DraftView, k: DSparkFacts) -> Iterator[Issue]:
     if arch is None:
         return
     key = VLLM_MARKOV_KEY[arch]
-    if arch == "DSparkMiniMaxDraftModel" and k.has_text_config:
-        key = f"text_config.{key}"
+    if arch in dspark.TEXT_ROOT_ARCHITECTURES:
+        key = d.key(key)  # its text_config where it has one (config_root), else the top level
     if key not in k.markov_rank_keys:
         keys = k.markov_rank_keys
         found = f"only in {', '.join(keys)}" if keys else "nowhere"
