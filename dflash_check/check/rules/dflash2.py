@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from dflash_check.check.formats.zlab import BEAM_ARCHITECTURE
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     Issue,
@@ -120,9 +121,6 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
-_BEAM = "DFlash2BeamDraftModel"
-
-
 def _beam_defects(d: DraftView) -> Iterator[tuple[str, str]]:
     """Yield (field, what vLLM's Beam class raises) for each key its constructor needs that the
     draft does not give as it needs it (Release.beam_dflash2_contract cites the lines)."""
@@ -182,7 +180,7 @@ def _vllm_beam_contract(ctx: PairContext) -> Iterator[Issue]:
     class fails on when it is built. SGLang's DFlash2BeamDraftModel is an alias of its
     DFlash2DraftModel (sglang==0.5.23:sglang/srt/models/dflash.py:1313): not judged here."""
     d = ctx.draft
-    if _BEAM not in d.architectures or d.dflash2 is None:
+    if BEAM_ARCHITECTURE not in d.architectures or d.dflash2 is None:
         return
     defects = tuple(_beam_defects(d))
     for p in ctx.profiles:
@@ -192,8 +190,8 @@ def _vllm_beam_contract(ctx: PairContext) -> Iterator[Issue]:
             continue
         for field, error in defects:
             yield Issue(
-                f"draft {d.name} (DFlash 2 Beam): {p.label}'s own {_BEAM} class fails at load: "
-                f"{error} ({where})",
+                f"draft {d.name} (DFlash 2 Beam): {p.label}'s own {BEAM_ARCHITECTURE} class "
+                f"fails at load: {error} ({where})",
                 runtime=p.name,
                 field=field,
             )
