@@ -158,7 +158,7 @@ def _sglang_length(ctx: PairContext, where: str, block: int, key: str | None) ->
             runtime=SGLANG.name,
             severity=Severity.ERROR,
             field=key,
-            hint=f"Give one of them, {block} (the draft's block size).",
+            hint=f"Give only one of the two flags, set to {block} (the draft's block size).",
             # Raised while the server arguments resolve, before any weight loads.
             stage=Stage.LOAD,
         )
