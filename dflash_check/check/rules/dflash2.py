@@ -224,8 +224,20 @@ def _vllm_nope_layers(ctx: PairContext) -> Iterator[Issue]:
             runtime=p.name,
             severity=Severity.INFO if honoured else Severity.WARNING,
             field="no_rope_layers",
-            hint="Nothing to do." if honoured else "Serve the draft with vLLM 0.34 or later.",
+            hint="Nothing to do." if honoured else _nope_hint(),
         )
+
+
+def _nope_hint() -> str:
+    """Name the first vLLM release that serves no_rope_layers as trained (read from the
+    releases when asked, so a new release changes no text here)."""
+    first = next(
+        (r for r in VLLM.releases if r.dflash2_nope is not None and r.dflash2_nope.honoured),
+        None,
+    )
+    if first is None:
+        return "No vLLM release serves no_rope_layers as trained: serve the draft elsewhere."
+    return f"Serve the draft with vLLM {first.version} or later."
 
 
 def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issue]:
