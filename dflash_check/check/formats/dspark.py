@@ -51,7 +51,8 @@ from dflash_check.views import (
 # that release's model registry (knowledge/registered_drafts.py; vLLM registry.py, SGLang
 # models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16),
 # never listed here. vLLM 0.34's MistralLarge4DSparkModel is not read as DSpark: vLLM writes its
-# config at load from the target's params.json (formats.NOT_CHECKED_YET says why).
+# config at load from the target's params.json (NOT_CHECKED_YET in check/formats/unchecked.py
+# says why).
 ARCHITECTURES: dict[str, DraftMethod] = {
     a: "dspark"
     for a in (
