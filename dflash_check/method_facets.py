@@ -75,9 +75,6 @@ class DSparkFacts:
     """For a ``DSparkMiniMaxDraftModel`` draft, the values SGLang's translation of it reads
     (name, dotted key where found, the value as JSON text, a stated null included), each where
     SGLang takes it; a name it does not find is absent (``check/rules/minimax_dspark.py``)."""
-    has_text_config: bool = False
-    """Whether the config has a ``text_config`` object: vLLM's MiniMax DSpark reads its keys
-    there instead of at the top level (``check/rules/formats.py``, DF025)."""
 
 
 @dataclass(frozen=True)

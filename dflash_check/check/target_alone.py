@@ -214,7 +214,7 @@ class MtpReport:
     tensors_note: str
     """Why ``tensors`` is None, or where the names came from."""
     findings: tuple[Finding, ...]
-    """DF041-DF045, DF059."""
+    """DF041-DF045, DF058-DF061."""
     num_speculative_tokens: int | None = None
     """The draft tokens per step the user means to serve with (``--num-speculative-tokens``)."""
     engine_settings: EngineSettings = NO_ENGINE_SETTINGS

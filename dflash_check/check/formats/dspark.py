@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 from dflash_check.check.formats.common import (
     at_path,
@@ -51,7 +52,8 @@ from dflash_check.views import (
 # that release's model registry (knowledge/registered_drafts.py; vLLM registry.py, SGLang
 # models/dspark.py:995, deepseek_v4_dspark.py:1217, dspark_minimax.py:326, lfm2_dspark.py:16),
 # never listed here. vLLM 0.34's MistralLarge4DSparkModel is not read as DSpark: vLLM writes its
-# config at load from the target's params.json (formats.NOT_CHECKED_YET says why).
+# config at load from the target's params.json (NOT_CHECKED_YET in check/formats/unchecked.py
+# says why).
 ARCHITECTURES: dict[str, DraftMethod] = {
     a: "dspark"
     for a in (
@@ -281,23 +283,7 @@ def normalise(files: ModelFiles) -> DraftView:
     prefixed = (top, root) if rooted else (top,)
     model_type = root.string("model_type")
 
-    raw, raw_key = (None, None) if rooted else first_value((top,), IDS_KEY, read="integers")
-    conversion = None
-    if raw is not None:
-        ids_key: str | None = raw_key
-        ids: tuple[int, ...] | None = raw
-        if model_type == V41_MODEL_TYPE:
-            ids = tuple(k - V41_AUX_SHIFT for k in raw)
-            conversion = (
-                f"{IDS_KEY} [{', '.join(map(str, raw))}] of a {V41_MODEL_TYPE} draft are vLLM aux "
-                f"indices (t + {V41_AUX_SHIFT}); as DFlash layer ids: [{', '.join(map(str, ids))}]"
-            )
-    else:
-        # A MiniMax draft's ids are its dflash_config's in both engines: vLLM reads the nested
-        # list first, SGLang overwrites dspark_target_layer_ids with it (minimax_vl.py:92-101).
-        ids, ids_key = first_value((dflash, root), "target_layer_ids", read="integers")
-        if ids is None and rooted:
-            ids, ids_key = first_value((root,), IDS_KEY, read="integers")
+    ids, ids_key, conversion = _layer_ids(top, root, dflash, model_type)
 
     mask, mask_key = first_value(prefixed, "dspark_noise_token_id")
     if mask is None:
@@ -314,14 +300,7 @@ def normalise(files: ModelFiles) -> DraftView:
     else:
         ntl, ntl_key = first_value((root, dflash), "num_target_layers")
     tokens = special_token_ids((root,))
-    fields = draft_fields(files, root, dflash, empty_vocab=True)
-    if rooted:
-        # vLLM picks the class by the top-level architectures before it swaps (speculative.py
-        # :788, :1234); the paths of every id list name their root.
-        fields["architectures"] = top.strings("architectures") or config_architectures(top.data)
-        fields["id_sources"] = tuple(
-            replace(s, key=f"{root.prefix}{s.key}") for s in fields["id_sources"]
-        )
+    fields = _rooted_fields(top, root, draft_fields(files, root, dflash, empty_vocab=True))
     # Defined when a draft of this method is read: a DFlash pair's start-up never pays for the
     # class (method_facets.py).
     from dflash_check.method_facets import DSparkFacts
@@ -358,12 +337,50 @@ def normalise(files: ModelFiles) -> DraftView:
             omni_contract=omni_contract_values(root),
             mla_contract=mla_contract_values(root),
             minimax_contract=minimax_contract_values(top, root),
-            has_text_config=top.child("text_config") is not None,
         ),
         # vLLM's Qwen3-Omni DSpark contract refuses a vocab_size of 0 with its own message
         # (DF055, from omni_contract); the view reads it as not stated.
         **fields,
     )
+
+
+def _layer_ids(
+    top: FieldReader, root: FieldReader, dflash: FieldReader | None, model_type: str | None
+) -> tuple[tuple[int, ...] | None, str | None, str | None]:
+    """Return (layer ids, their key, the conversion said in the report or None): the top-level
+    dspark_target_layer_ids (a deepseek_v41 draft's are vLLM aux indices, shifted once), else
+    dflash_config's list, else, for a draft read at its text_config, the root's own."""
+    rooted = root is not top
+    raw, raw_key = (None, None) if rooted else first_value((top,), IDS_KEY, read="integers")
+    if raw is not None:
+        if model_type != V41_MODEL_TYPE:
+            return raw, raw_key, None
+        ids = tuple(k - V41_AUX_SHIFT for k in raw)
+        return (
+            ids,
+            raw_key,
+            f"{IDS_KEY} [{', '.join(map(str, raw))}] of a {V41_MODEL_TYPE} draft are vLLM aux "
+            f"indices (t + {V41_AUX_SHIFT}); as DFlash layer ids: [{', '.join(map(str, ids))}]",
+        )
+    # A MiniMax draft's ids are its dflash_config's in both engines: vLLM reads the nested
+    # list first, SGLang overwrites dspark_target_layer_ids with it (minimax_vl.py:92-101).
+    ids, ids_key = first_value((dflash, root), "target_layer_ids", read="integers")
+    if ids is None and rooted:
+        ids, ids_key = first_value((root,), IDS_KEY, read="integers")
+    return ids, ids_key, None
+
+
+def _rooted_fields(top: FieldReader, root: FieldReader, fields: dict[str, Any]) -> dict[str, Any]:
+    """Return the common fields read at the root, named from the top for a draft read at its
+    text_config: vLLM picks the class by the top-level architectures before it swaps
+    (speculative.py:788, :1234), and the paths of every id list name their root."""
+    if root is top:
+        return fields
+    return {
+        **fields,
+        "architectures": top.strings("architectures") or config_architectures(top.data),
+        "id_sources": tuple(replace(s, key=f"{root.prefix}{s.key}") for s in fields["id_sources"]),
+    }
 
 
 def _rooted_keys(top: FieldReader, root: FieldReader, keys: tuple[str, ...]) -> tuple[str, ...]:

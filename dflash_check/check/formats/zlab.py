@@ -19,6 +19,7 @@ from dflash_check.check.formats.common import (
     token_id_facts,
 )
 from dflash_check.fields import FieldReader
+from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.views import (
     DFlashFacts,
     DraftMethod,
@@ -52,6 +53,9 @@ BEAM_KEYS = (
 # (xpress/config.py:21-28). (parent key or "", key).
 XPRESS_KEYS = (("", "sample_from_anchor"), ("", "xpress_topc"))
 
+BEAM_ARCHITECTURE = "DFlash2BeamDraftModel"
+"""The DFlash 2 Beam draft's architecture (vLLM's own class has a contract of its own: DF018)."""
+
 ARCHITECTURES: dict[str, DraftMethod] = {
     "DFlashDraftModel": "dflash",
     "DFlash2DraftModel": "dflash2",
@@ -64,7 +68,7 @@ ARCHITECTURES: dict[str, DraftMethod] = {
     #   dflash2.py:199-206, :331-378, the same in 0.33.0). It also needs
     #   dflash_config.final_logit_softcapping (:564-567), sliding layer_types and is_causal
     #   false (:79-80): DF018 reads them (Release.beam_dflash2_contract).
-    "DFlash2BeamDraftModel": "dflash2",
+    BEAM_ARCHITECTURE: "dflash2",
     # - Ricursive Ripple: vLLM's class is DFlash2Qwen3ForCausalLM with NoPE layers
     #   (vllm==0.34.0:vllm/model_executor/models/ricursive_dflash2.py:31-53); vLLM also renames a
     #   DFlash2DraftModel that states no_rope_layers to it (config/speculative.py:796-801).
@@ -79,14 +83,13 @@ ARCHITECTURES: dict[str, DraftMethod] = {
     # qwen3_xpress.py:255-306); its refiner adds xpress_* keys with defaults (:270-279) and
     # refuses a vocabulary other than the target's (:317-322; DF007 reads it,
     # Release.xpress).
-    "Qwen3XPressModel": "dflash",
-    "DFlashQwen3XPressModel": "dflash",
+    **dict.fromkeys(sorted(XPRESS_ARCHITECTURES), "dflash"),
 }
 
 IDENTIFIED_BY = (
-    "architectures DFlashDraftModel or DFlash2DraftModel (DFlash 2 also as DFlash2BeamDraftModel, "
+    f"architectures DFlashDraftModel or DFlash2DraftModel (DFlash 2 also as {BEAM_ARCHITECTURE}, "
     "DFlash2RicursiveDraftModel, MiniMaxDFlash2DraftModel; DFlash with vLLM's XPress refiner as "
-    "Qwen3XPressModel, DFlashQwen3XPressModel)"
+    f"{', '.join(sorted(XPRESS_ARCHITECTURES))})"
 )
 """What names the format in config.json (``FORMATS``' row, docs and messages)."""
 

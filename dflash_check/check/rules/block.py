@@ -158,7 +158,7 @@ def _sglang_length(ctx: PairContext, where: str, block: int, key: str | None) ->
             runtime=SGLANG.name,
             severity=Severity.ERROR,
             field=key,
-            hint=f"Give one of them, {block} (the draft's block size).",
+            hint=f"Give only one of the two flags, set to {block} (the draft's block size).",
             # Raised while the server arguments resolve, before any weight loads.
             stage=Stage.LOAD,
         )
@@ -287,7 +287,7 @@ def _xpress_anchor(ctx: PairContext) -> Iterator[Issue]:
         if p.name != VLLM.name or xpress is None:
             continue  # V1 refuses XPress drafts whole (DF016); 0.32 has no XPress class
         yield Issue(
-            f"XPress draft {d.name}: sample_from_anchor is "
+            f"draft {d.name} (XPress): sample_from_anchor is "
             f"{stated['sample_from_anchor']}; {p.label} refuses it at load: "
             f"'{_XPRESS_ANCHOR}' ({xpress.top_level_anchor})",
             runtime=p.name,

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from dflash_check.check.formats.zlab import BEAM_ARCHITECTURE
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
     Issue,
@@ -81,7 +82,7 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
             where = " (only at the top level)" if top_only else ""
             error = reader.error.format(key=name, missing=missing)
             yield Issue(
-                f"DFlash 2 draft {d.name} has no {name} in dflash_config{where}: "
+                f"draft {d.name} (DFlash 2) has no {name} in dflash_config{where}: "
                 f"{reader.runtime} fails at load: {error}",
                 runtime=reader.runtime,
                 field=values[name][1] or f"dflash_config.{name}",
@@ -98,7 +99,7 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
     if group and d.hidden_size % group:
         yield from each(
             _DFLASH2_GROUP,
-            f"DFlash 2 draft {d.name}: {group_key} {group} does not divide hidden_size "
+            f"draft {d.name} (DFlash 2): {group_key} {group} does not divide hidden_size "
             f"{d.hidden_size}",
             group_key or "dflash_config.conv_group_size",
         )
@@ -106,21 +107,18 @@ def check_dflash2_config(ctx: PairContext) -> Iterator[Issue]:
     if top_k and d.hidden_size < top_k * (top_k + 1):
         yield from each(
             _DFLASH2_LATTICE,
-            f"DFlash 2 draft {d.name}: hidden_size {d.hidden_size} < {top_k_key} {top_k} x "
+            f"draft {d.name} (DFlash 2): hidden_size {d.hidden_size} < {top_k_key} {top_k} x "
             f"{top_k + 1} = {top_k * (top_k + 1)}, too small for the selector lattice",
             top_k_key or "dflash_config.selector_top_k",
         )
     if top_k == 1:
         yield from each(
             _DFLASH2_TOP_K_MIN,
-            f"DFlash 2 draft {d.name}: {top_k_key} is 1, which leaves no candidates to choose "
+            f"draft {d.name} (DFlash 2): {top_k_key} is 1, which leaves no candidates to choose "
             "between ('DFlash 2 selector_top_k=1 leaves no candidates to choose between; it "
             "must be at least 2.')",
             top_k_key or "dflash_config.selector_top_k",
         )
-
-
-_BEAM = "DFlash2BeamDraftModel"
 
 
 def _beam_defects(d: DraftView) -> Iterator[tuple[str, str]]:
@@ -182,7 +180,7 @@ def _vllm_beam_contract(ctx: PairContext) -> Iterator[Issue]:
     class fails on when it is built. SGLang's DFlash2BeamDraftModel is an alias of its
     DFlash2DraftModel (sglang==0.5.23:sglang/srt/models/dflash.py:1313): not judged here."""
     d = ctx.draft
-    if _BEAM not in d.architectures or d.dflash2 is None:
+    if BEAM_ARCHITECTURE not in d.architectures or d.dflash2 is None:
         return
     defects = tuple(_beam_defects(d))
     for p in ctx.profiles:
@@ -192,8 +190,8 @@ def _vllm_beam_contract(ctx: PairContext) -> Iterator[Issue]:
             continue
         for field, error in defects:
             yield Issue(
-                f"DFlash 2 Beam draft {d.name}: {p.label}'s own {_BEAM} class fails at load: "
-                f"{error} ({where})",
+                f"draft {d.name} (DFlash 2 Beam): {p.label}'s own {BEAM_ARCHITECTURE} class "
+                f"fails at load: {error} ({where})",
                 runtime=p.name,
                 field=field,
             )
@@ -216,7 +214,7 @@ def _vllm_nope_layers(ctx: PairContext) -> Iterator[Issue]:
             continue
         honoured = nope.honoured
         yield Issue(
-            f"DFlash 2 draft {d.name} states no_rope_layers: {p.label} {nope.text}"
+            f"draft {d.name} (DFlash 2) states no_rope_layers: {p.label} {nope.text}"
             + (
                 "; the layer ids, widths and vocabulary it needs from the target are unchanged"
                 if honoured
@@ -226,8 +224,20 @@ def _vllm_nope_layers(ctx: PairContext) -> Iterator[Issue]:
             runtime=p.name,
             severity=Severity.INFO if honoured else Severity.WARNING,
             field="no_rope_layers",
-            hint="Nothing to do." if honoured else "Serve the draft with vLLM 0.34 or later.",
+            hint="Nothing to do." if honoured else _nope_hint(),
         )
+
+
+def _nope_hint() -> str:
+    """Name the first vLLM release that serves no_rope_layers as trained (read from the
+    releases when asked, so a new release changes no text here)."""
+    first = next(
+        (r for r in VLLM.releases if r.dflash2_nope is not None and r.dflash2_nope.honoured),
+        None,
+    )
+    if first is None:
+        return "No vLLM release serves no_rope_layers as trained: serve the draft elsewhere."
+    return f"Serve the draft with vLLM {first.version} or later."
 
 
 def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issue]:
@@ -237,7 +247,7 @@ def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issu
     if (kernel > 0) != (group > 0):
         name = "conv_group_size" if kernel else "conv_kernel_size"
         yield Issue(
-            f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
+            f"draft {d.name} (DFlash 2) has no {name} in dflash_config: sglang fails at load: "
             "'DFLASH grouped convolution needs conv_kernel_size and conv_group_size together. "
             f"Got conv_kernel_size={kernel}, conv_group_size={group}.'",
             runtime=SGLANG.name,
@@ -246,14 +256,14 @@ def _sglang_dflash2_pairs(d: DraftView, nested: dict[str, int]) -> Iterator[Issu
     if (rank > 0) != (top_k > 0):
         name = "selector_top_k" if rank else "selector_rank"
         yield Issue(
-            f"DFlash 2 draft {d.name} has no {name} in dflash_config: sglang fails at load: "
+            f"draft {d.name} (DFlash 2) has no {name} in dflash_config: sglang fails at load: "
             f"'DFLASH selector needs rank and top_k together. Got rank={rank}, top_k={top_k}.'",
             runtime=SGLANG.name,
             field=f"dflash_config.{name}",
         )
     elif rank == 0:
         yield Issue(
-            f"DFlash 2 draft {d.name} has no selector_rank in dflash_config: sglang fails at "
+            f"draft {d.name} (DFlash 2) has no selector_rank in dflash_config: sglang fails at "
             "load: 'DFlash selector draft requires dflash_config.selector_rank.'",
             runtime=SGLANG.name,
             field="dflash_config.selector_rank",

@@ -143,7 +143,7 @@ def _xpress_topc(ctx: PairContext) -> Iterator[Issue]:
         if p.engine_name != VLLM.name or xpress is None:
             continue  # no XPress class in the release: DF016 refuses the draft
         yield Issue(
-            f"XPress draft {d.name}: {problem}; {p.label} refuses it at load: {said} "
+            f"draft {d.name} (XPress): {problem}; {p.label} refuses it at load: {said} "
             f"({xpress.topc_range})",
             runtime=p.name,
             field="xpress_topc",

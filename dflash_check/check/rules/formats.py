@@ -105,7 +105,7 @@ def _sglang_markov(d: DraftView, f: DFlashFacts, k: DSparkFacts) -> Iterator[Iss
     where = k.markov_rank_key or "markov_rank"
     if rank <= 0:
         yield Issue(
-            f"DSpark draft {d.name}: {where} is {rank if k.markov_rank_key else 'not set'}; "
+            f"draft {d.name} (DSpark): {where} is {rank if k.markov_rank_key else 'not set'}; "
             f"sglang refuses it at load ('DSpark draft requires markov_rank > 0; got "
             f"markov_rank={rank}.')",
             runtime=SGLANG.name,
@@ -121,14 +121,14 @@ def _sglang_markov(d: DraftView, f: DFlashFacts, k: DSparkFacts) -> Iterator[Iss
     )
     if k.markov_head_type is None and not prefixed:
         yield Issue(
-            f"DSpark draft {d.name} has {where} {rank} but no markov_head_type; sglang refuses "
+            f"draft {d.name} (DSpark) has {where} {rank} but no markov_head_type; sglang refuses "
             "it at load ('DSpark requires markov_head_type when markov_rank > 0, got None.')",
             runtime=SGLANG.name,
             field="markov_head_type",
         )
     elif k.markov_head_type is not None and k.markov_head_type.lower() not in DSPARK_HEAD_TYPES:
         yield Issue(
-            f"DSpark draft {d.name}: {k.markov_head_type_key} is {k.markov_head_type!r}; sglang "
+            f"draft {d.name} (DSpark): {k.markov_head_type_key} is {k.markov_head_type!r}; sglang "
             f"builds only {', '.join(DSPARK_HEAD_TYPES)} heads ('Unsupported DSpark "
             f"markov_head_type={k.markov_head_type!r}.')",
             runtime=SGLANG.name,
@@ -148,20 +148,20 @@ def _vllm_markov(d: DraftView, k: DSparkFacts) -> Iterator[Issue]:
     if arch is None:
         return
     key = VLLM_MARKOV_KEY[arch]
-    if arch == "DSparkMiniMaxDraftModel" and k.has_text_config:
-        key = f"text_config.{key}"
+    if arch in dspark.TEXT_ROOT_ARCHITECTURES:
+        key = d.key(key)  # its text_config where it has one (config_root), else the top level
     if key not in k.markov_rank_keys:
         keys = k.markov_rank_keys
         found = f"only in {', '.join(keys)}" if keys else "nowhere"
         yield Issue(
-            f"DSpark draft {d.name}: vllm's {arch} reads {_where(key)}, but the config "
+            f"draft {d.name} (DSpark): vllm's {arch} reads {_where(key)}, but the config "
             f"states a Markov rank {found}; it fails at load (AttributeError)",
             runtime=VLLM.name,
             field=key,
         )
     if arch == "Qwen3OmniDSparkModel" and (k.markov_head_type or "").lower() != "vanilla":
         yield Issue(
-            f"DSpark draft {d.name}: vllm refuses a Qwen3-Omni DSpark head that is not vanilla "
+            f"draft {d.name} (DSpark): vllm refuses a Qwen3-Omni DSpark head that is not vanilla "
             f"('Qwen3-Omni DSpark currently requires markov_head_type='vanilla'; got "
             f"{k.markov_head_type!r}.')",
             runtime=VLLM.name,
@@ -230,7 +230,7 @@ def check_dspark_mask_keys(ctx: PairContext) -> Iterator[Issue]:
     told = "; ".join(f"{n} feeds {key} = {value}" for n, (key, value) in picks.items())
     for name in _loading(ctx, tuple(picks)):
         yield Issue(
-            f"DSpark draft {d.name} states mask ids {shown}: {told}",
+            f"draft {d.name} (DSpark) states mask ids {shown}: {told}",
             runtime=name,
             field=picks[name][0],
         )
@@ -270,7 +270,7 @@ def check_dspark_reduced_vocab(ctx: PairContext) -> Iterator[Issue]:
         return
     for name in _loading(ctx, (VLLM.name,)):
         yield Issue(
-            f"DSpark draft {d.name}: draft_vocab_size {reduced} < vocab_size {d.vocab_size}, but "
+            f"draft {d.name} (DSpark): draft_vocab_size {reduced} < vocab_size {d.vocab_size}, but "
             "the safetensors header has no lm_head.weight; vllm refuses it at load",
             runtime=name,
             field="draft_vocab_size",
@@ -313,40 +313,41 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
         state = f"has them only in {d.layer_ids_key}" if d.layer_ids_key else "has none"
         yield from each(
             VLLM_RUNNERS,
-            f"Laguna DFlash draft {d.name} reads ids only from {nested}, and {state}",
+            f"draft {d.name} (Laguna DFlash) reads ids only from {nested}, and {state}",
             nested,
         )
     types, layers = d.layer_types, d.num_hidden_layers
     if types is None:
         yield from each(
-            VLLM_RUNNERS, f"Laguna DFlash draft {d.name} has no layer_types", "layer_types"
+            VLLM_RUNNERS, f"draft {d.name} (Laguna DFlash) has no layer_types", "layer_types"
         )
     else:
         if layers is not None and len(types) != layers:
             yield from each(
                 (*VLLM_RUNNERS, SGLANG.name) if len(types) < layers else VLLM_RUNNERS,
-                f"Laguna DFlash draft {d.name}: layer_types has {len(types)} entries for "
+                f"draft {d.name} (Laguna DFlash): layer_types has {len(types)} entries for "
                 f"num_hidden_layers {layers}",
                 "layer_types",
             )
         if len(set(types)) > 1:
             yield from each(
                 VLLM_RUNNERS,
-                f"Laguna DFlash draft {d.name}: layer_types mixes {', '.join(sorted(set(types)))}; "
+                f"draft {d.name} (Laguna DFlash): layer_types mixes "
+                f"{', '.join(sorted(set(types)))}; "
                 "the drafter requires one kind for every layer",
                 "layer_types",
             )
     if d.draft_vocab_size is None:
         yield from each(
             VLLM_RUNNERS,
-            f"Laguna DFlash draft {d.name} has no draft_vocab_size",
+            f"draft {d.name} (Laguna DFlash) has no draft_vocab_size",
             "draft_vocab_size",
         )
     elif d.draft_vocab_size != t.vocab_size:
         tkey = t.key("vocab_size")
         yield from each(
             VLLM_RUNNERS,
-            f"Laguna DFlash draft {d.name}: draft_vocab_size {d.draft_vocab_size} != target "
+            f"draft {d.name} (Laguna DFlash): draft_vocab_size {d.draft_vocab_size} != target "
             f"{t.name} {tkey} {t.vocab_size}; the drafter shares the target's LM head",
             "draft_vocab_size",
         )

@@ -122,7 +122,7 @@ def check_minimax_dspark(ctx: PairContext) -> Iterator[Issue]:
         ctx,
         refusals,
         lambda release: release.minimax_dspark_contract,
-        f"MiniMax DSpark draft {d.name}",
+        f"draft {d.name} (MiniMax DSpark)",
     )
 
 

@@ -161,8 +161,9 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "More draft tokens than MTP layers: the layers are rerun",
         "Past k draft tokens the engines run the same MTP layers again; vLLM warns that "
         "acceptance may drop (vllm/config/speculative.py:1486-1495). SGLang builds one MTP "
-        "layer for most targets (num_nextn_predict_layers set to 1, sglang==0.5.23:sglang/srt/"
-        "configs/model_config.py) and its EAGLE worker runs it once per draft step "
+        "layer for most targets (num_nextn_predict_layers set to 1 by ModelConfig."
+        "_config_draft_model, sglang==0.5.23:sglang/srt/configs/model_config.py:1010-1211) "
+        "and its EAGLE worker runs it once per draft step "
         "(speculative/eagle_worker_v2.py:808-848): --speculative-num-steps above k reruns it, "
         "with no check of the steps against k.",
         "Nothing to do if the acceptance you measure is good enough.",

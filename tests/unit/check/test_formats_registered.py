@@ -336,6 +336,21 @@ def test_xpress_refuses_any_other_draft_vocabulary_at_load(top: dict[str, Any], 
         )
 
 
+def test_xpress_vocabulary_refusal_is_not_blamed_on_model_runner_v1() -> None:
+    """Model Runner V1 refuses an XPress draft while the config resolves (DF016), before the
+    XPress class is built, so the class's full-vocab refusal (DF007) is V2's alone."""
+    cfg = _xpress("Qwen3XPressModel", vocab_size=_target_vocab() + 512)
+    held = [r for r, has in _releases("Qwen3XPressModel") if has and r.has_runner("V1")]
+    assert held  # a release with both the XPress class and Model Runner V1
+    for release in held:
+        spec = f"vllm-v1=={release.version},vllm=={release.version}"
+        report = check_files(files("draft", cfg), files("target", config(QWEN36_27B)), spec)
+        errors = {(f.rule, f.runtime) for f in report.findings if f.severity.value == "error"}
+        assert ("DF007", "vllm") in errors, report.findings
+        assert ("DF007", "vllm-v1") not in errors, report.findings
+        assert ("DF016", "vllm-v1") in errors, report.findings
+
+
 def _beam(**top: Any) -> dict[str, Any]:
     """A DFlash 2 Beam draft that vLLM's own class builds: the fixture (all five layers
     sliding_attention, is_causal false) plus dflash_config.final_logit_softcapping."""
@@ -415,11 +430,16 @@ def test_dflash2_no_rope_layers_per_vllm_release() -> None:
     rotate every layer (a warning: nothing fails). Without the key nothing is said."""
     cfg = {**config(DFLASH2), "no_rope_layers": [1, 3]}
     seen = {}
-    for release in (r for e in ENGINES if e.name == "vllm" for r in e.releases):
+    vllm = [r for e in ENGINES if e.name == "vllm" for r in e.releases]
+    # The warning's hint names the first release that serves the key as trained.
+    first = next(r for r in vllm if r.dflash2_nope is not None and r.dflash2_nope.honoured)
+    for release in vllm:
         report = _check(cfg, release)
         said = [f for f in report.findings if f.field == "no_rope_layers"]
         assert len(said) == 1 and said[0].rule == "DF018", (release.spec, report.findings)
         seen[release.spec] = said[0].severity.value
+        if said[0].severity.value == "warning":
+            assert said[0].hint == f"Serve the draft with vLLM {first.version} or later."
         assert report.verdict.value == "compatible", report.findings
         assert not [
             f for f in _check(config(DFLASH2), release).findings if f.field == "no_rope_layers"

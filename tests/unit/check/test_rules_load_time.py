@@ -397,6 +397,10 @@ def test_sglang_refuses_two_dflash_draft_lengths_that_differ(
     assert finding.runtime == "sglang" and finding.severity is Severity.ERROR
     assert "sglang refuses to start" in finding.message
     assert "For DFLASH they must match." in finding.message
+    block = cfg["block_size"]
+    assert (
+        finding.hint == f"Give only one of the two flags, set to {block} (the draft's block size)."
+    )
     assert report.runtime_stages["sglang"] is Stage.LOAD
     assert report.runtime_stages.get("vllm-v1") is None
     assert report.verdict is Verdict.INCOMPATIBLE
