@@ -111,12 +111,23 @@ class SglangSettings:
         """Return the draft-length flags a serve command passes for a draft of ``method``, as
         the user gave them, one flag per setting (empty: none given, the command derives its
         own). DSpark's gamma stays its own flag: with it SGLang does not read gamma from the
-        draft's config (speculative_hook.py:807-813), which a derived window would change."""
+        draft's config (speculative_hook.py:807-813), which a derived window would change.
+        Two DFLASH flags that differ both stay, so the command is the one judged (DF019:
+        SGLang refuses them, ``dflash_conflict``), not a setting the check never saw."""
         gamma = self.speculative_dspark_block_size if method == "dspark" else None
         if gamma is not None:
             given = self.speculative_num_draft_tokens
             window = [] if given is None else ["--speculative-num-draft-tokens", str(given)]
             return ["--speculative-dspark-block-size", str(gamma), *window]
+        conflict = self.dflash_conflict(method)
+        if conflict is not None:
+            tokens, block = conflict
+            return [
+                "--speculative-num-draft-tokens",
+                str(tokens),
+                "--speculative-dflash-block-size",
+                str(block),
+            ]
         tokens = self.draft_tokens(method)
         return [] if tokens is None else ["--speculative-num-draft-tokens", str(tokens)]
 
