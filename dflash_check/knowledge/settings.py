@@ -91,7 +91,7 @@ class SglangSettings:
         (speculative_hook.py:368-386 for DFLASH, :807-838 for DSPARK)."""
         if self.speculative_num_draft_tokens is not None:
             return self.speculative_num_draft_tokens
-        if method in _DFLASH_ALGORITHM:
+        if _runs_as_dflash(method):
             return self.speculative_dflash_block_size
         if method == "dspark" and self.speculative_dspark_block_size is not None:
             return self.speculative_dspark_block_size + 1
@@ -103,7 +103,7 @@ class SglangSettings:
         arguments resolve (speculative_hook.py:374-384); None otherwise (DSPARK and EAGLE3
         ignore the DFlash alias)."""
         tokens, block = self.speculative_num_draft_tokens, self.speculative_dflash_block_size
-        if method not in _DFLASH_ALGORITHM or tokens is None or block is None or tokens == block:
+        if not _runs_as_dflash(method) or tokens is None or block is None or tokens == block:
             return None
         return tokens, block
 
@@ -139,20 +139,6 @@ class SglangSettings:
             for f in fields(self)
             if getattr(self, f.name) != f.default
         }
-
-
-_FLAG_OF = {
-    "sglang": {
-        "attn_dp_size": "--attn-dp-size",
-        "speculative_num_draft_tokens": "--speculative-num-draft-tokens",
-        "speculative_dflash_block_size": "--speculative-dflash-block-size",
-        "speculative_dspark_block_size": "--speculative-dspark-block-size",
-        "speculative_num_steps": "--speculative-num-steps",
-        "speculative_eagle_topk": "--speculative-eagle-topk",
-    },
-}
-"""Per engine, each settings field's flag in the engine's current spelling (the one reports
-name; the deprecated and alias spellings resolve to it)."""
 
 
 @dataclass(frozen=True)
@@ -211,9 +197,30 @@ DRAFT_LENGTH_FLAGS: frozenset[str] = frozenset(
 """SGLang's draft-length flags: its serve command writes them from the parsed settings
 (``SglangSettings.draft_length_args``), so ``without_flags`` drops a user's own copy."""
 
-_DFLASH_ALGORITHM = ("dflash", "dflash2")
-"""The draft methods SGLang serves as DFLASH, the one algorithm that reads
-``--speculative-dflash-block-size`` (DFlash 2 since sgl-project/sglang#35371)."""
+
+def _first_flags(table: dict[str, str], settings: type[Any]) -> dict[str, str]:
+    """Return field -> its first flag in a parser's ``table`` (flag -> field), for the fields
+    of ``settings`` (a flag resolution folds away, as ``--dp-size``, names none)."""
+    named = {f.name for f in fields(settings)}
+    first: dict[str, str] = {}
+    for flag, field in table.items():
+        if field in named:
+            first.setdefault(field, flag)
+    return first
+
+
+_FLAG_OF = {"sglang": _first_flags(_SGLANG_INTEGERS, SglangSettings)}
+"""Per engine, each settings field's flag in the engine's current spelling (the one reports
+name): the first of its flags in the parser's table, the aliases after it."""
+
+
+def _runs_as_dflash(method: str) -> bool:
+    """Whether SGLang serves a draft of ``method`` as DFLASH, the one algorithm that reads
+    ``--speculative-dflash-block-size`` (DFlash 2 too: the engine's ``ALGORITHMS``)."""
+    # Imported when asked: the engine module imports this one (DRAFT_LENGTH_FLAGS).
+    from dflash_check.knowledge.engines.sglang import ALGORITHMS
+
+    return ALGORITHMS.get(method) == "DFLASH"
 
 
 def _positive(flag: str, text: str) -> int:
