@@ -7,7 +7,7 @@ it (``--engine-arg``, a ``pairs.yaml`` entry's ``engine_args``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -198,10 +198,10 @@ DRAFT_LENGTH_FLAGS: frozenset[str] = frozenset(
 (``SglangSettings.draft_length_args``), so ``without_flags`` drops a user's own copy."""
 
 
-def _first_flags(table: dict[str, str], settings: type[Any]) -> dict[str, str]:
+def _first_flags(table: dict[str, str], named: Iterable[str]) -> dict[str, str]:
     """Return field -> its first flag in a parser's ``table`` (flag -> field), for the fields
-    of ``settings`` (a flag resolution folds away, as ``--dp-size``, names none)."""
-    named = {f.name for f in fields(settings)}
+    ``named``, in the table's order."""
+    named = set(named)
     first: dict[str, str] = {}
     for flag, field in table.items():
         if field in named:
@@ -209,9 +209,18 @@ def _first_flags(table: dict[str, str], settings: type[Any]) -> dict[str, str]:
     return first
 
 
-_FLAG_OF = {"sglang": _first_flags(_SGLANG_INTEGERS, SglangSettings)}
+# A field that resolution folds away (``dp_size``) is no setting: no report names it.
+_FLAG_OF = {"sglang": _first_flags(_SGLANG_INTEGERS, (f.name for f in fields(SglangSettings)))}
 """Per engine, each settings field's flag in the engine's current spelling (the one reports
 name): the first of its flags in the parser's table, the aliases after it."""
+
+
+def read_flags_text() -> str:
+    """Return the engine flags the check reads, from the parser's tables, each by its first
+    spelling (``SGLang: --attn-dp-size N, ...``; help and the pairs.yaml schema)."""
+    first = _first_flags(_SGLANG_INTEGERS, _SGLANG_INTEGERS.values())
+    flags = [f"{flag} N" for flag in first.values()] + list(_SGLANG_SWITCHES)
+    return f"SGLang: {', '.join(flags)}, and their aliases"
 
 
 def _runs_as_dflash(method: str) -> bool:

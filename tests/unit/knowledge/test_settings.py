@@ -13,6 +13,7 @@ from dflash_check.knowledge.settings import (
     SettingsError,
     SglangSettings,
     parse_engine_args,
+    read_flags_text,
     without_flags,
 )
 
@@ -262,3 +263,19 @@ def test_every_setting_is_named_by_a_flag_that_reads_it_back() -> None:
         "--speculative-eagle-topk",
     ]
     assert parse_engine_args(flags).sglang == SglangSettings(**values)
+
+
+def test_the_flags_named_are_the_ones_the_parser_reads() -> None:
+    """The help and the pairs.yaml schema name the flags from the parser's tables: each named is
+    read (a value SGLang would refuse is refused), and every setting's flag is named."""
+    from dflash_check.app.pairs_run import PAIR_KEYS
+
+    text = read_flags_text()
+    assert text in PAIR_KEYS["engine_args"][1]
+    named = [word.rstrip(",") for word in text.split() if word.startswith("--")]
+    for flag in named:
+        with pytest.raises(SettingsError):
+            parse_engine_args((f"{flag}=0",))
+    assert {"--speculative-num-steps", "--speculative-eagle-topk", *DRAFT_LENGTH_FLAGS} <= set(
+        named
+    )
