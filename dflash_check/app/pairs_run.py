@@ -39,6 +39,7 @@ from dflash_check.knowledge.settings import (
     SettingsError,
     known_method,
     parse_engine_args,
+    read_flags_text,
     vllm_method,
 )
 from dflash_check.sources.interface import BadModelSpec, ModelRef, Role, parse_model_ref
@@ -78,8 +79,7 @@ PAIR_KEYS: dict[str, tuple[bool, str]] = {
     "engine_args": (
         False,
         "Engine arguments the pairing is served with, as the engine takes them (like "
-        "--engine-arg): the check reads the ones a verdict depends on (SGLang: --attn-dp-size "
-        "N, --enable-dp-attention with --dp-size N, --speculative-num-draft-tokens N).",
+        f"--engine-arg): the check reads the ones a verdict depends on ({read_flags_text()}).",
     ),
     "reason": (False, "Why the pairing is expected to be (in)compatible."),
     "source": (False, "Where the pairing is documented."),

@@ -49,11 +49,10 @@ class PairOutcome:
 
     @property
     def engine_settings(self) -> EngineSettings:
-        """Return the engine settings the pair was judged with: each engine's defaults for a
-        pair not checked, or a target asked about alone (no setting concerns its report)."""
-        if isinstance(self.report, CheckReport):
-            return self.report.engine_settings
-        return NO_ENGINE_SETTINGS
+        """Return the engine settings the pair was judged with: a pair's, or a target's asked
+        about alone (SGLang's draft steps: DF045, DF060, DF061); each engine's defaults for a
+        pair not checked."""
+        return self.report.engine_settings if self.report is not None else NO_ENGINE_SETTINGS
 
     @property
     def verdict_text(self) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dflash_check.cli.options import one_of
+from dflash_check.cli.options import CHECK, one_of
 from dflash_check.cli.output import ENGINE_KEY_ENV
 
 if TYPE_CHECKING:  # imported when used, to keep `--help` fast
@@ -187,9 +187,11 @@ EngineArgOpt = Annotated[
     typer.Option(
         "--engine-arg",
         metavar="ARG",
-        # The check reads the ones a verdict depends on (knowledge/settings.py, docs/guide.md).
-        help="One more engine argument (repeatable), for --launch and the check.",
-        rich_help_panel=ENGINE,
+        # The check reads the ones a verdict depends on (knowledge/settings.py, docs/guide.md),
+        # so the option changes the static verdict: it sits in the Check panel.
+        help="Engine argument (repeatable): SGLang's DP attention and speculative flags are "
+        "checked.",
+        rich_help_panel=CHECK,
     ),
 ]
 

@@ -53,7 +53,7 @@ DraftSubfolderOpt = Annotated[
         "--draft-subfolder",
         panel=HUB,
         metavar="DIR",
-        help="Folder of the draft's repo that holds it (as DRAFT ORG/NAME:SUBFOLDER).",
+        help="Folder in the draft's repo (as DRAFT ORG/NAME:SUBFOLDER).",
     ),
 ]
 TargetSubfolderOpt = Annotated[
@@ -62,7 +62,7 @@ TargetSubfolderOpt = Annotated[
         "--target-subfolder",
         panel=HUB,
         metavar="DIR",
-        help="Folder of the target's repo that holds it.",
+        help="Folder in the target's repo.",
     ),
 ]
 OfflineOpt = Annotated[

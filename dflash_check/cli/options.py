@@ -34,6 +34,9 @@ FORMATS_SLOT = "{formats}"
 KINDS_SLOT = "{kinds}"
 """Stands in ``registry --kind``'s metavar for the kinds of registry file (``kind_names``),
 joined as typer shows a choice (``<auto|pairs|vllm|sglang>``)."""
+KIND_FILES_SLOT = "{kind_files}"
+"""Stands in ``registry --kind``'s help for each engine's kind and the file it names
+(``kind_files``), so that a reader added to ``ENGINE_TEST_FILES`` needs no edit there."""
 AUTO_KIND = "auto"
 """``registry --kind``: tell the file's kind by its content."""
 
@@ -61,15 +64,32 @@ def kind_names() -> tuple[str, ...]:
     return (AUTO_KIND, PAIRS, *(f.engine for f in ENGINE_TEST_FILES))
 
 
+def _or(items: list[str]) -> str:
+    """Join ``a, b or c``."""
+    return " or ".join([", ".join(items[:-1]), items[-1]] if len(items) > 1 else items)
+
+
+def kind_files() -> str:
+    """Return each engine's ``--kind`` and the file it names, from the readers
+    (``vllm (its tests/models/registry.py) or sglang (...)``)."""
+    from dflash_check.app.engine_tests import ENGINE_TEST_FILES
+
+    return _or([f"{f.engine} (its {f.display})" for f in ENGINE_TEST_FILES])
+
+
 def fill_help_slots(command: Any) -> None:
     """Write the runtime and format names into every help text of ``command`` with a slot, and
-    the registry kinds into a metavar with one."""
-    slots = {RUNTIMES_SLOT: runtime_names, FORMATS_SLOT: format_names}
+    the registry kinds into a metavar with one (and their files into a help with a slot)."""
+    slots = {
+        RUNTIMES_SLOT: lambda: ", ".join(runtime_names()),
+        FORMATS_SLOT: lambda: ", ".join(format_names()),
+        KIND_FILES_SLOT: kind_files,
+    }
     for param in command.params:
-        for slot, names in slots.items():
+        for slot, text in slots.items():
             help_text = getattr(param, "help", None)
             if help_text and slot in help_text:
-                param.help = help_text.replace(slot, ", ".join(names()))
+                param.help = help_text.replace(slot, text())
         metavar = getattr(param, "metavar", None)
         if metavar and KINDS_SLOT in metavar:
             param.metavar = metavar.replace(KINDS_SLOT, "|".join(kind_names()))

@@ -12,6 +12,7 @@ from dflash_check.cli.completion import complete_runtime
 from dflash_check.cli.hub_options import HubFlags, OfflineOpt, TimeoutOpt, TokenOpt
 from dflash_check.cli.options import (
     AUTO_KIND,
+    KIND_FILES_SLOT,
     KINDS_SLOT,
     FormatOpt,
     OutputOpt,
@@ -83,8 +84,7 @@ KindOpt = Annotated[
         metavar=f"<{KINDS_SLOT}>",
         callback=choose_kind,
         autocompletion=complete_kind,
-        help="What FILE is: auto (told by its content), pairs (a pairs.yaml), vllm (its "
-        "tests/models/registry.py) or sglang (its test_utils.py constants).",
+        help=f"What FILE is: auto (told by its content), pairs (a pairs.yaml), {KIND_FILES_SLOT}.",
     ),
 ]
 OverridesOpt = Annotated[

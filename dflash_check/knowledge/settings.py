@@ -7,7 +7,7 @@ it (``--engine-arg``, a ``pairs.yaml`` entry's ``engine_args``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -91,7 +91,7 @@ class SglangSettings:
         (speculative_hook.py:368-386 for DFLASH, :807-838 for DSPARK)."""
         if self.speculative_num_draft_tokens is not None:
             return self.speculative_num_draft_tokens
-        if method in _DFLASH_ALGORITHM:
+        if _runs_as_dflash(method):
             return self.speculative_dflash_block_size
         if method == "dspark" and self.speculative_dspark_block_size is not None:
             return self.speculative_dspark_block_size + 1
@@ -103,7 +103,7 @@ class SglangSettings:
         arguments resolve (speculative_hook.py:374-384); None otherwise (DSPARK and EAGLE3
         ignore the DFlash alias)."""
         tokens, block = self.speculative_num_draft_tokens, self.speculative_dflash_block_size
-        if method not in _DFLASH_ALGORITHM or tokens is None or block is None or tokens == block:
+        if not _runs_as_dflash(method) or tokens is None or block is None or tokens == block:
             return None
         return tokens, block
 
@@ -111,12 +111,23 @@ class SglangSettings:
         """Return the draft-length flags a serve command passes for a draft of ``method``, as
         the user gave them, one flag per setting (empty: none given, the command derives its
         own). DSpark's gamma stays its own flag: with it SGLang does not read gamma from the
-        draft's config (speculative_hook.py:807-813), which a derived window would change."""
+        draft's config (speculative_hook.py:807-813), which a derived window would change.
+        Two DFLASH flags that differ both stay, so the command is the one judged (DF019:
+        SGLang refuses them, ``dflash_conflict``), not a setting the check never saw."""
         gamma = self.speculative_dspark_block_size if method == "dspark" else None
         if gamma is not None:
             given = self.speculative_num_draft_tokens
             window = [] if given is None else ["--speculative-num-draft-tokens", str(given)]
             return ["--speculative-dspark-block-size", str(gamma), *window]
+        conflict = self.dflash_conflict(method)
+        if conflict is not None:
+            tokens, block = conflict
+            return [
+                "--speculative-num-draft-tokens",
+                str(tokens),
+                "--speculative-dflash-block-size",
+                str(block),
+            ]
         tokens = self.draft_tokens(method)
         return [] if tokens is None else ["--speculative-num-draft-tokens", str(tokens)]
 
@@ -128,20 +139,6 @@ class SglangSettings:
             for f in fields(self)
             if getattr(self, f.name) != f.default
         }
-
-
-_FLAG_OF = {
-    "sglang": {
-        "attn_dp_size": "--attn-dp-size",
-        "speculative_num_draft_tokens": "--speculative-num-draft-tokens",
-        "speculative_dflash_block_size": "--speculative-dflash-block-size",
-        "speculative_dspark_block_size": "--speculative-dspark-block-size",
-        "speculative_num_steps": "--speculative-num-steps",
-        "speculative_eagle_topk": "--speculative-eagle-topk",
-    },
-}
-"""Per engine, each settings field's flag in the engine's current spelling (the one reports
-name; the deprecated and alias spellings resolve to it)."""
 
 
 @dataclass(frozen=True)
@@ -200,9 +197,39 @@ DRAFT_LENGTH_FLAGS: frozenset[str] = frozenset(
 """SGLang's draft-length flags: its serve command writes them from the parsed settings
 (``SglangSettings.draft_length_args``), so ``without_flags`` drops a user's own copy."""
 
-_DFLASH_ALGORITHM = ("dflash", "dflash2")
-"""The draft methods SGLang serves as DFLASH, the one algorithm that reads
-``--speculative-dflash-block-size`` (DFlash 2 since sgl-project/sglang#35371)."""
+
+def _first_flags(table: dict[str, str], named: Iterable[str]) -> dict[str, str]:
+    """Return field -> its first flag in a parser's ``table`` (flag -> field), for the fields
+    ``named``, in the table's order."""
+    named = set(named)
+    first: dict[str, str] = {}
+    for flag, field in table.items():
+        if field in named:
+            first.setdefault(field, flag)
+    return first
+
+
+# A field that resolution folds away (``dp_size``) is no setting: no report names it.
+_FLAG_OF = {"sglang": _first_flags(_SGLANG_INTEGERS, (f.name for f in fields(SglangSettings)))}
+"""Per engine, each settings field's flag in the engine's current spelling (the one reports
+name): the first of its flags in the parser's table, the aliases after it."""
+
+
+def read_flags_text() -> str:
+    """Return the engine flags the check reads, from the parser's tables, each by its first
+    spelling (``SGLang: --attn-dp-size N, ...``; help and the pairs.yaml schema)."""
+    first = _first_flags(_SGLANG_INTEGERS, _SGLANG_INTEGERS.values())
+    flags = [f"{flag} N" for flag in first.values()] + list(_SGLANG_SWITCHES)
+    return f"SGLang: {', '.join(flags)}, and their aliases"
+
+
+def _runs_as_dflash(method: str) -> bool:
+    """Whether SGLang serves a draft of ``method`` as DFLASH, the one algorithm that reads
+    ``--speculative-dflash-block-size`` (DFlash 2 too: the engine's ``ALGORITHMS``)."""
+    # Imported when asked: the engine module imports this one (DRAFT_LENGTH_FLAGS).
+    from dflash_check.knowledge.engines.sglang import ALGORITHMS
+
+    return ALGORITHMS.get(method) == "DFLASH"
 
 
 def _positive(flag: str, text: str) -> int:

@@ -85,11 +85,12 @@ def render_sarif(result: RunResult, page: Page | None = None) -> str:
             entry["properties"]["releases"] = [p.label for p in report.profiles]
             stages = {p.label: report.runtime_stages.get(p.name) for p in report.profiles}
             entry["properties"]["stages"] = {k: v.value for k, v in stages.items() if v}
-            # The engine settings it was judged with, as the JSON report names them; only
-            # when given, so a result without them reads as it did.
-            stated = a.outcome.engine_settings.stated()
-            if stated:
-                entry["properties"]["engine_settings"] = stated
+        # The engine settings it was judged with, as the JSON report names them (a target
+        # asked about alone too: SGLang's draft steps); only when given, so a result without
+        # them reads as it did.
+        stated = a.outcome.engine_settings.stated()
+        if stated:
+            entry["properties"]["engine_settings"] = stated
         results.append(entry)
     run: dict[str, Any] = {
         "tool": {

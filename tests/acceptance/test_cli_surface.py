@@ -122,6 +122,10 @@ def test_pair_help_fits_150_lines_at_80_columns() -> None:
         assert f"╭─ {panel} ─" in text, panel
     assert "[DRAFT] TARGET" in text
     assert "[required]" not in text  # DRAFT may be left out (pair TARGET)
+    # --engine-arg changes the static verdict (the flags the check reads): a Check option.
+    check = " ".join(text.split("╭─ Check ─", 1)[1].split("╰", 1)[0].replace("│", " ").split())
+    assert "--engine-arg ARG Engine argument" in check
+    assert "SGLang's DP attention and speculative flags are checked" in check
 
 
 def test_runtime_help_names_every_runtime() -> None:

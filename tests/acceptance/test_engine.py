@@ -690,6 +690,28 @@ def test_print_command_takes_the_users_sglang_draft_length(given: tuple[str, ...
     assert argv[-1] == "--enable-metrics"  # the other engine arguments are passed on, last
 
 
+def test_print_command_keeps_two_sglang_draft_lengths_that_differ() -> None:
+    """Two DFLASH draft lengths that differ are what DF019 judged (SGLang refuses them,
+    sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:374-384): a command run past the
+    finding (--ignore, --launch --force) passes both as given, never a setting not judged."""
+    given = (
+        "--engine-arg=--speculative-num-draft-tokens=12",
+        "--engine-arg=--speculative-dflash-block-size=16",
+    )
+    base = ("pair", str(SEED_DRAFT), str(QWEN3_4B), "--engine", "sglang", "--print-command")
+    refused = invoke_cli(*base, *given)
+    assert refused.returncode == 1 and "DF019" in refused.stderr
+    proc = invoke_cli(*base, *given, "--ignore", "DF019")
+    assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(proc.stdout)
+    lengths = [(a, argv[i + 1]) for i, a in enumerate(argv) if a in DRAFT_LENGTH_FLAGS]
+    assert lengths == [
+        ("--speculative-num-draft-tokens", "12"),
+        ("--speculative-dflash-block-size", "16"),
+    ]
+    assert parse_engine_args(argv).sglang.dflash_conflict("dflash") == (12, 16)
+
+
 def test_print_command_refuses_a_broken_pair() -> None:
     """No command for a pair the static check fails (exit 1)."""
     proc = invoke_cli(

@@ -258,11 +258,15 @@ def test_a_reader_added_to_the_table_is_a_kind(
     refused = invoke_cli("registry", str(path), "--kind", "fakeserve")
     assert refused.returncode == 2 and "'fakeserve' is not one of" in refused.stderr
     sglang = engine_tests.ENGINE_TEST_FILES[-1]
-    added = (*engine_tests.ENGINE_TEST_FILES, replace(sglang, engine="fakeserve"))
-    monkeypatch.setattr(engine_tests, "ENGINE_TEST_FILES", added)
+    fake = replace(sglang, engine="fakeserve", display="tests/fake_pairs.py")
+    monkeypatch.setattr(engine_tests, "ENGINE_TEST_FILES", (*engine_tests.ENGINE_TEST_FILES, fake))
     # Accepted when parsed (running it would need the engine's runtimes too).
     assert choose_kind("fakeserve") == "fakeserve"
-    assert "<auto|pairs|vllm|sglang|fakeserve>" in invoke_cli("registry", "--help").stdout
+    shown = invoke_cli("registry", "--help", env={"COLUMNS": "200"}).stdout
+    assert "<auto|pairs|vllm|sglang|fakeserve>" in shown
+    # Its help names each reader's file, from the readers: the added one too.
+    words = " ".join(shown.replace("│", " ").split())
+    assert "sglang (its test_utils.py constants) or fakeserve (its tests/fake_pairs.py)" in words
     assert complete_kind("f") == ["fakeserve"]
 
 

@@ -180,6 +180,8 @@ class EngineTestFile:
 
     engine: str
     """The engine whose tests they are."""
+    display: str
+    """The file and what of it is read, as ``registry --kind``'s help names it."""
     markers: tuple[str, ...]
     """Text only that file has: any of it tells the file apart."""
     version_files: tuple[tuple[str, ...], ...]
@@ -199,6 +201,7 @@ class EngineTestFile:
 ENGINE_TEST_FILES: tuple[EngineTestFile, ...] = (
     EngineTestFile(
         VLLM.name,
+        "tests/models/registry.py",
         (VLLM_TABLE, "_HfExamplesInfo"),
         (("..", "..", "vllm", "_version.py"),),
         _read_vllm,
@@ -206,6 +209,7 @@ ENGINE_TEST_FILES: tuple[EngineTestFile, ...] = (
     ),
     EngineTestFile(
         SGLANG.name,
+        "test_utils.py constants",
         (SGLANG_MARKER,),
         (("..", "_version.py"), ("..", "version.py")),
         _read_sglang,

@@ -148,9 +148,10 @@ def serve(spec: LaunchSpec) -> list[str]:
             "--speculative-draft-model-path",
             spec.draft,
         ]
-        # The user's own draft length (--engine-arg) is the one source where given: one flag,
-        # not the derived one beside it (SGLang refuses two that differ for DFLASH,
-        # arg_groups/speculative_hook.py:374-384, and for DSPARK, :824-834).
+        # The user's own draft length (--engine-arg) is the one source where given: one flag
+        # per setting, not the derived one beside it (SGLang refuses two that differ for
+        # DFLASH, arg_groups/speculative_hook.py:374-384, and for DSPARK, :824-834); two the
+        # user gave that differ are passed as given, as the check judged them (DF019).
         given = spec.engine_settings.sglang.draft_length_args(spec.method)
         if given:
             argv += given

@@ -546,6 +546,36 @@ def test_a_target_alone_renders_like_a_pair(fmt: str) -> None:
         assert "releases" not in result["properties"]
 
 
+@pytest.mark.parametrize("fmt", ["sarif", "junit"])
+def test_a_target_alone_names_its_engine_settings(fmt: str) -> None:
+    """A target served with SGLang's step flags is judged by them (DF060 here), so the CI
+    renderers name them as they do a pair's: a SARIF result's and a JUnit case's properties."""
+    import xml.etree.ElementTree as ET
+
+    from dflash_check.check.entries import PairSpec
+    from dflash_check.check.outcome import PairOutcome, RunResult
+    from dflash_check.render import OUTPUT_FORMATS, Page
+
+    settings = parse_engine_args(STEPS_3)
+    report = check_target_mtp(files("target", DEEPSEEK_V3), None, "", engine_settings=settings)
+    assert [f.rule for f in report.findings] == ["DF060"]
+    spec = PairSpec("", "deepseek", Verdict.COMPATIBLE, line=3, index=0)
+    outcome = PairOutcome("-> deepseek", Verdict.COMPATIBLE, report, spec=spec)
+    assert outcome.engine_settings == settings
+    text = str(OUTPUT_FORMATS[fmt].render(RunResult((outcome,), file="registry.py"), Page(100)))
+    if fmt == "sarif":
+        results = json.loads(text)["runs"][0]["results"]
+        assert "DF060" in [r["ruleId"] for r in results]
+        stated = {"sglang": {"speculative_num_steps": 3}}
+        assert all(r["properties"]["engine_settings"] == stated for r in results)
+    else:
+        (prop,) = ET.fromstring(text).iter("property")
+        assert prop.attrib == {
+            "name": "engine_settings",
+            "value": "sglang --speculative-num-steps 3",
+        }
+
+
 def test_inkling_reads_its_mtp_config_depths() -> None:
     """Inkling states its MTP depths only under mtp_config, where vLLM reads them."""
     config = {

@@ -9,9 +9,11 @@ import pytest
 from dflash_check.knowledge.settings import (
     DRAFT_LENGTH_FLAGS,
     NO_ENGINE_SETTINGS,
+    EngineSettings,
     SettingsError,
     SglangSettings,
     parse_engine_args,
+    read_flags_text,
     without_flags,
 )
 
@@ -81,6 +83,13 @@ def test_each_algorithm_reads_its_own_alias(
             "dspark",
             ["--speculative-dspark-block-size", "7", "--speculative-num-draft-tokens", "8"],
         ),
+        # Two DFLASH lengths that differ stay both, as judged (DF019: SGLang refuses them).
+        (
+            ("--speculative-dflash-block-size=16", "--speculative-num-draft-tokens=8"),
+            "dflash",
+            [TOKENS, "8", "--speculative-dflash-block-size", "16"],
+        ),
+        ((TOKENS, "8", "--speculative-dflash-block-size=16"), "dspark", [TOKENS, "8"]),
     ],
 )  # fmt: skip
 def test_the_draft_length_a_command_writes(
@@ -217,3 +226,56 @@ def test_reports_name_what_the_flags_changed(
     settings = parse_engine_args(args)
     assert settings.stated() == stated
     assert settings.text() == text
+
+
+def test_the_dflash_alias_follows_the_engines_algorithms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The methods that read --speculative-dflash-block-size are the ones SGLang's table runs as
+    DFLASH (``sglang.ALGORITHMS``), not a copy of it: a method added there reads it too."""
+    from types import MappingProxyType
+
+    from dflash_check.knowledge.engines import sglang as engine
+
+    table = MappingProxyType({**engine.ALGORITHMS, "dflash3": "DFLASH", "dflash2": "EAGLE3"})
+    monkeypatch.setattr(engine, "ALGORITHMS", table)
+    settings = sglang("--speculative-dflash-block-size=8", "--speculative-num-draft-tokens=4")
+    assert [m for m in ("dflash", "dflash2", "dflash3") if settings.dflash_conflict(m)] == [
+        "dflash",
+        "dflash3",
+    ]
+    assert sglang("--speculative-dflash-block-size=8").draft_tokens("dflash3") == 8
+
+
+def test_every_setting_is_named_by_a_flag_that_reads_it_back() -> None:
+    """The reports name each setting by the parser's first flag for it (its current spelling):
+    parsed again, every such text gives the same settings."""
+    from dataclasses import fields
+
+    values = {f.name: 2 for f in fields(SglangSettings)}
+    text = EngineSettings(SglangSettings(**values)).text()
+    assert text is not None
+    flags = text.split()[1:]
+    assert flags[::2] == [
+        "--attn-dp-size",
+        "--speculative-num-draft-tokens",
+        "--speculative-dflash-block-size",
+        "--speculative-dspark-block-size",
+        "--speculative-num-steps",
+        "--speculative-eagle-topk",
+    ]
+    assert parse_engine_args(flags).sglang == SglangSettings(**values)
+
+
+def test_the_flags_named_are_the_ones_the_parser_reads() -> None:
+    """The help and the pairs.yaml schema name the flags from the parser's tables: each named is
+    read (a value SGLang would refuse is refused), and every setting's flag is named."""
+    from dflash_check.app.pairs_run import PAIR_KEYS
+
+    text = read_flags_text()
+    assert text in PAIR_KEYS["engine_args"][1]
+    named = [word.rstrip(",") for word in text.split() if word.startswith("--")]
+    for flag in named:
+        with pytest.raises(SettingsError):
+            parse_engine_args((f"{flag}=0",))
+    assert {"--speculative-num-steps", "--speculative-eagle-topk", *DRAFT_LENGTH_FLAGS} <= set(
+        named
+    )
