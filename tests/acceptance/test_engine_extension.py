@@ -25,14 +25,8 @@ from dflash_check.engines.command import LaunchSpec, build_command, launch_comma
 from dflash_check.engines.profiles import profile
 from dflash_check.knowledge import engine_limits, engines, facts
 from dflash_check.knowledge.engines import vllm
-from dflash_check.knowledge.engines.interface import (
-    Engine,
-    EngineLimit,
-    EngineMtp,
-    MtpReruns,
-    Release,
-    Stage,
-)
+from dflash_check.knowledge.engines.interface import Engine, EngineLimit, Release, Stage
+from dflash_check.knowledge.engines.mtp_reading import EngineMtp, MtpReruns
 from dflash_check.knowledge.outcomes import stage_of
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 from dflash_check.knowledge.runtimes import METHOD_PROFILES, PROFILES_BY_NAME
@@ -50,6 +44,27 @@ def _serve(spec: LaunchSpec) -> list[str]:
 
 
 # -- the engine's module: what a new engine module fills ---------------------------------------
+
+
+def _mtp_rows() -> tuple[EngineMtp, ...]:
+    """Its MTP rows (``Engine.mtp``): it builds an MTP draft from a target's own NextN layers
+    for one architecture."""
+    return (
+        EngineMtp(
+            NAME,
+            ("FakeMtpForCausalLM",),
+            "FakeNextN (weights from model.layers.{N})",
+            "fakeserve run --mtp {k}",
+            "k",
+            "refuses to load (fake)",
+            f"{NAME}==1.1.0:fake/mtp.py:3",
+            reruns=MtpReruns(
+                "steps must divide by {k}", f"{NAME}==1.1.0:fake/mtp.py:9", f"{NAME}==1.1.0:x:1"
+            ),
+        ),
+        EngineMtp(NAME, (), "none", "not available", "-", "-", f"{NAME}==1.1.0:fake/mtp.py:1"),
+    )
+
 
 FAKE = Engine(
     NAME,
@@ -81,22 +96,7 @@ FAKE = Engine(
     http=lambda: replace(vllm.http(), name=NAME, metrics_hint="start fakeserve with --metrics"),
     serve=_serve,
     judge=vllm.judge,  # its facts read like vLLM's: a capture interface per class
-    # It builds an MTP draft from a target's own NextN layers for one architecture.
-    mtp=(
-        EngineMtp(
-            NAME,
-            ("FakeMtpForCausalLM",),
-            "FakeNextN (weights from model.layers.{N})",
-            "fakeserve run --mtp {k}",
-            "k",
-            "refuses to load (fake)",
-            f"{NAME}==1.1.0:fake/mtp.py:3",
-            reruns=MtpReruns(
-                "steps must divide by {k}", f"{NAME}==1.1.0:fake/mtp.py:9", f"{NAME}==1.1.0:x:1"
-            ),
-        ),
-        EngineMtp(NAME, (), "none", "not available", "-", "-", f"{NAME}==1.1.0:fake/mtp.py:1"),
-    ),
+    mtp_rows=_mtp_rows,
 )
 ROW = replace(
     PROFILES_BY_NAME["reference"], name=NAME, title="a fake engine", family_independent=False
@@ -292,7 +292,8 @@ def test_the_mtp_rules_list_it_when_its_rows_say_it_builds_one(
     mtp_rules = ("DF041", "DF042", "DF043")
     listed = _rule_runtimes()
     assert all(listed[r] == ["vllm", "sglang", "trtllm", NAME] for r in mtp_rules), listed
-    unbuilt = replace(FAKE, mtp=tuple(replace(r, builds=False) for r in FAKE.mtp))
+    rows = tuple(replace(r, builds=False) for r in FAKE.mtp)
+    unbuilt = replace(FAKE, mtp_rows=lambda: rows)
     monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES[:-1], unbuilt))
     listed = _rule_runtimes()
     assert all(listed[r] == ["vllm", "sglang", "trtllm"] for r in mtp_rules), listed

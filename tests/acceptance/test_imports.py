@@ -53,6 +53,11 @@ not_for_local = (
     "dflash_check.knowledge.dflash2_readers",
     "dflash_check.method_facets",
     "dflash_check.knowledge.engines.serving",
+    # The engines' MTP rows and their classes (Engine.mtp): only a target asked about alone
+    # and the listings read them.
+    "dflash_check.knowledge.engines.mtp_reading",
+    "dflash_check.knowledge.engines.vllm_mtp",
+    "dflash_check.knowledge.engines.sglang_mtp",
 )
 print(
     "ROOMS=" + ",".join(sorted(m for m in sys.modules if m.startswith(not_for_local))),
@@ -109,3 +114,14 @@ def test_pair_on_local_dirs_loads_only_the_rooms_it_uses(monkeypatch: pytest.Mon
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
         monkeypatch.delenv(name, raising=False)
     assert probe("pair", str(SEED_DRAFT), str(QWEN3_4B), line=-3) == "ROOMS="
+
+
+def test_pair_defines_no_mtp_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pair check reads no engine's MTP rows (``Engine.mtp``, called when asked): neither
+    vLLM's rows nor the classes of a row (``mtp_reading.py``) are imported, as table or JSON."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    for fmt in ((), ("--format", "json")):
+        rooms = probe("pair", str(SEED_DRAFT), str(QWEN3_4B), *fmt, line=-3)
+        assert "engines.vllm_mtp" not in rooms, rooms
+        assert "engines.mtp_reading" not in rooms, rooms

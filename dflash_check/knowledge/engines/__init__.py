@@ -13,6 +13,7 @@ by name; each is looked up by version, so a new release adds none.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from dflash_check.knowledge.engines import (
     dflash_mlx,
@@ -28,14 +29,32 @@ from dflash_check.knowledge.engines.interface import (
     INSTALLED,
     Engine,
     EngineModule,
-    EngineMtp,
-    MtpRefusal,
-    MtpReruns,
-    MtpStepLimit,
-    MtpSteps,
     Release,
     UnknownRelease,
 )
+
+if TYPE_CHECKING:
+    from dflash_check.knowledge.engines.mtp_reading import (
+        EngineMtp,
+        MtpRefusal,
+        MtpReruns,
+        MtpStepLimit,
+        MtpSteps,
+    )
+
+_MTP_READING = frozenset({"EngineMtp", "MtpRefusal", "MtpReruns", "MtpStepLimit", "MtpSteps"})
+"""The MTP row classes, exported lazily (``__getattr__``): only the readers of ``Engine.mtp``
+import them, and a pair check defines none at start-up."""
+
+
+def __getattr__(name: str) -> Any:
+    """Return an MTP row class (``mtp_reading.py``), imported on first use."""
+    if name in _MTP_READING:
+        from dflash_check.knowledge.engines import mtp_reading
+
+        return getattr(mtp_reading, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MODULES: tuple[EngineModule, ...] = (
     reference,

@@ -3,9 +3,10 @@
 An engine module (``vllm.py``, ``sglang.py``, …) builds one ``Engine``: its releases (version,
 date, commit: the row a new release adds), the semantics reviewed in its code per range of
 releases (``Reviewed``, merged into each release by ``inherit``), the stage at which it shows
-each error where it differs from the rule's default, the limits of its releases, and, for an
-engine the smoke run drives, its HTTP profile and serve command line. ``__init__.py`` registers
-the modules in one tuple; nothing elsewhere branches on an engine's name.
+each error where it differs from the rule's default, the limits of its releases, its MTP rows
+(a function, ``mtp_rows``: their class lives in ``mtp_reading.py``, defined when asked), and,
+for an engine the smoke run drives, its HTTP profile and serve command line. ``__init__.py``
+registers the modules in one tuple; nothing elsewhere branches on an engine's name.
 
 This module imports nothing from the rest of the tool but ``reviewed.py``: ``pair`` loads the
 engines on every run, and they must stay cheap (a few frozen values).
@@ -24,18 +25,13 @@ from dflash_check.knowledge.engines.draft_classes import (
     NopeLayers,
     XPressClass,
 )
-from dflash_check.knowledge.engines.mtp_reading import (
-    MtpRefusal,
-    MtpReruns,
-    MtpStepLimit,
-    MtpSteps,
-)
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.views import DFLASH_METHODS
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.capture import Status
+    from dflash_check.knowledge.engines.mtp_reading import EngineMtp
     from dflash_check.knowledge.engines.serving import HttpProfile, LaunchSpec
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
@@ -262,51 +258,6 @@ class EngineLimit:
     """What to run instead."""
 
 
-@dataclass(frozen=True)
-class EngineMtp:
-    """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
-    names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
-
-    engine: str
-    """The engine's name (``vllm``): the module that builds the row names its engine."""
-    match: tuple[str, ...]
-    """Target ``architectures[0]`` or ``model_type`` values this row covers (empty: any)."""
-    draft: str
-    """The engine's MTP model class built from the target, or what is known of it."""
-    request: str
-    """How to ask for it ({k} is the MTP layer count)."""
-    tokens: str
-    """How many draft tokens per step it accepts against k."""
-    on_missing: str
-    """What it does when the checkpoint lacks the MTP weights."""
-    citation: str
-    """repo@commit:path:line the row was read from."""
-    verified: bool = True
-    """False when the row records what could not be read (its text says what)."""
-    reruns: MtpReruns | None = None
-    """How it reads more draft tokens than k (DF044, DF045); None: not read, nothing said."""
-    step_limit: MtpStepLimit | None = None
-    """The most draft tokens its draft takes when it has fixed trained steps (DF059); None:
-    no such limit read."""
-    steps: MtpSteps | None = None
-    """How it reads its own draft-step flags (DF045, DF060, DF061); None: it has none, or
-    they were not read."""
-    builds: bool = True
-    """Whether the engine builds an MTP draft from the target's own layers at all (DF041-DF043
-    are about the engines with such a row); False where that was not read (llama.cpp)."""
-    drafts: tuple[str, ...] = ()
-    """The draft architectures the row builds, as the engine's model registry names them
-    (``DeepSeekMTPModel``): for an extracted engine, a release whose facts register none of
-    them builds none (``knowledge/mtp_layers.py``, ``engine_rows``); empty: not looked up."""
-    releases: str | None = None
-    """The engine's releases the row holds for, as ``Reviewed.releases`` writes a range
-    (``==0.34.0``): a row read in one release says what that release does, with its lines;
-    None: every release (``engine_rows`` takes the first row that matches and holds)."""
-    refusal: MtpRefusal | None = None
-    """Where the engine refuses the MTP method for the row's targets at start-up (DF041);
-    None: it does not, or that was not read."""
-
-
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
 
@@ -409,14 +360,22 @@ class Engine:
     """Architecture -> why a class its facts show as capturing does not, and the key of the
     engine's message refusing it (None: the engine does not refuse it, the draft is fed
     nothing)."""
-    mtp: tuple[EngineMtp, ...] = ()
-    """What it builds from a target's own MTP layers: per target, the first row whose ``match``
-    names its ``architectures[0]`` or top-level ``model_type``; the last row (empty ``match``)
-    answers for every other target. Empty: its MTP support was not read (not listed)."""
+    mtp_rows: Callable[[], tuple[EngineMtp, ...]] | None = None
+    """Returns what it builds from a target's own MTP layers (read as ``mtp``): a function, as
+    ``http`` is, so that a pair check (which never asks) defines no row at start-up. None: its
+    MTP support was not read (not listed)."""
     unregistered_draft: str | None = None
     """For an extracted engine, the key of the release's message refusing a draft whose
     architectures its model registry lacks (vLLM's ``unsupported_architecture``); None: no such
     message is extracted (``knowledge/registered_drafts.py``)."""
+
+    @property
+    def mtp(self) -> tuple[EngineMtp, ...]:
+        """What it builds from a target's own MTP layers: per target, the first row whose
+        ``match`` names its ``architectures[0]`` or top-level ``model_type``; the last row
+        (empty ``match``) answers for every other target. Empty: its MTP support was not read
+        (not listed)."""
+        return self.mtp_rows() if self.mtp_rows else ()
 
     @property
     def runtime_names(self) -> tuple[str, ...]:

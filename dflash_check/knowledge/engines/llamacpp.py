@@ -8,17 +8,21 @@ MiMo-V2); for t >= N the capture cannot be turned on, an abort at load. Both ran
 
 from __future__ import annotations
 
+from functools import cache
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.engines.interface import (
     Engine,
-    EngineMtp,
     FamilyKey,
     ProfileKey,
     Release,
     Stage,
 )
 from dflash_check.knowledge.reviewed import Reviewed, inherit
+
+if TYPE_CHECKING:
+    from dflash_check.knowledge.engines.mtp_reading import EngineMtp
 
 _LLAMA_REPO = "ggml-org/llama.cpp"
 _LLAMA_0C1E_SRC = "vendor/llama.cpp/"
@@ -104,20 +108,26 @@ STAGES = MappingProxyType(
 )
 """Runtime -> rule -> stage, where llama.cpp differs from the rule's default."""
 
-MTP = (
-    EngineMtp(
-        "llamacpp",
-        (),
-        "not verified: whether llama.cpp drafts from a GGUF's NextN layers was not read",
-        "not verified",
-        "not verified",
-        "not verified",
-        "ggml-org/llama.cpp (not read)",
-        verified=False,
-        builds=False,
-    ),
-)
-"""What llama.cpp builds from a target's own MTP layers (``Engine.mtp``): not read."""
+
+@cache
+def mtp_rows() -> tuple[EngineMtp, ...]:
+    """What llama.cpp builds from a target's own MTP layers (``Engine.mtp``): not read."""
+    # Its class is defined when asked: a pair check never reads the rows.
+    from dflash_check.knowledge.engines.mtp_reading import EngineMtp
+
+    return (
+        EngineMtp(
+            "llamacpp",
+            (),
+            "not verified: whether llama.cpp drafts from a GGUF's NextN layers was not read",
+            "not verified",
+            "not verified",
+            "not verified",
+            "ggml-org/llama.cpp (not read)",
+            verified=False,
+            builds=False,
+        ),
+    )
 
 
 ENGINE = Engine(
@@ -127,5 +137,5 @@ ENGINE = Engine(
     inherit(RELEASES, REVIEWED),
     ("dflash", "eagle3"),
     stages=STAGES,
-    mtp=MTP,
+    mtp_rows=mtp_rows,
 )

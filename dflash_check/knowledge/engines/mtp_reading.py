@@ -1,6 +1,8 @@
-"""How an engine reads a draft length for the MTP draft it builds from a target's own layers:
-the parts of an ``EngineMtp`` row (``interface.py``) that say what it reruns, refuses or
-adjusts. A module of its own so that ``interface.py`` stays under the size limit.
+"""What an engine builds from a target's own MTP layers: an ``EngineMtp`` row (one of
+``Engine.mtp``), and the parts of one that say how it reads a draft length, what it reruns,
+refuses or adjusts. A module of its own, imported only when an engine's ``mtp_rows`` is
+called (a target asked about alone, the listings): a pair check defines none of these
+classes at start-up (``benchmarks/bench_pair.py``).
 """
 
 from __future__ import annotations
@@ -80,3 +82,48 @@ class MtpSteps:
     multi_layer: str | None = None
     """Where its multi-layer EAGLE worker, built at start-up, asserts draft tokens == steps + 1,
     which above topk 1 nothing adjusts (DF060); None: the row's draft runs single-layer."""
+
+
+@dataclass(frozen=True)
+class EngineMtp:
+    """What one engine builds from a target's own MTP (NextN) layers, for the targets ``match``
+    names (one row of ``Engine.mtp``; ``knowledge/mtp_layers.py`` reads them)."""
+
+    engine: str
+    """The engine's name (``vllm``): the module that builds the row names its engine."""
+    match: tuple[str, ...]
+    """Target ``architectures[0]`` or ``model_type`` values this row covers (empty: any)."""
+    draft: str
+    """The engine's MTP model class built from the target, or what is known of it."""
+    request: str
+    """How to ask for it ({k} is the MTP layer count)."""
+    tokens: str
+    """How many draft tokens per step it accepts against k."""
+    on_missing: str
+    """What it does when the checkpoint lacks the MTP weights."""
+    citation: str
+    """repo@commit:path:line the row was read from."""
+    verified: bool = True
+    """False when the row records what could not be read (its text says what)."""
+    reruns: MtpReruns | None = None
+    """How it reads more draft tokens than k (DF044, DF045); None: not read, nothing said."""
+    step_limit: MtpStepLimit | None = None
+    """The most draft tokens its draft takes when it has fixed trained steps (DF059); None:
+    no such limit read."""
+    steps: MtpSteps | None = None
+    """How it reads its own draft-step flags (DF045, DF060, DF061); None: it has none, or
+    they were not read."""
+    builds: bool = True
+    """Whether the engine builds an MTP draft from the target's own layers at all (DF041-DF043
+    are about the engines with such a row); False where that was not read (llama.cpp)."""
+    drafts: tuple[str, ...] = ()
+    """The draft architectures the row builds, as the engine's model registry names them
+    (``DeepSeekMTPModel``): for an extracted engine, a release whose facts register none of
+    them builds none (``knowledge/mtp_layers.py``, ``engine_rows``); empty: not looked up."""
+    releases: str | None = None
+    """The engine's releases the row holds for, as ``Reviewed.releases`` writes a range
+    (``==0.34.0``): a row read in one release says what that release does, with its lines;
+    None: every release (``engine_rows`` takes the first row that matches and holds)."""
+    refusal: MtpRefusal | None = None
+    """Where the engine refuses the MTP method for the row's targets at start-up (DF041);
+    None: it does not, or that was not read."""

@@ -54,10 +54,10 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
     shared_flags,
 )
-from dflash_check.knowledge.engines.vllm_mtp import MTP
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
+    from dflash_check.knowledge.engines.mtp_reading import EngineMtp
     from dflash_check.knowledge.engines.serving import HttpProfile, LaunchSpec
     from dflash_check.knowledge.facts import ReleaseFacts, TargetFacts
 
@@ -301,6 +301,13 @@ LIMITS = (
 )
 
 
+def mtp_rows() -> tuple[EngineMtp, ...]:
+    """vLLM's MTP rows (``Engine.mtp``), imported when asked: a pair check never reads them."""
+    from dflash_check.knowledge.engines.vllm_mtp import MTP
+
+    return MTP
+
+
 @cache
 def http() -> HttpProfile:
     """vLLM's HTTP surface, for the engine smoke run (``Engine.http``)."""
@@ -423,7 +430,7 @@ ENGINE = Engine(
     console_script=CONSOLE_SCRIPT,
     judge=judge,
     no_capture=NO_CAPTURE,
-    mtp=MTP,
+    mtp_rows=mtp_rows,
     # A draft architecture outside the model registry is refused with the model registry's
     # own message ("Model architectures ... are not supported for now", registry.py).
     unregistered_draft="unsupported_architecture",

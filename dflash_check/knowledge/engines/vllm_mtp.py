@@ -1,7 +1,8 @@
 """vLLM's MTP rows (``Engine.mtp`` of ``vllm.py``): what vLLM builds from a target's own MTP
 layers, one row per branch of ``SpeculativeConfig.hf_config_override``, with the refusals and
 reruns of the draft length. A module of its own so that ``vllm.py`` stays one screenful per
-concern (releases, stages, serving); ``ENGINE`` there takes these rows.
+concern (releases, stages, serving), and imported only when its ``mtp_rows`` is called (a
+target asked about alone, the listings), never by a pair check.
 """
 
 from __future__ import annotations
@@ -9,7 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from dflash_check.knowledge.engines.interface import EngineMtp, MtpRefusal, MtpReruns, MtpStepLimit
+from dflash_check.knowledge.engines.mtp_reading import (
+    EngineMtp,
+    MtpRefusal,
+    MtpReruns,
+    MtpStepLimit,
+)
 
 # What vLLM builds from a target's own MTP layers (``Engine.mtp``), read in 0.33.0: its
 # SpeculativeConfig.hf_config_override rewrites the target's config into its MTP draft, each
