@@ -493,6 +493,7 @@ def _first_message(scope: ast.AST, phrase: str) -> tuple[int, str] | None:
 VLLM_REGISTRY = "vllm/model_executor/models/registry.py"
 VLLM_INTERFACES = "vllm/model_executor/models/interfaces.py"
 VLLM_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
+VLLM_SPECULATORS_BASE = "vllm/transformers_utils/configs/speculators/base.py"
 VLLM_TARGET_TABLES = ("_TEXT_GENERATION_MODELS", "_MULTIMODAL_MODELS")
 VLLM_BACKEND_TABLES = ("_TRANSFORMERS_SUPPORTED_MODELS", "_TRANSFORMERS_BACKEND_MODELS")
 """Architectures served through vLLM's Transformers backend (read when the release has them)."""
@@ -517,6 +518,12 @@ VLLM_MESSAGES = {
         "speculative_config requested method=",
     ),
     "p_eagle_refused": (VLLM_ALGOS, "P-EAGLE"),
+    # A speculators-format draft whose speculators_model_type names no loader (or is absent:
+    # get_config still picks SpeculatorsConfig for a config with speculators_config).
+    "speculators_type_refused": (
+        VLLM_SPECULATORS_BASE,
+        "Please ensure you're loading a speculators-format model",
+    ),
     "needs_eagle_mixin": (VLLM_INTERFACES, "must inherit from EagleModelMixin"),
 }
 
