@@ -220,6 +220,11 @@ class DraftView:
     """``base_model`` from the model card metadata, if any."""
     format: str = "z-lab"
     """The draft format whose normaliser built this view (``docs/formats.md``)."""
+    speculators_model_type: str | None = None
+    """A speculators-format draft's ``speculators_model_type`` as the config states it (None:
+    absent, or not a speculators draft): vLLM picks its speculators loader by this alone, and a
+    draft without one is refused at load (``speculators/base.py``), whatever ``method`` the
+    tool reads it as."""
     layer_ids_conversion: str | None = None
     """How the ids were converted to DFlash numbering, when the format numbers them otherwise."""
     layer_ids_null_key: str | None = None

@@ -54,7 +54,12 @@ class Named(Protocol):
 
     @property
     def method(self) -> str:
-        """The draft's method: a speculators draft's ``speculators_model_type``."""
+        """The draft's method (a speculators draft without a type is read as ``dflash``)."""
+        ...
+
+    @property
+    def speculators_model_type(self) -> str | None:
+        """A speculators draft's ``speculators_model_type`` as stated (None: absent)."""
         ...
 
     @property
@@ -69,6 +74,7 @@ class DraftNames:
 
     method: str
     architectures: tuple[str, ...] = ()
+    speculators_model_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,18 +88,26 @@ class Lookup:
     """The names the format is known by there: listed per release (``dflash-check formats``),
     and cited as what a release does hold when it lacks the draft's."""
     by_method: bool = False
-    """Looked up by the draft's method (its ``speculators_model_type``), not its architectures."""
+    """Looked up by the draft's stated ``speculators_model_type`` (not its method, which is
+    ``dflash`` for a type-less DFlashSpeculator; vLLM reads the key itself), not its
+    architectures."""
     renamed_for: str | None = None
     """The method whose renaming a release applies before it looks up (``Release.draft_renames``:
     vLLM's EAGLE-3 prefix); None: the draft's own names."""
 
     def draft(self, name: str) -> DraftNames:
         """Return a draft known by one of the format's ``names`` (for listings and tests)."""
-        return DraftNames(name) if self.by_method else DraftNames("", (name,))
+        if self.by_method:
+            return DraftNames(name, speculators_model_type=name)
+        return DraftNames("", (name,))
 
     def wanted(self, draft: Named) -> tuple[str, ...]:
-        """Return the draft's own names this lookup reads."""
-        return (draft.method,) if self.by_method else draft.architectures
+        """Return the draft's own names this lookup reads (none for a speculators draft that
+        states no type: vLLM finds no loader for it)."""
+        if not self.by_method:
+            return draft.architectures
+        kind = draft.speculators_model_type
+        return () if kind is None else (kind,)
 
     def looked_up(self, release: Release, name: str) -> str:
         """Return the name ``release`` looks up for the draft's ``name``."""
@@ -154,8 +168,16 @@ def registration(release: Release, lookup: Lookup, draft: Named) -> Registration
         if at is not None:
             return Registration(release, looked, found.cite(at))
     wanted = tuple(dict.fromkeys(looked for _, looked in pairs))
-    what = "speculators_model_type" if lookup.by_method else "architecture named"
-    parts = [f"its {lookup.table.words} holds no {' or '.join(wanted) or what}"]
+    if lookup.by_method and not wanted:
+        # get_config picks SpeculatorsConfig for any config with speculators_config, and it
+        # looks the loader up by speculators_model_type alone.
+        parts = [
+            "the draft states no speculators_model_type, the key its speculators loaders "
+            "are looked up by"
+        ]
+    else:
+        what = "speculators_model_type" if lookup.by_method else "architecture named"
+        parts = [f"its {lookup.table.words} holds no {' or '.join(wanted) or what}"]
     if lookup.table is Table.DRAFTS:
         # A target class under the same name (SGLang asked for LlamaForCausalLM) builds a
         # target model, not the draft's head: no draft is loaded.
@@ -171,8 +193,13 @@ def registration(release: Release, lookup: Lookup, draft: Named) -> Registration
     if held:
         groups = _grouped(found, lookup.table, held)
         parts.append("it holds " + ", ".join(f"{names} ({where})" for names, where in groups))
-    key = ENGINES_BY_NAME[release.engine].unregistered_draft
-    refusal = found.message(key) if key and lookup.table is Table.DRAFTS else None
+    engine = ENGINES_BY_NAME[release.engine]
+    key = (
+        engine.unregistered_draft
+        if lookup.table is Table.DRAFTS
+        else engine.unloaded_speculators_type
+    )
+    refusal = found.message(key) if key else None
     if refusal is not None:
         parts.append(f"{release.spec} refuses it at load: {refusal}")
     return Registration(release, None, "; ".join(parts))

@@ -112,6 +112,15 @@ def speculators_verifier(top: FieldReader) -> str | None:
     return verifier.string("name_or_path") if verifier is not None else None
 
 
+def stated_type(top: FieldReader) -> str | None:
+    """Return the ``speculators_model_type`` a config states (None: absent or not a string).
+
+    vLLM picks a speculators draft's loader by this key alone: a config without it still goes
+    to ``SpeculatorsConfig`` (it has ``speculators_config``), which refuses it at load."""
+    kind = top.data.get("speculators_model_type")
+    return kind if isinstance(kind, str) else None
+
+
 def header_facts(tensors: Mapping[str, TensorInfo] | None) -> HeaderFacts:
     """Return fc, vocabulary-tensor and d2t facts of a header (all empty without one)."""
     if tensors is None:

@@ -25,6 +25,7 @@ from dflash_check.check.formats.common import (
     id_sources,
     speculators_layer,
     speculators_verifier,
+    stated_type,
 )
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.runtimes import AUX_READING, IdReading, read_id_keys
@@ -150,6 +151,7 @@ def _normalise(files: ModelFiles, format_name: str) -> DraftView:
         num_target_layers=None,
         max_position_embeddings=dims.integer("max_position_embeddings"),
         format=format_name,
+        speculators_model_type=stated_type(top) if format_name == "speculators-eagle3" else None,
         layer_ids_conversion=conversion,
         verifier=verifier,
         verifier_key="speculators_config.verifier.name_or_path" if verifier else None,

@@ -21,6 +21,7 @@ from dflash_check.check.formats.common import (
     id_sources,
     speculators_layer,
     speculators_verifier,
+    stated_type,
     token_id_facts,
 )
 from dflash_check.fields import FieldReader
@@ -61,6 +62,8 @@ def normalise(files: ModelFiles) -> DraftView:
     ntl, ntl_key = first_value((top,), "num_target_layers")
     verifier = speculators_verifier(top)
     tokens = special_token_ids((layer, top))
+    # Absent, the type is read as DFlash (DFlashSpeculator) for the rules; which engine loads
+    # the draft is looked up by the stated type alone (speculators_model_type below).
     method = METHODS.get(str(top.data.get("speculators_model_type")), "dflash")
     facts = DFlashFacts(
         block_size=block,
@@ -94,6 +97,7 @@ def normalise(files: ModelFiles) -> DraftView:
         num_target_layers=ntl,
         max_position_embeddings=layer.integer("max_position_embeddings"),
         format="speculators",
+        speculators_model_type=stated_type(top),
         layer_ids_conversion=conversion,
         layer_ids_null_key=first_null((top,), AUX_KEY),
         num_target_layers_key=ntl_key,

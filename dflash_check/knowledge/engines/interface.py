@@ -368,6 +368,10 @@ class Engine:
     """For an extracted engine, the key of the release's message refusing a draft whose
     architectures its model registry lacks (vLLM's ``unsupported_architecture``); None: no such
     message is extracted (``knowledge/registered_drafts.py``)."""
+    unloaded_speculators_type: str | None = None
+    """For an extracted engine, the key of the release's message refusing a speculators-format
+    draft whose ``speculators_model_type`` is absent or names none of its loaders (vLLM's
+    ``speculators_type_refused``, ``speculators/base.py``); None: none is extracted."""
 
     @property
     def mtp(self) -> tuple[EngineMtp, ...]:

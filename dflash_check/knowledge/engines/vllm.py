@@ -434,4 +434,5 @@ ENGINE = Engine(
     # A draft architecture outside the model registry is refused with the model registry's
     # own message ("Model architectures ... are not supported for now", registry.py).
     unregistered_draft="unsupported_architecture",
+    unloaded_speculators_type="speculators_type_refused",
 )

@@ -176,7 +176,7 @@ def test_speculators_drafts_load_where_the_release_has_the_loader(name: str) -> 
     fmt = format_named(name)
     assert fmt.lookup is not None and fmt.lookup.by_method
     for kind in fmt.lookup.names:
-        draft = DraftNames(kind)
+        draft = fmt.lookup.draft(kind)
         for release in VLLM.releases:
             held = kind in facts.for_release(release).speculators
             assert held  # every release with facts has each loader the tool reads
@@ -186,6 +186,8 @@ def test_speculators_drafts_load_where_the_release_has_the_loader(name: str) -> 
         assert not holds_table(SGLANG.newest, Table.SPECULATORS)
         assert not fmt.loads(SGLANG.name, draft, SGLANG.newest)
     # A type no release has a loader for is refused, citing the loaders it does have.
-    refused = fmt.registration(VLLM.name, DraftNames("dflash9"), VLLM.newest)
+    refused = fmt.registration(
+        VLLM.name, DraftNames("dflash", speculators_model_type="dflash9"), VLLM.newest
+    )
     assert refused is not None and not refused.registered
     assert "speculators loaders holds no dflash9" in refused.citation
