@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from dflash_check.check.formats import normalise_draft
+from dflash_check.check.formats import format_named, normalise_draft
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.target import normalise_target
 from dflash_check.check.tokenizers import TokenizerComparison
 from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
+from dflash_check.knowledge import facts
+from dflash_check.knowledge.engines import VLLM, Release
 from dflash_check.render.table import render_text
 from dflash_check.views import TensorInfo
 from tests.support.helpers import FIXTURES, check_files, files, write_model
@@ -133,6 +135,64 @@ def test_speculators_draft_on_a_runtime_that_does_not_load_it() -> None:
     report = check(SPECULATORS, QWEN36_NVFP4, runtime="reference")
     assert "DF016" in rules(report)
     assert check(SPECULATORS, QWEN36_NVFP4, runtime="vllm").verdict.value == "compatible"
+
+
+def _typeless(kind: str | None) -> dict[str, Any]:
+    """The speculators fixture with its speculators_model_type set to ``kind`` (None: absent,
+    named by its speculators architecture, as a converter that writes no type leaves it)."""
+    cfg = copy.deepcopy(config(SPECULATORS))
+    cfg.pop("speculators_model_type")
+    cfg["architectures"] = ["DFlashSpeculator"]
+    if kind is not None:
+        cfg["speculators_model_type"] = kind
+    return cfg
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
+def test_speculators_draft_without_a_type_is_refused_at_load(release: Release) -> None:
+    """vLLM's get_config reads a config with speculators_config and no model_type as
+    SpeculatorsConfig, which looks the loader up by speculators_model_type alone and raises
+    'Expected one of: ...' without one (speculators/base.py): DF016 quotes the release's own
+    message at its own line, though the tool still reads the DFlashSpeculator as DFlash."""
+    view = normalise_draft(files("draft", _typeless(None)))
+    assert (view.format, view.method, view.speculators_model_type) == (
+        "speculators",
+        "dflash",
+        None,
+    )
+    report = check(_typeless(None), QWEN36_NVFP4, runtime=release.spec)
+    assert report.verdict.value == "incompatible"
+    (finding,) = [f for f in report.findings if f.rule == "DF016"]
+    cited = facts.for_release(release).message("speculators_type_refused")
+    assert cited is not None and "Please ensure you're loading a speculators-format model" in cited
+    assert "states no speculators_model_type" in finding.message
+    assert f"{release.spec} refuses it at load: {cited}" in finding.message
+    assert "speculators/base.py:" in cited and cited.count(release.version) == 1
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
+def test_speculators_draft_with_an_unknown_type_finds_no_loader(release: Release) -> None:
+    """A type no loader is registered under is refused by the same message; the tool itself
+    does not read such a config as a DFlash draft at all."""
+    with pytest.raises(NotADraftError, match='speculators_model_type is string "dflash9"'):
+        normalise_draft(files("draft", _typeless("dflash9")))
+    view = replace(
+        normalise_draft(files("draft", config(SPECULATORS))), speculators_model_type="dflash9"
+    )
+    found = format_named("speculators").registration(VLLM.name, view, release)
+    assert found is not None and not found.registered
+    assert "holds no dflash9" in found.citation
+    assert "Please ensure you're loading a speculators-format model" in found.citation
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
+def test_speculators_draft_with_a_known_type_is_loaded(release: Release) -> None:
+    """The fixture states dflash: every release has that loader (algos.py), no DF016."""
+    view = normalise_draft(files("draft", config(SPECULATORS)))
+    assert view.speculators_model_type == "dflash"
+    found = format_named("speculators").registration(VLLM.name, view, release)
+    assert found is not None and found.registered and "speculators/algos.py" in found.citation
+    assert "DF016" not in rules(check(SPECULATORS, QWEN36_NVFP4, runtime=release.spec))
 
 
 def test_speculators_without_transformer_layer_config() -> None:
