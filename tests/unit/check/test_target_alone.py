@@ -73,6 +73,8 @@ class Case:
     """``--num-speculative-tokens``."""
     engine_args: tuple[str, ...] = ()
     """``--engine-arg`` (SGLang's draft steps)."""
+    releases: tuple[tuple[str, str], ...] | None = None
+    """(engine, release) selected; None: every engine at its newest."""
 
 
 def run_case(case: Case) -> CheckReport | MtpReport:
@@ -86,6 +88,7 @@ def run_case(case: Case) -> CheckReport | MtpReport:
         "index" if names is not None else "",
         num_speculative_tokens=case.spec_tokens,
         engine_settings=parse_engine_args(case.engine_args),
+        releases=dict(case.releases) if case.releases is not None else None,
     )
 
 
@@ -105,12 +108,30 @@ def k(layers: int) -> dict[str, Any]:
 STEPS_3 = ("--speculative-num-steps", "3")
 TOPK_1 = ("--speculative-eagle-topk=1",)
 
+# The oldest vLLM release read, which refuses method mtp on kimi_k2 (DF063).
+CHECKS_METHOD_REFUSING_KIMI = VLLM.releases[0].version
+
 CASES: dict[str, tuple[Case, Case]] = {
     "DF040": (
         Case(nextn_layer=61),
         Case(DEEPSEEK_V3 | {"hidden_size": 4096}, nextn_layer=61),
     ),
     "DF041": (Case(), Case(NO_MTP)),
+    # Kimi K2 (no MTP draft mapped) at a vLLM release that refuses method mtp on it.
+    "DF063": (
+        Case(releases=(("vllm", CHECKS_METHOD_REFUSING_KIMI),)),
+        Case(
+            {
+                "architectures": ["DeepseekV3ForCausalLM"],
+                "model_type": "kimi_k2",
+                "hidden_size": 7168,
+                "num_hidden_layers": 61,
+                "vocab_size": 163840,
+                "num_nextn_predict_layers": 1,
+            },
+            releases=(("vllm", CHECKS_METHOD_REFUSING_KIMI),),
+        ),
+    ),
     "DF042": (
         Case(
             tensors=frozenset({"model.layers.60.mlp.gate.weight", "model.layers.61.eh_proj.weight"})

@@ -86,12 +86,12 @@ def test_kimi_k2_is_refused_at_start_up_where_the_release_refuses_the_method(
         errors = [f for f in report["findings"] if f["severity"] == "error"]
         assert code == 1 and report["verdict"] == "incompatible"
         assert [(f["rule"], f["runtime"], f["stage"]) for f in errors] == [
-            ("DF041", "vllm", "load")
+            ("DF063", "vllm", "load")
         ]
         assert REFUSED in errors[0]["message"]
         assert f"{release.spec}:vllm/config/speculative.py:" in errors[0]["message"]
         # The error says it: no DF043 warning beside it.
-        assert [f["rule"] for f in report["findings"]] == ["DF041"]
+        assert [f["rule"] for f in report["findings"]] == ["DF063"]
 
 
 def test_kimi_k2_on_vllm_0_34_is_accepted_at_config_as_its_own_class(tmp_path: Path) -> None:
