@@ -345,7 +345,7 @@ def _step_findings(tokens: int, engines: tuple[EngineMtp, ...]) -> Iterator[Find
 def _refusals(
     name: str, engines: tuple[EngineMtp, ...], releases: Mapping[str, str | None] | None
 ) -> Iterator[Finding]:
-    """DF041 for each engine that refuses the MTP method for this target at start-up
+    """DF063 for each engine that refuses the MTP method for this target at start-up
     (``EngineMtp.refusal``): it builds no draft from the target, whatever its count."""
     for row in engines:
         if row.refusal is None:
@@ -354,8 +354,8 @@ def _refusals(
         release = engine.release((releases or {}).get(row.engine)).version
         why = row.draft.removeprefix("none: ")
         yield Finding(
-            "DF041",
-            MTP_RULES["DF041"].severity,
+            "DF063",
+            MTP_RULES["DF063"].severity,
             row.engine,
             f"target {name}: {why} ({row.citation}); {engine.title} {release} refuses "
             "method mtp on it at start-up "

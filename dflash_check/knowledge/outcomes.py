@@ -71,10 +71,7 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         "DF037": _L,
         "DF039": _L,
         "DF040": _S,
-        # A target alone: an engine asked for an MTP draft it cannot build from the target
-        # refuses while it resolves the speculative config (vLLM 0.33.0 on kimi_k2,
-        # vllm==0.33.0:vllm/config/speculative.py:1498-1501), as it does a draft-token count
-        # that is not a multiple of the MTP layers (DF044, speculative.py:1604-1612).
+        # A target alone with no MTP layers: an engine asked for an MTP draft fails at start-up.
         "DF041": _L,
         "DF044": _L,
         "DF050": _L,
@@ -101,6 +98,11 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         # SGLang translates a MiniMax DSpark draft's config when it builds the draft's model
         # config at load; a missing key raises there.
         "DF062": _L,
+        # A target alone: an engine asked for an MTP draft it cannot build from the target
+        # refuses while it resolves the speculative config (vLLM 0.33.0 on kimi_k2,
+        # vllm==0.33.0:vllm/config/speculative.py:1498-1501), as it does a draft-token count
+        # that is not a multiple of the MTP layers (DF044, speculative.py:1604-1612).
+        "DF063": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

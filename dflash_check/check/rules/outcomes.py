@@ -50,6 +50,12 @@ def step_limit_engines() -> tuple[str, ...]:
     return tuple(e.name for e in registered() if any(r.step_limit for r in e.mtp))
 
 
+def refusing_engines() -> tuple[str, ...]:
+    """The engines whose MTP rows say they refuse the MTP method for some targets at start-up
+    (DF063), read from the registered engines when asked."""
+    return tuple(e.name for e in registered() if any(r.refusal for r in e.mtp))
+
+
 def _no_check(ctx: PairContext) -> Iterator[Issue]:
     """Outcome rules are raised by the renderers of a run, not by checking a pair."""
     return iter(())
@@ -184,6 +190,23 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         "to the same.",
         "Serve with --num-speculative-tokens at most the draft's trained steps.",
         step_limit_engines,
+        _no_check,
+        methods=("mtp",),
+    ),
+    Rule(
+        "DF063",
+        "mtp-method-refused",
+        Severity.ERROR,
+        "The engine refuses the MTP method for this target at start-up",
+        "An engine builds an MTP draft only for the targets its code maps to one; for another, "
+        "whatever its MTP count, it may refuse the method while it resolves the speculative "
+        "config: vLLM 0.32.0 and 0.33.0 map Kimi K2 (model_type kimi_k2) to no MTP draft and "
+        "raise 'NotImplementedError: Unsupported speculative method: 'mtp'' "
+        f"({V033}:vllm/config/speculative.py:1498-1501); an engine whose MTP rows say so "
+        "(EngineMtp.refusal) is held to the same.",
+        "Use a separate draft (DFlash, EAGLE-3) with this target on this release, or a "
+        "release that builds an MTP draft for it.",
+        refusing_engines,
         _no_check,
         methods=("mtp",),
     ),

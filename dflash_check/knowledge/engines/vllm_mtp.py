@@ -8,7 +8,8 @@ target asked about alone, the listings), never by a pair check.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from dflash_check.knowledge.engines.mtp_reading import (
     EngineMtp,
@@ -17,29 +18,65 @@ from dflash_check.knowledge.engines.mtp_reading import (
     MtpStepLimit,
 )
 
-# What vLLM builds from a target's own MTP layers (``Engine.mtp``), read in 0.33.0: its
+# What vLLM builds from a target's own MTP layers (``Engine.mtp``), read in each release: its
 # SpeculativeConfig.hf_config_override rewrites the target's config into its MTP draft, each
-# row one branch of it.
-_VLLM_SRC = "vllm==0.33.0"
+# row one branch of it, cited at the release selected.
 _VLLM_ASK = '--speculative-config \'{"method": "mtp", "num_speculative_tokens": {k}}\''
-_VLLM_TOKENS = (
-    "default k; above k only multiples of k (the layers are rerun), "
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1600-1612"
-)
-_VLLM_MISSING = (
-    "refuses to load: 'MTP speculative decoding layer {N} weights missing from checkpoint' "
-    f"({_VLLM_SRC}:vllm/model_executor/models/deepseek_mtp.py:529-538)"
-)
-_VLLM_METHOD = (
-    "the per-family method names (deepseek_mtp, qwen3_5_mtp, …) are deprecated aliases of mtp, "
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1246-1250"
-)
 _VLLM_UNCHECKED = "no completeness check found in its loader (behaviour not verified)"
-_VLLM_RERUNS = MtpReruns(
-    "must be divisible by n_predict={k}",
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1604-1612",
-    f"{_VLLM_SRC}:vllm/config/speculative.py:1486-1495",
-)
+_SPEC = "vllm/config/speculative.py"
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What every MTP row of one release cites beside its branch: where the release reads the
+    draft length, reruns the layers, takes the per-family method names, and refuses a
+    checkpoint without its MTP weights (``path:lines``, the release's own)."""
+
+    tokens: str
+    """Where it defaults the draft length to k and refuses a count that is not a multiple."""
+    refusal: str
+    """Where it raises on a count that is not a multiple of k."""
+    warning: str
+    """Where it warns that rerun layers may lower acceptance."""
+    method: str
+    """Where the per-family method names become mtp."""
+    missing: str | None
+    """Where the DeepSeek MTP loader refuses missing layer weights; None: no such check there."""
+
+
+_SPECULATOR = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
+# Read per release: 0.34.0 moved the draft-length checks into the speculator configs and
+# dropped the DeepSeek loader's completeness check.
+_READ = {
+    "0.32.0": _Read(
+        f"{_SPEC}:1489-1501",
+        f"{_SPEC}:1493-1501",
+        f"{_SPEC}:1376-1385",
+        f"{_SPEC}:1141-1145",
+        "vllm/model_executor/models/deepseek_mtp.py:524-533",
+    ),
+    "0.33.0": _Read(
+        f"{_SPEC}:1600-1612",
+        f"{_SPEC}:1604-1612",
+        f"{_SPEC}:1486-1495",
+        f"{_SPEC}:1246-1250",
+        "vllm/model_executor/models/deepseek_mtp.py:529-538",
+    ),
+    "0.34.0": _Read(
+        f"{_SPECULATOR}:276-291",
+        f"{_SPECULATOR}:283-291",
+        "vllm/v1/worker/gpu/spec_decode/mtp/config.py:88-97",
+        f"{_SPEC}:1375-1379",
+        None,
+    ),
+}
+
+Lines = Mapping[str, str]
+"""A branch's lines in ``vllm/config/speculative.py`` per release read (a release without
+the branch has no entry: the row does not apply there)."""
+
+# Where DeepSeek's branch maps deepseek_v3, deepseek_v32 and glm_moe_dsa to deepseek_mtp.
+_DEEPSEEK: Lines = {"0.32.0": "679-694", "0.33.0": "749-764", "0.34.0": "847-862"}
 
 
 # Nemotron Parse 3.5's one trained step: refused above it while the speculative config is
@@ -60,21 +97,46 @@ _DRAFT_CLASS = re.compile(r"\b[A-Z]\w*MTP\w*\b")
 
 
 def _vllm(
-    match: tuple[str, ...], draft: str, line: str, on_missing: str = _VLLM_UNCHECKED
-) -> EngineMtp:
-    """One branch of vLLM's ``hf_config_override``: how it asks and what it builds (the draft
-    architectures its text names, looked up in each release's model registry)."""
-    return EngineMtp(
-        "vllm",
-        match,
-        draft,
-        _VLLM_ASK,
-        _VLLM_TOKENS,
-        on_missing,
-        f"{_VLLM_SRC}:vllm/config/speculative.py:{line}; {_VLLM_METHOD}",
-        reruns=_VLLM_RERUNS,
-        drafts=tuple(dict.fromkeys(_DRAFT_CLASS.findall(draft))),
-    )
+    match: tuple[str, ...],
+    draft: str,
+    lines: Lines,
+    deepseek: bool = False,
+    on_missing: str = _VLLM_UNCHECKED,
+) -> tuple[EngineMtp, ...]:
+    """One branch of vLLM's ``hf_config_override``, one row per release that has it: how it
+    asks and what it builds (the draft architectures its text names, looked up in each
+    release's model registry), cited in that release (``deepseek``: its loader's check of the
+    MTP weights)."""
+    rows = []
+    for version, at in lines.items():
+        src, read = f"vllm=={version}", _READ[version]
+        missing = (
+            "refuses to load: 'MTP speculative decoding layer {N} weights missing from "
+            f"checkpoint' ({src}:{read.missing})"
+            if deepseek and read.missing
+            else on_missing
+        )
+        rows.append(
+            EngineMtp(
+                "vllm",
+                match,
+                draft,
+                _VLLM_ASK,
+                "default k; above k only multiples of k (the layers are rerun), "
+                f"{src}:{read.tokens}",
+                missing,
+                f"{src}:{_SPEC}:{at}; the per-family method names (deepseek_mtp, qwen3_5_mtp, "
+                f"…) are deprecated aliases of mtp, {src}:{read.method}",
+                reruns=MtpReruns(
+                    "must be divisible by n_predict={k}",
+                    f"{src}:{read.refusal}",
+                    f"{src}:{read.warning}",
+                ),
+                drafts=tuple(dict.fromkeys(_DRAFT_CLASS.findall(draft))),
+                releases=f"=={version}",
+            )
+        )
+    return tuple(rows)
 
 
 # hf_config_override, per release read: its lines (the decorator to its return).
@@ -119,75 +181,109 @@ def _no_branch(version: str, lines: str) -> EngineMtp:
     )
 
 
+def _parse(rows: tuple[EngineMtp, ...]) -> tuple[EngineMtp, ...]:
+    """Nemotron Parse 3.5's rows: more draft tokens than its one step are refused at start-up,
+    not rerun: no MtpReruns (DF044/DF045 do not speak for it), a step limit instead (DF059)."""
+    return tuple(
+        replace(
+            row,
+            tokens=f"only 1: more is refused at start-up (DF059, {_PARSE_STEPS.at(v).citation})",
+            reruns=None,
+            step_limit=_PARSE_STEPS,
+        )
+        for row in rows
+        for v in [row.releases.removeprefix("==") if row.releases else ""]
+    )
+
+
 MTP = (
     # DeepSeek-V3.2 and GLM-5 (DSA attention) get the V3.2 class, DeepSeek-V3 the other; the
     # branch reads model_type alone: an architecture naming V3.2 beside model_type deepseek_v3
     # gets DeepSeekMTPModel (vLLM 0.34.0's test_dsa_models_select_matching_mtp).
-    _vllm(
+    *_vllm(
         ("deepseek_v32", "glm_moe_dsa"),
         "DeepseekV32MTPModel (layers model.layers.{N}…)",
-        "733,749-764",
-        _VLLM_MISSING,
+        {"0.32.0": "663,679-694", "0.33.0": "733,749-764", "0.34.0": "831,847-862"},
+        deepseek=True,
     ),
-    _vllm(
-        ("deepseek_v3",),
-        "DeepSeekMTPModel (layers model.layers.{N}…)",
-        "749-764",
-        _VLLM_MISSING,
+    *_vllm(("deepseek_v3",), "DeepSeekMTPModel (layers model.layers.{N}…)", _DEEPSEEK, True),
+    *_vllm(
+        ("deepseek_v4",),
+        "DeepSeekV4MTPModel",
+        {"0.32.0": "695-706", "0.33.0": "765-776", "0.34.0": "863-874"},
+        on_missing="not verified",
     ),
-    _vllm(("deepseek_v4",), "DeepSeekV4MTPModel", "765-776", "not verified"),
-    _vllm(("MiMoForCausalLM",), "MiMoMTPModel", "795-806"),
-    _vllm(("Glm4MoeForCausalLM",), "Glm4MoeMTPModel", "848-857"),
-    _vllm(("nemotron_h",), "NemotronHMTPModel (when num_nextn_predict_layers > 0)", "895-906"),
-    _vllm(("qwen3_next",), "Qwen3NextMTP", "908-914"),
-    _vllm(
+    *_vllm(
+        ("MiMoForCausalLM",),
+        "MiMoMTPModel",
+        {"0.32.0": "725-736", "0.33.0": "795-806", "0.34.0": "893-904"},
+    ),
+    *_vllm(
+        ("Glm4MoeForCausalLM",),
+        "Glm4MoeMTPModel",
+        {"0.32.0": "778-787", "0.33.0": "848-857", "0.34.0": "946-955"},
+    ),
+    *_vllm(
+        ("nemotron_h",),
+        "NemotronHMTPModel (when num_nextn_predict_layers > 0)",
+        {"0.32.0": "825-836", "0.33.0": "895-906", "0.34.0": "1012-1023"},
+    ),
+    *_vllm(
+        ("qwen3_next",),
+        "Qwen3NextMTP",
+        {"0.32.0": "838-844", "0.33.0": "908-914", "0.34.0": "1025-1031"},
+    ),
+    *_vllm(
         ("qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"),
         "Qwen3_5MTP / Qwen3_5MoeMTP (k from mtp_num_hidden_layers, top level or text_config)",
-        "987-1006",
+        {"0.32.0": "917-936", "0.33.0": "987-1006", "0.34.0": "1104-1123"},
     ),
-    _vllm(("step3p5", "step3p7"), "Step3p5MTP", "1039-1053"),
-    # Read at 0.33.0 beside the rows above, and pinned by vLLM 0.34.0's own tests
-    # (conformance/mined/mtp_cases.py): Step 5 from 0.33.0 on (0.32.0 has no branch for it).
-    _vllm(
+    *_vllm(
+        ("step3p5", "step3p7"),
+        "Step3p5MTP",
+        {"0.32.0": "969-981", "0.33.0": "1039-1051", "0.34.0": "1156-1168"},
+    ),
+    # Step 5 from 0.33.0 on (0.32.0 has no branch for it), pinned by vLLM 0.34.0's own tests
+    # (conformance/mined/mtp_cases.py).
+    *_vllm(
         ("step5", "step5_vl"),
         "Step5MTP (k from num_nextn_predict_layers, text_config's for step5_vl)",
-        "1055-1068",
+        {"0.33.0": "1055-1068", "0.34.0": "1172-1185"},
     ),
-    _vllm(("bailing_hybrid", "BailingMoeV2_5ForCausalLM"), "BailingMoeV25MTPModel", "951-965"),
-    _vllm(
+    *_vllm(
+        ("bailing_hybrid", "BailingMoeV2_5ForCausalLM"),
+        "BailingMoeV25MTPModel",
+        {"0.32.0": "881-895", "0.33.0": "951-965", "0.34.0": "1068-1082"},
+    ),
+    *_vllm(
         ("qwen4_exp", "qwen4_exp_text"),
         "Qwen4ExpMTP (k from text_config.mtp_num_hidden_layers)",
-        "915-935",
+        {"0.32.0": "845-865", "0.33.0": "915-935", "0.34.0": "1032-1052"},
     ),
-    _vllm(
+    *_vllm(
         ("inkling_mm_model", "inkling_model"),
         "InklingMTPModel (k from mtp_config.num_nextn_predict_layers; none: refused)",
-        "1087-1103",
+        {"0.32.0": "1000-1016", "0.33.0": "1087-1103", "0.34.0": "1204-1220"},
     ),
-    _vllm(
+    *_vllm(
         ("glm5_next",),
         "Glm5NextMTPModel (k from text_config.num_nextn_predict_layers)",
-        "1146-1158",
+        {"0.32.0": "1059-1071", "0.33.0": "1146-1158", "0.34.0": "1281-1293"},
     ),
-    _vllm(
+    *_vllm(
         ("minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration"),
         "MiniMaxM3MTP (k from text_config.num_mtp_modules)",
-        "1118-1134",
+        {"0.32.0": "1031-1047", "0.33.0": "1118-1134", "0.34.0": "1253-1269"},
     ),
     # Nemotron Parse 3.5: one step, keyed on the architecture and the decoder's
     # causal_vision_prefix, whatever the config counts (knowledge/mtp_layers.py, KEYED_MTP);
-    # 0.32.0 has no such branch and registers no ParseAuxMTPModel.
-    # More draft tokens than its one step are refused at start-up, not rerun: no MtpReruns
-    # (DF044/DF045 do not speak for it), a step limit instead (DF059).
-    replace(
+    # 0.32.0 has no such branch (nor registers ParseAuxMTPModel).
+    *_parse(
         _vllm(
             ("RadioMBartPrefixForCausalLM",),
             "ParseAuxMTPModel (one step, when decoder.causal_vision_prefix)",
-            "721-731",
-        ),
-        tokens=f"only 1: more is refused at start-up (DF059, {_PARSE_STEPS.citation})",
-        reruns=None,
-        step_limit=_PARSE_STEPS,
+            {"0.33.0": "721-731", "0.34.0": "810-820"},
+        )
     ),
     # Kimi K2 (model_type kimi_k2, DeepseekV3ForCausalLM; vLLM loads its config through
     # DeepseekV3Config, knowledge/mtp_layers.py): hf_config_override maps deepseek_v3,
@@ -204,7 +300,7 @@ MTP = (
         _VLLM_ASK,
         "not read (n_predict is unset)",
         "not verified",
-        "vllm==0.34.0:vllm/config/speculative.py:847-862 (no branch for kimi_k2); accepted "
+        f"vllm==0.34.0:{_SPEC}:{_DEEPSEEK['0.34.0']} (no branch for kimi_k2); accepted "
         "at config: vllm/v1/worker/gpu/spec_decode/speculator_config.py:308 (the method table "
         "knows mtp), :412-426 (the target's class declares no speculator to check it against)",
         verified=False,

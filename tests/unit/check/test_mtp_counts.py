@@ -205,11 +205,12 @@ def _releases(registers: bool) -> list[str]:
 
 @pytest.mark.parametrize("version", _releases(registers=False))
 def test_a_release_that_registers_no_parse_draft_builds_none(version: str) -> None:
-    """vLLM 0.32.0's model registry has no ParseAuxMTPModel: no draft, cited there."""
+    """vLLM 0.32.0's model registry has no ParseAuxMTPModel, nor its hf_config_override a
+    branch for Parse: no draft, cited there."""
     report = check_target_mtp(files("target", PARSE), None, "", releases={"vllm": version})
     vllm = next(r for r in report.engines if r.engine == "vllm")
-    assert vllm.draft.startswith(f"none: vLLM {version} registers no ParseAuxMTPModel")
-    assert f"=={version}:vllm/model_executor/models/registry.py:" in vllm.citation
+    assert vllm.draft.startswith(f"none: vLLM {version} maps no MTP draft")
+    assert f"=={version}:vllm/config/speculative.py:" in vllm.citation
     assert "DF043" in [f.rule for f in report.findings]
 
 

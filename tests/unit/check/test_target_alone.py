@@ -16,7 +16,7 @@ from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.check.target_alone import MtpReport, check_target_mtp
 from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
-from dflash_check.knowledge.engines import EngineMtp
+from dflash_check.knowledge.engines import VLLM, EngineMtp
 from dflash_check.knowledge.mtp_layers import mtp_engine_rows, mtp_engines
 from dflash_check.knowledge.settings import parse_engine_args
 from dflash_check.method_facets import NextNFacts
@@ -73,6 +73,8 @@ class Case:
     """``--num-speculative-tokens``."""
     engine_args: tuple[str, ...] = ()
     """``--engine-arg`` (SGLang's draft steps)."""
+    releases: tuple[tuple[str, str], ...] | None = None
+    """(engine, release) selected; None: every engine at its newest."""
 
 
 def run_case(case: Case) -> CheckReport | MtpReport:
@@ -86,6 +88,7 @@ def run_case(case: Case) -> CheckReport | MtpReport:
         "index" if names is not None else "",
         num_speculative_tokens=case.spec_tokens,
         engine_settings=parse_engine_args(case.engine_args),
+        releases=dict(case.releases) if case.releases is not None else None,
     )
 
 
@@ -105,12 +108,30 @@ def k(layers: int) -> dict[str, Any]:
 STEPS_3 = ("--speculative-num-steps", "3")
 TOPK_1 = ("--speculative-eagle-topk=1",)
 
+# The oldest vLLM release read, which refuses method mtp on kimi_k2 (DF063).
+CHECKS_METHOD_REFUSING_KIMI = VLLM.releases[0].version
+
 CASES: dict[str, tuple[Case, Case]] = {
     "DF040": (
         Case(nextn_layer=61),
         Case(DEEPSEEK_V3 | {"hidden_size": 4096}, nextn_layer=61),
     ),
     "DF041": (Case(), Case(NO_MTP)),
+    # Kimi K2 (no MTP draft mapped) at a vLLM release that refuses method mtp on it.
+    "DF063": (
+        Case(releases=(("vllm", CHECKS_METHOD_REFUSING_KIMI),)),
+        Case(
+            {
+                "architectures": ["DeepseekV3ForCausalLM"],
+                "model_type": "kimi_k2",
+                "hidden_size": 7168,
+                "num_hidden_layers": 61,
+                "vocab_size": 163840,
+                "num_nextn_predict_layers": 1,
+            },
+            releases=(("vllm", CHECKS_METHOD_REFUSING_KIMI),),
+        ),
+    ),
     "DF042": (
         Case(
             tensors=frozenset({"model.layers.60.mlp.gate.weight", "model.layers.61.eh_proj.weight"})
@@ -219,7 +240,8 @@ def test_deepseek_v3_alone_names_each_engines_mtp_draft() -> None:
     assert report.layer_names == "model.layers.61"
     vllm = engine(report, "vllm")
     assert "DeepSeekMTPModel" in vllm.draft and '"method": "mtp"' in vllm.request
-    assert "speculative.py:749-764" in vllm.citation
+    # The DeepSeek branch of hf_config_override, at the release judged (the newest).
+    assert vllm.citation.startswith(f"{VLLM.newest.spec}:vllm/config/speculative.py:")
     assert "DeepseekV3ForCausalLMNextN" in engine(report, "sglang").draft
     assert "MTPDecodingConfig" in engine(report, "trtllm").request
     assert not engine(report, "llamacpp").verified  # said so, not guessed
@@ -397,11 +419,24 @@ def test_mtp_weights_by_family(config: dict[str, Any], held: str, dropped: str) 
 
 
 def test_missing_weights_name_vllms_refusal() -> None:
-    report = check_target_mtp(files("target", DEEPSEEK_V3), {"lm_head.weight"}, "index")
-    (finding,) = report.findings
-    assert "vllm: refuses to load: 'MTP speculative decoding layer 61 weights missing" in (
-        finding.message
-    )
+    """Each release says what its own DeepSeek MTP loader does without the layer's weights:
+    refuses, cited there, or (0.34.0 dropped the check) that none was found."""
+    said = []
+    for release in VLLM.releases:
+        report = check_target_mtp(
+            files("target", DEEPSEEK_V3), {"lm_head.weight"}, "index",
+            releases={"vllm": release.version},
+        )  # fmt: skip
+        (finding,) = report.findings
+        refuses = (
+            "vllm: refuses to load: 'MTP speculative decoding layer 61 weights missing from "
+            f"checkpoint' ({release.spec}:vllm/model_executor/models/deepseek_mtp.py:"
+        )
+        assert refuses in finding.message or (
+            "vllm: no completeness check found in its loader" in finding.message
+        ), finding.message
+        said.append(refuses in finding.message)
+    assert any(said)
 
 
 @pytest.mark.parametrize(

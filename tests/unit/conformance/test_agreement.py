@@ -112,6 +112,11 @@ def test_the_mtp_judge_can_fail() -> None:
         "agree"
     )
     assert judge_mtp(refused, report)[0] == "disagree"
+    # The engine refusing the method itself (DF063, vLLM 0.33.0 on kimi_k2) is a load refusal.
+    method = {**error, "rule": "DF063"}
+    assert judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [method]})[0] == (
+        "agree"
+    )
     # A refusal at start-up: an error the tool places later (or nowhere) disagrees.
     later = {**error, "stage": "first-decode"}
     assert judge_mtp(refused, {**report, "verdict": "incompatible", "findings": [later]})[0] == (

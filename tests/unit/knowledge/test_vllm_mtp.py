@@ -86,12 +86,12 @@ def test_kimi_k2_is_refused_at_start_up_where_the_release_refuses_the_method(
         errors = [f for f in report["findings"] if f["severity"] == "error"]
         assert code == 1 and report["verdict"] == "incompatible"
         assert [(f["rule"], f["runtime"], f["stage"]) for f in errors] == [
-            ("DF041", "vllm", "load")
+            ("DF063", "vllm", "load")
         ]
         assert REFUSED in errors[0]["message"]
         assert f"{release.spec}:vllm/config/speculative.py:" in errors[0]["message"]
         # The error says it: no DF043 warning beside it.
-        assert [f["rule"] for f in report["findings"]] == ["DF041"]
+        assert [f["rule"] for f in report["findings"]] == ["DF063"]
 
 
 def test_kimi_k2_on_vllm_0_34_is_accepted_at_config_as_its_own_class(tmp_path: Path) -> None:
@@ -117,3 +117,47 @@ def test_a_release_whose_rows_were_not_read_claims_none(
     assert row.verified is False and row.refusal is None
     assert "not read at this release" in row.citation
     assert report.verdict is Verdict.COMPATIBLE
+
+
+# The fixture targets of the families vLLM builds an MTP draft for (one branch of
+# hf_config_override each): DeepSeek-V3, Qwen3.5 (and its 3.6 and NVFP4 kin), Nemotron-H, Step.
+_TARGETS = Path(__file__).parents[2] / "fixtures" / "targets"
+FAMILY_TARGETS = [
+    "deepseek-ai--DeepSeek-V3",
+    "Qwen--Qwen3.5-27B",
+    "Qwen--Qwen3.6-27B",
+    "nvidia--Qwen3.6-27B-NVFP4",
+    "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+    "stepfun-ai--Step-3.7-Flash",
+]
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.version)
+@pytest.mark.parametrize("target", FAMILY_TARGETS)
+def test_each_family_row_cites_the_release_selected(release: Release, target: str) -> None:
+    """A family's row (its branch of hf_config_override, the draft length, the reruns, the
+    loader) cites the release selected, never another one (every release once cited 0.33.0's
+    lines)."""
+    ran = invoke_cli(
+        "pair", str(_TARGETS / target), "-r", release.spec, "--format", "json"
+    )  # fmt: skip
+    row = _vllm_row(json.loads(ran.stdout))
+    assert not row["draft"].startswith("none"), row["draft"]
+    assert row["citation"].startswith(f"{release.spec}:vllm/config/speculative.py:"), row
+    text = json.dumps(row, ensure_ascii=False)
+    assert citations_not_of(release, text) == [], text
+    assert f"{release.spec}:" in row["tokens"], row["tokens"]
+
+
+def test_a_branch_a_release_lacks_does_not_apply_there(tmp_path: Path) -> None:
+    """Step 5's branch is in 0.33.0 and 0.34.0 only: at a release without it the row is the
+    release's own 'no branch' answer, cited there."""
+    step5 = UNKNOWN | {"architectures": ["Step5ForCausalLM"], "model_type": "step5"}
+    drafts = {}
+    for release in VLLM.releases:
+        _, report = _pair(tmp_path / release.version, step5, release.version)
+        row = _vllm_row(report)
+        assert citations_not_of(release, f"{row['draft']} {row['citation']}") == []
+        drafts[release.version] = row["draft"]
+    assert drafts["0.32.0"] == "none: vLLM 0.32.0 maps no MTP draft for this architecture"
+    assert [v for v, d in drafts.items() if d.startswith("Step5MTP")] == ["0.33.0", "0.34.0"]
