@@ -169,14 +169,6 @@ class DtypeChoice(str, Enum):
     float32 = "float32"
 
 
-class DocFormat(str, Enum):
-    """Formats of ``rules``, ``runtimes`` and ``formats``."""
-
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-
-
 def panel_option(*names: str, panel: str, **kwargs: Any) -> Any:
     """Return a ``typer.Option`` shown in the help panel ``panel``."""
     return typer.Option(*names, rich_help_panel=panel, **kwargs)
