@@ -196,7 +196,7 @@ EngineArgOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class EngineFlags:
     """The engine options of ``pair``, as typed."""
 

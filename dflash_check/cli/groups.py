@@ -6,6 +6,9 @@ classmethod whose parameters are the group's options (the ``Annotated`` aliases,
 ``rich_help_panel``, so ``pair --help`` reads as a few panels). ``grouped`` gives the command
 the flattened signature typer reads (``inspect.signature`` honours ``__signature__``) and calls
 it with one built value per group, so the command body stays a few lines of hand-over.
+
+A group is built once per run and never compared: it is declared ``eq=False``, so that no
+``__eq__``/``__hash__`` is compiled for it on every start-up (benchmarks/bench_pair.py).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def pick_revision(flag: str | None, both: str | None, other_flag: str) -> str | 
     return flag if flag is not None else both
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HubFlags:
     """``--token``, ``--offline``, ``--timeout``: how models are fetched from the Hub."""
 
@@ -136,7 +136,7 @@ class HubFlags:
         return build
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ModelFlags:
     """``--revision``, ``--draft-/--target-revision`` and ``--draft-/--target-subfolder``."""
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dflash_check.cli.options import DocFormat
 from dflash_check.cli.output import print_listing
-from dflash_check.cli.rules import DocFormatOpt
+from dflash_check.cli.rules import DocFormat, DocFormatOpt
 
 
 def runtimes(output_format: DocFormatOpt = DocFormat.table) -> None:

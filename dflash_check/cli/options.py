@@ -169,14 +169,6 @@ class DtypeChoice(str, Enum):
     float32 = "float32"
 
 
-class DocFormat(str, Enum):
-    """Formats of ``rules``, ``runtimes`` and ``formats``."""
-
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-
-
 def panel_option(*names: str, panel: str, **kwargs: Any) -> Any:
     """Return a ``typer.Option`` shown in the help panel ``panel``."""
     return typer.Option(*names, rich_help_panel=panel, **kwargs)
@@ -333,7 +325,7 @@ def check_output(output: Path | None) -> None:
     raise typer.BadParameter(f"cannot write {str(output)!r}: {reason}", param_hint="--output")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CheckFlags:
     """``--runtime``, ``--strict``, ``--ignore`` and the engine settings, as given (parsed into
     the check's settings once the usage checks pass)."""
@@ -357,7 +349,7 @@ class CheckFlags:
         return cls(runtime, strict, ignore, num_speculative_tokens, speculative_method)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OutputOptions:
     """``--format``, ``--output``, ``--verbose``, ``--quiet``: what the report looks like, where
     it goes, and whether anything but the report and errors is said on stderr."""

@@ -178,16 +178,21 @@ def write_output(text: str, output: Path | None, commands: bool = False) -> None
 def emit(result: RunResult, fmt: OutputFormat, output: Path | None, verbose: bool = False) -> None:
     """Render ``result`` in ``fmt`` and write it to ``output`` (or stdout): the one place both
     ``pair`` and ``registry`` hand a report over, whatever its format."""
-    from dflash_check.cli.stdout import plain_width, plainly_not_terminal
     from dflash_check.render import Page
 
-    # Only the table is laid out for the console; a document (JSON, SARIF…) has no width, so
-    # it is written without a rich console (rich costs ~20 ms of start-up), and so is a table
-    # for a pipe, which shows no style: rich's console is made only for a terminal.
+    # Only the table is laid out for the console, after a look at stdout; a document (JSON,
+    # SARIF…) has no width, so it is written without a rich console (rich costs ~20 ms of
+    # start-up), and so is a table for a pipe, which shows no style: rich's console is made
+    # only for a terminal.
     to_console = output is None and fmt.for_terminal
-    plain = to_console and plainly_not_terminal()
-    console = stdout_console() if to_console and not plain else None
-    width = console.width if console is not None else plain_width() if plain else FILE_WIDTH
+    console: Console | None = None
+    width = FILE_WIDTH
+    if to_console:
+        from dflash_check.cli.stdout import plain_width, plainly_not_terminal
+
+        plain = plainly_not_terminal()
+        console = None if plain else stdout_console()
+        width = plain_width() if console is None else console.width
     page = Page(width, verbose, console=to_console, terminal=console is not None)
     rendered = fmt.render(result, page)
     if isinstance(rendered, str):

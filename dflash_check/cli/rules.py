@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from typing import Annotated
 
 import typer
 
 from dflash_check.cli.completion import complete_rule
-from dflash_check.cli.options import DocFormat
 from dflash_check.cli.output import listing_width, print_listing
+
+
+class DocFormat(str, Enum):
+    """Formats of ``rules``, ``runtimes`` and ``formats`` (here, not in ``options``: ``pair``
+    never builds it)."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
 
 DocFormatOpt = Annotated[DocFormat, typer.Option("--format", "-f", case_sensitive=False)]
 RuleArg = Annotated[

@@ -122,7 +122,7 @@ TimingRepeatsOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SmokeFlags:
     """The smoke-run options of ``pair``, as typed."""
 

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from dflash_check.check.outcome import RunResult
 
 
-@dataclass(frozen=True)
+# eq=False: a page is made once per report and never compared (as OutputFormat, below).
+@dataclass(frozen=True, eq=False)
 class Page:
     """Where a report goes, as far as a renderer needs to know."""
 

@@ -16,7 +16,7 @@ import typer
 from typer.testing import CliRunner
 
 from dflash_check.cli import app
-from dflash_check.cli.options import DocFormat
+from dflash_check.cli.rules import DocFormat
 from dflash_check.render import OUTPUT_FORMATS
 from tests.support.helpers import REPO
 

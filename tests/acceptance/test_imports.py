@@ -59,6 +59,9 @@ not_for_local = (
     "dflash_check.knowledge.engines.vllm_mtp",
     "dflash_check.knowledge.engines.sglang_mtp",
 )
+# What only a report for the console needs (the look at stdout, the table): not a document's.
+console_only = ("dflash_check.cli.stdout", "dflash_check.render.table", "dflash_check.render.lines")
+print("CONSOLE=" + ",".join(m for m in console_only if m in sys.modules), file=sys.stderr)
 print(
     "ROOMS=" + ",".join(sorted(m for m in sys.modules if m.startswith(not_for_local))),
     file=sys.stderr,
@@ -72,7 +75,8 @@ print("HEAVY=" + ",".join(heavy), "CODE=" + str(code), file=sys.stderr)
 def probe(*args: str, line: int = -1) -> str:
     """Run the CLI with ``args`` in a fresh interpreter; return a probe line (the last:
     torch and the exit code; the one before: the start-up modules loaded; the one before
-    that: the modules of rooms a local check does not use)."""
+    that: the modules of rooms a local check does not use; the first: the console's modules
+    loaded)."""
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=120
     )
@@ -95,6 +99,13 @@ def test_pair_as_a_document_loads_only_its_command() -> None:
     cost start-up time (benchmarks/bench_pair.py)."""
     args = ("pair", str(SEED_DRAFT), str(QWEN3_4B), "--format", "json")
     assert probe(*args, line=-2) == "LOADED="
+
+
+def test_pair_as_a_document_loads_nothing_for_the_console() -> None:
+    """A JSON report is written without a look at stdout (``cli/stdout.py``: no width, no
+    terminal to ask about) and without the table's modules."""
+    args = ("pair", str(SEED_DRAFT), str(QWEN3_4B), "--format", "json")
+    assert probe(*args, line=-4) == "CONSOLE="
 
 
 def test_pair_table_for_a_pipe_loads_no_rich(monkeypatch: pytest.MonkeyPatch) -> None:
