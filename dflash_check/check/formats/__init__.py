@@ -47,7 +47,7 @@ from dflash_check.knowledge.registered_drafts import (
     Named,
     Registration,
     Table,
-    holds_table,
+    judged,
     reads_registry,
     registering,
 )
@@ -114,12 +114,13 @@ class DraftFormat:
     ) -> Registration | None:
         """Return what the facts of ``runtime``'s engine at ``release`` (None: its newest) say
         about ``draft``; None where the reviewed rows decide (a format without a lookup, an
-        engine whose code is not extracted, a release whose facts lack the table)."""
+        engine whose code is not extracted, a release whose facts lack the table or that picks
+        the format's class from the draft's config: ``registered_drafts.judged``)."""
         engine = owner(runtime)
         if self.lookup is None or engine is None or not reads_registry(engine):
             return None
         release = release or engine.newest
-        if not holds_table(release, self.lookup.table):
+        if not judged(release, self.lookup):
             return None
         return registry_registration(release, self.lookup, draft)
 
@@ -139,8 +140,8 @@ class DraftFormat:
         found: list[str] = []
         for row in method_rows(draft.method):
             engine = owner(row.name)
-            # Judged by the releases' facts where the newest holds the table (SGLang has no
-            # speculators loaders: its reviewed row says it).
+            # Judged by the releases' facts where the newest is judged by the table (SGLang has
+            # no speculators loaders: its reviewed row says it).
             if self.registration(row.name, draft) is not None and engine is not None:
                 assert self.lookup is not None  # registration is None without one
                 found += [r.spec for r in registering(engine, self.lookup, draft)]

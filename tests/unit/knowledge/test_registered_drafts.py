@@ -18,6 +18,8 @@ from dflash_check.knowledge.registered_drafts import (
     DraftNames,
     Table,
     holds_table,
+    judged,
+    names_of,
     reads_registry,
     registering,
     registration,
@@ -96,14 +98,15 @@ def test_every_name_looked_up_for_an_extracted_engine_is_in_its_facts(
 ) -> None:
     """Contract: a runtime of vLLM or SGLang loads a draft at a release exactly when that
     release's facts hold the name it looks up (after its renaming) in the format's table, on
-    every runner row; a release whose facts lack the table keeps the reviewed rows."""
+    every runner row; a release whose facts lack the table, or that picks the format's class
+    from the draft's config (vLLM's MTP drafts), keeps the reviewed rows."""
     lookup = fmt.lookup
     assert lookup is not None
     held = _table(release, lookup.table)
     for runtime in engine.runtime_names:
-        for name in lookup.names:
+        for name in names_of(lookup):
             loads = fmt.loads(runtime, lookup.draft(name), release)
-            if holds_table(release, lookup.table):
+            if judged(release, lookup):
                 expected = lookup.looked_up(release, name) in held
             else:
                 expected = fmt.runtimes is None or runtime in fmt.runtimes
@@ -129,14 +132,14 @@ def test_the_listing_shows_what_the_verdict_uses(fmt: DraftFormat) -> None:
     lookup = fmt.lookup
     assert lookup is not None
     listed = registered_by(fmt)
-    assert set(listed) == set(lookup.names)
-    for name in lookup.names:
+    assert set(listed) == set(names_of(lookup))
+    for name in names_of(lookup):
         shown = {spec for spec, _ in listed[name]}
         loading = {
             r.spec
             for e in EXTRACTED
             for r in e.releases
-            if holds_table(r, lookup.table) and fmt.loads(e.runtime_names[0], lookup.draft(name), r)
+            if judged(r, lookup) and fmt.loads(e.runtime_names[0], lookup.draft(name), r)
         }
         assert shown == loading, name
     assert f'"{fmt.name}"' in formats_json()
@@ -191,3 +194,15 @@ def test_speculators_drafts_load_where_the_release_has_the_loader(name: str) -> 
     )
     assert refused is not None and not refused.registered
     assert "speculators loaders holds no dflash9" in refused.citation
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
+def test_vllm_picks_an_mtp_draft_s_class_from_its_config(release: Release) -> None:
+    """vLLM builds an MTP draft from the draft's model_type (hf_config_override rewrites its
+    architectures), cited in each release's own code; SGLang picks none that way."""
+    text = release.draft_class_from_config["mtp"]
+    assert text.startswith(f"{release.spec}:vllm/") and "DeepSeekMTPModel" in text
+    assert "DeepSeekMTPModel" in facts.for_release(release).drafts
+    looked_up = format_named("eagle3").lookup
+    assert looked_up is not None and judged(release, looked_up)
+    assert not any(r.draft_class_from_config for r in SGLANG.releases)
