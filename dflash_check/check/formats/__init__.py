@@ -36,7 +36,6 @@ from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
 from dflash_check.knowledge.engines import (
     LLAMACPP,
-    SGLANG,
     TRTLLM,
     VLLM_033,
     Release,
@@ -66,6 +65,17 @@ SGLANG_EAGLE3_AS_IS = (
     "SGLang looks up the head's own architectures, renaming no EAGLE-3 draft "
     "(sglang==0.5.23:sglang/srt/model_loader/utils.py:198-239, configs/model_config.py:1015-1210 "
     "renames only target architectures, to their MTP, NextN or DSpark classes)"
+)
+
+# A NextN draft runs as EAGLE (NEXTN is its alias) and SGLang builds the class its model
+# registry holds for the checkpoint's own architecture: ModelConfig renames only a target's
+# architecture (DeepseekV3ForCausalLM and the like) to its NextN class for a draft.
+SGLANG_NEXTN_AS_IS = (
+    "SGLang looks the checkpoint's own architecture up in its model registry "
+    "(sglang==0.5.23:sglang/srt/model_loader/utils.py:198-239; configs/model_config.py:1032-1036 "
+    "renames only the target architectures DeepseekV3ForCausalLM and DeepseekV32ForCausalLM to "
+    "DeepseekV3ForCausalLMNextN; NEXTN is an alias of EAGLE, "
+    "arg_groups/speculative_hook.py:109-116)"
 )
 
 
@@ -374,12 +384,17 @@ FORMATS: tuple[DraftFormat, ...] = (
             ("MTP layer", "weights under model.layers.{N} (header)"),
         ),
         numbering="no layer ids: the MTP layer reads the target's last hidden state",
-        runtimes=(SGLANG.name,),
+        # SGLang: each release's model registry, by the checkpoint's own architecture (its
+        # facts). vLLM builds an MTP draft from the draft's model_type, never its architecture
+        # (Release.draft_class_from_config), and this tool has no vLLM row for NextN
+        # checkpoints: no runtime is written by hand.
+        runtimes=(),
         dflash_config_keys=False,
-        source="sgl-project/sglang python/sglang/srt/models/deepseek_nextn.py "
-        "(DeepseekV3ForCausalLMNextN)",
+        source=f"{SGLANG_NEXTN_AS_IS}; vLLM picks the class from the draft's model_type "
+        "(hf_config_override, Release.draft_class_from_config), not from this table",
         matches=nextn.matches,
         normalise=nextn.normalise,
+        lookup=Lookup(Table.DRAFTS, (), method="mtp", suffix=nextn.ARCHITECTURE_SUFFIX),
     ),
 )
 """Every draft format, in detection order: the one place a format is added. It is read at
