@@ -39,8 +39,9 @@ def profiles_for(
     selection: Selection, draft: DraftView, target: TargetView | None = None
 ) -> tuple[RuntimeProfile, ...]:
     """Return the runtimes to check, each as it behaves on the target's family: the
-    selection, and for ``portable`` only the runtimes that load the draft's format (a runtime
-    named explicitly is kept, and DF016 says why it cannot load the draft)."""
+    selection, and for ``portable`` only the runtimes that load the draft's format, or all of
+    them when none does (a runtime named explicitly is kept, and DF016 says why it cannot load
+    the draft)."""
     profiles = select_profiles(selection, draft.method)
     rows = {p.name for p in method_rows(draft.method)}
     foreign = [c.runtime for c in selection.choices if c.runtime not in rows]
@@ -55,7 +56,10 @@ def profiles_for(
         )
     if selection.portable:
         fmt = format_named(draft.format)
-        profiles = tuple(p for p in profiles if fmt.loads(p.name, draft, p.release))
+        loading = tuple(p for p in profiles if fmt.loads(p.name, draft, p.release))
+        # No runtime loads it (a NextN architecture no release registers): every runtime is
+        # judged, so that each one's refusal (DF016) is the answer, not a pass on none.
+        profiles = loading or profiles
     family = target.family if target is not None else None
     return tuple(on_family(p, family) for p in profiles)
 

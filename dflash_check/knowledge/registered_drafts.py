@@ -22,6 +22,12 @@ up. vLLM renames a ``dflash`` draft's architecture to ``DFlash{arch}`` the same 
 DFlash architecture the tool names, the draft's own name and the renamed one are both
 registered or both absent (Muse Glimmer registers both spellings), so no DFlash rename is
 modelled.
+
+An engine may also pick a method's draft class from the draft's config and never look its
+architectures up: vLLM builds an MTP draft from its ``model_type`` (``hf_config_override``:
+a NextN checkpoint of model_type deepseek_v3 is ``DeepSeekMTPModel``,
+``Release.draft_class_from_config``, cited per release), so its model registry does not judge a
+NextN checkpoint's ``*ForCausalLMNextN`` architecture; SGLang looks it up as it is.
 """
 
 from __future__ import annotations
@@ -94,12 +100,20 @@ class Lookup:
     renamed_for: str | None = None
     """The method whose renaming a release applies before it looks up (``Release.draft_renames``:
     vLLM's EAGLE-3 prefix); None: the draft's own names."""
+    method: str | None = None
+    """The format's draft method, where some release picks that method's class from the draft's
+    config instead of its names (``Release.draft_class_from_config``): such a release is not
+    judged by this table (``judged``); None: every release holding the table is."""
+    suffix: str | None = None
+    """Every name of the table ending in this is one of the format's names too, read from each
+    release's facts (``names_of``: a NextN checkpoint is ``*ForCausalLMNextN``, one class per
+    family, as many as the releases register); None: ``names`` alone."""
 
     def draft(self, name: str) -> DraftNames:
         """Return a draft known by one of the format's ``names`` (for listings and tests)."""
         if self.by_method:
             return DraftNames(name, speculators_model_type=name)
-        return DraftNames("", (name,))
+        return DraftNames(self.method or "", (name,))
 
     def wanted(self, draft: Named) -> tuple[str, ...]:
         """Return the draft's own names this lookup reads (none for a speculators draft that
@@ -146,6 +160,37 @@ def holds_table(release: Release, table: Table) -> bool:
     return table.value in facts.for_release(release).tables
 
 
+def judged(release: Release, lookup: Lookup) -> bool:
+    """Whether ``release``'s facts decide which drafts of ``lookup``'s format it loads: they
+    hold its table, and the release looks the draft's names up there (it does not pick the
+    format's class from the draft's config instead); else the reviewed rows decide."""
+    if lookup.method is not None and lookup.method in release.draft_class_from_config:
+        return False
+    return holds_table(release, lookup.table)
+
+
+def names_of(lookup: Lookup) -> tuple[str, ...]:
+    """Return the names ``lookup``'s format is known by: its own, then, for a format named by a
+    suffix, every name ending in it that a release judged by the table holds, in name order."""
+    if lookup.suffix is None:
+        return tuple(dict.fromkeys(lookup.names))
+    held = {
+        name
+        for engine in registered()
+        if reads_registry(engine)
+        for release in engine.releases
+        if judged(release, lookup)
+        for name in _table(facts.for_release(release), lookup.table)
+        if name.endswith(lookup.suffix)
+    }
+    return tuple(dict.fromkeys((*lookup.names, *sorted(held))))
+
+
+def _table(found: facts.ReleaseFacts, table: Table) -> Iterable[str]:
+    """The names ``table`` of a release's facts holds."""
+    return found.speculators if table is Table.SPECULATORS else found.drafts
+
+
 def _at(found: facts.ReleaseFacts, table: Table, name: str) -> str | None:
     """Return ``path:line`` of ``name``'s entry in ``table`` (None: not held)."""
     if table is Table.SPECULATORS:
@@ -189,7 +234,7 @@ def registration(release: Release, lookup: Lookup, draft: Named) -> Registration
     rename = release.draft_renames.get(lookup.renamed_for or "")
     if renamed and rename is not None:
         parts.append(f"it looks up {', '.join(renamed)} ({rename.text})")
-    held = [s for s in dict.fromkeys(lookup.names) if _at(found, lookup.table, s) is not None]
+    held = [s for s in names_of(lookup) if _at(found, lookup.table, s) is not None]
     if held:
         groups = _grouped(found, lookup.table, held)
         parts.append("it holds " + ", ".join(f"{names} ({where})" for names, where in groups))
@@ -222,13 +267,13 @@ def _grouped(found: facts.ReleaseFacts, table: Table, names: list[str]) -> list[
 
 
 def registering(engine: Engine, lookup: Lookup, draft: Named) -> tuple[Release, ...]:
-    """Return the releases of ``engine`` whose facts hold ``lookup``'s table and a name looked
-    up for ``draft``, oldest first (every release of an extracted engine has its facts: the
-    contract tests hold it)."""
+    """Return the releases of ``engine`` judged by ``lookup``'s table (``judged``) that hold a
+    name looked up for ``draft``, oldest first (every release of an extracted engine has its
+    facts: the contract tests hold it)."""
     return tuple(
         r
         for r in engine.releases
-        if holds_table(r, lookup.table) and registration(r, lookup, draft).registered
+        if judged(r, lookup) and registration(r, lookup, draft).registered
     )
 
 

@@ -36,7 +36,6 @@ from dflash_check.errors import NotADraftError
 from dflash_check.fields import FieldReader, describe
 from dflash_check.knowledge.engines import (
     LLAMACPP,
-    SGLANG,
     TRTLLM,
     VLLM_033,
     Release,
@@ -47,7 +46,7 @@ from dflash_check.knowledge.registered_drafts import (
     Named,
     Registration,
     Table,
-    holds_table,
+    judged,
     reads_registry,
     registering,
 )
@@ -66,6 +65,17 @@ SGLANG_EAGLE3_AS_IS = (
     "SGLang looks up the head's own architectures, renaming no EAGLE-3 draft "
     "(sglang==0.5.23:sglang/srt/model_loader/utils.py:198-239, configs/model_config.py:1015-1210 "
     "renames only target architectures, to their MTP, NextN or DSpark classes)"
+)
+
+# A NextN draft runs as EAGLE (NEXTN is its alias) and SGLang builds the class its model
+# registry holds for the checkpoint's own architecture: ModelConfig renames only a target's
+# architecture (DeepseekV3ForCausalLM and the like) to its NextN class for a draft.
+SGLANG_NEXTN_AS_IS = (
+    "SGLang looks the checkpoint's own architecture up in its model registry "
+    "(sglang==0.5.23:sglang/srt/model_loader/utils.py:198-239; configs/model_config.py:1032-1036 "
+    "renames only the target architectures DeepseekV3ForCausalLM and DeepseekV32ForCausalLM to "
+    "DeepseekV3ForCausalLMNextN; NEXTN is an alias of EAGLE, "
+    "arg_groups/speculative_hook.py:109-116)"
 )
 
 
@@ -114,12 +124,13 @@ class DraftFormat:
     ) -> Registration | None:
         """Return what the facts of ``runtime``'s engine at ``release`` (None: its newest) say
         about ``draft``; None where the reviewed rows decide (a format without a lookup, an
-        engine whose code is not extracted, a release whose facts lack the table)."""
+        engine whose code is not extracted, a release whose facts lack the table or that picks
+        the format's class from the draft's config: ``registered_drafts.judged``)."""
         engine = owner(runtime)
         if self.lookup is None or engine is None or not reads_registry(engine):
             return None
         release = release or engine.newest
-        if not holds_table(release, self.lookup.table):
+        if not judged(release, self.lookup):
             return None
         return registry_registration(release, self.lookup, draft)
 
@@ -139,8 +150,8 @@ class DraftFormat:
         found: list[str] = []
         for row in method_rows(draft.method):
             engine = owner(row.name)
-            # Judged by the releases' facts where the newest holds the table (SGLang has no
-            # speculators loaders: its reviewed row says it).
+            # Judged by the releases' facts where the newest is judged by the table (SGLang has
+            # no speculators loaders: its reviewed row says it).
             if self.registration(row.name, draft) is not None and engine is not None:
                 assert self.lookup is not None  # registration is None without one
                 found += [r.spec for r in registering(engine, self.lookup, draft)]
@@ -373,12 +384,17 @@ FORMATS: tuple[DraftFormat, ...] = (
             ("MTP layer", "weights under model.layers.{N} (header)"),
         ),
         numbering="no layer ids: the MTP layer reads the target's last hidden state",
-        runtimes=(SGLANG.name,),
+        # SGLang: each release's model registry, by the checkpoint's own architecture (its
+        # facts). vLLM builds an MTP draft from the draft's model_type, never its architecture
+        # (Release.draft_class_from_config), and this tool has no vLLM row for NextN
+        # checkpoints: no runtime is written by hand.
+        runtimes=(),
         dflash_config_keys=False,
-        source="sgl-project/sglang python/sglang/srt/models/deepseek_nextn.py "
-        "(DeepseekV3ForCausalLMNextN)",
+        source=f"{SGLANG_NEXTN_AS_IS}; vLLM picks the class from the draft's model_type "
+        "(hf_config_override, Release.draft_class_from_config), not from this table",
         matches=nextn.matches,
         normalise=nextn.normalise,
+        lookup=Lookup(Table.DRAFTS, (), method="mtp", suffix=nextn.ARCHITECTURE_SUFFIX),
     ),
 )
 """Every draft format, in detection order: the one place a format is added. It is read at

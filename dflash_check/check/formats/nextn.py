@@ -6,7 +6,9 @@ SGLang serves DeepSeek-V3/R1 (and GLM) multi-token prediction from a checkpoint 
 index, ``model.layers.{N}`` for a target of ``N`` layers. The MTP layer concatenates the
 target's embedding and last hidden state (``eh_proj``) and decodes with a vocabulary-sized
 head, so hidden size, vocabulary and ``N`` must all be the target's
-(``sgl-project/sglang`` ``python/sglang/srt/models/deepseek_nextn.py``).
+(sglang==0.5.23:sglang/srt/models/deepseek_nextn.py:248-326). Which releases load a checkpoint
+is read from each one's model registry by its architecture (the format's lookup,
+``check/formats/__init__.py``).
 """
 
 from __future__ import annotations

