@@ -916,6 +916,66 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
          "test_dvr_graph_layouts_separate_draft_decode_from_target_verify",
          "test_cuda_graph_war_event_skips_provisional_self_draft"),
     ),
+    "test/registered/unit/spec/test_dflash_tree_sampling_admission.py": (
+        "9013bfec8c432bbd95be2827f9873dc244877efa",
+        (*(f"TestDflashTreeRejectsSampling::{t}" for t in (
+            "test_sampling_request_rejected_on_a_tree",
+            "test_batch_entry_backstops_a_non_greedy_batch",
+            "test_an_aborted_sampling_request_does_not_kill_the_worker",
+            "test_a_live_sampling_request_beside_an_aborted_one_still_raises")),
+         *(f"TestDflashTreeAdmitsWhatItMust::{t}" for t in (
+             "test_greedy_request_admitted_on_a_tree",
+             "test_sampling_request_admitted_on_the_chain",
+             "test_forced_tree_verify_rejects_sampling_at_width_one",
+             "test_force_tree_verify_is_ignored_by_dspark"))),
+    ),
+    "test/registered/unit/spec/test_draft_extend_graph_capability.py": (
+        "641d33172881bd3ba96307ba52aa3dca75c44368",
+        tuple(f"TestDraftExtendGraphCapability::{t}" for t in (
+            "test_flashattention_declares_support",
+            "test_support_implies_in_graph_metadata_rebuild", "test_swa_pool_stays_eager")),
+    ),
+    "test/registered/unit/spec/test_dspark_dequant_probe.py": (
+        "f0f0ce4bc1638f14e98725cba36a153dfc9be736",
+        tuple(f"TestDequantProbe::{t}" for t in (
+            "test_packed_qweight_only_answers_false", "test_plain_bf16_weight_answers_true",
+            "test_fp8_with_matching_scale_answers_true", "test_fp8_missing_scale_answers_false",
+            "test_fp8_wrong_scale_shape_answers_false",
+            "test_fused_probe_routes_packed_to_fallback_without_raising")),
+    ),
+    "test/registered/unit/spec/test_dflash_verify_mask_policy.py": (
+        "585556173bdd6e44a38c3ff2c8a7e684a4ef133b",
+        ("TestChainSkipsTheMask::test_backend_with_a_builtin_causal_path_skips_the_mask",
+         "TestChainSkipsTheMask::test_backend_without_one_still_gets_the_mask",
+         "TestTreeAlwaysTakesTheMask::test_skip_set_does_not_apply_to_a_tree",
+         "TestTreeAlwaysTakesTheMask::test_tree_width_one_is_still_a_chain",
+         "TestCompositeBackendIsUnwrapped::test_hybrid_target_resolves_to_its_full_attention_child",
+         "TestTreeKeepsTheSelectorEager::test_tree_verify_refuses_to_fold_the_draft_head",
+         "TestTreeKeepsTheSelectorEager::test_chain_still_reaches_the_folding_checks"),
+    ),
+    "test/registered/unit/spec/test_dflash_verify_budget.py": (
+        "8e465ccbf277d16793e3bc54253106ed5a6e5a72",
+        tuple(f"TestDFlashVerifyBudget::{t}" for t in (
+            "test_target_verify_width_uses_independent_budget",
+            "test_unset_budget_preserves_full_block",
+            "test_triton_verify_metadata_uses_runtime_width")),
+    ),
+    "test/registered/unit/spec/test_draft_decode_window.py": (
+        "0d98ba315187dc9b476a93ff17fd4f210e2974c4",
+        (*(f"TestDraftDecodeWindowKernel::{t}" for t in (
+            "test_window_zero_is_full_kv", "test_windowed_kv_indptr_lengths",
+            "test_windowed_content_sink_plus_recent", "test_tree_topk_layout",
+            "test_tree_topk_paged")),
+         *(f"TestResolveDraftDecodeWindow::{t}" for t in (
+             "test_unset_is_full_attention", "test_window_only", "test_window_and_sink",
+             "test_declared_values_win_over_the_raw_fields",
+             "test_native_sliding_window_draft_opts_out",
+             "test_native_window_equal_to_flag_is_quiet",
+             "test_no_native_window_still_windows")),
+         *(f"TestDraftDecodeWindowBackendWiring::{t}" for t in (
+             "test_triton_backend_wires_window_sink",
+             "test_flashinfer_backend_wires_window_sink"))),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -1419,6 +1479,47 @@ REVIEWED: dict[str, str] = {
                      "test_cuda_graph_runner.py")
         for t in LISTED[f"test/registered/unit/speculative/dvr/{path}"][1]
     },
+    **_all(
+        "test/registered/unit/spec/test_dflash_tree_sampling_admission.py",
+        "per-request admission of sampling requests under a DFlash tree (request validation "
+        "and the worker's batch backstop, stand-ins), no draft/target config; "
+        + _NOT_RELEASE + "0.5.23 has no --speculative-dflash-tree-width (not in "
+        f"{WHEEL}/arg_groups/speculative_hook.py)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_draft_extend_graph_capability.py",
+        "whether an attention backend captures the EAGLE draft-extend step in a CUDA graph "
+        "(FlashAttention, a sliding-window pool): graph capture policy, CUDA CI, no draft/target "
+        "config; " + _NOT_RELEASE + "0.5.23's attention backends have no "
+        "supports_draft_extend_cuda_graph",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dspark_dequant_probe.py",
+        "whether the DSpark draft's fused KV-projection stacking can read a linear's weight "
+        "(packed, bf16, fp8 with or without block scales) on stand-in modules, CUDA CI: a "
+        "kernel path choice, never a refusal; no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_verify_mask_policy.py",
+        "whether the DFlash verify CUDA graph carries a custom mask per attention backend, and "
+        "whether the draft head is folded into the graph, on stand-ins: graph capture policy, "
+        "no draft/target config; " + _NOT_RELEASE + "0.5.23 has no DFlash tree width "
+        "(get_spec().speculative_dflash_tree_width)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_verify_budget.py",
+        "the target verify width under --speculative-dflash-verify-budget and the Triton "
+        "backend's verify metadata: a server setting and attention bookkeeping, no "
+        "draft/target config; " + _NOT_RELEASE + "0.5.23 has no "
+        "speculative_dflash_verify_budget",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_draft_decode_window.py",
+        "the windowed draft-decode KV index kernel (StreamingLLM sink + window, CUDA) and "
+        "resolve_draft_decode_window from --speculative-draft-window-size / -sink-size against "
+        "a draft's own sliding window (stand-in runners): a server setting and KV bookkeeping, "
+        "never a refusal; no draft/target config",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1463,24 +1564,18 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dflash_penalizer_cumulate",
     "test_dflash_penalties",
     "test_dflash_tree",
-    "test_dflash_tree_sampling_admission",
     "test_dflash_tree_verify",
-    "test_dflash_verify_budget",
     "test_dflash_verify_grammar_mask",
     "test_dflash_verify_logits_adjustments",
-    "test_dflash_verify_mask_policy",
     "test_dflash_verify_penalties",
     "test_dflash_verify_target_probs",
     "test_dp_spec_prefill_coordination",
     "test_draft_bcg_input_embeds",
-    "test_draft_decode_window",
-    "test_draft_extend_graph_capability",
     "test_draft_extend_stream_order",
     "test_draft_sampling",
     "test_draft_tail_buffer",
     "test_dspark_acceptance_policy",
     "test_dspark_c128_cleanup",
-    "test_dspark_dequant_probe",
     "test_dspark_dp_spec_prefill_coordination",
     "test_dspark_draft_sampling",
     "test_dspark_draft_sampling_mask",
