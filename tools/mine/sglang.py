@@ -976,6 +976,84 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
              "test_triton_backend_wires_window_sink",
              "test_flashinfer_backend_wires_window_sink"))),
     ),
+    "test/registered/unit/spec/test_spec_registry.py": (
+        "0465eebc1445c537526cb6e16215c0d3791e8f8f",
+        (*(f"TestFromString::{t}" for t in (
+            "test_none_input_returns_none_member", "test_builtin_name_returns_enum",
+            "test_builtin_name_is_case_insensitive", "test_unknown_name_raises",
+            "test_registered_plugin_returns_custom_spec",
+            "test_registered_plugin_lookup_is_case_insensitive")),
+         *(f"TestRegister::{t}" for t in (
+             "test_register_returns_factory_unchanged",
+             "test_two_distinct_registrations_are_independent", "test_duplicate_name_raises",
+             "test_reserved_name_raises", "test_register_is_case_insensitive_on_collision")),
+         *(f"TestCustomSpecAlgoInterface::{t}" for t in (
+             "test_is_predicates_all_false_except_speculative",
+             "test_supports_spec_v2_follows_supports_overlap", "test_create_worker_calls_factory",
+             "test_create_worker_raises_on_overlap_mismatch")),
+         "TestValidatorHook::test_validator_invocation_is_caller_driven",
+         "TestSubclassOverride::test_subclass_overrides_is_eagle",
+         "TestSubclassOverride::test_subclass_overrides_create_worker",
+         "TestCrossTypeIdentity::test_plugin_not_equal_to_builtin"),
+    ),
+    "test/registered/unit/spec/test_eagle_utils.py": (
+        "1a80ca6dfe858c280c2c132e5c06573a96190891",
+        ("test_get_draft_input_from_target_hidden_dim_matches_old_oss_draft_extend_rules",
+         "test_get_draft_input_from_target_hidden_dim_matches_oss_eagle3_projection_width",
+         "test_get_draft_recurrent_hidden_state_spec"),
+    ),
+    "test/registered/unit/spec/test_dspark_shared_modules.py": (
+        "e4a6dc8f47ce30d3ac9afee97729b2c1d4cfbf7c",
+        tuple(f"TestDSparkSharedModules::{t}" for t in (
+            "test_pp1_borrows_custom_modules_without_copy", "test_tp2_pp2_native_modules",
+            "test_pp4_intermediate_stages")),
+    ),
+    "test/registered/unit/spec/test_dflash_confidence.py": (
+        "3bf58222ae41029b60c90525c022a4abdfa064e6",
+        tuple(f"TestDFlashConfidence::{t}" for t in (
+            "test_ragged_verify_input_advertises_nonuniform_width",
+            "test_uniform_graph_rejects_ragged_dflash_input",
+            "test_confidence_relay_follows_dflash_runtime_config_not_ragged_env",
+            "test_selector_confidence_uses_the_selected_path",
+            "test_compact_graph_coverage_rejects_schedulable_bucket_miss",
+            "test_dflash_confidence_uses_dense_cuda_graph_tiers",
+            "test_other_speculative_algorithms_keep_generic_cuda_graph_tiers",
+            "test_dflash_confidence_rejects_return_logprob_like_dspark",
+            "test_graph_tier_alignment_fills_existing_padding_with_real_tokens",
+            "test_graph_tier_alignment_is_opt_in",
+            "test_graph_accept_is_armed_only_for_noop_greedy_adjustments",
+            "test_verify_prefix_contains_the_bonus_logit_for_every_request",
+            "test_anchor_only_verify_uses_anchor_prediction_as_bonus",
+            "test_observer_reports_confidence_and_defer_metrics",
+            "test_sps_budget_selects_the_measured_throughput_knee",
+            "test_sps_budget_allows_anchor_only_floor",
+            "test_sps_budget_is_optional_positions_above_the_floor",
+            "test_sps_budget_filters_near_zero_survival_candidates",
+            "test_current_confidence_gpu_scheduler_consumes_lagged_extra_budget",
+            "test_fixed_verify_width_scales_with_batch_size",
+            "test_raw_commit_inject_layout_matches_dense_verify_slots",
+            "test_dflash_confidence_has_dflash_family_capabilities",
+            "test_dflash_confidence_does_not_request_overlap_hidden_states",
+            "test_observer_records_lagged_budget_without_confidence_copy")),
+    ),
+    "test/registered/unit/spec/test_dflash_grouped_conv.py": (
+        "f9b3c182f3185171935b0332bf5524d8a3e4ef05",
+        tuple(f"TestDFlashGroupedConv::{t}" for t in (
+            "test_nonfinite_rows_stay_in_their_request",
+            "test_compiled_nonfinite_rows_stay_in_their_request",
+            "test_module_prepare_and_finish_do_not_leak",
+            "test_compiled_module_prepare_and_finish_do_not_leak",
+            "test_finite_output_unchanged")),
+    ),
+    "test/registered/unit/spec/test_dflash_extra_buffer_lazy.py": (
+        "199614ee743d0dd65722d6362d26f88c795a91b4",
+        (*(f"TestValidateMambaExtraBufferLazyDflash::{t}" for t in (
+            "test_dflash_with_extra_buffer_lazy_is_accepted", "test_dspark_still_accepted",
+            "test_pd_disaggregation_still_rejected", "test_track_interval_must_cover_draft_tokens",
+            "test_the_chunk_size_is_not_read_before_the_page_size_resolves")),
+         "TestDflashVerifyRunsMambaTrackHook::test_hook_runs_before_init_new_on_verify",
+         "TestDflashVerifyRunsMambaTrackHook::test_idle_batch_skips_hook"),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -1520,6 +1598,50 @@ REVIEWED: dict[str, str] = {
         "a draft's own sliding window (stand-in runners): a server setting and KV bookkeeping, "
         "never a refusal; no draft/target config",
     ),
+    **_all(
+        "test/registered/unit/spec/test_spec_registry.py",
+        "the speculative algorithm plugin registry (names, case, reserved names, a plugin's "
+        "predicates, worker factory and overlap check) with MagicMock factories: the algorithm "
+        "enum and its plugins, no draft/target config; " + _NOT_RELEASE + "the version read "
+        "imports _RESERVED_NAMES, which 0.5.23's speculative/spec_registry.py does not define "
+        "(it has _reserved_names())",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_eagle_utils.py",
+        "the width of the target hidden states an EAGLE draft-extend step carries, from stand-in "
+        "model runners (the draft's target_hidden_size times its aux-id count or "
+        "num_aux_hidden_states, or the fc's width): a buffer size, never a refusal, and no "
+        "target config; " + _NOT_RELEASE + "its projection-width test's fourth row (ids "
+        "[2, 18, 30], hidden 4096, fc 16384) asserts the fc's 16384 where 0.5.23 computes "
+        f"4096 x 3 = 12288 ({WHEEL}/speculative/eagle_utils.py:237-276)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dspark_shared_modules.py",
+        "how a DSpark draft borrows the target's embedding and head across pipeline and tensor "
+        "parallel ranks (stand-ins, a launched TP2/PP2 and PP4 group): parallel placement, no "
+        "draft/target config; " + _NOT_RELEASE + "0.5.23 has no "
+        "dspark_components/dspark_shared_modules.py",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_confidence.py",
+        "the DFLASH_CONFIDENCE algorithm's runtime (ragged verify widths, CUDA-graph tiers, SPS "
+        "verify budgets, observers) on stand-ins and toy tensors, no draft/target config; "
+        + _NOT_RELEASE + "0.5.23 has no DFLASH_CONFIDENCE algorithm "
+        f"({WHEEL}/speculative/spec_info.py)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_grouped_conv.py",
+        "numerics of the DFlash draft's grouped convolution (non-finite rows kept inside their "
+        f"request, toy sizes; DFlashGroupedConv, {WHEEL}/models/dflash.py:520-536): no "
+        "draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_extra_buffer_lazy.py",
+        "--mamba-radix-cache-strategy extra_buffer_lazy under DFLASH / DSPARK for a hybrid "
+        "target (PD disaggregation, track interval, page size) on a stand-in view, and the "
+        "verify step's mamba-track hook: server settings and KV bookkeeping, whatever the "
+        "draft; no draft/target config",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1549,14 +1671,11 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_deterministic_fast_sample",
     "test_dflash_block_penalties",
     "test_dflash_compact_worker_runtime",
-    "test_dflash_confidence",
     "test_dflash_domino_kernel",
     "test_dflash_dp_buffers",
     "test_dflash_dp_embedding",
-    "test_dflash_extra_buffer_lazy",
     "test_dflash_grammar_mask",
     "test_dflash_greedy_draft_tp_sync",
-    "test_dflash_grouped_conv",
     "test_dflash_logits",
     "test_dflash_mamba_checkpoint_boundary",
     "test_dflash_mamba_commit",
@@ -1589,6 +1708,12 @@ UNREAD_SPEC: tuple[str, ...] = (
 """The files of ``test/registered/unit/spec/`` in the index's listing (its first 100 of 239,
 ``find_files``) not read, by name (``.py`` dropped)."""
 
+PAST_CUT: tuple[str, ...] = ("test_spec_registry", "test_eagle_utils", "test_dspark_shared_modules")
+"""Files of ``test/registered/unit/spec/`` past the listing's cut, found by exact path and read
+(in ``LISTED``)."""
+PAST_CUT_UNREAD: tuple[str, ...] = ("test_dspark_target_kv", "test_eagle_worker_v2_topk1_fastpath")
+"""Files past the cut whose path the index confirmed, not read."""
+
 NOT_READ = (
     "- **The 0.5.23 tag's own `test/`**: the index has no source archive of 0.5.23 (its newest "
     "is 0.5.10.post1) and the wheel's `sglang/test/` is helpers, not the tests; the repository "
@@ -1603,7 +1728,13 @@ NOT_READ = (
     "listing: "
     + ", ".join(f"`{n}`" for n in UNREAD_SPEC)
     + "; the other 139 files are past the listing's cut (the index lists a folder's first 100 "
-    "files, and `under` takes folders only, not a name prefix) and not read;",
+    "files, and `under` takes folders only, not a name prefix): "
+    f"{len(PAST_CUT)} of them found by exact path (`find_files` with `path`, names taken from "
+    "other files of the index that cite them) and read ("
+    + ", ".join(f"`{n}`" for n in PAST_CUT)
+    + "); found the same way and not read: "
+    + ", ".join(f"`{n}`" for n in PAST_CUT_UNREAD)
+    + "; the rest not found or not read;",
     "  - `test/registered/unit/speculative/` (18 files, 17 test files): none left, all 17 "
     "read (above);",
     "  - `test/registered/spec/` (149 files: `dflash/` 12, `dspark/` about 55, `eagle/` more "
