@@ -1098,6 +1098,48 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_draft_restores_recorder_after_exception",
             "test_draft_preserves_enclosing_disabled_region")),
     ),
+    "test/registered/unit/spec/test_accepted_path_state_capture.py": (
+        "669078414dc4cfc7f6af8bda4c202c864bed1d14",
+        tuple(f"TestAcceptedPathStateCapture::{t}" for t in (
+            "test_committed_slots_hold_the_accepted_path",
+            "test_without_compaction_committed_slots_hold_the_front_chain",
+            "test_front_chain_acceptance_is_an_identity")),
+    ),
+    "test/registered/unit/spec/test_aiter_greedy_sample_draft_contract.py": (
+        "abfb11ad968844d6b75a18468c65ad29384f8e85",
+        tuple(f"TestAiterGreedySampleDraftContract::{t}" for t in (
+            "test_matches_softmax_slow_path", "test_index_shape_and_dtype_match_torch_argmax",
+            "test_empty_batch", "test_tie_break_is_stable_across_batch_shapes",
+            "test_tie_break_is_stable_across_repeats", "test_tie_break_picks_lowest_index",
+            "test_correct_immediately_above_vocab_floor")),
+    ),
+    "test/registered/unit/spec/test_cache_locs_fallback.py": (
+        "f617cf19863ba27125062347950e66e710fe7db0",
+        ("test_assign_extend_cache_locs_fallback_preserves_variable_ranges",),
+    ),
+    "test/registered/unit/spec/test_adaptive_runtime_state.py": (
+        "015c872628e328b530880bcf95ae91222604b225",
+        tuple(f"TestAdaptiveController::{t}" for t in (
+            "test_injected_policy_builds_pruned_states_and_applies_initial_state",
+            "test_registered_initial_state_is_reused", "test_batch_activation_is_idempotent",
+            "test_verify_feedback_can_activate_a_state", "test_missing_state_fails_loud")),
+    ),
+    "test/registered/unit/spec/test_chain_speculative_sampling.py": (
+        "7b331272d9523b143cb180f761b2aa474ba79fc0",
+        tuple(f"TestChainSpeculativeSamplingTorch::{t}" for t in (
+            "test_all_accepted_one_hot_final", "test_reject_residual_point_mass_bonus",
+            "test_nan_draft_is_zeroed_in_residual", "test_mixed_batch_matches_single_row_runs",
+            "test_first_token_distribution_matches_target", "test_triton_compat_helpers",
+            "test_cuda_parity_with_triton_kernel")),
+    ),
+    "test/registered/unit/spec/test_cuda_event_ring.py": (
+        "30ec40d8dbda90c24383333809097fc222b407f9",
+        ("TestWarMailboxRingWiring::test_publishers_use_the_mailbox_ring",
+         *(f"TestReusableEventRing::{t}" for t in (
+             "test_lazy_fixed_allocation_and_round_robin",
+             "test_consecutive_next_distinct_within_depth", "test_depth_validation",
+             "test_cuda_record_wait_across_reuse"))),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -1720,6 +1762,38 @@ REVIEWED: dict[str, str] = {
         "expert-distribution recorder (stand-in stage and recorder): runtime statistics, no "
         "draft/target config",
     ),
+    **_all(
+        "test/registered/unit/spec/test_accepted_path_state_capture.py",
+        "per-token state captures (routed experts, indexer top-k) compacted with the accepted "
+        "path's KV move (toy tensors): KV-cache bookkeeping, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_aiter_greedy_sample_draft_contract.py",
+        "the ROCm aiter greedy_sample kernel the top-k 1 EAGLE draft uses (tie-break, shapes, "
+        "a vocabulary floor of 1023 x 16), AMD CI: kernel numerics, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_cache_locs_fallback.py",
+        "the torch fallback of assign_extend_cache_locs on toy tensors: KV-cache bookkeeping, "
+        "no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_adaptive_runtime_state.py",
+        "the adaptive speculative controller's per-step runtime states (built, pruned, "
+        "activated by batch size or verify feedback) on fake workers and policies: a runtime "
+        "tuning policy, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_chain_speculative_sampling.py",
+        "the chain speculative-sampling torch reference against analytic cases, a statistical "
+        "losslessness check and the Triton kernel (toy vocabularies 4-64): sampling numerics, "
+        "no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_cuda_event_ring.py",
+        "reuse of CUDA events for the overlap scheduler's write-after-read fences (a ring, "
+        "source greps, CUDA CI): runtime synchronisation, no draft/target config",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1732,12 +1806,6 @@ REVIEWED[
 )
 
 UNREAD_SPEC: tuple[str, ...] = (
-    "test_accepted_path_state_capture",
-    "test_adaptive_runtime_state",
-    "test_aiter_greedy_sample_draft_contract",
-    "test_cache_locs_fallback",
-    "test_chain_speculative_sampling",
-    "test_cuda_event_ring",
     "test_custom_mask_no_leak",
     "test_decode_bookkeeping_ownership",
     "test_decoupled_slot_table",
