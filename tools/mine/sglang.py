@@ -1140,6 +1140,47 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
              "test_consecutive_next_distinct_within_depth", "test_depth_validation",
              "test_cuda_record_wait_across_reuse"))),
     ),
+    "test/registered/unit/spec/test_dflash_tree.py": (
+        "585556173bdd6e44a38c3ff2c8a7e684a4ef133b",
+        ("test_width_one_closure_is_lower_triangular",
+         "test_closure_row_counts_give_the_layer_index",
+         "test_closure_handles_dead_ends_and_uneven_fanout",
+         "test_row_offsets_and_layout_agree_on_the_total_size",
+         "test_width_one_mask_row_is_exactly_causal",
+         "test_links_derived_from_the_mask_recover_the_parents",
+         "test_kernel_meta_matches_the_host_derivation",
+         "test_tree_meta_rejects_narrow_prefix_lens",
+         "test_mask_kernel_rewrites_every_live_cell"),
+    ),
+    "test/registered/unit/spec/test_dflash_domino_kernel.py": (
+        "6c89b5ca37dd33febe25f84ae003ee7baba738fa",
+        ("TestDominoFusedScoringKernel::test_matches_dense_reference",
+         "TestDominoFusedScoringKernel::test_mutation_changes_argmax"),
+    ),
+    "test/registered/unit/spec/test_dflash_tree_verify.py": (
+        "1cd27004b0ee74ad482c0a6fa118ccb569d7daaf",
+        ("test_width_one_tree_accept_matches_the_chain",
+         "test_width_one_accept_index_is_the_identity_chain",
+         "test_predict_stays_in_vocabulary_where_accept_index_pads",
+         "test_mamba_step_index_follows_the_node_not_the_depth",
+         "test_commit_layout_gathers_source_rows_and_chain_positions",
+         "test_tree_meta_links_match_the_beam_parents"),
+    ),
+    "test/registered/unit/spec/test_draft_sampling.py": (
+        "0b79ccf242ea60667ef3533d2fe4e35ad8dd13aa",
+        (*(f"TestDraftSampling::{t}" for t in (
+            "test_inherit_and_override_without_mutating_target",
+            "test_target_greedy_rows_stay_greedy_with_overrides",
+            "test_disabled_cutoffs_keep_full_model_support", "test_top_k_precedes_top_p",
+            "test_candidate_support_and_request_broadcast",
+            "test_greedy_rows_propose_the_first_argmax_with_point_mass_q",
+            "test_sample_frequencies_match_returned_truncated_q",
+            "test_rejection_correction_preserves_target_with_sparse_or_greedy_q",
+            "test_graph_staging_writes_in_place",
+            "test_single_graph_retains_final_q_for_each_step", "test_empty_batch")),
+         "TestDraftSamplingArgs::test_default_and_cli",
+         "TestDraftSamplingArgs::test_invalid_cli_values"),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -1794,6 +1835,31 @@ REVIEWED: dict[str, str] = {
         "reuse of CUDA events for the overlap scheduler's write-after-read fences (a ring, "
         "source greps, CUDA CI): runtime synchronisation, no draft/target config",
     ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_tree.py",
+        "verify metadata of a DFlash beam tree (ancestor masks, links, positions, the mask "
+        "kernel) from a toy beam walk: attention bookkeeping, no draft/target config; "
+        + _NOT_RELEASE + "0.5.23 has no speculative/dflash_tree.py (no DFlash tree width)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_domino_kernel.py",
+        "the Domino fused SiLU-fc2-argmax scoring kernel against a dense reference (random "
+        "tensors, CUDA): kernel numerics, no draft/target config; " + _NOT_RELEASE + "0.5.23 "
+        "has no speculative/domino_kernels.py",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_tree_verify.py",
+        "DFlash tree verify's accept, commit layout and mamba step index against the chain "
+        "(toy tensors, CUDA): runtime internals, no draft/target config; " + _NOT_RELEASE
+        + "0.5.23 has no speculative/dflash_tree_verify.py (no DFlash tree width)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_draft_sampling.py",
+        "draft-side sampling overrides (--speculative-draft-temperature / -top-k / -top-p: "
+        "their inheritance from the request, the proposal distribution, their CLI bounds): "
+        "sampling settings, whatever the pair; " + _NOT_RELEASE + "0.5.23 has no "
+        "sampling/draft_sampling.py and no --speculative-draft-temperature",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1816,7 +1882,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_deterministic_fast_sample",
     "test_dflash_block_penalties",
     "test_dflash_compact_worker_runtime",
-    "test_dflash_domino_kernel",
     "test_dflash_grammar_mask",
     "test_dflash_greedy_draft_tp_sync",
     "test_dflash_logits",
@@ -1824,8 +1889,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dflash_overlap_hostsync",
     "test_dflash_penalizer_cumulate",
     "test_dflash_penalties",
-    "test_dflash_tree",
-    "test_dflash_tree_verify",
     "test_dflash_verify_grammar_mask",
     "test_dflash_verify_logits_adjustments",
     "test_dflash_verify_penalties",
@@ -1833,7 +1896,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dp_spec_prefill_coordination",
     "test_draft_bcg_input_embeds",
     "test_draft_extend_stream_order",
-    "test_draft_sampling",
     "test_draft_tail_buffer",
     "test_dspark_c128_cleanup",
     "test_dspark_dp_spec_prefill_coordination",
