@@ -1181,6 +1181,67 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
          "TestDraftSamplingArgs::test_default_and_cli",
          "TestDraftSamplingArgs::test_invalid_cli_values"),
     ),
+    "test/registered/unit/spec/test_dflash_logits.py": (
+        "01f461213cead6b74109b6d92147f912f7bc9ec1",
+        ("test_dflash_unary_logit_transform",
+         "test_selector_greedy_row_walk_is_deterministic_in_a_mixed_batch",
+         "test_selector_rejects_a_quantized_target_lm_head",
+         "test_selector_projects_a_quantized_target_lm_head_through_its_quant_method",
+         "test_selector_gathers_global_candidates_across_vocab_shards",
+         "test_worker_folds_a_gate_admitted_quantized_selector_head",
+         "test_disabled_selector_sampling_forces_greedy_draft",
+         "test_selector_accept_uses_greedy_fallback_without_staged_sample",
+         "test_grouped_conv_supports_runtime_block_sizes"),
+    ),
+    "test/registered/unit/spec/test_dflash_greedy_draft_tp_sync.py": (
+        "ecdf959364d46e0f1318f18d5aedf3c70aee0482",
+        tuple(f"TestDflashGreedyDraftTpSync::{t}" for t in (
+            "test_greedy_selector_draft_is_synchronized",
+            "test_sampled_batch_without_selector_is_synchronized",
+            "test_sampled_domino_draft_is_synchronized",
+            "test_sampled_selector_draft_is_not_resynchronized",
+            "test_mixed_selector_batch_syncs_only_greedy_rows",
+            "test_selector_sampling_disabled_syncs_whole_tensor")),
+    ),
+    "test/registered/unit/spec/test_dflash_grammar_mask.py": (
+        "1aeb131f75289384a12e7e9ab7a1f9f6468be1ab",
+        tuple(f"TestDFlashGrammarMask::{t}" for t in (
+            "test_validate_dflash_request_allows_greedy_grammar",
+            "test_validate_dflash_request_rejects_non_greedy_grammar",
+            "test_returns_none_without_grammar", "test_advances_and_rolls_back_for_linear_chain",
+            "test_verify_rejects_non_greedy_grammar")),
+    ),
+    "test/registered/unit/spec/test_dflash_mamba_commit.py": (
+        "0e4797aa464a59a0b3e737fede5633a7721d55c9",
+        tuple(f"TestDFlashMambaCommit::{t}" for t in (
+            "test_commit_steps_cover_real_dflash_boundary_cases",
+            "test_commit_steps_use_post_verify_length",
+            "test_worker_commits_active_and_radix_track_states",
+            "test_worker_without_extra_buffer_still_commits_active_state")),
+    ),
+    "test/registered/unit/spec/test_dflash_penalties.py": (
+        "be7a1ff3b56f4e2bdbc8edaf6111af85aa77be44",
+        (*(f"TestDFlashVerifyPenalties::{t}" for t in (
+            "test_accumulated_penalties_reach_every_row_of_the_block",
+            "test_scaling_penalty_is_kept_under_a_grammar_mask",
+            "test_live_orchestrator_is_used_without_accumulated_buffers",
+            "test_dspark_fast_path_respects_accumulated_penalties")),
+         "TestCommittedOutputTokens::test_each_committed_token_is_fed_once",
+         "TestCommittedOutputTokens::test_dflash_decode_prep_feeds_committed_tokens_when_penalized"),
+    ),
+    "test/registered/unit/spec/test_dflash_block_penalties.py": (
+        "ec31c5721e90b2f4c5c9556f19f4c2304f6904c5",
+        ("test_block_matches_token_by_token_all_penalties",
+         "test_position_zero_matches_broadcast_path",
+         "test_anchor_unresolved_fold_matches_prefed_anchor",
+         "test_anchor_unresolved_fold_masked_rows", "test_anchor_unresolved_rows_mismatch_raises",
+         "test_noop_predicate_sees_block_penalty_state", "test_single_token_block_uses_block_path",
+         "test_no_penalty_path_is_byte_identical",
+         "test_block_path_still_applies_vocab_mask_and_logit_bias",
+         "test_strided_wrapper_forwards_candidates_into_block_path",
+         "test_forward_copy_snapshot_is_isolated", "test_candidates_shape_mismatch_raises",
+         "test_penalty_state_rows_mismatch_raises"),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -1860,6 +1921,41 @@ REVIEWED: dict[str, str] = {
         "sampling settings, whatever the pair; " + _NOT_RELEASE + "0.5.23 has no "
         "sampling/draft_sampling.py and no --speculative-draft-temperature",
     ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_logits.py",
+        "the DFlash 2 draft's logits and candidate selector at run time (unary logit transform, "
+        "greedy and sampled path walks, a quantized or sharded target lm_head projected through "
+        "its quant method, the grouped conv over block sizes) on stand-in modules with toy "
+        "sizes: no draft/target config (the target head's storage is a loaded model's, not a "
+        "config's)",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_greedy_draft_tp_sync.py",
+        "synchronisation of greedy draft tokens across tensor-parallel ranks (a fake sync, "
+        "stand-in workers): parallel runtime, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_grammar_mask.py",
+        "grammar-constrained requests under DFLASH (request validation, the linear-chain "
+        "vocabulary mask, the verify step's refusal of non-greedy grammar requests) on fake "
+        "grammars, toy vocabulary 16: request handling, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_mamba_commit.py",
+        "the mamba state steps a DFlash verify commits and tracks on a hybrid target (toy "
+        "lengths, stand-in worker): state bookkeeping, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_penalties.py",
+        "frequency and repetition penalties applied to every row of a DFlash verify block and "
+        "fed with committed tokens (toy vocabulary 8): sampling, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_block_penalties.py",
+        "position-aware penalties over a DFlash verify block (DFlashBlockPenaltyState against a "
+        "token-by-token reference, toy vocabulary 16): sampling, no draft/target config; "
+        + _NOT_RELEASE + "0.5.23's speculative/dflash_utils.py has no DFlashBlockPenaltyState",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1880,15 +1976,9 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_decoupled_spec_ipc_integration",
     "test_decoupled_spec_transport",
     "test_deterministic_fast_sample",
-    "test_dflash_block_penalties",
     "test_dflash_compact_worker_runtime",
-    "test_dflash_grammar_mask",
-    "test_dflash_greedy_draft_tp_sync",
-    "test_dflash_logits",
-    "test_dflash_mamba_commit",
     "test_dflash_overlap_hostsync",
     "test_dflash_penalizer_cumulate",
-    "test_dflash_penalties",
     "test_dflash_verify_grammar_mask",
     "test_dflash_verify_logits_adjustments",
     "test_dflash_verify_penalties",
