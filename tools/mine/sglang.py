@@ -1242,6 +1242,63 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
          "test_forward_copy_snapshot_is_isolated", "test_candidates_shape_mismatch_raises",
          "test_penalty_state_rows_mismatch_raises"),
     ),
+    "test/registered/unit/spec/test_dflash_verify_grammar_mask.py": (
+        "9e721e0b51df323f464d07dc218b588cf7460b5d",
+        tuple(f"TestDFlashVerifyGrammarMask::{t}" for t in (
+            "test_stale_mask_does_not_poison_unconstrained_verify",
+            "test_current_verify_mask_is_applied_per_position",
+            "test_live_penalties_and_logit_bias_survive_stale_mask",
+            "test_logit_bias_without_live_penalizer_survives_stale_mask",
+            "test_precomputed_penalties_survive_stale_mask")),
+    ),
+    "test/registered/unit/spec/test_dflash_verify_logits_adjustments.py": (
+        "2aa83bba1df0bc31385409b4150ba846c88c29e2",
+        tuple(f"TestDFlashVerifyLogitsAdjustments::{t}" for t in (
+            "test_broadcasts_additive_penalties_over_verify_block",
+            "test_additive_penalties_disable_noop_fast_path",
+            "test_missing_additive_penalties_keep_noop_fast_path")),
+    ),
+    "test/registered/unit/spec/test_dflash_verify_target_probs.py": (
+        "0c23aa807d69546da7b30b008bf1dd1a9fa18241",
+        tuple(f"TestDFlashVerifyTargetProbs::{t}" for t in (
+            "test_reference_chain_accept_handles_reject_and_cutoff",
+            "test_seeded_chain_uniform_samples_are_position_deterministic",
+            "test_seeded_chain_uniform_requires_positions",
+            "test_seeded_dflash_uniforms_validate_positions_shape",
+            "test_seeded_draft_sampling_is_position_deterministic",
+            "test_min_p_filters_and_renormalizes_target_probs",
+            "test_sparse_top_k_path_applies_min_p_after_top_k_renormalization",
+            "test_dense_path_applies_top_k_top_p_then_min_p",
+            "test_dense_path_uses_torch_fallback_when_renorm_kernels_unavailable",
+            "test_sparse_and_dense_paths_match_heterogeneous_sampling_params")),
+    ),
+    "test/registered/unit/spec/test_dflash_verify_penalties.py": (
+        "5a94ed98619c9210d090048508153bd35f9d81e1",
+        (*(f"TestDFlashVerifyAdditivePenalties::{t}" for t in (
+            "test_overlap_additive_penalties_are_applied",
+            "test_noop_gate_detects_additive_penalties", "test_noop_gate_true_when_clean",
+            "test_sampling_batch_info_field_contract")),
+         *(f"TestDFlashMinNewTokensCounting::{t}" for t in (
+             "test_ragged_accept_lengths_are_counted_exactly",
+             "test_mask_lifts_exactly_at_min_new_tokens",
+             "test_prefill_first_token_is_counted_once",
+             "test_grammar_truncated_run_counts_only_retained_tokens",
+             "test_uncommitted_request_is_not_counted",
+             "test_other_penalty_ledgers_are_untouched",
+             "test_hot_path_skipped_when_only_other_penalizers_are_required",
+             "test_hot_path_runs_when_min_new_tokens_is_active",
+             "test_generic_cumulate_still_advances_by_one",
+             "test_no_counting_when_no_penalizer_is_required"))),
+    ),
+    "test/registered/unit/spec/test_dflash_penalizer_cumulate.py": (
+        "00731f0bc9fa81c39802754fb4b62e9cce967582",
+        tuple(f"TestDFlashPenalizerCumulate::{t}" for t in (
+            "test_multi_token_cumulate_updates_all_penalties_and_masks_padding",
+            "test_multi_token_matches_single_token_cumulate",
+            "test_schedule_batch_penalty_cursor_feeds_only_new_tokens",
+            "test_verify_adjustments_apply_repetition_to_logits",
+            "test_spec_prepare_for_decode_gates_penalty_cumulate")),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -1956,6 +2013,20 @@ REVIEWED: dict[str, str] = {
         "token-by-token reference, toy vocabulary 16): sampling, no draft/target config; "
         + _NOT_RELEASE + "0.5.23's speculative/dflash_utils.py has no DFlashBlockPenaltyState",
     ),
+    **{
+        f"{path}::{t}": "logit adjustments of the DFlash / DSpark verify step (grammar masks, "
+        "additive and scaling penalties, min_new_tokens counting, logit bias, target "
+        "probabilities under top-k / top-p / min-p) on toy vocabularies (4-16) and stand-in "
+        "sampling state: sampling, no draft/target config"
+        for path in (
+            "test/registered/unit/spec/test_dflash_verify_grammar_mask.py",
+            "test/registered/unit/spec/test_dflash_verify_logits_adjustments.py",
+            "test/registered/unit/spec/test_dflash_verify_target_probs.py",
+            "test/registered/unit/spec/test_dflash_verify_penalties.py",
+            "test/registered/unit/spec/test_dflash_penalizer_cumulate.py",
+        )
+        for t in LISTED[path][1]
+    },
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -1978,11 +2049,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_deterministic_fast_sample",
     "test_dflash_compact_worker_runtime",
     "test_dflash_overlap_hostsync",
-    "test_dflash_penalizer_cumulate",
-    "test_dflash_verify_grammar_mask",
-    "test_dflash_verify_logits_adjustments",
-    "test_dflash_verify_penalties",
-    "test_dflash_verify_target_probs",
     "test_dp_spec_prefill_coordination",
     "test_draft_bcg_input_embeds",
     "test_draft_extend_stream_order",
