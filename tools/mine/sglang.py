@@ -1396,6 +1396,35 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_proposer_passes_folded_q_to_verification",
             "test_mixed_verification_uses_saved_q")),
     ),
+    "test/registered/unit/spec/test_decoupled_spec_hook.py": (
+        "2a71e58b194dadd93f4c3586f9a9f744c8410f70",
+        (*(f"TestDecoupledSpecHookEnforce::{t}" for t in (
+            "test_missing_bind_endpoint_raises", "test_missing_connect_endpoints_raises",
+            "test_missing_rank_raises", "test_negative_rank_raises", "test_dp_size_gt_1_raises",
+            "test_dp_attention_raises", "test_page_size_gt_1_raises",
+            "test_page_size_none_is_allowed", "test_missing_speculative_algorithm_raises",
+            "test_missing_num_steps_raises", "test_topk_gt_1_raises")),
+         *(f"TestDecoupledSpecHookNormalizeAndForce::{t}" for t in (
+             "test_topk_none_normalized_to_one",
+             "test_num_draft_tokens_adjusted_to_num_steps_plus_one",
+             "test_max_running_requests_defaulted",
+             "test_verifier_forces_overlap_and_mixed_chunk_off",
+             "test_verifier_does_not_disable_radix_cache",
+             "test_verifier_does_not_force_mamba_no_buffer",
+             "test_drafter_forces_overlap_mixed_chunk_and_radix_off",
+             "test_drafter_forces_mamba_no_buffer", "test_valid_config_is_idempotent"))),
+    ),
+    "test/registered/unit/spec/test_dspark_execution_phases.py": (
+        "b5fc1c7c4193253baa821d5d9afc0fdbf367004c",
+        tuple(f"TestDSparkExecutionPhases::{t}" for t in (
+            "test_stage_handoff_precedes_acceptance_and_local_slot_commit",
+            "test_logits_capture_precedes_adjustment_and_grammar_acceptance",
+            "test_stale_repeated_and_out_of_order_operations_are_rejected",
+            "test_failed_forward_or_commit_prevents_buffer_reuse",
+            "test_failed_decode_preparation_prevents_buffer_reuse",
+            "test_prefill_waits_for_final_sample_and_owns_its_result",
+            "test_failed_prefill_blocks_reuse_and_second_commit")),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -2185,6 +2214,19 @@ REVIEWED: dict[str, str] = {
         "kept for verification, memory budget, CUDA-graph replay) on a stand-in Markov head, "
         "toy vocabulary 5: sampling, no draft/target config",
     ),
+    **_all(
+        "test/registered/unit/spec/test_decoupled_spec_hook.py",
+        "the decoupled-speculation roles' server-argument gates and defaults (transport "
+        "endpoints, rank, DP, page size, top-k, overlap and radix cache per role) on a stand-in "
+        "ServerArgs: server settings, whatever the pair; " + _NOT_RELEASE + "0.5.23's "
+        f"{WHEEL}/arg_groups/speculative_hook.py has no _handle_decoupled_spec",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dspark_execution_phases.py",
+        "the order of DSpark's decode and prefill stages (target forward, acceptance, KV "
+        "commit, pipeline hand-off, failure handling) on stand-in workers and toy tensors: "
+        "runtime internals, no draft/target config",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -2199,7 +2241,6 @@ REVIEWED[
 UNREAD_SPEC: tuple[str, ...] = (
     "test_decode_bookkeeping_ownership",
     "test_decoupled_slot_table",
-    "test_decoupled_spec_hook",
     "test_decoupled_spec_io",
     "test_decoupled_spec_ipc_integration",
     "test_decoupled_spec_transport",
@@ -2207,7 +2248,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_dflash_overlap_hostsync",
     "test_dp_spec_prefill_coordination",
     "test_dspark_dp_spec_prefill_coordination",
-    "test_dspark_execution_phases",
     "test_dspark_pdmux",
 )
 """The files of ``test/registered/unit/spec/`` in the index's listing (its first 100 of 239,
