@@ -1425,6 +1425,32 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
             "test_prefill_waits_for_final_sample_and_owns_its_result",
             "test_failed_prefill_blocks_reuse_and_second_commit")),
     ),
+    "test/registered/unit/spec/test_dspark_pdmux.py": (
+        "13caf792cc30b24b0518a3b9b221ccc88924f785",
+        tuple(f"TestDSparkPDMux::{t}" for t in (
+            "test_scheduler_pp_proxy_argument_is_accepted_for_decode",
+            "test_scheduler_pp_proxy_argument_reaches_target_prefill",
+            "test_layer_split_rejects_target_without_aux_capture_support",
+            "test_split_prefill_finalizes_only_after_last_segment",
+            "test_split_prefill_idle_rank_skips_finalization",
+            "test_stream_switch_updates_target_and_draft_runners")),
+    ),
+    "test/registered/unit/spec/test_dp_spec_prefill_coordination.py": (
+        "24c93754fa69a1b88ed7a48df122b103b5e52fc9",
+        (*(f"TestDPSpecPrefillCoordinationPlan::{t}" for t in (
+            "test_target_preserves_prefill_counts_and_scales_decode",
+            "test_prefill_ranks_contribute_zero_draft_tokens",
+            "test_uniform_or_idle_steps_are_not_heterogeneous",
+            "test_all_phases_disable_graphs_and_preserve_group_representation",
+            "test_local_draft_restores_target_counts", "test_invalid_phase_is_rejected",
+            "test_gather_resets_coordination_and_restores_pure_decode_flags",
+            "test_forward_metadata_scales_only_raw_counts",
+            "test_coordinated_padding_preserves_local_forward_modes")),
+         *(f"TestDPSpecPrefillCoordinationWorker::{t}" for t in (
+             "test_prefill_decode_and_idle_ranks_follow_the_same_phase_order",
+             "test_disabled_feature_retains_existing_dispatch_without_phase_metadata",
+             "test_uniform_prefill_retains_existing_dispatch"))),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -2227,6 +2253,19 @@ REVIEWED: dict[str, str] = {
         "commit, pipeline hand-off, failure handling) on stand-in workers and toy tensors: "
         "runtime internals, no draft/target config",
     ),
+    **_all(
+        "test/registered/unit/spec/test_dspark_pdmux.py",
+        "DSpark under PD multiplexing (split prefill segments, stream switches, the "
+        "layer-split mode's refusal of a target model object without aux-capture support) on "
+        "stand-in workers: a serving mode's runtime, no draft/target config; "
+        + _NOT_RELEASE + "0.5.23's dspark_components/dspark_worker_v2.py has no PDMux path",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_dp_spec_prefill_coordination.py",
+        "per-rank token counts and phase order when DP-attention ranks mix prefill and "
+        "decode under EAGLE V2 (DPSpecPrefillCoordinationPlan, stand-in workers): DP "
+        "scheduling, no draft/target config",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -2246,9 +2285,7 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_decoupled_spec_transport",
     "test_dflash_compact_worker_runtime",
     "test_dflash_overlap_hostsync",
-    "test_dp_spec_prefill_coordination",
     "test_dspark_dp_spec_prefill_coordination",
-    "test_dspark_pdmux",
 )
 """The files of ``test/registered/unit/spec/`` in the index's listing (its first 100 of 239,
 ``find_files``) not read, by name (``.py`` dropped)."""
