@@ -1451,6 +1451,26 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
              "test_disabled_feature_retains_existing_dispatch_without_phase_metadata",
              "test_uniform_prefill_retains_existing_dispatch"))),
     ),
+    "test/registered/unit/spec/test_dspark_dp_spec_prefill_coordination.py": (
+        "0efbdc7da2cd5b39c91456b61a9db231020a1cc8",
+        tuple(f"TestDSparkDPSpecPrefillCoordination::{t}" for t in (
+            "test_draft_counts_are_not_scaled_twice",
+            "test_prefill_joins_draft_before_target_with_local_counts_preserved",
+            "test_dispatch_keeps_uniform_and_disabled_paths")),
+    ),
+    "test/registered/unit/spec/test_decoupled_slot_table.py": (
+        "0b912132a7eb35768782967dfa256e7e42cc9440",
+        (*(f"TestDecoupledSlotTable::{t}" for t in (
+            "test_assign_then_lookup", "test_lookup_missing_returns_none",
+            "test_remove_then_lookup_none", "test_remove_absent_is_noop",
+            "test_reassign_overwrites", "test_clear")),
+         *(f"TestPlanLanding::{t}" for t in (
+             "test_all_hit", "test_all_dropped_when_table_empty", "test_mixed_hit_and_drop",
+             "test_row_index_tracks_original_position",
+             "test_stamp_carries_block_base_and_table_generation", "test_empty_block",
+             "test_rank_mismatch_raises", "test_malformed_block_raises",
+             "test_duplicate_rid_raises"))),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -2266,6 +2286,18 @@ REVIEWED: dict[str, str] = {
         "decode under EAGLE V2 (DPSpecPrefillCoordinationPlan, stand-in workers): DP "
         "scheduling, no draft/target config",
     ),
+    **_all(
+        "test/registered/unit/spec/test_dspark_dp_spec_prefill_coordination.py",
+        "DSpark's share of DP-attention prefill/decode coordination (draft and target token "
+        "counts per rank, dispatch) on stand-in workers: DP scheduling, no draft/target config",
+    ),
+    **_all(
+        "test/registered/unit/spec/test_decoupled_slot_table.py",
+        "the decoupled-speculation verifier's slot table and landing plan for streamed draft "
+        "blocks (rids to pool seats, ranks, malformed blocks): runtime transport, no "
+        "draft/target config; " + _NOT_RELEASE + "0.5.23 has no "
+        "speculative/decoupled_slot_table.py",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -2279,13 +2311,11 @@ REVIEWED[
 
 UNREAD_SPEC: tuple[str, ...] = (
     "test_decode_bookkeeping_ownership",
-    "test_decoupled_slot_table",
     "test_decoupled_spec_io",
     "test_decoupled_spec_ipc_integration",
     "test_decoupled_spec_transport",
     "test_dflash_compact_worker_runtime",
     "test_dflash_overlap_hostsync",
-    "test_dspark_dp_spec_prefill_coordination",
 )
 """The files of ``test/registered/unit/spec/`` in the index's listing (its first 100 of 239,
 ``find_files``) not read, by name (``.py`` dropped)."""
