@@ -1471,6 +1471,20 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
              "test_rank_mismatch_raises", "test_malformed_block_raises",
              "test_duplicate_rid_raises"))),
     ),
+    "test/registered/unit/spec/test_dflash_compact_worker_runtime.py": (
+        "1c5b8c176f1e94aad9531465e3635368e525d767",
+        ("test_compact_prefill_visible_segments_slice_packed_prompt_suffix",
+         "test_compact_prefill_chunk_crosses_ring_wrap_with_absolute_positions",
+         "test_commit_accept_covers_zero_accept_and_full_commit_block",
+         "test_compact_verify_locs_and_prefix_valid_writer_keep_zero_and_full_lens",
+         "test_compact_radix_restore_copies_content_to_owner_and_releases_pin",
+         "test_compact_radix_restore_coverage_or_range_failure_releases_pin",
+         "test_compact_radix_restore_skips_continuing_owner_without_plan",
+         "test_compact_radix_restore_get_plan_failure_releases_every_batch_rid",
+         "test_compact_radix_restore_mask_failure_releases_every_batch_rid",
+         "test_compact_radix_restore_preserves_copy_error_and_attempts_all_releases",
+         "test_compact_prefill_sidecar_projects_each_visible_token_once_and_falls_back"),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -1479,6 +1493,8 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
 PARTLY = {
     DSPARK_UNIT: "its first 16,000 of 52,804 characters read: the draft-input batch and "
     "spec-input dataclass tests after them are not listed",
+    "test/registered/unit/spec/test_dflash_compact_worker_runtime.py": "its first 16,000 of "
+    "40,910 characters read: the tests after the sidecar projection test are not listed",
 }
 """Files of ``LISTED`` read in part."""
 
@@ -2298,6 +2314,13 @@ REVIEWED: dict[str, str] = {
         "draft/target config; " + _NOT_RELEASE + "0.5.23 has no "
         "speculative/decoupled_slot_table.py",
     ),
+    **_all(
+        "test/registered/unit/spec/test_dflash_compact_worker_runtime.py",
+        "the DFlash worker's compact KV layout at run time (visible prefill segments, ring "
+        "positions, radix-prefix restore and pin release, sidecar projection) on stand-in "
+        "workers with toy sizes: a memory layout, no draft/target config; " + _NOT_RELEASE
+        + "0.5.23 has no speculative/dflash_compact_physical_layout.py",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -2314,7 +2337,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_decoupled_spec_io",
     "test_decoupled_spec_ipc_integration",
     "test_decoupled_spec_transport",
-    "test_dflash_compact_worker_runtime",
     "test_dflash_overlap_hostsync",
 )
 """The files of ``test/registered/unit/spec/`` in the index's listing (its first 100 of 239,
