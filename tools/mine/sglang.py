@@ -1485,6 +1485,21 @@ LISTED: dict[str, tuple[str, tuple[str, ...]]] = {
          "test_compact_radix_restore_preserves_copy_error_and_attempts_all_releases",
          "test_compact_prefill_sidecar_projects_each_visible_token_once_and_falls_back"),
     ),
+    "test/registered/unit/spec/test_decoupled_spec_transport.py": (
+        "12f9e1fc4da3ee1c517f4feaf0eb47ccf4201884",
+        (*(f"TestTransportFactory::{t}" for t in (
+            "test_factory_returns_fake", "test_factory_coerces_string_kind",
+            "test_factory_returns_zmq_without_importing_or_starting",
+            "test_fake_without_mesh_raises", "test_unknown_kind_raises")),
+         *(f"TestFakeTransport::{t}" for t in (
+             "test_roundtrip_both_directions", "test_try_recv_empty_returns_none",
+             "test_fifo_order_preserved", "test_multi_peer_routing",
+             "test_send_out_of_range_rank_raises", "test_wait_for_input",
+             "test_close_unregisters_inbound",
+             "test_dead_peer_drops_send_and_reports_unreachable",
+             "test_wait_wakes_when_own_endpoint_killed")),
+         "TestFakeTransportThreaded::test_background_waiter_wakes_on_delivery"),
+    ),
 }  # fmt: skip
 """Files read whole but not kept in SRC (no case comes from them): commit and test ids (the
 ``unittest`` mixins' inherited tests of ``test_dflash.py`` are not listed)."""
@@ -2321,6 +2336,12 @@ REVIEWED: dict[str, str] = {
         "workers with toy sizes: a memory layout, no draft/target config; " + _NOT_RELEASE
         + "0.5.23 has no speculative/dflash_compact_physical_layout.py",
     ),
+    **_all(
+        "test/registered/unit/spec/test_decoupled_spec_transport.py",
+        "the decoupled-speculation transport (factory, in-process fake mesh, ordering, peers, "
+        "waits): runtime transport, no draft/target config; " + _NOT_RELEASE + "0.5.23 has no "
+        "speculative/decoupled_spec_transport.py",
+    ),
 }  # fmt: skip
 """Tests read and found not applicable to 0.5.23's pair checks, with the reason."""
 REVIEWED[
@@ -2336,7 +2357,6 @@ UNREAD_SPEC: tuple[str, ...] = (
     "test_decode_bookkeeping_ownership",
     "test_decoupled_spec_io",
     "test_decoupled_spec_ipc_integration",
-    "test_decoupled_spec_transport",
     "test_dflash_overlap_hostsync",
 )
 """The files of ``test/registered/unit/spec/`` in the index's listing (its first 100 of 239,
