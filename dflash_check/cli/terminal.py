@@ -73,7 +73,12 @@ class SafeStream(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, text: str) -> int:  # type: ignore[override]
+    def write(self, text: str | bytes) -> int:  # type: ignore[override]
+        if isinstance(text, (bytes, bytearray)):
+            # click's echo writes bytes to a stream without a binary ``buffer`` (this one has
+            # none, so that nothing bypasses the guard below): typer's help does, when
+            # stdout is a pipe. Decoded here and guarded like any text.
+            text = bytes(text).decode(self.encoding, "replace")
         return self._write(self._defuse(text), len(text))
 
     def write_commands(self, text: str) -> int:

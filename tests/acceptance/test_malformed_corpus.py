@@ -205,6 +205,24 @@ def test_broken_pipe_keeps_the_exit_code() -> None:
     assert "Traceback" not in err and "BrokenPipe" not in err and "unexpected" not in err
 
 
+@pytest.mark.parametrize("args", [("--help",), ("pair", "--help"), ("registry", "--help")])
+def test_help_into_a_closed_pipe_ends_quietly(args: tuple[str, ...]) -> None:
+    """`--help | head -1`: typer's help reaches click's echo as bytes once the reader is
+    gone; the stream takes them as text (guarded) and the run ends with exit 0."""
+    proc = subprocess.Popen(
+        [os.sys.executable, "-m", "dflash_check", *args],  # type: ignore[attr-defined]
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "unexpected" not in err
+
+
 def test_output_symlink_is_refused(tmp_path: Path) -> None:
     """--output naming a symlink: refused, the link's target untouched."""
     victim = tmp_path / "victim.txt"

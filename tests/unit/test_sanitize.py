@@ -255,6 +255,20 @@ def test_the_stream_follows_a_line_across_writes() -> None:
     assert inner.getvalue() == "\\::x\na ::b\n  \\::c\n  :\\:d\n::error ::tool\n"
 
 
+def test_bytes_are_written_as_guarded_text() -> None:
+    """click's echo hands bytes to a stream without a binary buffer: they are decoded and
+    guarded like text, never a TypeError, never a way around the guard."""
+    import io
+
+    from dflash_check.cli.terminal import SafeStream
+
+    inner = io.StringIO()
+    stream = SafeStream(inner)
+    assert stream.write(b"::error::x\n") == len("::error::x\n")
+    stream.write(bytearray("é ok\n".encode()))
+    assert inner.getvalue() == "\\::error::x\né ok\n"
+
+
 def test_a_command_after_a_split_pair_is_guarded_too() -> None:
     """A write that completes a ':' left open also guards the lines it starts."""
     import io
