@@ -24,7 +24,7 @@ import json
 import re
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,12 @@ def rows() -> Iterator[Row]:
             yield Row(engine, release, row, mined.get(row["case"]))
 
 
+def _corpus_settings() -> dict[str, Callable[[Any], list[str]]]:
+    from conformance import oracle, oracle_sglang
+
+    return {"vllm": oracle.corpus_settings, "sglang": oracle_sglang.corpus_settings}
+
+
 def pair_args(row: Row, work: Path) -> list[str]:
     """``dflash-check pair`` arguments for the row's pair, against the release's vLLM row."""
     from conformance.cases import CASES_BY_ID
@@ -93,9 +99,13 @@ def pair_args(row: Row, work: Path) -> list[str]:
         target = config_folder(target_config, work / "target")
         method, k = case.method, num_speculative_tokens(case, draft_config)
     else:
+        # A corpus pair: the settings the engine's oracle started it with, no others.
         (pair,) = [p for p in CORPUS if p.id == row.case["case"]]
-        draft, target = REPO / pair.draft, REPO / pair.target
-        method, k = pair.method, pair.num_speculative_tokens
+        return [
+            "pair", str(REPO / pair.draft), str(REPO / pair.target),
+            "-r", f"{row.engine}=={row.release}", *_corpus_settings()[row.engine](pair),
+            "--format", "json",
+        ]  # fmt: skip
     return [
         "pair", str(draft), str(target), "-r", f"{row.engine}=={row.release}",
         "--speculative-method", method, "--num-speculative-tokens", str(k), "--format", "json",

@@ -192,6 +192,14 @@ def config_folder(config: dict[str, Any] | str, where: Path) -> Path:
     return where
 
 
+def corpus_settings(pair: Pair) -> list[str]:
+    """The tool's arguments that state what ``jobs_for`` starts vLLM with for a corpus pair:
+    the method and the pair's ``num_speculative_tokens`` (vLLM's speculative config needs
+    one)."""
+    return ["--speculative-method", pair.method, "--num-speculative-tokens",
+            str(pair.num_speculative_tokens)]  # fmt: skip
+
+
 def jobs_for(engine: str, release: str, work: Path) -> tuple[list[dict], dict[str, dict]]:
     """The driver's jobs for every mined case and corpus pair, and each row's description."""
     mined = json.loads((MINED / f"{engine}-{release}.json").read_text())["cases"]

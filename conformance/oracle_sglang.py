@@ -34,6 +34,7 @@ from conformance.oracle import (
     REPO,
     RESULTS,
     TEST_TOOLS,
+    Pair,
     _scrub_model,
     config_folder,
     install,
@@ -103,6 +104,14 @@ def argv_for(target: Path, draft: Path, method: str, extra: list[str] = ()) -> l
         "--model-path", str(target), "--speculative-algorithm", ALGORITHMS[method],
         "--speculative-draft-model-path", str(draft), *extra,
     ]  # fmt: skip
+
+
+def corpus_settings(pair: Pair) -> list[str]:
+    """The tool's arguments that state what ``argv_for`` starts SGLang with for a corpus pair:
+    the method alone. SGLang resolves the draft length itself (from the draft's block size),
+    so the tool must not be handed the vLLM oracle's ``num_speculative_tokens`` here: given
+    15, it would judge ``--speculative-num-draft-tokens 16``, a server nobody started."""
+    return ["--speculative-method", pair.method]
 
 
 def jobs_for(release: str, work: Path) -> tuple[list[dict], dict[str, dict]]:

@@ -15,7 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from conformance.agreement import RESULTS, Row, agreement, explained, judge, judge_mtp, rows
+from conformance.agreement import (
+    RESULTS,
+    Row,
+    agreement,
+    explained,
+    judge,
+    judge_mtp,
+    pair_args,
+    rows,
+)
 
 ROWS = list(rows())
 KNOWN: dict[str, str] = {}
@@ -80,6 +89,19 @@ def test_the_tool_agrees_with_the_engine(
         f"{row.id}: engine {row.case['outcome']} ({row.case['stage']}: "
         f"{row.case['engine_error']}); tool {verdict}, error stages {sorted(stages)}"
     )
+
+
+@pytest.mark.parametrize(("engine", "length"), [("vllm", True), ("sglang", False)])
+def test_a_corpus_pair_gets_the_settings_its_oracle_started(
+    engine: str, length: bool, tmp_path: Path
+) -> None:
+    """SGLang's oracle starts a corpus pair with the method alone (SGLang picks the draft
+    length): handed vLLM's 15, the tool judged a ``--speculative-num-draft-tokens 16`` server
+    and its refusal hid as ``beyond``."""
+    row = Row(engine, "0", {"case": "specforge-qwen3-8b-dspark", "kind": "corpus"}, None)
+    args = pair_args(row, tmp_path)
+    assert ("--num-speculative-tokens" in args) is length
+    assert args[args.index("--speculative-method") + 1] == "dspark"
 
 
 def test_the_judge_can_fail() -> None:
