@@ -246,20 +246,26 @@ def test_kind_and_version_come_from_the_checkout(tmp_path: Path) -> None:
 def test_a_reader_added_to_the_table_is_a_kind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``registry --kind`` reads its choices from ENGINE_TEST_FILES when it parses, shows
-    them in its help and completes them: a reader added there is a choice, absent it is not."""
+    """``registry --kind`` reads its choices from the registered engines' ``test_file`` when it
+    parses, shows them in its help and completes them: an engine registered with one is a
+    choice, absent it is not."""
     from dataclasses import replace
 
-    from dflash_check.app import engine_tests
     from dflash_check.cli.registry_command import choose_kind, complete_kind
+    from dflash_check.knowledge import engines
 
     path = tmp_path / "test_utils.py"
     path.write_text(SGLANG)
     refused = invoke_cli("registry", str(path), "--kind", "fakeserve")
     assert refused.returncode == 2 and "'fakeserve' is not one of" in refused.stderr
-    sglang = engine_tests.ENGINE_TEST_FILES[-1]
-    fake = replace(sglang, engine="fakeserve", display="tests/fake_pairs.py")
-    monkeypatch.setattr(engine_tests, "ENGINE_TEST_FILES", (*engine_tests.ENGINE_TEST_FILES, fake))
+    sglang = engines.SGLANG
+    assert sglang.test_file is not None
+    fake = replace(
+        sglang,
+        name="fakeserve",
+        test_file=replace(sglang.test_file, display="tests/fake_pairs.py"),
+    )
+    monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES, fake))
     # Accepted when parsed (running it would need the engine's runtimes too).
     assert choose_kind("fakeserve") == "fakeserve"
     shown = invoke_cli("registry", "--help", env={"COLUMNS": "200"}).stdout

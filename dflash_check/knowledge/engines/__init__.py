@@ -106,6 +106,12 @@ def owner(runtime: str) -> Engine | None:
     return next((e for e in registered() if runtime in e.runtime_names), None)
 
 
+def engines_with_test_files() -> tuple[Engine, ...]:
+    """Return the registered engines whose own test registry ``registry`` reads
+    (``Engine.test_file``), in registration order: the order a file's content is tried in."""
+    return tuple(e for e in registered() if e.test_file is not None)
+
+
 def release_of(engine_name: str, version: str | None = None) -> Release:
     """Return the release ``version`` of ``engine_name`` (None: the newest)."""
     return ENGINES_BY_NAME[engine_name].release(version)
@@ -174,6 +180,7 @@ __all__ = [
     "Release",
     "UnknownRelease",
     "engine",
+    "engines_with_test_files",
     "owner",
     "registered",
     "release_of",

@@ -30,6 +30,7 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
     shared_flags,
 )
+from dflash_check.knowledge.engines.test_files import EngineTestFile
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS
 
@@ -221,6 +222,26 @@ def mtp_rows() -> tuple[EngineMtp, ...]:
     return MTP
 
 
+TEST_FILE = EngineTestFile(
+    "test_utils.py constants",
+    ("DEFAULT_DRAFT_MODEL_",),
+    (("..", "_version.py"), ("..", "version.py")),
+    "dflash_check.app.engine_tests.sglang_constants:read_sglang_constants",
+    asks_method=False,
+    # EAGLE is SGLang's EAGLE-2 scenario; a suffix not listed (EAGLE_DP_ATTN) leaves the
+    # method to the draft's own config.
+    key_methods=MappingProxyType(
+        {
+            "EAGLE": "eagle",
+            "EAGLE3": "eagle3",
+            "DFLASH": "dflash",
+            "STANDALONE": "draft_model",
+            "NGRAM": "ngram",
+        }
+    ),
+)
+"""Its test pairings: ``DEFAULT_DRAFT_MODEL_X`` / ``DEFAULT_TARGET_MODEL_X`` constants."""
+
 ENGINE = Engine(
     "sglang",
     "SGLang",
@@ -237,4 +258,5 @@ ENGINE = Engine(
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp_rows=mtp_rows,
+    test_file=TEST_FILE,
 )

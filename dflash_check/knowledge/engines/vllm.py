@@ -54,6 +54,7 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
     shared_flags,
 )
+from dflash_check.knowledge.engines.test_files import EngineTestFile
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
@@ -441,6 +442,16 @@ NO_CAPTURE = MappingProxyType(
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
 
 
+TEST_TABLE = "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
+"""The speculative examples of ``tests/models/registry.py``, one per draft architecture."""
+TEST_FILE = EngineTestFile(
+    "tests/models/registry.py",
+    (TEST_TABLE, "_HfExamplesInfo"),
+    (("..", "..", "vllm", "_version.py"),),
+    "dflash_check.app.engine_tests.vllm_test_registry:read_vllm_test_registry",
+    asks_method=True,
+)
+
 ENGINE = Engine(
     "vllm",
     "vLLM",
@@ -463,4 +474,5 @@ ENGINE = Engine(
     # own message ("Model architectures ... are not supported for now", registry.py).
     unregistered_draft="unsupported_architecture",
     unloaded_speculators_type="speculators_type_refused",
+    test_file=TEST_FILE,
 )
