@@ -25,6 +25,7 @@ from dflash_check.knowledge.engines import (
     trtllm,
     vllm,
 )
+from dflash_check.knowledge.engines.handling import NOT_READ, DraftHandling
 from dflash_check.knowledge.engines.interface import (
     INSTALLED,
     Engine,
@@ -106,6 +107,13 @@ def owner(runtime: str) -> Engine | None:
     return next((e for e in registered() if runtime in e.runtime_names), None)
 
 
+def handling(engine_name: str) -> DraftHandling:
+    """Return what the engine ``engine_name`` does with a draft where a rule asks it
+    (``Engine.handling``); a runtime of no registered engine answers with the defaults."""
+    found = ENGINES_BY_NAME.get(engine_name)
+    return found.handling if found is not None else NOT_READ
+
+
 def engines_with_test_files() -> tuple[Engine, ...]:
     """Return the registered engines whose own test registry ``registry`` reads
     (``Engine.test_file``), in registration order: the order a file's content is tried in."""
@@ -170,6 +178,7 @@ __all__ = [
     "VLLM_REVIEWED",
     "VLLM_RUNNERS",
     "VLLM_V1",
+    "DraftHandling",
     "Engine",
     "EngineModule",
     "EngineMtp",
@@ -181,6 +190,7 @@ __all__ = [
     "UnknownRelease",
     "engine",
     "engines_with_test_files",
+    "handling",
     "owner",
     "registered",
     "release_of",

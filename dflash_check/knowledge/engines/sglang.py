@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.capture import Capture, Status
+from dflash_check.knowledge.engines.handling import DraftHandling
 from dflash_check.knowledge.engines.interface import (
     Engine,
     Release,
@@ -222,6 +223,15 @@ def mtp_rows() -> tuple[EngineMtp, ...]:
     return MTP
 
 
+# The rules' questions (handling.py). A DSpark draft vocabulary larger than the target's: its
+# draft sampling asserts on the device (sgl-project/sglang#37472). A MiniMax DSpark draft read
+# at its text_config gets the top-level dspark_* keys copied onto it first
+# (sglang==0.5.23:sglang/srt/configs/minimax_vl.py:64-111, check/formats/dspark.py).
+HANDLING = DraftHandling(
+    dspark_larger_vocab="; sglang's draft sampling asserts on the device at the first decode "
+    "(sgl-project/sglang#37472)",
+    copies_dspark_noise=True,
+)
 TEST_FILE = EngineTestFile(
     "test_utils.py constants",
     ("DEFAULT_DRAFT_MODEL_",),
@@ -258,5 +268,6 @@ ENGINE = Engine(
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp_rows=mtp_rows,
+    handling=HANDLING,
     test_file=TEST_FILE,
 )

