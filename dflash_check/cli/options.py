@@ -36,7 +36,7 @@ KINDS_SLOT = "{kinds}"
 joined as typer shows a choice (``<auto|pairs|vllm|sglang>``)."""
 KIND_FILES_SLOT = "{kind_files}"
 """Stands in ``registry --kind``'s help for each engine's kind and the file it names
-(``kind_files``), so that a reader added to ``ENGINE_TEST_FILES`` needs no edit there."""
+(``kind_files``), so that an engine registered with a ``test_file`` needs no edit there."""
 AUTO_KIND = "auto"
 """``registry --kind``: tell the file's kind by its content."""
 
@@ -57,11 +57,12 @@ def format_names() -> tuple[str, ...]:
 
 def kind_names() -> tuple[str, ...]:
     """Return every name ``registry --kind`` accepts: ``auto``, ``pairs`` and each engine whose
-    test registry is read (``app.engine_tests.ENGINE_TEST_FILES``), read when asked, so that a
-    reader added there is a choice."""
-    from dflash_check.app.engine_tests import ENGINE_TEST_FILES, PAIRS
+    test registry is read (``Engine.test_file``), read when asked, so that an engine registered
+    with one is a choice."""
+    from dflash_check.app.engine_tests import PAIRS
+    from dflash_check.knowledge.engines import engines_with_test_files
 
-    return (AUTO_KIND, PAIRS, *(f.engine for f in ENGINE_TEST_FILES))
+    return (AUTO_KIND, PAIRS, *(e.name for e in engines_with_test_files()))
 
 
 def _or(items: list[str]) -> str:
@@ -72,9 +73,9 @@ def _or(items: list[str]) -> str:
 def kind_files() -> str:
     """Return each engine's ``--kind`` and the file it names, from the readers
     (``vllm (its tests/models/registry.py) or sglang (...)``)."""
-    from dflash_check.app.engine_tests import ENGINE_TEST_FILES
+    from dflash_check.knowledge.engines import engines_with_test_files
 
-    return _or([f"{f.engine} (its {f.display})" for f in ENGINE_TEST_FILES])
+    return _or([f"{e.name} (its {e.test_file.display})" for e in engines_with_test_files()])
 
 
 def fill_help_slots(command: Any) -> None:

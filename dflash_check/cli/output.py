@@ -225,13 +225,15 @@ REGISTRY_EXIT_CODES = {
     ExitCode.COMPATIBLE: "every pair as expected",
     ExitCode.INCOMPATIBLE: "a pair not as expected, whatever else happened",
     ExitCode.USAGE: "usage error",
-    ExitCode.NOT_CHECKED: "none was not as expected, and a pair could not be checked",
+    ExitCode.NOT_CHECKED: "none was not as expected, and a pair could not be checked or none "
+    "was (every entry skipped)",
 }
 # The one statement of the registry's exit codes: the README and docs/ci.md quote it word for
 # word, and a test reads all three (with --help) against it.
 REGISTRY_EXIT_RULE = (
     "`registry` exits 1 when any pair is not as expected, whatever else happened; "
-    "3 only when none was not as expected and some pair could not be checked; "
+    "3 only when none was not as expected and some pair could not be checked, or no pair was "
+    "checked at all (every entry of an engine's test registry skipped); "
     "0 when every pair was checked and as expected."
 )
 
@@ -263,12 +265,28 @@ def registry_exit_code(result: RunResult) -> int:
     """Return the registry's exit code by severity (``REGISTRY_EXIT_RULE``): 1 when any pair is
     not as expected, whatever else happened (an unchecked pair must never hide a known
     incompatibility: CI retries 3 as "infrastructure"); else 3 when any pair could not be
-    checked; else 0."""
+    checked, or when none was (``nothing_checked``: a gate that checked nothing must not pass,
+    as an empty ``pairs:`` list does not); else 0."""
     if result.count("mismatch"):
         return ExitCode.INCOMPATIBLE
-    if result.count("error"):
+    if result.count("error") or nothing_checked(result) is not None:
         return ExitCode.NOT_CHECKED
     return ExitCode.COMPATIBLE
+
+
+def nothing_checked(result: RunResult) -> str | None:
+    """Return the one line saying a registry run checked nothing because its file's every
+    entry was skipped (an engine's test registry listing only methods the tool does not
+    check), with why; None when a pair was checked, or the file listed no entry at all."""
+    if result.outcomes or not result.skipped:
+        return None
+    reasons: dict[str, int] = {}
+    for entry in result.skipped:
+        reasons[entry.reason] = reasons.get(entry.reason, 0) + 1
+    why = "; ".join(f"{r}: {n}" if len(reasons) > 1 else r for r, n in reasons.items())
+    n = len(result.skipped)
+    every = "its one entry was" if n == 1 else f"all {n} entries were"
+    return f"{result.file or 'registry'}: nothing was checked: {every} skipped ({why})"
 
 
 # REGISTRY_EXIT_RULE as an order: a later code never hides an earlier one.

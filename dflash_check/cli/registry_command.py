@@ -25,6 +25,7 @@ from dflash_check.cli.options import (
 )
 from dflash_check.cli.output import (
     emit,
+    nothing_checked,
     print_error,
     redact,
     registry_exit_code,
@@ -169,6 +170,11 @@ def registry(
                 )
     if not quiet:
         summarise(summary(result), output)
+    unchecked = nothing_checked(result)
+    if unchecked is not None:  # exit 3 below: say why, as any other input that checks nothing
+        from dflash_check.sanitize import one_line
+
+        stderr_console().print(f"Error: {one_line(redact(unchecked))}", markup=False)
     raise typer.Exit(registry_exit_code(result))
 
 

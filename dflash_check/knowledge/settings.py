@@ -131,6 +131,12 @@ class SglangSettings:
         tokens = self.draft_tokens(method)
         return [] if tokens is None else ["--speculative-num-draft-tokens", str(tokens)]
 
+    @staticmethod
+    def flag(field: str) -> str:
+        """Return the flag of setting ``field`` in SGLang's current spelling, the one reports
+        name: the first of its flags in the parser's table, the aliases after it."""
+        return _SGLANG_FLAG_OF[field]
+
     def stated(self) -> dict[str, int]:
         """Return field -> value for the settings that differ from SGLang's defaults: what
         the flags changed (a flag given at its default judges as no flag)."""
@@ -164,7 +170,8 @@ class EngineSettings:
         """Return the stated settings as the engines' flags, ``sglang --attn-dp-size 2``
         (engines joined by ``; ``), or None when every engine is at its defaults."""
         parts = [
-            " ".join([engine, *(f"{_FLAG_OF[engine][k]} {v}" for k, v in given.items())])
+            # Each engine's settings name their own flags: no table here keyed by engine.
+            " ".join([engine, *(f"{getattr(self, engine).flag(k)} {v}" for k, v in given.items())])
             for engine, given in self.stated().items()
         ]
         return "; ".join(parts) or None
@@ -210,9 +217,8 @@ def _first_flags(table: dict[str, str], named: Iterable[str]) -> dict[str, str]:
 
 
 # A field that resolution folds away (``dp_size``) is no setting: no report names it.
-_FLAG_OF = {"sglang": _first_flags(_SGLANG_INTEGERS, (f.name for f in fields(SglangSettings)))}
-"""Per engine, each settings field's flag in the engine's current spelling (the one reports
-name): the first of its flags in the parser's table, the aliases after it."""
+_SGLANG_FLAG_OF = _first_flags(_SGLANG_INTEGERS, (f.name for f in fields(SglangSettings)))
+"""Each SGLang settings field's flag in its current spelling (``SglangSettings.flag``)."""
 
 
 def read_flags_text() -> str:

@@ -5,9 +5,10 @@ releases, reviewed semantics, stages, serve command, HTTP profile and capture ju
 registration in ``knowledge.engines.ENGINES``, its extracted facts (one data file per release,
 in a temporary data folder) and its runtime row. With no other edit it is selected by ``-r``,
 listed by ``runtimes``, judged from its own release's facts in a verdict, gets its stages and
-its command line, answers with its MTP rows for a target asked about alone, and is listed under
-the rules about extracted engines. Each test first shows the fake is unknown without its
-registration.
+its command line, answers with its MTP rows for a target asked about alone, answers the rules'
+questions about a draft (``Engine.handling``), has its own test registry read by ``registry``
+(``Engine.test_file``), and is listed under the rules about extracted engines. Each test first
+shows the fake is unknown without its registration.
 """
 
 from __future__ import annotations
@@ -21,17 +22,22 @@ from typing import Any
 
 import pytest
 
+from dflash_check.app.engine_tests import detect_kind, load_engine_file
+from dflash_check.app.engine_tests.parsing import EngineEntry
 from dflash_check.engines.command import LaunchSpec, build_command, launch_command
 from dflash_check.engines.profiles import profile
 from dflash_check.knowledge import engine_limits, engines, facts
 from dflash_check.knowledge.engines import vllm
+from dflash_check.knowledge.engines.handling import DraftHandling
 from dflash_check.knowledge.engines.interface import Engine, EngineLimit, Release, Stage
 from dflash_check.knowledge.engines.mtp_reading import EngineMtp, MtpReruns
+from dflash_check.knowledge.engines.test_files import EngineTestFile
 from dflash_check.knowledge.outcomes import stage_of
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 from dflash_check.knowledge.runtimes import METHOD_PROFILES, PROFILES_BY_NAME
 from dflash_check.knowledge.selection import SelectionError, parse_selection
-from tests.support.helpers import EXAMPLES, FIXTURES, invoke_cli, write_model
+from dflash_check.views import TensorInfo
+from tests.support.helpers import EXAMPLES, FIXTURES, fc_tensors, invoke_cli, write_model
 from tests.support.releases import clear_facts, copy_facts
 from tests.unit.knowledge.test_engine_contract import ERROR_RULES
 
@@ -66,6 +72,13 @@ def _mtp_rows() -> tuple[EngineMtp, ...]:
     )
 
 
+def read_fake_pairs(text: str, display: str) -> tuple[EngineEntry, ...]:
+    """Its test registry's reader (``EngineTestFile.reader`` names it): one ``draft -> target``
+    pairing per line after the marker."""
+    pairs = [line.split(" -> ") for line in text.splitlines()[1:] if " -> " in line]
+    return tuple(EngineEntry("DFLASH", i + 2, t, d) for i, (d, t) in enumerate(pairs))
+
+
 FAKE = Engine(
     NAME,
     "A fake serving engine",
@@ -97,6 +110,15 @@ FAKE = Engine(
     serve=_serve,
     judge=vllm.judge,  # its facts read like vLLM's: a capture interface per class
     mtp_rows=_mtp_rows,
+    # Its converter sizes a draft's vocabulary from the draft's tensors (as llama.cpp's).
+    handling=DraftHandling(vocab_from_tensors=True),
+    test_file=EngineTestFile(
+        "fake_pairs.txt",
+        ("# fakeserve pairs",),
+        (("fakeserve_version.py",),),
+        f"{__name__}:read_fake_pairs",
+        asks_method=False,
+    ),
 )
 ROW = replace(
     PROFILES_BY_NAME["reference"], name=NAME, title="a fake engine", family_independent=False
@@ -313,3 +335,50 @@ def test_the_rules_about_extracted_engines_list_it(fake_engine: Engine) -> None:
     assert NAME not in listed["DF054"]  # a rule about vLLM's method check names vLLM only
     # A rule about every runtime (the default) lists its runtime row too.
     assert NAME in listed["DF090"]
+
+
+def _draft_with_own_vocabulary(folder: Path, seed: Path) -> Path:
+    """The seed's draft, its config stating another vocabulary while its header ships an
+    embedding of the target's size (151936 rows)."""
+    config = json.loads((seed / "config.json").read_text(encoding="utf-8"))
+    tensors = fc_tensors(config, target_hidden=2560)
+    tensors["model.embed_tokens.weight"] = TensorInfo("BF16", (151936, 8))
+    return write_model(folder, {**config, "vocab_size": 200000}, tensors)
+
+
+def test_the_rules_ask_it_how_it_reads_a_draft(
+    fake_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DF007 asks the engine whether it sizes the vocabulary from the draft's tensors
+    (``DraftHandling.vocab_from_tensors``): the fake one does, so a draft whose config alone
+    states another vocabulary is no error on it; the same engine without that answer gets
+    DF007's error."""
+    draft = str(_draft_with_own_vocabulary(tmp_path / "d", Path(SEED[0])))
+
+    def df007() -> list[str]:
+        _, data = pair_json(draft, SEED[1], "-r", f"{NAME}==1.0.0")
+        return [f["severity"] for f in data["findings"] if f["rule"] == "DF007"]
+
+    assert engines.handling(NAME) is fake_engine.handling
+    assert "error" not in df007()
+    unread = replace(fake_engine, handling=DraftHandling())
+    monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES[:-1], unread))
+    assert "error" in df007()
+
+
+def test_its_test_registry_is_read(fake_engine: Engine, tmp_path: Path) -> None:
+    """``registry`` tells the engine's test file by its module's markers, reads it with the
+    reader the module names and finds the release beside it: no list in app/ names it."""
+    path = tmp_path / "fake_pairs.txt"
+    path.write_text("# fakeserve pairs\nz-lab/d -> Qwen/t\n", encoding="utf-8")
+    (tmp_path / "fakeserve_version.py").write_text("__version__ = '1.1.0'\n")
+    assert detect_kind(path, path.read_text()) == NAME
+    read = load_engine_file(path, "fake_pairs.txt", NAME, path.read_text())
+    assert (read.engine, read.version) == (NAME, "1.1.0")
+    assert read.entries == (EngineEntry("DFLASH", 2, "Qwen/t", "z-lab/d"),)
+
+
+def test_without_it_its_test_registry_is_a_pairs_file(tmp_path: Path) -> None:
+    path = tmp_path / "fake_pairs.txt"
+    path.write_text("# fakeserve pairs\nz-lab/d -> Qwen/t\n", encoding="utf-8")
+    assert detect_kind(path, path.read_text()) == "pairs"

@@ -246,20 +246,26 @@ def test_kind_and_version_come_from_the_checkout(tmp_path: Path) -> None:
 def test_a_reader_added_to_the_table_is_a_kind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``registry --kind`` reads its choices from ENGINE_TEST_FILES when it parses, shows
-    them in its help and completes them: a reader added there is a choice, absent it is not."""
+    """``registry --kind`` reads its choices from the registered engines' ``test_file`` when it
+    parses, shows them in its help and completes them: an engine registered with one is a
+    choice, absent it is not."""
     from dataclasses import replace
 
-    from dflash_check.app import engine_tests
     from dflash_check.cli.registry_command import choose_kind, complete_kind
+    from dflash_check.knowledge import engines
 
     path = tmp_path / "test_utils.py"
     path.write_text(SGLANG)
     refused = invoke_cli("registry", str(path), "--kind", "fakeserve")
     assert refused.returncode == 2 and "'fakeserve' is not one of" in refused.stderr
-    sglang = engine_tests.ENGINE_TEST_FILES[-1]
-    fake = replace(sglang, engine="fakeserve", display="tests/fake_pairs.py")
-    monkeypatch.setattr(engine_tests, "ENGINE_TEST_FILES", (*engine_tests.ENGINE_TEST_FILES, fake))
+    sglang = engines.SGLANG
+    assert sglang.test_file is not None
+    fake = replace(
+        sglang,
+        name="fakeserve",
+        test_file=replace(sglang.test_file, display="tests/fake_pairs.py"),
+    )
+    monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES, fake))
     # Accepted when parsed (running it would need the engine's runtimes too).
     assert choose_kind("fakeserve") == "fakeserve"
     shown = invoke_cli("registry", "--help", env={"COLUMNS": "200"}).stdout
@@ -404,7 +410,8 @@ def test_a_draft_whose_config_names_an_unchecked_method_is_listed(
     hub: LoopbackHub, tmp_path: Path
 ) -> None:
     """An entry whose name says nothing of its method is checked; when the draft's config shows
-    a method the tool does not check (EAGLE-1 here), the entry is listed, not an error."""
+    a method the tool does not check (EAGLE-1 here), the entry is listed, not an error; the
+    file's only entry, so nothing was checked: exit 3, not a passing gate."""
     config = {"architectures": ["EagleLlamaForCausalLM"], "hidden_size": 4096, "vocab_size": 8}
     hub.add("someone/eagle-head", {"config.json": json.dumps(config).encode()})
     text = (
@@ -416,7 +423,8 @@ def test_a_draft_whose_config_names_an_unchecked_method_is_listed(
     )
     (tmp_path / "registry.py").write_text(text)
     proc = registry(hub, tmp_path / "home", "registry.py", "-f", "json", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "Error: registry.py: nothing was checked: its one entry was skipped" in proc.stderr
     data = json.loads(proc.stdout)
     assert data["pairs"] == [] and data["skipped"] == [
         {
@@ -506,3 +514,39 @@ def test_48113_offline_with_unchecked_entries_still_exits_1(
     assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in mismatch] == [
         line
     ]
+
+
+# -- a gate that checked nothing ------------------------------------------------------------------
+
+EAGLE1 = """    "EagleLlamaForCausalLM": _HfExamplesInfo(
+        "meta-llama/Meta-Llama-3-8B-Instruct",
+        speculative_model="yuhuili/EAGLE-LLaMA3-Instruct-8B",
+        speculative_method="eagle",
+    ),
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (EAGLE1, "its one entry was skipped (method eagle (EAGLE-1/2))"),
+        (
+            EAGLE1 + '    # "Eagle3X": _HfExamplesInfo("a/t", speculative_model="a/d"),\n',
+            "all 2 entries were skipped (method eagle (EAGLE-1/2): 1; "
+            "commented out in the registry: 1)",
+        ),
+    ],
+)
+def test_a_registry_whose_every_entry_is_skipped_checks_nothing_and_exits_3(
+    tmp_path: Path, body: str, said: str
+) -> None:
+    """Every entry skipped is a gate that checked nothing: exit 3 (as an empty ``pairs:`` list)
+    with one line saying so and why, never 0; the report still lists the entries."""
+    path = checkout(tmp_path, "_SPECULATIVE_DECODING_EXAMPLE_MODELS = {\n" + body + "}\n")
+    run = invoke_cli(
+        "registry", str(path), env={"HF_HUB_OFFLINE": "1"}, cwd=path.parent.parent.parent
+    )
+    assert run.returncode == 3, run.stdout + run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == [f"Error: {path}: nothing was checked: {said}"], run.stderr
+    assert "EagleLlamaForCausalLM" in run.stdout

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from dflash_check.app.engine_tests import (
+from dflash_check.app.engine_tests.parsing import (
     EngineEntry,
     first_change,
     parse_python,

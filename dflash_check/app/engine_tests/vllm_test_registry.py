@@ -14,14 +14,14 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from dflash_check.app.engine_tests import (
-    VLLM_TABLE,
+from dflash_check.app.engine_tests.parsing import (
     EngineEntry,
     first_change,
     parse_python,
     unevaluated_change,
 )
 from dflash_check.errors import RegistryError
+from dflash_check.knowledge.engines.vllm_handling import TEST_TABLE as VLLM_TABLE
 
 INFO_CLASS = "_HfExamplesInfo"
 STRING_FIELDS = ("speculative_model", "speculative_method", "tokenizer", "revision")

@@ -14,7 +14,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
-from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM, VLLM_RUNNERS
+from dflash_check.knowledge.engines import SGLANG, TRTLLM, VLLM, VLLM_RUNNERS, handling
 from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.knowledge.outcomes import Stage
 
@@ -258,7 +258,7 @@ def check_sample_from_anchor(ctx: PairContext) -> Iterator[Issue]:
         return
     # The DFlash parent raises first: XPress's own check is never reached.
     for p in ctx.profiles:
-        if p.name != VLLM.name:
+        if not handling(p.engine_name).builds_classes(p.runner):
             continue  # V1's proposer does not read the key
         # Each release cites its own lines; a row without a release cites the rule's why.
         where = p.release.dflash_anchor if p.release is not None else None
@@ -284,7 +284,7 @@ def _xpress_anchor(ctx: PairContext) -> Iterator[Issue]:
         return
     for p in ctx.profiles:
         xpress = p.release.xpress if p.release is not None else None
-        if p.name != VLLM.name or xpress is None:
+        if xpress is None or not handling(p.engine_name).builds_classes(p.runner):
             continue  # V1 refuses XPress drafts whole (DF016); 0.32 has no XPress class
         yield Issue(
             f"draft {d.name} (XPress): sample_from_anchor is "

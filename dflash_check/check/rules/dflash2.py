@@ -15,7 +15,15 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
-from dflash_check.knowledge.engines import LLAMACPP, REFERENCE, SGLANG, TRTLLM, VLLM, VLLM_033
+from dflash_check.knowledge.engines import (
+    LLAMACPP,
+    REFERENCE,
+    SGLANG,
+    TRTLLM,
+    VLLM,
+    VLLM_033,
+    handling,
+)
 from dflash_check.views import DraftView
 
 V033 = VLLM_033.source
@@ -186,7 +194,7 @@ def _vllm_beam_contract(ctx: PairContext) -> Iterator[Issue]:
     for p in ctx.profiles:
         # Model Runner V1 refuses DFlash 2 before any class is built (DF016).
         where = p.release.beam_dflash2_contract if p.release is not None else None
-        if p.name != VLLM.name or where is None:
+        if where is None or not handling(p.engine_name).builds_classes(p.runner):
             continue
         for field, error in defects:
             yield Issue(
@@ -210,7 +218,8 @@ def _vllm_nope_layers(ctx: PairContext) -> Iterator[Issue]:
         return
     for p in ctx.profiles:
         nope = p.release.dflash2_nope if p.release is not None else None
-        if p.name != VLLM.name or nope is None:
+        # Only the runner that builds the class serves it (V1 refuses DFlash 2, DF016).
+        if nope is None or not handling(p.engine_name).builds_classes(p.runner):
             continue
         honoured = nope.honoured
         yield Issue(
@@ -370,8 +379,10 @@ def check_dflash2_tensors(ctx: PairContext) -> Iterator[Issue]:
         + (f", conv_kernel_size {kernel}, conv_group_size {group}" if conv else "")
         + (f", selector_rank {rank}, vocab_size {vocab}" if rank else "")
     )
+    # Only the runtimes the rule is about load DFlash 2 weights (its runtimes=_DFLASH2_LOADERS).
+    loaders = check_dflash2_tensors.runtimes
     for p in ctx.profiles:
-        if p.name in _DFLASH2_LOADERS:
+        if p.name in loaders:
             yield Issue(
                 f"DFlash 2 draft {d.name}'s safetensors header does not match its config "
                 f"({basis}): {shown}",

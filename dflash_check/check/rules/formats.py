@@ -14,7 +14,7 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
-from dflash_check.knowledge.engines import SGLANG, VLLM, VLLM_RUNNERS
+from dflash_check.knowledge.engines import SGLANG, VLLM, VLLM_RUNNERS, handling
 from dflash_check.knowledge.runtimes import PROFILES_BY_NAME
 from dflash_check.views import DFlashFacts, DraftView
 
@@ -186,7 +186,7 @@ def _mask_order(name: str, d: DraftView) -> tuple[str, ...]:
     order = DSPARK_MASK_ORDER[name]
     if not d.config_root:
         return order
-    copied = ("dspark_noise_token_id",) if name == SGLANG.name else ()
+    copied = ("dspark_noise_token_id",) if handling(name).copies_dspark_noise else ()
     return (*copied, *(d.key(k) for k in order))
 
 

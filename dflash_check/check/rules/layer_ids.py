@@ -18,8 +18,8 @@ from dflash_check.check.rules.base import (
     rule,
 )
 from dflash_check.knowledge.engines import (
-    VLLM,
     VLLM_V1,
+    handling,
 )
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import (
@@ -168,16 +168,13 @@ def _fc_refused(shape: tuple[int, ...] | None, built: int) -> str | None:
     return None
 
 
-_SPECULATORS_NEED_IDS = (VLLM.name,)
-"""Engines whose speculators loader indexes the ids key before any fallback could apply
-(vLLM: speculators/algos.py:114)."""
-
-
 def _guess(ctx: PairContext, p: RuntimeProfile) -> str:
     """Return what runtime ``p`` does without ids, with the layers it would pick on this
     target where the runtime guesses (its ``default_ids``, resolved in ``ctx.resolutions``)."""
     d = ctx.draft
-    if d.format == "speculators" and p.engine_name in _SPECULATORS_NEED_IDS:
+    # An engine whose speculators loader indexes the ids key first (vLLM: speculators/
+    # algos.py:114) fails before any fallback could apply.
+    if d.format == "speculators" and handling(p.engine_name).speculators_need_ids:
         return "fails at load: its speculators loader raises KeyError 'aux_hidden_state_layer_ids'"
     res = next((r for r in ctx.resolutions if r.runtime.name == p.name and r.guessed), None)
     layers = d.num_hidden_layers

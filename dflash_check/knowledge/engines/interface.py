@@ -25,6 +25,8 @@ from dflash_check.knowledge.engines.draft_classes import (
     NopeLayers,
     XPressClass,
 )
+from dflash_check.knowledge.engines.handling import NOT_READ, DraftHandling
+from dflash_check.knowledge.engines.test_files import EngineTestFile
 from dflash_check.knowledge.families import FAMILIES
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.views import DFLASH_METHODS
@@ -378,6 +380,11 @@ class Engine:
     """For an extracted engine, the key of the release's message refusing a speculators-format
     draft whose ``speculators_model_type`` is absent or names none of its loaders (vLLM's
     ``speculators_type_refused``, ``speculators/base.py``); None: none is extracted."""
+    handling: DraftHandling = NOT_READ
+    """What it does with a draft where a rule asks it, not its name (``handling.py``)."""
+    test_file: EngineTestFile | None = None
+    """How its own tests list speculative pairings (``registry`` reads them, ``test_files.py``);
+    None: its tests are not read."""
 
     @property
     def mtp(self) -> tuple[EngineMtp, ...]:

@@ -12,6 +12,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.engines.handling import DraftHandling
 from dflash_check.knowledge.engines.interface import (
     Engine,
     FamilyKey,
@@ -130,6 +131,11 @@ def mtp_rows() -> tuple[EngineMtp, ...]:
     )
 
 
+# The rules' questions (handling.py): its converter writes the GGUF from the draft's tensors,
+# so a vocabulary tensor of the target's size decides the vocabulary, not the config (DF007;
+# issue 29's runs on 0c1e57098).
+HANDLING = DraftHandling(vocab_from_tensors=True)
+
 ENGINE = Engine(
     "llamacpp",
     "llama.cpp",
@@ -138,4 +144,5 @@ ENGINE = Engine(
     ("dflash", "eagle3"),
     stages=STAGES,
     mtp_rows=mtp_rows,
+    handling=HANDLING,
 )

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from dflash_check.knowledge.capture import Capture, Status
+from dflash_check.knowledge.engines.handling import DraftHandling
 from dflash_check.knowledge.engines.interface import (
     Engine,
     Release,
@@ -30,6 +31,7 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
     shared_flags,
 )
+from dflash_check.knowledge.engines.test_files import EngineTestFile
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS
 
@@ -221,6 +223,35 @@ def mtp_rows() -> tuple[EngineMtp, ...]:
     return MTP
 
 
+# The rules' questions (handling.py). A DSpark draft vocabulary larger than the target's: its
+# draft sampling asserts on the device (sgl-project/sglang#37472). A MiniMax DSpark draft read
+# at its text_config gets the top-level dspark_* keys copied onto it first
+# (sglang==0.5.23:sglang/srt/configs/minimax_vl.py:64-111, check/formats/dspark.py).
+HANDLING = DraftHandling(
+    dspark_larger_vocab="; sglang's draft sampling asserts on the device at the first decode "
+    "(sgl-project/sglang#37472)",
+    copies_dspark_noise=True,
+)
+TEST_FILE = EngineTestFile(
+    "test_utils.py constants",
+    ("DEFAULT_DRAFT_MODEL_",),
+    (("..", "_version.py"), ("..", "version.py")),
+    "dflash_check.app.engine_tests.sglang_constants:read_sglang_constants",
+    asks_method=False,
+    # EAGLE is SGLang's EAGLE-2 scenario; a suffix not listed (EAGLE_DP_ATTN) leaves the
+    # method to the draft's own config.
+    key_methods=MappingProxyType(
+        {
+            "EAGLE": "eagle",
+            "EAGLE3": "eagle3",
+            "DFLASH": "dflash",
+            "STANDALONE": "draft_model",
+            "NGRAM": "ngram",
+        }
+    ),
+)
+"""Its test pairings: ``DEFAULT_DRAFT_MODEL_X`` / ``DEFAULT_TARGET_MODEL_X`` constants."""
+
 ENGINE = Engine(
     "sglang",
     "SGLang",
@@ -237,4 +268,6 @@ ENGINE = Engine(
     judge=judge,
     no_capture=NO_CAPTURE,
     mtp_rows=mtp_rows,
+    handling=HANDLING,
+    test_file=TEST_FILE,
 )

@@ -54,6 +54,7 @@ from dflash_check.knowledge.engines.interface import (
     draft_tokens,
     shared_flags,
 )
+from dflash_check.knowledge.engines.vllm_handling import HANDLING, TEST_FILE
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
@@ -463,4 +464,6 @@ ENGINE = Engine(
     # own message ("Model architectures ... are not supported for now", registry.py).
     unregistered_draft="unsupported_architecture",
     unloaded_speculators_type="speculators_type_refused",
+    handling=HANDLING,
+    test_file=TEST_FILE,
 )
