@@ -267,28 +267,23 @@ class EngineLimit:
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
 
-DEFAULT_DRAFT_TOKENS: Mapping[str, tuple[int, str]] = MappingProxyType(
+DEFAULT_DRAFT_TOKENS: Mapping[str, int] = MappingProxyType(
     {
         # An EAGLE-3 head drafts one token per step, autoregressively: it has no block to
         # size the chain by, and a DFlash block's 15 is far past what such heads are served
-        # with.
-        "eagle3": (
-            2,
-            "vLLM's own EAGLE-3 example (vllm==0.34.0:docs/features/speculative_decoding/"
-            "eagle.md:43-47) and its offline spec-decode example's default "
-            "(examples/features/speculative_decoding/spec_decode_offline.py:54)",
-        ),
-        # A NextN checkpoint holds one MTP layer, which the engines rerun per step.
-        "mtp": (
-            1,
-            "vLLM's MTP guide: 'A small value like `1` is a good default to start with' "
-            "(vllm==0.34.0:docs/features/speculative_decoding/mtp.md:73-74)",
-        ),
+        # with. 2 is vLLM's own EAGLE-3 example (vllm==0.34.0, its source archive's
+        # docs/features/speculative_decoding/eagle.md:43-47) and its offline example's default
+        # (examples/features/speculative_decoding/spec_decode_offline.py:54).
+        "eagle3": 2,
+        # A NextN checkpoint holds one MTP layer, which the engines rerun per step. 1 is vLLM's
+        # MTP guide's 'A small value like `1` is a good default to start with' (the same
+        # archive's docs/features/speculative_decoding/mtp.md:73-74).
+        "mtp": 1,
     }
 )
-"""Method -> (the draft tokens per step a serve command uses when the user gives none, why):
-for the methods whose draft has no block size to derive it from. Both engines' serve commands
-read it through ``draft_tokens``."""
+"""Method -> the draft tokens per step a serve command uses when the user gives none, for the
+methods whose draft has no block size to derive it from (the reason and citation beside each).
+Both engines' serve commands read it through ``draft_tokens``."""
 
 
 def draft_tokens(
@@ -305,7 +300,7 @@ def draft_tokens(
     if num_speculative:
         return num_speculative
     if method in DEFAULT_DRAFT_TOKENS:
-        return DEFAULT_DRAFT_TOKENS[method][0]
+        return DEFAULT_DRAFT_TOKENS[method]
     block = block_size or DEFAULT_BLOCK_SIZE
     return block if method == "dspark" else block - 1
 
