@@ -72,8 +72,8 @@ def errors(stderr: str) -> list[str]:
 
 def fake(engine: str, **kwargs: object) -> EngineState:
     """Return a fake engine serving the tiny target (by path, as engines show local models);
-    a fake vLLM runs in dev mode, where /server_info names its draft (z-lab/draft: the same
-    last component as the pair's), unless a test says otherwise."""
+    a fake vLLM runs in dev mode, where /server_info names its draft (/models/draft: a path
+    elsewhere whose folder is named as the pair's), unless a test says otherwise."""
     kwargs.setdefault("decoder", scripted_decoder(8))
     kwargs.setdefault("dev_mode", True)
     return EngineState(engine, str(TARGET), **kwargs)  # type: ignore[arg-type]
@@ -218,6 +218,8 @@ def test_cli_json_says_which_engine(engine: str) -> None:
     assert smoke["speedup"] is None and smoke["baseline_tokens_per_second"] is None
     # Both name their draft (SGLang's server info, vLLM's /server_info in dev mode).
     assert info["draft_verified"] is True and info["draft_evidence"] == "server"
+    # The fake reports a path elsewhere named as the pair's draft folder: said to be by name.
+    assert info["draft_match"] == "the folder name only (the server reports a local path)"
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
@@ -293,10 +295,17 @@ def test_a_served_draft_folder_elsewhere_with_the_same_name_is_refused(tmp_path:
     assert_exit_3(proc, f"drafts with {twin}, not the draft")
     link = tmp_path / "link"
     link.symlink_to(DRAFT.parent)
-    for served in (link / DRAFT.name, Path("/nonexistent-models") / DRAFT.name):
+    for served, by in (
+        (link / DRAFT.name, "the same folder"),
+        (Path("/nonexistent-models") / DRAFT.name, "the folder name only"),
+    ):
         with serve(fake("vllm", draft=str(served))) as server:
             report = attach(server.url, "vllm")
         assert report.engine is not None and report.engine.draft_evidence == "server", served
+        assert (report.engine.draft_match or "").startswith(by), report.engine.draft_match
+    with serve(fake("vllm", draft=f"/nonexistent-models/{DRAFT.name}")) as server:
+        proc = engine_cli(server.url, "vllm")
+    assert "(reported by the server; matched by the folder name only" in proc.stdout
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
