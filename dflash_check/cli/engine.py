@@ -139,9 +139,9 @@ PrintCommandOpt = Annotated[
     bool,
     typer.Option(
         "--print-command",
-        help="Print the command that serves the pair on --engine, and exit: printed (exit 0) "
-        "only when the pair is compatible on that engine's release as --runtime selects it "
-        "(its newest when --runtime names none of it); else the report and exit 1.",
+        # Judged on that engine's own release (its newest when --runtime names none of it):
+        # another engine's verdict neither prints nor withholds it (docs/engines.md).
+        help="Print the command serving the pair on --engine if it passes there, and exit.",
         rich_help_panel=ENGINE,
     ),
 ]
