@@ -191,8 +191,9 @@ def _draft_length(spec: LaunchSpec) -> list[str]:
             return []
         # A chain of k draft tokens: steps k at topk 1, which SGLang verifies as k + 1
         # tokens (it sets them so at topk 1 anyway, :1255-1266). A NextN checkpoint always
-        # gets the chain: DeepSeek V4 asserts a topk of 1 before SGLang would pick one
-        # (deepseek_v4_hook.py:156-158, run before this hook by arg_groups/pipeline.py:225).
+        # gets the chain: DeepSeek V4's model hook asserts a topk of 1 (deepseek_v4_hook.py
+        # :156-158) before the speculative hook would pick one (arg_groups/pipeline.py:225
+        # runs the model hooks, :306 the speculative one).
         k = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method)
         return [
             "--speculative-num-steps",
