@@ -69,8 +69,31 @@ def topk_gate_findings(
                 )
 
 
-def _refusal(steps: MtpSteps, own: SglangSettings, title: str) -> tuple[str, str] | None:
-    """(message, hint) where the flags given make the engine fail at start-up, else None."""
+def eagle_step_refusal(method: str, settings: EngineSettings) -> tuple[str, str] | None:
+    """(message, hint) where SGLang, running a separate draft of ``method`` in its EAGLE family
+    (an EAGLE-3 head as EAGLE3, a NextN checkpoint as EAGLE: ``sglang.ALGORITHMS``), fails at
+    start-up on the step flags given, as it does for a target's own MTP layers (DF060 of a
+    pair); None otherwise. The MTP rows' module is imported only when a flag was given."""
+    from dflash_check.knowledge.engines.sglang import EAGLE_FAMILY, ENGINE, algorithm
+
+    own = settings.sglang
+    n, topk, tokens = (
+        own.speculative_num_steps,
+        own.speculative_eagle_topk,
+        own.speculative_num_draft_tokens,
+    )
+    if algorithm(method) not in EAGLE_FAMILY or n is topk is tokens is None:
+        return None
+    from dflash_check.knowledge.engines.sglang_mtp import STEP_FLAGS
+
+    return _refusal(STEP_FLAGS, own, ENGINE.title, "draft")
+
+
+def _refusal(
+    steps: MtpSteps, own: SglangSettings, title: str, drafting: str = "MTP"
+) -> tuple[str, str] | None:
+    """(message, hint) where the flags given make the engine fail at start-up, else None
+    (``drafting``: what runs the steps, as the hint names it)."""
     n, topk, tokens = (
         own.speculative_num_steps,
         own.speculative_eagle_topk,
@@ -95,7 +118,7 @@ def _refusal(steps: MtpSteps, own: SglangSettings, title: str) -> tuple[str, str
         return (
             f"--speculative-num-steps {n} without --speculative-eagle-topk: {title} fails at "
             f"start-up while it resolves the server arguments ({steps.steps_without_topk})",
-            f"add --speculative-eagle-topk 1 (a chain of {n} MTP steps)",
+            f"add --speculative-eagle-topk 1 (a chain of {n} {drafting} steps)",
         )
     # Above topk 1 the hook keeps the draft tokens given (None when not given), and the
     # multi-layer worker asserts them when it is built.

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from dflash_check.check.report import Finding, Severity, Verdict
-from dflash_check.check.rules import TARGET_ALONE_RULES, Rule
+from dflash_check.check.rules import RULES_BY_ID, TARGET_ALONE_RULES, Rule
 from dflash_check.check.target import normalise_target
 from dflash_check.fields import FieldReader
 from dflash_check.knowledge.engines import ENGINES_BY_NAME, EngineMtp
@@ -273,7 +273,9 @@ class MtpReport:
         return mtp_names(fam.placement, n, k, detail=False)
 
 
-MTP_RULES: dict[str, Rule] = {r.id: r for r in TARGET_ALONE_RULES}
+# DF060 judges an EAGLE-3 head's or a NextN checkpoint's pair too: it is in the pair table.
+_OWN = sorted((*TARGET_ALONE_RULES, RULES_BY_ID["DF060"]), key=lambda r: r.id)
+MTP_RULES: dict[str, Rule] = {r.id: r for r in _OWN}
 """The rules of a target asked about alone (their why and fix live in the rule table)."""
 
 

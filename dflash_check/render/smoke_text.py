@@ -108,7 +108,8 @@ def bundled_line(smoke: SmokeReport) -> str:
 def draft_line(run: EngineRun) -> str:
     """Return which draft the engine served, and how that is known (or that it is not)."""
     if run.draft_evidence == "server":
-        return f"served draft: {run.draft_model} (reported by the server)"
+        matched = f"; matched by {run.draft_match}" if run.draft_match else ""
+        return f"served draft: {run.draft_model} (reported by the server{matched})"
     if run.draft_evidence == "launch":
         return f"served draft: {run.draft_model} (dflash-check started the engine with it)"
     return (

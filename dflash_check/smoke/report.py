@@ -87,6 +87,10 @@ class EngineRun:
     """How ``draft_model`` is known: ``server`` (the engine reported it: SGLang server info,
     vLLM ``/server_info`` in dev mode), ``launch`` (dflash-check started the engine with it), or
     None: the served draft is not verified (vLLM's ``/version`` names no draft)."""
+    draft_match: str | None = None
+    """With ``server`` evidence, how the reported draft matched the pair's, in words (``the repo
+    id``, ``the same folder``, ``the folder name only …``), with what it cannot show (``revision
+    abc123 not verified …``); None otherwise."""
     tensor_parallel: int | None = None
     """Tensor-parallel size, when reported or passed."""
     pipeline_parallel: int | None = None

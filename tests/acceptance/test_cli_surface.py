@@ -264,7 +264,8 @@ def test_print_command_uses_absolute_paths_and_explains_a_refusal(
         "--print-command",
     )
     assert code == 1
-    assert "error[DF004]" in text and "No command printed: the static check failed." in text
+    assert "error[DF004]" in text
+    assert "No command printed: the static check failed on vllm==" in text
 
 
 def test_seed_report_fits_40_lines_whatever_the_path(tmp_path: Path) -> None:

@@ -72,8 +72,8 @@ def errors(stderr: str) -> list[str]:
 
 def fake(engine: str, **kwargs: object) -> EngineState:
     """Return a fake engine serving the tiny target (by path, as engines show local models);
-    a fake vLLM runs in dev mode, where /server_info names its draft (z-lab/draft: the same
-    last component as the pair's), unless a test says otherwise."""
+    a fake vLLM runs in dev mode, where /server_info names its draft (/models/draft: a path
+    elsewhere whose folder is named as the pair's), unless a test says otherwise."""
     kwargs.setdefault("decoder", scripted_decoder(8))
     kwargs.setdefault("dev_mode", True)
     return EngineState(engine, str(TARGET), **kwargs)  # type: ignore[arg-type]
@@ -218,6 +218,8 @@ def test_cli_json_says_which_engine(engine: str) -> None:
     assert smoke["speedup"] is None and smoke["baseline_tokens_per_second"] is None
     # Both name their draft (SGLang's server info, vLLM's /server_info in dev mode).
     assert info["draft_verified"] is True and info["draft_evidence"] == "server"
+    # The fake reports a path elsewhere named as the pair's draft folder: said to be by name.
+    assert info["draft_match"] == "the folder name only (the server reports a local path)"
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
@@ -293,10 +295,17 @@ def test_a_served_draft_folder_elsewhere_with_the_same_name_is_refused(tmp_path:
     assert_exit_3(proc, f"drafts with {twin}, not the draft")
     link = tmp_path / "link"
     link.symlink_to(DRAFT.parent)
-    for served in (link / DRAFT.name, Path("/nonexistent-models") / DRAFT.name):
+    for served, by in (
+        (link / DRAFT.name, "the same folder"),
+        (Path("/nonexistent-models") / DRAFT.name, "the folder name only"),
+    ):
         with serve(fake("vllm", draft=str(served))) as server:
             report = attach(server.url, "vllm")
         assert report.engine is not None and report.engine.draft_evidence == "server", served
+        assert (report.engine.draft_match or "").startswith(by), report.engine.draft_match
+    with serve(fake("vllm", draft=f"/nonexistent-models/{DRAFT.name}")) as server:
+        proc = engine_cli(server.url, "vllm")
+    assert "(reported by the server; matched by the folder name only" in proc.stdout
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
@@ -719,6 +728,98 @@ def test_print_command_refuses_a_broken_pair() -> None:
     )
     assert proc.returncode == 1 and proc.stdout == ""
     assert "No command printed" in proc.stderr
+
+
+def past_sglang_draft(tmp_path: Path) -> Path:
+    """The seed draft tapping layer 35 of Qwen3-4B's 36: vLLM captures it, SGLang refuses it at
+    start-up (DF004: its ids end at N - 2)."""
+    folder = tmp_path / "d"
+    shutil.copytree(SEED_DRAFT, folder)
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["dflash_config"]["target_layer_ids"] = [1, 9, 17, 25, 35]
+    (folder / "config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("engine", "runtime", "printed"),
+    [
+        # -r judged vLLM only: the SGLang command is judged on SGLang's own release anyway.
+        ("sglang", ("-r", "vllm"), False),
+        ("sglang", (), False),
+        # Incompatible on SGLang and llama.cpp, compatible on vLLM: vLLM's command is printed.
+        ("vllm", (), True),
+        ("vllm", ("-r", "sglang"), True),
+        ("vllm", ("-r", "vllm"), True),
+    ],
+)
+def test_print_command_follows_its_own_engines_verdict(
+    tmp_path: Path, engine: str, runtime: tuple[str, ...], printed: bool
+) -> None:
+    """The command for ENGINE is printed iff the pair is compatible on ENGINE's release, and
+    the exit code is that verdict, whatever the other engines' (and whether -r named it)."""
+    draft = past_sglang_draft(tmp_path)
+    proc = invoke_cli(
+        "pair", str(draft), str(QWEN3_4B), "--engine", engine, "--print-command", *runtime
+    )
+    if not printed:
+        assert proc.returncode == 1 and proc.stdout == "", proc.stdout
+        assert "No command printed: the static check failed on sglang==" in proc.stderr
+        assert "DF004" in proc.stderr
+        return
+    assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(proc.stdout)
+    assert argv[:2] == ["vllm", "serve"]
+    if not runtime or runtime[1] == "sglang":  # judged, and said apart from the command
+        assert "Note: the pair is incompatible on sglang==" in proc.stderr
+        assert "(not vllm)" in proc.stderr
+
+
+EAGLE3_HEAD = REPO / "tests" / "fixtures" / "eagle3" / "yuhuili--EAGLE3-LLaMA3.1-Instruct-8B"
+LLAMA_31 = REPO / "tests" / "fixtures" / "targets" / "meta-llama--Meta-Llama-3.1-8B"
+
+
+@pytest.mark.parametrize(
+    ("given", "steps"),
+    [
+        ((), (None, None, None)),
+        (("--num-speculative-tokens", "3"), ("3", "1", "4")),
+        (("--engine-arg=--speculative-num-steps=5", "--engine-arg=--speculative-eagle-topk=4",
+          "--engine-arg=--speculative-num-draft-tokens=8"), ("5", "4", "8")),
+    ],
+)  # fmt: skip
+def test_print_command_gives_sglang_eagle3_steps_it_accepts(
+    given: tuple[str, ...], steps: tuple[str | None, ...]
+) -> None:
+    """SGLang asserts that EAGLE3's draft tokens or topk come with steps
+    (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1159-1163): the command leaves
+    all three to SGLang, gives a chain of the draft length asked for, or the user's own."""
+    proc = invoke_cli(
+        "pair", str(EAGLE3_HEAD), str(LLAMA_31), "--engine", "sglang", "-r", "sglang",
+        "--print-command", *given,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(proc.stdout)
+    flags = (
+        "--speculative-num-steps",
+        "--speculative-eagle-topk",
+        "--speculative-num-draft-tokens",
+    )
+    for flag in flags:  # once, whether written FLAG VALUE or FLAG=VALUE
+        assert sum(a.partition("=")[0] == flag for a in argv) <= 1, flag
+    own = parse_engine_args(argv).sglang  # read back as SGLang reads its flags
+    read = (own.speculative_num_steps, own.speculative_eagle_topk, own.speculative_num_draft_tokens)
+    assert read == tuple(None if v is None else int(v) for v in steps)
+
+
+def test_print_command_refuses_sglang_eagle3_draft_tokens_without_steps() -> None:
+    """Draft tokens alone fail SGLang's assert at start-up: DF060, exit 1, no command."""
+    proc = invoke_cli(
+        "pair", str(EAGLE3_HEAD), str(LLAMA_31), "--engine", "sglang", "-r", "sglang",
+        "--print-command", "--engine-arg=--speculative-num-draft-tokens=4",
+    )  # fmt: skip
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "DF060" in proc.stderr and "No command printed" in proc.stderr
 
 
 def test_build_command_without_parallelism() -> None:

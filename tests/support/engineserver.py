@@ -83,7 +83,9 @@ class EngineState:
     model: str
     """The id /v1/models answers (the path or alias the engine was started with)."""
     decoder: Decoder
-    draft: str = "z-lab/draft"
+    draft: str = "/models/draft"
+    """The draft its server info reports: by default a local path elsewhere whose folder is
+    named as the tiny pair's (matched by the folder name only)."""
     num_spec_tokens: int = 7
     speculative: bool = True
     """False: a plain server (a baseline), without speculative metrics."""

@@ -211,28 +211,6 @@ TARGET_ALONE_RULES: tuple[Rule, ...] = (
         methods=("mtp",),
     ),
     Rule(
-        "DF060",
-        "mtp-step-flags-refused",
-        Severity.ERROR,
-        "The engine fails at start-up on the MTP draft-step flags given",
-        "SGLang runs a target's own MTP layers as EAGLE (NEXTN is its alias) and resolves "
-        "--speculative-num-steps, --speculative-eagle-topk and --speculative-num-draft-tokens "
-        "together: --speculative-eagle-topk or --speculative-num-draft-tokens without "
-        "--speculative-num-steps fails its assert, and --speculative-num-steps without "
-        "--speculative-eagle-topk leaves the topk None, which it then compares with 1 "
-        "(TypeError), both while the server arguments resolve "
-        "(sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1159-1163, 1273-1276). "
-        "On the targets it runs as multi-layer EAGLE (Step3p5, Step3p7: arg_groups/overrides.py"
-        ":346-350) the draft worker asserts draft tokens == steps + 1 when it is built, which "
-        "above topk 1 nothing sets (speculative/multi_layer_eagle_worker_v2.py:150-153). "
-        "Given with --engine-arg (pairs.yaml engine_args).",
-        "Give --speculative-num-steps and --speculative-eagle-topk together (topk 1 for a "
-        "chain of MTP steps), or none of the three: SGLang then picks them per architecture.",
-        step_flag_engines,
-        _no_check,
-        methods=("mtp",),
-    ),
-    Rule(
         "DF061",
         "mtp-draft-tokens-adjusted",
         Severity.WARNING,

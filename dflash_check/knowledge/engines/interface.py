@@ -269,19 +269,42 @@ class EngineLimit:
 DEFAULT_BLOCK_SIZE = 16
 """What the reference loaders assume when a draft names no block size."""
 
+DEFAULT_DRAFT_TOKENS: Mapping[str, int] = MappingProxyType(
+    {
+        # An EAGLE-3 head drafts one token per step, autoregressively: it has no block to
+        # size the chain by, and a DFlash block's 15 is far past what such heads are served
+        # with. 2 is vLLM's own EAGLE-3 example (vllm==0.34.0, its source archive's
+        # docs/features/speculative_decoding/eagle.md:43-47) and its offline example's default
+        # (examples/features/speculative_decoding/spec_decode_offline.py:54).
+        "eagle3": 2,
+        # A NextN checkpoint holds one MTP layer, which the engines rerun per step. 1 is vLLM's
+        # MTP guide's 'A small value like `1` is a good default to start with' (the same
+        # archive's docs/features/speculative_decoding/mtp.md:73-74).
+        "mtp": 1,
+    }
+)
+"""Method -> the draft tokens per step a serve command uses when the user gives none, for the
+methods whose draft has no block size to derive it from (the reason and citation beside each).
+Both engines' serve commands read it through ``draft_tokens``."""
+
 
 def draft_tokens(
     block_size: int | None, num_speculative: int | None = None, method: str = "dflash"
 ) -> int:
     """Return the draft tokens per step: ``num_speculative`` when given (the setting DF019
-    checked), else what a draft of ``block_size`` was trained for. A DFlash block holds the
-    bonus token and block - 1 draft slots; a DSpark block counts draft tokens only (vLLM
-    derives num_speculative_tokens = block_size,
+    checked), else the method's default (``DEFAULT_DRAFT_TOKENS``: EAGLE-3, MTP), else what a
+    draft of ``block_size`` was trained for. A DFlash block holds the bonus token and
+    block - 1 draft slots; a DSpark block counts draft tokens only (vLLM derives
+    num_speculative_tokens = block_size,
     vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/dspark/config.py:78-85, and the Qwen3-Omni
     contract refuses another, config/speculative.py:239-243). An engine whose setting counts
     the bonus token too (SGLang) adds it in its serve command."""
+    if num_speculative:
+        return num_speculative
+    if method in DEFAULT_DRAFT_TOKENS:
+        return DEFAULT_DRAFT_TOKENS[method]
     block = block_size or DEFAULT_BLOCK_SIZE
-    return num_speculative or (block if method == "dspark" else block - 1)
+    return block if method == "dspark" else block - 1
 
 
 def shared_flags(spec: LaunchSpec, tensor_flag: str, pipeline_flag: str) -> list[str]:

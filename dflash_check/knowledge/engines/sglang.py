@@ -1,10 +1,12 @@
 """SGLang: its release, its stages and serving.
 
 Serving: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH``
-(``DSPARK``, ``EAGLE3`` for those drafts: ``ALGORITHMS``) ``--speculative-draft-model-path
-DRAFT --speculative-num-draft-tokens BLOCK`` (the block size itself, not minus one; DFlash 2
-uses the same algorithm since sgl-project/sglang#35371), ``--tp-size`` / ``--pp-size`` and
-``--enable-metrics`` (``sgl-project/sglang:python/sglang/srt/server_args.py``).
+(``DSPARK``, ``EAGLE3``, ``EAGLE`` for those drafts: ``ALGORITHMS``)
+``--speculative-draft-model-path DRAFT --speculative-num-draft-tokens BLOCK`` (the block size
+itself, not minus one; DFlash 2 uses the same algorithm since sgl-project/sglang#35371; the
+EAGLE family a chain, ``--speculative-num-steps K --speculative-eagle-topk 1
+--speculative-num-draft-tokens K+1``, or none of the three: ``_draft_length``), ``--tp-size`` /
+``--pp-size`` and ``--enable-metrics`` (``sgl-project/sglang:python/sglang/srt/server_args.py``).
 
 HTTP: ``/metrics`` (with ``--enable-metrics``) has only gauges for speculation,
 ``sglang:spec_accept_length`` and ``sglang:spec_accept_rate``, windowed averages that cannot be
@@ -124,12 +126,28 @@ def http() -> HttpProfile:
 
 
 ALGORITHMS = MappingProxyType(
-    {"dflash": "DFLASH", "dflash2": "DFLASH", "dspark": "DSPARK", "eagle3": "EAGLE3"}
+    {
+        "dflash": "DFLASH",
+        "dflash2": "DFLASH",
+        "dspark": "DSPARK",
+        "eagle3": "EAGLE3",
+        # NEXTN is the documented name, but SGLang resolves it to EAGLE only after the model
+        # hooks ran (arg_groups/pipeline.py:225 before :306), and DeepSeek V4's compares the
+        # raw string with EAGLE (deepseek_v4_hook.py:148-154): EAGLE passes everywhere.
+        "mtp": "EAGLE",
+    }
 )
 """The draft's method -> SGLang's ``--speculative-algorithm`` (the names of
 ``SpeculativeAlgorithm``, sglang==0.5.23:sglang/srt/speculative/spec_info.py:39-43, read
 case-insensitively by ``from_string`` at :50-58; DFlash 2 runs as DFLASH since
-sgl-project/sglang#35371)."""
+sgl-project/sglang#35371; a NextN checkpoint as EAGLE, NEXTN's resolution at
+arg_groups/speculative_hook.py:109-115)."""
+
+EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3"})
+"""The algorithms whose steps, topk and draft tokens SGLang resolves together
+(``_handle_eagle_family``, sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1072-1283):
+--speculative-eagle-topk or --speculative-num-draft-tokens without --speculative-num-steps
+fails its assert (:1159-1163), steps without a topk a comparison with None (:1273-1276)."""
 
 
 def algorithm(method: str) -> str:
@@ -148,23 +166,51 @@ def serve(spec: LaunchSpec) -> list[str]:
             "--speculative-draft-model-path",
             spec.draft,
         ]
-        # The user's own draft length (--engine-arg) is the one source where given: one flag
-        # per setting, not the derived one beside it (SGLang refuses two that differ for
-        # DFLASH, arg_groups/speculative_hook.py:374-384, and for DSPARK, :824-834); two the
-        # user gave that differ are passed as given, as the check judged them (DF019).
-        given = spec.engine_settings.sglang.draft_length_args(spec.method)
-        if given:
-            argv += given
-        # An EAGLE-3 head has no block: SGLang picks its own draft length unless given one.
-        elif spec.block_size is not None or spec.num_speculative_tokens or spec.method != "eagle3":
-            # SGLang's setting counts the bonus token as well as the draft tokens (it drafts
-            # gamma + 1 positions).
-            tokens = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method) + 1
-            argv += ["--speculative-num-draft-tokens", str(tokens)]
+        argv += _draft_length(spec)
     argv += shared_flags(spec, "--tp-size", "--pp-size")
     # /metrics is off by default in SGLang; the smoke run reads it.
     argv.append("--enable-metrics")
     return argv
+
+
+def _draft_length(spec: LaunchSpec) -> list[str]:
+    """The draft-length flags of the serve command, one flag per setting."""
+    own = spec.engine_settings.sglang
+    # The user's own draft length (--engine-arg) is the one source where given: one flag per
+    # setting, not the derived one beside it (SGLang refuses two that differ for DFLASH,
+    # arg_groups/speculative_hook.py:374-384, and for DSPARK, :824-834); two the user gave
+    # that differ are passed as given, as the check judged them (DF019). An EAGLE-family
+    # user's steps and topk pass on with the engine arguments, as given (DF060 judged them).
+    given = own.draft_length_args(spec.method)
+    if algorithm(spec.method) in EAGLE_FAMILY:
+        steps_given = own.speculative_num_steps, own.speculative_eagle_topk
+        if given or steps_given != (None, None):
+            return given
+        if spec.num_speculative_tokens is None and spec.method == "eagle3":
+            # None of the three: SGLang picks them per target architecture (:1159-1174,
+            # :1430-1458), as the recorded EAGLE-3 commands ran
+            # (conformance/results/oracle/commands/sglang-0.5.23.json).
+            return []
+        # A chain of k draft tokens: steps k at topk 1, which SGLang verifies as k + 1
+        # tokens (it sets them so at topk 1 anyway, :1255-1266). A NextN checkpoint always
+        # gets the chain: DeepSeek V4's model hook asserts a topk of 1 (deepseek_v4_hook.py
+        # :156-158) before the speculative hook would pick one (arg_groups/pipeline.py:225
+        # runs the model hooks, :306 the speculative one).
+        k = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method)
+        return [
+            "--speculative-num-steps",
+            str(k),
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            str(k + 1),
+        ]
+    if given:
+        return given
+    # SGLang's setting counts the bonus token as well as the draft tokens (it drafts gamma + 1
+    # positions).
+    tokens = draft_tokens(spec.block_size, spec.num_speculative_tokens, spec.method) + 1
+    return ["--speculative-num-draft-tokens", str(tokens)]
 
 
 _HOOKS = MappingProxyType(

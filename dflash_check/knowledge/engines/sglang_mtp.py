@@ -11,7 +11,7 @@ from dflash_check.knowledge.engines.mtp_reading import EngineMtp, MtpSteps
 
 # What SGLang builds from a target's own MTP layers (``Engine.mtp``), read in 0.5.23.
 _SGLANG_SRC = "sglang@0.5.23:sglang/srt"
-# With the topk: SGLang fails on --speculative-num-steps without it (DF060, _STEP_FLAGS).
+# With the topk: SGLang fails on --speculative-num-steps without it (DF060, STEP_FLAGS).
 _SGL_ASK = (
     "--speculative-algorithm NEXTN (an alias of EAGLE) --speculative-num-steps {k} "
     "--speculative-eagle-topk 1"
@@ -29,14 +29,17 @@ _HOOK = "sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py"
 # topk or draft tokens without steps fail its assert; at topk 1 it sets the draft tokens.
 # Neither it nor the EAGLE workers (speculative/eagle_worker_v2.py,
 # multi_layer_eagle_worker_v2.py) compare the steps with the target's MTP layer count.
-_STEP_FLAGS = MtpSteps(
+STEP_FLAGS = MtpSteps(
     None,
     f"{_HOOK}:1273-1276 (TypeError: '>' between None and int)",
     f"{_HOOK}:1159-1163 (AssertionError)",
     f"{_HOOK}:1255-1266",
 )
+"""How SGLang's EAGLE family resolves its step flags at start-up: the target's own MTP layers
+(NEXTN), and a separate EAGLE-3 head or NextN checkpoint alike (DF060 of a pair,
+``check/mtp_steps.eagle_step_refusal``)."""
 _RERUN_ONE = replace(
-    _STEP_FLAGS,
+    STEP_FLAGS,
     # The EAGLE draft worker runs its one draft model once per step.
     reruns_one="sglang==0.5.23:sglang/srt/speculative/eagle_worker_v2.py:808-848",
 )
@@ -67,7 +70,7 @@ MTP = (
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1038-1039; "
         f"{_SGLANG_SRC}/arg_groups/speculative_hook.py:1120-1147",
-        steps=_STEP_FLAGS,
+        steps=STEP_FLAGS,
     ),
     EngineMtp(
         "sglang",
@@ -87,7 +90,7 @@ MTP = (
         "not verified",
         "not verified",
         f"{_SGLANG_SRC}/configs/model_config.py:1093",
-        steps=_STEP_FLAGS,
+        steps=STEP_FLAGS,
     ),
     EngineMtp(
         "sglang",
@@ -137,7 +140,7 @@ MTP = (
         # :740-757), so no layer is rerun; what a step past k loads was not read. Its worker
         # asserts draft tokens == steps + 1, which the hook sets only at topk 1.
         steps=replace(
-            _STEP_FLAGS,
+            STEP_FLAGS,
             multi_layer="sglang==0.5.23:sglang/srt/speculative/multi_layer_eagle_worker_v2.py"
             ":150-153 (AssertionError; enabled for EAGLE by arg_groups/overrides.py:346-350)",
         ),

@@ -365,11 +365,12 @@ def http() -> HttpProfile:
 
 def vllm_method(method: str) -> str:
     """Return vLLM's ``speculative_config.method`` for a draft of ``method``: ``dspark`` for
-    DSpark drafts, ``eagle3`` for EAGLE-3 heads, ``dflash`` for DFlash and DFlash 2 (whose
-    speculator config subclasses DFlash's, base method ``dflash``). vLLM 0.34 refuses another
-    method than the one the draft checkpoint's class declares, at load
+    DSpark drafts, ``eagle3`` for EAGLE-3 heads, ``mtp`` for a NextN checkpoint (one of its
+    MTP methods, vllm==0.34.0:vllm/config/speculative.py:73), ``dflash`` for DFlash and
+    DFlash 2 (whose speculator config subclasses DFlash's, base method ``dflash``). vLLM 0.34
+    refuses another method than the one the draft checkpoint's class declares, at load
     (``Release.checks_method``)."""
-    return method if method in ("dspark", "eagle3") else "dflash"
+    return method if method in ("dspark", "eagle3", "mtp") else "dflash"
 
 
 def serve(spec: LaunchSpec) -> list[str]:

@@ -456,3 +456,52 @@ def test_sglang_looks_up_a_head_by_its_own_name() -> None:
     (message,) = _df016("LlamaForCausalLM", "sglang", nested=True)
     assert "holds no LlamaForCausalLM" in message
     assert "LlamaForCausalLM is a target model there" in message
+
+
+# -- SGLang's EAGLE step flags (DF060) ------------------------------------------------------
+
+STEPS_3, TOPK_1, TOKENS_4 = (
+    "--speculative-num-steps=3",
+    "--speculative-eagle-topk=1",
+    "--speculative-num-draft-tokens=4",
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        ((), False),
+        ((STEPS_3, TOPK_1, TOKENS_4), False),
+        ((STEPS_3, TOPK_1), False),
+        ((TOKENS_4,), True),
+        ((TOPK_1,), True),
+        ((STEPS_3,), True),
+        # A flag SGLang reads for DFLASH only is no EAGLE step flag.
+        (("--speculative-dflash-block-size=16",), False),
+    ],
+    ids=["none", "all-three", "steps-topk", "tokens-alone", "topk-alone", "steps-alone",
+         "dflash-flag"],
+)  # fmt: skip
+def test_sglang_refuses_an_eagle3_heads_step_flags_at_start_up(
+    args: tuple[str, ...], refused: bool
+) -> None:
+    """SGLang resolves EAGLE3's steps, topk and draft tokens as for its own MTP layers:
+    tokens or topk without steps fail its assert, steps without topk a comparison with None
+    (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1159-1163, 1273-1276), at load.
+    vLLM reads none of these flags."""
+    report = check_files(
+        files("draft", config(LLAMA_HEAD), header(LLAMA_HEAD)),
+        files("target", config(LLAMA_31)),
+        "sglang,vllm",
+        engine_args=args,
+    )
+    found = [f for f in report.findings if f.rule == "DF060"]
+    if not refused:
+        assert found == []
+        return
+    (f,) = found
+    assert (f.runtime, f.severity) == ("sglang", Severity.ERROR)
+    assert "speculative_hook.py:" in f.message and f.hint
+    assert report.runtime_verdict("sglang") is Verdict.INCOMPATIBLE
+    assert report.runtime_stage("sglang") is Stage.LOAD
+    assert "DF060" not in {g.rule for g in report.findings if g.runtime != "sglang"}

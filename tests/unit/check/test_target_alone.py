@@ -163,7 +163,10 @@ CASES: dict[str, tuple[Case, Case]] = {
     test_rule_fails,
     test_rule_errors_have_stages,
 ) = RuleCases(
-    owned={r.id for r in ALL_RULES if r.methods == ("mtp",)}, cases=CASES, run=run_case
+    # DF060 speaks for an EAGLE-3 head's pair too (test_eagle3.py): its MTP cases are here.
+    owned={r.id for r in ALL_RULES if r.methods == ("mtp",)} | {"DF060"},
+    cases=CASES,
+    run=run_case,
 ).tests()
 
 
@@ -177,6 +180,22 @@ def test_nextn_with_its_target_passes() -> None:
     report = check(DEEPSEEK_V3)
     assert [f for f in report.findings if f.rule == "DF040"] == []
     assert report.verdict is Verdict.COMPATIBLE
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [((), False), (("--speculative-num-draft-tokens=2",), True), ((*STEPS_3, *TOPK_1), False)],
+)
+def test_a_nextn_checkpoints_step_flags_are_judged_as_the_targets_own(
+    args: tuple[str, ...], refused: bool
+) -> None:
+    """A NextN checkpoint runs as EAGLE, whose step flags SGLang resolves as for the target's
+    own MTP layers (DF060 of a pair: speculative_hook.py:1159-1163)."""
+    report = check_files(
+        files("draft", NEXTN, header(61)), files("target", DEEPSEEK_V3), engine_args=args
+    )
+    found = [f.runtime for f in report.findings if f.rule == "DF060"]
+    assert found == (["sglang"] if refused else [])
 
 
 @pytest.mark.parametrize("runtime", ["sglang", "portable"])

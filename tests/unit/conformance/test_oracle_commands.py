@@ -40,6 +40,20 @@ EXPLAINED = {
 }
 """Commands the engine refuses for a reason that is not the command's, by ENGINE:PAIR."""
 
+_EAGLE3_LENGTH = (
+    '"num_speculative_tokens": 15',
+    '"num_speculative_tokens": 2',
+    "an EAGLE-3 head's default draft length is EAGLE-3's own (DEFAULT_DRAFT_TOKENS), not a "
+    "DFlash block's 15; the vLLM 0.34.0 oracle's venv was not at hand to re-run the commands",
+)
+AWAITING_RERUN: dict[str, tuple[str, str, str]] = {
+    "vllm:eagle3-llama3.1-8b": _EAGLE3_LENGTH,
+    "vllm:eagle3-llama3.1-8b-instruct": _EAGLE3_LENGTH,
+}
+"""Commands changed since the engine parsed them, by ENGINE:PAIR: (recorded text, printed text,
+why). The printed command must be the recorded one with that one edit; remove the entry when
+``python -m conformance.oracle ENGINE RELEASE --commands`` has re-run them."""
+
 
 def _id(row: tuple[str, str, dict[str, Any]]) -> str:
     return f"{row[0]}-{row[1]}:{row[2]['id']}"
@@ -57,7 +71,22 @@ def test_the_tool_still_prints_the_parsed_command(row: tuple[str, str, dict[str,
     engine, release, record = row
     (pair,) = [p for p in CORPUS if p.id == record["pair"]]
     now = printed(pair, engine, release, tuple(record["flags"]))
-    assert (repo_relative(now.argv) if now.argv else None) == record["command"], now.why
+    expected = record["command"]
+    pending = AWAITING_RERUN.get(f"{engine}:{record['pair']}")
+    if pending is not None and expected is not None:
+        was, becomes, _ = pending
+        edited = [a.replace(was, becomes) for a in expected]
+        expected = edited
+    assert (repo_relative(now.argv) if now.argv else None) == expected, now.why
+
+
+def test_a_pending_rerun_names_a_recorded_command() -> None:
+    """Every entry of AWAITING_RERUN edits some recorded command (else: remove it)."""
+    for key, (was, _, why) in AWAITING_RERUN.items():
+        engine, pair = key.split(":", 1)
+        commands = [r["command"] for e, _, r in ROWS if e == engine and r["pair"] == pair]
+        assert any(was in a for c in commands if c for a in c), key
+        assert why
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_id)

@@ -22,26 +22,90 @@ def _flag(argv: tuple[str, ...], name: str) -> str | None:
 
 @pytest.mark.parametrize(
     ("method", "algorithm"),
-    [("dflash", "DFLASH"), ("dflash2", "DFLASH"), ("dspark", "DSPARK"), ("eagle3", "EAGLE3")],
+    [
+        ("dflash", "DFLASH"),
+        ("dflash2", "DFLASH"),
+        ("dspark", "DSPARK"),
+        ("eagle3", "EAGLE3"),
+        # NEXTN resolves to EAGLE only after DeepSeek V4's hook compared the raw string.
+        ("mtp", "EAGLE"),
+    ],
 )
 def test_sglang_algorithm_per_method(method: str, algorithm: str) -> None:
-    """sglang==0.5.23 spec_info.py:39-43: DFLASH, DSPARK and EAGLE3 are its algorithms."""
-    block = None if method == "eagle3" else 16
+    """sglang==0.5.23 spec_info.py:39-43: DFLASH, DSPARK, EAGLE and EAGLE3 are its algorithms."""
+    block = None if method in ("eagle3", "mtp") else 16
     argv = build_command(_spec("sglang", method, block))
     assert _flag(argv, "--speculative-algorithm") == algorithm
 
 
-def test_an_eagle3_head_leaves_sglang_its_draft_length() -> None:
-    """No block to derive one from: no --speculative-num-draft-tokens unless the user gave it."""
-    argv = build_command(_spec("sglang", "eagle3", None))
-    assert "--speculative-num-draft-tokens" not in argv
+STEPS, TOPK = "--speculative-num-steps", "--speculative-eagle-topk"
+
+
+def _steps(argv: tuple[str, ...]) -> tuple[str | None, str | None, str | None]:
+    return _flag(argv, STEPS), _flag(argv, TOPK), _flag(argv, TOKENS)
+
+
+def test_an_eagle3_head_leaves_sglang_all_three_or_gives_a_chain() -> None:
+    """SGLang 0.5.23 asserts that draft tokens or a topk come with steps
+    (arg_groups/speculative_hook.py:1159-1163): without a draft length the command leaves all
+    three to SGLang's choice, with one it gives the chain k, topk 1, k + 1."""
+    assert _steps(build_command(_spec("sglang", "eagle3", None))) == (None, None, None)
     given = LaunchSpec("sglang", "T", "D", None, method="eagle3", num_speculative_tokens=3)
-    assert _flag(build_command(given), "--speculative-num-draft-tokens") == "4"
+    assert _steps(build_command(given)) == ("3", "1", "4")
+
+
+def test_a_nextn_checkpoint_gets_a_chain_on_sglang() -> None:
+    """DeepSeek V4's hook asserts topk 1 before SGLang would choose one: the command always
+    gives the chain, one step by default (the MTP default, DEFAULT_DRAFT_TOKENS)."""
+    assert _steps(build_command(_spec("sglang", "mtp", None))) == ("1", "1", "2")
+    given = LaunchSpec("sglang", "T", "D", None, method="mtp", num_speculative_tokens=2)
+    assert _steps(build_command(given)) == ("2", "1", "3")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (STEPS, "5", TOPK, "4", TOKENS, "8"),
+        (STEPS, "2", TOPK, "1"),
+    ],
+)
+def test_sglang_passes_the_users_steps_as_given(args: tuple[str, ...]) -> None:
+    """The user's own EAGLE flags (judged by DF060) are the command's, none added beside."""
+    spec = LaunchSpec(
+        "sglang", "T", "D", None, method="eagle3", num_speculative_tokens=3,
+        engine_args=args, engine_settings=parse_engine_args(args),
+    )  # fmt: skip
+    argv = build_command(spec)
+    for flag in (STEPS, TOPK, TOKENS):
+        assert argv.count(flag) == (1 if flag in args else 0), flag
+    assert _steps(argv) == tuple(
+        args[args.index(f) + 1] if f in args else None for f in (STEPS, TOPK, TOKENS)
+    )
+
+
+@pytest.mark.parametrize(("method", "tokens"), [("eagle3", 2), ("mtp", 1)])
+def test_vllm_uses_the_methods_default_draft_length(method: str, tokens: int) -> None:
+    """No block size: the method's default (DEFAULT_DRAFT_TOKENS, vLLM's own examples), not a
+    DFlash block's 15."""
+    default = build_command(_spec("vllm", method, None))
+    assert (
+        json.loads(_flag(default, "--speculative-config") or "{}")["num_speculative_tokens"]
+        == tokens
+    )
+    given = LaunchSpec("vllm", "T", "D", None, method=method, num_speculative_tokens=4)
+    config = json.loads(_flag(build_command(given), "--speculative-config") or "{}")
+    assert config["num_speculative_tokens"] == 4
 
 
 @pytest.mark.parametrize(
     ("method", "expected"),
-    [("dflash", "dflash"), ("dflash2", "dflash"), ("dspark", "dspark"), ("eagle3", "eagle3")],
+    [
+        ("dflash", "dflash"),
+        ("dflash2", "dflash"),
+        ("dspark", "dspark"),
+        ("eagle3", "eagle3"),
+        ("mtp", "mtp"),
+    ],
 )
 def test_vllm_method_per_method(method: str, expected: str) -> None:
     argv = build_command(_spec("vllm", method, 16))
