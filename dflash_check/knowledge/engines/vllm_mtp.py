@@ -311,8 +311,9 @@ def _kimi_accepted(release: Release, lines: str) -> EngineMtp:
         "vllm",
         ("kimi_k2",),
         "DeepseekV3ForCausalLM, the target's own class: hf_config_override maps kimi_k2 to no "
-        "MTP draft (no n_predict), and 0.34.0 accepts method mtp at config with the target's "
-        "config as the draft's; what its MTP speculator builds from it is not verified",
+        f"MTP draft (no n_predict), and {release.version} accepts method mtp at config with "
+        "the target's config as the draft's; what its MTP speculator builds from it is not "
+        "verified",
         _VLLM_ASK,
         "not read (n_predict is unset)",
         "not verified",

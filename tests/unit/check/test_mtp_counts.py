@@ -98,13 +98,15 @@ def test_a_model_type_without_a_class_default_has_no_count() -> None:
 def test_each_engine_loads_deepseek_v3s_class_for_its_aliases(model_type: str, vllm: str) -> None:
     """vLLM maps deepseek_v32 and kimi_k2 to transformers' DeepseekV3Config
     (transformers_utils/config.py) and SGLang subclasses it for them: each defaults k to 1,
-    cited at the release selected."""
+    cited at the release selected (or read at the release read)."""
     config = NO_KEY | {"model_type": model_type}
     every = {e.name: None for e in mtp_engines()}  # the selection names every engine
     stated = read_mtp_layers(files("target", config), every | {"vllm": vllm})
     assert stated.layers == 1
     by_engine = {d.engine: d for d in stated.defaults}
-    assert by_engine["vllm"].citation.startswith(f"vllm=={vllm}:")
+    citation = by_engine["vllm"].citation
+    assert citation.startswith((f"vllm=={vllm}:", "read at vllm==")), citation
+    assert _vllm_cited_elsewhere(VLLM.release(vllm), citation) == [], citation
     assert by_engine["sglang"].citation.startswith(f"sglang=={SGLANG.newest.version}:")
     assert stated.layers_of("vllm") == stated.layers_of("sglang") == 1
     assert stated.layers_of("trtllm") is None  # its config loading was not read
