@@ -22,7 +22,11 @@ What is extracted is only what can be read mechanically:
   (``_maybe_add_hidden_state`` calls and ``in self.aux_hidden_state_layers`` tests, each marked
   before or after the layer call of its loop, or after the loop: the capture after the last
   layer), and any ``get_eagle3_default_aux_hidden_state_layers`` override with its expression;
-  the speculators-format loaders (``register_speculator``); the load-time messages below.
+  the speculators-format loaders (``register_speculator``); the load-time messages below;
+  ``SpeculativeConfig.hf_config_override`` (the MTP draft a target's config is rewritten
+  into): its lines and, per branch, the model types and architectures it tests, its lines and
+  the model type it rewrites the config to, so that the MTP rows cite each release's own
+  lines (``knowledge/engines/vllm_mtp.py``).
 - SGLang: every ``EntryClass`` of ``srt/models``, drafts told from targets by class name; for
   each class its ``set_dflash_layers_to_capture`` / ``set_eagle3_layers_to_capture`` /
   ``set_dspark_layers_to_capture`` hook, found through the class hierarchy (inherited hooks
@@ -830,8 +834,9 @@ def extract_vllm(source: Source) -> dict[str, object]:
         "targets": targets,
         "drafts": drafts,
         "speculators": _speculators_loaders(source),
-        "messages": find_messages(source, VLLM_MESSAGES),
+        "messages": {**find_messages(source, VLLM_MESSAGES), **mtp_messages(source)},
         "reviewed": reviewed,
+        "hf_config_override": hf_config_override(source),
     }
 
 
@@ -876,6 +881,160 @@ def _speculators_loaders(source: Source) -> dict[str, str]:
     if not out:
         raise AnchorMissing(f"{VLLM_ALGOS}: no @register_speculator loader")
     return out
+
+
+# --- vLLM: MTP drafts from a target's config ---------------------------------------------------
+
+VLLM_SPECULATIVE = "vllm/config/speculative.py"
+VLLM_HF_CONFIG_OVERRIDE = ("SpeculativeConfig", "hf_config_override")
+"""The function that rewrites a target's config into its MTP draft's, one ``if`` per family."""
+VLLM_MTP_MESSAGES = {
+    # key -> (the paths it was raised or logged in across releases, newest first; the phrase).
+    # The draft-length checks moved from config/speculative.py into the MTP speculator configs
+    # in 0.34.0, so each key is looked for in each path until one has it.
+    "mtp_not_divisible": (
+        ("vllm/v1/worker/gpu/spec_decode/speculator_config.py", VLLM_SPECULATIVE),
+        "must be divisible by n_predict=",
+    ),
+    "mtp_rerun_warning": (
+        ("vllm/v1/worker/gpu/spec_decode/mtp/config.py", VLLM_SPECULATIVE),
+        "multiple times of forward on same MTP layer",
+    ),
+    "mtp_method_alias": ((VLLM_SPECULATIVE,), "is deprecated and replaced with mtp"),
+    "mtp_weights_missing": (
+        ("vllm/model_executor/models/deepseek_mtp.py",),
+        "weights missing from checkpoint",
+    ),
+    "mtp_one_step": (
+        ("vllm/v1/worker/gpu/spec_decode/mtp/config.py", VLLM_SPECULATIVE),
+        "has only one trained MTP step",
+    ),
+}
+"""The MTP draft's load-time messages the MTP rows cite (``knowledge/engines/vllm_mtp.py``)."""
+
+
+def mtp_messages(source: Source) -> dict[str, object]:
+    """Each of ``VLLM_MTP_MESSAGES`` where the release has it (``find_messages`` per path, the
+    first path holding it wins); None where none does."""
+    out: dict[str, object] = {}
+    for key, (paths, phrase) in sorted(VLLM_MTP_MESSAGES.items()):
+        found = (find_messages(source, {key: (path, phrase)})[key] for path in paths)
+        out[key] = next((f for f in found if f is not None), None)
+    return out
+
+
+def _span(lines: tuple[int, int]) -> str:
+    return str(lines[0]) if lines[0] == lines[1] else f"{lines[0]}-{lines[1]}"
+
+
+def _subject(node: ast.expr) -> str | None:
+    """What a comparison in a branch tests: ``model_type`` (of the config or its
+    ``text_config``) or ``architectures`` (``architectures[0]``, ``initial_architecture``,
+    ``arch``), else None."""
+    text = ast.unparse(node)
+    if "model_type" in text:
+        return "model_types"
+    if "architecture" in text or text == "arch":
+        return "architectures"
+    return None
+
+
+def _names_tested(test: ast.expr) -> dict[str, set[str]]:
+    """The model types and architectures a branch's condition compares with string constants
+    (``x == "a"``, ``x in ("a", "b")``, ``"a" in x``, a walrus ``(arch := …) in (…)``)."""
+    out: dict[str, set[str]] = {"model_types": set(), "architectures": set()}
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        for side in sides:
+            subject_node = side.target if isinstance(side, ast.NamedExpr) else side
+            subject = _subject(subject_node) if not isinstance(side, ast.Constant) else None
+            if subject is None:
+                continue
+            for other in sides:
+                if other is side:
+                    continue
+                values = (
+                    other.elts if isinstance(other, (ast.Tuple, ast.List, ast.Set)) else [other]
+                )
+                out[subject] |= {
+                    v.value
+                    for v in values
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                }
+    return out
+
+
+def _sets_model_type(body: list[ast.stmt]) -> str | None:
+    """The model type a branch rewrites the config to (``hf_config.model_type = "x"``)."""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Assign)
+                and any(ast.unparse(t).endswith(".model_type") for t in node.targets)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                return node.value.value
+    return None
+
+
+def _branches(
+    body: list[ast.stmt],
+) -> Iterator[tuple[tuple[int, int], ast.expr, list[ast.stmt], bool]]:
+    """Each top-level ``if``/``elif`` of a function body (its lines: the keyword to the end of
+    its own body; whether it is an ``elif``, which a branch before it excludes) and each
+    top-level assignment whose value compares (``use_v32_mtp = x in (…)``)."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            node: ast.stmt | None = stmt
+            while isinstance(node, ast.If):
+                end = node.body[-1].end_lineno or node.lineno
+                yield (node.lineno, end), node.test, node.body, node is not stmt
+                node = node.orelse[0] if len(node.orelse) == 1 else None
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Compare):
+            yield (stmt.lineno, stmt.end_lineno or stmt.lineno), stmt.value, [], False
+
+
+def hf_config_override(source: Source) -> dict[str, object]:
+    """vLLM's ``SpeculativeConfig.hf_config_override``: its lines (decorator to the end) and,
+    per branch in order, the model types and architectures it tests, its lines, the model type
+    it rewrites the config to (a later ``if``, not an ``elif``, testing that one continues
+    it) and whether it is an ``elif``. Which
+    branch builds which MTP draft is reviewed in ``knowledge/engines/vllm_mtp.py``; the lines
+    are each release's own."""
+    tree = ast.parse(source.text(VLLM_SPECULATIVE))
+    cls_name, fn_name = VLLM_HF_CONFIG_OVERRIDE
+    fn = next(
+        (
+            m
+            for c in tree.body
+            if isinstance(c, ast.ClassDef) and c.name == cls_name
+            for m in c.body
+            if isinstance(m, ast.FunctionDef) and m.name == fn_name
+        ),
+        None,
+    )
+    if fn is None:
+        raise AnchorMissing(f"{VLLM_SPECULATIVE}: no {cls_name}.{fn_name}")
+    start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+    branches = []
+    for lines, test, body, elif_ in _branches(fn.body):
+        tested = _names_tested(test)
+        if not (tested["model_types"] or tested["architectures"]):
+            continue
+        row: dict[str, object] = {"lines": _span(lines)}
+        row.update({k: sorted(v) for k, v in tested.items() if v})
+        sets = _sets_model_type(body)
+        if sets is not None:
+            row["sets"] = sets
+        if elif_:
+            row["elif"] = True
+        branches.append(row)
+    if not branches:
+        raise AnchorMissing(f"{VLLM_SPECULATIVE}: {cls_name}.{fn_name} tests no model type")
+    return {"at": f"{VLLM_SPECULATIVE}:{start}-{fn.end_lineno}", "branches": branches}
 
 
 # --- SGLang ------------------------------------------------------------------------------------

@@ -50,6 +50,14 @@ def own_citations(release: Release) -> Release:
     return dataclasses.replace(release, **changed) if changed else release
 
 
+def cited_in(release: Release, text: str) -> str:
+    """Return ``text`` (a reviewed text of one release, read when ``release`` is judged) with
+    each citation of another release of its engine resolved as ``own_citations`` resolves a
+    release's fields: the same message in ``release``'s own facts, else ``read at``."""
+    readers = _other_releases(release)
+    return _resolve_text(text, release, readers) if readers else text
+
+
 def _other_releases(release: Release) -> dict[str, Release]:
     """The citation prefixes of the engine's other releases -> that release."""
     engine = ENGINES_BY_NAME.get(release.engine)

@@ -81,6 +81,10 @@ class ReleaseFacts:
     """llama.cpp: HF architecture -> the converter class registered for it."""
     builders: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: _EMPTY)
     """llama.cpp: model source -> where it stores layer inputs (and after the last layer)."""
+    hf_config_override: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """vLLM: where ``SpeculativeConfig.hf_config_override`` is (``at``, its lines) and its
+    ``branches``, in order: the model types and architectures each tests, its ``lines``, the
+    model type it rewrites the config to (``sets``) and whether it is an ``elif``."""
     tables: frozenset[str] = frozenset()
     """The tables the extractor wrote for the release (``drafts``, ``speculators``, …): a table
     absent here was not read from its code, which is not the same as an empty one."""
@@ -182,11 +186,22 @@ def load(engine: str, release: str) -> ReleaseFacts | None:
         messages=MappingProxyType(raw.get("messages", {})),
         converters=MappingProxyType(raw.get("converters", {})),
         builders=MappingProxyType(raw.get("builders", {})),
+        hf_config_override=MappingProxyType(raw.get("hf_config_override", {})),
         tables=frozenset(raw) & _TABLES,
     )
 
 
-_TABLES = frozenset({"targets", "drafts", "speculators", "messages", "converters", "builders"})
+_TABLES = frozenset(
+    {
+        "targets",
+        "drafts",
+        "speculators",
+        "messages",
+        "converters",
+        "builders",
+        "hf_config_override",
+    }
+)
 """The keys of a facts file that are tables read from the release's code (the others, such as
 ``archive``, ``cite_as`` and ``sha256``, say where the code came from)."""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from dflash_check.knowledge import facts
+from dflash_check.knowledge.citations import cited_in
 from dflash_check.knowledge.engines import VLLM_033, Engine, EngineMtp, registered
 from dflash_check.knowledge.reviewed import in_range
 
@@ -34,7 +35,8 @@ MTP_SECTION = "mtp_config"
 @dataclass(frozen=True)
 class ClassDefault:
     """An MTP count that an engine's config class for a target fills in when config.json states
-    none, at the engine's releases in ``releases``.
+    none, at the engine's releases in ``releases`` (reviewed over a range: a release after the
+    one read cites it as ``read at``).
 
     The engines load a target's config through a class chosen by its ``model_type``, so a field
     the class declares with a default is there whether the file states it or not:
@@ -50,7 +52,7 @@ class ClassDefault:
     engine: str
     """The engine (``vllm``) that loads the class."""
     releases: str
-    """The engine's releases that do, as ``Reviewed.releases`` writes a range (``==0.34.0``)."""
+    """The engine's releases that do, as ``Reviewed.releases`` writes a range (``>=0.34``)."""
     model_types: tuple[str, ...]
     """Top-level ``model_type`` values loaded through the class (the engines' MTP branches read
     the top-level config's attribute, not ``text_config``'s)."""
@@ -77,23 +79,27 @@ _KEY, _ALIAS = "num_nextn_predict_layers", ("num_mtp_layers",)
 # kimi_k2 loads through the class too, but vLLM's hf_config_override maps it to no MTP draft:
 # what each release does with it is its MTP row (knowledge/engines/vllm_mtp.py), not its count.
 _DEEPSEEK_TYPES = ("deepseek_v3", "deepseek_v32", "kimi_k2")
-# vLLM: transformers, release -> the newest it allows, and the lines of vllm's config registry
-# mapping deepseek_v32 and kimi_k2 to DeepseekV3Config (transformers_utils/config.py) and
-# that name to transformers' class (transformers_utils/configs/__init__.py); deepseek_v3 and
-# glm4_moe are not in that registry and load through transformers' AutoConfig.
-_VLLM_READ = {
-    "0.32.0": ("5.19.0", "92,100", "86"),
-    "0.33.0": ("5.20.2", "133,141", "84"),
-    "0.34.0": ("5.22.2", "134,142", "86"),
-}
+# vLLM, reviewed per range of releases, each read in one release: transformers, the newest
+# that release allows, and the lines of vllm's config registry mapping deepseek_v32 and kimi_k2
+# to DeepseekV3Config (transformers_utils/config.py) and that name to transformers' class
+# (transformers_utils/configs/__init__.py); deepseek_v3 and glm4_moe are not in that registry
+# and load through transformers' AutoConfig. A later release in the open range cites the lines
+# read (``read at``, citations.cited_in) until its own config loading is read.
+_VLLM_READ = (
+    (">=0.32,<0.33", "0.32.0", "5.19.0", "92,100", "86"),
+    (">=0.33,<0.34", "0.33.0", "5.20.2", "133,141", "84"),
+    (">=0.34", "0.34.0", "5.22.2", "134,142", "86"),
+)
 
 
-def _vllm_rows(version: str, tf: str, registry: str, lazy: str) -> tuple[ClassDefault, ...]:
+def _vllm_rows(
+    releases: str, version: str, tf: str, registry: str, lazy: str
+) -> tuple[ClassDefault, ...]:
     src = f"vllm=={version}:vllm/transformers_utils"
     return (
         ClassDefault(
             "vllm",
-            f"=={version}",
+            releases,
             _DEEPSEEK_TYPES,
             "DeepseekV3Config",
             _KEY,
@@ -104,7 +110,7 @@ def _vllm_rows(version: str, tf: str, registry: str, lazy: str) -> tuple[ClassDe
         ),
         ClassDefault(
             "vllm",
-            f"=={version}",
+            releases,
             ("glm4_moe",),
             "Glm4MoeConfig",
             _KEY,
@@ -120,7 +126,7 @@ def _vllm_rows(version: str, tf: str, registry: str, lazy: str) -> tuple[ClassDe
 # ModelConfig reads the count from the loaded config.
 _SGLANG = "sglang==0.5.23:sglang/srt"
 CLASS_DEFAULTS: tuple[ClassDefault, ...] = (
-    *(row for v, read in _VLLM_READ.items() for row in _vllm_rows(v, *read)),
+    *(row for read in _VLLM_READ for row in _vllm_rows(*read)),
     ClassDefault(
         "sglang",
         "==0.5.23",
@@ -164,8 +170,12 @@ def class_defaults(
         ]
         if not rows:  # before the release lookup: an engine with no rows needs no release
             continue
-        version = engine.release((releases or {}).get(engine.name)).version
-        found += [c for c in rows if in_range(version, c.releases, engine.releases)][:1]
+        release = engine.release((releases or {}).get(engine.name))
+        found += [
+            replace(c, citation=cited_in(release, c.citation))
+            for c in rows
+            if in_range(release.version, c.releases, engine.releases)
+        ][:1]
     return tuple(found)
 
 

@@ -21,6 +21,7 @@ import pytest
 from dflash_check.knowledge import engines, facts
 from dflash_check.knowledge.engines import VLLM, Release, vllm
 from dflash_check.knowledge.reviewed import inherit
+from tools.extract_engine_facts import dump
 
 
 def _first(what: str, releases: list[Release]) -> Release:
@@ -77,7 +78,8 @@ def add_next_vllm(
     if change is not None:
         change(raw)
     raw.update(release=version, cite_as=f"vllm=={version}")
-    (data_dir / f"vllm-{version}.json").write_text(json.dumps(raw), encoding="utf-8")
+    # Written as the extractor writes it (its own dump), the file the exercise adds.
+    (data_dir / f"vllm-{version}.json").write_text(dump(raw), encoding="utf-8")
     clear_facts()
     row = Release("vllm", version, date="2026-12-01")
     engine = replace(VLLM, releases=inherit((*vllm.RELEASES, row), vllm.VLLM_REVIEWED))

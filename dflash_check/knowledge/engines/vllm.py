@@ -332,9 +332,9 @@ LIMITS = (
 
 def mtp_rows() -> tuple[EngineMtp, ...]:
     """vLLM's MTP rows (``Engine.mtp``), imported when asked: a pair check never reads them."""
-    from dflash_check.knowledge.engines.vllm_mtp import MTP
+    from dflash_check.knowledge.engines.vllm_mtp import rows
 
-    return MTP
+    return rows()
 
 
 @cache

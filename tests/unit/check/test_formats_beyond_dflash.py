@@ -19,6 +19,7 @@ from dflash_check.check.formats import format_named, normalise_draft
 from dflash_check.check.report import CheckReport, Severity
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
+from dflash_check.knowledge.engines import VLLM
 from dflash_check.knowledge.registered_drafts import DraftNames
 from dflash_check.render.table import render_text
 from dflash_check.views import IdSource, TensorInfo
@@ -211,7 +212,7 @@ def test_dspark_architectures_decide_the_runtimes() -> None:
     assert report.verdict.value == "compatible", report.findings
     named = check(cfg, QWEN36_27B, runtime="vllm")
     (finding,) = [f for f in named.findings if f.rule == "DF016"]
-    assert "which vllm==0.34.0 does not load" in finding.message
+    assert f"which {VLLM.newest.spec} does not load" in finding.message
     assert "loaded by: sglang==0.5.23, trtllm" in finding.message
     assert format_named("dspark").loaded_by(DraftNames("dspark", ("LingDSparkModel",))) == (
         "sglang==0.5.23",

@@ -23,6 +23,7 @@ from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import ENGINES, Release
 from dflash_check.knowledge.registered_drafts import reads_registry
 from tests.support.helpers import FIXTURES, check_files, files
+from tests.support.releases import read_in
 
 DFLASH2 = FIXTURES / "drafts" / "z-lab--Qwen3.8-27B-DFlash2"
 QWEN36_27B = FIXTURES / "targets" / "Qwen--Qwen3.6-27B"
@@ -312,7 +313,8 @@ def test_xpress_drafts_are_read_as_dflash_and_judged_per_release(arch: str) -> N
 def test_xpress_refuses_any_other_draft_vocabulary_at_load(top: dict[str, Any], key: str) -> None:
     """'XPress currently requires a full-vocab draft': vLLM's class compares draft_vocab_size
     (else vocab_size) with the target's and raises when it is built (load), padding included;
-    each release cites its own lines. The same config named DFlashDraftModel is not refused."""
+    each release cites its own lines (a release after the one read: ``read at`` it). The same
+    config named DFlashDraftModel is not refused."""
     vocab = _target_vocab()
     top = {k: (vocab + 256 if v == "padded" else v) for k, v in top.items()}
     lines = {"vllm==0.33.0": ":299-304", "vllm==0.34.0": ":317-322"}
@@ -327,7 +329,8 @@ def test_xpress_refuses_any_other_draft_vocabulary_at_load(top: dict[str, Any], 
         assert found.stage.value == "load", found
         assert found.field == key
         assert "XPress currently requires a full-vocab draft" in found.message
-        assert f"qwen3_xpress.py{lines[release.spec]}" in found.message
+        assert release.xpress is not None
+        assert f"qwen3_xpress.py{lines[read_in(release.xpress.full_vocab)]}" in found.message
         assert report.verdict.value == "incompatible"
         plain = _check(_xpress("DFlashDraftModel", **top), release)
         assert not any(f.rule == "DF007" and f.severity.value == "error" for f in plain.findings), (
@@ -401,7 +404,9 @@ def test_vllm_beam_class_refuses_what_its_constructor_needs(
     Beam, an alias of its DFlash2DraftModel, is not held to it."""
     lines = {"vllm==0.33.0": ":563-566", "vllm==0.34.0": ":564-567"}
     held = [r for r, has in _releases("DFlash2BeamDraftModel") if has]
-    assert {r.spec for r in held if r.beam_dflash2_contract} == set(lines)
+    # Keyed by the release each was read in: a later release inherits its lines (read at).
+    read = {r.spec: read_in(r.beam_dflash2_contract) for r in held if r.beam_dflash2_contract}
+    assert set(read.values()) == set(lines)
     for release in held:
         report = _check(case(), release)
         beam = [f for f in report.findings if f.rule == "DF018"]
@@ -409,7 +414,7 @@ def test_vllm_beam_class_refuses_what_its_constructor_needs(
             assert not beam and report.verdict.value == "compatible", report.findings
             continue
         assert [f.field for f in beam] == [field], (release.spec, report.findings)
-        assert said in beam[0].message and lines[release.spec] in beam[0].message
+        assert said in beam[0].message and lines[read[release.spec]] in beam[0].message
         assert beam[0].stage is not None and beam[0].stage.value == "load"
         assert report.verdict.value == "incompatible"
 
@@ -515,10 +520,11 @@ def test_xpress_refuses_a_top_level_sample_from_anchor_per_release(arch: str) ->
         if release.xpress is not None and spec == release.spec:
             (one,) = found
             assert "not supported for XPress" in one.message and one.runtime == "vllm", one
-            assert f"xpress/speculator.py{lines[release.spec]}" in one.message
+            read = read_in(release.xpress.top_level_anchor)
+            assert f"xpress/speculator.py{lines[read]}" in one.message
             assert one.stage_for("vllm") is not None and one.stage_for("vllm").value == "load"
             assert report.verdict.value == "incompatible"
-            seen.add(release.spec)
+            seen.add(read)
         else:
             assert not found, (spec, found)
         for quiet in (
@@ -555,7 +561,7 @@ def test_xpress_topc_must_lie_within_the_draft_vocabulary_per_release(
         found = [f for f in report.findings if f.rule == "DF050" and f.field == "xpress_topc"]
         if refused and release.xpress is not None:
             (one,) = found
-            assert where[release.spec] in one.message, one.message
+            assert where[read_in(release.xpress.topc_range)] in one.message, one.message
             assert one.stage_for(one.runtime or "") is not None
             assert one.stage_for(one.runtime or "").value == "load"
             assert report.verdict.value == "incompatible"
@@ -565,4 +571,6 @@ def test_xpress_topc_must_lie_within_the_draft_vocabulary_per_release(
         plain = _pair(_xpress("DFlashDraftModel", xpress_topc=value), spec)
         assert not [f for f in plain.findings if f.field == "xpress_topc"], spec
     if refused:
-        assert judged == {"vllm==0.33.0", "vllm-v1==0.33.0", "vllm==0.34.0"}
+        # The runtimes of the releases read, and every later one (which inherits the check).
+        assert {"vllm==0.33.0", "vllm-v1==0.33.0", "vllm==0.34.0"} <= judged
+        assert judged == {spec for r, spec in _vllm_specs() if r.xpress is not None}

@@ -12,11 +12,12 @@ from dflash_check.check.report import Verdict
 from dflash_check.check.target_alone import check_target_mtp, read_mtp_layers
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, SGLANG, VLLM
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, SGLANG, VLLM, Release
 from dflash_check.knowledge.mtp_layers import CLASS_DEFAULTS, MTP_KEYS, class_defaults, mtp_engines
 from dflash_check.knowledge.reviewed import in_range
 from dflash_check.render.target_alone import mtp_dict, render_mtp_text, summary_line
 from tests.support.helpers import files
+from tests.support.releases import CITED_RELEASE
 
 # A DeepSeek-V3 config as vLLM's test_none_overrides_fall_back_to_arch_mapping builds it: no
 # MTP key at all (conformance/mined/mtp_cases.py, case mtp-deepseek-v3-no-key).
@@ -59,7 +60,9 @@ def test_the_report_says_the_count_is_a_class_default() -> None:
     # TensorRT-LLM's config loading was not read: no count is claimed for it
     assert (rows["trtllm"]["layers"], rows["trtllm"]["class_default"]) == (None, None)
     text = render_mtp_text(report, width=300)
-    assert "layers    1: DeepseekV3Config's default (vllm==0.34.0:" in text
+    default = "layers    1: DeepseekV3Config's default ("
+    (line,) = [s for s in text.splitlines() if default in s and "vllm==" in s]
+    assert _vllm_cited_as(VLLM.newest, line) and not _vllm_cited_elsewhere(VLLM.newest, line)
     assert "layers    not read: its config class for this model type was not read" in text
 
 
@@ -95,13 +98,15 @@ def test_a_model_type_without_a_class_default_has_no_count() -> None:
 def test_each_engine_loads_deepseek_v3s_class_for_its_aliases(model_type: str, vllm: str) -> None:
     """vLLM maps deepseek_v32 and kimi_k2 to transformers' DeepseekV3Config
     (transformers_utils/config.py) and SGLang subclasses it for them: each defaults k to 1,
-    cited at the release selected."""
+    cited at the release selected (or read at the release read)."""
     config = NO_KEY | {"model_type": model_type}
     every = {e.name: None for e in mtp_engines()}  # the selection names every engine
     stated = read_mtp_layers(files("target", config), every | {"vllm": vllm})
     assert stated.layers == 1
     by_engine = {d.engine: d for d in stated.defaults}
-    assert by_engine["vllm"].citation.startswith(f"vllm=={vllm}:")
+    citation = by_engine["vllm"].citation
+    assert citation.startswith((f"vllm=={vllm}:", "read at vllm==")), citation
+    assert _vllm_cited_elsewhere(VLLM.release(vllm), citation) == [], citation
     assert by_engine["sglang"].citation.startswith(f"sglang=={SGLANG.newest.version}:")
     assert stated.layers_of("vllm") == stated.layers_of("sglang") == 1
     assert stated.layers_of("trtllm") is None  # its config loading was not read
@@ -149,11 +154,31 @@ def test_each_class_default_names_a_key_its_engine_release_and_transformers() ->
     assert len(seen) == len(set(seen)), json.dumps(seen)
 
 
-def test_every_vllm_release_has_its_own_class_defaults() -> None:
+def _vllm_cited_as(release: Release, text: str) -> bool:
+    """Whether ``text`` cites vLLM's code as ``release``'s own or as read at another one."""
+    return f"({release.spec}:" in text or "(read at vllm==" in text
+
+
+def _vllm_cited_elsewhere(release: Release, text: str) -> list[str]:
+    """The vLLM citations in ``text`` that are neither ``release``'s nor said ``read at``."""
+    return [
+        m[1]
+        for m in CITED_RELEASE.finditer(text)
+        if m[1].startswith("vllm")
+        and m[1] not in (release.spec, release.source)
+        and not text[: m.start()].endswith("read at ")
+    ]
+
+
+def test_every_vllm_release_has_its_class_defaults_by_range() -> None:
+    """Each release gets the class defaults of the reviewed range holding it (no row per
+    release to add by hand), cited in its own code or ``read at`` the release read."""
     for release in VLLM.releases:
-        got = class_defaults("glm4_moe", {"vllm": release.version})
-        vllm = [d for d in got if d.engine == "vllm"]
-        assert len(vllm) == 1 and f"=={release.version}" == vllm[0].releases
+        for model_type in ("glm4_moe", "deepseek_v3"):
+            got = class_defaults(model_type, {"vllm": release.version})
+            (vllm,) = [d for d in got if d.engine == "vllm"]
+            assert VLLM.in_range(release.version, vllm.releases)
+            assert _vllm_cited_elsewhere(release, vllm.citation) == [], vllm.citation
 
 
 # Nemotron Parse 3.5 as vLLM's test_parse_mtp_config_routes_only_causal_prefix_architecture

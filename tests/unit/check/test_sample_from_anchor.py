@@ -13,6 +13,7 @@ import pytest
 from dflash_check.check.report import CheckReport
 from dflash_check.knowledge.engines import VLLM, Release
 from tests.support.helpers import FIXTURES, check_files, draft_config, fc_tensors, files
+from tests.support.releases import read_in
 
 TARGETS = FIXTURES / "targets"
 
@@ -47,12 +48,13 @@ def test_top_level_sample_from_anchor_is_not_read_for_zlab_drafts() -> None:
     assert not hits(report, "DF021")
 
 
-# Each release's own lines, read in its source: the DFlash speculator's check and the
-# speculators loader's copy (update_dflash). A release missing here fails: read its code.
+# The lines read in each release's source, by the release read: the DFlash speculator's check
+# and the speculators loader's copy (update_dflash). A release after the one read inherits its
+# lines, said as ``read at`` it; a reviewed range read elsewhere fails here: read its code.
 _ANCHOR_LINES = {
-    "0.32.0": ("speculator.py:77-85", "algos.py:118-121"),
-    "0.33.0": ("speculator.py:80-88", "algos.py:118-121"),
-    "0.34.0": ("speculator.py:77-85", "algos.py:86-89"),
+    "vllm==0.32.0": ("speculator.py:77-85", "algos.py:118-121"),
+    "vllm==0.33.0": ("speculator.py:80-88", "algos.py:118-121"),
+    "vllm==0.34.0": ("speculator.py:77-85", "algos.py:86-89"),
 }
 
 
@@ -68,10 +70,13 @@ def test_dflash_sample_from_anchor_cites_each_release(release: Release, value: A
     draft = files("draft", cfg, fc_tensors(cfg))
     found = hits(check_files(draft, target, release.spec), "DF021")
     assert set(found) == {"vllm"}, found
-    speculator, algos = _ANCHOR_LINES[release.version]
+    assert release.dflash_anchor is not None
+    read = read_in(release.dflash_anchor)
+    speculator, algos = _ANCHOR_LINES[read]
     message = found["vllm"]
     assert f"{release.spec} refuses it at load" in message, message
-    assert f"({release.spec}:vllm/v1/worker/gpu/spec_decode/dflash/{speculator}," in message
+    cited = release.spec if read == release.spec else f"read at {read}"
+    assert f"({cited}:vllm/v1/worker/gpu/spec_decode/dflash/{speculator}," in message
     assert f"configs/speculators/{algos}," in message
     if release.has_runner("V1"):
         v1 = check_files(draft, target, f"vllm-v1=={release.version}")

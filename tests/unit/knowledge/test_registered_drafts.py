@@ -17,6 +17,7 @@ import pytest
 
 from dflash_check.check.formats import FORMATS, DraftFormat, format_named
 from dflash_check.knowledge import engines, facts
+from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, Engine, Release, sglang
 from dflash_check.knowledge.registered_drafts import (
     DraftNames,
@@ -30,7 +31,7 @@ from dflash_check.knowledge.registered_drafts import (
 )
 from dflash_check.knowledge.reviewed import inherit
 from dflash_check.render.listing.formats import formats_json, registered_by
-from tests.support.releases import clear_facts, copy_facts, next_version
+from tests.support.releases import citations_not_of, clear_facts, copy_facts, next_version, read_in
 
 EXTRACTED: tuple[Engine, ...] = tuple(e for e in ENGINES if reads_registry(e))
 LOOKED_UP = tuple(f for f in FORMATS if f.lookup is not None)
@@ -164,12 +165,18 @@ def test_an_unregistered_release_is_refused_only_where_pinned() -> None:
 @pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.spec)
 def test_vllm_renames_an_eagle3_heads_architecture_per_release(release: Release) -> None:
     """EAGLEConfig keeps a name that starts or ends with Eagle3 and prefixes any other (each
-    release's transformers_utils/configs/eagle.py:55-64, cited in its own code)."""
+    release's transformers_utils/configs/eagle.py:55-64, cited in its own code, or ``read at``
+    the release read)."""
     rename = release.draft_renames["eagle3"]
     assert rename.renamed("LlamaForCausalLMEagle3") == "LlamaForCausalLMEagle3"
     assert rename.renamed("Eagle3LlamaForCausalLM") == "Eagle3LlamaForCausalLM"
     assert rename.renamed("LlamaForCausalLM") == "Eagle3LlamaForCausalLM"
-    assert f"{release.spec}:vllm/transformers_utils/configs/eagle.py:55-64" in rename.text
+    text = own_citations(release).draft_renames["eagle3"].text
+    assert citations_not_of(release, text) == [], text
+    cited = (
+        release.spec if read_in(rename.text) == release.spec else f"read at {read_in(rename.text)}"
+    )
+    assert f"{cited}:vllm/transformers_utils/configs/eagle.py:55-64" in text
 
 
 def test_sglang_renames_no_eagle3_head() -> None:
@@ -271,8 +278,11 @@ def test_vllm_picks_an_mtp_draft_by_model_type_not_by_its_registry(release: Rele
     assert nextn.lookup is not None
     assert not judged(release, nextn.lookup)
     assert holds_table(release, Table.DRAFTS)
-    text = release.draft_class_from_config["mtp"]
-    assert text.startswith(f"{release.spec}:vllm/") and "DeepSeekMTPModel" in text
+    read = read_in(release.draft_class_from_config["mtp"])
+    text = own_citations(release).draft_class_from_config["mtp"]
+    cited = release.spec if read == release.spec else f"read at {read}"
+    assert text.startswith(f"{cited}:vllm/") and "DeepSeekMTPModel" in text
+    assert citations_not_of(release, text) == [], text
     assert NEXTN_V3 not in facts.for_release(release).drafts
     assert "DeepSeekMTPModel" in facts.for_release(release).drafts
     assert nextn.registration(VLLM.name, DraftNames("mtp", (NEXTN_V3,)), release) is None

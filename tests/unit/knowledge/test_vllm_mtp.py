@@ -5,6 +5,7 @@ read in some releases only answers there, with that release's own lines; Kimi K2
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,9 @@ import pytest
 
 from dflash_check.check.report import Verdict
 from dflash_check.check.target_alone import check_target_mtp
+from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import VLLM, Release
+from dflash_check.knowledge.engines.vllm_mtp import branch_lines
 from tests.support.helpers import files, invoke_cli, write_model
 from tests.support.releases import add_next_vllm, citations_not_of, copy_facts
 
@@ -70,7 +73,9 @@ def test_each_release_row_says_and_cites_its_own_release(
     text = f"{row['draft']} {row['citation']}"
     assert f"{release.spec}:vllm/config/speculative.py:" in row["citation"], text
     assert citations_not_of(release, text) == [], text
-    others = [v for v in VLLM.versions if v != release.version and v in text]
+    # A reviewed text may say which release it was read at; no other release is named.
+    bare = re.sub(r"read at \S+", "", text)
+    others = [v for v in VLLM.versions if v != release.version and v in bare]
     assert others == [], text
 
 
@@ -109,9 +114,13 @@ def test_kimi_k2_on_vllm_0_34_is_accepted_at_config_as_its_own_class(tmp_path: P
 def test_a_release_whose_rows_were_not_read_claims_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A release added without reading its hf_config_override gets no other release's row:
-    the catch-all says it was not read (and refuses nothing)."""
-    new = add_next_vllm(copy_facts(tmp_path / "data", monkeypatch), monkeypatch)
+    """A release added with facts that do not hold its hf_config_override gets no other
+    release's row: the catch-all says it was not read (and refuses nothing)."""
+    new = add_next_vllm(
+        copy_facts(tmp_path / "data", monkeypatch),
+        monkeypatch,
+        lambda raw: raw.pop("hf_config_override"),
+    )
     report = check_target_mtp(files("target", UNKNOWN), None, "", releases={"vllm": new.version})
     (row,) = report.engines
     assert row.verified is False and row.refusal is None
@@ -150,8 +159,8 @@ def test_each_family_row_cites_the_release_selected(release: Release, target: st
 
 
 def test_a_branch_a_release_lacks_does_not_apply_there(tmp_path: Path) -> None:
-    """Step 5's branch is in 0.33.0 and 0.34.0 only: at a release without it the row is the
-    release's own 'no branch' answer, cited there."""
+    """Step 5's branch is in 0.33.0 on (its facts show it), not in 0.32.0: at a release without
+    it the row is the release's own 'no branch' answer, cited there."""
     step5 = UNKNOWN | {"architectures": ["Step5ForCausalLM"], "model_type": "step5"}
     drafts = {}
     for release in VLLM.releases:
@@ -160,4 +169,48 @@ def test_a_branch_a_release_lacks_does_not_apply_there(tmp_path: Path) -> None:
         assert citations_not_of(release, f"{row['draft']} {row['citation']}") == []
         drafts[release.version] = row["draft"]
     assert drafts["0.32.0"] == "none: vLLM 0.32.0 maps no MTP draft for this architecture"
-    assert [v for v, d in drafts.items() if d.startswith("Step5MTP")] == ["0.33.0", "0.34.0"]
+    assert [v for v, d in drafts.items() if d.startswith("Step5MTP")] == [
+        r.version for r in VLLM.releases if VLLM.in_range(r.version, ">=0.33")
+    ]
+
+
+def test_a_branch_s_lines_follow_the_model_type_it_rewrites_not_an_elif() -> None:
+    """A branch's lines are those testing its names, plus a later ``if`` testing the model type
+    it rewrote the config to (not an ``elif``, which the taken branch excludes), merged where
+    they touch; read from each release's facts (vLLM 0.34.0: the use_v32_mtp test at 831, the
+    mapping to deepseek_mtp at 847-852 and its branch at 853-862)."""
+    override = {
+        "branches": [
+            {"lines": "14", "model_types": ["deep_dsa", "deep_v32"]},
+            {"lines": "15-19", "model_types": ["deep", "deep_v32"], "sets": "deep_mtp"},
+            {"lines": "20-23", "model_types": ["deep_mtp"]},
+            {"lines": "26-27", "architectures": ["MixtralForCausalLM"], "sets": "mixtral_mtp"},
+            {"lines": "28-29", "model_types": ["mixtral_mtp"], "elif": True},
+        ]
+    }
+    assert branch_lines(override, ("deep_v32",)) == "14-23"
+    assert branch_lines(override, ("deep",)) == "15-23"
+    assert branch_lines(override, ("MixtralForCausalLM",)) == "26-27"
+    assert branch_lines(override, ("qwen3_next",)) is None
+    read = facts.for_release(VLLM.release("0.34.0")).hf_config_override
+    assert branch_lines(read, ("deepseek_v32", "glm_moe_dsa")) == "831,847-862"
+    assert branch_lines(read, ("deepseek_v3",)) == "847-862"
+
+
+def test_a_release_with_its_own_kimi_branch_says_it_was_not_reviewed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release whose facts show a branch for kimi_k2 itself gets neither the refusal nor
+    the acceptance read in earlier releases: its row says the branch was not reviewed."""
+
+    def kimi_branch(raw: dict[str, Any]) -> None:
+        raw["hf_config_override"]["branches"].append(
+            {"lines": "2000-2010", "model_types": ["kimi_k2"], "sets": "kimi_k2_mtp"}
+        )
+
+    new = add_next_vllm(copy_facts(tmp_path / "data", monkeypatch), monkeypatch, kimi_branch)
+    report = check_target_mtp(files("target", KIMI_K2), None, "", releases={"vllm": new.version})
+    (row,) = report.engines
+    assert row.verified is False and row.refusal is None
+    assert row.draft.startswith(f"not read: vLLM {new.version}'s hf_config_override")
+    assert row.citation == f"{new.spec}:vllm/config/speculative.py:2000-2010"

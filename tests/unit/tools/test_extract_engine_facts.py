@@ -366,3 +366,34 @@ def test_a_zip_member_that_lies_about_its_size_is_exit_3(
     archive.write_bytes(bytes(data))
     code, err = run_main(capsys, archive, tmp_path / "out")
     assert code == 3 and err.count("\n") == 1, err
+
+
+# --- vLLM: hf_config_override's branches, each release's own lines ----------------------------
+
+
+def test_vllm_hf_config_override_branches() -> None:
+    """Each branch of hf_config_override with the model types or architectures it tests, its
+    lines and the model type it rewrites the config to; an ``elif`` says so; an ``if`` testing
+    neither is not recorded (the fixture's last one)."""
+    found = extract("vllm", "fixture", SRC / "vllm")["hf_config_override"]
+    assert isinstance(found, dict)
+    assert found["at"] == "vllm/config/speculative.py:8-32"  # the decorator to the return
+    assert found["branches"] == [
+        {"lines": "14", "model_types": ["deep_dsa", "deep_v32"]},
+        {"lines": "15-19", "model_types": ["deep", "deep_v32"], "sets": "deep_mtp"},
+        {"lines": "20-23", "model_types": ["deep_mtp"]},
+        {"lines": "24-25", "architectures": ["WrapForConditionalGeneration"]},
+        {"lines": "26-27", "architectures": ["MixtralForCausalLM"], "sets": "mixtral_mtp"},
+        {"lines": "28-29", "model_types": ["mixtral_mtp"], "elif": True},
+    ]
+
+
+def test_vllm_without_hf_config_override_fails_loudly(tmp_path: Path) -> None:
+    """A release whose SpeculativeConfig has no hf_config_override is an anchor missing, not a
+    release whose MTP branches are silently empty."""
+    src = tmp_path / "vllm"
+    shutil.copytree(SRC / "vllm", src)
+    path = src / "vllm/config/speculative.py"
+    path.write_text(path.read_text().replace("def hf_config_override", "def renamed"))
+    with pytest.raises(AnchorMissing, match="hf_config_override"):
+        extract("vllm", "fixture", src)
