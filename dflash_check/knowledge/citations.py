@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, Release
+from dflash_check.knowledge.engines.interface import Engine, Release
 
 READ_AT = "read at "
 """What precedes a citation of the release that was read when the judged release's own facts
@@ -35,10 +35,13 @@ CITATION = re.compile(
 _LINE_REF = re.compile(r":\d")
 
 
-def own_citations(release: Release) -> Release:
-    """Return ``release`` with every citation of another release of its engine resolved (see
-    the module docstring); the release itself when it cites only its own code."""
-    readers = _other_releases(release)
+def own_citations(release: Release, engine: Engine) -> Release:
+    """Return ``release`` (of ``engine``) with every citation of another release of its engine
+    resolved (see the module docstring); the release itself when it cites only its own code.
+
+    The engine is passed, not looked up: this module is imported by engine modules (their MTP
+    rows), so it must not import the engine registry."""
+    readers = _other_releases(release, engine)
     if not readers:
         return release
     changed: dict[str, Any] = {}
@@ -50,19 +53,16 @@ def own_citations(release: Release) -> Release:
     return dataclasses.replace(release, **changed) if changed else release
 
 
-def cited_in(release: Release, text: str) -> str:
+def cited_in(release: Release, engine: Engine, text: str) -> str:
     """Return ``text`` (a reviewed text of one release, read when ``release`` is judged) with
     each citation of another release of its engine resolved as ``own_citations`` resolves a
     release's fields: the same message in ``release``'s own facts, else ``read at``."""
-    readers = _other_releases(release)
+    readers = _other_releases(release, engine)
     return _resolve_text(text, release, readers) if readers else text
 
 
-def _other_releases(release: Release) -> dict[str, Release]:
+def _other_releases(release: Release, engine: Engine) -> dict[str, Release]:
     """The citation prefixes of the engine's other releases -> that release."""
-    engine = ENGINES_BY_NAME.get(release.engine)
-    if engine is None:
-        return {}
     own = {release.source, release.spec}
     if release.revision:
         own.add(engine.at(release.revision))

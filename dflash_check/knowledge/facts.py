@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from dflash_check.errors import CheckError
 
 if TYPE_CHECKING:
-    from dflash_check.knowledge.engines import Release
+    from dflash_check.knowledge.engines import Engine, Release
 
 DATA_DIR = Path(__file__).parent / "data"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -237,13 +237,12 @@ def for_release(release: Release) -> ReleaseFacts:
     return found
 
 
-def no_capture(release: Release, runner: str | None) -> str | None:
-    """Return what ``release`` says when a target family has no hidden-state capture for
-    ``runner`` (vLLM V1 and V2 word it differently), quoted with its citation, read from the
-    release's own facts: None for an engine whose code is not extracted, or no such message."""
-    from dflash_check.knowledge.engines import ENGINES_BY_NAME
-
-    if runner is None or not ENGINES_BY_NAME[release.engine].extracted:
+def no_capture(engine: Engine, release: Release, runner: str | None) -> str | None:
+    """Return what ``release`` (of ``engine``) says when a target family has no hidden-state
+    capture for ``runner`` (vLLM V1 and V2 word it differently), quoted with its citation, read
+    from the release's own facts: None for an engine whose code is not extracted, or no such
+    message. The engine is passed: engine modules import this one, not the other way round."""
+    if runner is None or not engine.extracted:
         return None
     return for_release(release).message(f"no_capture_{runner.lower()}")
 

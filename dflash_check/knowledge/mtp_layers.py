@@ -172,7 +172,7 @@ def class_defaults(
             continue
         release = engine.release((releases or {}).get(engine.name))
         found += [
-            replace(c, citation=cited_in(release, c.citation))
+            replace(c, citation=cited_in(release, engine, c.citation))
             for c in rows
             if in_range(release.version, c.releases, engine.releases)
         ][:1]

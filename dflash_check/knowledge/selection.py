@@ -222,8 +222,8 @@ def release_for(profile: RuntimeProfile, version: str | None) -> Release:
     eng = ENGINES_BY_NAME[profile.engine_name]
     if version is None:
         having = [r for r in eng.releases if r.has_runner(profile.runner)]
-        return own_citations(having[-1] if having else eng.newest)
-    rel = own_citations(eng.release(version))
+        return own_citations(having[-1] if having else eng.newest, eng)
+    rel = own_citations(eng.release(version), eng)
     if not rel.has_runner(profile.runner):
         removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
         with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]

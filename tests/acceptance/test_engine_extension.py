@@ -52,7 +52,7 @@ def _serve(spec: LaunchSpec) -> list[str]:
 # -- the engine's module: what a new engine module fills ---------------------------------------
 
 
-def _mtp_rows() -> tuple[EngineMtp, ...]:
+def _mtp_rows(_engine: Engine) -> tuple[EngineMtp, ...]:
     """Its MTP rows (``Engine.mtp``): it builds an MTP draft from a target's own NextN layers
     for one architecture."""
     return (
@@ -315,7 +315,7 @@ def test_the_mtp_rules_list_it_when_its_rows_say_it_builds_one(
     listed = _rule_runtimes()
     assert all(listed[r] == ["vllm", "sglang", "trtllm", NAME] for r in mtp_rules), listed
     rows = tuple(replace(r, builds=False) for r in FAKE.mtp)
-    unbuilt = replace(FAKE, mtp_rows=lambda: rows)
+    unbuilt = replace(FAKE, mtp_rows=lambda _engine: rows)
     monkeypatch.setattr(engines, "ENGINES", (*engines.ENGINES[:-1], unbuilt))
     listed = _rule_runtimes()
     assert all(listed[r] == ["vllm", "sglang", "trtllm"] for r in mtp_rules), listed

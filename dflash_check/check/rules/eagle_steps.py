@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
 from dflash_check.check.rules.outcomes import step_flag_engines
-from dflash_check.knowledge.engines import SGLANG
 
 
 @rule(
@@ -49,8 +48,9 @@ def check_eagle_step_flags(ctx: PairContext) -> Iterator[Issue]:
     if refused is None:
         return
     message, hint = refused
+    engines = step_flag_engines()  # the engines whose MTP rows read these flags (SGLang)
     for p in ctx.profiles:
-        if p.engine_name == SGLANG.name:
+        if p.engine_name in engines:
             # The flags are no config field; the draft's method is what brings SGLang's EAGLE
             # family, so the finding is the draft's.
             yield Issue(message, hint=hint, runtime=p.name)

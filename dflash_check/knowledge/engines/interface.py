@@ -391,10 +391,12 @@ class Engine:
     """Architecture -> why a class its facts show as capturing does not, and the key of the
     engine's message refusing it (None: the engine does not refuse it, the draft is fed
     nothing)."""
-    mtp_rows: Callable[[], tuple[EngineMtp, ...]] | None = None
-    """Returns what it builds from a target's own MTP layers (read as ``mtp``): a function, as
-    ``http`` is, so that a pair check (which never asks) defines no row at start-up. None: its
-    MTP support was not read (not listed)."""
+    mtp_rows: Callable[[Engine], tuple[EngineMtp, ...]] | None = None
+    """Returns what it builds from a target's own MTP layers (read as ``mtp``), given the
+    engine itself (its releases, as registered: rows built per release read the engine they
+    are asked of, not a module global): a function, as ``http`` is, so that a pair check
+    (which never asks) defines no row at start-up. None: its MTP support was not read (not
+    listed)."""
     unregistered_draft: str | None = None
     """For an extracted engine, the key of the release's message refusing a draft whose
     architectures its model registry lacks (vLLM's ``unsupported_architecture``); None: no such
@@ -415,7 +417,7 @@ class Engine:
         ``match`` names its ``architectures[0]`` or top-level ``model_type``; the last row
         (empty ``match``) answers for every other target. Empty: its MTP support was not read
         (not listed)."""
-        return self.mtp_rows() if self.mtp_rows else ()
+        return self.mtp_rows(self) if self.mtp_rows else ()
 
     @property
     def runtime_names(self) -> tuple[str, ...]:

@@ -111,7 +111,7 @@ STAGES = MappingProxyType(
 
 
 @cache
-def mtp_rows() -> tuple[EngineMtp, ...]:
+def mtp_rows(_engine: Engine) -> tuple[EngineMtp, ...]:
     """What llama.cpp builds from a target's own MTP layers (``Engine.mtp``): not read."""
     # Its class is defined when asked: a pair check never reads the rows.
     from dflash_check.knowledge.engines.mtp_reading import EngineMtp

@@ -262,7 +262,7 @@ NO_CAPTURE = MappingProxyType(
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""
 
 
-def mtp_rows() -> tuple[EngineMtp, ...]:
+def mtp_rows(_engine: Engine) -> tuple[EngineMtp, ...]:
     """SGLang's MTP rows (``Engine.mtp``), imported when asked: a pair check never reads them."""
     from dflash_check.knowledge.engines.sglang_mtp import MTP
 

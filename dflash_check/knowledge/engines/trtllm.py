@@ -38,7 +38,7 @@ _TRTLLM_SRC = "NVIDIA/TensorRT-LLM@fcd3f316"
 
 
 @cache
-def mtp_rows() -> tuple[EngineMtp, ...]:
+def mtp_rows(_engine: Engine) -> tuple[EngineMtp, ...]:
     """What TensorRT-LLM builds from a target's own MTP layers (``Engine.mtp``)."""
     # Its class is defined when asked: a pair check never reads the rows.
     from dflash_check.knowledge.engines.mtp_reading import EngineMtp

@@ -330,11 +330,11 @@ LIMITS = (
 )
 
 
-def mtp_rows() -> tuple[EngineMtp, ...]:
+def mtp_rows(engine: Engine) -> tuple[EngineMtp, ...]:
     """vLLM's MTP rows (``Engine.mtp``), imported when asked: a pair check never reads them."""
     from dflash_check.knowledge.engines.vllm_mtp import rows
 
-    return rows()
+    return rows(engine)
 
 
 @cache

@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, Release
+from dflash_check.knowledge.engines.interface import Engine, Release
 from dflash_check.knowledge.engines.mtp_reading import (
     EngineMtp,
     MtpRefusal,
@@ -91,19 +91,18 @@ _READ = (
 )
 
 
-def _read(release: Release) -> _Read:
+def _read(release: Release, engine: Engine) -> _Read:
     """What ``release``'s MTP rows cite beside their branch: the entry of its range, each text
     a citation (``engine==version:path:lines``) resolved in its own facts where it was not the
     release read (``citations.cited_in``)."""
     from dflash_check.knowledge.citations import cited_in
 
-    engine = ENGINES_BY_NAME[release.engine]
     read, where = next(
         (r, w) for rng, r, w in reversed(_READ) if engine.in_range(release.version, rng)
     )
 
     def own(path: str | None) -> str | None:
-        return None if path is None else cited_in(release, f"vllm=={read}:{path}")
+        return None if path is None else cited_in(release, engine, f"vllm=={read}:{path}")
 
     return _Read(
         *(own(getattr(where, f.name)) for f in fields(_Read)),  # type: ignore[arg-type]
@@ -212,11 +211,11 @@ def branch_lines(override: Mapping[str, Any], names: tuple[str, ...]) -> str | N
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in merged)
 
 
-def _row(branch: _Branch, release: Release, lines: str) -> EngineMtp:
+def _row(branch: _Branch, release: Release, lines: str, engine: Engine) -> EngineMtp:
     """One branch's row at one release: how it asks and what it builds (the draft
     architectures its text names, looked up in the release's model registry), cited in that
     release (the branch's lines from its facts, the rest through ``_read``)."""
-    src, read = release.spec, _read(release)
+    src, read = release.spec, _read(release, engine)
     missing = (
         "refuses to load: 'MTP speculative decoding layer {N} weights missing from "
         f"checkpoint' ({read.missing})"
@@ -236,7 +235,7 @@ def _row(branch: _Branch, release: Release, lines: str) -> EngineMtp:
         drafts=tuple(dict.fromkeys(_DRAFT_CLASS.findall(branch.draft))),
         releases=f"=={release.version}",
     )
-    return _parse(row, release) if branch.parse else row
+    return _parse(row, release, engine) if branch.parse else row
 
 
 # Nemotron Parse 3.5's one trained step: refused above it while the speculative config is
@@ -252,7 +251,7 @@ _PARSE_STEPS = MtpStepLimit(
 )
 
 
-def _parse(row: EngineMtp, release: Release) -> EngineMtp:
+def _parse(row: EngineMtp, release: Release, engine: Engine) -> EngineMtp:
     """Nemotron Parse 3.5's row: more draft tokens than its one step are refused at start-up,
     not rerun: no MtpReruns (DF044/DF045 do not speak for it), a step limit instead (DF059),
     cited at a release not read through its own facts (``citations.cited_in``)."""
@@ -260,7 +259,7 @@ def _parse(row: EngineMtp, release: Release) -> EngineMtp:
 
     limit = _PARSE_STEPS
     if release.version not in dict(limit.read):
-        own = cited_in(release, limit.read[-1][1])
+        own = cited_in(release, engine, limit.read[-1][1])
         limit = replace(limit, read=(*limit.read, (release.version, own)))
     return replace(
         row,
@@ -296,13 +295,14 @@ def _kimi_refused(release: Release, lines: str, raised: str) -> EngineMtp:
     )
 
 
-def _kimi_accepted(release: Release, lines: str) -> EngineMtp:
+def _kimi_accepted(release: Release, lines: str, engine: Engine) -> EngineMtp:
     """A release that accepts method mtp on ``kimi_k2`` at config, with the target's config as
     the draft's (read in 0.34.0; a later release cites that through its own facts)."""
     from dflash_check.knowledge.citations import cited_in
 
     accepted = cited_in(
         release,
+        engine,
         "vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/speculator_config.py:308 (the method "
         "table knows mtp), :412-426 (the target's class declares no speculator to check it "
         "against)",
@@ -323,7 +323,7 @@ def _kimi_accepted(release: Release, lines: str) -> EngineMtp:
     )
 
 
-def _kimi(release: Release, override: Mapping[str, Any]) -> EngineMtp | None:
+def _kimi(release: Release, override: Mapping[str, Any], engine: Engine) -> EngineMtp | None:
     """Kimi K2 (model_type kimi_k2, DeepseekV3ForCausalLM; vLLM loads its config through
     DeepseekV3Config, knowledge/mtp_layers.py): hf_config_override maps deepseek_v3,
     deepseek_v32 and glm_moe_dsa to deepseek_mtp, not kimi_k2, so the draft config keeps the
@@ -340,8 +340,8 @@ def _kimi(release: Release, override: Mapping[str, Any]) -> EngineMtp | None:
     raised = _KIMI_REFUSED.get(release.version)
     if raised is not None:
         return _kimi_refused(release, lines, raised)
-    if ENGINES_BY_NAME[release.engine].in_range(release.version, _KIMI_ACCEPTED):
-        return _kimi_accepted(release, lines)
+    if engine.in_range(release.version, _KIMI_ACCEPTED):
+        return _kimi_accepted(release, lines, engine)
     return _unreviewed(release, ("kimi_k2",), lines)
 
 
@@ -377,13 +377,13 @@ def _no_branch(release: Release, override: Mapping[str, Any]) -> EngineMtp:
     )
 
 
-def rows() -> tuple[EngineMtp, ...]:
+def rows(engine: Engine) -> tuple[EngineMtp, ...]:
     """vLLM's MTP rows, first match wins (``Engine.mtp``): per reviewed branch, one row per
     release whose facts show it; Kimi K2's; any other target's per release; and the
     catch-all of a release whose hf_config_override was not read. Built when asked, from the
     registered releases and their facts, so that a release added (its facts and its row)
     answers with its own lines; built again only when those change."""
-    releases = ENGINES_BY_NAME["vllm"].releases
+    releases = engine.releases
     loaded = tuple(facts.load(r.engine, r.version) for r in releases)
     # The same releases and the same loaded facts (by identity: a test that registers a
     # release or rewrites a facts file clears the loader's cache) give the same rows; a
@@ -394,7 +394,7 @@ def rows() -> tuple[EngineMtp, ...]:
         and all(a is b for a, b in zip(_BUILT[1], loaded, strict=True))
     ):
         return _BUILT[2]
-    built = _rows(releases, loaded)
+    built = _rows(engine, releases, loaded)
     _BUILT[:] = [releases, loaded, built]
     return built
 
@@ -404,7 +404,7 @@ _BUILT: list[Any] = []
 
 
 def _rows(
-    releases: tuple[Release, ...], loaded: tuple[facts.ReleaseFacts | None, ...]
+    engine: Engine, releases: tuple[Release, ...], loaded: tuple[facts.ReleaseFacts | None, ...]
 ) -> tuple[EngineMtp, ...]:
     # Each release whose facts read its hf_config_override, with that table (a release without
     # it gets no row but the catch-all's: never another release's).
@@ -414,12 +414,14 @@ def _rows(
         if found is not None and found.hf_config_override
     ]
     branch_rows = [
-        _row(branch, release, lines)
+        _row(branch, release, lines, engine)
         for branch in BRANCHES
         for release, override in read
         if (lines := branch_lines(override, branch.match)) is not None
     ]
-    kimi = [row for release, override in read if (row := _kimi(release, override)) is not None]
+    kimi = [
+        row for release, override in read if (row := _kimi(release, override, engine)) is not None
+    ]
     return (
         *branch_rows,
         *kimi,

@@ -106,7 +106,7 @@ def release_rows() -> list[tuple[str, str, str, str, str, str]]:
 
     rows = []
     for e in registered():
-        for r in map(own_citations, e.releases):
+        for r in (own_citations(r, e) for r in e.releases):
             newest = " (newest known)" if r.version == e.newest.version else ""
             runners = ", ".join(r.runners) or "one"
             if r.runner_choice:
@@ -156,7 +156,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
     skip = {"release", "title", "citation"}
     out = []
     for e in registered():
-        for old, new in pairwise(map(own_citations, e.releases)):
+        for old, new in pairwise(own_citations(r, e) for r in e.releases):
             changes = []
             for runner in sorted(set(old.runners) - set(new.runners)):
                 why = new.removed_runners.get(runner, "")
@@ -164,7 +164,7 @@ def release_changes() -> list[tuple[str, str, list[str]]]:
             for runner in sorted(set(new.runners) - set(old.runners)):
                 changes.append(f"Model Runner {runner} added")
             for runner in sorted(set(old.runners) & set(new.runners)):
-                was, now = no_capture(old, runner), no_capture(new, runner)
+                was, now = no_capture(e, old, runner), no_capture(e, new, runner)
                 if was and now and was.split("' (")[0] != now.split("' (")[0]:
                     changes.append(f"{runner} no-capture message: {now} (was {was})")
             for method, rows in METHOD_PROFILES.items():

@@ -110,11 +110,11 @@ def test_a_citation_inside_an_inherited_row_override_says_where_it_was_read(
     monkeypatch.setattr(
         engines, "ENGINES", tuple(engine if e.name == "llamacpp" else e for e in engines.ENGINES)
     )
-    later = own_citations(engine.newest)
+    later = own_citations(engine.newest, engine)
     cited = later.overrides[key]["citation"]
     assert cited.startswith(f"read at {read.source}:") and citations_not_of(later, cited) == []
     assert engine.newest.overrides[key]["citation"].startswith(f"{read.source}:")
-    assert own_citations(read) is read  # the release that was read cites itself
+    assert own_citations(read, LLAMACPP) is read  # the release that was read cites itself
 
 
 def test_a_citation_inside_a_typed_draft_class_value_says_where_it_was_read(
@@ -125,7 +125,7 @@ def test_a_citation_inside_a_typed_draft_class_value_says_where_it_was_read(
     in those lines, so it says where it was read."""
     read = VLLM.newest.dflash2_nope
     assert read is not None
-    new = own_citations(add_next_vllm(data_dir, monkeypatch))
+    new = own_citations(add_next_vllm(data_dir, monkeypatch), engines.engine("vllm"))
     nope = new.dflash2_nope
     assert nope is not None and nope.serving is read.serving
     assert f"read at {read_in(read.text)}:vllm/config/speculative.py:" in nope.text

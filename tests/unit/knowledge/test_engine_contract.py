@@ -42,7 +42,7 @@ def test_every_data_file_is_a_known_release(path: object) -> None:
 def test_no_capture_messages_come_from_the_release_s_facts(release: Release) -> None:
     """Each runner's no-capture message is quoted from the release's own code, cited there."""
     for runner in release.runners:
-        said = facts.no_capture(release, runner)
+        said = facts.no_capture(ENGINES_BY_NAME[release.engine], release, runner)
         if said is not None:
             assert f"({release.source}:" in said
 
@@ -73,7 +73,7 @@ def _texts(value: object) -> list[str]:
 def test_every_citation_a_check_reads_names_its_release_or_says_read_at(release: Release) -> None:
     """What a check takes of a release (``selection.release_for``) cites the release's own
     code, or says at which release a reviewed text was read."""
-    judged = own_citations(release)
+    judged = own_citations(release, ENGINES_BY_NAME[release.engine])
     for f in fields(judged):
         for text in _texts(getattr(judged, f.name)):
             assert citations_not_of(judged, text) == [], f"{release.spec}.{f.name}"

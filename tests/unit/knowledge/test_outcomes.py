@@ -46,7 +46,7 @@ def test_duplicate_ids_are_refused_at_start_up_by_vllm_v2(release: Release) -> N
     own code; V1 meets the mismatch at the first decode; other runtimes keep the table's."""
     report = _check(_with_ids([1, 9, 9, 25, 33]), f"{release.spec},sglang")
     # Its own code, or the release the reason was read in, said so (``read at``).
-    why = own_citations(release).duplicate_ids_refused.get("V2")
+    why = own_citations(release, VLLM).duplicate_ids_refused.get("V2")
     assert why is not None and citations_not_of(release, why) == []
     refused = _finding(report, "DF003", "vllm")
     assert refused.stage is Stage.LOAD and why in refused.message

@@ -171,7 +171,7 @@ def test_vllm_renames_an_eagle3_heads_architecture_per_release(release: Release)
     assert rename.renamed("LlamaForCausalLMEagle3") == "LlamaForCausalLMEagle3"
     assert rename.renamed("Eagle3LlamaForCausalLM") == "Eagle3LlamaForCausalLM"
     assert rename.renamed("LlamaForCausalLM") == "Eagle3LlamaForCausalLM"
-    text = own_citations(release).draft_renames["eagle3"].text
+    text = own_citations(release, VLLM).draft_renames["eagle3"].text
     assert citations_not_of(release, text) == [], text
     cited = (
         release.spec if read_in(rename.text) == release.spec else f"read at {read_in(rename.text)}"
@@ -279,7 +279,7 @@ def test_vllm_picks_an_mtp_draft_by_model_type_not_by_its_registry(release: Rele
     assert not judged(release, nextn.lookup)
     assert holds_table(release, Table.DRAFTS)
     read = read_in(release.draft_class_from_config["mtp"])
-    text = own_citations(release).draft_class_from_config["mtp"]
+    text = own_citations(release, VLLM).draft_class_from_config["mtp"]
     cited = release.spec if read == release.spec else f"read at {read}"
     assert text.startswith(f"{cited}:vllm/") and "DeepSeekMTPModel" in text
     assert citations_not_of(release, text) == [], text
