@@ -21,7 +21,10 @@ What is extracted is only what can be read mechanically:
   aux-hidden-state capture vLLM needs for DFlash and EAGLE-3), where its model code captures
   (``_maybe_add_hidden_state`` calls and ``in self.aux_hidden_state_layers`` tests, each marked
   before or after the layer call of its loop, or after the loop: the capture after the last
-  layer), and any ``get_eagle3_default_aux_hidden_state_layers`` override with its expression;
+  layer; an override that calls ``super()``'s runs its parent's capture too), whether it builds
+  its inner model through the model registry, a ``set_aux_hidden_state_layers`` that captures
+  by its own means (the Transformers backend's), and any
+  ``get_eagle3_default_aux_hidden_state_layers`` override with its expression;
   the speculators-format loaders (``register_speculator``); the load-time messages below.
 - SGLang: every ``EntryClass`` of ``srt/models``, drafts told from targets by class name; for
   each class its ``set_dflash_layers_to_capture`` / ``set_eagle3_layers_to_capture`` /
@@ -40,7 +43,9 @@ recorded under ``reviewed``; a release whose function matches no reviewed finger
 ``MeaningChanged``, naming the function and the hand-typed facts to review. A structural
 anchor this command depends on (the registry tables, the interface, the hook names, a call of
 the capture helper) that is missing raises ``AnchorMissing``, so a change of an engine's code
-style fails loudly instead of dropping facts. The tests run it on small source fixtures
+style fails loudly instead of dropping facts; so does a class that declares the capture
+interface while no capture of it can be read, unless reviewed as capturing nothing
+(``VLLM_NO_CAPTURE_SITE``). The tests run it on small source fixtures
 (``tests/fixtures/engine_src``).
 """
 
@@ -62,6 +67,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "dflash_check" / "knowledge" / "data"
@@ -348,6 +354,8 @@ def class_attr(chain: list[ClassInfo], name: str) -> tuple[str, str] | None:
 
 REGISTERED_BUILDERS = ("init_vllm_registered_model",)
 """Calls that build an inner model from the config's architectures (no class to follow)."""
+CLASS_KEYWORDS = ("model_class",)
+"""Keyword arguments by which a builder call is given the class it builds."""
 
 
 def composed(index: PyIndex, chain: list[ClassInfo]) -> tuple[list[ClassInfo], bool]:
@@ -372,15 +380,7 @@ def _init_chain(chain: list[ClassInfo]) -> list[tuple[ClassInfo, ast.FunctionDef
         if init is None:
             continue
         out.append((c, init))
-        calls_super = any(
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "__init__"
-            and isinstance(n.func.value, ast.Call)
-            and _base_name(n.func.value.func) == "super"
-            for n in ast.walk(init)
-        )
-        if not calls_super:
+        if not _calls_super(init, "__init__"):
             break
     return out
 
@@ -391,25 +391,40 @@ def _built_in(
     out: list[ClassInfo] = []
     registered = False
     for node in ast.walk(init):
+        # ``self.x = Build(...)`` or, annotated, ``self.language_model: Cls = build(...)``
+        # (Gemma 4's registered language model, vllm==0.34.0:gemma4_mm.py:1164).
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
         if not (
-            isinstance(node, ast.Assign)
-            and any(
+            any(
                 isinstance(t, ast.Attribute)
                 and isinstance(t.value, ast.Name)
                 and t.value.id == "self"
-                for t in node.targets
+                for t in targets
             )
             and isinstance(node.value, ast.Call)
         ):
             continue
-        func = node.value.func
+        call = node.value
+        func = call.func
         name = _base_name(func)
         near = owner.path
         if name in REGISTERED_BUILDERS:
             registered = True
             continue
+        # A builder told which class to build (``initialize_model(..., model_class=
+        # Llama4ForCausalLM)``, vllm==0.34.0:mllama4.py:765-771) builds that class.
+        given = next((k.value for k in call.keywords if k.arg in CLASS_KEYWORDS), None)
+        if isinstance(given, ast.Name):
+            name = given.id
         if (
-            isinstance(func, ast.Attribute)
+            not isinstance(given, ast.Name)
+            and isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
             and func.value.id == "self"
         ):
@@ -423,11 +438,18 @@ def _built_in(
                     if builder
                     else None
                 )
-                name = (
-                    _base_name(ret.value.func)
-                    if ret is not None and isinstance(ret.value, ast.Call)
-                    else None
-                )
+                value = ret.value if ret is not None else None
+                built = value.func if isinstance(value, ast.Call) else None
+                name = _base_name(built) if built is not None else None
+                # ``return self.model_cls(...)``: the class a class attribute names
+                # (MuseSparkForCausalLM.model_cls, vllm==0.34.0:muse_spark/nvidia/model.py:1970).
+                if (
+                    isinstance(built, ast.Attribute)
+                    and isinstance(built.value, ast.Name)
+                    and built.value.id == "self"
+                    and (attr := class_attr(chain, built.attr)) is not None
+                ):
+                    name, near = attr
         if name and name[:1].isupper():
             inner = resolve_class(index, name, near)
             if inner is not None:
@@ -567,6 +589,28 @@ def _vllm_class(index: PyIndex, module: str, cls: str) -> ClassInfo | None:
 
 
 CAPTURE_HELPERS = ("_maybe_add_hidden_state",)
+VLLM_SET_LAYERS = "set_aux_hidden_state_layers"
+"""The interface method the runner calls with the layers to capture (``SupportsEagle3``)."""
+
+VLLM_NO_CAPTURE_SITE = MappingProxyType(
+    {
+        # vllm==0.32.0-0.34.0: cohere_compass.py (CohereCompassForCausalLM builds
+        # CohereCompassTextModel, vllm==0.34.0:cohere_compass.py:2243, :2332).
+        "CohereCompassForConditionalGeneration": "its language model's CohereCompassTextModel "
+        "is a plain nn.Module (no EagleModelMixin) whose layer loop captures nothing; "
+        "SupportsEagle3.set_aux_hidden_state_layers asserts an EagleModelMixin",
+        # vllm==0.34.0:mimo.py:60-91 (also 0.32.0, 0.33.0).
+        "MiMoForCausalLM": "MiMoModel.forward overrides Qwen2Model.forward without a capture "
+        "and returns the hidden states alone, where the runner unpacks (hidden_states, "
+        "aux_hidden_states) (vllm==0.34.0:v1/worker/gpu/model_runner.py:2171)",
+        # vllm==0.34.0:models/qwen4_exp/nvidia/model.py:415, :1050; judged in
+        # knowledge/engines/vllm.py (NO_CAPTURE).
+        "Qwen4ExpForConditionalGeneration": "its language model's Qwen4ExpModel is a plain "
+        "nn.Module (no EagleModelMixin) whose layer loop captures nothing",
+    }
+)
+"""Classes reviewed as declaring ``SupportsEagle3`` while capturing nothing, with why: the one
+case where no capture site is the truth, not a capture helper renamed (``unread_captures``)."""
 
 
 # --- reviewed functions ------------------------------------------------------------------------
@@ -712,6 +756,56 @@ def capture_helpers_called(index: PyIndex, names: tuple[str, ...]) -> None:
     raise AnchorMissing(f"no model calls the capture helper {', '.join(names)}: renamed?")
 
 
+def own_capture_hook(chain: list[ClassInfo]) -> str | None:
+    """Where a class captures by a ``set_aux_hidden_state_layers`` of its own instead of a
+    capture helper, ``path:line``: an override outside the interface that neither passes the
+    layers on (to another ``set_aux_hidden_state_layers`` or ``_set_aux_hidden_state_layers``)
+    nor sets a mixin's ``aux_hidden_state_layers`` (vLLM's Transformers backend records the
+    layers' outputs with transformers' ``OutputRecorder``, vllm==0.34.0:
+    model_executor/models/transformers/base.py:843-863)."""
+    found = resolved_method(chain, VLLM_SET_LAYERS)
+    if found is None or found[0].path == VLLM_INTERFACES:
+        return None
+    owner, fn = found
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and (_base_name(n.func) or "").endswith(VLLM_SET_LAYERS):
+            return None
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(_base_name(t) == "aux_hidden_state_layers" for t in targets):
+                return None
+    return at(owner.path, fn.lineno)
+
+
+def unread_captures(
+    unread: Mapping[str, str], captured: set[str], reviewed: Mapping[str, str]
+) -> None:
+    # ``unread``: ``path:line`` -> class name (two modules may define the same name);
+    # ``captured``: the names of the classes with a capture site.
+    """Fail when a class that declares the capture interface captures nowhere the extractor
+    can read (no capture site, no inner model from the model registry, no capture hook of its
+    own) and is not reviewed as capturing nothing (``VLLM_NO_CAPTURE_SITE``): a capture helper
+    renamed at one model's call sites would otherwise turn its sites into none, silently. A
+    reviewed class that now captures fails too: its review is stale."""
+    lost = [f"{name} ({where})" for where, name in sorted(unread.items()) if name not in reviewed]
+    stale = sorted(name for name in captured if name in reviewed)
+    problems = []
+    if lost:
+        problems.append(
+            f"these classes declare {VLLM_CAPTURE_INTERFACE} but call no capture helper "
+            f"({', '.join(CAPTURE_HELPERS)}) nor build a model that does: renamed at their "
+            "call sites? Read how each captures; add one that captures nothing to "
+            "VLLM_NO_CAPTURE_SITE with why:\n  " + "\n  ".join(lost)
+        )
+    if stale:
+        problems.append(
+            "reviewed in VLLM_NO_CAPTURE_SITE as capturing nothing, now with a capture site: "
+            + ", ".join(stale)
+        )
+    if problems:
+        raise AnchorMissing("\n".join(problems))
+
+
 def capture_sites(chain: list[ClassInfo], names: tuple[str, ...]) -> list[str]:
     """Where a class's effective methods capture hidden states, each ``path:line:position``.
 
@@ -727,11 +821,39 @@ def capture_sites(chain: list[ClassInfo], names: tuple[str, ...]) -> list[str]:
             if fn.name in seen or fn.name in names:
                 continue
             seen.add(fn.name)
-            loops = [n for n in ast.walk(fn) if isinstance(n, ast.For) and _loops_layers(n)]
-            for node in ast.walk(fn):
-                if _is_capture(node, names):
-                    sites.append(f"{at(cls.path, node.lineno)}:{_position(node, loops)}")
+            for owner, body in _super_calls(chain, cls, fn):
+                loops = [n for n in ast.walk(body) if isinstance(n, ast.For) and _loops_layers(n)]
+                for node in ast.walk(body):
+                    if _is_capture(node, names):
+                        sites.append(f"{at(owner.path, node.lineno)}:{_position(node, loops)}")
     return sorted(set(sites), key=_site_key)
+
+
+def _super_calls(
+    chain: list[ClassInfo], owner: ClassInfo, fn: ast.FunctionDef
+) -> Iterator[tuple[ClassInfo, ast.FunctionDef]]:
+    """The method that runs and each overridden one it reaches through ``super().<name>(``:
+    an override that calls its parent's (vLLM's ``MistralModel.forward`` returns
+    ``super().forward(...)``, vllm==0.34.0:mistral.py:217-233) runs the parent's capture."""
+    yield owner, fn
+    while _calls_super(fn, fn.name):
+        rest = chain[next(i for i, c in enumerate(chain) if c is owner) + 1 :]
+        found = resolved_method(rest, fn.name)
+        if found is None:
+            return
+        owner, fn = found
+        yield owner, fn
+
+
+def _calls_super(fn: ast.FunctionDef, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == name
+        and isinstance(n.func.value, ast.Call)
+        and _base_name(n.func.value.func) == "super"
+        for n in ast.walk(fn)
+    )
 
 
 def _position(node: ast.AST, loops: list[ast.For]) -> str:
@@ -794,6 +916,8 @@ def extract_vllm(source: Source) -> dict[str, object]:
         return out
 
     targets: dict[str, object] = {}
+    unread: dict[str, str] = {}  # where -> class: declares capture, no capture read
+    captured: set[str] = set()
     for table in (*VLLM_TARGET_TABLES, *VLLM_BACKEND_TABLES):
         for arch, line, module, cls in tables.get(table, ()):
             entry = row(arch, line, module, cls)
@@ -822,7 +946,15 @@ def extract_vllm(source: Source) -> dict[str, object]:
                 entry["sites"] = sorted(set(sites), key=_site_key)
                 if registered:
                     entry["inner_registered"] = True
+                hook = own_capture_hook(chain)
+                if hook is not None:
+                    entry["capture_hook"] = hook
+                if entry["capture"] and sites:
+                    captured.add(cls)
+                elif entry["capture"] and not (registered or hook):
+                    unread[at(info.path, info.line)] = cls
             targets.setdefault(arch, entry)
+    unread_captures(unread, captured, VLLM_NO_CAPTURE_SITE)
     drafts = {
         arch: row(arch, line, module, cls) for arch, line, module, cls in tables[VLLM_DRAFT_TABLE]
     }

@@ -71,10 +71,18 @@ def test_vllm_patterns() -> None:
     assert v32["class_at"].startswith("vllm/models/deep_v32/nvidia/model.py:")
     assert [s.rsplit(":", 1)[1] for s in v32["sites"]] == ["before-layer"]
     assert v32["default_ids"]["get_eagle3_default_aux_hidden_state_layers"]["expr"] == "(1, 2, 3)"
+    # Built through the registry by an annotated assignment inside a ``with`` block.
     assert targets["WrapForConditionalGeneration"]["inner_registered"] is True
-    # Served through the Transformers backend (a table read when the release has it).
+    # A forward that returns super().forward(...) runs its parent's capture.
+    assert targets["MistralForCausalLM"]["sites"] == targets["LlamaForCausalLM"]["sites"]
+    # Served through the Transformers backend (a table read when the release has it), which
+    # captures by a set_aux_hidden_state_layers of its own, not a capture helper.
     assert targets["OlmoForCausalLM"]["class"] == "transformers:TransformersForCausalLM"
     assert targets["OlmoForCausalLM"]["capture"] is True
+    assert targets["OlmoForCausalLM"]["capture_hook"] == (
+        "vllm/model_executor/models/transformers.py:10"
+    )
+    assert "capture_hook" not in targets["LlamaForCausalLM"]
     assert set(facts["speculators"]) == {"dflash", "eagle3"}
     assert facts["messages"]["no_capture_v1"] is None
     # The refusal raised, not the warning logged with the same phrase two lines below.
@@ -366,3 +374,72 @@ def test_a_zip_member_that_lies_about_its_size_is_exit_3(
     archive.write_bytes(bytes(data))
     code, err = run_main(capsys, archive, tmp_path / "out")
     assert code == 3 and err.count("\n") == 1, err
+
+
+LLAMA = "vllm/model_executor/models/llama.py"
+LAMB = "vllm/model_executor/models/lamb.py"
+
+
+def _with_lamb(tmp_path: Path, helper: str, prefix: str = "Llama") -> Path:
+    """The vLLM fixture plus ``lamb.py``, a copy of ``llama.py`` registered as LambForCausalLM,
+    whose capture calls go to ``helper`` and whose classes are named ``prefix``... (the
+    reviewer's repro of issue 29 item 4 keeps llama.py's class names)."""
+    tree = _refactored(tmp_path, {})
+    text = (tree / LLAMA).read_text(encoding="utf-8").replace("class Llama", f"class {prefix}")
+    text = text.replace("return LlamaModel(", f"return {prefix}Model(")
+    (tree / LAMB).write_text(
+        text.replace("self._maybe_add_hidden_state(", f"self.{helper}("), encoding="utf-8"
+    )
+    registry = tree / "vllm/model_executor/models/registry.py"
+    row = '    "LlamaForCausalLM": ("llama", "LlamaForCausalLM"),\n'
+    registry.write_text(
+        registry.read_text(encoding="utf-8").replace(
+            row, row + f'    "LambForCausalLM": ("lamb", "{prefix}ForCausalLM"),\n'
+        ),
+        encoding="utf-8",
+    )
+    return tree
+
+
+def test_the_copy_captures_like_the_original(tmp_path: Path) -> None:
+    """Unrenamed, the copy has the original's two capture sites (the repro's baseline)."""
+    targets = extract("vllm", "fixture", _with_lamb(tmp_path, "_maybe_add_hidden_state"))["targets"]
+    assert [s.replace("lamb.py", "llama.py") for s in targets["LambForCausalLM"]["sites"]] == (
+        targets["LlamaForCausalLM"]["sites"]
+    )
+
+
+def test_a_capture_helper_renamed_in_one_model_fails_naming_it(tmp_path: Path) -> None:
+    """Renamed at one model's call sites (others still call it), the class would go from two
+    capture sites to none while it still declares the interface: the extraction fails, naming
+    the class and its file."""
+    tree = _with_lamb(tmp_path, "_maybe_capture_hidden_state")
+    with pytest.raises(AnchorMissing) as raised:
+        extract("vllm", "fixture", tree)
+    assert f"LlamaForCausalLM ({LAMB}:16)" in str(raised.value)
+    assert f"({LLAMA}:" not in str(raised.value)  # the original still captures
+    assert main(["vllm", "fixture", str(tree), "--out", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_class_reviewed_as_capturing_nothing_passes_and_a_stale_review_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tools.extract_engine_facts as extractor
+
+    tree = _with_lamb(tmp_path, "_maybe_capture_hidden_state", prefix="Lamb")
+    # Reviewed as capturing nothing: no site is the truth, and the extraction goes on.
+    monkeypatch.setattr(extractor, "VLLM_NO_CAPTURE_SITE", {"LambForCausalLM": "reviewed"})
+    targets = extract("vllm", "fixture", tree)["targets"]
+    assert (targets["LambForCausalLM"]["capture"], targets["LambForCausalLM"]["sites"]) == (
+        True,
+        [],
+    )
+    # A class reviewed as capturing nothing that has a capture site: the review is stale.
+    monkeypatch.setattr(
+        extractor,
+        "VLLM_NO_CAPTURE_SITE",
+        {"LambForCausalLM": "reviewed", "LlamaForCausalLM": "reviewed"},
+    )
+    with pytest.raises(AnchorMissing, match=r"now with a capture site: LlamaForCausalLM$"):
+        extract("vllm", "fixture", tree)
