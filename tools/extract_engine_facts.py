@@ -37,10 +37,13 @@ What is extracted is only what can be read mechanically:
 
 Judgement (what a numbering means for a draft, why an inherited hook captures nothing) stays in
 reviewed code in ``dflash_check/knowledge``. The engine functions that judgement was read from
-(vLLM: ``get_eagle3_aux_layers_from_config``, the capture helper, the de-duplication of the
-capture list) are fingerprinted (a digest of the syntax tree, blind to layout and comments) and
-recorded under ``reviewed``; a release whose function matches no reviewed fingerprint fails with
-``MeaningChanged``, naming the function and the hand-typed facts to review. A structural
+are fingerprinted (a digest of the syntax tree, blind to layout and comments) and recorded under
+``reviewed``: those this tool names (``VLLM_REVIEWED``, ``SGLANG_REVIEWED``: vLLM's
+``get_eagle3_aux_layers_from_config``, the capture helper, the de-duplication of the capture
+list) and those each reviewed field of the engine's module names for the ranges covering the
+release (``Reviewed.read`` in ``dflash_check/knowledge/engines/``); a release whose function
+matches no reviewed fingerprint fails with ``MeaningChanged``, naming the function and the
+hand-typed facts (the ``Release`` fields) to review. A structural
 anchor this command depends on (the registry tables, the interface, the hook names, a call of
 the capture helper) that is missing raises ``AnchorMissing``, so a change of an engine's code
 style fails loudly instead of dropping facts; so does a class that declares the capture
@@ -655,7 +658,8 @@ VLLM_REVIEWED = (
         ("a1ac96e52770f122",),
     ),
 )
-"""vLLM's reviewed functions; a fingerprint is added here only after the facts are reviewed."""
+"""vLLM's reviewed functions whose knowledge is not a ``Release`` field (those are named by the
+field's ``Reviewed.read``); a fingerprint is added here only after the facts are reviewed."""
 
 SGLANG_DFLASH_UTILS = "sglang/srt/speculative/dflash_utils.py"
 SGLANG_REVIEWED = (
@@ -698,18 +702,23 @@ def _canonical(node: object) -> object:
     return repr(node)
 
 
-def fingerprint(fn: ast.FunctionDef) -> str:
-    """A digest of a function's syntax tree without its docstring, positions or comments: a
-    change of layout or wording keeps it, a change of what the code does changes it."""
+def fingerprint(fn: ast.FunctionDef | ast.ClassDef) -> str:
+    """A digest of a function's (or a class's) syntax tree without its docstring, positions or
+    comments: a change of layout or wording keeps it, a change of what the code does changes
+    it. A class's covers its bases and its whole body (class attributes, methods)."""
     body = fn.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring
-    tree = [fn.name, _canonical(fn.args), _canonical(body), _canonical(fn.returns)]
+    if isinstance(fn, ast.ClassDef):
+        tree = ["class", fn.name, _canonical(fn.bases), _canonical(fn.keywords), _canonical(body)]
+    else:
+        tree = [fn.name, _canonical(fn.args), _canonical(body), _canonical(fn.returns)]
     text = json.dumps(tree, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
+def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.ClassDef | None:
+    """The top-level ``function`` or ``Class``, or the method ``Class.method``."""
     owner, _, name = qualname.rpartition(".")
     body: list[ast.stmt] = tree.body
     if owner:
@@ -717,7 +726,64 @@ def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
         if cls is None:
             return None
         body = cls.body
-    return next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    kinds = (ast.FunctionDef,) if owner else (ast.FunctionDef, ast.ClassDef)
+    return next((n for n in body if isinstance(n, kinds) and n.name == name), None)
+
+
+def rows_read(engine: str, release: str) -> tuple[ReviewedFunction, ...]:
+    """The engine functions that the reviewed fields covering ``release`` were read from, as
+    the engine's module names them (``Reviewed.read`` in ``dflash_check/knowledge/engines/``),
+    each with the fields to re-read when it changes. A release no range can place (a test
+    fixture's ``fixture``) is covered by none."""
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME
+    from dflash_check.knowledge.reviewed import in_range
+
+    found = ENGINES_BY_NAME.get(engine)
+    read: dict[tuple[str, str], tuple[list[str], set[str]]] = {}
+    for row in found.reviewed if found is not None else ():
+        try:
+            covered = in_range(release, row.releases, found.releases)  # type: ignore[union-attr]
+        except ValueError:
+            covered = False
+        if not covered:
+            continue
+        for name, reads in sorted(row.read.items()):
+            for r in reads:
+                fields, prints = read.setdefault((r.path, r.function), ([], set()))
+                fields.append(name)
+                prints.update(r.fingerprints)
+    return tuple(
+        ReviewedFunction(
+            path,
+            function,
+            f"Release.{', Release.'.join(dict.fromkeys(fields))} in the Reviewed rows of "
+            f"knowledge/engines/{engine}.py",
+            tuple(sorted(prints)),
+        )
+        for (path, function), (fields, prints) in sorted(read.items())
+    )
+
+
+def _merged(*groups: tuple[ReviewedFunction, ...]) -> tuple[ReviewedFunction, ...]:
+    """One ``ReviewedFunction`` per function: the facts and fingerprints of every group that
+    names it (the capture list's de-duplication is read by DF003 and by a Reviewed field)."""
+    out: dict[tuple[str, str], ReviewedFunction] = {}
+    for r in (r for group in groups for r in group):
+        key = (r.path, r.qualname)
+        if key in out:
+            was = out[key]
+            r = ReviewedFunction(
+                r.path,
+                r.qualname,
+                f"{was.facts}; {r.facts}",
+                tuple(sorted({*was.fingerprints, *r.fingerprints})),
+            )
+        out[key] = r
+    named = [q for _, q in out]
+    twice = sorted({q for q in named if named.count(q) > 1})
+    if twice:  # the facts file records them by name
+        raise AnchorMissing(f"reviewed functions named in two files: {', '.join(twice)}")
+    return tuple(out.values())
 
 
 def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -> dict[str, object]:
@@ -726,6 +792,13 @@ def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -
     its reviewed versions is named in one ``MeaningChanged`` with the facts to review."""
     out: dict[str, object] = {}
     changed: list[str] = []
+    missing = [r for r in reviewed if r.path not in source.files]
+    if missing:
+        raise AnchorMissing(
+            "; ".join(
+                f"{r.path} is not in {source.archive} (reviewed for: {r.facts})" for r in missing
+            )
+        )
     trees = {path: ast.parse(source.text(path)) for path in {r.path for r in reviewed}}
     for r in reviewed:
         fn = _find_function(trees[r.path], r.qualname)
@@ -741,8 +814,8 @@ def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -
     if changed:
         raise MeaningChanged(
             "the meaning of reviewed code may have changed; after review, add the new "
-            "fingerprints to VLLM_REVIEWED / SGLANG_REVIEWED in tools/extract_engine_facts.py:\n  "
-            + "\n  ".join(changed)
+            "fingerprints to VLLM_REVIEWED / SGLANG_REVIEWED in tools/extract_engine_facts.py "
+            "or to the Read of the field in knowledge/engines/:\n  " + "\n  ".join(changed)
         )
     return out
 
@@ -895,7 +968,7 @@ def _is_capture(node: ast.AST, names: tuple[str, ...]) -> bool:
     return False
 
 
-def extract_vllm(source: Source) -> dict[str, object]:
+def extract_vllm(source: Source, release: str) -> dict[str, object]:
     registry = ast.parse(source.text(VLLM_REGISTRY))
     tables = _registry_tables(
         registry, (*VLLM_TARGET_TABLES, VLLM_DRAFT_TABLE), optional=VLLM_BACKEND_TABLES
@@ -903,7 +976,7 @@ def extract_vllm(source: Source) -> dict[str, object]:
     if f"class {VLLM_CAPTURE_INTERFACE}" not in source.text(VLLM_INTERFACES):
         raise AnchorMissing(f"{VLLM_INTERFACES}: no class {VLLM_CAPTURE_INTERFACE}")
     index = build_index(source, ("vllm/model_executor/models/", "vllm/models/"))
-    reviewed = reviewed_functions(source, VLLM_REVIEWED)
+    reviewed = reviewed_functions(source, _merged(VLLM_REVIEWED, rows_read("vllm", release)))
     capture_helpers_called(index, CAPTURE_HELPERS)
 
     def row(arch: str, line: int, module: str, cls: str) -> dict[str, object]:
@@ -1091,7 +1164,7 @@ def _entry_classes(index: PyIndex) -> list[tuple[str, str, int]]:
     return out
 
 
-def extract_sglang(source: Source) -> dict[str, object]:
+def extract_sglang(source: Source, release: str) -> dict[str, object]:
     index = build_index(source, ("sglang/srt/",))
     defined = {
         name
@@ -1136,7 +1209,9 @@ def extract_sglang(source: Source) -> dict[str, object]:
         "targets": targets,
         "drafts": drafts,
         "messages": find_messages(source, SGLANG_MESSAGES),
-        "reviewed": reviewed_functions(source, SGLANG_REVIEWED),
+        "reviewed": reviewed_functions(
+            source, _merged(SGLANG_REVIEWED, rows_read("sglang", release))
+        ),
     }
 
 
@@ -1155,7 +1230,7 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def extract_llamacpp(source: Source) -> dict[str, object]:
+def extract_llamacpp(source: Source, release: str) -> dict[str, object]:
     converters: dict[str, object] = {}
     for path in sorted(
         p for p in source.files if p.startswith("conversion/") and p.endswith(".py")
@@ -1219,7 +1294,7 @@ def extract(
 ) -> dict[str, object]:
     fn, suffixes, strip = ENGINES[engine]
     source = read_archive(archive, suffixes, strip)
-    facts = fn(source)
+    facts = fn(source, release)
     return {
         "schema": SCHEMA,
         "engine": engine,
@@ -1293,4 +1368,6 @@ def iter_facts(data: Mapping[str, object]) -> Iterator[str]:
 
 
 if __name__ == "__main__":
+    # Run as a script: the knowledge it reads (Reviewed.read) is this checkout's.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     sys.exit(main())

@@ -9,12 +9,15 @@ input stored after the last layer. A change of style in an engine then fails her
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
+from dflash_check.knowledge.reviewed import Read, Reviewed
 from tests.support.paths import FIXTURES
 from tools.extract_engine_facts import AnchorMissing, MeaningChanged, dump, extract, main
 
@@ -443,3 +446,69 @@ def test_a_class_reviewed_as_capturing_nothing_passes_and_a_stale_review_fails(
     )
     with pytest.raises(AnchorMissing, match=r"now with a capture site: LlamaForCausalLM$"):
         extract("vllm", "fixture", tree)
+
+
+# A reviewed range of the engine's module naming the fixture's functions (``Reviewed.read``),
+# as vLLM's rows name theirs: the extractor fingerprints what the module names.
+PLATFORM = "vllm/platforms/interface.py"
+BACKEND = "vllm/model_executor/models/transformers.py"
+ROW = Reviewed(
+    ">=0.1",
+    read={
+        "removed_runners": (Read(PLATFORM, "check_runner_env", ("8ae3e2b56fb119af",)),),
+        "runner_short": (Read(BACKEND, "TransformersBase", ("432c6643bfbeaf1a",)),),
+    },
+    removed_runners={"V1": "removed"},
+    runner_short="a class fingerprinted whole",
+)
+
+
+@pytest.fixture
+def vllm_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    engines = dict(ENGINES_BY_NAME)
+    engines["vllm"] = dataclasses.replace(engines["vllm"], reviewed=(ROW,))
+    monkeypatch.setattr("dflash_check.knowledge.engines.ENGINES_BY_NAME", engines)
+
+
+@pytest.mark.usefixtures("vllm_rows")
+def test_the_functions_a_reviewed_range_names_are_fingerprinted_in_its_releases() -> None:
+    covered = extract("vllm", "0.2.0", SRC / "vllm")["reviewed"]
+    assert covered["check_runner_env"] == {"at": f"{PLATFORM}:9", "fingerprint": "8ae3e2b56fb119af"}
+    assert covered["TransformersBase"]["fingerprint"] == "432c6643bfbeaf1a"
+    # Before the range (or a release no range can place): not read there, not fingerprinted.
+    for release in ("0.0.9", "fixture"):
+        assert "check_runner_env" not in extract("vllm", release, SRC / "vllm")["reviewed"]
+
+
+@pytest.mark.usefixtures("vllm_rows")
+@pytest.mark.parametrize(
+    ("where", "old", "new", "names"),
+    [
+        # The refusal turned into a warning: what removed_runners says no longer holds.
+        (
+            PLATFORM,
+            "                raise ValueError(",
+            "                logger.warning(",
+            ("check_runner_env", f"({PLATFORM}:9)", "Release.removed_runners"),
+        ),
+        # A method added to a class fingerprinted whole.
+        (
+            BACKEND,
+            "    def set_aux_hidden_state_layers(self, layers):\n",
+            "    speculates = False\n\n    def set_aux_hidden_state_layers(self, layers):\n",
+            ("TransformersBase", "Release.runner_short", "knowledge/engines/vllm.py"),
+        ),
+    ],
+    ids=["function", "class"],
+)
+def test_a_change_in_a_function_a_reviewed_range_names_fails_listing_its_fields(
+    tmp_path: Path, where: str, old: str, new: str, names: tuple[str, ...]
+) -> None:
+    tree = _refactored(tmp_path, {where: (old, new)})
+    with pytest.raises(MeaningChanged) as raised:
+        extract("vllm", "0.2.0", tree)
+    for name in names:
+        assert name in str(raised.value)
+    assert main(["vllm", "0.2.0", str(tree), "--out", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+    extract("vllm", "fixture", tree)  # a release the range does not cover is not judged by it
