@@ -21,7 +21,10 @@ What is extracted is only what can be read mechanically:
   aux-hidden-state capture vLLM needs for DFlash and EAGLE-3), where its model code captures
   (``_maybe_add_hidden_state`` calls and ``in self.aux_hidden_state_layers`` tests, each marked
   before or after the layer call of its loop, or after the loop: the capture after the last
-  layer), and any ``get_eagle3_default_aux_hidden_state_layers`` override with its expression;
+  layer; an override that calls ``super()``'s runs its parent's capture too), whether it builds
+  its inner model through the model registry, a ``set_aux_hidden_state_layers`` that captures
+  by its own means (the Transformers backend's), and any
+  ``get_eagle3_default_aux_hidden_state_layers`` override with its expression;
   the speculators-format loaders (``register_speculator``); the load-time messages below;
   ``SpeculativeConfig.hf_config_override`` (the MTP draft a target's config is rewritten
   into): its lines and, per branch, the model types and architectures it tests, its lines and
@@ -38,13 +41,18 @@ What is extracted is only what can be read mechanically:
 
 Judgement (what a numbering means for a draft, why an inherited hook captures nothing) stays in
 reviewed code in ``dflash_check/knowledge``. The engine functions that judgement was read from
-(vLLM: ``get_eagle3_aux_layers_from_config``, the capture helper, the de-duplication of the
-capture list) are fingerprinted (a digest of the syntax tree, blind to layout and comments) and
-recorded under ``reviewed``; a release whose function matches no reviewed fingerprint fails with
-``MeaningChanged``, naming the function and the hand-typed facts to review. A structural
+are fingerprinted (a digest of the syntax tree, blind to layout and comments) and recorded under
+``reviewed``: those this tool names (``VLLM_REVIEWED``, ``SGLANG_REVIEWED``: vLLM's
+``get_eagle3_aux_layers_from_config``, the capture helper, the de-duplication of the capture
+list) and those each reviewed field of the engine's module names for the ranges covering the
+release (``Reviewed.read`` in ``dflash_check/knowledge/engines/``); a release whose function
+matches no reviewed fingerprint fails with ``MeaningChanged``, naming the function and the
+hand-typed facts (the ``Release`` fields) to review. A structural
 anchor this command depends on (the registry tables, the interface, the hook names, a call of
 the capture helper) that is missing raises ``AnchorMissing``, so a change of an engine's code
-style fails loudly instead of dropping facts. The tests run it on small source fixtures
+style fails loudly instead of dropping facts; so does a class that declares the capture
+interface while no capture of it can be read, unless reviewed as capturing nothing
+(``VLLM_NO_CAPTURE_SITE``). The tests run it on small source fixtures
 (``tests/fixtures/engine_src``).
 """
 
@@ -66,6 +74,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "dflash_check" / "knowledge" / "data"
@@ -352,6 +361,8 @@ def class_attr(chain: list[ClassInfo], name: str) -> tuple[str, str] | None:
 
 REGISTERED_BUILDERS = ("init_vllm_registered_model",)
 """Calls that build an inner model from the config's architectures (no class to follow)."""
+CLASS_KEYWORDS = ("model_class",)
+"""Keyword arguments by which a builder call is given the class it builds."""
 
 
 def composed(index: PyIndex, chain: list[ClassInfo]) -> tuple[list[ClassInfo], bool]:
@@ -376,15 +387,7 @@ def _init_chain(chain: list[ClassInfo]) -> list[tuple[ClassInfo, ast.FunctionDef
         if init is None:
             continue
         out.append((c, init))
-        calls_super = any(
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "__init__"
-            and isinstance(n.func.value, ast.Call)
-            and _base_name(n.func.value.func) == "super"
-            for n in ast.walk(init)
-        )
-        if not calls_super:
+        if not _calls_super(init, "__init__"):
             break
     return out
 
@@ -395,25 +398,40 @@ def _built_in(
     out: list[ClassInfo] = []
     registered = False
     for node in ast.walk(init):
+        # ``self.x = Build(...)`` or, annotated, ``self.language_model: Cls = build(...)``
+        # (Gemma 4's registered language model, vllm==0.34.0:gemma4_mm.py:1164).
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
         if not (
-            isinstance(node, ast.Assign)
-            and any(
+            any(
                 isinstance(t, ast.Attribute)
                 and isinstance(t.value, ast.Name)
                 and t.value.id == "self"
-                for t in node.targets
+                for t in targets
             )
             and isinstance(node.value, ast.Call)
         ):
             continue
-        func = node.value.func
+        call = node.value
+        func = call.func
         name = _base_name(func)
         near = owner.path
         if name in REGISTERED_BUILDERS:
             registered = True
             continue
+        # A builder told which class to build (``initialize_model(..., model_class=
+        # Llama4ForCausalLM)``, vllm==0.34.0:mllama4.py:765-771) builds that class.
+        given = next((k.value for k in call.keywords if k.arg in CLASS_KEYWORDS), None)
+        if isinstance(given, ast.Name):
+            name = given.id
         if (
-            isinstance(func, ast.Attribute)
+            not isinstance(given, ast.Name)
+            and isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
             and func.value.id == "self"
         ):
@@ -427,11 +445,18 @@ def _built_in(
                     if builder
                     else None
                 )
-                name = (
-                    _base_name(ret.value.func)
-                    if ret is not None and isinstance(ret.value, ast.Call)
-                    else None
-                )
+                value = ret.value if ret is not None else None
+                built = value.func if isinstance(value, ast.Call) else None
+                name = _base_name(built) if built is not None else None
+                # ``return self.model_cls(...)``: the class a class attribute names
+                # (MuseSparkForCausalLM.model_cls, vllm==0.34.0:muse_spark/nvidia/model.py:1970).
+                if (
+                    isinstance(built, ast.Attribute)
+                    and isinstance(built.value, ast.Name)
+                    and built.value.id == "self"
+                    and (attr := class_attr(chain, built.attr)) is not None
+                ):
+                    name, near = attr
         if name and name[:1].isupper():
             inner = resolve_class(index, name, near)
             if inner is not None:
@@ -571,6 +596,28 @@ def _vllm_class(index: PyIndex, module: str, cls: str) -> ClassInfo | None:
 
 
 CAPTURE_HELPERS = ("_maybe_add_hidden_state",)
+VLLM_SET_LAYERS = "set_aux_hidden_state_layers"
+"""The interface method the runner calls with the layers to capture (``SupportsEagle3``)."""
+
+VLLM_NO_CAPTURE_SITE = MappingProxyType(
+    {
+        # vllm==0.32.0-0.34.0: cohere_compass.py (CohereCompassForCausalLM builds
+        # CohereCompassTextModel, vllm==0.34.0:cohere_compass.py:2243, :2332).
+        "CohereCompassForConditionalGeneration": "its language model's CohereCompassTextModel "
+        "is a plain nn.Module (no EagleModelMixin) whose layer loop captures nothing; "
+        "SupportsEagle3.set_aux_hidden_state_layers asserts an EagleModelMixin",
+        # vllm==0.34.0:mimo.py:60-91 (also 0.32.0, 0.33.0).
+        "MiMoForCausalLM": "MiMoModel.forward overrides Qwen2Model.forward without a capture "
+        "and returns the hidden states alone, where the runner unpacks (hidden_states, "
+        "aux_hidden_states) (vllm==0.34.0:v1/worker/gpu/model_runner.py:2171)",
+        # vllm==0.34.0:models/qwen4_exp/nvidia/model.py:415, :1050; judged in
+        # knowledge/engines/vllm.py (NO_CAPTURE).
+        "Qwen4ExpForConditionalGeneration": "its language model's Qwen4ExpModel is a plain "
+        "nn.Module (no EagleModelMixin) whose layer loop captures nothing",
+    }
+)
+"""Classes reviewed as declaring ``SupportsEagle3`` while capturing nothing, with why: the one
+case where no capture site is the truth, not a capture helper renamed (``unread_captures``)."""
 
 
 # --- reviewed functions ------------------------------------------------------------------------
@@ -615,7 +662,8 @@ VLLM_REVIEWED = (
         ("a1ac96e52770f122",),
     ),
 )
-"""vLLM's reviewed functions; a fingerprint is added here only after the facts are reviewed."""
+"""vLLM's reviewed functions whose knowledge is not a ``Release`` field (those are named by the
+field's ``Reviewed.read``); a fingerprint is added here only after the facts are reviewed."""
 
 SGLANG_DFLASH_UTILS = "sglang/srt/speculative/dflash_utils.py"
 SGLANG_REVIEWED = (
@@ -658,18 +706,23 @@ def _canonical(node: object) -> object:
     return repr(node)
 
 
-def fingerprint(fn: ast.FunctionDef) -> str:
-    """A digest of a function's syntax tree without its docstring, positions or comments: a
-    change of layout or wording keeps it, a change of what the code does changes it."""
+def fingerprint(fn: ast.FunctionDef | ast.ClassDef) -> str:
+    """A digest of a function's (or a class's) syntax tree without its docstring, positions or
+    comments: a change of layout or wording keeps it, a change of what the code does changes
+    it. A class's covers its bases and its whole body (class attributes, methods)."""
     body = fn.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring
-    tree = [fn.name, _canonical(fn.args), _canonical(body), _canonical(fn.returns)]
+    if isinstance(fn, ast.ClassDef):
+        tree = ["class", fn.name, _canonical(fn.bases), _canonical(fn.keywords), _canonical(body)]
+    else:
+        tree = [fn.name, _canonical(fn.args), _canonical(body), _canonical(fn.returns)]
     text = json.dumps(tree, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
+def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.ClassDef | None:
+    """The top-level ``function`` or ``Class``, or the method ``Class.method``."""
     owner, _, name = qualname.rpartition(".")
     body: list[ast.stmt] = tree.body
     if owner:
@@ -677,7 +730,64 @@ def _find_function(tree: ast.Module, qualname: str) -> ast.FunctionDef | None:
         if cls is None:
             return None
         body = cls.body
-    return next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    kinds = (ast.FunctionDef,) if owner else (ast.FunctionDef, ast.ClassDef)
+    return next((n for n in body if isinstance(n, kinds) and n.name == name), None)
+
+
+def rows_read(engine: str, release: str) -> tuple[ReviewedFunction, ...]:
+    """The engine functions that the reviewed fields covering ``release`` were read from, as
+    the engine's module names them (``Reviewed.read`` in ``dflash_check/knowledge/engines/``),
+    each with the fields to re-read when it changes. A release no range can place (a test
+    fixture's ``fixture``) is covered by none."""
+    from dflash_check.knowledge.engines import ENGINES_BY_NAME
+    from dflash_check.knowledge.reviewed import in_range
+
+    found = ENGINES_BY_NAME.get(engine)
+    read: dict[tuple[str, str], tuple[list[str], set[str]]] = {}
+    for row in found.reviewed if found is not None else ():
+        try:
+            covered = in_range(release, row.releases, found.releases)  # type: ignore[union-attr]
+        except ValueError:
+            covered = False
+        if not covered:
+            continue
+        for name, reads in sorted(row.read.items()):
+            for r in reads:
+                fields, prints = read.setdefault((r.path, r.function), ([], set()))
+                fields.append(name)
+                prints.update(r.fingerprints)
+    return tuple(
+        ReviewedFunction(
+            path,
+            function,
+            f"Release.{', Release.'.join(dict.fromkeys(fields))} in the Reviewed rows of "
+            f"knowledge/engines/{engine}.py",
+            tuple(sorted(prints)),
+        )
+        for (path, function), (fields, prints) in sorted(read.items())
+    )
+
+
+def _merged(*groups: tuple[ReviewedFunction, ...]) -> tuple[ReviewedFunction, ...]:
+    """One ``ReviewedFunction`` per function: the facts and fingerprints of every group that
+    names it (the capture list's de-duplication is read by DF003 and by a Reviewed field)."""
+    out: dict[tuple[str, str], ReviewedFunction] = {}
+    for r in (r for group in groups for r in group):
+        key = (r.path, r.qualname)
+        if key in out:
+            was = out[key]
+            r = ReviewedFunction(
+                r.path,
+                r.qualname,
+                f"{was.facts}; {r.facts}",
+                tuple(sorted({*was.fingerprints, *r.fingerprints})),
+            )
+        out[key] = r
+    named = [q for _, q in out]
+    twice = sorted({q for q in named if named.count(q) > 1})
+    if twice:  # the facts file records them by name
+        raise AnchorMissing(f"reviewed functions named in two files: {', '.join(twice)}")
+    return tuple(out.values())
 
 
 def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -> dict[str, object]:
@@ -686,6 +796,13 @@ def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -
     its reviewed versions is named in one ``MeaningChanged`` with the facts to review."""
     out: dict[str, object] = {}
     changed: list[str] = []
+    missing = [r for r in reviewed if r.path not in source.files]
+    if missing:
+        raise AnchorMissing(
+            "; ".join(
+                f"{r.path} is not in {source.archive} (reviewed for: {r.facts})" for r in missing
+            )
+        )
     trees = {path: ast.parse(source.text(path)) for path in {r.path for r in reviewed}}
     for r in reviewed:
         fn = _find_function(trees[r.path], r.qualname)
@@ -701,8 +818,8 @@ def reviewed_functions(source: Source, reviewed: tuple[ReviewedFunction, ...]) -
     if changed:
         raise MeaningChanged(
             "the meaning of reviewed code may have changed; after review, add the new "
-            "fingerprints to VLLM_REVIEWED / SGLANG_REVIEWED in tools/extract_engine_facts.py:\n  "
-            + "\n  ".join(changed)
+            "fingerprints to VLLM_REVIEWED / SGLANG_REVIEWED in tools/extract_engine_facts.py "
+            "or to the Read of the field in knowledge/engines/:\n  " + "\n  ".join(changed)
         )
     return out
 
@@ -714,6 +831,56 @@ def capture_helpers_called(index: PyIndex, names: tuple[str, ...]) -> None:
         if any(isinstance(n, ast.Call) and _base_name(n.func) in names for n in ast.walk(tree)):
             return
     raise AnchorMissing(f"no model calls the capture helper {', '.join(names)}: renamed?")
+
+
+def own_capture_hook(chain: list[ClassInfo]) -> str | None:
+    """Where a class captures by a ``set_aux_hidden_state_layers`` of its own instead of a
+    capture helper, ``path:line``: an override outside the interface that neither passes the
+    layers on (to another ``set_aux_hidden_state_layers`` or ``_set_aux_hidden_state_layers``)
+    nor sets a mixin's ``aux_hidden_state_layers`` (vLLM's Transformers backend records the
+    layers' outputs with transformers' ``OutputRecorder``, vllm==0.34.0:
+    model_executor/models/transformers/base.py:843-863)."""
+    found = resolved_method(chain, VLLM_SET_LAYERS)
+    if found is None or found[0].path == VLLM_INTERFACES:
+        return None
+    owner, fn = found
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and (_base_name(n.func) or "").endswith(VLLM_SET_LAYERS):
+            return None
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(_base_name(t) == "aux_hidden_state_layers" for t in targets):
+                return None
+    return at(owner.path, fn.lineno)
+
+
+def unread_captures(
+    unread: Mapping[str, str], captured: set[str], reviewed: Mapping[str, str]
+) -> None:
+    # ``unread``: ``path:line`` -> class name (two modules may define the same name);
+    # ``captured``: the names of the classes with a capture site.
+    """Fail when a class that declares the capture interface captures nowhere the extractor
+    can read (no capture site, no inner model from the model registry, no capture hook of its
+    own) and is not reviewed as capturing nothing (``VLLM_NO_CAPTURE_SITE``): a capture helper
+    renamed at one model's call sites would otherwise turn its sites into none, silently. A
+    reviewed class that now captures fails too: its review is stale."""
+    lost = [f"{name} ({where})" for where, name in sorted(unread.items()) if name not in reviewed]
+    stale = sorted(name for name in captured if name in reviewed)
+    problems = []
+    if lost:
+        problems.append(
+            f"these classes declare {VLLM_CAPTURE_INTERFACE} but call no capture helper "
+            f"({', '.join(CAPTURE_HELPERS)}) nor build a model that does: renamed at their "
+            "call sites? Read how each captures; add one that captures nothing to "
+            "VLLM_NO_CAPTURE_SITE with why:\n  " + "\n  ".join(lost)
+        )
+    if stale:
+        problems.append(
+            "reviewed in VLLM_NO_CAPTURE_SITE as capturing nothing, now with a capture site: "
+            + ", ".join(stale)
+        )
+    if problems:
+        raise AnchorMissing("\n".join(problems))
 
 
 def capture_sites(chain: list[ClassInfo], names: tuple[str, ...]) -> list[str]:
@@ -731,11 +898,39 @@ def capture_sites(chain: list[ClassInfo], names: tuple[str, ...]) -> list[str]:
             if fn.name in seen or fn.name in names:
                 continue
             seen.add(fn.name)
-            loops = [n for n in ast.walk(fn) if isinstance(n, ast.For) and _loops_layers(n)]
-            for node in ast.walk(fn):
-                if _is_capture(node, names):
-                    sites.append(f"{at(cls.path, node.lineno)}:{_position(node, loops)}")
+            for owner, body in _super_calls(chain, cls, fn):
+                loops = [n for n in ast.walk(body) if isinstance(n, ast.For) and _loops_layers(n)]
+                for node in ast.walk(body):
+                    if _is_capture(node, names):
+                        sites.append(f"{at(owner.path, node.lineno)}:{_position(node, loops)}")
     return sorted(set(sites), key=_site_key)
+
+
+def _super_calls(
+    chain: list[ClassInfo], owner: ClassInfo, fn: ast.FunctionDef
+) -> Iterator[tuple[ClassInfo, ast.FunctionDef]]:
+    """The method that runs and each overridden one it reaches through ``super().<name>(``:
+    an override that calls its parent's (vLLM's ``MistralModel.forward`` returns
+    ``super().forward(...)``, vllm==0.34.0:mistral.py:217-233) runs the parent's capture."""
+    yield owner, fn
+    while _calls_super(fn, fn.name):
+        rest = chain[next(i for i, c in enumerate(chain) if c is owner) + 1 :]
+        found = resolved_method(rest, fn.name)
+        if found is None:
+            return
+        owner, fn = found
+        yield owner, fn
+
+
+def _calls_super(fn: ast.FunctionDef, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == name
+        and isinstance(n.func.value, ast.Call)
+        and _base_name(n.func.value.func) == "super"
+        for n in ast.walk(fn)
+    )
 
 
 def _position(node: ast.AST, loops: list[ast.For]) -> str:
@@ -777,7 +972,7 @@ def _is_capture(node: ast.AST, names: tuple[str, ...]) -> bool:
     return False
 
 
-def extract_vllm(source: Source) -> dict[str, object]:
+def extract_vllm(source: Source, release: str) -> dict[str, object]:
     registry = ast.parse(source.text(VLLM_REGISTRY))
     tables = _registry_tables(
         registry, (*VLLM_TARGET_TABLES, VLLM_DRAFT_TABLE), optional=VLLM_BACKEND_TABLES
@@ -785,7 +980,7 @@ def extract_vllm(source: Source) -> dict[str, object]:
     if f"class {VLLM_CAPTURE_INTERFACE}" not in source.text(VLLM_INTERFACES):
         raise AnchorMissing(f"{VLLM_INTERFACES}: no class {VLLM_CAPTURE_INTERFACE}")
     index = build_index(source, ("vllm/model_executor/models/", "vllm/models/"))
-    reviewed = reviewed_functions(source, VLLM_REVIEWED)
+    reviewed = reviewed_functions(source, _merged(VLLM_REVIEWED, rows_read("vllm", release)))
     capture_helpers_called(index, CAPTURE_HELPERS)
 
     def row(arch: str, line: int, module: str, cls: str) -> dict[str, object]:
@@ -798,6 +993,8 @@ def extract_vllm(source: Source) -> dict[str, object]:
         return out
 
     targets: dict[str, object] = {}
+    unread: dict[str, str] = {}  # where -> class: declares capture, no capture read
+    captured: set[str] = set()
     for table in (*VLLM_TARGET_TABLES, *VLLM_BACKEND_TABLES):
         for arch, line, module, cls in tables.get(table, ()):
             entry = row(arch, line, module, cls)
@@ -826,7 +1023,15 @@ def extract_vllm(source: Source) -> dict[str, object]:
                 entry["sites"] = sorted(set(sites), key=_site_key)
                 if registered:
                     entry["inner_registered"] = True
+                hook = own_capture_hook(chain)
+                if hook is not None:
+                    entry["capture_hook"] = hook
+                if entry["capture"] and sites:
+                    captured.add(cls)
+                elif entry["capture"] and not (registered or hook):
+                    unread[at(info.path, info.line)] = cls
             targets.setdefault(arch, entry)
+    unread_captures(unread, captured, VLLM_NO_CAPTURE_SITE)
     drafts = {
         arch: row(arch, line, module, cls) for arch, line, module, cls in tables[VLLM_DRAFT_TABLE]
     }
@@ -1118,7 +1323,7 @@ def _entry_classes(index: PyIndex) -> list[tuple[str, str, int]]:
     return out
 
 
-def extract_sglang(source: Source) -> dict[str, object]:
+def extract_sglang(source: Source, release: str) -> dict[str, object]:
     index = build_index(source, ("sglang/srt/",))
     defined = {
         name
@@ -1163,7 +1368,9 @@ def extract_sglang(source: Source) -> dict[str, object]:
         "targets": targets,
         "drafts": drafts,
         "messages": find_messages(source, SGLANG_MESSAGES),
-        "reviewed": reviewed_functions(source, SGLANG_REVIEWED),
+        "reviewed": reviewed_functions(
+            source, _merged(SGLANG_REVIEWED, rows_read("sglang", release))
+        ),
     }
 
 
@@ -1182,7 +1389,7 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def extract_llamacpp(source: Source) -> dict[str, object]:
+def extract_llamacpp(source: Source, release: str) -> dict[str, object]:
     converters: dict[str, object] = {}
     for path in sorted(
         p for p in source.files if p.startswith("conversion/") and p.endswith(".py")
@@ -1246,7 +1453,7 @@ def extract(
 ) -> dict[str, object]:
     fn, suffixes, strip = ENGINES[engine]
     source = read_archive(archive, suffixes, strip)
-    facts = fn(source)
+    facts = fn(source, release)
     return {
         "schema": SCHEMA,
         "engine": engine,
@@ -1320,4 +1527,6 @@ def iter_facts(data: Mapping[str, object]) -> Iterator[str]:
 
 
 if __name__ == "__main__":
+    # Run as a script: the knowledge it reads (Reviewed.read) is this checkout's.
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     sys.exit(main())

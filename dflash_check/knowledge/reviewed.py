@@ -33,6 +33,20 @@ R = TypeVar("R", bound=_Versioned)
 
 
 @dataclass(frozen=True)
+class Read:
+    """An engine function (or class) a reviewed field was read from, and the versions of it
+    that were reviewed: the extractor (``tools/extract_engine_facts.py``) fingerprints it in
+    every release the field's range covers and fails, naming the field, where it differs."""
+
+    path: str
+    """Its file inside the release's package root (``vllm/config/vllm.py``)."""
+    function: str
+    """``function``, ``Class.method`` or ``Class``."""
+    fingerprints: tuple[str, ...]
+    """The fingerprints of the versions reviewed (one per release read where it changed)."""
+
+
+@dataclass(frozen=True)
 class Reviewed:
     """Release fields that hold for every release in ``releases``."""
 
@@ -42,10 +56,25 @@ class Reviewed:
     engine knows (a commit: compared by its place among the engine's releases)."""
     fields: Mapping[str, Any]
     """``Release`` field -> value for those releases (a row's own value wins)."""
+    read: Mapping[str, tuple[Read, ...]]
+    """Field -> the engine functions its meaning was read from (an extracted engine's semantic
+    fields name at least one: ``test_engine_contract``); the fields not read from code
+    (``UNREAD_FIELDS``) name none."""
 
-    def __init__(self, releases: str, **fields: Any) -> None:
+    def __init__(
+        self, releases: str, read: Mapping[str, tuple[Read, ...]] | None = None, **fields: Any
+    ) -> None:
+        unknown = sorted(set(read or {}) - set(fields))
+        if unknown:  # a reading of a field the row does not set: a typo in the module
+            raise ValueError(f"Reviewed({releases!r}): read names no field {', '.join(unknown)}")
         object.__setattr__(self, "releases", releases)
         object.__setattr__(self, "fields", MappingProxyType(fields))
+        object.__setattr__(self, "read", MappingProxyType(dict(read or {})))
+
+
+UNREAD_FIELDS = frozenset({"repository", "pypi", "distributions", "notes", "aliases"})
+"""Release fields that say where an engine is published or add prose, not what its code does:
+no engine function to fingerprint."""
 
 
 # Two-character operators first: ">=0.34" must not read as ">" and "=0.34".

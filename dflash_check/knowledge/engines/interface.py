@@ -28,7 +28,7 @@ from dflash_check.knowledge.engines.draft_classes import (
 from dflash_check.knowledge.engines.handling import NOT_READ, DraftHandling
 from dflash_check.knowledge.engines.test_files import EngineTestFile
 from dflash_check.knowledge.families import FAMILIES
-from dflash_check.knowledge.reviewed import in_range
+from dflash_check.knowledge.reviewed import Reviewed, in_range
 from dflash_check.views import DFLASH_METHODS
 
 if TYPE_CHECKING:
@@ -391,6 +391,10 @@ class Engine:
     """Architecture -> why a class its facts show as capturing does not, and the key of the
     engine's message refusing it (None: the engine does not refuse it, the draft is fed
     nothing)."""
+    reviewed: tuple[Reviewed, ...] = ()
+    """The reviewed ranges its releases were built from (``reviewed.inherit``), kept for what
+    each field was read from (``Reviewed.read``): the extractor fingerprints those functions
+    per release."""
     mtp_rows: Callable[[Engine], tuple[EngineMtp, ...]] | None = None
     """Returns what it builds from a target's own MTP layers (read as ``mtp``), given the
     engine itself (its releases, as registered: rows built per release read the engine they

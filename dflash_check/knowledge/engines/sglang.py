@@ -34,7 +34,7 @@ from dflash_check.knowledge.engines.interface import (
     shared_flags,
 )
 from dflash_check.knowledge.engines.test_files import EngineTestFile
-from dflash_check.knowledge.reviewed import Reviewed, inherit
+from dflash_check.knowledge.reviewed import Read, Reviewed, inherit
 from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS
 
 if TYPE_CHECKING:
@@ -45,9 +45,39 @@ if TYPE_CHECKING:
 RELEASES = (Release("sglang", "0.5.23", date="2026-10-30"),)
 _WORKER = "sglang==0.5.23:sglang/srt/speculative/dflash_worker_v2.py"
 """The DFlash worker as read at 0.5.23, whose start-up guards ``domino_worker`` cites."""
+_DSV4_HOOK = Read(
+    "sglang/srt/arg_groups/deepseek_v4_hook.py", "apply_deepseek_v4_defaults", ("5737d26dc1f89150",)
+)
 REVIEWED = (
     Reviewed(
         ">=0.5.23",
+        # The engine functions each field was read from, with the fingerprints reviewed
+        # (tools/extract_engine_facts.py).
+        read={
+            "domino_contract": (
+                Read(
+                    "sglang/srt/speculative/dflash_utils.py",
+                    "parse_dflash_draft_config",
+                    ("f4b93ec21d690477",),
+                ),
+            ),
+            "minimax_dspark_contract": (
+                Read(
+                    "sglang/srt/configs/minimax_vl.py",
+                    "configure_minimax_m3_dspark",
+                    ("56e6d735a5627faa",),
+                ),
+            ),
+            "domino_worker": (
+                Read(
+                    "sglang/srt/speculative/dflash_worker_v2.py",
+                    "DFlashWorkerV2.__init__",
+                    ("99e842bb2d9209fe",),
+                ),
+            ),
+            "algorithm_gates": (_DSV4_HOOK,),
+            "eagle_topk_gates": (_DSV4_HOOK,),
+        },
         repository="sgl-project/sglang",
         pypi=True,
         distributions=("sglang",),
@@ -313,6 +343,7 @@ ENGINE = Engine(
     writes=DRAFT_LENGTH_FLAGS,
     judge=judge,
     no_capture=NO_CAPTURE,
+    reviewed=REVIEWED,
     mtp_rows=mtp_rows,
     handling=HANDLING,
     test_file=TEST_FILE,

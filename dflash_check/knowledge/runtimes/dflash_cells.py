@@ -54,14 +54,6 @@ VLLM_REVIEWED: tuple[FamilyCell, ...] = (
         releases=">=0.32",
         reason=_DELEGATES + " (KimiK25 builds a DeepSeek-V3 model: aux 1..N)",
     ),
-    FamilyCell(
-        VLLM.name,
-        ("llama4",),
-        _VLLM_033 + "mllama4.py:803-813 (delegates); llama4.py:384 (Llama4Model(LlamaModel): "
-        "llama.py:428-441)",
-        releases=">=0.32",
-        reason=_DELEGATES + " (Llama4Model, a LlamaModel)",
-    ),
     # The registry names a class the extractor finds in no file of the archive (a package
     # path), so the facts do not judge it; read by hand at a commit before 0.32.
     FamilyCell(

@@ -5,6 +5,7 @@ every runtime)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import fields
@@ -17,6 +18,7 @@ from dflash_check.knowledge import facts
 from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import ENGINES, ENGINES_BY_NAME, Engine, Release
 from dflash_check.knowledge.outcomes import STAGES, stage_of
+from dflash_check.knowledge.reviewed import UNREAD_FIELDS, Reviewed
 from dflash_check.knowledge.selection import runtime_names
 from tests.support.releases import citations_not_of
 
@@ -96,3 +98,52 @@ def test_stage_rows_name_the_engine_s_runtimes_and_known_rules(engine: Engine) -
     for runtime, rows in engine.stages.items():
         assert runtime in engine.runtime_names and runtime in known, f"{engine.name}: {runtime}"
         assert set(rows) <= set(STAGES), f"{runtime}: {set(rows) - set(STAGES)}"
+
+
+def _fingerprinted(engine: Engine) -> bool:
+    """Whether the extractor fingerprints ``engine``'s reviewed code (Python sources: vLLM,
+    SGLang; llama.cpp's C++ is not): its facts files carry a ``reviewed`` section."""
+    return engine.extracted and all(
+        "reviewed" in _raw_facts(engine.name, r.version) for r in engine.releases
+    )
+
+
+def _raw_facts(engine: str, version: str) -> Mapping[str, object]:
+    path = facts.DATA_DIR / f"{engine}-{version}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+REVIEWED_ROWS = [(e, row) for e in ENGINES if _fingerprinted(e) for row in e.reviewed]
+"""Every reviewed range of an engine whose reviewed code the extractor fingerprints."""
+
+
+@pytest.mark.parametrize(
+    ("engine", "row"), REVIEWED_ROWS, ids=lambda x: x.name if isinstance(x, Engine) else x.releases
+)
+def test_every_reviewed_field_names_the_functions_it_was_read_from(
+    engine: Engine, row: Reviewed
+) -> None:
+    """Each semantic field of a reviewed range names the engine functions it was read from,
+    and each of those is fingerprinted, as reviewed, in the facts of every release the range
+    covers: a release whose function changed could not have been extracted."""
+    unread = sorted(set(row.fields) - set(row.read) - UNREAD_FIELDS)
+    assert not unread, f"{engine.name} {row.releases}: {unread} name no engine function"
+    assert all(row.read.values()), f"{engine.name} {row.releases}: a field names no function"
+    covered = [r for r in engine.releases if engine.in_range(r.version, row.releases)]
+    assert covered, f"{engine.name} {row.releases} covers no release"
+    for release in covered:
+        printed = _raw_facts(engine.name, release.version)["reviewed"]
+        assert isinstance(printed, dict)
+        for name, reads in row.read.items():
+            for read in reads:
+                got = printed.get(read.function)
+                assert got is not None, (
+                    f"{release.spec}: {read.function} ({name}) not fingerprinted"
+                )
+                assert got["at"].startswith(read.path + ":"), (release.spec, read, got)
+                assert got["fingerprint"] in read.fingerprints, (release.spec, name, read, got)
+
+
+def test_the_fingerprinted_engines_have_reviewed_rows() -> None:
+    """The contract above runs on vLLM's and SGLang's rows (else it would pass on none)."""
+    assert {e.name for e, _ in REVIEWED_ROWS} >= {"vllm", "sglang"}

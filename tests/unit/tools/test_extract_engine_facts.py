@@ -9,12 +9,15 @@ input stored after the last layer. A change of style in an engine then fails her
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
+from dflash_check.knowledge.reviewed import Read, Reviewed
 from tests.support.paths import FIXTURES
 from tools.extract_engine_facts import AnchorMissing, MeaningChanged, dump, extract, main
 
@@ -71,10 +74,18 @@ def test_vllm_patterns() -> None:
     assert v32["class_at"].startswith("vllm/models/deep_v32/nvidia/model.py:")
     assert [s.rsplit(":", 1)[1] for s in v32["sites"]] == ["before-layer"]
     assert v32["default_ids"]["get_eagle3_default_aux_hidden_state_layers"]["expr"] == "(1, 2, 3)"
+    # Built through the registry by an annotated assignment inside a ``with`` block.
     assert targets["WrapForConditionalGeneration"]["inner_registered"] is True
-    # Served through the Transformers backend (a table read when the release has it).
+    # A forward that returns super().forward(...) runs its parent's capture.
+    assert targets["MistralForCausalLM"]["sites"] == targets["LlamaForCausalLM"]["sites"]
+    # Served through the Transformers backend (a table read when the release has it), which
+    # captures by a set_aux_hidden_state_layers of its own, not a capture helper.
     assert targets["OlmoForCausalLM"]["class"] == "transformers:TransformersForCausalLM"
     assert targets["OlmoForCausalLM"]["capture"] is True
+    assert targets["OlmoForCausalLM"]["capture_hook"] == (
+        "vllm/model_executor/models/transformers.py:10"
+    )
+    assert "capture_hook" not in targets["LlamaForCausalLM"]
     assert set(facts["speculators"]) == {"dflash", "eagle3"}
     assert facts["messages"]["no_capture_v1"] is None
     # The refusal raised, not the warning logged with the same phrase two lines below.
@@ -397,3 +408,138 @@ def test_vllm_without_hf_config_override_fails_loudly(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("def hf_config_override", "def renamed"))
     with pytest.raises(AnchorMissing, match="hf_config_override"):
         extract("vllm", "fixture", src)
+
+
+LLAMA = "vllm/model_executor/models/llama.py"
+LAMB = "vllm/model_executor/models/lamb.py"
+
+
+def _with_lamb(tmp_path: Path, helper: str, prefix: str = "Llama") -> Path:
+    """The vLLM fixture plus ``lamb.py``, a copy of ``llama.py`` registered as LambForCausalLM,
+    whose capture calls go to ``helper`` and whose classes are named ``prefix``... (the
+    reviewer's repro of issue 29 item 4 keeps llama.py's class names)."""
+    tree = _refactored(tmp_path, {})
+    text = (tree / LLAMA).read_text(encoding="utf-8").replace("class Llama", f"class {prefix}")
+    text = text.replace("return LlamaModel(", f"return {prefix}Model(")
+    (tree / LAMB).write_text(
+        text.replace("self._maybe_add_hidden_state(", f"self.{helper}("), encoding="utf-8"
+    )
+    registry = tree / "vllm/model_executor/models/registry.py"
+    row = '    "LlamaForCausalLM": ("llama", "LlamaForCausalLM"),\n'
+    registry.write_text(
+        registry.read_text(encoding="utf-8").replace(
+            row, row + f'    "LambForCausalLM": ("lamb", "{prefix}ForCausalLM"),\n'
+        ),
+        encoding="utf-8",
+    )
+    return tree
+
+
+def test_the_copy_captures_like_the_original(tmp_path: Path) -> None:
+    """Unrenamed, the copy has the original's two capture sites (the repro's baseline)."""
+    targets = extract("vllm", "fixture", _with_lamb(tmp_path, "_maybe_add_hidden_state"))["targets"]
+    assert [s.replace("lamb.py", "llama.py") for s in targets["LambForCausalLM"]["sites"]] == (
+        targets["LlamaForCausalLM"]["sites"]
+    )
+
+
+def test_a_capture_helper_renamed_in_one_model_fails_naming_it(tmp_path: Path) -> None:
+    """Renamed at one model's call sites (others still call it), the class would go from two
+    capture sites to none while it still declares the interface: the extraction fails, naming
+    the class and its file."""
+    tree = _with_lamb(tmp_path, "_maybe_capture_hidden_state")
+    with pytest.raises(AnchorMissing) as raised:
+        extract("vllm", "fixture", tree)
+    assert f"LlamaForCausalLM ({LAMB}:16)" in str(raised.value)
+    assert f"({LLAMA}:" not in str(raised.value)  # the original still captures
+    assert main(["vllm", "fixture", str(tree), "--out", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_class_reviewed_as_capturing_nothing_passes_and_a_stale_review_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tools.extract_engine_facts as extractor
+
+    tree = _with_lamb(tmp_path, "_maybe_capture_hidden_state", prefix="Lamb")
+    # Reviewed as capturing nothing: no site is the truth, and the extraction goes on.
+    monkeypatch.setattr(extractor, "VLLM_NO_CAPTURE_SITE", {"LambForCausalLM": "reviewed"})
+    targets = extract("vllm", "fixture", tree)["targets"]
+    assert (targets["LambForCausalLM"]["capture"], targets["LambForCausalLM"]["sites"]) == (
+        True,
+        [],
+    )
+    # A class reviewed as capturing nothing that has a capture site: the review is stale.
+    monkeypatch.setattr(
+        extractor,
+        "VLLM_NO_CAPTURE_SITE",
+        {"LambForCausalLM": "reviewed", "LlamaForCausalLM": "reviewed"},
+    )
+    with pytest.raises(AnchorMissing, match=r"now with a capture site: LlamaForCausalLM$"):
+        extract("vllm", "fixture", tree)
+
+
+# A reviewed range of the engine's module naming the fixture's functions (``Reviewed.read``),
+# as vLLM's rows name theirs: the extractor fingerprints what the module names.
+PLATFORM = "vllm/platforms/interface.py"
+BACKEND = "vllm/model_executor/models/transformers.py"
+ROW = Reviewed(
+    ">=0.1",
+    read={
+        "removed_runners": (Read(PLATFORM, "check_runner_env", ("8ae3e2b56fb119af",)),),
+        "runner_short": (Read(BACKEND, "TransformersBase", ("432c6643bfbeaf1a",)),),
+    },
+    removed_runners={"V1": "removed"},
+    runner_short="a class fingerprinted whole",
+)
+
+
+@pytest.fixture
+def vllm_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    engines = dict(ENGINES_BY_NAME)
+    engines["vllm"] = dataclasses.replace(engines["vllm"], reviewed=(ROW,))
+    monkeypatch.setattr("dflash_check.knowledge.engines.ENGINES_BY_NAME", engines)
+
+
+@pytest.mark.usefixtures("vllm_rows")
+def test_the_functions_a_reviewed_range_names_are_fingerprinted_in_its_releases() -> None:
+    covered = extract("vllm", "0.2.0", SRC / "vllm")["reviewed"]
+    assert covered["check_runner_env"] == {"at": f"{PLATFORM}:9", "fingerprint": "8ae3e2b56fb119af"}
+    assert covered["TransformersBase"]["fingerprint"] == "432c6643bfbeaf1a"
+    # Before the range (or a release no range can place): not read there, not fingerprinted.
+    for release in ("0.0.9", "fixture"):
+        assert "check_runner_env" not in extract("vllm", release, SRC / "vllm")["reviewed"]
+
+
+@pytest.mark.usefixtures("vllm_rows")
+@pytest.mark.parametrize(
+    ("where", "old", "new", "names"),
+    [
+        # The refusal turned into a warning: what removed_runners says no longer holds.
+        (
+            PLATFORM,
+            "                raise ValueError(",
+            "                logger.warning(",
+            ("check_runner_env", f"({PLATFORM}:9)", "Release.removed_runners"),
+        ),
+        # A method added to a class fingerprinted whole.
+        (
+            BACKEND,
+            "    def set_aux_hidden_state_layers(self, layers):\n",
+            "    speculates = False\n\n    def set_aux_hidden_state_layers(self, layers):\n",
+            ("TransformersBase", "Release.runner_short", "knowledge/engines/vllm.py"),
+        ),
+    ],
+    ids=["function", "class"],
+)
+def test_a_change_in_a_function_a_reviewed_range_names_fails_listing_its_fields(
+    tmp_path: Path, where: str, old: str, new: str, names: tuple[str, ...]
+) -> None:
+    tree = _refactored(tmp_path, {where: (old, new)})
+    with pytest.raises(MeaningChanged) as raised:
+        extract("vllm", "0.2.0", tree)
+    for name in names:
+        assert name in str(raised.value)
+    assert main(["vllm", "0.2.0", str(tree), "--out", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+    extract("vllm", "fixture", tree)  # a release the range does not cover is not judged by it
