@@ -11,7 +11,10 @@ stage ``load`` covers it (a refusal there is a refusal at start-up). So, per cas
   ``first-decode`` (the runner decides which forward is the first);
 * the engine accepted a case whose own test says it is accepted (a mined case): the tool
   agrees when it has no error at ``load`` and a verdict (exit 3, "cannot check", disagrees);
-* the engine accepted a corpus pair: the oracle ran only the start-up validation, so a tool
+* the config stages accepted and the model stage stopped on the release's own refusal when it
+  builds the model (``conformance/model_stage.py``, kind ``engine``): a refusal at start-up,
+  judged as the first case;
+* the engine accepted a corpus pair: where the model stage did not build both models, a tool
   error at ``load`` may be one raised when the model is built, which the oracle does not
   reach: ``beyond`` (neither agreement nor disagreement); no such error agrees.
 
@@ -136,10 +139,18 @@ start-up memory profile where it runs the drafter (Model Runner V2,
 
 def engine_outcome(case: Mapping[str, Any]) -> str:
     """``refused``, ``accepted``, or ``FIRST_FORWARD`` where the config stages accepted and the
-    model stage built both models and found the draft's fc and the capture apart."""
+    model stage built both models and found the draft's fc and the capture apart. A model
+    stage that stopped on the release's own refusal when it builds the model (a ``Stop`` of
+    kind ``engine``, ``conformance/model_stage.py``) is a refusal at start-up: the engine
+    builds its models before it serves."""
+    from conformance.model_stage import stop_for
+
     model = case.get("model") or {}
     if case["outcome"] == "accepted" and model.get("fc_matches_capture") is False:
         return FIRST_FORWARD
+    stop = stop_for(model["error"]) if model.get("error") else None
+    if case["outcome"] == "accepted" and stop is not None and stop.kind == "engine":
+        return "refused"
     return str(case["outcome"])
 
 

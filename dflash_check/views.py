@@ -252,6 +252,12 @@ class DraftView:
     """The draft's own ``layer_types`` (``full_attention`` / ``sliding_attention``), if stated."""
     sliding_window: int | None = None
     """Its window: top-level ``sliding_window``, else ``dflash_config.swa_window_size``."""
+    loaded_window: int | None = None
+    """The top-level ``sliding_window`` as an engine that loads the config through
+    transformers' class for its ``model_type`` sees it (``knowledge/config_classes.py``: the
+    Qwen2/Qwen3 classes drop it without ``use_sliding_window: true``)."""
+    swa_window_size: int | None = None
+    """``dflash_config.swa_window_size``, which vLLM reads before the loaded window."""
     dflash2_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
     """(name, shape) of every convolution and candidate-selector tensor in the header (a
     header fact, read for every draft; DFlash 2's rules judge them)."""

@@ -274,6 +274,7 @@ def draft_fields(
     SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
     every id list, its layer kinds and window, and the file facts. With ``empty_vocab`` a
     ``vocab_size`` of 0 reads as not stated instead of failing the read (a rule judges it)."""
+    from dflash_check.knowledge.config_classes import window_as_loaded
     from dflash_check.knowledge.runtimes import read_id_keys
 
     hidden = top.integer("hidden_size", required=True)
@@ -290,5 +291,11 @@ def draft_fields(
         "layer_types": top.strings("layer_types"),
         "sliding_window": first_value((top, dflash), "sliding_window")[0]
         or first_value((dflash,), "swa_window_size")[0],
+        "loaded_window": window_as_loaded(
+            top.string("model_type"),
+            top.integer("sliding_window", minimum=0),
+            top.data.get("use_sliding_window"),
+        ),
+        "swa_window_size": first_value((dflash,), "swa_window_size")[0],
         **file_fields(files),
     }

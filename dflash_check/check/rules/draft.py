@@ -9,13 +9,23 @@ malformed config, not a pairing problem.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import Issue, PairContext, Rule, rule
-from dflash_check.knowledge.engines import MLX, REFERENCE, VLLM, VLLM_033, VLLM_RUNNERS, VLLM_V1
+from dflash_check.knowledge.config_classes import WINDOW_NEEDS_FLAG_SOURCE
+from dflash_check.knowledge.engines import (
+    MLX,
+    REFERENCE,
+    SGLANG,
+    VLLM,
+    VLLM_033,
+    VLLM_RUNNERS,
+    VLLM_V1,
+)
 from dflash_check.knowledge.engines.vllm import XPRESS_ARCHITECTURES
 from dflash_check.knowledge.outcomes import Stage
+from dflash_check.views import DraftView
 
 V033 = VLLM_033.source
 """vLLM 0.33.0, where the vLLM lines cited here were read."""
@@ -40,6 +50,8 @@ _NO_WINDOW = {
     **_MLX_NO_WINDOW,
     VLLM.name: _VLLM_NO_WINDOW,  # the draft model class, the same under both runners
     VLLM_V1: _VLLM_NO_WINDOW,
+    # sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:400-414, when the draft is built.
+    SGLANG.name: "DFLASH sliding_attention layers require config.sliding_window.",
 }
 OWN_WINDOW = frozenset({"MuseSparkDSparkModel"})
 """Drafts whose vLLM model class is not the DFlash one that asks for ``sliding_window``: Muse
@@ -64,15 +76,20 @@ _MIXED = {
     "430-470); the transformers reference indexes layer_types per layer (model.py:363-367) "
     "and without a window runs sliding layers as full attention, unlike training; vLLM needs "
     "a window for sliding layers and its V1 runner refuses drafts mixing sliding and full "
-    f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154). vLLM's XPress "
+    f"layers ({V033}:vllm/model_executor/models/qwen3_dflash.py:127-154), as SGLang does "
+    "(sglang==0.5.23:sglang/srt/speculative/dflash_utils.py:400-414); both load the draft's "
+    "config through transformers' class for its model_type, and the Qwen2/Qwen3 classes keep "
+    "a stated sliding_window only with use_sliding_window true "
+    f"({WINDOW_NEEDS_FLAG_SOURCE}). vLLM's XPress "
     "refiner (0.33.0, 0.34.0) scores each Jacobi pass on the drafter's top-C candidates and "
     "refuses a draft xpress_topc outside 0 .. the draft vocabulary (draft_vocab_size, else "
     "vocab_size) when the speculative config resolves: 'xpress_topc must be between 0 and the "
     "draft vocabulary size' (vllm==0.34.0:vllm/v1/worker/gpu/spec_decode/xpress/config.py:"
     "21-28; vllm==0.33.0:vllm/config/speculative.py:1623-1638).",
     "Publish the draft's config as trained: one layer_types entry per draft layer, and the "
-    "sliding_window its sliding layers were trained with.",
-    runtimes=(REFERENCE.name, *VLLM_RUNNERS, MLX.name),
+    "sliding_window its sliding layers were trained with (with use_sliding_window: true for "
+    "a Qwen2/Qwen3 model_type).",
+    runtimes=(REFERENCE.name, *VLLM_RUNNERS, SGLANG.name, MLX.name),
 )
 def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
     """Flag, per runtime, layer kinds, windows and keys the runtime's loader rejects."""
@@ -99,14 +116,9 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
             "(num_hidden_layers)",
             "layer_types",
         )
+    if "sliding_attention" in kinds:
+        yield from _no_window(ctx, each)
     if "sliding_attention" in kinds and d.sliding_window is None:
-        # vLLM's class for an OWN_WINDOW draft takes its windows elsewhere: not refused there.
-        no_window = _MLX_NO_WINDOW if OWN_WINDOW & set(d.architectures) else _NO_WINDOW
-        yield from each(
-            no_window,
-            "layer_types has sliding_attention layers but no sliding_window",
-            "layer_types",
-        )
         yield Issue(
             f"draft {d.name}: sliding_attention layers without a sliding_window; the "
             "reference then attends over the whole context in them, unlike a window-trained "
@@ -117,6 +129,54 @@ def check_draft_layers(ctx: PairContext) -> Iterator[Issue]:
         )
     if "sliding_attention" in kinds and "full_attention" in kinds:
         yield from each(_MIXED, "layer_types mixes sliding and full attention", "layer_types")
+
+
+def _stated(d: DraftView) -> int | None:
+    """MLX reads the JSON as it is."""
+    return d.sliding_window
+
+
+def _swa_then_loaded(d: DraftView) -> int | None:
+    """vLLM: ``dflash_config.swa_window_size``, else ``config.sliding_window`` of the config as
+    transformers' class loaded it (vllm==0.34.0:vllm/model_executor/models/qwen3_dflash.py:
+    176-184)."""
+    return d.swa_window_size if d.swa_window_size is not None else d.loaded_window
+
+
+def _loaded_then_swa(d: DraftView) -> int | None:
+    """SGLang: the loaded ``sliding_window`` (dflash_utils.py:400-414), and ``swa_window_size``
+    only for the Nemotron 3.5 layout (:461-497), which is not modelled: a stated
+    ``swa_window_size`` counts, so that no refusal is claimed that the engine may not make."""
+    return d.loaded_window if d.loaded_window is not None else d.swa_window_size
+
+
+_WINDOW_READ: dict[str, Callable[[DraftView], int | None]] = {
+    MLX.name: _stated,
+    VLLM.name: _swa_then_loaded,
+    VLLM_V1: _swa_then_loaded,
+    SGLANG.name: _loaded_then_swa,
+}
+"""Where each loader that refuses sliding layers without a window (``_NO_WINDOW``) finds it."""
+
+
+def _no_window(ctx: PairContext, each: Callable[..., Iterator[Issue]]) -> Iterator[Issue]:
+    """Yield, per loader, its refusal of sliding layers it finds no window for; a window the
+    config states that transformers' class drops (no ``use_sliding_window: true``) is named."""
+    d = ctx.draft
+    # vLLM's class for an OWN_WINDOW draft takes its windows elsewhere: not refused there.
+    loaders = _MLX_NO_WINDOW if OWN_WINDOW & set(d.architectures) else _NO_WINDOW
+    refusing = {name: message for name, message in loaders.items() if _WINDOW_READ[name](d) is None}
+    if not refusing:
+        return
+    if d.sliding_window is None:
+        problem = "layer_types has sliding_attention layers but no sliding_window"
+    else:
+        problem = (
+            f"layer_types has sliding_attention layers and sliding_window {d.sliding_window}, "
+            "which transformers' Qwen2/Qwen3 config classes drop without "
+            "use_sliding_window set to true (the engine loads the config through them)"
+        )
+    yield from each(refusing, problem, "layer_types")
 
 
 def _xpress_topc(ctx: PairContext) -> Iterator[Issue]:

@@ -253,7 +253,11 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(draft=with_dfc(**DOMINO), runtime="sglang", header=domino_tensors),
     ),
     "DF050": (
-        Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=2048)),
+        Case(
+            draft=with_top(
+                layer_types=["sliding_attention"] * 5, sliding_window=2048, use_sliding_window=True
+            )
+        ),
         Case(draft=with_top(layer_types=["sliding_attention"] * 5, sliding_window=None)),
     ),
     # SGLang admits only EAGLE and DSPARK on a DeepSeek V4 target (deepseek_v4_hook.py:148-158).

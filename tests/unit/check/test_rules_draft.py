@@ -47,16 +47,46 @@ def test_the_seed_draft_passes_every_loader() -> None:
 
 
 def test_sliding_layers_without_a_window() -> None:
-    """MLX and both vLLM runners refuse; the reference runs them as full attention (warning);
-    mixing kinds is refused by vLLM's V1 runner only."""
+    """MLX, SGLang and both vLLM runners refuse; the reference runs them as full attention
+    (warning); mixing kinds is refused by vLLM's V1 runner only."""
     kinds = ["sliding_attention"] * 4 + ["full_attention"]
     report = check(variant(layer_types=kinds, sliding_window=None))
     errors = df050(report)
-    assert set(errors) == {"mlx", "vllm", "vllm-v1"}
+    assert set(errors) == {"mlx", "sglang", "vllm", "vllm-v1"}
+    assert any("require config.sliding_window" in m for m in errors["sglang"])
     assert any("require the V2 model runner" in m for m in errors["vllm-v1"])
     assert any("requires a window size" in m for m in errors["vllm"])
     warnings = [f for f in report.findings if f.rule == "DF050" and f.runtime == "reference"]
     assert [w.severity for w in warnings] == [Severity.WARNING]
+
+
+@pytest.mark.parametrize(
+    ("model_type", "flag", "refusing"),
+    [
+        ("qwen3", None, {"sglang", "vllm"}),  # the z-lab Qwen3.5 drafts: "use_sliding_window": null
+        ("qwen3", False, {"sglang", "vllm"}),
+        ("qwen2", None, {"sglang", "vllm"}),
+        ("qwen3", True, set()),
+        ("laguna", None, set()),  # a class that keeps the window as stated
+    ],
+)
+def test_a_window_the_config_class_drops(
+    model_type: str, flag: bool | None, refusing: set[str]
+) -> None:
+    """A stated window the engine's config class drops (Qwen2/Qwen3 without
+    use_sliding_window true) is no window to vLLM and SGLang; MLX reads the JSON as it is."""
+    draft = variant(
+        model_type=model_type,
+        layer_types=["sliding_attention"] * 5,
+        sliding_window=4096,
+        use_sliding_window=flag,
+    )
+    if flag is None:
+        draft["use_sliding_window"] = None  # stated as null, as z-lab publishes it
+    errors = df050(check(draft))
+    assert {r.removesuffix("-v1") for r in errors} == refusing
+    for messages in errors.values():
+        assert any("sliding_window 4096, which transformers' Qwen2/Qwen3" in m for m in messages)
 
 
 def test_a_window_in_dflash_config_counts_for_vllm() -> None:

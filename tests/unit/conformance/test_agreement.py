@@ -27,7 +27,14 @@ from conformance.agreement import (
 )
 
 ROWS = list(rows())
-KNOWN: dict[str, str] = {}
+_LAGUNA = (
+    "issue 29: vLLM builds the Laguna DFlash draft's layers with transformers' LagunaConfig "
+    "defaults (mlp_layer_types dense + sparse, transformers==5.22.2:.../laguna/"
+    "configuration_laguna.py:132-133) and names their MoE runners after the draft's own layer "
+    "index (vllm==0.34.0:vllm/model_executor/models/laguna_dflash.py:113), which the target "
+    "registered first: 'Duplicate layer name' (fused_moe/runner/moe_runner.py:72) at load"
+)
+KNOWN: dict[str, str] = {f"vllm-{v}:laguna-dflash": _LAGUNA for v in ("0.32.0", "0.33.0", "0.34.0")}
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
 Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases, SGLang's
