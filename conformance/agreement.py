@@ -245,7 +245,7 @@ def main() -> int:
             counts.setdefault(key, {}).setdefault(got, 0)
             counts[key][got] += 1
             if got == "disagree":
-                print(f"  disagree {row.id}: engine {row.case['outcome']}, tool {verdict} "
+                print(f"  disagree {row.id}: engine {engine_outcome(row.case)}, tool {verdict} "
                       f"{sorted(stages)}")  # fmt: skip
     for key, c in counts.items():
         print(f"{key}: {sum(c.values())} cases, " + ", ".join(f"{v} {k}" for k, v in c.items()))
