@@ -64,30 +64,45 @@ def copy_facts(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+def add_next_release(
+    module: Any,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    change: Callable[[dict[str, Any]], None] | None = None,
+) -> Release:
+    """Add the next release of the engine ``module`` defines (``vllm``, ``sglang``: its
+    ``ENGINE`` and ``RELEASES``) the way a new release is added: one extractor run (the newest
+    release's facts in ``data_dir``, ``change`` applied, under the new release's name, written
+    by the extractor's own dump) and one release row inheriting the engine's reviewed ranges,
+    registered in ``ENGINES`` for the test. Return the new release."""
+    engine = module.ENGINE
+    newest = engine.newest
+    version = next_version(newest.version)
+    raw = json.loads(
+        (data_dir / f"{engine.name}-{newest.version}.json").read_text(encoding="utf-8")
+    )
+    if change is not None:
+        change(raw)
+    raw.update(release=version, cite_as=f"{engine.name}=={version}")
+    # Written as the extractor writes it (its own dump), the file the issue's exercise adds.
+    (data_dir / f"{engine.name}-{version}.json").write_text(dump(raw), encoding="utf-8")
+    clear_facts()
+    row = Release(engine.name, version, date="2026-12-01")
+    added = replace(engine, releases=inherit((*module.RELEASES, row), engine.reviewed))
+    # The one registration: every reader looks engines up through it at call time.
+    monkeypatch.setattr(
+        engines, "ENGINES", tuple(added if e.name == engine.name else e for e in engines.ENGINES)
+    )
+    return added.newest
+
+
 def add_next_vllm(
     data_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     change: Callable[[dict[str, Any]], None] | None = None,
 ) -> Release:
-    """Add the next vLLM release the way a new release is added: one extractor run (the newest
-    release's facts in ``data_dir``, ``change`` applied, under the new release's name) and one
-    release row, registered in ``ENGINES`` for the test. Return the new release."""
-    newest = VLLM.newest
-    version = next_version(newest.version)
-    raw = json.loads((data_dir / f"vllm-{newest.version}.json").read_text(encoding="utf-8"))
-    if change is not None:
-        change(raw)
-    raw.update(release=version, cite_as=f"vllm=={version}")
-    # Written as the extractor writes it (its own dump), the file the issue's exercise adds.
-    (data_dir / f"vllm-{version}.json").write_text(dump(raw), encoding="utf-8")
-    clear_facts()
-    row = Release("vllm", version, date="2026-12-01")
-    engine = replace(VLLM, releases=inherit((*vllm.RELEASES, row), vllm.VLLM_REVIEWED))
-    # The one registration: every reader looks engines up through it at call time.
-    monkeypatch.setattr(
-        engines, "ENGINES", tuple(engine if e.name == "vllm" else e for e in engines.ENGINES)
-    )
-    return engine.newest
+    """Add the next vLLM release (``add_next_release``)."""
+    return add_next_release(vllm, data_dir, monkeypatch, change)
 
 
 CITED_RELEASE = re.compile(r"(?<![\w.-])([a-z][\w.-]*==[\w.+-]+):")

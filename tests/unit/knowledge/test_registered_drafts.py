@@ -9,14 +9,12 @@ release's facts, and the listing to the verdict.
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from dflash_check.check.formats import FORMATS, DraftFormat, format_named
-from dflash_check.knowledge import engines, facts
+from dflash_check.knowledge import facts
 from dflash_check.knowledge.citations import own_citations
 from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, Engine, Release, sglang
 from dflash_check.knowledge.registered_drafts import (
@@ -29,9 +27,8 @@ from dflash_check.knowledge.registered_drafts import (
     registering,
     registration,
 )
-from dflash_check.knowledge.reviewed import inherit
 from dflash_check.render.listing.formats import formats_json, registered_by
-from tests.support.releases import citations_not_of, clear_facts, copy_facts, next_version, read_in
+from tests.support.releases import add_next_release, citations_not_of, copy_facts, read_in
 
 EXTRACTED: tuple[Engine, ...] = tuple(e for e in ENGINES if reads_registry(e))
 LOOKED_UP = tuple(f for f in FORMATS if f.lookup is not None)
@@ -217,19 +214,7 @@ NEXTN_V3 = "DeepseekV3ForCausalLMNextN"
 def _add_next_sglang(data_dir: Path, monkeypatch: pytest.MonkeyPatch, drop: str) -> Release:
     """Add the next SGLang release the way a new release is added (its facts file, one row):
     the newest release's facts without ``drop`` in its model registry."""
-    newest = SGLANG.newest
-    version = next_version(newest.version)
-    raw = json.loads((data_dir / f"sglang-{newest.version}.json").read_text(encoding="utf-8"))
-    del raw["drafts"][drop]
-    raw.update(release=version, cite_as=f"sglang=={version}")
-    (data_dir / f"sglang-{version}.json").write_text(json.dumps(raw), encoding="utf-8")
-    clear_facts()
-    row = Release("sglang", version, date="2026-12-01")
-    engine = replace(SGLANG, releases=inherit((*sglang.RELEASES, row), sglang.REVIEWED))
-    monkeypatch.setattr(
-        engines, "ENGINES", tuple(engine if e.name == "sglang" else e for e in engines.ENGINES)
-    )
-    return engine.newest
+    return add_next_release(sglang, data_dir, monkeypatch, lambda raw: raw["drafts"].pop(drop))
 
 
 def test_nextn_checkpoints_load_where_sglang_s_registry_holds_them() -> None:
