@@ -8,7 +8,7 @@ target asked about alone, the listings), never by a pair check.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -362,6 +362,28 @@ def _unreviewed(release: Release, match: tuple[str, ...], lines: str) -> EngineM
     )
 
 
+def unreviewed_names(override: Mapping[str, Any], drafts: Collection[str]) -> list[tuple[str, ...]]:
+    """The targets a release's ``hf_config_override`` has a branch for that no reviewed branch
+    (``BRANCHES``, Kimi K2) takes: each branch's model types and architectures, leaving out
+    branches that test only a model type another branch rewrites the config to (the second
+    half of a reviewed one) and branches for a draft's config (an architecture of the
+    release's draft registry, ``drafts``: DSpark and DFlash 2 drafts are rewritten there too).
+    Such a target gets "not reviewed", never "no MTP draft": the release's code does something
+    with it that was not read."""
+    reviewed = {name for branch in BRANCHES for name in branch.match} | {"kimi_k2"}
+    branches = override.get("branches", ())
+    outputs = {b["sets"] for b in branches if "sets" in b}
+    found: list[tuple[str, ...]] = []
+    for branch in branches:
+        names = (*branch.get("model_types", ()), *branch.get("architectures", ()))
+        if not names or set(names) & reviewed or set(names) <= outputs or names in found:
+            continue
+        if set(branch.get("architectures", ())) & set(drafts):
+            continue
+        found.append(names)
+    return found
+
+
 def _no_branch(release: Release, override: Mapping[str, Any]) -> EngineMtp:
     """A release's answer for a target its hf_config_override has no branch for (the
     function's lines, from its facts)."""
@@ -413,6 +435,9 @@ def _rows(
         for release, found in zip(releases, loaded, strict=True)
         if found is not None and found.hf_config_override
     ]
+    read_drafts = [
+        found.drafts for found in loaded if found is not None and found.hf_config_override
+    ]
     branch_rows = [
         _row(branch, release, lines, engine)
         for branch in BRANCHES
@@ -422,9 +447,16 @@ def _rows(
     kimi = [
         row for release, override in read if (row := _kimi(release, override, engine)) is not None
     ]
+    unreviewed = [
+        _unreviewed(release, names, lines)
+        for (release, override), drafts in zip(read, read_drafts, strict=True)
+        for names in unreviewed_names(override, drafts)
+        if (lines := branch_lines(override, names)) is not None
+    ]
     return (
         *branch_rows,
         *kimi,
+        *unreviewed,
         *(_no_branch(release, override) for release, override in read),
         EngineMtp(
             "vllm",

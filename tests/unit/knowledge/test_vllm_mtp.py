@@ -15,7 +15,7 @@ from dflash_check.check.report import Verdict
 from dflash_check.check.target_alone import check_target_mtp
 from dflash_check.knowledge import facts
 from dflash_check.knowledge.engines import VLLM, Release
-from dflash_check.knowledge.engines.vllm_mtp import branch_lines
+from dflash_check.knowledge.engines.vllm_mtp import branch_lines, unreviewed_names
 from tests.support.helpers import files, invoke_cli, write_model
 from tests.support.releases import add_next_vllm, citations_not_of, copy_facts
 
@@ -214,3 +214,21 @@ def test_a_release_with_its_own_kimi_branch_says_it_was_not_reviewed(
     assert row.verified is False and row.refusal is None
     assert row.draft.startswith(f"not read: vLLM {new.version}'s hf_config_override")
     assert row.citation == f"{new.spec}:vllm/config/speculative.py:2000-2010"
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.version)
+def test_a_target_with_a_branch_nobody_reviewed_is_not_said_to_have_none(
+    release: Release,
+) -> None:
+    """A model type the release's hf_config_override has a branch for (its facts), which no
+    reviewed branch takes, gets "not reviewed" (unverified), never "maps no MTP draft": the
+    release does something with it that was not read (hy_v3, kimi_k3, ernie4_5_moe ...)."""
+    read = facts.for_release(release)
+    types = [n for names in unreviewed_names(read.hf_config_override, read.drafts) for n in names]
+    model_type = next(n for n in types if n.islower())  # a model type, not an architecture
+    config = UNKNOWN | {"model_type": model_type}
+    report = check_target_mtp(files("target", config), None, "", releases={"vllm": release.version})
+    (row,) = report.engines
+    assert "was not reviewed for this target" in row.draft, row.draft
+    assert row.verified is False and row.refusal is None
+    assert f"{release.spec}:vllm/config/speculative.py:" in row.citation
