@@ -455,6 +455,14 @@ NO_CAPTURE = MappingProxyType(
             "Qwen4ExpModel (model.py:415) has no EagleModelMixin and no capture",
             "needs_eagle_mixin",
         ),
+        # vLLM 0.32.0-0.34.0 (the same lines): the language model's inner model is a plain
+        # nn.Module, so SupportsEagle3.set_aux_hidden_state_layers' assertion fails at load.
+        "CohereCompassForConditionalGeneration": (
+            "vllm/model_executor/models/cohere_compass.py:1381 builds CohereCompassForCausalLM, "
+            "whose CohereCompassTextModel (cohere_compass.py:2243, :2332) is a plain nn.Module "
+            "with no EagleModelMixin and no capture",
+            "needs_eagle_mixin",
+        ),
     }
 )
 """Architecture -> why a class the facts show as capturing does not (``Engine.no_capture``)."""

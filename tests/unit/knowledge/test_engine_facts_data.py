@@ -13,7 +13,7 @@ import pytest
 
 from dflash_check.check.report import CheckReport, Severity, Verdict
 from dflash_check.knowledge import facts
-from dflash_check.knowledge.engines import SGLANG, VLLM
+from dflash_check.knowledge.engines import SGLANG, VLLM, Release
 from dflash_check.knowledge.outcomes import Stage
 from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, on_family, resolve_ids
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
@@ -137,6 +137,21 @@ def test_qwen4exp_cannot_capture_in_vllm_034_or_sglang_0523() -> None:
     assert sgl.stage is Stage.FIRST_DECODE
     vllm = next(f for f in report.findings if f.rule == "DF053" and f.runtime == "vllm")
     assert vllm.stage is Stage.LOAD
+
+
+@pytest.mark.parametrize("release", VLLM.releases, ids=lambda r: r.version)
+def test_cohere_compass_cannot_capture_in_vllm(release: Release) -> None:
+    """CohereCompass declares the interface, but its language model's inner model is a plain
+    nn.Module: the interface's assertion refuses the pair at load, on every release read (the
+    extractor reviews it as having no capture site, tools/extract_engine_facts.py)."""
+    report = check(
+        {"architectures": ["CohereCompassForConditionalGeneration"], "model_type": "cohere2"},
+        release.spec,
+    )
+    assert "DF053" in rule_ids(report, "vllm")
+    assert report.runtime_verdicts["vllm"] is Verdict.INCOMPATIBLE
+    msg = next(f.message for f in report.findings if f.rule == "DF053")
+    assert "must inherit from EagleModelMixin" in msg and f"({release.source}:" in msg
 
 
 def test_a_class_without_the_interface_is_an_error_not_a_note() -> None:
