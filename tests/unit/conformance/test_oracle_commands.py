@@ -40,16 +40,7 @@ EXPLAINED = {
 }
 """Commands the engine refuses for a reason that is not the command's, by ENGINE:PAIR."""
 
-_EAGLE3_LENGTH = (
-    '"num_speculative_tokens": 15',
-    '"num_speculative_tokens": 2',
-    "an EAGLE-3 head's default draft length is EAGLE-3's own (DEFAULT_DRAFT_TOKENS), not a "
-    "DFlash block's 15; the vLLM 0.34.0 oracle's venv was not at hand to re-run the commands",
-)
-AWAITING_RERUN: dict[str, tuple[str, str, str]] = {
-    "vllm:eagle3-llama3.1-8b": _EAGLE3_LENGTH,
-    "vllm:eagle3-llama3.1-8b-instruct": _EAGLE3_LENGTH,
-}
+AWAITING_RERUN: dict[str, tuple[str, str, str]] = {}
 """Commands changed since the engine parsed them, by ENGINE:PAIR: (recorded text, printed text,
 why). The printed command must be the recorded one with that one edit; remove the entry when
 ``python -m conformance.oracle ENGINE RELEASE --commands`` has re-run them."""
