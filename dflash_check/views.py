@@ -121,6 +121,10 @@ class TargetView:
     ``head_dim`` where the text model states them (vLLM's Qwen3-Omni DSpark contract compares
     them with the draft's)."""
 
+    mlp: tuple[tuple[str, str], ...] = ()
+    """(key, canonical JSON) of ``mlp_layer_types`` and ``num_experts`` where the text model
+    states them, unvalidated: which layers a Laguna target builds as MoE (DF093)."""
+
     text_prefix: str = ""
     """Dotted path of the text model inside the config (``text_config.``,
     ``thinker_config.text_config.``), empty when it is the top level."""
@@ -269,6 +273,10 @@ class DraftView:
     """The draft config's top-level ``model_type``, read by the DSpark, Muse and Laguna
     normalisers (vLLM picks DSpark numbering and classes by it: ``deepseek_v41`` ids are raw aux
     indices, ``qwen3`` routes DSparkDraftModel to Qwen3)."""
+    mlp: tuple[tuple[str, str], ...] = ()
+    """(key, canonical JSON) of ``mlp_layer_types`` and ``num_experts`` where the config states
+    them, unvalidated, read by the Laguna normaliser (what ``LagunaConfig`` fills in without
+    them is ``knowledge/config_classes.py``'s; DF093 judges them); empty for other formats."""
     has_lm_head: bool = False
     """Whether the header has an ``lm_head`` weight of the draft's own."""
     dflash: DFlashFacts | None = None

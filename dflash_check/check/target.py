@@ -9,6 +9,7 @@ from __future__ import annotations
 from dflash_check.check.formats import draft_format_of
 from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
+from dflash_check.knowledge.config_classes import MLP_KEYS
 from dflash_check.knowledge.families import family_of
 from dflash_check.views import (
     ATTENTION_KEYS,
@@ -101,6 +102,7 @@ def normalise_target(files: ModelFiles) -> TargetView:
         token_ids=special_token_ids((text, top) if nested else (top,)),
         rope=rope_facts(text),
         attention=stated(text, ATTENTION_KEYS),
+        mlp=stated(text, MLP_KEYS),
         lm_head_quantization=lm_head_quantization((text, top) if nested else (top,)),
         remote_code="auto_map" in files.config,
     )

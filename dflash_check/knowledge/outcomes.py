@@ -103,6 +103,9 @@ STAGES: Mapping[str, Stage] = MappingProxyType(
         # vllm==0.33.0:vllm/config/speculative.py:1498-1501), as it does a draft-token count
         # that is not a multiple of the MTP layers (DF044, speculative.py:1604-1612).
         "DF063": _L,
+        # vLLM registers the draft's MoE layers while it builds the draft model, after the
+        # target's: the server refuses to start (fused_moe/runner/moe_runner.py).
+        "DF093": _L,
     }
 )
 """Rule id -> its default stage; each engine module says where one of its runtimes differs

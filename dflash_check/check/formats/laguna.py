@@ -8,16 +8,26 @@ vllm/model_executor/models/laguna_dflash.py:78-83``) and adds 1 (the DFlash path
 reader), so they are DFlash layer-output ids; SGLang serves it with its generic DFlash parser
 (``srt/models/dflash.py:1317-1324``), which also falls back to a top-level list. The view reads
 the keys that way, and DF028 says where vLLM needs them.
+
+vLLM builds the draft's layers with the target's ``LagunaDecoderLayer``, which makes a layer
+MoE by ``mlp_layer_types`` and ``num_experts`` (``vllm==0.34.0:vllm/model_executor/models/
+laguna.py:517-519``), so the view keeps the two keys as stated (DF093).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dflash_check.check.formats.zlab import read_dflash_config_draft
-from dflash_check.views import DraftMethod, DraftView, ModelFiles
+from dflash_check.fields import FieldReader
+from dflash_check.knowledge.config_classes import MLP_KEYS
+from dflash_check.views import DraftMethod, DraftView, ModelFiles, stated
 
 ARCHITECTURES: dict[str, DraftMethod] = {"DFlashLagunaForCausalLM": "dflash"}
 
 
 def normalise(files: ModelFiles) -> DraftView:
     """Build the view of a Laguna DFlash draft."""
-    return read_dflash_config_draft(files, "laguna", ARCHITECTURES, read_model_type=True)
+    view = read_dflash_config_draft(files, "laguna", ARCHITECTURES, read_model_type=True)
+    top = FieldReader(files.who, files.config_location, files.config)
+    return replace(view, mlp=stated(top, MLP_KEYS))

@@ -1,5 +1,6 @@
 """Rules of the DSpark and Laguna draft formats: what their engines' loaders require of the
-config (Markov head, mask keys, reduced vocabulary, Laguna's layer kinds and vocabulary)."""
+config (Markov head, mask keys, reduced vocabulary, Laguna's layer kinds and vocabulary, and the
+MoE layers vLLM builds a Laguna draft with)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,20 @@ from dflash_check.check.rules.base import (
     Rule,
     rule,
 )
+from dflash_check.knowledge.config_classes import (
+    LAGUNA_DEFAULTS_SOURCE,
+    MLP_KEYS,
+    laguna_mlp_as_loaded,
+)
 from dflash_check.knowledge.engines import SGLANG, VLLM, VLLM_RUNNERS, handling
 from dflash_check.knowledge.runtimes import PROFILES_BY_NAME
 from dflash_check.views import DFlashFacts, DraftView
 
 if TYPE_CHECKING:
     from dflash_check.method_facets import DSparkFacts
+
+MlpStated = tuple[tuple[str, str], ...]
+"""(key, JSON text) of a config's ``mlp_layer_types`` and ``num_experts`` (``views``)."""
 
 
 def _loading(ctx: PairContext, runtimes: tuple[str, ...]) -> Iterator[str]:
@@ -353,9 +362,90 @@ def check_laguna_config(ctx: PairContext) -> Iterator[Issue]:
         )
 
 
+def _vllm_moe_layers(model_type: str | None, layers: int | None, mlp: MlpStated) -> set[int]:
+    """Return the layer indices vLLM's ``LagunaDecoderLayer`` builds as MoE: ``mlp_layer_types``
+    says ``sparse`` and ``num_experts`` > 0 (laguna.py:519-521 in 0.32.0, :517-519 in 0.33.0
+    and 0.34.0), as ``LagunaConfig`` hands them over; none where it does not load the config."""
+    loaded = laguna_mlp_as_loaded(model_type, layers, mlp)
+    if loaded is None:
+        return set()
+    types, experts = loaded
+    return {i for i, kind in enumerate(types) if kind == "sparse" and experts > 0}
+
+
+@rule(
+    "DF093",
+    "laguna-moe-names",
+    Severity.ERROR,
+    "vLLM builds a Laguna DFlash draft's layers as MoE under names the target's MoE layers hold",
+    "vLLM builds each Laguna DFlash draft layer with the target's LagunaDecoderLayer, which "
+    "is MoE where mlp_layer_types[i] is 'sparse' and num_experts > 0 (laguna.py:519-521 in "
+    "0.32.0, :517-519 in 0.33.0 and 0.34.0), and transformers' LagunaConfig fills in an "
+    f"unstated mlp_layer_types and num_experts ({LAGUNA_DEFAULTS_SOURCE}). The drafter names "
+    "layer i layers.{i}, offsetting only its attention past the target's layers "
+    "(laguna_dflash.py:105-114 in 0.32.0 and 0.33.0, :111-120 in 0.34.0), so a sparse draft "
+    "layer registers its experts as model.layers.{i}.mlp.experts, the name the target's layer "
+    "i holds when it is sparse too. Both runners build the draft in a replace() of the "
+    "target's config, which keeps its compilation config and so its forward context (V2: "
+    "v1/worker/gpu/spec_decode/dflash/utils.py:26-47 in 0.32.0 to 0.34.0; V1 in 0.32.0 and "
+    "0.33.0: v1/spec_decode/llm_base_proposer.py:1304-1312 (:1303-1311 in 0.33.0) and "
+    "dflash.py:91-104; config/utils.py:121-129 in 0.32.0 and 0.33.0, :122-130 in 0.34.0), "
+    "and the second registration is refused at load: 'Duplicate "
+    "layer name: model.layers.1.mlp.experts' (fused_moe/runner/moe_runner.py:66-67 in 0.32.0 "
+    "and 0.33.0, :71-72 in 0.34.0; the oracle's laguna-dflash case on all three). SGLang's "
+    "Laguna DFlash class builds every layer with a dense MLP (sglang==0.5.23: "
+    "srt/models/dflash.py:620-623, :1053-1060).",
+    "Publish the draft's MLP layout as trained: mlp_layer_types for every draft layer (all "
+    "'dense' for a dense drafter) and num_experts, so that LagunaConfig fills in no MoE layers.",
+    runtimes=VLLM_RUNNERS,
+)
+def check_laguna_moe_names(ctx: PairContext) -> Iterator[Issue]:
+    """Flag the draft layers vLLM builds as MoE where the target's same layer is MoE too."""
+    d, t = ctx.draft, ctx.target
+    if d.format != "laguna":
+        return
+    both = sorted(
+        _vllm_moe_layers(d.model_type, d.num_hidden_layers, d.mlp)
+        & _vllm_moe_layers(t.model_type, t.num_hidden_layers, t.mlp)
+    )
+    if not both:
+        return
+    stated = dict(d.mlp)
+    told = " and ".join(f"{k} {v}" for k, v in stated.items())
+    missing = " or ".join(k for k in MLP_KEYS if k not in stated)
+    if missing:
+        told = f"{told} and no {missing}" if told else f"no {missing}"
+        told += ", which LagunaConfig fills in (first layer dense, the rest sparse; 256 experts)"
+    first = both[0]
+    for name in _loading(ctx, VLLM_RUNNERS):
+        yield Issue(
+            f"draft {d.name} (Laguna DFlash) states {told}: vllm builds its "
+            f"layer{'s' if len(both) > 1 else ''} {_spans(both)} as MoE, as target {t.name} "
+            "builds its own, under the same names, and refuses it at load ('Duplicate layer "
+            f"name: model.layers.{first}.mlp.experts')",
+            runtime=name,
+            field="mlp_layer_types",
+        )
+
+
+def _spans(indices: list[int]) -> str:
+    """Say sorted indices as ranges (``1-5``, ``1, 3-4``)."""
+    out: list[str] = []
+    start = prev = indices[0]
+    for i in (*indices[1:], None):
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    return ", ".join(out)
+
+
 RULES: tuple[Rule, ...] = (
     check_dspark_markov,
     check_dspark_mask_keys,
     check_dspark_reduced_vocab,
     check_laguna_config,
+    check_laguna_moe_names,
 )

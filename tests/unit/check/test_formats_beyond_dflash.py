@@ -381,10 +381,15 @@ def test_muse_assistant_is_not_loaded_by_trtllm() -> None:
 # -- Laguna DFlash ------------------------------------------------------------------------
 
 
+DENSE_LAYOUT = {"mlp_layer_types": ["dense"] * 6, "num_experts": 0}
+"""The Laguna draft's MLP layout stated as SGLang builds it (every layer dense), which vLLM's
+LagunaConfig would otherwise fill in with MoE layers (DF093)."""
+
+
 def test_laguna_compatible_with_its_target(tmp_path: Path) -> None:
-    """End to end: the 6-tap drafter on the 48-layer Laguna-S-2.1 (id 47 = N-1, captured after
-    the last layer by both engines on Laguna)."""
-    cfg = config(LAGUNA)
+    """End to end: the 6-tap drafter, its dense layout stated, on the 48-layer Laguna-S-2.1
+    (id 47 = N-1, captured after the last layer by both engines on Laguna)."""
+    cfg = config(LAGUNA) | DENSE_LAYOUT
     tensors = header(cfg, 3072)
     tensors |= {f"aux_hidden_norms.{i}.weight": TensorInfo("BF16", (3072,)) for i in range(6)}
     draft = write_model(tmp_path / "draft", cfg, tensors)
@@ -427,6 +432,62 @@ def test_laguna_loader_requirements(change: Any, failing: set[str], needle: str)
     assert {f.runtime for f in found} == failing, report.findings
     assert all(needle in f.message for f in found)
     assert {n for n, v in verdicts(report).items() if v == "incompatible"} == failing
+
+
+def test_laguna_published_layout_is_refused_by_vllm_alone() -> None:
+    """The published draft states no MLP layout: vLLM's LagunaConfig makes its layers 1-5 MoE,
+    named as the target's (the oracle's "Duplicate layer name: model.layers.1.mlp.experts" on
+    0.32.0 to 0.34.0); SGLang builds every Laguna draft layer dense."""
+    for runtime in ("vllm==0.32.0", "vllm-v1==0.33.0", "vllm==0.34.0", "sglang"):
+        report = check(LAGUNA, LAGUNA_TARGET, runtime)
+        refused = "sglang" not in runtime
+        assert ("DF093" in errors(report)) is refused, (runtime, report.findings)
+        assert set(verdicts(report).values()) == {"incompatible" if refused else "compatible"}
+    (found,) = [f for f in check(LAGUNA, LAGUNA_TARGET).findings if f.rule == "DF093"]
+    assert (found.runtime, found.field) == ("vllm", "mlp_layer_types")
+    assert "layers 1-5 as MoE" in found.message
+    assert "'Duplicate layer name: model.layers.1.mlp.experts'" in found.message
+
+
+@pytest.mark.parametrize(
+    ("draft", "target", "moe"),
+    [
+        # Stated all dense, as trained: nothing is MoE.
+        ({"mlp_layer_types": ["dense"] * 6}, {}, None),
+        # No experts: LagunaDecoderLayer builds no MoE whatever mlp_layer_types says.
+        ({"num_experts": 0}, {}, None),
+        ({}, {"num_experts": 0}, None),
+        # One sparse draft layer, sparse in the target too.
+        ({"mlp_layer_types": ["dense"] * 3 + ["sparse"] + ["dense"] * 2}, {}, "layer 3 as"),
+        # A target dense up to layer 3: only the draft's layers 4-5 collide.
+        ({}, {"mlp_layer_types": ["dense"] * 4 + ["sparse"] * 44}, "layers 4-5 as"),
+        # A target whose sparse layers the draft's do not reach.
+        ({}, {"mlp_layer_types": ["dense"] * 6 + ["sparse"] * 42}, None),
+        # The experts' count alone does not matter, only that it is above 0.
+        ({"num_experts": 8}, {"num_experts": 64}, "layers 1-5 as"),
+    ],
+)
+def test_laguna_moe_layers_collide_with_the_target(
+    draft: dict[str, Any], target: dict[str, Any], moe: str | None
+) -> None:
+    """DF093: a draft layer vLLM builds as MoE (mlp_layer_types sparse, else LagunaConfig's
+    default; num_experts > 0, else 256) where the target's same layer is MoE too."""
+    report = check(config(LAGUNA) | draft, config(LAGUNA_TARGET) | target)
+    found = [f for f in report.findings if f.rule == "DF093"]
+    if moe is None:
+        assert found == [], found
+        assert verdicts(report)["vllm"] == "compatible", report.findings
+        return
+    assert [f.runtime for f in found] == ["vllm"]
+    assert moe in found[0].message
+    assert verdicts(report) == {"vllm": "incompatible", "sglang": "compatible"}
+
+
+def test_laguna_moe_layout_of_another_target_family_is_not_read() -> None:
+    """The reading is LagunaConfig's: a target of another model type gets no DF093 (what its
+    own class registers is not modelled)."""
+    report = check(LAGUNA, config(LAGUNA_TARGET) | {"model_type": "qwen3"})
+    assert hits(report, "DF093") == {}
 
 
 def test_laguna_with_another_family_is_incompatible() -> None:

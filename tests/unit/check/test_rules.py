@@ -153,6 +153,10 @@ def to_laguna(**kv: Any) -> Callable[[Config], Config]:
     )
 
 
+LAGUNA_T = with_top(architectures=["LagunaForCausalLM"], model_type="laguna")
+"""The seed target as a Laguna model: LagunaConfig's layout (layer 0 dense, the rest sparse)."""
+
+
 # rule id -> (a passing case, a failing case). The passing case is a valid pair that
 # exercises the same code path near its boundary; the failing one must raise the rule.
 CASES: dict[str, tuple[Case, Case]] = {
@@ -224,6 +228,12 @@ CASES: dict[str, tuple[Case, Case]] = {
         Case(draft=to_dspark(draft_vocab_size=32000)),
     ),
     "DF028": (Case(draft=to_laguna()), Case(draft=to_laguna(draft_vocab_size=None))),
+    # vLLM builds a Laguna draft's sparse layers as MoE named like a Laguna target's: an
+    # all-dense mlp_layer_types passes, LagunaConfig's default (layers 1-4 sparse) fails.
+    "DF093": (
+        Case(draft=to_laguna(model_type="laguna", mlp_layer_types=["dense"] * 5), target=LAGUNA_T),
+        Case(draft=to_laguna(model_type="laguna"), target=LAGUNA_T),
+    ),
     "DF016": (
         Case(draft=to_speculators, runtime="vllm", tensors=False),
         Case(draft=to_speculators, runtime="reference", tensors=False),

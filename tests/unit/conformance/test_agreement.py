@@ -27,14 +27,7 @@ from conformance.agreement import (
 )
 
 ROWS = list(rows())
-_LAGUNA = (
-    "issue 29: vLLM builds the Laguna DFlash draft's layers with transformers' LagunaConfig "
-    "defaults (mlp_layer_types dense + sparse, transformers==5.22.2:.../laguna/"
-    "configuration_laguna.py:132-133) and names their MoE runners after the draft's own layer "
-    "index (vllm==0.34.0:vllm/model_executor/models/laguna_dflash.py:113), which the target "
-    "registered first: 'Duplicate layer name' (fused_moe/runner/moe_runner.py:72) at load"
-)
-KNOWN: dict[str, str] = {f"vllm-{v}:laguna-dflash": _LAGUNA for v in ("0.32.0", "0.33.0", "0.34.0")}
+KNOWN: dict[str, str] = {}
 """Disagreements whose knowledge fix is pending, by row id -> "issue N: what the engine does
 (cited)": strict xfails, which fail once the fix lands so that the entry is removed. (The
 Qwen3-Omni thinker_config and DSpark contract cases, the legacy layer_ids cases, SGLang's
@@ -42,9 +35,10 @@ Domino refusals (also those under DP attention or one draft token: the server se
 ``--engine-arg``), vLLM 0.32/0.33 refusing repeated ids, the DeepSeek-V3 config stating no
 MTP count (its config class's default, ``knowledge/mtp_layers.py``) and Nemotron Parse's
 one-step draft keyed on its architecture (``KEYED_MTP`` there) and Kimi K2 asked for MTP
-(vLLM 0.32/0.33 refuse the method, 0.34 keeps the target's own class: ``vllm_mtp.py``) were
-here until issue 29's knowledge fixes reached main; the two Muse Glimmer mapping cases are
-explained instead.)"""
+(vLLM 0.32/0.33 refuse the method, 0.34 keeps the target's own class: ``vllm_mtp.py``) and the
+Laguna DFlash draft whose unstated MLP layout vLLM builds as MoE under the target's layer names
+(DF093) were here until issue 29's knowledge fixes reached main; the two Muse Glimmer mapping
+cases are explained instead.)"""
 NOT_REPRODUCED = {k for k, v in explained().items() if v.get("not_reproduced")}
 """Mined cases the engine refuses for a reason its explanation names (the case's configs, not
 the test's assertion): their own test must pass on the release's wheel instead."""
