@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from dflash_check.app.bundled_drafts import unsupported
 from dflash_check.errors import CheckError
 from dflash_check.knowledge.acceptance import BundledTau
 
@@ -46,7 +47,6 @@ def measure_bundled(
     there is none, and the prompts it decoded (the engine then decodes those: the runtime
     replaces prompts a tokenizer cannot read). ``chat_template``: whether the engine applies
     the chat template (SGLang's native API takes raw text)."""
-    from dflash_check.app.smoke_pair import unsupported
     from dflash_check.sanitize import one_line
     from dflash_check.smoke.run import DEFAULT_PROMPTS
 

@@ -36,21 +36,6 @@ class SmokeRequest:
     """The serving engine to decode on (attached or launched); None: the bundled runtime."""
 
 
-def unsupported(report: CheckReport, draft: str) -> CheckError | None:
-    """Return why the bundled runtime cannot decode this draft (checked before any weight is
-    fetched), or None when it can."""
-    from dflash_check.smoke.run import SMOKE_METHODS, SmokeUnsupportedError
-
-    if report.draft.method in SMOKE_METHODS:
-        return None
-    # The bundled runtime has no EAGLE-3 head.
-    return SmokeUnsupportedError(
-        f"draft {draft}: a {report.draft.method} draft; the smoke run supports "
-        "DFlash and DFlash2 drafts",
-        hint="the static check (without --smoke-run) applies to it",
-    )
-
-
 def skipped(report: CheckReport, request: SmokeRequest) -> bool:
     """Whether the decode is not worth running: the static check failed and no ``--force``.
     ``--strict`` decides the exit code, not this."""

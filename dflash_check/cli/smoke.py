@@ -198,7 +198,8 @@ def smoke_flags(
     """``pair --smoke-run``: refuse a draft the runtime cannot decode, then hand the decode to
     ``app.smoke_pair`` behind a spinner; print why it was skipped, or fail (exit 3) when it
     could not run."""
-    from dflash_check.app.smoke_pair import SKIPPED, SmokeRequest, skipped, smoke_pair, unsupported
+    from dflash_check.app.bundled_drafts import unsupported
+    from dflash_check.app.smoke_pair import SKIPPED, SmokeRequest, skipped, smoke_pair
     from dflash_check.cli.output import fail, stderr_console
     from dflash_check.cli.terminal import shown
 

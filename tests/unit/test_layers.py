@@ -54,7 +54,6 @@ KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
             }
         ),
         frozenset({"dflash_check.knowledge.runtimes", "dflash_check.knowledge.selection"}),
-        frozenset({"dflash_check.app.bundled_floor", "dflash_check.app.smoke_pair"}),
     }
 )
 # Modules over MAX_LINES today (data tables and code still to be split).

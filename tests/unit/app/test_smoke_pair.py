@@ -1,5 +1,5 @@
-"""The smoke flow after the static check (``app/smoke_pair.py``): whether the decode runs, which
-drafts the bundled runtime refuses, and an engine that failed on the pair as a failed report."""
+"""The smoke flow after the static check (``app/smoke_pair.py``): whether the decode runs and an
+engine that failed on the pair as a failed report."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from dflash_check.app import engine_smoke
-from dflash_check.app.smoke_pair import SmokeRequest, skipped, smoke_pair, unsupported
+from dflash_check.app.smoke_pair import SmokeRequest, skipped, smoke_pair
 from dflash_check.check.report import CheckReport, Verdict
 from dflash_check.engines.errors import EngineRunFailedError, EngineUnreachableError
 from dflash_check.engines.profiles import EngineOptions
@@ -22,7 +22,6 @@ from tests.support.helpers import (
     qwen3_4b_config,
     seed_draft_config,
 )
-from tests.unit.check.test_eagle3 import LLAMA_31, LLAMA_HEAD, config, header
 
 DRAFT, TARGET = parse_model_ref("org/draft"), parse_model_ref("org/target")
 ENGINE = EngineOptions(engine="vllm", endpoint="", mode="launch")
@@ -47,15 +46,6 @@ def test_strict_warnings_do_not_skip_the_decode() -> None:
     """--strict decides the exit code, not whether the decode is worth running."""
     passing = replace(report(), strict=True)
     assert not skipped(passing, SmokeRequest(SmokeOptions()))
-
-
-def test_the_bundled_runtime_refuses_an_eagle3_draft_before_any_fetch() -> None:
-    assert unsupported(report(), "org/draft") is None
-    eagle3 = check_files(
-        files("draft", config(LLAMA_HEAD), header(LLAMA_HEAD)), files("target", config(LLAMA_31))
-    )
-    err = unsupported(eagle3, "org/draft")
-    assert err is not None and "a eagle3 draft" in str(err) and "org/draft" in str(err)
 
 
 def test_an_engine_that_failed_on_the_pair_is_a_failed_smoke_report(
