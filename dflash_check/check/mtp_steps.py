@@ -71,7 +71,7 @@ def topk_gate_findings(
 
 def eagle_step_refusal(method: str, settings: EngineSettings) -> tuple[str, str] | None:
     """(message, hint) where SGLang, running a separate draft of ``method`` in its EAGLE family
-    (an EAGLE-3 head as EAGLE3, a NextN checkpoint as EAGLE: ``sglang.ALGORITHMS``), fails at
+    (an EAGLE-3 head as EAGLE3, a NextN checkpoint as EAGLE: ``SGLANG_ALGORITHMS``), fails at
     start-up on the step flags given, as it does for a target's own MTP layers (DF060 of a
     pair); None otherwise. The MTP rows' module is imported only when a flag was given."""
     from dflash_check.knowledge.engines.sglang import EAGLE_FAMILY, ENGINE, algorithm

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any
 
 MAX_SPECULATIVE_TOKENS = 1024
@@ -205,6 +206,27 @@ DRAFT_LENGTH_FLAGS: frozenset[str] = frozenset(
 (``SglangSettings.draft_length_args``), so ``without_flags`` drops a user's own copy."""
 
 
+SGLANG_ALGORITHMS = MappingProxyType(
+    {
+        "dflash": "DFLASH",
+        "dflash2": "DFLASH",
+        "dspark": "DSPARK",
+        "eagle3": "EAGLE3",
+        # NEXTN is the documented name, but SGLang resolves it to EAGLE only after the model
+        # hooks ran (arg_groups/pipeline.py:225 before :306), and DeepSeek V4's compares the
+        # raw string with EAGLE (deepseek_v4_hook.py:148-154): EAGLE passes everywhere.
+        "mtp": "EAGLE",
+    }
+)
+"""The draft's method -> SGLang's ``--speculative-algorithm`` (the names of
+``SpeculativeAlgorithm``, sglang==0.5.23:sglang/srt/speculative/spec_info.py:39-43, read
+case-insensitively by ``from_string`` at :50-58; DFlash 2 runs as DFLASH since
+sgl-project/sglang#35371; a NextN checkpoint as EAGLE, NEXTN's resolution at
+arg_groups/speculative_hook.py:109-115). Here, with SGLang's other flags, rather than in its
+engine module: the draft-length flags a method reads follow from its algorithm
+(``_runs_as_dflash``), and the engine module imports this one for its serve command."""
+
+
 def _first_flags(table: dict[str, str], named: Iterable[str]) -> dict[str, str]:
     """Return field -> its first flag in a parser's ``table`` (flag -> field), for the fields
     ``named``, in the table's order."""
@@ -231,11 +253,8 @@ def read_flags_text() -> str:
 
 def _runs_as_dflash(method: str) -> bool:
     """Whether SGLang serves a draft of ``method`` as DFLASH, the one algorithm that reads
-    ``--speculative-dflash-block-size`` (DFlash 2 too: the engine's ``ALGORITHMS``)."""
-    # Imported when asked: the engine module imports this one (DRAFT_LENGTH_FLAGS).
-    from dflash_check.knowledge.engines.sglang import ALGORITHMS
-
-    return ALGORITHMS.get(method) == "DFLASH"
+    ``--speculative-dflash-block-size`` (DFlash 2 too: ``SGLANG_ALGORITHMS``)."""
+    return SGLANG_ALGORITHMS.get(method) == "DFLASH"
 
 
 def _positive(flag: str, text: str) -> int:

@@ -46,13 +46,6 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 # circle only by importing late (found when ``circles`` learned to see function-level imports).
 KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
     {
-        frozenset(
-            {
-                "dflash_check.knowledge.engines.serving",
-                "dflash_check.knowledge.engines.sglang",
-                "dflash_check.knowledge.settings",
-            }
-        ),
         frozenset({"dflash_check.knowledge.runtimes", "dflash_check.knowledge.selection"}),
     }
 )

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dflash_check.check.report import Severity
 from dflash_check.check.rules.base import ALL_METHODS, Issue, PairContext, Rule, rule
 from dflash_check.knowledge.engines import SGLANG
-from dflash_check.knowledge.engines.sglang import ALGORITHMS
+from dflash_check.knowledge.settings import SGLANG_ALGORITHMS
 
 EAGLE = "EAGLE"
 """SGLang's algorithm for the target's own MTP layers and NextN checkpoints (NEXTN's alias)."""
@@ -57,7 +57,8 @@ def check_algorithm_gate(ctx: PairContext) -> Iterator[Issue]:
     EAGLE's topk there."""
     # A NextN checkpoint runs as NEXTN, which SGLang resolves to EAGLE
     # (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:109-115).
-    algorithm = ALGORITHMS.get(ctx.draft.method, EAGLE if ctx.draft.method == "mtp" else None)
+    fallback = EAGLE if ctx.draft.method == "mtp" else None
+    algorithm = SGLANG_ALGORITHMS.get(ctx.draft.method, fallback)
     if algorithm is None:
         return
     t = ctx.target

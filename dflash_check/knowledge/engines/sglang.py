@@ -1,7 +1,7 @@
 """SGLang: its release, its stages and serving.
 
 Serving: ``python3 -m sglang.launch_server --model-path TARGET --speculative-algorithm DFLASH``
-(``DSPARK``, ``EAGLE3``, ``EAGLE`` for those drafts: ``ALGORITHMS``)
+(``DSPARK``, ``EAGLE3``, ``EAGLE`` for those drafts: ``settings.SGLANG_ALGORITHMS``)
 ``--speculative-draft-model-path DRAFT --speculative-num-draft-tokens BLOCK`` (the block size
 itself, not minus one; DFlash 2 uses the same algorithm since sgl-project/sglang#35371; the
 EAGLE family a chain, ``--speculative-num-steps K --speculative-eagle-topk 1
@@ -35,7 +35,7 @@ from dflash_check.knowledge.engines.interface import (
 )
 from dflash_check.knowledge.engines.test_files import EngineTestFile
 from dflash_check.knowledge.reviewed import Read, Reviewed, inherit
-from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS
+from dflash_check.knowledge.settings import DRAFT_LENGTH_FLAGS, SGLANG_ALGORITHMS
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.engines.mtp_reading import EngineMtp
@@ -155,24 +155,6 @@ def http() -> HttpProfile:
     )
 
 
-ALGORITHMS = MappingProxyType(
-    {
-        "dflash": "DFLASH",
-        "dflash2": "DFLASH",
-        "dspark": "DSPARK",
-        "eagle3": "EAGLE3",
-        # NEXTN is the documented name, but SGLang resolves it to EAGLE only after the model
-        # hooks ran (arg_groups/pipeline.py:225 before :306), and DeepSeek V4's compares the
-        # raw string with EAGLE (deepseek_v4_hook.py:148-154): EAGLE passes everywhere.
-        "mtp": "EAGLE",
-    }
-)
-"""The draft's method -> SGLang's ``--speculative-algorithm`` (the names of
-``SpeculativeAlgorithm``, sglang==0.5.23:sglang/srt/speculative/spec_info.py:39-43, read
-case-insensitively by ``from_string`` at :50-58; DFlash 2 runs as DFLASH since
-sgl-project/sglang#35371; a NextN checkpoint as EAGLE, NEXTN's resolution at
-arg_groups/speculative_hook.py:109-115)."""
-
 EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3"})
 """The algorithms whose steps, topk and draft tokens SGLang resolves together
 (``_handle_eagle_family``, sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:1072-1283):
@@ -182,12 +164,12 @@ fails its assert (:1159-1163), steps without a topk a comparison with None (:127
 
 def algorithm(method: str) -> str:
     """Return SGLang's ``--speculative-algorithm`` for a draft of ``method``."""
-    return ALGORITHMS.get(method, "DFLASH")
+    return SGLANG_ALGORITHMS.get(method, "DFLASH")
 
 
 def serve(spec: LaunchSpec) -> list[str]:
     """``python3 -m sglang.launch_server --speculative-algorithm DFLASH …`` (the algorithm of
-    the draft's method, ``ALGORITHMS``)."""
+    the draft's method, ``settings.SGLANG_ALGORITHMS``)."""
     argv = ["python3", "-m", "sglang.launch_server", "--model-path", spec.target]
     if spec.speculative:
         argv += [

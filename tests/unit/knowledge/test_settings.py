@@ -230,13 +230,16 @@ def test_reports_name_what_the_flags_changed(
 
 def test_the_dflash_alias_follows_the_engines_algorithms(monkeypatch: pytest.MonkeyPatch) -> None:
     """The methods that read --speculative-dflash-block-size are the ones SGLang's table runs as
-    DFLASH (``sglang.ALGORITHMS``), not a copy of it: a method added there reads it too."""
+    DFLASH (``SGLANG_ALGORITHMS``), not a copy of it: a method added there reads it too, and
+    the serve command writes the algorithm from the same table."""
     from types import MappingProxyType
 
+    from dflash_check.knowledge import settings as module
     from dflash_check.knowledge.engines import sglang as engine
 
-    table = MappingProxyType({**engine.ALGORITHMS, "dflash3": "DFLASH", "dflash2": "EAGLE3"})
-    monkeypatch.setattr(engine, "ALGORITHMS", table)
+    table = MappingProxyType({**module.SGLANG_ALGORITHMS, "dflash3": "DFLASH", "dflash2": "EAGLE3"})
+    assert engine.SGLANG_ALGORITHMS is module.SGLANG_ALGORITHMS  # the serve command's, no copy
+    monkeypatch.setattr(module, "SGLANG_ALGORITHMS", table)
     settings = sglang("--speculative-dflash-block-size=8", "--speculative-num-draft-tokens=4")
     assert [m for m in ("dflash", "dflash2", "dflash3") if settings.dflash_conflict(m)] == [
         "dflash",
