@@ -14,8 +14,7 @@ import json
 from typing import Any
 
 from dflash_check.app.pairs_run import PAIR_KEYS
-from dflash_check.knowledge.runtimes import runtime_names
-from dflash_check.knowledge.selection import WITHOUT, default_rows
+from dflash_check.knowledge.selection import WITHOUT, default_rows, runtime_names
 from dflash_check.knowledge.settings import MAX_SPECULATIVE_TOKENS, SPECULATIVE_METHODS
 
 

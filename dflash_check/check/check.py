@@ -26,9 +26,8 @@ from dflash_check.knowledge.runtimes import (
     method_rows_title,
     on_family,
     resolve_ids,
-    select_profiles,
 )
-from dflash_check.knowledge.selection import Selection
+from dflash_check.knowledge.selection import Selection, select_profiles
 from dflash_check.views import DraftView, ModelFiles, TargetView
 
 if TYPE_CHECKING:

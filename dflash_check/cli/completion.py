@@ -8,7 +8,7 @@ from __future__ import annotations
 
 def complete_runtime(incomplete: str) -> list[str]:
     """Shell completion of ``--runtime``: the runtime names (after a comma, the next one)."""
-    from dflash_check.knowledge.runtimes import runtime_names
+    from dflash_check.knowledge.selection import runtime_names
 
     head, _, last = incomplete.rpartition(",")
     prefix = f"{head}," if head else ""

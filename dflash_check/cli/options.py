@@ -43,9 +43,9 @@ AUTO_KIND = "auto"
 
 def runtime_names() -> tuple[str, ...]:
     """Return every name ``--runtime`` accepts, from the one runtime table (help and errors)."""
-    from dflash_check.knowledge import runtimes
+    from dflash_check.knowledge import selection
 
-    return runtimes.runtime_names()
+    return selection.runtime_names()
 
 
 def format_names() -> tuple[str, ...]:

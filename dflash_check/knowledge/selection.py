@@ -13,8 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dflash_check.knowledge.citations import own_citations
-from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED, Release, UnknownRelease
+from dflash_check.knowledge.engines import ENGINES_BY_NAME, INSTALLED, UnknownRelease
+from dflash_check.knowledge.runtimes import (
+    METHOD_PROFILES,
+    SelectionError,
+    at_release,
+    method_rows,
+    release_for,
+)
 
 if TYPE_CHECKING:
     from dflash_check.knowledge.runtimes.rows import RuntimeProfile
@@ -25,14 +31,6 @@ WITHOUT = "-"
 """Before an engine ``portable`` leaves out (``-vllm``): its choices stand for it instead."""
 RELEASE_SEP = "=="
 """Between a runtime and its release in a selection: ``vllm==0.34.0`` (pip's spelling)."""
-
-
-class SelectionError(ValueError):
-    """A runtime selection that names no known runtime, release or runner (a usage error)."""
-
-
-class RunnerRemoved(SelectionError):
-    """A runner the named release no longer has (``vllm-v1==0.34.0``)."""
 
 
 @dataclass(frozen=True)
@@ -188,8 +186,6 @@ DEFAULT = Selection()
 
 def all_rows() -> tuple[RuntimeProfile, ...]:
     """Every runtime row of every method (``specforge`` exists for EAGLE-3 only)."""
-    from dflash_check.knowledge.runtimes import METHOD_PROFILES
-
     return tuple(p for rows in METHOD_PROFILES.values() for p in rows)
 
 
@@ -209,29 +205,6 @@ def default_rows() -> tuple[RuntimeProfile, ...]:
 def runtime_names() -> tuple[str, ...]:
     """Return every name a runtime selection accepts: ``portable``, then each row's name."""
     return (PORTABLE, *dict.fromkeys(p.name for p in all_rows()))
-
-
-def release_for(profile: RuntimeProfile, version: str | None) -> Release:
-    """Return the release of ``profile``'s engine that ``version`` names: None is the newest
-    release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
-
-    Its citations are its own (``citations.own_citations``): a text it inherits from a
-    reviewed range cites its facts, or says which release was read. Raise ``UnknownRelease``
-    (the message lists the known ones) or ``RunnerRemoved``.
-    """
-    eng = ENGINES_BY_NAME[profile.engine_name]
-    if version is None:
-        having = [r for r in eng.releases if r.has_runner(profile.runner)]
-        return own_citations(having[-1] if having else eng.newest, eng)
-    rel = own_citations(eng.release(version), eng)
-    if not rel.has_runner(profile.runner):
-        removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
-        with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]
-        raise RunnerRemoved(
-            f"{profile.name} (Model Runner {profile.runner}) does not exist in {rel.spec}: "
-            f"{removed}; it exists in {', '.join(with_runner)}"
-        )
-    return rel
 
 
 def choose(name: str, version: str | None = None, cpu: bool = False) -> Choice:
@@ -356,6 +329,23 @@ def served_choices(engine: str, reported: str, platform: str | None = None) -> t
         return (choose(engine, version, cpu=cpu),)
     default, on_cpu = choose(engine, version), choose(engine, version, cpu=True)
     return (default,) if on_cpu == default else (default, on_cpu)
+
+
+def select_profiles(selection: Selection, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
+    """Return the profiles a selection stands for among ``method``'s rows, each at its release.
+
+    ``portable`` is every profile a default install serves with (not opt-in runners such as
+    ``vllm-v1``), each at its newest release, but for an engine a server decides
+    (``Selection.served``); a named choice is its row at its release.
+    """
+    rows = method_rows(method)
+    chosen = tuple(p for p in rows if selection.stands_for(p))
+
+    def version(p: RuntimeProfile) -> str | None:
+        choice = selection.choice(p.name)
+        return None if choice is None else choice.version
+
+    return tuple(at_release(p, version(p)) for p in chosen)
 
 
 def parse_selection(values: Iterable[str]) -> Selection:

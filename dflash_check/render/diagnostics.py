@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from dflash_check.check.report import CheckReport, Finding, LayerResolution, Severity, Verdict
 from dflash_check.check.rules import fmt_ids
 from dflash_check.knowledge.outcomes import Stage
-from dflash_check.knowledge.runtimes import PORTABLE, method_rows
+from dflash_check.knowledge.runtimes import method_rows
+from dflash_check.knowledge.selection import PORTABLE
 from dflash_check.sanitize import visible
 
 if TYPE_CHECKING:

@@ -130,7 +130,7 @@ def test_pair_help_fits_150_lines_at_80_columns() -> None:
 
 def test_runtime_help_names_every_runtime() -> None:
     """`--runtime`'s help lists the same runtimes as its error message."""
-    from dflash_check.knowledge.runtimes import runtime_names
+    from dflash_check.knowledge.selection import runtime_names
 
     code, text = invoke("pair", "--help", columns=200)
     flat = " ".join(text.split())

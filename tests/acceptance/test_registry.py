@@ -393,7 +393,7 @@ def runtime_candidates() -> list[str]:
     """Runtime selections to try: every name bare, upper-cased, padded, at each release its
     engine knows, and =installed; plus misspellings."""
     from dflash_check.knowledge.engines import ENGINES_BY_NAME
-    from dflash_check.knowledge.runtimes import runtime_names
+    from dflash_check.knowledge.selection import runtime_names
 
     out = ["vlm", "vllm=0.34.0", "vllm==", "portable!"]
     releases = [r.version for e in ENGINES_BY_NAME.values() for r in e.releases]

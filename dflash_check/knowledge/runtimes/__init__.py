@@ -6,8 +6,9 @@ Everything the tool knows about a runtime lives in its method's rows: ``dflash.p
 DFlash 2, DSpark), ``eagle3.py``, ``mtp.py``, of the types in ``rows.py``; rules, reports and
 ``docs/runtimes.md`` are all derived from them. What a runtime does on a target family is the
 merged view of ``cells.py`` (derived from each release's extracted facts, plus reviewed
-exceptions). This module looks rows up: by method and family, by a ``--runtime`` selection and
-release, and the ids a row reads from a draft.
+exceptions). This module looks rows up: by method and family, at a release (``release_for``),
+and the ids a row reads from a draft. A ``--runtime`` selection picks its rows in
+``knowledge/selection.py``, which imports this package, never the other way.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from dflash_check.knowledge.citations import own_citations
+from dflash_check.knowledge.engines import ENGINES_BY_NAME
 from dflash_check.knowledge.runtimes.cells import (
     REVIEWED_CELLS,
     cells_at,
@@ -33,9 +36,9 @@ from dflash_check.knowledge.runtimes.rows import (
     IdReading,
     RuntimeProfile,
 )
-from dflash_check.knowledge.selection import PORTABLE, Selection, release_for, runtime_names
 
 if TYPE_CHECKING:
+    from dflash_check.knowledge.engines import Release
     from dflash_check.views import DraftView
 
 # The names other rooms import from the table as a whole (each is defined once, where named).
@@ -46,13 +49,14 @@ __all__ = [
     "METHOD_PROFILES",
     "METHOD_ROWS_TITLE",
     "NUMBERINGS",
-    "PORTABLE",
     "PROFILES",
     "PROFILES_BY_NAME",
     "SGLANG_DEFAULT_MASK_TOKEN",
     "IdReading",
     "ResolvedIds",
+    "RunnerRemoved",
     "RuntimeProfile",
+    "SelectionError",
     "at_release",
     "cells_at",
     "engines_with_cells",
@@ -64,10 +68,42 @@ __all__ = [
     "read_id_keys",
     "release_for",
     "resolve_ids",
-    "runtime_names",
-    "select_profiles",
     "top_level_only_keys",
 ]
+
+
+class SelectionError(ValueError):
+    """A runtime selection that names no known runtime, release or runner (a usage error).
+
+    Defined with the table rather than in ``knowledge/selection.py``, which raises it too:
+    ``release_for`` raises it (``RunnerRemoved``), and the selection imports this package."""
+
+
+class RunnerRemoved(SelectionError):
+    """A runner the named release no longer has (``vllm-v1==0.34.0``)."""
+
+
+def release_for(profile: RuntimeProfile, version: str | None) -> Release:
+    """Return the release of ``profile``'s engine that ``version`` names: None is the newest
+    release that has the profile's runner (``vllm-v1`` alone is the last release with V1).
+
+    Its citations are its own (``citations.own_citations``): a text it inherits from a
+    reviewed range cites its facts, or says which release was read. Raise ``UnknownRelease``
+    (the message lists the known ones) or ``RunnerRemoved``.
+    """
+    eng = ENGINES_BY_NAME[profile.engine_name]
+    if version is None:
+        having = [r for r in eng.releases if r.has_runner(profile.runner)]
+        return own_citations(having[-1] if having else eng.newest, eng)
+    rel = own_citations(eng.release(version), eng)
+    if not rel.has_runner(profile.runner):
+        removed = rel.removed_runners.get(profile.runner or "", "it has no such runner")
+        with_runner = [r.spec for r in eng.releases if r.has_runner(profile.runner)]
+        raise RunnerRemoved(
+            f"{profile.name} (Model Runner {profile.runner}) does not exist in {rel.spec}: "
+            f"{removed}; it exists in {', '.join(with_runner)}"
+        )
+    return rel
 
 
 def on_family(profile: RuntimeProfile, family: str | None) -> RuntimeProfile:
@@ -158,23 +194,6 @@ def at_release(profile: RuntimeProfile, version: str | None = None) -> RuntimePr
     if "id_keys" in fields:  # an engine module names plain keys (it cannot build IdReadings)
         fields["id_readings"] = tuple(IdReading(k) for k in fields.pop("id_keys"))
     return replace(profile, release=rel, **fields)
-
-
-def select_profiles(selection: Selection, method: str = "dflash") -> tuple[RuntimeProfile, ...]:
-    """Return the profiles a selection stands for among ``method``'s rows, each at its release.
-
-    ``portable`` is every profile a default install serves with (not opt-in runners such as
-    ``vllm-v1``), each at its newest release, but for an engine a server decides
-    (``Selection.served``); a named choice is its row at its release.
-    """
-    rows = method_rows(method)
-    chosen = tuple(p for p in rows if selection.stands_for(p))
-
-    def version(p: RuntimeProfile) -> str | None:
-        choice = selection.choice(p.name)
-        return None if choice is None else choice.version
-
-    return tuple(at_release(p, version(p)) for p in chosen)
 
 
 def portable_max_id_from_end() -> int:

@@ -17,8 +17,8 @@ from dflash_check.check.rules import RULES, RULES_BY_ID
 from dflash_check.check.target import normalise_target
 from dflash_check.errors import ConfigError
 from dflash_check.knowledge.outcomes import Stage
-from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids, select_profiles
-from dflash_check.knowledge.selection import parse_selection
+from dflash_check.knowledge.runtimes import EAGLE3_PROFILES, resolve_ids
+from dflash_check.knowledge.selection import parse_selection, select_profiles
 from dflash_check.render.json import render_json
 from dflash_check.render.table import render_text
 from dflash_check.sources.safetensors_header import parse_file_prefix

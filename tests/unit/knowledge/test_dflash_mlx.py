@@ -15,9 +15,8 @@ from dflash_check.knowledge.runtimes import (
     PROFILES_BY_NAME,
     at_release,
     on_family,
-    select_profiles,
 )
-from dflash_check.knowledge.selection import parse_selection
+from dflash_check.knowledge.selection import parse_selection, select_profiles
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 
 

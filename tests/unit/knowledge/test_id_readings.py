@@ -11,8 +11,8 @@ import copy
 from typing import Any
 
 from dflash_check.check.report import CheckReport, Verdict
-from dflash_check.knowledge.runtimes import PROFILES_BY_NAME, resolve_ids, select_profiles
-from dflash_check.knowledge.selection import parse_selection
+from dflash_check.knowledge.runtimes import PROFILES_BY_NAME, resolve_ids
+from dflash_check.knowledge.selection import parse_selection, select_profiles
 from dflash_check.views import IdSource
 from tests.support.helpers import check_files, draft_config, fc_tensors, files, qwen3_4b_config
 

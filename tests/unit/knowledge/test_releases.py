@@ -16,8 +16,7 @@ from dflash_check.check.target import normalise_target
 from dflash_check.cli import app
 from dflash_check.knowledge.engines import ENGINES, SGLANG, VLLM, VLLM_033, VLLM_034, VLLM_V1
 from dflash_check.knowledge.engines.interface import FamilyKey, ProfileKey
-from dflash_check.knowledge.runtimes import select_profiles
-from dflash_check.knowledge.selection import parse_selection
+from dflash_check.knowledge.selection import parse_selection, select_profiles
 from tests.support.helpers import (
     QWEN3_4B,
     SEED_DRAFT,

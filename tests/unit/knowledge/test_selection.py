@@ -7,13 +7,13 @@ from collections.abc import Callable
 import pytest
 
 from dflash_check.knowledge.engines import VLLM, VLLM_V1
-from dflash_check.knowledge.runtimes import select_profiles
 from dflash_check.knowledge.selection import (
     DEFAULT,
     Choice,
     Selection,
     SelectionError,
     parse_selection,
+    select_profiles,
     served_choices,
 )
 
