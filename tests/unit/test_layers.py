@@ -44,7 +44,7 @@ MAX_LINES = 500
 KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 # Sets of modules that import each other today, in a function on one side: each breaks the
 # circle only by importing late (found when ``circles`` learned to see function-level imports).
-KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset({})
+KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset()
 # Modules over MAX_LINES today (data tables and code still to be split).
 KNOWN_LONG: frozenset[str] = frozenset()
 
