@@ -9,6 +9,7 @@ from typing import Any
 
 from dflash_check.errors import ConfigError
 from dflash_check.fields import FieldReader
+from dflash_check.knowledge.config_classes import window_as_loaded
 from dflash_check.views import IdSource, ModelFiles, TensorInfo, find_fc_weight
 
 Readers = tuple[FieldReader | None, ...]
@@ -274,7 +275,6 @@ def draft_fields(
     SpecForge, DSpark, Muse, Laguna) reads the same way: its own dimensions at the top level,
     every id list, its layer kinds and window, and the file facts. With ``empty_vocab`` a
     ``vocab_size`` of 0 reads as not stated instead of failing the read (a rule judges it)."""
-    from dflash_check.knowledge.config_classes import window_as_loaded
     from dflash_check.knowledge.runtimes import read_id_keys
 
     hidden = top.integer("hidden_size", required=True)

@@ -55,10 +55,8 @@ def eagle_topk_refusal(runtime: str, arch: str, topk: int, where: str) -> str:
 def check_algorithm_gate(ctx: PairContext) -> Iterator[Issue]:
     """Flag the releases that refuse the draft's algorithm on the target's architecture, or
     EAGLE's topk there."""
-    # A NextN checkpoint runs as NEXTN, which SGLang resolves to EAGLE
-    # (sglang==0.5.23:sglang/srt/arg_groups/speculative_hook.py:109-115).
-    fallback = EAGLE if ctx.draft.method == "mtp" else None
-    algorithm = SGLANG_ALGORITHMS.get(ctx.draft.method, fallback)
+    # The algorithm SGLang is started with for the draft's method (a NextN checkpoint: EAGLE).
+    algorithm = SGLANG_ALGORITHMS.get(ctx.draft.method)
     if algorithm is None:
         return
     t = ctx.target
